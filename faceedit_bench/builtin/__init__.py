@@ -1,0 +1,1 @@
+"""Builtin plugins: registered through the same hooks as external ones."""

@@ -1,0 +1,134 @@
+"""Helpers shared by the builtin dataset loaders: labels, parameter checks, errors."""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+from faceedit_bench.errors import ConfigError, DatasetError
+
+GENDERS = ("male", "female")
+SKIN_TONES = ("light", "dark")
+
+#: METHODOLOGY §2.2: young = ages 20-30, old = ages 50-60 (inclusive); other ages are
+#: left out of the age contrast only, so they get ``None``.
+YOUNG_AGES = (20, 30)
+OLD_AGES = (50, 60)
+
+
+def age_group(age: int | None) -> str | None:
+    """The §2.2 age group of a numeric age, or ``None`` outside both ranges."""
+    if age is None:
+        return None
+    if YOUNG_AGES[0] <= age <= YOUNG_AGES[1]:
+        return "young"
+    if OLD_AGES[0] <= age <= OLD_AGES[1]:
+        return "old"
+    return None
+
+
+def demographics(
+    gender: str | None, skin_tone: str | None, group: str | None, age: int | None = None, **extra: Any
+) -> dict[str, str | None]:
+    """The ``Face.demographics`` mapping: the three contrast keys, ``age``, then extras."""
+    out: dict[str, str | None] = {
+        "gender": gender,
+        "skin_tone": skin_tone,
+        "age_group": group,
+        "age": None if age is None else str(age),
+    }
+    out.update({k: None if v is None else str(v) for k, v in extra.items()})
+    return out
+
+
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Sort key that orders ``train/9.jpg`` before ``train/10.jpg``; deterministic."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", text))
+
+
+def check_limit(limit: int | None) -> int | None:
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise ConfigError(f"dataset.params.limit must be a non-negative integer or null, got {limit!r}")
+    return limit
+
+
+def check_positive(name: str, value: int | None, *, allow_none: bool = True) -> int | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        hint = " or null" if allow_none else ""
+        raise ConfigError(f"dataset.params.{name} must be a positive integer{hint}, got {value!r}")
+    return value
+
+
+def check_fss(value: float | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        fss = float(value)
+    except (TypeError, ValueError):
+        fss = float("nan")
+    if not 0.0 <= fss <= 1.0:
+        raise ConfigError(f"dataset.params.min_base_fss must be a number in [0, 1] or null, got {value!r}")
+    return fss
+
+
+def resolve(root: Path, path: str | Path) -> Path:
+    """``path`` if absolute, else relative to ``root``."""
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else root / p
+
+
+def require(path: Path, what: str, *, get: str, param: str = "root", example: str = "/data/dataset") -> Path:
+    """Return ``path`` if it exists, else raise a :class:`DatasetError` saying how to fix it."""
+    if not path.exists():
+        raise DatasetError(
+            f"{what} not found: {path}. {get} Then point the config at it, "
+            f"e.g. dataset.params.{param}={example}"
+        )
+    return path
+
+
+def bad_line(path: Path, lineno: int, problem: str) -> DatasetError:
+    return DatasetError(f"{path}, line {lineno}: {problem}")
+
+
+def check_files(paths: Iterable[Path], what: str) -> None:
+    """Raise if an image file listed by the annotations is missing (a partial download)."""
+    for p in paths:
+        if not p.is_file():
+            raise DatasetError(f"{what} image listed in the annotations is missing: {p}")
+
+
+def read_csv(path: Path, columns: Iterable[str]) -> Iterable[tuple[int, dict[str, str]]]:
+    """Yield ``(line number, row)`` of a UTF-8 CSV whose header holds ``columns``.
+
+    Cells are stripped; extra columns are kept. A short or long row is an error
+    naming the line, so a stray comma never shifts labels silently.
+    """
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        reader = csv.reader(fh)
+        header = [h.strip() for h in next(reader, [])]
+        missing = [c for c in columns if c not in header]
+        if missing:
+            found = ",".join(header) or "(empty)"
+            raise bad_line(path, 1, f"header {found} lacks column(s) {', '.join(missing)}")
+        for row in reader:
+            if not row or all(not c.strip() for c in row):
+                continue  # blank line
+            if len(row) != len(header):
+                expected = f"expected {len(header)} ({','.join(header)})"
+                raise bad_line(path, reader.line_num, f"{len(row)} cells, {expected}")
+            yield reader.line_num, dict(zip(header, (c.strip() for c in row)))
+
+
+def label(path: Path, lineno: int, column: str, value: str, allowed: Iterable[str]) -> str | None:
+    """An allowed label, ``None`` for an empty cell, else an error naming the line."""
+    if value == "":
+        return None
+    allowed = tuple(allowed)
+    if value not in allowed:
+        raise bad_line(path, lineno, f"{column} {value!r} is not one of {', '.join(allowed)} (or empty)")
+    return value

@@ -1,0 +1,88 @@
+"""``faceedit-bench``: everything that is not running an experiment.
+
+Experiments run through Hydra: ``python -m faceedit_bench editor=... testset=...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from faceedit_bench.errors import FaceEditBenchError
+
+
+def _plugins_command(args: argparse.Namespace) -> int:
+    from faceedit_bench.plugins import get_plugins
+
+    plugins = get_plugins()
+    rows = plugins.describe()
+    problems = {
+        "failed": plugins.failed,
+        "blocked": plugins.blocked,
+        "entry_point_clashes": plugins.entry_point_clashes,
+        "name_clashes": plugins.registry.clashes(),
+    }
+    if args.json:
+        print(json.dumps({"plugins": rows, **problems}, indent=2))
+        return 0
+    for row in rows:
+        print(f"{row['name']}  ({row['distribution']} {row['version']})")
+        for kind, names in row["registers"].items():
+            print(f"    {kind}: {', '.join(names)}")
+    for key, value in problems.items():
+        if value:
+            print(f"{key.replace('_', ' ')}: {json.dumps(value)}")
+    return 0
+
+
+def _ls_command(args: argparse.Namespace) -> int:
+    from faceedit_bench.hydra_app import group_options
+    from faceedit_bench.plugins import get_plugins
+
+    options = group_options(get_plugins())
+    for group in [args.group] if args.group else sorted(options):
+        if group not in options:
+            raise FaceEditBenchError(f"unknown group {group!r}; groups: {', '.join(sorted(options))}")
+        print(f"{group}: {', '.join(options[group]) or '(none)'}")
+    return 0
+
+
+def _testset_command(args: argparse.Namespace) -> int:
+    from faceedit_bench import testsets
+
+    if args.action == "show":
+        print(testsets.describe_testset(testsets.load_testset(args.name)))
+        return 0
+    names = [args.name] if args.name else list(testsets.TESTSET_NAMES)
+    stale = [n for n in names if not testsets.frozen_matches_generator(n)]
+    for n in names:
+        print(f"{n}: {'DIFFERS from the generator' if n in stale else 'matches the generator'}")
+    return 1 if stale else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="faceedit-bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("plugins", help="list installed plugins, versions and what each registers")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_plugins_command)
+    p = sub.add_parser("ls", help="list the options of each config group (editor, dataset, ...)")
+    p.add_argument("group", nargs="?")
+    p.set_defaults(func=_ls_command)
+    p = sub.add_parser("testset", help="show a test set, or check frozen test sets against the generator")
+    p.add_argument("action", choices=["show", "check"])
+    p.add_argument("name", nargs="?", help="builtin name or path to a test-set JSON file")
+    p.set_defaults(func=_testset_command)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "action", None) == "show" and not args.name:
+        build_parser().error("testset show needs a name, e.g. `faceedit-bench testset show pose`")
+    try:
+        return int(args.func(args) or 0)
+    except FaceEditBenchError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,78 @@
+"""What plugins implement: editors, face embedders, datasets and test-set loaders.
+
+Plugins register *factories* (see :mod:`faceedit_bench.registry`); a factory is called
+with the ``params`` mapping of the selected config entry as keyword arguments and
+returns an object satisfying one of these protocols.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping, Protocol, runtime_checkable
+
+import numpy as np
+
+from faceedit_bench.records import EditRequest, EditResult, Face, FaceEmbedding, TestSet
+
+
+@runtime_checkable
+class Editor(Protocol):
+    """Edits one image with one instruction.
+
+    ``describe()`` returns the exact model version and every parameter that can change
+    the output; it is hashed into the identity of each edit, so a changed parameter
+    never reuses an old image. Refusals and provider errors are returned as outcomes,
+    not raised; an exception is recorded as ``failed``.
+    """
+
+    def describe(self) -> Mapping[str, Any]: ...
+
+    def edit(self, request: EditRequest) -> EditResult: ...
+
+
+@runtime_checkable
+class FaceEmbedder(Protocol):
+    """Detects the face in an image and embeds it.
+
+    ``describe()`` must include ``version`` (model file hashes or package version) and
+    ``similarity`` (a one-line statement of the similarity scale): scores from
+    different embedders are never compared, and the report says which scale applies.
+    """
+
+    def describe(self) -> Mapping[str, Any]: ...
+
+    def embed(self, rgb: np.ndarray) -> FaceEmbedding:
+        """Embed the largest face of an RGB uint8 image of shape (H, W, 3)."""
+        ...
+
+    def similarity(self, a: np.ndarray, b: np.ndarray) -> float:
+        """Similarity of two embeddings on this embedder's documented scale, 0 to 1."""
+        ...
+
+
+@runtime_checkable
+class Dataset(Protocol):
+    """A source of base faces with references and demographic labels."""
+
+    def describe(self) -> Mapping[str, Any]: ...
+
+    def faces(self) -> Iterator[Face]:
+        """Yield faces lazily; the engine streams them and never holds them all."""
+        ...
+
+
+class TestSetLoader(Protocol):
+    """Returns a frozen test set; registered under the test set's name."""
+
+    __test__ = False
+
+    def __call__(self) -> TestSet: ...
+
+
+@runtime_checkable
+class Tracker(Protocol):
+    """An experiment tracker. Once selected it is registered with the plugin manager
+    for the duration of the run, so it receives the run lifecycle hooks
+    (``faceedit_run_start``, ``faceedit_step_done``, ``faceedit_run_end``,
+    ``faceedit_run_error``) like any other plugin."""
+
+    def describe(self) -> Mapping[str, Any]: ...

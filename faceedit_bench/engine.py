@@ -1,0 +1,261 @@
+"""The run loop: admit faces, edit sessions, score stored images, hand results on.
+
+Faces are streamed in small chunks, so memory does not grow with the dataset. For
+each chunk:
+
+1. *admit*: store the base image and references, embed them, and exclude faces
+   that cannot be measured (unreadable, no face, several faces, below the base FSS
+   threshold) before any edit is paid for;
+2. *edit*: run every session's 4 chained steps; each step is looked up in the ledger
+   by its content key and only computed when absent (or transient and retried);
+3. *score*: embed every produced image (ledger-cached) and compute FSS_k per step.
+
+Every step ends with an explicit outcome; a session missing a step is excluded from
+metrics, and the reason is counted.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any, Callable, Iterator
+
+from faceedit_bench.errors import ImageError
+from faceedit_bench.images import decode_rgb, read_image_bytes
+from faceedit_bench.keys import edit_key, step_seed
+from faceedit_bench.ledger import EditRow, Ledger
+from faceedit_bench.records import EditRequest, EditResult, Face, Outcome, Session
+from faceedit_bench.run import RunInfo, StepRecord
+from faceedit_bench.scoring import EmbeddingService
+from faceedit_bench.store import ImageStore
+
+log = logging.getLogger(__name__)
+
+FACE_CHUNK = 4
+
+
+@dataclass
+class StepState:
+    k: int
+    outcome: Outcome
+    reason: str
+    input_hash: str
+    output_hash: str | None
+    resumed: bool
+
+
+@dataclass
+class AdmittedFace:
+    face: Face
+    base_hash: str
+    reference_hashes: list[str]
+    fss0: float = 0.0
+    reference_vectors: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class SessionResult:
+    """One (face, session): its steps, FSS_0..FSS_4 when measurable, and why not otherwise."""
+
+    face: Face
+    session: Session
+    steps: list[StepState]
+    excluded: str | None  # None when included in metrics, else the reason
+    fss: tuple[float, ...] | None = None
+    n_faces: tuple[int, ...] | None = None
+    image_hashes: tuple[str | None, ...] = ()
+
+
+@dataclass
+class EngineParts:
+    """Plain objects the engine works with (built by :mod:`faceedit_bench.experiment`)."""
+
+    info: RunInfo
+    editor: Any
+    editor_fp: str
+    embeddings: EmbeddingService
+    similarity: Callable[[Any, Any], float]
+    store: ImageStore
+    ledger: Ledger
+    run_seed: int
+    retry: frozenset[Outcome]
+    min_base_fss: float | None = None
+    single_face_only: bool = False
+
+
+def chunks(items: Iterator[Face], size: int) -> Iterator[list[Face]]:
+    while chunk := list(islice(items, size)):
+        yield chunk
+
+
+class Engine:
+    def __init__(self, parts: EngineParts, hook: Any, progress: Any = None) -> None:
+        self.p = parts
+        self.hook = hook
+        self.progress = progress
+        self.face_exclusions: dict[str, str] = {}  # face_id -> reason, for the report
+
+    # -- public ------------------------------------------------------------------------
+
+    def run(self, faces: Iterator[Face], sessions: tuple[Session, ...]) -> Iterator[SessionResult]:
+        for chunk in chunks(faces, FACE_CHUNK):
+            admitted, rejected = self._admit(chunk)
+            for face, reason in rejected:
+                self.face_exclusions[face.face_id] = reason
+                for session in sessions:
+                    if self.progress is not None:
+                        self.progress.update(len(session.steps))
+                    yield SessionResult(face, session, [], excluded=reason)
+            edited = [(a, s, self._edit_session(a, s)) for a in admitted for s in sessions]
+            yield from self._score(edited)
+
+    # -- admission ---------------------------------------------------------------------
+
+    def _store_file(self, path: Any) -> str:
+        return self.p.store.put(read_image_bytes(path))
+
+    def _admit(self, chunk: list[Face]) -> tuple[list[AdmittedFace], list[tuple[Face, str]]]:
+        candidates: list[AdmittedFace] = []
+        rejected: list[tuple[Face, str]] = []
+        for face in chunk:
+            try:
+                base = self._store_file(face.image)
+            except ImageError as exc:
+                log.warning("excluding face %s: %s", face.face_id, exc)
+                rejected.append((face, "invalid_base_image"))
+                continue
+            refs = []
+            for ref in face.references:
+                try:
+                    refs.append(self._store_file(ref))
+                except ImageError as exc:
+                    log.warning("ignoring reference of %s: %s", face.face_id, exc)
+            if face.references and not refs:
+                rejected.append((face, "no_readable_reference"))
+                continue
+            # No references: the base image is its own reference (e.g. FairFace).
+            candidates.append(AdmittedFace(face, base, refs or [base]))
+        embeddings = self.p.embeddings.get(
+            [h for c in candidates for h in (c.base_hash, *c.reference_hashes)]
+        )
+        admitted = []
+        for cand in candidates:
+            reason = self._admission_problem(cand, embeddings)
+            if reason:
+                rejected.append((cand.face, reason))
+            else:
+                admitted.append(cand)
+        return admitted, rejected
+
+    def _admission_problem(self, cand: AdmittedFace, embeddings: dict[str, Any]) -> str | None:
+        base = embeddings[cand.base_hash]
+        if base.outcome is not Outcome.OK:
+            return "no_face_in_base" if base.outcome is Outcome.NO_FACE else f"base_{base.outcome.value}"
+        if self.p.single_face_only and base.n_faces > 1:
+            return "multiple_faces_in_base"
+        cand.reference_vectors = [
+            embeddings[h].vector for h in cand.reference_hashes if embeddings[h].outcome is Outcome.OK
+        ]
+        if not cand.reference_vectors:
+            return "no_face_in_references"
+        cand.fss0 = self._fss(base.vector, cand.reference_vectors)
+        if self.p.min_base_fss is not None and cand.fss0 <= self.p.min_base_fss:
+            return "below_min_base_fss"
+        if cand.fss0 <= 0:
+            return "nonpositive_base_fss"
+        return None
+
+    def _fss(self, vector: Any, references: list[Any]) -> float:
+        """FSS = max over the identity's references of the embedder's similarity (§2.5)."""
+        return max(self.p.similarity(vector, r) for r in references)
+
+    # -- edit stage ----------------------------------------------------------------------
+
+    def _edit_session(self, face: AdmittedFace, session: Session) -> list[StepState]:
+        states: list[StepState] = []
+        current = face.base_hash
+        for step in session.steps:
+            if states and states[-1].outcome is not Outcome.OK:
+                state = StepState(step.k, Outcome.SKIPPED, f"step {step.k - 1} did not succeed", current, None, False)
+                duration = 0.0
+            else:
+                state, duration = self._edit_step(face, session, step.k, step.instruction, current)
+            states.append(state)
+            self._notify(face.face, session, state, duration)
+            if state.outcome is Outcome.OK and state.output_hash:
+                current = state.output_hash
+        return states
+
+    def _edit_step(self, face: AdmittedFace, session: Session, k: int, instruction: str,
+                   input_hash: str) -> tuple[StepState, float]:
+        seed = step_seed(self.p.run_seed, face.base_hash, session.session_id, k)
+        key = edit_key(self.p.editor_fp, input_hash, instruction, seed)
+        row = self.p.ledger.get_edit(key)
+        if row is not None and row.outcome not in self.p.retry:
+            return StepState(k, row.outcome, row.reason, input_hash, row.output_hash, True), row.duration_s
+        request = EditRequest(self.p.store.get(input_hash), instruction, face.face.face_id, session.session_id, k, seed)
+        started = time.perf_counter()
+        result = self._call_editor(request)
+        duration = time.perf_counter() - started
+        output_hash = self.p.store.put(result.image) if result.outcome is Outcome.OK and result.image else None
+        row = EditRow(key, result.outcome, output_hash, result.reason, dict(result.usage), duration)
+        self.p.ledger.put_edit(key, editor_fp=self.p.editor_fp, face_id=face.face.face_id,
+                               session_id=session.session_id, k=k, instruction=instruction,
+                               input_hash=input_hash, row=row)
+        return StepState(k, result.outcome, result.reason, input_hash, output_hash, False), duration
+
+    def _call_editor(self, request: EditRequest) -> EditResult:
+        try:
+            result = self.p.editor.edit(request)
+        except Exception as exc:  # recorded as an outcome; KeyboardInterrupt still stops the run
+            log.warning("editor failed on %s/%s step %d: %s", request.face_id, request.session_id, request.k, exc)
+            return EditResult(Outcome.FAILED, reason=f"{type(exc).__name__}: {exc}")
+        if result.outcome is Outcome.OK:
+            if not result.image:
+                return EditResult(Outcome.NO_IMAGE, reason="editor reported success without an image")
+            try:
+                decode_rgb(result.image, label="edited image")
+            except ImageError as exc:
+                return EditResult(Outcome.INVALID_IMAGE, reason=str(exc), usage=result.usage)
+        return result
+
+    def _notify(self, face: Face, session: Session, state: StepState, duration: float) -> None:
+        step = session.steps[state.k - 1]
+        record = StepRecord(
+            unit_key=f"{face.face_id}/{session.session_id}/{state.k}", face_id=face.face_id,
+            identity=face.identity, session_id=session.session_id, k=state.k, instruction=step.instruction,
+            category=step.category, sub_axis=step.sub_axis, axis=step.axis, outcome=state.outcome.value,
+            reason=state.reason, input_hash=state.input_hash, output_hash=state.output_hash,
+            resumed=state.resumed, duration_s=duration,
+        )
+        self.hook.faceedit_step_done(run=self.p.info, step=record)
+        if self.progress is not None:
+            self.progress.update(1)
+
+    # -- score stage ---------------------------------------------------------------------
+
+    def _score(self, edited: list[tuple[AdmittedFace, Session, list[StepState]]]) -> Iterator[SessionResult]:
+        outputs = [s.output_hash for _, _, states in edited for s in states if s.output_hash]
+        embeddings = self.p.embeddings.get(outputs)
+        for face, session, states in edited:
+            hashes = (face.base_hash, *(s.output_hash for s in states))
+            failed = next((s for s in states if s.outcome is not Outcome.OK), None)
+            if failed is not None:
+                yield SessionResult(face.face, session, states, excluded=f"step_{failed.outcome.value}",
+                                    image_hashes=hashes)
+                continue
+            fss, n_faces, problem = [face.fss0], [1], None
+            for state in states:
+                emb = embeddings[state.output_hash]
+                n_faces.append(emb.n_faces)
+                if emb.outcome is Outcome.OK:
+                    fss.append(self._fss(emb.vector, face.reference_vectors))
+                elif emb.outcome is Outcome.NO_FACE:
+                    fss.append(0.0)  # METHODOLOGY §6.5: no face in I_k = identity lost; counted
+                else:
+                    problem = f"score_{emb.outcome.value}"
+                    break
+            yield SessionResult(face.face, session, states, excluded=problem,
+                                fss=None if problem else tuple(fss), n_faces=tuple(n_faces), image_hashes=hashes)

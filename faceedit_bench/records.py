@@ -1,0 +1,132 @@
+"""The vocabulary of a benchmark run: faces, sessions, steps, outcomes.
+
+Records are frozen dataclasses of plain values so they can cross process
+boundaries, be hashed into keys and be written to the ledger unchanged.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+#: Number of chained edits in one session (METHODOLOGY §2.1).
+STEPS_PER_SESSION = 4
+
+#: Demographic attributes the reports contrast, with the two groups compared.
+CONTRASTS: dict[str, tuple[str, str]] = {
+    "gender": ("male", "female"),
+    "skin_tone": ("light", "dark"),
+    "age_group": ("young", "old"),
+}
+
+
+class Outcome(str, enum.Enum):
+    """What happened to one unit of work. Stored as its value in the ledger."""
+
+    OK = "ok"
+    REFUSED = "refused"  # the provider declined (safety filter, policy)
+    NO_IMAGE = "no_image"  # an answer came back without an image
+    API_ERROR = "api_error"  # the call failed after retries
+    FAILED = "failed"  # the editor raised an unexpected error
+    INVALID_IMAGE = "invalid_image"  # bytes that do not decode as an image
+    NO_FACE = "no_face"  # no face found where one was needed
+    PARSE_ERROR = "parse_error"  # a judge answer that does not fit its schema
+    SKIPPED = "skipped"  # not attempted because an earlier step did not succeed
+
+    def __str__(self) -> str:
+        return self.value
+
+
+#: Outcomes worth another attempt when a run is resumed.
+TRANSIENT_OUTCOMES = frozenset({Outcome.API_ERROR, Outcome.FAILED})
+
+
+@dataclass(frozen=True)
+class Face:
+    """One base image I_0 of a dataset, with its identity's reference images.
+
+    ``references`` are other images of the same identity, never the base image itself
+    (METHODOLOGY §2.2). ``demographics`` maps a demographic attribute (see
+    :data:`CONTRASTS`, plus dataset-specific ones such as ``race``) to a group label,
+    or ``None`` where the dataset does not know it.
+    """
+
+    face_id: str
+    identity: str
+    image: Path
+    references: tuple[Path, ...]
+    demographics: Mapping[str, str | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One instruction P_k of a session, with the taxonomy entry it targets."""
+
+    k: int
+    instruction: str
+    attribute: str
+    category: str
+    sub_axis: str
+    axis: str
+
+
+@dataclass(frozen=True)
+class Session:
+    """Four chained instructions applied to every base image."""
+
+    session_id: str
+    test_set: str
+    steps: tuple[Step, ...]
+
+
+@dataclass(frozen=True)
+class TestSet:
+    """A frozen, versioned list of sessions. ``content_hash`` is recorded with every result."""
+
+    __test__ = False  # not a pytest class
+
+    name: str
+    version: str
+    content_hash: str
+    taxonomy_version: str
+    sessions: tuple[Session, ...]
+    reconstruction: bool = True
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class EditRequest:
+    """Everything an editor needs for one step: I_{k-1} as encoded bytes and P_k."""
+
+    image: bytes
+    instruction: str
+    face_id: str
+    session_id: str
+    k: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class EditResult:
+    """An editor's answer. ``image`` is set only when ``outcome`` is ``ok``."""
+
+    outcome: Outcome
+    image: bytes | None = None
+    reason: str = ""
+    usage: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def ok(cls, image: bytes, **usage: Any) -> EditResult:
+        return cls(Outcome.OK, image=image, usage=usage)
+
+
+@dataclass(frozen=True)
+class FaceEmbedding:
+    """The embedding of the chosen face in an image, or why there is none."""
+
+    outcome: Outcome
+    vector: Any = None  # numpy float32 array when outcome is ok
+    n_faces: int = 0
+    reason: str = ""

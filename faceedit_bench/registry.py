@@ -1,0 +1,107 @@
+"""Name -> factory tables filled by the registration hooks.
+
+Each registration remembers which plugin made it, so listings, run tags and clash
+reports can name the provider. Two plugins registering one name is a *clash*: both
+are kept, the clash is reported, and using the name raises :class:`ClashError`
+naming both providers instead of silently picking one.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from faceedit_bench.errors import ClashError, UnknownComponentError
+
+#: The component kinds, with the Hydra config group that selects each.
+KINDS: dict[str, str] = {
+    "editors": "editor",
+    "judges": "judge",
+    "metrics": "metric",
+    "embedders": "embedder",
+    "datasets": "dataset",
+    "testsets": "testset",
+    "trackers": "tracking",
+}
+
+
+@dataclass(frozen=True)
+class Registration:
+    kind: str
+    name: str
+    target: Any  # the object, or a lazy "module:attribute" string
+    provider: str  # plugin name
+    description: str = ""
+
+    def load(self) -> Any:
+        """The registered object; lazy targets are imported on first use."""
+        if isinstance(self.target, str) and ":" in self.target:
+            module, _, attr = self.target.partition(":")
+            obj: Any = importlib.import_module(module)
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+            return obj
+        return self.target
+
+
+class Register:
+    """The callable handed to a ``faceedit_register_*`` hook."""
+
+    def __init__(self, table: ComponentTable, provider: str) -> None:
+        self._table = table
+        self._provider = provider
+
+    def __call__(self, name: str, target: Any, *, description: str = "") -> None:
+        if not name.isidentifier():
+            raise ValueError(f"{self._provider}: component name {name!r} must be a Python identifier")
+        self._table.add(Registration(self._table.kind, name, target, self._provider, description))
+
+
+@dataclass
+class ComponentTable:
+    kind: str
+    entries: dict[str, list[Registration]] = field(default_factory=dict)
+
+    def add(self, registration: Registration) -> None:
+        self.entries.setdefault(registration.name, []).append(registration)
+
+    def names(self) -> list[str]:
+        return sorted(self.entries)
+
+    def clashes(self) -> dict[str, list[str]]:
+        return {n: [r.provider for r in regs] for n, regs in self.entries.items() if len(regs) > 1}
+
+    def get(self, name: str) -> Registration:
+        regs = self.entries.get(name)
+        if not regs:
+            raise UnknownComponentError(KINDS[self.kind], name, self.names(), suggest(name, self.names()))
+        if len(regs) > 1:
+            raise ClashError(KINDS[self.kind], name, [r.provider for r in regs])
+        return regs[0]
+
+
+def suggest(name: str, candidates: list[str]) -> list[str]:
+    return difflib.get_close_matches(name, candidates, n=3, cutoff=0.5)
+
+
+class Registry:
+    """All component tables, one per kind."""
+
+    def __init__(self) -> None:
+        self.tables = {kind: ComponentTable(kind) for kind in KINDS}
+
+    def __getitem__(self, kind: str) -> ComponentTable:
+        return self.tables[kind]
+
+    def get(self, kind: str, name: str) -> Registration:
+        return self.tables[kind].get(name)
+
+    def create(self, kind: str, name: str, params: dict[str, Any] | None = None) -> Any:
+        """Resolve ``name`` and call its factory with ``params`` as keyword arguments."""
+        factory: Callable[..., Any] = self.get(kind, name).load()
+        return factory(**(params or {}))
+
+    def clashes(self) -> dict[str, dict[str, list[str]]]:
+        return {kind: c for kind, table in self.tables.items() if (c := table.clashes())}

@@ -1,0 +1,59 @@
+"""What lifecycle hooks receive: a description of the run and of each finished step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ComponentInfo:
+    """A resolved component as recorded with results."""
+
+    kind: str  # editor, embedder, dataset, testset, tracking, judge
+    name: str  # registered name
+    provider: str  # plugin that registered it
+    provider_version: str  # that plugin's distribution version ("builtin" for the core's own)
+    description: dict[str, Any] = field(default_factory=dict)  # the component's describe()
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One experiment = one (editor, testset, dataset, embedder) combination.
+
+    ``run_key`` is derived from the content of everything that determines the results
+    (component descriptions, test-set hash, limits), so rerunning the same experiment
+    gets the same key and trackers can resume the same tracked run.
+    """
+
+    run_key: str
+    run_name: str
+    experiment_name: str
+    components: dict[str, ComponentInfo]
+    config: dict[str, Any]  # the resolved config, plain containers
+    params: dict[str, str]  # the resolved config flattened to dotted keys
+    tags: dict[str, str]
+    workspace: Path
+    output_dir: Path  # where this run's artifacts are written
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """The outcome of edit step k of one (face, session)."""
+
+    unit_key: str
+    face_id: str
+    identity: str
+    session_id: str
+    k: int
+    instruction: str
+    category: str
+    sub_axis: str
+    axis: str
+    outcome: str
+    reason: str
+    input_hash: str
+    output_hash: str | None
+    resumed: bool  # True when taken from the ledger instead of computed now
+    duration_s: float

@@ -1,0 +1,86 @@
+"""Score stage: face embeddings of stored images, computed once per (embedder, image).
+
+CPU embedders run in a pool of worker processes, each building its own copy of the
+embedder; results go to the ledger, so a resumed or re-reported run embeds nothing twice.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from faceedit_bench.errors import ImageError
+from faceedit_bench.images import decode_rgb
+from faceedit_bench.ledger import Ledger
+from faceedit_bench.records import FaceEmbedding, Outcome
+from faceedit_bench.store import ImageStore
+
+_worker: dict[str, Any] = {}
+
+
+def _init_worker(embedder: Any, store_root: str) -> None:
+    _worker["embedder"] = embedder
+    _worker["store"] = ImageStore(Path(store_root))
+
+
+def _embed_in_worker(image_hash: str) -> tuple[str, FaceEmbedding]:
+    return image_hash, embed_stored(_worker["embedder"], _worker["store"], image_hash)
+
+
+def embed_stored(embedder: Any, store: ImageStore, image_hash: str) -> FaceEmbedding:
+    """Embed one stored image; failures become outcomes, never scores."""
+    try:
+        rgb = decode_rgb(store.get(image_hash), label=f"stored image {image_hash[:12]}")
+    except ImageError as exc:
+        return FaceEmbedding(Outcome.INVALID_IMAGE, reason=str(exc))
+    try:
+        return embedder.embed(rgb)
+    except Exception as exc:  # one bad image must not end a long run
+        return FaceEmbedding(Outcome.FAILED, reason=f"{type(exc).__name__}: {exc}")
+
+
+class EmbeddingService:
+    """Returns embeddings for image hashes, from the ledger or computed now."""
+
+    #: Below this many missing images, embedding in-process beats starting workers.
+    POOL_THRESHOLD = 8
+
+    def __init__(self, embedder: Any, embedder_fp: str, make_embedder: Callable[[], Any],
+                 store: ImageStore, ledger: Ledger, workers: int, retry: frozenset[Outcome]) -> None:
+        self.embedder, self.fp, self._make = embedder, embedder_fp, make_embedder
+        self.store, self.ledger, self.retry = store, ledger, retry
+        self.workers = workers or os.cpu_count() or 1
+        self._pool: ProcessPoolExecutor | None = None
+        self.computed = 0
+
+    def get(self, hashes: Iterable[str]) -> dict[str, FaceEmbedding]:
+        wanted = list(dict.fromkeys(hashes))
+        known = self.ledger.get_embeddings(self.fp, wanted)
+        missing = [h for h in wanted if h not in known or known[h].outcome in self.retry]
+        if missing:
+            fresh = dict(self._compute(missing))
+            self.ledger.put_embeddings(self.fp, fresh.items())
+            known.update(fresh)
+            self.computed += len(fresh)
+        return known
+
+    def _compute(self, hashes: list[str]) -> Iterable[tuple[str, FaceEmbedding]]:
+        if self.workers <= 1 or (self._pool is None and len(hashes) < self.POOL_THRESHOLD):
+            return [(h, embed_stored(self.embedder, self.store, h)) for h in hashes]
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_init_worker,
+                initargs=(self._make(), str(self.store.root)),
+            )
+        chunksize = max(1, len(hashes) // (4 * self.workers))
+        return list(self._pool.map(_embed_in_worker, hashes, chunksize=chunksize))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None

@@ -1,0 +1,46 @@
+"""The console summary printed at the end of a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def _ci(m: dict[str, Any]) -> str:
+    if m.get("mean") is None:
+        return "n/a"
+    if m.get("ci_low") is None:
+        return f"{m['mean']:.3f}"
+    return f"{m['mean']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}]"
+
+
+def format_summary(report: dict[str, Any], output_dir: Path) -> str:
+    counts = report["counts"]
+    s = counts["sessions"]
+    lines = [
+        "",
+        f"Run {report['run']['name']}  (key {report['run']['key'][:12]}, {report['run']['wall_time_s']:.1f} s)",
+        f"Test set {report['testset']['name']} v{report['testset']['version']}"
+        f" ({report['testset']['content_hash'][:12]}; reconstruction)",
+        f"Faces: {counts['faces']['seen']} seen, excluded: {counts['faces']['excluded'] or 'none'}",
+        f"Sessions: {s['planned']} planned, {s['included']} included, excluded: {s['excluded'] or 'none'}",
+        f"Steps: {counts['steps'] or 'none'}; edited images without a face: {counts['edited_images_without_face']}",
+        "",
+        f"{'metric':<22}{'n':>7}  mean [95% CI]",
+    ]
+    for name, m in report["metrics"].items():
+        arrow = "higher is better" if m["higher_is_better"] else "lower is better"
+        lines.append(f"{name:<22}{m['n']:>7}  {_ci(m)} {m['unit']}  ({arrow})")
+    lines.append(f"{'FSS trajectory':<22}" + "  ".join(
+        f"k{p['k']}={p['mean']:.3f}" if p["mean"] is not None else f"k{p['k']}=n/a"
+        for p in report["trajectory"]["fss"]))
+    for key, labels in report["groups"].items():
+        for label, g in labels.items():
+            for name, m in g["metrics"].items():
+                excluded = sum(g["sessions_excluded"].values())
+                lines.append(f"  {key}={label:<14}{m['n']:>7}  {name} {_ci(m)}  (excluded sessions: {excluded})")
+    lines.append(f"FSS scale: {report['scales']['fss']}")
+    for name, why in report.get("skipped_metrics", {}).items():
+        lines.append(f"skipped {name}: {why}")
+    lines.append(f"Artifacts: {output_dir}")
+    return "\n".join(lines)

@@ -1,0 +1,206 @@
+"""Frozen, versioned test sets: loading, validation, hashing and display.
+
+The four builtin sets (Hair, Accessories, Pose, Multi-Axis; METHODOLOGY §2.4) are a
+RECONSTRUCTION of paper (a)'s unpublished App. D, produced once by
+:mod:`faceedit_bench.testsets.generator` and frozen in ``data/testsets/*.json``. Users
+can add their own sets as JSON files of the same format and pass the path wherever a
+test-set name is accepted.
+
+A test set's ``content_hash`` is the sha256 of the canonical JSON of the whole file,
+so reformatting a file keeps its hash and any change of content changes it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping
+
+from faceedit_bench.errors import FaceEditBenchError
+from faceedit_bench.records import STEPS_PER_SESSION, Session, Step, TestSet
+from faceedit_bench.taxonomy import TaxonomyError, content_hash, load_taxonomy
+
+__all__ = [
+    "TESTSET_NAMES",
+    "TestSetError",
+    "describe_testset",
+    "frozen_content",
+    "frozen_matches_generator",
+    "load_testset",
+    "parse_testset",
+    "regenerate",
+]
+
+TESTSET_NAMES = ("hair", "accessories", "pose", "multi_axis")
+
+
+class TestSetError(FaceEditBenchError):
+    """A test-set file is missing or does not have the expected structure."""
+
+    __test__ = False
+
+
+def _builtin_resource(name: str) -> Any:
+    return resources.files("faceedit_bench") / "data" / "testsets" / f"{name}.json"
+
+
+def _read(name_or_path: str | Path) -> tuple[dict[str, Any], str]:
+    """The parsed file content and a label naming its source, for error messages."""
+    if isinstance(name_or_path, str) and name_or_path in TESTSET_NAMES:
+        res = _builtin_resource(name_or_path)
+        text, source = res.read_text(encoding="utf-8"), f"builtin test set {name_or_path!r} ({res})"
+    else:
+        path = Path(name_or_path)
+        if not path.is_file():
+            raise TestSetError(
+                f"test set {str(name_or_path)!r} is neither a builtin name ({', '.join(TESTSET_NAMES)}) "
+                "nor an existing JSON file"
+            )
+        text, source = path.read_text(encoding="utf-8"), str(path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TestSetError(f"{source}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise TestSetError(f"{source}: the top level must be a JSON object")
+    return data, source
+
+
+def frozen_content(name: str) -> dict[str, Any]:
+    """The parsed content of a builtin frozen file."""
+    if name not in TESTSET_NAMES:
+        raise TestSetError(f"unknown builtin test set {name!r}; builtin: {', '.join(TESTSET_NAMES)}")
+    return _read(name)[0]
+
+
+def parse_testset(data: Mapping[str, Any], source: str = "<data>") -> TestSet:
+    """Validate file content against the format and the taxonomy; build the TestSet."""
+
+    def fail(msg: str) -> TestSetError:
+        return TestSetError(f"{source}: {msg}")
+
+    def text(obj: Mapping[str, Any], key: str, where: str) -> str:
+        value = obj.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise fail(f"{where}: {key!r} must be a non-empty string, got {value!r}")
+        return value
+
+    name, version = text(data, "name", "top level"), text(data, "version", "top level")
+    tax = load_taxonomy()
+    ref = data.get("taxonomy")
+    if not isinstance(ref, dict):
+        raise fail('"taxonomy" must be an object {"name", "version", "content_hash"}')
+    if (ref.get("name"), ref.get("version")) != (tax.name, tax.version):
+        raise fail(
+            f"made for taxonomy {ref.get('name')!r} {ref.get('version')!r}, "
+            f"but the installed taxonomy is {tax.name!r} {tax.version!r}"
+        )
+    if "content_hash" in ref and ref["content_hash"] != tax.content_hash:
+        raise fail(
+            f"taxonomy content_hash {ref['content_hash']!r} differs from the installed {tax.content_hash!r}"
+        )
+    reconstruction = data.get("reconstruction", False)  # a user's own set is not the paper's
+    if not isinstance(reconstruction, bool):
+        raise fail(f'"reconstruction" must be true or false, got {reconstruction!r}')
+    raw_sessions = data.get("sessions")
+    if not isinstance(raw_sessions, list) or not raw_sessions:
+        raise fail('"sessions" must be a non-empty list')
+
+    sessions, ids = [], set()
+    for i, s in enumerate(raw_sessions, start=1):
+        where = f"session #{i}"
+        if not isinstance(s, dict):
+            raise fail(f"{where} must be an object")
+        sid = text(s, "session_id", where)
+        where = f"session {sid!r}"
+        if sid in ids:
+            raise fail(f"{where}: duplicate session_id")
+        ids.add(sid)
+        if s.get("test_set") != name:
+            raise fail(f"{where}: test_set is {s.get('test_set')!r}, expected {name!r}")
+        raw_steps = s.get("steps")
+        if not isinstance(raw_steps, list) or len(raw_steps) != STEPS_PER_SESSION:
+            raise fail(f"{where}: 'steps' must be a list of exactly {STEPS_PER_SESSION} steps")
+        steps = []
+        for k, st in enumerate(raw_steps, start=1):
+            if not isinstance(st, dict):
+                raise fail(f"{where}, step {k}: must be an object")
+            if st.get("k") != k or isinstance(st.get("k"), bool):
+                got = st.get("k")
+                raise fail(f"{where}, step {k}: 'k' must be {k} (steps run 1..4), got {got!r}")
+            names = ("attribute", "category", "sub_axis", "axis", "instruction")
+            fields = {f: text(st, f, f"{where}, step {k}") for f in names}
+            try:
+                entry = tax.entry(fields["attribute"])
+            except TaxonomyError as exc:
+                raise fail(f"{where}, step {k}: {exc}") from None
+            for f in ("category", "sub_axis", "axis"):
+                if fields[f] != getattr(entry, f):
+                    raise fail(
+                        f"{where}, step {k}: attribute {entry.attribute!r} has {f} "
+                        f"{getattr(entry, f)!r} in the taxonomy, but the file says {fields[f]!r}"
+                    )
+            steps.append(Step(k=k, **fields))
+        sessions.append(Session(session_id=sid, test_set=name, steps=tuple(steps)))
+
+    return TestSet(
+        name=name,
+        version=version,
+        content_hash=content_hash(data),
+        taxonomy_version=tax.version,
+        sessions=tuple(sessions),
+        reconstruction=reconstruction,
+        description=data.get("description", "") or "",
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def _load_builtin(name: str) -> TestSet:
+    data, source = _read(name)
+    return parse_testset(data, source)
+
+
+def load_testset(name_or_path: str | Path) -> TestSet:
+    """A builtin test set by name (cached), or a user's test-set JSON file by path."""
+    if isinstance(name_or_path, str) and name_or_path in TESTSET_NAMES:
+        return _load_builtin(name_or_path)
+    data, source = _read(name_or_path)
+    return parse_testset(data, source)
+
+
+def describe_testset(ts: TestSet) -> str:
+    """Human-readable rendering (``faceedit-bench testset show``): header, then every step."""
+    label = "RECONSTRUCTION (not the paper's sessions)" if ts.reconstruction else "user-defined"
+    lines = [
+        f"Test set {ts.name} v{ts.version} [{label}]",
+        f"  content hash: {ts.content_hash}",
+        f"  taxonomy:     {load_taxonomy().name} v{ts.taxonomy_version}",
+        f"  sessions:     {len(ts.sessions)} x {STEPS_PER_SESSION} steps",
+    ]
+    if ts.description:
+        lines.append(f"  {ts.description}")
+    for s in ts.sessions:
+        lines.append("")
+        lines.append(f"{s.session_id}")
+        for st in s.steps:
+            lines.append(f"  {st.k}. {st.instruction}  [{st.category} / {st.sub_axis}]")
+    return "\n".join(lines) + "\n"
+
+
+def regenerate(name: str) -> dict[str, Any]:
+    """What the generator produces for a builtin set (for checks; never overwrite the file)."""
+    from faceedit_bench.testsets.generator import generate  # imported lazily: only checks need it
+
+    if name not in TESTSET_NAMES:
+        raise TestSetError(
+            f"only builtin test sets can be regenerated ({', '.join(TESTSET_NAMES)}), not {name!r}"
+        )
+    seed = frozen_content(name).get("generator", {}).get("seed", 0)
+    return generate(name, seed=seed)
+
+
+def frozen_matches_generator(name: str) -> bool:
+    """True when the frozen file's content equals a fresh generation (whitespace aside)."""
+    return frozen_content(name) == regenerate(name)

@@ -1,0 +1,1 @@
+# Hydra config package of faceedit-bench-dlib (pkg://faceedit_bench_dlib.conf needs this file).

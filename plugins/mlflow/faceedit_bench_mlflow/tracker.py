@@ -1,0 +1,322 @@
+"""The MLflow tracker: one MLflow run per faceedit_bench run key, fed by the lifecycle hooks.
+
+The engine creates ``MlflowTracker(**params)`` and registers the instance with the plugin
+manager for the run, so the ``@hookimpl`` methods below receive ``faceedit_run_start``,
+``faceedit_step_done``, ``faceedit_run_end`` and ``faceedit_run_error``.
+``mlflow`` is imported inside the methods only: loading the plugin stays cheap.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Before any mlflow import: `import mlflow` otherwise starts telemetry to an outside host.
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("DO_NOT_TRACK", "true")
+
+import importlib.metadata  # noqa: E402
+import logging  # noqa: E402
+import numbers  # noqa: E402
+import re  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+from collections import Counter  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import TYPE_CHECKING, Any, Mapping, Sequence  # noqa: E402
+
+from faceedit_bench import hookimpl  # noqa: E402
+from faceedit_bench.errors import FaceEditBenchError  # noqa: E402
+
+from faceedit_bench_mlflow import _limits as lim  # noqa: E402
+
+if TYPE_CHECKING:
+    from mlflow import MlflowClient
+
+    from faceedit_bench.run import RunInfo, StepRecord
+
+log = logging.getLogger(__name__)
+
+RUN_KEY_TAG = "faceedit.run_key"
+ERROR_TAG = "faceedit.error"
+TRUNCATED_TAG = "faceedit.params_truncated"
+CHANGED_TAG_PREFIX = "faceedit.param_changed."
+RUN_NAME_TAG = "mlflow.runName"
+#: Artifact names starting with this are contact sheets (skipped when log_contact_sheets is False).
+CONTACT_SHEETS = "contact_sheet"
+_REMOTE = re.compile(r"^(https?|databricks[\w-]*|uc):", re.IGNORECASE)
+
+
+class MlflowTrackerError(FaceEditBenchError):
+    """The MLflow store cannot take this run as configured."""
+
+
+@dataclass
+class _Active:
+    """A started MLflow run and the step outcomes counted so far."""
+
+    client: MlflowClient
+    run_id: str
+    outcomes: Counter[str] = field(default_factory=Counter)
+
+
+class MlflowTracker:
+    """Reports runs to MLflow (see ``conf/tracking/mlflow.yaml`` for the parameters)."""
+
+    def __init__(
+        self,
+        tracking_uri: str | None = None,
+        artifact_location: str | None = None,
+        experiment_name: str | None = None,
+        log_contact_sheets: bool = True,
+    ) -> None:
+        # MLFLOW_TRACKING_URI is the only environment variable this tracker reads.
+        self.tracking_uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or None
+        self.artifact_location = artifact_location
+        self.experiment_name = experiment_name
+        self.log_contact_sheets = bool(log_contact_sheets)
+        self._clients: dict[str, MlflowClient] = {}
+        self._active: dict[str, _Active] = {}
+        self._lock = threading.Lock()
+        self._last_uri: str | None = None
+
+    def describe(self) -> dict[str, Any]:
+        uri = self.tracking_uri or self._last_uri or "sqlite:///<workspace>/mlflow.db"
+        return {"name": "mlflow", "tracking_uri": lim.redact_uri(uri), "mlflow_version": _mlflow_version()}
+
+    # -- lifecycle hooks ------------------------------------------------------------------
+
+    @hookimpl
+    def faceedit_run_start(self, run: RunInfo) -> None:
+        """Find the MLflow run tagged with ``run.run_key`` (resume it) or create one, then
+        log tags and params. Raises when the store cannot be used: better before any work."""
+        client = self._client(self._uri_for(run))
+        experiment_id = self._experiment_id(client, run)
+        found = self._find_run(client, experiment_id, run.run_key)
+        if found is None:
+            created = client.create_run(experiment_id, run_name=run.run_name, tags={RUN_KEY_TAG: run.run_key})
+            run_id, old_params = created.info.run_id, {}
+        else:
+            run_id, old_params = found.info.run_id, dict(found.data.params)
+            client.update_run(run_id, status="RUNNING", name=run.run_name)
+            if ERROR_TAG in found.data.tags:
+                client.delete_tag(run_id, ERROR_TAG)
+            log.info("MLflow: resuming run %s for run key %s", run_id, run.run_key)
+        params, policy_tags = _params(run.params, old_params)
+        _log_batches(client, run_id, tags=list({**_tags(run), **policy_tags}.items()), params=params)
+        with self._lock:
+            self._active[run.run_key] = _Active(client, run_id)
+
+    @hookimpl
+    def faceedit_step_done(self, run: RunInfo, step: StepRecord) -> None:
+        """Count the outcome in memory; nothing goes to MLflow per step."""
+        active = self._active.get(run.run_key)
+        if active is not None:
+            with self._lock:
+                active.outcomes[str(step.outcome)] += 1
+
+    @hookimpl
+    def faceedit_run_end(self, run: RunInfo, report: dict[str, Any], artifacts: dict[str, str]) -> None:
+        """Log metrics (one timestamp, batched) and artifacts, then mark the run FINISHED.
+        On a failure the run is marked FAILED and the error propagates."""
+        with self._lock:
+            active = self._active.pop(run.run_key, None)
+        if active is None:
+            log.warning("MLflow: run_end for run key %s that was never started; nothing logged", run.run_key)
+            return
+        try:
+            metrics = _metrics(report, active.outcomes)
+            _log_batches(active.client, active.run_id, metrics=metrics)
+            self._log_artifacts(active, run, artifacts)
+            active.client.set_terminated(active.run_id, status="FINISHED")
+        except BaseException as error:
+            _mark_failed(active, error)
+            raise
+
+    @hookimpl
+    def faceedit_run_error(self, run: RunInfo, error: BaseException) -> None:
+        """Mark the run FAILED with a ``faceedit.error`` tag. Never raises."""
+        try:
+            with self._lock:
+                active = self._active.pop(run.run_key, None)
+            if active is None:
+                log.warning("MLflow: no active run for run key %s to mark FAILED", run.run_key)
+                return
+            _mark_failed(active, error)
+        except Exception:  # the hook contract: run_error must not raise
+            log.warning("MLflow: could not mark run %s FAILED", run.run_key, exc_info=True)
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _uri_for(self, run: RunInfo) -> str:
+        if self.tracking_uri:
+            uri = self.tracking_uri
+        else:
+            workspace = Path(run.workspace).resolve()
+            workspace.mkdir(parents=True, exist_ok=True)
+            uri = f"sqlite:///{(workspace / 'mlflow.db').as_posix()}"
+        self._last_uri = uri
+        return uri
+
+    def _client(self, uri: str) -> MlflowClient:
+        if uri not in self._clients:
+            from mlflow import MlflowClient
+
+            self._clients[uri] = MlflowClient(tracking_uri=uri)
+        return self._clients[uri]
+
+    def _artifact_location_for(self, run: RunInfo, uri: str) -> str | None:
+        location = self.artifact_location
+        if location is None:
+            if _REMOTE.match(uri):
+                return None  # the server decides (proxied mlflow-artifacts:/ or its default root)
+            location = str(Path(run.workspace) / "mlartifacts")
+        if re.match(r"^[A-Za-z][\w+.-]+:", location):  # already a URI (file:, s3:, mlflow-artifacts:)
+            return location
+        return Path(location).resolve().as_uri()
+
+    def _experiment_id(self, client: MlflowClient, run: RunInfo) -> str:
+        from mlflow.exceptions import MlflowException
+
+        name = self.experiment_name or run.experiment_name
+        experiment = client.get_experiment_by_name(name)
+        if experiment is None:
+            location = self._artifact_location_for(run, client.tracking_uri)
+            try:
+                return client.create_experiment(name, artifact_location=location)
+            except MlflowException:  # another process created it first
+                experiment = client.get_experiment_by_name(name)
+                if experiment is None:
+                    raise
+        if experiment.lifecycle_stage != "active":
+            raise MlflowTrackerError(
+                f"MLflow experiment {name!r} (id {experiment.experiment_id}) is deleted. Restore it with "
+                f"`mlflow experiments restore --experiment-id {experiment.experiment_id}`, remove it for good "
+                "with `mlflow gc`, or set tracking.params.experiment_name to another name."
+            )
+        return str(experiment.experiment_id)
+
+    @staticmethod
+    def _find_run(client: MlflowClient, experiment_id: str, run_key: str) -> Any:
+        quote = "'" if "'" not in run_key else '"'
+        runs = client.search_runs(
+            [experiment_id],
+            filter_string=f"tags.`{RUN_KEY_TAG}` = {quote}{run_key}{quote}",
+            max_results=10,
+            order_by=["attributes.start_time ASC"],
+        )
+        if len(runs) > 1:
+            log.warning("MLflow: %d runs carry run key %s; resuming the oldest", len(runs), run_key)
+        return None
+
+    def _log_artifacts(self, active: _Active, run: RunInfo, artifacts: Mapping[str, str]) -> None:
+        used_names: set[str] = set()
+        for name, value in artifacts.items():
+            if name.startswith(CONTACT_SHEETS) and not self.log_contact_sheets:
+                continue
+            path = Path(value) if Path(value).is_absolute() else Path(run.output_dir) / value
+            if path.is_dir():
+                active.client.log_artifacts(active.run_id, str(path), artifact_path=lim.param_key(name))
+            elif path.is_file():
+                folder = lim.param_key(name) if path.name in used_names else None  # never overwrite
+                used_names.add(path.name)
+                active.client.log_artifact(active.run_id, str(path), artifact_path=folder)
+            else:
+                log.warning("MLflow: artifact %r: %s does not exist; not logged", name, path)
+
+
+def _tags(run: RunInfo) -> dict[str, str]:
+    """Component tags, then the run's own tags, then the tags this tracker owns."""
+    tags: dict[str, str] = {}
+    for kind, info in run.components.items():
+        tags.update({kind: info.name, f"{kind}.provider": info.provider, f"{kind}.version": info.provider_version})
+    tags.update({str(k): str(v) for k, v in run.tags.items()})
+    tags.update({RUN_KEY_TAG: run.run_key, RUN_NAME_TAG: run.run_name})
+    keys = lim.unique_keys(tags)
+    return {keys[k]: lim.truncate(v, lim.MAX_TAG_VALUE)[0] for k, v in tags.items()}
+
+
+def _params(params: Mapping[str, str], old: Mapping[str, str]) -> tuple[list[tuple[str, str]], dict[str, str]]:
+    """The params still to log and the policy tags: truncated keys and changed values.
+
+    A param already on a resumed run is not logged again; a changed value (MLflow refuses
+    those) becomes the tag ``faceedit.param_changed.<key>`` holding the new value.
+    """
+    keys = lim.unique_keys(params)
+    new: list[tuple[str, str]] = []
+    truncated: list[str] = []
+    tags: dict[str, str] = {}
+    for original, raw in params.items():
+        key = keys[original]
+        value, cut = lim.truncate(str(raw), lim.MAX_PARAM_VALUE)
+        if cut:
+            truncated.append(key)
+        if key not in old:
+            new.append((key, value))
+        elif old[key] != value:
+            log.warning("MLflow: param %s changed on a resumed run; recorded as a tag", key)
+            tags[lim.param_key(CHANGED_TAG_PREFIX + key)] = lim.truncate(str(raw), lim.MAX_TAG_VALUE)[0]
+    if truncated:
+        tags[TRUNCATED_TAG] = lim.truncate(",".join(truncated), lim.MAX_TAG_VALUE)[0]
+    return new, tags
+
+
+def _metrics(report: dict[str, Any], outcomes: Counter[str]) -> list[tuple[str, float]]:
+    """``steps_<outcome>`` counts (every known outcome, zeros included, so a resumed run
+    shows no stale count) and the report's metrics, which win on a clash."""
+    from faceedit_bench.records import Outcome
+    from faceedit_bench.report import metrics_for_tracking
+
+    values: dict[str, Any] = {f"steps_{o}": outcomes.get(o, 0) for o in [o.value for o in Outcome]}
+    values.update({f"steps_{o}": n for o, n in outcomes.items()})
+    values.update(metrics_for_tracking(report))
+    keys = lim.unique_keys(values, lim.metric_key)
+    metrics: list[tuple[str, float]] = []
+    for key, value in values.items():
+        if isinstance(value, numbers.Real):  # bool, int, float and numpy scalars
+            metrics.append((keys[key], float(value)))
+        else:
+            log.warning("MLflow: metric %s is not a number (%r); not logged", key, value)
+    return metrics
+
+
+def _log_batches(
+    client: MlflowClient,
+    run_id: str,
+    *,
+    metrics: Sequence[tuple[str, float]] = (),
+    params: Sequence[tuple[str, str]] = (),
+    tags: Sequence[tuple[str, str]] = (),
+) -> None:
+    """Everything through ``log_batch`` in batches within MLflow's limits; every metric
+    gets one timestamp and step 0."""
+    from mlflow.entities import Metric, Param, RunTag
+
+    for batch in lim.batches(tags, lim.PARAMS_PER_BATCH):
+        client.log_batch(run_id, tags=[RunTag(k, v) for k, v in batch], synchronous=True)
+    for batch in lim.batches(params, lim.PARAMS_PER_BATCH):
+        client.log_batch(run_id, params=[Param(k, v) for k, v in batch], synchronous=True)
+    now = int(time.time() * 1000)
+    for batch in lim.batches(metrics, lim.METRICS_PER_BATCH):
+        client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in batch], synchronous=True)
+
+
+def _mark_failed(active: _Active, error: BaseException) -> None:
+    """Tag the error and set FAILED, each attempted even if the other fails; never raises."""
+    try:
+        active.client.set_tag(active.run_id, ERROR_TAG, lim.one_line(error))
+    except Exception:
+        log.warning("MLflow: could not tag run %s with its error", active.run_id, exc_info=True)
+    try:
+        active.client.set_terminated(active.run_id, status="FAILED")
+    except Exception:
+        log.warning("MLflow: could not mark run %s FAILED", active.run_id, exc_info=True)
+
+
+def _mlflow_version() -> str:
+    for distribution in ("mlflow", "mlflow-skinny"):
+        try:
+            return importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return "not installed"

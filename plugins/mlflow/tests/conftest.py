@@ -1,0 +1,90 @@
+"""Fixtures: one sqlite store per session (a fresh store costs about 2 s of migrations),
+one experiment per test, and hooks called through a real pluggy manager."""
+
+from __future__ import annotations
+
+import sys
+import types
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from faceedit_bench.run import ComponentInfo, RunInfo
+from faceedit_bench_mlflow.tracker import MlflowTracker
+
+
+@pytest.fixture(autouse=True)
+def _no_tracking_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def metrics_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """The tracker gets metrics only from ``faceedit_bench.report.metrics_for_tracking``.
+    Tests replace it (in the real module when it exists, else in a stand-in module) with a
+    function returning ``report["metrics"]``, and see every report it was given."""
+    try:
+        import faceedit_bench.report as module
+    except ImportError:
+        module = types.ModuleType("faceedit_bench.report")
+        monkeypatch.setitem(sys.modules, "faceedit_bench.report", module)
+    calls: list[dict[str, Any]] = []
+
+    def stand_in(report: dict[str, Any]) -> dict[str, Any]:
+        calls.append(report)
+        return dict(report.get("metrics", {}))
+
+    monkeypatch.setattr(module, "metrics_for_tracking", stand_in, raising=False)
+    return calls
+
+
+@pytest.fixture(scope="session")
+def store_uri(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return f"sqlite:///{(tmp_path_factory.mktemp('mlflow') / 'store.db').resolve().as_posix()}"
+
+
+@pytest.fixture
+def client(store_uri: str) -> Any:
+    from mlflow import MlflowClient
+
+    return MlflowClient(tracking_uri=store_uri)
+
+
+@pytest.fixture
+def tracker(store_uri: str, tmp_path: Path) -> MlflowTracker:
+    return MlflowTracker(tracking_uri=store_uri, artifact_location=str(tmp_path / "artifacts"))
+
+
+@pytest.fixture
+def experiment() -> str:
+    return f"faceedit/test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def make_run(tmp_path: Path, experiment: str) -> Callable[..., RunInfo]:
+    def make(
+        run_key: str = "key-1",
+        *,
+        params: dict[str, str] | None = None,
+        tags: dict[str, str] | None = None,
+        run_name: str = "dummy@tiny",
+    ) -> RunInfo:
+        components = {
+            "editor": ComponentInfo("editor", "dummy", "builtin", "0.1.0", {"version": "1"}),
+            "embedder": ComponentInfo("embedder", "dlib", "faceedit-bench-dlib", "0.2.0"),
+        }
+        return RunInfo(
+            run_key=run_key,
+            run_name=run_name,
+            experiment_name=experiment,
+            components=components,
+            config={"editor": {"name": "dummy"}},
+            params={"editor.name": "dummy", "limits.faces": "3"} if params is None else params,
+            tags={"testset": "tiny", "faceedit_bench.version": "0.1.0"} if tags is None else tags,
+            workspace=tmp_path / "ws",
+            output_dir=tmp_path / "ws" / "out",
+        )
+
+    return make

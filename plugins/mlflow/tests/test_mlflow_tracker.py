@@ -1,0 +1,290 @@
+"""The tracker against a real sqlite store, driven through pluggy hook calls."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import importlib.metadata
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mlflow import MlflowClient
+from mlflow_helpers import lifecycle, make_pm, only_run, step
+
+from faceedit_bench_mlflow.tracker import MlflowTracker, MlflowTrackerError
+
+
+def _artifact_paths(client: Any, run_id: str, path: str | None = None) -> set[str]:
+    found: set[str] = set()
+    for info in client.list_artifacts(run_id, path):
+        found |= _artifact_paths(client, run_id, info.path) if info.is_dir else {info.path}
+    return found
+
+
+def test_run_recorded_with_tags_params_metrics_artifacts(
+    tracker, make_run, client, experiment, tmp_path, metrics_calls
+):
+    (tmp_path / "report.json").write_text('{"ok": true}')
+    sheets = tmp_path / "sheets"
+    (sheets / "by_axis").mkdir(parents=True)
+    (sheets / "s1.png").write_bytes(b"png1")
+    (sheets / "by_axis" / "hair.png").write_bytes(b"png2")
+    run = make_run()
+    lifecycle(
+        make_pm(tracker),
+        run,
+        outcomes=["ok", "ok", "ok", "refused"],
+        metrics={"fss_mean": 0.8, "edit_success_rate": 0.5},
+        artifacts={"report": str(tmp_path / "report.json"), "contact_sheets": str(sheets)},
+    )
+
+    mlrun = only_run(client, experiment)
+    assert mlrun.info.status == "FINISHED"
+    assert mlrun.info.run_name == "dummy@tiny"
+    tags = mlrun.data.tags
+    assert tags["faceedit.run_key"] == "key-1"
+    assert tags["mlflow.runName"] == "dummy@tiny"
+    assert (tags["editor"], tags["editor.provider"], tags["editor.version"]) == ("dummy", "builtin", "0.1.0")
+    assert (tags["embedder"], tags["embedder.provider"]) == ("dlib", "faceedit-bench-dlib")
+    assert tags["testset"] == "tiny" and tags["faceedit_bench.version"] == "0.1.0"
+    assert "faceedit.params_truncated" not in tags and "faceedit.error" not in tags
+    assert mlrun.data.params == {"editor.name": "dummy", "limits.faces": "3"}
+
+    metrics = mlrun.data.metrics
+    assert metrics["fss_mean"] == pytest.approx(0.8) and metrics["edit_success_rate"] == 0.5
+    assert (metrics["steps_ok"], metrics["steps_refused"], metrics["steps_api_error"]) == (3, 1, 0)
+    assert metrics_calls == [{"metrics": {"fss_mean": 0.8, "edit_success_rate": 0.5}}]
+    stamps = {client.get_metric_history(mlrun.info.run_id, k)[0].timestamp for k in metrics}
+    assert len(stamps) == 1, "all metrics of one run_end share one timestamp"
+
+    assert _artifact_paths(client, mlrun.info.run_id) == {
+        "report.json", "contact_sheets/s1.png", "contact_sheets/by_axis/hair.png"
+    }
+    local = client.download_artifacts(mlrun.info.run_id, "contact_sheets/by_axis/hair.png", str(tmp_path / "dl"))
+    assert Path(local).read_bytes() == b"png2"
+    assert mlrun.info.artifact_uri.startswith((tmp_path / "artifacts").resolve().as_uri())
+
+
+def test_rerun_of_same_key_reports_into_same_run(tracker, make_run, client, experiment):
+    pm = make_pm(tracker)
+    run = make_run("key-same")
+    lifecycle(pm, run, outcomes=["ok", "api_error"], metrics={"fss_mean": 0.5})
+    first = only_run(client, experiment)
+
+    pm.hook.faceedit_run_start(run=run)
+    resumed = only_run(client, experiment)
+    assert resumed.info.run_id == first.info.run_id
+    assert resumed.info.status == "RUNNING"
+    for outcome in ["ok", "ok"]:
+        pm.hook.faceedit_step_done(run=run, step=step(outcome))
+    pm.hook.faceedit_run_end(run=run, report={"metrics": {"fss_mean": 0.75}}, artifacts={})
+
+    final = only_run(client, experiment)
+    assert final.info.run_id == first.info.run_id and final.info.status == "FINISHED"
+    assert final.data.metrics["fss_mean"] == 0.75
+    assert final.data.metrics["steps_ok"] == 2
+    assert final.data.metrics["steps_api_error"] == 0, "a count from the earlier attempt must not linger"
+
+
+def test_new_key_creates_new_run(tracker, make_run, client, experiment):
+    pm = make_pm(tracker)
+    lifecycle(pm, make_run("key-a"))
+    lifecycle(pm, make_run("key-b", run_name="other@tiny"))
+    exp = client.get_experiment_by_name(experiment)
+    runs = client.search_runs([exp.experiment_id])
+    assert sorted(r.data.tags["faceedit.run_key"] for r in runs) == ["key-a", "key-b"]
+    assert len({r.info.run_id for r in runs}) == 2
+
+
+def test_changed_param_on_resume_becomes_tag(tracker, make_run, client, experiment, caplog):
+    pm = make_pm(tracker)
+    lifecycle(pm, make_run("key-p", params={"a": "1", "same": "x"}))
+    with caplog.at_level(logging.WARNING):
+        lifecycle(pm, make_run("key-p", params={"a": "2", "same": "x", "b": "3"}))
+    mlrun = only_run(client, experiment)
+    assert mlrun.info.status == "FINISHED"
+    assert mlrun.data.params == {"a": "1", "same": "x", "b": "3"}
+    assert mlrun.data.tags["faceedit.param_changed.a"] == "2"
+    assert "faceedit.param_changed.same" not in mlrun.data.tags
+    assert "param a changed" in caplog.text
+
+
+def test_long_param_truncated_and_tagged(tracker, make_run, client, experiment):
+    long_value = "v" * 5990 + "0123456789" * 10  # 6090 characters, over MLflow's 6000
+    params = {"prompt.template": long_value, "short": "ok", "weird key[0]/x": "1"}
+    params.update({f"many.p{i:03d}": str(i) for i in range(250)})  # several batches of 100
+    lifecycle(make_pm(tracker), make_run(params=params))
+    mlrun = only_run(client, experiment)
+    stored = mlrun.data.params["prompt.template"]
+    assert len(stored) == 6000
+    assert stored.endswith(f"…[truncated sha256:{hashlib.sha256(long_value.encode()).hexdigest()[:8]}]")
+    assert stored.startswith("v" * 5900)
+    assert mlrun.data.tags["faceedit.params_truncated"] == "prompt.template"
+    assert mlrun.data.params["short"] == "ok"
+    assert mlrun.data.params["weird key_0_/x"] == "1"
+    assert len(mlrun.data.params) == 253
+
+
+def test_metric_keys_made_snake_case_and_non_numbers_skipped(tracker, make_run, client, experiment, caplog):
+    metrics = {"FSS-mean": 0.5, "identity.drift rate": 2, "count": True, "nan_metric": float("nan"), "text": "x"}
+    with caplog.at_level(logging.WARNING):
+        lifecycle(make_pm(tracker), make_run(), metrics=metrics)
+    logged = only_run(client, experiment).data.metrics
+    assert logged["FSS_mean"] == 0.5 and logged["identity_drift_rate"] == 2 and logged["count"] == 1
+    assert math.isnan(logged["nan_metric"])
+    assert "text" not in logged and "metric text is not a number" in caplog.text
+
+
+def test_metrics_go_in_batches(tracker, make_run, client, experiment, monkeypatch):
+    calls: list[tuple[int, int, int]] = []
+    original = MlflowClient.log_batch
+
+    def spy(self, run_id, metrics=(), params=(), tags=(), synchronous=None):
+        calls.append((len(metrics), len(params), len(tags)))
+        return original(self, run_id, metrics=metrics, params=params, tags=tags, synchronous=synchronous)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("one call per metric")
+
+    monkeypatch.setattr(MlflowClient, "log_batch", spy)
+    monkeypatch.setattr(MlflowClient, "log_metric", forbidden)
+    metrics = {f"metric_{i:04d}": i / 3 for i in range(1500)}
+    lifecycle(make_pm(tracker), make_run(), metrics=metrics)
+    metric_batches = [m for m, _, _ in calls if m]
+    assert metric_batches == [1000, 500 + 9]  # 1500 report metrics + 9 step outcomes
+    assert len(only_run(client, experiment).data.metrics) == 1509
+
+
+def test_step_done_makes_no_mlflow_call(tracker, make_run, monkeypatch):
+    pm = make_pm(tracker)
+    run = make_run()
+    pm.hook.faceedit_run_start(run=run)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("MLflow called from step_done")
+
+    for name in ("log_batch", "log_metric", "set_tag", "log_param", "update_run", "get_run"):
+        monkeypatch.setattr(MlflowClient, name, forbidden)
+    for k in range(200):
+        pm.hook.faceedit_step_done(run=run, step=step("ok", k))
+    assert tracker._active[run.run_key].outcomes == {"ok": 200}
+
+
+def test_run_error_marks_failed_and_rerun_clears_it(tracker, make_run, client, experiment):
+    pm = make_pm(tracker)
+    run = make_run("key-e")
+    pm.hook.faceedit_run_start(run=run)
+    pm.hook.faceedit_run_error(run=run, error=ValueError("boom\nsecond line\n" + "x" * 2000))
+    failed = only_run(client, experiment)
+    assert failed.info.status == "FAILED"
+    assert failed.data.tags["faceedit.error"] == "ValueError: boom"
+
+    lifecycle(pm, run)
+    again = only_run(client, experiment)
+    assert again.info.run_id == failed.info.run_id and again.info.status == "FINISHED"
+    assert "faceedit.error" not in again.data.tags
+
+
+def test_run_error_never_raises_even_if_mlflow_fails(tracker, make_run, client, experiment):
+    pm = make_pm(tracker)
+    run = make_run("key-broken")
+    pm.hook.faceedit_run_error(run=run, error=RuntimeError("before start"))  # nothing started: no raise
+    pm.hook.faceedit_run_start(run=run)
+
+    def broken(*args, **kwargs):
+        raise ConnectionError("tracking store is down")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(MlflowClient, "set_tag", broken)
+        patch.setattr(MlflowClient, "set_terminated", broken)
+        pm.hook.faceedit_run_error(run=run, error=KeyboardInterrupt())
+    assert only_run(client, experiment).info.status == "RUNNING"  # MLflow really refused both calls
+
+
+def test_run_end_failure_marks_failed_and_raises(tracker, make_run, client, experiment, monkeypatch):
+    def failing(report):
+        raise KeyError("missing aggregate")
+
+    monkeypatch.setattr(importlib.import_module("faceedit_bench.report"), "metrics_for_tracking", failing)
+    pm = make_pm(tracker)
+    run = make_run()
+    pm.hook.faceedit_run_start(run=run)
+    with pytest.raises(KeyError):
+        pm.hook.faceedit_run_end(run=run, report={}, artifacts={})
+    mlrun = only_run(client, experiment)
+    assert mlrun.info.status == "FAILED"
+    assert mlrun.data.tags["faceedit.error"] == "KeyError: 'missing aggregate'"
+
+
+def test_contact_sheets_skipped_when_disabled(store_uri, make_run, client, experiment, tmp_path, caplog):
+    (tmp_path / "sheets").mkdir()
+    (tmp_path / "sheets" / "s1.png").write_bytes(b"png")
+    (tmp_path / "table.jsonl").write_text("{}\n")
+    tracker = MlflowTracker(tracking_uri=store_uri, log_contact_sheets=False)
+    artifacts = {
+        "contact_sheets": str(tmp_path / "sheets"),
+        "samples": "table.jsonl",  # relative: taken from the run's output_dir
+        "missing": str(tmp_path / "nope.json"),
+    }
+    (tmp_path / "ws" / "out").mkdir(parents=True)
+    (tmp_path / "ws" / "out" / "table.jsonl").write_text("{}\n")
+    with caplog.at_level(logging.WARNING):
+        lifecycle(make_pm(tracker), make_run(), artifacts=artifacts)
+    mlrun = only_run(client, experiment)
+    assert _artifact_paths(client, mlrun.info.run_id) == {"table.jsonl"}
+    assert mlrun.info.status == "FINISHED"
+    assert "nope.json does not exist" in caplog.text
+
+
+def test_default_store_is_absolute_sqlite_under_workspace(make_run, tmp_path, monkeypatch, experiment):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    run = make_run()
+    run = dataclasses.replace(run, workspace=Path("..") / "ws")  # relative on purpose
+    (tmp_path / "r.json").write_text("{}")
+    tracker = MlflowTracker()
+    lifecycle(make_pm(tracker), run, artifacts={"report": str(tmp_path / "r.json")})
+
+    db = (tmp_path / "ws" / "mlflow.db").resolve()
+    assert db.is_file() and not (elsewhere / "mlflow.db").exists()
+    uri = f"sqlite:///{db.as_posix()}"
+    assert tracker.describe()["tracking_uri"] == uri
+    client = MlflowClient(tracking_uri=uri)
+    exp = client.get_experiment_by_name(experiment)
+    assert exp.artifact_location == (tmp_path / "ws" / "mlartifacts").resolve().as_uri()
+    assert list((tmp_path / "ws" / "mlartifacts").rglob("r.json"))
+    assert only_run(client, experiment).info.status == "FINISHED"
+
+
+def test_tracking_uri_from_env_unless_given(monkeypatch, store_uri):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", store_uri)
+    assert MlflowTracker().tracking_uri == store_uri
+    assert MlflowTracker(tracking_uri="http://127.0.0.1:1").tracking_uri == "http://127.0.0.1:1"
+
+
+def test_describe_removes_password():
+    described = MlflowTracker(tracking_uri="http://alice:s3cret@127.0.0.1:5000/path").describe()
+    assert described == {
+        "name": "mlflow",
+        "tracking_uri": "http://alice@127.0.0.1:5000/path",
+        "mlflow_version": importlib.metadata.version("mlflow"),
+    }
+    assert "s3cret" not in repr(described)
+
+
+def test_deleted_experiment_is_a_clear_error(tracker, make_run, client, experiment):
+    client.delete_experiment(client.create_experiment(experiment))
+    with pytest.raises(MlflowTrackerError, match="mlflow experiments restore"):
+        make_pm(tracker).hook.faceedit_run_start(run=make_run())
+
+
+def test_experiment_name_param_overrides_run(store_uri, make_run, client):
+    tracker = MlflowTracker(tracking_uri=store_uri, experiment_name="faceedit/override-test")
+    lifecycle(make_pm(tracker), make_run("key-override"))
+    runs = client.search_runs([client.get_experiment_by_name("faceedit/override-test").experiment_id])
+    assert [r.data.tags["faceedit.run_key"] for r in runs] == ["key-override"]

@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("DO_NOT_TRACK", "true")
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from faceedit_bench.plugins import Plugins, load_plugins
+
+
+@pytest.fixture
+def plugins() -> Plugins:
+    """A fresh plugin set with the installed plugins plus the test plugin."""
+    from tests import fake_plugin
+
+    p = load_plugins()
+    p.add(fake_plugin, name="fake", distribution="faceedit-bench-tests")
+    return p
+
+
+@pytest.fixture
+def compose(plugins: Plugins, tmp_path: Path) -> Callable[..., Any]:
+    """Compose the real Hydra config with overrides; the workspace lives under tmp_path."""
+    from hydra import compose as hydra_compose, initialize_config_dir
+
+    from faceedit_bench.hydra_app import conf_dir, register_configs
+
+    register_configs(plugins)
+
+    def _compose(*overrides: str) -> Any:
+        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+            return hydra_compose(
+                config_name="config",
+                overrides=[f"run.workspace={tmp_path / 'ws'}", "run.progress=false", *overrides],
+            )
+
+    return _compose
+
+
+@pytest.fixture
+def synthetic(tmp_path: Path) -> list[str]:
+    """Overrides selecting the synthetic dataset, pixel embedder and no tracker."""
+    return ["dataset=synthetic", f"+dataset.params.root={tmp_path / 'faces'}", "embedder=pixel",
+            "tracking=none", "run.workers=1"]

@@ -1,0 +1,114 @@
+"""A test-only plugin: a synthetic dataset, a fast pixel embedder and misbehaving editors."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any, Iterator
+
+from faceedit_bench import hookimpl
+from faceedit_bench.images import encode_png
+from faceedit_bench.records import EditRequest, EditResult, Face, Outcome
+from faceedit_bench.testing import PixelEmbedder, gradient_image
+
+import numpy as np
+
+
+class SyntheticDataset:
+    """``n`` faces of generated images; optional broken faces to exercise exclusions."""
+
+    def __init__(self, root: str, n: int = 4, corrupt: int = 0, blank: int = 0) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.items: list[Face] = []
+        for i in range(n + corrupt + blank):
+            base, ref = self.root / f"face{i}.png", self.root / f"face{i}_ref.png"
+            if i < n:
+                base.write_bytes(gradient_image(i))
+                ref.write_bytes(gradient_image(i))
+            elif i < n + corrupt:
+                base.write_bytes(b"")  # an empty file: unreadable
+                ref.write_bytes(gradient_image(i))
+            else:
+                base.write_bytes(encode_png(np.full((64, 64, 3), 128, np.uint8)))  # no "face"
+                ref.write_bytes(gradient_image(i))
+            gender = "male" if i % 2 == 0 else "female"
+            self.items.append(Face(f"synthetic/{i}", f"id{i}", base, (ref,), {"gender": gender, "skin_tone": None}))
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": "synthetic", "n": len(self.items)}
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def faces(self) -> Iterator[Face]:
+        return iter(self.items)
+
+
+class NoiseEditor:
+    """Adds seeded noise: every step changes the image a little."""
+
+    def __init__(self, strength: float = 20.0) -> None:
+        self.strength = strength
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": "noise", "version": "1", "strength": self.strength}
+
+    def edit(self, request: EditRequest) -> EditResult:
+        from faceedit_bench.images import decode_rgb
+
+        rgb = decode_rgb(request.image).astype(np.float32)
+        noise = np.random.default_rng(request.seed).normal(0, self.strength, rgb.shape)
+        return EditResult.ok(encode_png(np.clip(rgb + noise, 0, 255).astype(np.uint8)))
+
+
+class ScriptedEditor:
+    """Returns a fixed outcome for chosen "session/k" keys and the input otherwise."""
+
+    def __init__(self, script: dict[str, str] | None = None, calls_file: str | None = None,
+                 die_after: int | None = None, noise: float = 0.0) -> None:
+        self.script = script or {}
+        self.noise = noise
+        self.calls_file = calls_file
+        self.die_after = die_after
+
+    def describe(self) -> dict[str, Any]:
+        # calls_file and die_after only observe or interrupt; they do not change outputs.
+        return {"name": "scripted", "version": "1", "script": self.script, "noise": self.noise}
+
+    def calls(self) -> list[str]:
+        return Path(self.calls_file).read_text().splitlines() if self.calls_file and Path(self.calls_file).exists() else []
+
+    def edit(self, request: EditRequest) -> EditResult:
+        if self.die_after is not None and len(self.calls()) >= self.die_after:
+            os.kill(os.getpid(), signal.SIGKILL)  # a killed run: no cleanup, no except, no finally
+        if self.calls_file:
+            with open(self.calls_file, "a") as fh:
+                fh.write(f"{request.face_id} {request.session_id} {request.k}\n")
+        action = self.script.get(f"{request.session_id}/{request.k}")
+        if action == "raise":
+            raise RuntimeError("scripted crash")
+        if action == "garbage":
+            return EditResult.ok(b"not an image")
+        if action in {o.value for o in Outcome}:
+            return EditResult(Outcome(action), reason=f"scripted {action}")
+        if self.noise:
+            return NoiseEditor(self.noise).edit(request)
+        return EditResult.ok(request.image)
+
+
+@hookimpl
+def faceedit_register_datasets(register: Any) -> None:
+    register("synthetic", SyntheticDataset)
+
+
+@hookimpl
+def faceedit_register_embedders(register: Any) -> None:
+    register("pixel", PixelEmbedder)
+
+
+@hookimpl
+def faceedit_register_editors(register: Any) -> None:
+    register("noise", NoiseEditor)
+    register("scripted", ScriptedEditor)

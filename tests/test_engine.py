@@ -1,0 +1,93 @@
+"""The run loop end to end on synthetic faces: outcomes, exclusions, resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from faceedit_bench.experiment import build_experiment, run_experiment
+
+SCHEMA = json.loads((Path(__file__).parent.parent / "faceedit_bench/schemas/run_report.schema.json").read_text())
+
+
+def run(plugins, compose, *overrides):
+    return run_experiment(build_experiment(compose(*overrides), plugins), plugins)
+
+
+def test_identity_editor_keeps_identity_and_report_follows_schema(plugins, compose, synthetic):
+    report = run(plugins, compose, *synthetic, "testset=pose")
+    jsonschema.validate(report, SCHEMA)
+    assert report["counts"]["sessions"] == {"planned": 20, "included": 20, "excluded": {}}
+    assert report["counts"]["steps"] == {"ok": 80}
+    assert report["metrics"]["drop_fss"]["mean"] == pytest.approx(0.0)
+    assert [p["mean"] for p in report["trajectory"]["fss"]] == pytest.approx([1.0] * 5)
+    assert set(report["groups"]["gender"]) == {"male", "female"}
+    assert report["groups"]["gender"]["male"]["sessions_included"] == 10
+    assert report["testset"]["reconstruction"] is True
+
+
+def test_noise_editor_loses_identity_step_by_step(plugins, compose, synthetic):
+    report = run(plugins, compose, *synthetic, "testset=pose", "editor=noise", "+editor.params.strength=60")
+    traj = [p["mean"] for p in report["trajectory"]["fss"]]
+    assert traj[0] == pytest.approx(1.0)
+    assert all(a > b for a, b in zip(traj, traj[1:])), traj  # chained: each step edits the previous output
+    assert report["metrics"]["drop_fss"]["mean"] > 1.0
+
+
+def test_failed_steps_exclude_sessions_and_are_counted(plugins, compose, synthetic):
+    script = "{pose-01/2:refused,pose-02/1:raise,pose-03/4:garbage,pose-04/3:no_image}"
+    report = run(plugins, compose, *synthetic, "testset=pose", "editor=scripted", f"+editor.params.script={script}")
+    counts = report["counts"]
+    assert counts["sessions"]["excluded"] == {
+        "step_refused": 4, "step_failed": 4, "step_invalid_image": 4, "step_no_image": 4}
+    assert counts["sessions"]["included"] == 4
+    # after a failed step the rest of the session is skipped, never edited
+    assert counts["steps"]["skipped"] == 4 * (2 + 3 + 0 + 1)
+    assert counts["steps"]["refused"] == 4 and counts["steps"]["failed"] == 4
+    male = report["groups"]["gender"]["male"]
+    assert male["sessions_excluded"] == {"step_failed": 2, "step_invalid_image": 2, "step_no_image": 2, "step_refused": 2}
+    assert report["metrics"]["drop_fss"]["n"] == 4
+
+
+def test_unusable_faces_are_excluded_before_editing(plugins, compose, synthetic, tmp_path):
+    calls = tmp_path / "calls.txt"
+    report = run(plugins, compose, *synthetic, "testset=pose", "+dataset.params.corrupt=1", "+dataset.params.blank=1",
+                 "editor=scripted", f"+editor.params.calls_file={calls}")
+    assert report["counts"]["faces"]["excluded"] == {"invalid_base_image": 1, "no_face_in_base": 1}
+    assert report["counts"]["sessions"]["excluded"] == {"invalid_base_image": 5, "no_face_in_base": 5}
+    edited_faces = {line.split()[0] for line in calls.read_text().splitlines()}
+    assert edited_faces == {f"synthetic/{i}" for i in range(4)}  # nothing paid for the unusable ones
+
+
+def test_rerun_recomputes_nothing_and_reports_the_same(plugins, compose, synthetic, tmp_path):
+    calls = tmp_path / "calls.txt"
+    overrides = (*synthetic, "testset=hair", "editor=scripted", f"+editor.params.calls_file={calls}")
+    first = run(plugins, compose, *overrides)
+    n_calls = len(calls.read_text().splitlines())
+    second = run(plugins, compose, *overrides)
+    assert len(calls.read_text().splitlines()) == n_calls == 4 * 10 * 4
+    assert second["run"]["computed"]["embeddings"] == 0
+    assert second["run"]["key"] == first["run"]["key"]
+    for key in ("metrics", "trajectory", "groups", "counts"):
+        assert second[key] == first[key]
+
+
+def test_transient_failures_are_retried_on_resume(plugins, compose, synthetic, tmp_path):
+    calls = tmp_path / "calls.txt"
+    overrides = (*synthetic, "testset=pose", "editor=scripted", f"+editor.params.calls_file={calls}")
+    first = run(plugins, compose, *overrides, "+run.max_sessions=1")
+    assert first["counts"]["steps"] == {"ok": 16}
+    # Mark one stored edit as an API error, as a run hitting a provider outage would leave it.
+    import sqlite3
+    db = sqlite3.connect(tmp_path / "ws" / "ledger.sqlite")
+    db.execute("UPDATE edits SET outcome='api_error' WHERE rowid = (SELECT MIN(rowid) FROM edits WHERE k = 1)")
+    db.commit()
+    before = len(calls.read_text().splitlines())
+    again = run(plugins, compose, *overrides, "+run.max_sessions=1")
+    # Only the API-error step is redone: it reproduces the same image, so the content keys
+    # of the later steps are unchanged and they come from the ledger.
+    assert len(calls.read_text().splitlines()) - before == 1
+    assert again["counts"]["steps"] == {"ok": 16}

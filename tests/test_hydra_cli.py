@@ -1,0 +1,84 @@
+"""`python -m faceedit_bench ...` as users run it: real Hydra composition, sweeps, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FAST = ["tracking=none", "run.max_faces=1", "run.max_sessions=1", "run.workers=1", "run.progress=false"]
+
+
+def bench(tmp_path: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "FACEEDIT_BENCH_HOME": str(tmp_path / "ws")}
+    return subprocess.run([sys.executable, "-m", "faceedit_bench", *args], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=timeout)
+
+
+def reports(tmp_path: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((tmp_path / "ws" / "runs").glob("*/report.json"))]
+
+
+def test_every_test_set_runs_in_one_multirun_sweep(tmp_path):
+    out = bench(tmp_path, "-m", "editor=identity", "testset=hair,accessories,pose,multi_axis", *FAST)
+    assert out.returncode == 0, out.stderr
+    found = {r["testset"]["name"]: r for r in reports(tmp_path)}
+    assert set(found) == {"hair", "accessories", "pose", "multi_axis"}
+    for r in found.values():
+        assert r["counts"]["steps"] == {"ok": 4}
+        assert r["metrics"]["drop_fss"]["mean"] == pytest.approx(0.0)
+        assert r["components"]["embedder"]["name"] == "dlib"
+
+
+def test_joblib_launcher_sweeps_in_parallel_processes(tmp_path):
+    out = bench(tmp_path, "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "testset=pose,hair",
+                "editor=identity", *FAST)
+    assert out.returncode == 0, out.stderr
+    assert sorted(r["testset"]["name"] for r in reports(tmp_path)) == ["hair", "pose"]
+
+
+def test_replay_of_an_empty_directory_counts_missing_images(tmp_path):
+    replay = tmp_path / "empty_replay"
+    replay.mkdir()
+    out = bench(tmp_path, "editor=replay", f"editor.params.root={replay}", "testset=pose", *FAST)
+    assert out.returncode == 0, out.stderr
+    (report,) = reports(tmp_path)
+    assert report["counts"]["sessions"]["excluded"] == {"step_no_image": 1}
+    assert report["counts"]["steps"] == {"no_image": 1, "skipped": 3}
+
+
+def test_unknown_option_fails_before_work_with_did_you_mean(tmp_path):
+    out = bench(tmp_path, "editor=identiti")
+    assert out.returncode == 2
+    assert "Unknown editor 'identiti'. Did you mean 'identity'?" in out.stderr
+    assert "identity, replay" in out.stderr
+    assert not (tmp_path / "ws").exists()  # no work started
+
+
+def test_unknown_parameter_is_rejected_with_the_accepted_ones(tmp_path):
+    out = bench(tmp_path, "+editor.params.strenght=3", *FAST)
+    assert out.returncode == 2
+    assert "editor 'identity' does not take parameter(s) strenght" in out.stderr
+
+
+def test_bad_override_value_gets_a_clear_error(tmp_path):
+    out = bench(tmp_path, "run.max_faces=lots")
+    assert out.returncode != 0
+    assert "max_faces" in out.stderr and "lots" in out.stderr
+
+
+def test_missing_mandatory_parameter_is_named(tmp_path):
+    out = bench(tmp_path, "dataset=folder", *FAST)
+    assert out.returncode != 0
+    assert "dataset.params.root" in out.stderr
+
+
+def test_cfg_job_prints_the_composed_experiment(tmp_path):
+    out = bench(tmp_path, "--cfg", "job", "editor=replay", "editor.params.root=/x")
+    assert out.returncode == 0, out.stderr
+    assert "name: replay" in out.stdout and "root: /x" in out.stdout

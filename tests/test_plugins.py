@@ -1,0 +1,262 @@
+"""Plugin loading, registration, clashes and every hook of hookspecs.py."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import types
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from faceedit_bench import hookimpl, hookspecs
+from faceedit_bench import plugins as plugins_module
+from faceedit_bench.errors import ClashError, UnknownComponentError
+from faceedit_bench.experiment import build_experiment, run_experiment
+from faceedit_bench.plugins import PluginLoadWarning, load_plugins
+
+ROOT = Path(__file__).resolve().parent.parent
+HOOKS = sorted(n for n, f in inspect.getmembers(hookspecs, inspect.isfunction) if n.startswith("faceedit_"))
+
+
+def make_module(name: str, **hooks: Any) -> types.ModuleType:
+    module = types.ModuleType(name)
+    for hook_name, fn in hooks.items():
+        setattr(module, hook_name, hookimpl(fn))
+    return module
+
+
+class FakeDist:
+    def __init__(self, name: str, version: str = "1.0") -> None:
+        self.name, self.version = name, version
+
+
+class FakeEntryPoint:
+    def __init__(self, name: str, module: Any, dist: str) -> None:
+        self.name, self.value, self.dist, self._module = name, f"{name}_module", FakeDist(dist), module
+
+    def load(self) -> Any:
+        if isinstance(self._module, Exception):
+            raise self._module
+        return self._module
+
+
+@pytest.fixture
+def fake_entry_points(monkeypatch):
+    def install(*eps: FakeEntryPoint) -> None:
+        monkeypatch.setattr(plugins_module.md, "entry_points", lambda group: list(eps))
+
+    return install
+
+
+def editor_plugin(editor_name: str) -> types.ModuleType:
+    return make_module(editor_name, faceedit_register_editors=lambda register: register(editor_name, object))
+
+
+# -- the hook contract --------------------------------------------------------------------
+
+
+def test_every_hook_is_prefixed_documented_and_tested():
+    doc = (ROOT / "docs" / "plugin_hooks.md").read_text()
+    this_file = Path(__file__).read_text()
+    for name in HOOKS:
+        assert name.startswith("faceedit_")
+        assert f"## {name}" in doc, f"{name} missing from docs/plugin_hooks.md"
+        assert f"def test_hook_{name}" in this_file, f"{name} has no test_hook_{name}"
+    documented = set(re.findall(r"^## (faceedit_\w+)", doc, re.M))
+    assert documented == set(HOOKS)
+
+
+@pytest.mark.parametrize("kind", ["editors", "judges", "metrics", "embedders", "datasets", "testsets", "trackers"])
+def test_registration_hooks_record_the_provider(kind):
+    p = load_plugins(entry_points=False)
+    p.add(make_module("m", **{f"faceedit_register_{kind}": lambda register: register("thing", object)}),
+          name="acme", distribution="faceedit-bench-acme", version="2.0")
+    reg = p.registry.get(kind, "thing")
+    assert reg.provider == "acme" and p.provider_version("acme") == "2.0"
+
+
+def test_hook_faceedit_register_editors():
+    p = load_plugins(entry_points=False)
+    assert {"identity", "replay"} <= set(p.registry["editors"].names())
+
+
+def test_hook_faceedit_register_judges():
+    p = load_plugins(entry_points=False)
+    p.add(make_module("j", faceedit_register_judges=lambda register: register("fake_judge", dict)), name="j")
+    assert p.registry.create("judges", "fake_judge", {"a": 1}) == {"a": 1}
+
+
+def test_hook_faceedit_register_metrics():
+    p = load_plugins(entry_points=False)
+    metric = p.registry.get("metrics", "drop_fss").load()
+    assert metric.higher_is_better is False
+
+
+def test_hook_faceedit_register_embedders():
+    p = load_plugins()
+    assert "dlib" in p.registry["embedders"].names()  # the first-party plugin distribution
+
+
+def test_hook_faceedit_register_datasets():
+    p = load_plugins(entry_points=False)
+    assert {"sample", "folder", "celeba", "fairface", "celebset"} <= set(p.registry["datasets"].names())
+
+
+def test_hook_faceedit_register_testsets():
+    p = load_plugins(entry_points=False)
+    ts = p.registry.create("testsets", "pose")
+    assert ts.name == "pose" and len(ts.sessions) == 5
+
+
+def test_hook_faceedit_register_trackers():
+    p = load_plugins(entry_points=False)
+    assert "none" in p.registry["trackers"].names()
+
+
+def test_hook_faceedit_config_searchpath(tmp_path):
+    from faceedit_bench.hydra_app import group_options
+
+    (tmp_path / "editor").mkdir()
+    (tmp_path / "editor" / "from_yaml.yaml").write_text("name: identity\n")
+    p = load_plugins(entry_points=False)
+    p.add(make_module("c", faceedit_config_searchpath=lambda: [f"file://{tmp_path}"]), name="c")
+    assert f"file://{tmp_path}" in p.searchpath()
+    assert "from_yaml" in group_options(p)["editor"]
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+
+    @hookimpl
+    def faceedit_run_start(self, run):
+        self.calls.append(("start", run.run_key))
+
+    @hookimpl
+    def faceedit_step_done(self, run, step):
+        self.calls.append(("step", step.outcome))
+
+    @hookimpl
+    def faceedit_run_end(self, run, report, artifacts):
+        self.calls.append(("end", sorted(artifacts)))
+
+    @hookimpl
+    def faceedit_run_error(self, run, error):
+        self.calls.append(("error", type(error).__name__))
+
+
+def run_with_recorder(plugins, compose, overrides):
+    recorder = Recorder()
+    plugins.pm.register(recorder, name="recorder")
+    run_experiment(build_experiment(compose(*overrides), plugins), plugins)
+    return recorder.calls
+
+
+def test_hook_faceedit_run_start(plugins, compose, synthetic):
+    calls = run_with_recorder(plugins, compose, [*synthetic, "testset=pose"])
+    assert calls[0][0] == "start" and len(calls[0][1]) == 64
+
+
+def test_hook_faceedit_step_done(plugins, compose, synthetic):
+    calls = run_with_recorder(plugins, compose, [*synthetic, "testset=pose"])
+    assert [c for c in calls if c[0] == "step"] == [("step", "ok")] * (4 * 5 * 4)
+
+
+def test_hook_faceedit_run_end(plugins, compose, synthetic):
+    calls = run_with_recorder(plugins, compose, [*synthetic, "testset=pose"])
+    assert calls[-1] == ("end", ["config.yaml", "contact_sheets", "report.json", "sessions.csv", "steps.csv"])
+
+
+def test_hook_faceedit_run_error(plugins, compose, synthetic):
+    def broken_faces():
+        raise KeyboardInterrupt  # an interrupted run
+
+    cfg = compose(*synthetic, "testset=pose")
+    recorder = Recorder()
+    plugins.pm.register(recorder, name="recorder")
+    exp = build_experiment(cfg, plugins)
+    exp.components["dataset"].faces = broken_faces
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(exp, plugins)
+    assert recorder.calls[-1] == ("error", "KeyboardInterrupt")
+
+
+# -- loading ------------------------------------------------------------------------------
+
+
+def test_broken_plugin_warns_names_its_distribution_and_others_load(fake_entry_points):
+    fake_entry_points(
+        FakeEntryPoint("broken", ImportError("no module named vendor_sdk"), "faceedit-bench-broken"),
+        FakeEntryPoint("good", editor_plugin("good_editor"), "faceedit-bench-good"),
+    )
+    with pytest.warns(PluginLoadWarning, match="faceedit-bench-broken.*no module named vendor_sdk"):
+        p = load_plugins()
+    assert "good_editor" in p.registry["editors"].names()
+    assert "broken" in p.failed
+
+
+def test_allow_list_and_block_list(fake_entry_points, monkeypatch):
+    fake_entry_points(FakeEntryPoint("a", editor_plugin("ed_a"), "dist-a"),
+                      FakeEntryPoint("b", editor_plugin("ed_b"), "dist-b"))
+    monkeypatch.setenv("FACEEDIT_BENCH_LOAD_PLUGINS", "a")
+    p = load_plugins()
+    assert "ed_a" in p.registry["editors"].names() and "ed_b" not in p.registry["editors"].names()
+    assert "identity" in p.registry["editors"].names()  # builtins always load
+    monkeypatch.delenv("FACEEDIT_BENCH_LOAD_PLUGINS")
+    monkeypatch.setenv("FACEEDIT_BENCH_DISABLE_PLUGINS", "dist-a")
+    p = load_plugins()
+    assert "ed_a" not in p.registry["editors"].names() and p.blocked == ["a"]
+
+
+def test_two_plugins_claiming_one_name_is_reported_not_resolved(fake_entry_points):
+    fake_entry_points(FakeEntryPoint("one", editor_plugin("shared"), "dist-one"),
+                      FakeEntryPoint("two", editor_plugin("shared"), "dist-two"))
+    with pytest.warns(PluginLoadWarning, match="'shared' is registered by several plugins"):
+        p = load_plugins()
+    assert p.registry.clashes() == {"editors": {"shared": ["one", "two"]}}
+    with pytest.raises(ClashError, match="one, two"):
+        p.registry.get("editors", "shared")
+
+
+def test_entry_point_name_published_by_two_distributions_is_reported(fake_entry_points):
+    fake_entry_points(FakeEntryPoint("same", editor_plugin("x1"), "dist-one"),
+                      FakeEntryPoint("same", editor_plugin("x2"), "dist-two"))
+    with pytest.warns(PluginLoadWarning, match="published by both dist-one and dist-two"):
+        p = load_plugins()
+    assert p.entry_point_clashes == {"same": ["dist-one", "dist-two"]}
+
+
+def test_unknown_name_lists_available_with_did_you_mean():
+    p = load_plugins(entry_points=False)
+    with pytest.raises(UnknownComponentError) as err:
+        p.registry.get("editors", "identiti")
+    message = str(err.value)
+    assert "Did you mean 'identity'?" in message and "identity, replay" in message
+
+
+def test_plugins_are_not_loaded_at_import_time():
+    import subprocess
+    import sys
+
+    code = "import faceedit_bench, faceedit_bench.plugins as p; print(p.get_plugins.cache_info().currsize)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0"
+
+
+def test_plugins_cli_lists_plugins_versions_and_registrations(capsys):
+    from faceedit_bench.cli import main
+
+    assert main(["plugins", "--json"]) == 0
+    import json
+
+    listing = json.loads(capsys.readouterr().out)
+    by_name = {row["name"]: row for row in listing["plugins"]}
+    assert by_name["dlib"]["distribution"] == "faceedit-bench-dlib"
+    assert by_name["dlib"]["registers"] == {"embedders": ["dlib"]}
+    assert by_name["faceedit_bench.builtin.editors"]["registers"]["editors"] == ["identity", "replay"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["plugins"]) == 0
