@@ -16,7 +16,7 @@ export RAY_USAGE_STATS_ENABLED := 0
 $(STAMP): pyproject.toml $(addsuffix /pyproject.toml,$(PLUGINS))
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv
-	$(BIN)/uv pip install --python $(BIN)/python -e '.[test]' $(addprefix -e ,$(PLUGINS))
+	$(BIN)/uv pip install --python $(BIN)/python -e '.[test,sample]' $(addprefix -e ,$(PLUGINS))
 	touch $@
 
 setup: $(STAMP)
@@ -24,6 +24,7 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(BIN)/python -m faceedit_bench $(ARGS)
 
+PYTEST_ARGS ?= -n 2
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 

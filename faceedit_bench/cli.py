@@ -86,3 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     except FaceEditBenchError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

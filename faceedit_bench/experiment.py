@@ -255,7 +255,7 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     )
     tracker_name = _tracker_hooks(pm, c["tracking"])
     started = time.perf_counter()
-    total = _expected_faces(dataset, conf.run.max_faces)
+    total = _expected_faces(info.components["dataset"].description.get("n_faces"), conf.run.max_faces)
     try:
         with ExitStack() as stack:
             progress = stack.enter_context(tqdm(
@@ -287,12 +287,11 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     return report
 
 
-def _expected_faces(dataset: Any, limit: int | None) -> int | None:
-    try:
-        n = len(dataset)
-    except TypeError:
+def _expected_faces(n_faces: Any, limit: int | None) -> int | None:
+    """For the progress bar's ETA: the dataset's own count when it states one."""
+    if not isinstance(n_faces, int):
         return limit
-    return min(n, limit) if limit is not None else n
+    return min(n_faces, limit) if limit is not None else n_faces
 
 
 def write_artifacts(info: RunInfo, report: dict[str, Any]) -> dict[str, str]:

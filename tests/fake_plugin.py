@@ -37,10 +37,7 @@ class SyntheticDataset:
             self.items.append(Face(f"synthetic/{i}", f"id{i}", base, (ref,), {"gender": gender, "skin_tone": None}))
 
     def describe(self) -> dict[str, Any]:
-        return {"name": "synthetic", "n": len(self.items)}
-
-    def __len__(self) -> int:
-        return len(self.items)
+        return {"name": "synthetic", "n_faces": len(self.items)}
 
     def faces(self) -> Iterator[Face]:
         return iter(self.items)

@@ -276,7 +276,7 @@ def test_missing_and_invalid_files(tmp_path):
 # -- plugin and display ---------------------------------------------------------------------
 
 
-def test_hook_registers_four_loaders():
+def test_hook_registers_the_four_test_sets_and_a_file_loader(tmp_path):
     from faceedit_bench.builtin import testsets as plugin
 
     pm = pluggy.PluginManager(hookspecs.PROJECT)
@@ -284,13 +284,16 @@ def test_hook_registers_four_loaders():
     pm.register(plugin, name="builtin_testsets")
     table = ComponentTable("testsets")
     pm.hook.faceedit_register_testsets(register=Register(table, "builtin_testsets"))
-    assert table.names() == sorted(TESTSET_NAMES)
+    assert table.names() == sorted([*TESTSET_NAMES, "file"])
     for name in TESTSET_NAMES:
         reg = table.get(name)
         assert reg.provider == "builtin_testsets" and reg.description
         ts = reg.load()()
         assert isinstance(ts, TestSet) and ts.name == name
         assert reg.load()() is ts  # cached
+    own = tmp_path / "mine.json"
+    own.write_text(json.dumps(frozen_content("pose")))
+    assert table.get("file").load()(path=str(own)).content_hash == table.get("pose").load()().content_hash
 
 
 def test_describe_mentions_everything(sets):

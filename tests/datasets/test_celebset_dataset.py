@@ -14,14 +14,14 @@ NAN = float("nan")
 
 # file, celeb_name, celeb_id, gender, skin, dob, photo_taken, age, age_group, split
 ANN = ("Ann Light", "1", "female", "light", "1960-03-01")
+BO = ("Bo Dark", "2", "male", "dark")
 CSV_ROWS = [
     ("01/nm0000001_rm1_1960-3-1_1985.jpg", *ANN, "1985", "25", "young", "base"),
     ("01/nm0000001_rm2_1960-3-1_2012.jpg", *ANN, "2012", "52", "old", "base"),
     ("01/nm0000001_rm3_1960-3-1_1990.jpg", *ANN, "1990", "30", "young", "reference"),
     ("01/nm0000001_rm4_1960-3-1_1999.jpg", *ANN, "1999", "39", "other", "reference"),
-    ("02/nm0000002_rm5_1950-1-1_1995.jpg", "Bo Dark", "2", "male", "dark", "1950-01-01", "1995", "45", "other",
-     "base"),
-    ("02/nm0000002_rm6_1950-1-1_2001.jpg", "Bo Dark", "2", "male", "dark", "", "", "", "", "reference"),
+    ("02/nm0000002_rm5_1950-1-1_1995.jpg", *BO, "1950-01-01", "1995", "45", "other", "base"),
+    ("02/nm0000002_rm6_1950-1-1_2001.jpg", *BO, "", "", "", "", "reference"),
     ("03/nm0000003_rm7_1970-1-1_2000.jpg", "Cy Solo", "3", "", "", "", "", "", "", "base"),
 ]
 
@@ -198,7 +198,9 @@ def test_mat_errors(make_imdb, imdb_entry, tmp_path):
     with pytest.raises(DatasetError, match=re.escape(str(root / "wiki.mat"))):
         CelebSETDataset(root=root, mat="wiki.mat", skin_tones="skin.csv")
     with pytest.raises(DatasetError, match="allow_list names without a row .*Cy Unlabelled"):
-        CelebSETDataset(root=root, mat="imdb.mat", skin_tones="skin.csv", allow_list=["Cy Unlabelled"]).describe()
+        CelebSETDataset(
+            root=root, mat="imdb.mat", skin_tones="skin.csv", allow_list=["Cy Unlabelled"]
+        ).describe()
     (root / "skin.csv").write_text("name,skin_tone\nAnn Light,olive\n")
     with pytest.raises(DatasetError, match=r"skin\.csv, line 2: skin_tone 'olive'"):
         list(CelebSETDataset(root=root, mat="imdb.mat", skin_tones="skin.csv").faces())

@@ -32,6 +32,8 @@ from faceedit_bench.records import Face
 CSV_COLUMNS = (
     "file", "celeb_name", "celeb_id", "gender", "skin", "dob", "photo_taken", "age", "age_group", "split",
 )
+#: celebrity -> (base images as (file, labels), reference files)
+_Groups = dict[str, tuple[list[tuple[str, dict[str, str | None]]], list[str]]]
 #: Base images per celebrity taken from a .mat release when ``bases_per_identity`` is
 #: null: about 1.5x the paper's final 517/80 per celebrity, so the engine's FSS filter
 #: (min_base_fss) still leaves enough.
@@ -147,7 +149,6 @@ class CelebSETDataset:
 
     @functools.cached_property
     def _plan(self) -> list[tuple[str, str, tuple[str, ...], dict[str, str | None]]]:
-        # identity -> (bases as (file, labels), reference files); both sorted below
         groups = self._groups_from_csv() if self.source == "csv" else self._groups_from_mat()
         plan = []
         for identity in sorted(groups):
@@ -158,9 +159,9 @@ class CelebSETDataset:
         plan.sort(key=lambda p: c.natural_key(p[0]))
         return plan[: self.limit]
 
-    def _groups_from_csv(self) -> dict[str, tuple[list[tuple[str, dict[str, str | None]]], list[str]]]:
+    def _groups_from_csv(self) -> _Groups:
         path, seen = self.input, set()
-        groups: dict[str, tuple[list[tuple[str, dict[str, str | None]]], list[str]]] = {}
+        groups: _Groups = {}
         for lineno, row in c.read_csv(path, CSV_COLUMNS):
             file, name = row["file"], row["celeb_name"]
             if not file or not name:
@@ -181,7 +182,7 @@ class CelebSETDataset:
                 refs.append(file)
         return groups
 
-    def _groups_from_mat(self) -> dict[str, tuple[list[tuple[str, dict[str, str | None]]], list[str]]]:
+    def _groups_from_mat(self) -> _Groups:
         skins = _read_skin_tones(self.skin_tones)  # type: ignore[arg-type]
         if self.allow_list is not None:
             unlabelled = sorted(self.allow_list - skins.keys())
@@ -195,7 +196,7 @@ class CelebSETDataset:
             if img.name in wanted and img.single_face(self.min_face_score):
                 # keyed by path: a duplicated entry must not become its own reference
                 by_name.setdefault(img.name, {}).setdefault(img.full_path, img)
-        groups = {}
+        groups: _Groups = {}
         for name, by_path in by_name.items():
             images = sorted(by_path.values(), key=lambda i: c.natural_key(i.full_path))
             n_bases = min(self.bases_per_identity or 0, len(images) - 1)  # keep >= 1 reference

@@ -32,7 +32,7 @@ RECOGNITION_FILE = "dlib_face_recognition_resnet_model_v1.dat"
 SIMILARITY = (
     "1 - L2 distance between dlib 128-d ResNet descriptors, clipped to [0, 1]; "
     "dlib's same-person threshold (L2 0.6) is similarity 0.4; the same photo under mild "
-    "changes scores about 0.74-0.95, different people about 0.1-0.37; "
+    "changes (flip, crop, JPEG, brightness) scores about 0.73-1.0, different people about 0.10-0.36; "
     "not comparable with insightface buffalo_l cosine FSS"
 )
 
@@ -52,8 +52,8 @@ class DlibEmbedder:
 
     Similarity scale: ``similarity(a, b) = clip(1 - ||a - b||_2, 0, 1)``. dlib's
     same-person threshold L2 0.6 corresponds to similarity 0.4. The same photo under
-    flips, crops, JPEG compression or brightness changes scores about 0.74-0.95;
-    different people score about 0.1-0.37. This scale is NOT comparable with the
+    flips, crops, JPEG compression or brightness changes scores about 0.73-1.0;
+    different people score about 0.10-0.36. This scale is NOT comparable with the
     insightface buffalo_l cosine FSS of the paper.
 
     :param upsample: times the image is upsampled before HOG detection. 0 finds faces
@@ -74,7 +74,9 @@ class DlibEmbedder:
     with a lock (dlib's network is not safe to share between threads).
     """
 
-    def __init__(self, upsample: int = 1, num_jitters: int = 0, model_dir: str | os.PathLike[str] | None = None):
+    def __init__(
+        self, upsample: int = 1, num_jitters: int = 0, model_dir: str | os.PathLike[str] | None = None
+    ):
         self.upsample = _non_negative_int("upsample", upsample)
         self.num_jitters = _non_negative_int("num_jitters", num_jitters)
         self.model_dir = str(_resolve_model_dir(model_dir))
@@ -97,7 +99,10 @@ class DlibEmbedder:
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"DlibEmbedder(upsample={self.upsample}, num_jitters={self.num_jitters}, model_dir={self.model_dir!r})"
+        return (
+            f"DlibEmbedder(upsample={self.upsample}, num_jitters={self.num_jitters}, "
+            f"model_dir={self.model_dir!r})"
+        )
 
     # -- FaceEmbedder protocol -------------------------------------------------------
 

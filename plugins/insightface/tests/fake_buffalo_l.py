@@ -51,7 +51,9 @@ ALIGNED_CROP = FakeFace(
 def fake_recognizer(path: Path, seed: int = 0) -> Path:
     weight = np.random.default_rng(seed).normal(0, 1 / np.sqrt(2352), size=(2352, 512)).astype(np.float32)
     nodes = [
-        helper.make_node("AveragePool", ["data"], ["pooled"], name="pool", kernel_shape=[4, 4], strides=[4, 4]),
+        helper.make_node(
+            "AveragePool", ["data"], ["pooled"], name="pool", kernel_shape=[4, 4], strides=[4, 4]
+        ),
         helper.make_node("Flatten", ["pooled"], ["flat"], name="flatten", axis=1),
         helper.make_node("Gemm", ["flat", "fc_weight", "fc_bias"], ["fc1"], name="fc"),
     ]
@@ -60,7 +62,10 @@ def fake_recognizer(path: Path, seed: int = 0) -> Path:
         "fake_arcface",
         [helper.make_tensor_value_info("data", TensorProto.FLOAT, ["batch", 3, 112, 112])],
         [helper.make_tensor_value_info("fc1", TensorProto.FLOAT, ["batch", 512])],
-        initializer=[numpy_helper.from_array(weight, "fc_weight"), numpy_helper.from_array(np.zeros(512, np.float32), "fc_bias")],
+        initializer=[
+            numpy_helper.from_array(weight, "fc_weight"),
+            numpy_helper.from_array(np.zeros(512, np.float32), "fc_bias"),
+        ],
     )
     return _save(graph, path)
 
@@ -77,33 +82,10 @@ def fake_detector(path: Path, faces: tuple[FakeFace, FakeFace] = (ALIGNED_CROP, 
 
     outputs: dict[str, list[str]] = {"score": [], "bbox": [], "kps": []}
     for s in STRIDES:
-        grid = g.op("ReduceMean", [g.op("AveragePool", [x], kernel_shape=[s, s], strides=[s, s])], axes=[1], keepdims=1)
-        ones = g.op("Add", [g.op("Mul", [grid, g.const(0.0)]), g.const(1.0)])  # 1 x 1 x h x w
-        cx = g.op("Mul", [g.op("Sub", [g.op("CumSum", [ones, g.const(3, np.int64)]), g.const(1.0)]), g.const(float(s))])
-        cy = g.op("Mul", [g.op("Sub", [g.op("CumSum", [ones, g.const(2, np.int64)]), g.const(1.0)]), g.const(float(s))])
-
-        def per_anchor(slot0: str, slot1: str) -> str:
-            """(1,1,h,w) maps for anchors 0 and 1 -> (h*w*2, 1), in SCRFD's anchor order."""
-            both = g.op("Concat", [slot0, slot1], axis=1)
-            return g.op("Reshape", [g.op("Transpose", [both], perm=[0, 2, 3, 1]), g.const(np.array([-1, 1]), np.int64)])
-
-        def distance(fraction: float, size: str, centre: str, sign: float) -> str:
-            """(target - centre) / s * sign: the distance SCRFD multiplies by the stride."""
-            target = g.op("Mul", [size, g.const(fraction)])
-            return g.op("Mul", [g.op("Sub", [target, centre]), g.const(sign / s)])
-
-        def columns(face: FakeFace) -> list[str]:
-            x1, y1, x2, y2 = face.box
-            box = [distance(x1, width, cx, -1), distance(y1, height, cy, -1), distance(x2, width, cx, 1), distance(y2, height, cy, 1)]
-            kps = [d for kx, ky in face.kps for d in (distance(kx, width, cx, 1), distance(ky, height, cy, 1))]
-            return box + kps
-
-        cols = [columns(f) for f in faces]
-        score = per_anchor(*(g.op("Mul", [ones, g.op("Mul", [gate, g.const(f.score)])]) for f in faces))
-        dists = [per_anchor(a, b) for a, b in zip(*cols)]
+        score, bbox, kps = _stride_outputs(g, x, s, width, height, gate, faces)
         outputs["score"].append(g.op("Identity", [score], out=f"score_{s}"))
-        outputs["bbox"].append(g.op("Concat", dists[:4], axis=1, out=f"bbox_{s}"))
-        outputs["kps"].append(g.op("Concat", dists[4:], axis=1, out=f"kps_{s}"))
+        outputs["bbox"].append(g.op("Concat", bbox, axis=1, out=f"bbox_{s}"))
+        outputs["kps"].append(g.op("Concat", kps, axis=1, out=f"kps_{s}"))
 
     width_of = {"score": 1, "bbox": 4, "kps": 10}
     graph_outputs = [
@@ -119,6 +101,49 @@ def fake_detector(path: Path, faces: tuple[FakeFace, FakeFace] = (ALIGNED_CROP, 
         initializer=g.initializers,
     )
     return _save(graph, path)
+
+
+def _stride_outputs(
+    g: _Graph, x: str, s: int, width: str, height: str, gate: str, faces: tuple[FakeFace, FakeFace]
+) -> tuple[str, list[str], list[str]]:
+    """Scores (N, 1), 4 box-distance columns and 10 keypoint-distance columns for stride ``s``."""
+    pooled = g.op("AveragePool", [x], kernel_shape=[s, s], strides=[s, s])
+    grid = g.op("ReduceMean", [pooled], axes=[1], keepdims=1)
+    ones = g.op("Add", [g.op("Mul", [grid, g.const(0.0)]), g.const(1.0)])  # 1 x 1 x h x w
+
+    def centres(axis: int) -> str:
+        """Anchor-centre coordinate along ``axis`` (3: x, 2: y): (cumsum of ones - 1) * s."""
+        index = g.op("Sub", [g.op("CumSum", [ones, g.const(axis, np.int64)]), g.const(1.0)])
+        return g.op("Mul", [index, g.const(float(s))])
+
+    cx, cy = centres(3), centres(2)
+
+    def per_anchor(slot0: str, slot1: str) -> str:
+        """(1,1,h,w) maps for anchors 0 and 1 -> (h*w*2, 1), in SCRFD's anchor order."""
+        both = g.op("Concat", [slot0, slot1], axis=1)
+        nhwc = g.op("Transpose", [both], perm=[0, 2, 3, 1])
+        return g.op("Reshape", [nhwc, g.const(np.array([-1, 1]), np.int64)])
+
+    def distance(fraction: float, size: str, centre: str, sign: float) -> str:
+        """(target - centre) / s * sign: the distance SCRFD multiplies by the stride."""
+        target = g.op("Mul", [size, g.const(fraction)])
+        return g.op("Mul", [g.op("Sub", [target, centre]), g.const(sign / s)])
+
+    def columns(face: FakeFace) -> list[str]:
+        x1, y1, x2, y2 = face.box
+        box = [
+            distance(x1, width, cx, -1),
+            distance(y1, height, cy, -1),
+            distance(x2, width, cx, 1),
+            distance(y2, height, cy, 1),
+        ]
+        kps_x = [distance(kx, width, cx, 1) for kx, _ in face.kps]
+        kps_y = [distance(ky, height, cy, 1) for _, ky in face.kps]
+        return box + [d for pair in zip(kps_x, kps_y) for d in pair]  # x0, y0, x1, y1, ...
+
+    score = per_anchor(*(g.op("Mul", [ones, g.op("Mul", [gate, g.const(f.score)])]) for f in faces))
+    dists = [per_anchor(a, b) for a, b in zip(*(columns(f) for f in faces))]
+    return score, dists[:4], dists[4:]
 
 
 def make_pack(directory: Path, faces: tuple[FakeFace, FakeFace] = (ALIGNED_CROP, ALIGNED_CROP)) -> Path:

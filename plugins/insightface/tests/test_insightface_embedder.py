@@ -34,7 +34,8 @@ from faceedit_bench_insightface.embedder import (
 def _image(name: str) -> np.ndarray:
     spec = importlib.util.find_spec("insightface")
     assert spec is not None and spec.submodule_search_locations
-    return np.asarray(Image.open(Path(spec.submodule_search_locations[0]) / "data" / "images" / name).convert("RGB"))
+    path = Path(spec.submodule_search_locations[0]) / "data" / "images" / name
+    return np.asarray(Image.open(path).convert("RGB"))
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +123,14 @@ def test_wrong_model_in_place_of_the_detector_is_reported(tmp_path):
 
 @pytest.mark.parametrize(
     "params",
-    [{"det_size": 600}, {"det_size": [640]}, {"det_size": True}, {"det_thresh": 1.5}, {"providers": "CPUExecutionProvider"}, {"providers": []}],
+    [
+        {"det_size": 600},
+        {"det_size": [640]},
+        {"det_size": True},
+        {"det_thresh": 1.5},
+        {"providers": "CPUExecutionProvider"},
+        {"providers": []},
+    ],
 )
 def test_bad_params_are_config_errors(pack, params):
     with pytest.raises(ConfigError, match="embedder.params"):
@@ -176,11 +184,14 @@ def test_det_size_is_applied(pack, embedder, tom):
     assert tuple(wide._models[0].input_size) == (320, 256)
 
 
+@pytest.mark.filterwarnings("ignore:`estimate` is deprecated:FutureWarning")  # insightface on skimage 0.26
 def test_largest_face_is_chosen_not_the_best_scored(tmp_path):
     # Slot 0: a large face, score 0.7. Slot 1: a small face elsewhere, score 0.95.
     template = ARCFACE_TEMPLATE / 112
-    large = FakeFace((0.05, 0.4, 0.5, 0.95), tuple((0.05 + x * 0.45, 0.4 + y * 0.55) for x, y in template), 0.7)
-    small = FakeFace((0.7, 0.05, 0.9, 0.25), tuple((0.7 + x * 0.2, 0.05 + y * 0.2) for x, y in template), 0.95)
+    large_kps = tuple((0.05 + x * 0.45, 0.4 + y * 0.55) for x, y in template)
+    small_kps = tuple((0.7 + x * 0.2, 0.05 + y * 0.2) for x, y in template)
+    large = FakeFace((0.05, 0.4, 0.5, 0.95), large_kps, score=0.7)
+    small = FakeFace((0.7, 0.05, 0.9, 0.25), small_kps, score=0.95)
     pack = make_pack(tmp_path / "buffalo_l", faces=(large, small))
     embedder = InsightFaceEmbedder(model_dir=pack)
 

@@ -21,7 +21,7 @@ def faceedit_register_trackers(register: Register) -> None:
     register(
         "mlflow",
         "faceedit_bench_mlflow.tracker:MlflowTracker",
-        description="MLflow: one run per experiment run key (sqlite under the workspace by default, or a server)",
+        description="MLflow: one run per experiment run key (sqlite under the workspace, or a server)",
     )
 
 

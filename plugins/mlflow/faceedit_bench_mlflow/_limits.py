@@ -23,6 +23,9 @@ BATCH_JSON_BYTES = 500_000
 
 _NOT_MLFLOW_KEY = re.compile(r"[^/\w.\- :]")  # MLflow accepts these (POSIX)
 _NOT_SNAKE = re.compile(r"[^0-9A-Za-z_]+")  # metric keys: nothing a search filter must quote
+#: Last key segments whose values are never logged (a config may interpolate ${oc.env:API_KEY}).
+_SECRET = re.compile(r"(^|_)(api_?key|token|secret|password|passwd|credentials?|auth)($|_)", re.IGNORECASE)
+REDACTED = "<redacted>"
 
 T = TypeVar("T")
 
@@ -64,6 +67,11 @@ def metric_key(key: str) -> str:
     if not safe or safe[0].isdigit():
         safe = f"m_{safe}" if safe else f"m_{digest(key)}"
     return _shorten(safe, key)
+
+
+def is_secret(key: str) -> bool:
+    """Whether the last segment of a dotted/slashed key names a secret (``editor.api_key``)."""
+    return bool(_SECRET.search(re.split(r"[./]", key)[-1]))
 
 
 def unique_keys(keys: Iterable[str], make_safe: Callable[[str], str] = param_key) -> dict[str, str]:

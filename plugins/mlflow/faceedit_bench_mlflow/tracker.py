@@ -139,8 +139,8 @@ class MlflowTracker:
         try:
             with self._lock:
                 active = self._active.pop(run.run_key, None)
-            if active is None:
-                log.warning("MLflow: no active run for run key %s to mark FAILED", run.run_key)
+            if active is None:  # never started, or run_end already marked it FAILED
+                log.debug("MLflow: no active run for run key %s to mark FAILED", run.run_key)
                 return
             _mark_failed(active, error)
         except Exception:  # the hook contract: run_error must not raise
@@ -191,8 +191,8 @@ class MlflowTracker:
         if experiment.lifecycle_stage != "active":
             raise MlflowTrackerError(
                 f"MLflow experiment {name!r} (id {experiment.experiment_id}) is deleted. Restore it with "
-                f"`mlflow experiments restore --experiment-id {experiment.experiment_id}`, remove it for good "
-                "with `mlflow gc`, or set tracking.params.experiment_name to another name."
+                f"`mlflow experiments restore --experiment-id {experiment.experiment_id}`, remove it for "
+                "good with `mlflow gc`, or set tracking.params.experiment_name to another name."
             )
         return str(experiment.experiment_id)
 
@@ -207,7 +207,7 @@ class MlflowTracker:
         )
         if len(runs) > 1:
             log.warning("MLflow: %d runs carry run key %s; resuming the oldest", len(runs), run_key)
-        return None
+        return runs[0] if runs else None
 
     def _log_artifacts(self, active: _Active, run: RunInfo, artifacts: Mapping[str, str]) -> None:
         used_names: set[str] = set()
@@ -229,18 +229,23 @@ def _tags(run: RunInfo) -> dict[str, str]:
     """Component tags, then the run's own tags, then the tags this tracker owns."""
     tags: dict[str, str] = {}
     for kind, info in run.components.items():
-        tags.update({kind: info.name, f"{kind}.provider": info.provider, f"{kind}.version": info.provider_version})
+        tags[kind] = info.name
+        tags[f"{kind}.provider"] = info.provider
+        tags[f"{kind}.version"] = info.provider_version
     tags.update({str(k): str(v) for k, v in run.tags.items()})
     tags.update({RUN_KEY_TAG: run.run_key, RUN_NAME_TAG: run.run_name})
     keys = lim.unique_keys(tags)
     return {keys[k]: lim.truncate(v, lim.MAX_TAG_VALUE)[0] for k, v in tags.items()}
 
 
-def _params(params: Mapping[str, str], old: Mapping[str, str]) -> tuple[list[tuple[str, str]], dict[str, str]]:
+def _params(
+    params: Mapping[str, str], old: Mapping[str, str]
+) -> tuple[list[tuple[str, str]], dict[str, str]]:
     """The params still to log and the policy tags: truncated keys and changed values.
 
     A param already on a resumed run is not logged again; a changed value (MLflow refuses
-    those) becomes the tag ``faceedit.param_changed.<key>`` holding the new value.
+    those) becomes the tag ``faceedit.param_changed.<key>`` holding the new value. Values of
+    keys that name secrets (``*.api_key``, ``*.token``...) are logged as ``<redacted>``.
     """
     keys = lim.unique_keys(params)
     new: list[tuple[str, str]] = []
@@ -248,14 +253,15 @@ def _params(params: Mapping[str, str], old: Mapping[str, str]) -> tuple[list[tup
     tags: dict[str, str] = {}
     for original, raw in params.items():
         key = keys[original]
-        value, cut = lim.truncate(str(raw), lim.MAX_PARAM_VALUE)
+        raw = lim.REDACTED if lim.is_secret(original) else str(raw)
+        value, cut = lim.truncate(raw, lim.MAX_PARAM_VALUE)
         if cut:
             truncated.append(key)
         if key not in old:
             new.append((key, value))
         elif old[key] != value:
             log.warning("MLflow: param %s changed on a resumed run; recorded as a tag", key)
-            tags[lim.param_key(CHANGED_TAG_PREFIX + key)] = lim.truncate(str(raw), lim.MAX_TAG_VALUE)[0]
+            tags[lim.param_key(CHANGED_TAG_PREFIX + key)] = lim.truncate(raw, lim.MAX_TAG_VALUE)[0]
     if truncated:
         tags[TRUNCATED_TAG] = lim.truncate(",".join(truncated), lim.MAX_TAG_VALUE)[0]
     return new, tags

@@ -29,7 +29,9 @@ def test_truncate_keeps_short_values_and_marks_long_ones():
     assert cut.endswith(f"…[truncated sha256:{hashlib.sha256(long_value.encode()).hexdigest()[:8]}]")
 
 
-BAD_KEYS = ["a b/c[0]", "x=1", "/abs", "a//b", "a/./b", "../up", "..", ".", "", "trailing/", "ünïcode.ok", "k" * 300]
+BAD_KEYS = [
+    "a b/c[0]", "x=1", "/abs", "a//b", "a/./b", "../up", "..", ".", "", "trailing/", "ünïcode.ok", "k" * 300
+]
 
 
 @pytest.mark.parametrize("key", BAD_KEYS)
@@ -80,6 +82,19 @@ def test_batches_respect_count_and_size():
 )
 def test_redact_uri(uri, expected):
     assert lim.redact_uri(uri) == expected
+
+
+@pytest.mark.parametrize("key", ["editor.params.api_key", "judge.apiKey", "x.token", "hf/access_token",
+                                 "db.password", "gcp.credentials", "editor.auth_header"])
+def test_secret_keys(key):
+    assert lim.is_secret(key)
+
+
+@pytest.mark.parametrize(
+    "key", ["editor.max_tokens", "judge.tokenizer", "author", "run.seed", "api_key.enabled"]
+)
+def test_not_secret_keys(key):
+    assert not lim.is_secret(key)
 
 
 def test_one_line():

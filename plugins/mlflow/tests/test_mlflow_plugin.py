@@ -24,7 +24,8 @@ CI_VARS = ("PYTEST_CURRENT_TEST", "CI", "GITHUB_ACTIONS", "GITLAB_CI", "JENKINS_
 
 def _clean_env(pythonpath: list[Path]) -> dict[str, str]:
     """The environment minus every variable that would switch MLflow telemetry off by itself."""
-    env = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_DISABLE_TELEMETRY", "DO_NOT_TRACK", *CI_VARS)}
+    drop = {"MLFLOW_DISABLE_TELEMETRY", "DO_NOT_TRACK", *CI_VARS}
+    env = {k: v for k, v in os.environ.items() if k not in drop}
     env["PYTHONPATH"] = os.pathsep.join(str(p) for p in pythonpath)
     return env
 
@@ -70,8 +71,9 @@ def test_config_entry_composes_and_matches_the_constructor():
 
 
 def test_every_config_param_is_commented():
-    lines = (PLUGIN_ROOT / "faceedit_bench_mlflow" / "conf" / "tracking" / "mlflow.yaml").read_text().splitlines()
-    params = [i for i, line in enumerate(lines) if line.startswith("  ") and not line.lstrip().startswith("#")]
+    yaml = PLUGIN_ROOT / "faceedit_bench_mlflow" / "conf" / "tracking" / "mlflow.yaml"
+    lines = yaml.read_text().splitlines()
+    params = [i for i, line in enumerate(lines) if line.startswith("  ") and not line.strip().startswith("#")]
     assert len(params) == 4
     assert all(lines[i - 1].lstrip().startswith("#") for i in params)
 
@@ -97,7 +99,8 @@ print("ok")
 @pytest.mark.slow
 def test_wheel_is_discovered_through_its_entry_point(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path / "dist"), str(PLUGIN_ROOT)],
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path / "dist"),
+         str(PLUGIN_ROOT)],
         capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr

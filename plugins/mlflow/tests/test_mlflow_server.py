@@ -39,7 +39,7 @@ def _wait_healthy(url: str, server: subprocess.Popen[bytes], log: Path) -> None:
                     return
         except OSError:
             time.sleep(0.5)
-    pytest.fail(f"mlflow server did not answer /health within {STARTUP_TIMEOUT_S} s:\n{log.read_text()[-3000:]}")
+    pytest.fail(f"mlflow server: no /health answer within {STARTUP_TIMEOUT_S} s:\n{log.read_text()[-3000:]}")
 
 
 def _stop_group(server: subprocess.Popen[bytes]) -> None:
@@ -71,13 +71,16 @@ def server_url(tmp_path: Path) -> Iterator[str]:
     }
     env.pop("MLFLOW_TRACKING_URI", None)
     command = [
-        sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
+        sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
+        "--workers", "1",
         "--backend-store-uri", f"sqlite:///{(tmp_path / 'srv.db').as_posix()}",
         "--artifacts-destination", str(tmp_path / "served-artifacts"),
     ]
     log = tmp_path / "server.log"
     with log.open("wb") as out:
-        server = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        server = subprocess.Popen(
+            command, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True  # own group
+        )
     try:
         url = f"http://127.0.0.1:{port}"
         _wait_healthy(url, server, log)
@@ -111,7 +114,8 @@ def test_tracker_against_real_server(server_url, make_run, experiment, tmp_path)
     assert mlrun.info.artifact_uri.startswith("mlflow-artifacts:/"), "the server chose the artifact store"
     assert len(mlrun.data.params["prompt"]) == 6000
     assert mlrun.data.tags["faceedit.params_truncated"] == "prompt"
-    assert mlrun.data.metrics["metric_0001"] == 5.0 and mlrun.data.metrics["metric_1199"] == pytest.approx(1199 / 7)
+    assert mlrun.data.metrics["metric_0001"] == 5.0
+    assert mlrun.data.metrics["metric_1199"] == pytest.approx(1199 / 7)
     assert (mlrun.data.metrics["steps_ok"], mlrun.data.metrics["steps_no_face"]) == (1, 0)
     served = tmp_path / "served-artifacts"
     assert list(served.rglob("report.json")) and list(served.rglob("contact_sheets/s1.png"))

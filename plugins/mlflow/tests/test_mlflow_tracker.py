@@ -64,7 +64,7 @@ def test_run_recorded_with_tags_params_metrics_artifacts(
     assert _artifact_paths(client, mlrun.info.run_id) == {
         "report.json", "contact_sheets/s1.png", "contact_sheets/by_axis/hair.png"
     }
-    local = client.download_artifacts(mlrun.info.run_id, "contact_sheets/by_axis/hair.png", str(tmp_path / "dl"))
+    local = client.download_artifacts(mlrun.info.run_id, "contact_sheets/by_axis/hair.png", str(tmp_path))
     assert Path(local).read_bytes() == b"png2"
     assert mlrun.info.artifact_uri.startswith((tmp_path / "artifacts").resolve().as_uri())
 
@@ -113,9 +113,9 @@ def test_changed_param_on_resume_becomes_tag(tracker, make_run, client, experime
     assert "param a changed" in caplog.text
 
 
-def test_long_param_truncated_and_tagged(tracker, make_run, client, experiment):
+def test_param_policy_truncates_renames_redacts_and_batches(tracker, make_run, client, experiment):
     long_value = "v" * 5990 + "0123456789" * 10  # 6090 characters, over MLflow's 6000
-    params = {"prompt.template": long_value, "short": "ok", "weird key[0]/x": "1"}
+    params = {"prompt.template": long_value, "short": "ok", "weird key[0]/x": "1", "editor.api_key": "sk-123"}
     params.update({f"many.p{i:03d}": str(i) for i in range(250)})  # several batches of 100
     lifecycle(make_pm(tracker), make_run(params=params))
     mlrun = only_run(client, experiment)
@@ -126,11 +126,12 @@ def test_long_param_truncated_and_tagged(tracker, make_run, client, experiment):
     assert mlrun.data.tags["faceedit.params_truncated"] == "prompt.template"
     assert mlrun.data.params["short"] == "ok"
     assert mlrun.data.params["weird key_0_/x"] == "1"
-    assert len(mlrun.data.params) == 253
+    assert mlrun.data.params["editor.api_key"] == "<redacted>"
+    assert len(mlrun.data.params) == 254
 
 
 def test_metric_keys_made_snake_case_and_non_numbers_skipped(tracker, make_run, client, experiment, caplog):
-    metrics = {"FSS-mean": 0.5, "identity.drift rate": 2, "count": True, "nan_metric": float("nan"), "text": "x"}
+    metrics = {"FSS-mean": 0.5, "identity.drift rate": 2, "count": True, "nan_metric": math.nan, "text": "x"}
     with caplog.at_level(logging.WARNING):
         lifecycle(make_pm(tracker), make_run(), metrics=metrics)
     logged = only_run(client, experiment).data.metrics
