@@ -52,6 +52,7 @@ class AdmittedFace:
     base_hash: str
     reference_hashes: list[str]
     fss0: float = 0.0
+    base_n_faces: int = 0
     reference_vectors: list[Any] = field(default_factory=list)
 
 
@@ -153,6 +154,7 @@ class Engine:
         base = embeddings[cand.base_hash]
         if base.outcome is not Outcome.OK:
             return "no_face_in_base" if base.outcome is Outcome.NO_FACE else f"base_{base.outcome.value}"
+        cand.base_n_faces = base.n_faces
         if self.p.single_face_only and base.n_faces > 1:
             return "multiple_faces_in_base"
         cand.reference_vectors = [
@@ -246,7 +248,7 @@ class Engine:
                 yield SessionResult(face.face, session, states, excluded=f"step_{failed.outcome.value}",
                                     image_hashes=hashes)
                 continue
-            fss, n_faces, problem = [face.fss0], [1], None
+            fss, n_faces, problem = [face.fss0], [face.base_n_faces], None
             for state in states:
                 emb = embeddings[state.output_hash]
                 n_faces.append(emb.n_faces)

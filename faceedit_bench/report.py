@@ -96,8 +96,6 @@ def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
     put("sessions_excluded", sum(counts["sessions"]["excluded"].values()))
     for reason, n in counts["sessions"]["excluded"].items():
         put(metric_key("sessions_excluded", reason), n)
-    for outcome, n in counts["steps"].items():
-        put(metric_key("step_outcome", outcome), n)
     put("edited_images_without_face", counts["edited_images_without_face"])
     for key, labels in report["groups"].items():
         for label, g in labels.items():

@@ -12,15 +12,14 @@ embedder can be built, described and pickled before any model is loaded.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.util
 import os
-import threading
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
+from faceedit_bench.embedding import LazyModels, as_rgb_uint8, files_digest
 from faceedit_bench.errors import ConfigError, ModelNotFoundError
 from faceedit_bench.records import FaceEmbedding, Outcome
 
@@ -42,7 +41,7 @@ _INSTALL_HINT = (
 )
 
 
-class DlibEmbedder:
+class DlibEmbedder(LazyModels):
     """Embeds the largest face of an image with dlib's face-recognition ResNet.
 
     Pipeline: HOG frontal-face detector (``upsample`` times upsampled), the 5-point
@@ -83,20 +82,7 @@ class DlibEmbedder:
         self.predictor_path = os.path.join(self.model_dir, PREDICTOR_FILE)
         self.recognition_path = os.path.join(self.model_dir, RECOGNITION_FILE)
         _check_files(self.model_dir, [PREDICTOR_FILE, RECOGNITION_FILE], explicit=model_dir is not None)
-        self._models: tuple[Any, Any, Any] | None = None
-        self._lock = threading.Lock()
-
-    # -- pickling: configuration only, models are reloaded lazily --------------------
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_models"] = None
-        del state["_lock"]
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+        super().__init__()  # models load lazily on first use and never travel in a pickle
 
     def __repr__(self) -> str:
         return (
@@ -118,7 +104,7 @@ class DlibEmbedder:
 
     def embed(self, rgb: np.ndarray) -> FaceEmbedding:
         """Embed the largest face of an RGB uint8 image of shape (H, W, 3)."""
-        image = _as_rgb_uint8(rgb)
+        image = as_rgb_uint8(rgb)
         detector, predictor, recognizer = self._load()
         with self._lock:
             boxes, scores, _ = detector.run(image, self.upsample, 0.0)
@@ -186,24 +172,10 @@ def _check_files(model_dir: str, names: list[str], *, explicit: bool) -> None:
         )
 
 
-def _as_rgb_uint8(rgb: np.ndarray) -> np.ndarray:
-    image = np.asarray(rgb)
-    if image.dtype != np.uint8:
-        raise ValueError(f"expected a uint8 RGB image, got dtype {image.dtype}")
-    if image.ndim == 2:
-        image = np.stack([image] * 3, axis=-1)
-    elif image.ndim == 3 and image.shape[2] == 4:
-        image = image[:, :, :3]
-    elif image.ndim != 3 or image.shape[2] != 3:
-        raise ValueError(f"expected an RGB image of shape (H, W, 3), got shape {image.shape}")
-    return np.ascontiguousarray(image)
 
 
 def _version(recognition_path: str, predictor_path: str) -> str:
-    digest = hashlib.sha256()
-    for path in (recognition_path, predictor_path):
-        digest.update(_file_sha256(path).encode())
-    return f"{_dlib_version()}+{digest.hexdigest()[:12]}"
+    return f"{_dlib_version()}+{files_digest(recognition_path, predictor_path)[:12]}"
 
 
 @functools.lru_cache(maxsize=1)
@@ -212,17 +184,3 @@ def _dlib_version() -> str:
 
     return str(dlib.__version__)
 
-
-def _file_sha256(path: str) -> str:
-    stat = os.stat(path)
-    return _sha256_cached(os.path.realpath(path), stat.st_size, stat.st_mtime_ns)
-
-
-@functools.lru_cache(maxsize=16)
-def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
-    """sha256 of a file; size and mtime are part of the key so a replaced file is rehashed."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        for chunk in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()

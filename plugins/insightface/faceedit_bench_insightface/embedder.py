@@ -13,16 +13,15 @@ module and building, describing or pickling an embedder stays cheap.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.metadata
 import os
-import threading
 import warnings
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from faceedit_bench.embedding import LazyModels, as_rgb_uint8, files_digest
 from faceedit_bench.errors import ConfigError, ModelNotFoundError
 from faceedit_bench.records import FaceEmbedding, Outcome
 
@@ -34,7 +33,7 @@ RECOGNIZER_FILE = "w600k_r50.onnx"
 SIMILARITY = "cosine of L2-normalised ArcFace embeddings (paper FSS scale)"
 
 
-class InsightFaceEmbedder:
+class InsightFaceEmbedder(LazyModels):
     """Embeds the largest face of an image with insightface buffalo_l (ArcFace R50, 512-d).
 
     The RGB input is converted to BGR, the channel order insightface expects (its blob
@@ -82,20 +81,7 @@ class InsightFaceEmbedder:
         self.detector_path = os.path.join(self.model_dir, DETECTOR_FILE)
         self.recognizer_path = os.path.join(self.model_dir, RECOGNIZER_FILE)
         check_model_dir(self.model_dir)
-        self._models: tuple[Any, Any] | None = None
-        self._lock = threading.Lock()
-
-    # -- pickling: configuration only, models are reloaded lazily --------------------
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_models"] = None
-        del state["_lock"]
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+        super().__init__()  # models load lazily on first use and never travel in a pickle
 
     def __repr__(self) -> str:
         return (
@@ -106,12 +92,9 @@ class InsightFaceEmbedder:
     # -- FaceEmbedder protocol -------------------------------------------------------
 
     def describe(self) -> Mapping[str, Any]:
-        digest = hashlib.sha256()
-        for path in (self.detector_path, self.recognizer_path):
-            digest.update(_file_sha256(path).encode())
         return {
             "name": "insightface",
-            "version": f"{_insightface_version()}+{digest.hexdigest()[:12]}",
+            "version": f"{_insightface_version()}+{files_digest(self.detector_path, self.recognizer_path)[:12]}",
             "detector": f"{DETECTOR_FILE} (SCRFD)",
             "recognizer": f"{RECOGNIZER_FILE} (ArcFace)",
             "det_size": list(self.det_size),
@@ -123,7 +106,7 @@ class InsightFaceEmbedder:
         """Embed the largest face of an RGB uint8 image of shape (H, W, 3)."""
         from insightface.utils import face_align
 
-        bgr = _to_bgr(rgb)
+        bgr = as_rgb_uint8(rgb)[:, :, ::-1].copy()  # insightface expects BGR
         detector, recognizer = self._load()
         with self._lock:
             boxes, keypoints = detector.detect(bgr, max_num=0)
@@ -224,17 +207,6 @@ def _det_size(value: Any) -> tuple[int, int]:
     return int(pair[0]), int(pair[1])
 
 
-def _to_bgr(rgb: np.ndarray) -> np.ndarray:
-    image = np.asarray(rgb)
-    if image.dtype != np.uint8:
-        raise ValueError(f"expected a uint8 RGB image, got dtype {image.dtype}")
-    if image.ndim == 2:
-        image = np.stack([image] * 3, axis=-1)
-    elif image.ndim == 3 and image.shape[2] == 4:
-        image = image[:, :, :3]
-    elif image.ndim != 3 or image.shape[2] != 3:
-        raise ValueError(f"expected an RGB image of shape (H, W, 3), got shape {image.shape}")
-    return np.ascontiguousarray(image[:, :, ::-1])
 
 
 @functools.lru_cache(maxsize=1)
@@ -244,17 +216,3 @@ def _insightface_version() -> str:
     except importlib.metadata.PackageNotFoundError:
         return "unknown"
 
-
-def _file_sha256(path: str) -> str:
-    stat = os.stat(path)
-    return _sha256_cached(os.path.realpath(path), stat.st_size, stat.st_mtime_ns)
-
-
-@functools.lru_cache(maxsize=16)
-def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
-    """sha256 of a file; size and mtime are part of the key so a replaced file is rehashed."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        for chunk in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
