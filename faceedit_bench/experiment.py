@@ -160,11 +160,12 @@ class ArtifactWriter:
     """Writes the per-step and per-session tables as results stream in, plus contact sheets."""
 
     STEP_COLUMNS = ["face_id", "identity", "session_id", "k", "instruction", "category", "sub_axis", "axis",
-                    "outcome", "reason", "resumed", "image_hash", "faces_detected", "fss", "session_excluded"]
+                    "outcome", "reason", "resumed", "image_hash", "faces_detected", "fss", "embedder",
+                    "session_excluded"]
 
-    def __init__(self, out: Path, stack: ExitStack, store: ImageStore, max_sheets: int,
+    def __init__(self, out: Path, stack: ExitStack, store: ImageStore, max_sheets: int, scored_by: str,
                  demographic_keys: tuple[str, ...] = ("gender", "skin_tone", "age_group")) -> None:
-        self.out, self.store, self.max_sheets = out, store, max_sheets
+        self.out, self.store, self.max_sheets, self.scored_by = out, store, max_sheets, scored_by
         self.keys = demographic_keys
         self.steps = csv.writer(stack.enter_context(open(out / "steps.csv", "w", newline="")))
         self.steps.writerow(self.STEP_COLUMNS + list(demographic_keys))
@@ -180,7 +181,8 @@ class ArtifactWriter:
         nf = result.n_faces or ()
         base_row = [face.face_id, face.identity, session.session_id, 0, "", "", "", "", "ok" if result.steps else "",
                     "", "", result.image_hashes[0] if result.image_hashes else "",
-                    nf[0] if nf else "", _fmt(fss[0]) if fss else "", result.excluded or ""]
+                    nf[0] if nf else "", _fmt(fss[0]) if fss else "", self.scored_by if fss else "",
+                    result.excluded or ""]
         self.steps.writerow(base_row + demo)
         for state in result.steps:
             step = session.steps[state.k - 1]
@@ -188,7 +190,7 @@ class ArtifactWriter:
                 face.face_id, face.identity, session.session_id, state.k, step.instruction, step.category,
                 step.sub_axis, step.axis, state.outcome.value, state.reason, state.resumed, state.output_hash or "",
                 nf[state.k] if len(nf) > state.k else "", _fmt(fss[state.k]) if len(fss) > state.k else "",
-                result.excluded or "",
+                self.scored_by if len(fss) > state.k else "", result.excluded or "",
             ] + demo)
         row = {"face_id": face.face_id, "identity": face.identity, "session_id": session.session_id,
                "excluded": result.excluded or "", **{k: face.demographics.get(k) or "" for k in self.keys},
@@ -238,7 +240,11 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     ledger = Ledger(workspace / "ledger.sqlite")
     info.output_dir.mkdir(parents=True, exist_ok=True)
     retry = frozenset(Outcome(o) for o in conf.run.retry_outcomes)
-    embedder_fp = fingerprint({"name": conf.embedder.name, **info.components["embedder"].description})
+    editor_identity = {"name": conf.editor.name, **info.components["editor"].description}
+    embedder_identity = {"name": conf.embedder.name, **info.components["embedder"].description}
+    editor_fp, embedder_fp = fingerprint(editor_identity), fingerprint(embedder_identity)
+    ledger.record_component(editor_fp, "editor", editor_identity)
+    ledger.record_component(embedder_fp, "embedder", embedder_identity)
     embeddings = EmbeddingService(
         c["embedder"], embedder_fp, lambda: plugins.registry.create("embedders", conf.embedder.name, conf.embedder.params),
         store, ledger, conf.run.workers, retry,
@@ -247,7 +253,7 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     sessions = exp.testset.sessions[: conf.run.max_sessions]
     parts = EngineParts(
         info=info, editor=c["editor"],
-        editor_fp=fingerprint({"name": conf.editor.name, **info.components["editor"].description}),
+        editor_fp=editor_fp,
         embeddings=embeddings, similarity=c["embedder"].similarity, store=store, ledger=ledger,
         run_seed=conf.run.seed, retry=retry,
         min_base_fss=getattr(dataset, "min_base_fss", None),
@@ -266,7 +272,8 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             pm.hook.faceedit_run_start(run=info)
             engine = Engine(parts, pm.hook, progress)
             aggregator = Aggregator(exp.metrics, conf.run.confidence)
-            writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets)
+            scored_by = f"{conf.embedder.name} {embedder_identity.get('version', 'unknown')}"
+            writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets, scored_by)
             faces = islice(dataset.faces(), conf.run.max_faces)
             for result in engine.run(faces, sessions):
                 writer.write(result, aggregator.add(result))

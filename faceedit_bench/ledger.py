@@ -34,6 +34,11 @@ CREATE TABLE IF NOT EXISTS edits (
     duration_s REAL NOT NULL,
     created_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS components (
+    fingerprint TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    description TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS embeddings (
     embedder_fp TEXT NOT NULL,
     image_hash TEXT NOT NULL,
@@ -68,6 +73,16 @@ class Ledger:
 
     def close(self) -> None:
         self._db.close()
+
+    # -- components: what each fingerprint in the rows below stands for ------------------
+
+    def record_component(self, fingerprint: str, kind: str, description: dict[str, Any]) -> None:
+        self._db.execute("INSERT OR IGNORE INTO components VALUES (?,?,?)",
+                         (fingerprint, kind, json.dumps(description, sort_keys=True, default=str)))
+
+    def component(self, fingerprint: str) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT description FROM components WHERE fingerprint = ?", (fingerprint,)).fetchone()
+        return json.loads(row[0]) if row else None
 
     # -- edits ---------------------------------------------------------------------------
 

@@ -77,8 +77,9 @@ class EmbeddingService:
                 initializer=_init_worker,
                 initargs=(self._make(), str(self.store.root)),
             )
-        chunksize = max(1, len(hashes) // (4 * self.workers))
-        return list(self._pool.map(_embed_in_worker, hashes, chunksize=chunksize))
+        # One image per task: an embedding costs ~0.1 s, far above the IPC cost, and
+        # small tasks keep both cores busy until the last image.
+        return list(self._pool.map(_embed_in_worker, hashes))
 
     def close(self) -> None:
         if self._pool is not None:
