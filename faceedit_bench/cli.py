@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+
 from faceedit_bench.errors import FaceEditBenchError
 
 

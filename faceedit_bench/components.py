@@ -7,7 +7,8 @@ returns an object satisfying one of these protocols.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Protocol, runtime_checkable
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 

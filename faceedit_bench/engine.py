@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from faceedit_bench.errors import ImageError
 from faceedit_bench.images import decode_rgb, read_image_bytes

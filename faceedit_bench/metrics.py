@@ -6,8 +6,8 @@ counted); it never substitutes a number.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from faceedit_bench.records import STEPS_PER_SESSION
 

@@ -7,9 +7,10 @@ boundaries, be hashed into keys and be written to the ledger unchanged.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 #: Number of chained edits in one session (METHODOLOGY §2.1).
 STEPS_PER_SESSION = 4
@@ -22,7 +23,7 @@ CONTRASTS: dict[str, tuple[str, str]] = {
 }
 
 
-class Outcome(str, enum.Enum):
+class Outcome(enum.StrEnum):
     """What happened to one unit of work. Stored as its value in the ledger."""
 
     OK = "ok"
@@ -34,9 +35,6 @@ class Outcome(str, enum.Enum):
     NO_FACE = "no_face"  # no face found where one was needed
     PARSE_ERROR = "parse_error"  # a judge answer that does not fit its schema
     SKIPPED = "skipped"  # not attempted because an earlier step did not succeed
-
-    def __str__(self) -> str:
-        return self.value
 
 
 #: Outcomes worth another attempt when a run is resumed.

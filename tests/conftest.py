@@ -6,8 +6,9 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("DO_NOT_TRACK", "true")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -27,7 +28,8 @@ def plugins() -> Plugins:
 @pytest.fixture
 def compose(plugins: Plugins, tmp_path: Path) -> Callable[..., Any]:
     """Compose the real Hydra config with overrides; the workspace lives under tmp_path."""
-    from hydra import compose as hydra_compose, initialize_config_dir
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
 
     from faceedit_bench.hydra_app import conf_dir, register_configs
 

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+
+import numpy as np
 
 from faceedit_bench import hookimpl
 from faceedit_bench.images import encode_png
 from faceedit_bench.records import EditRequest, EditResult, Face, Outcome
 from faceedit_bench.testing import PixelEmbedder, gradient_image
-
-import numpy as np
 
 
 class SyntheticDataset:

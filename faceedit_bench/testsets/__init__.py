@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.records import STEPS_PER_SESSION, Session, Step, TestSet
@@ -156,7 +157,7 @@ def parse_testset(data: Mapping[str, Any], source: str = "<data>") -> TestSet:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load_builtin(name: str) -> TestSet:
     data, source = _read(name)
     return parse_testset(data, source)

@@ -19,9 +19,10 @@ import hashlib
 import json
 import random
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from faceedit_bench.records import STEPS_PER_SESSION
 from faceedit_bench.taxonomy import AttributeEntry, Category, Taxonomy, load_taxonomy

@@ -7,9 +7,10 @@ Each fixture returns a function, so a test can write the default layout or its o
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pytest

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from faceedit_bench.errors import ConfigError, DatasetError
 

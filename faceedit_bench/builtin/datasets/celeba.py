@@ -7,8 +7,9 @@ Reads ``Anno/list_attr_celeba.txt``, ``Anno/identity_CelebA.txt``,
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from faceedit_bench.builtin.datasets import _common as c
 from faceedit_bench.errors import ConfigError, DatasetError

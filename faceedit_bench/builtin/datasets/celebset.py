@@ -20,9 +20,10 @@ RECONSTRUCTION, from one of two inputs:
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable, Iterator
 from datetime import date
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from faceedit_bench.builtin.datasets import _common as c
 from faceedit_bench.builtin.datasets.imdb_wiki import read_mat

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from faceedit_bench.builtin.datasets import _common as c
 from faceedit_bench.errors import ConfigError

@@ -14,8 +14,9 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from faceedit_bench_dlib.embedder import PREDICTOR_FILE, RECOGNITION_FILE, SIMILARITY, DlibEmbedder
 from PIL import Image
 
 from faceedit_bench.errors import ConfigError, ModelNotFoundError
 from faceedit_bench.records import FaceEmbedding, Outcome
-from faceedit_bench_dlib.embedder import PREDICTOR_FILE, RECOGNITION_FILE, SIMILARITY, DlibEmbedder
 
 # -- real faces ------------------------------------------------------------------------
 

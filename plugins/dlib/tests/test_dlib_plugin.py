@@ -69,10 +69,9 @@ def test_discovered_through_its_entry_point(wheel, tmp_path, monkeypatch):
 
 
 def test_config_entry_composes_and_builds_the_embedder():
-    from hydra import compose, initialize
-
     from faceedit_bench_dlib import faceedit_config_searchpath, faceedit_register_embedders
     from faceedit_bench_dlib.embedder import DlibEmbedder
+    from hydra import compose, initialize
 
     (path,) = faceedit_config_searchpath()
     with initialize(version_base="1.3", config_path=None):

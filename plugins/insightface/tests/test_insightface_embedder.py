@@ -17,11 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
-
-from fake_buffalo_l import ALIGNED_CROP, ARCFACE_TEMPLATE, FakeFace, fake_recognizer, make_pack
-from faceedit_bench.errors import ConfigError, ModelNotFoundError
-from faceedit_bench.records import FaceEmbedding, Outcome
 from faceedit_bench_insightface.embedder import (
     DEFAULT_MODEL_DIR,
     DETECTOR_FILE,
@@ -29,6 +24,11 @@ from faceedit_bench_insightface.embedder import (
     SIMILARITY,
     InsightFaceEmbedder,
 )
+from fake_buffalo_l import ARCFACE_TEMPLATE, FakeFace, fake_recognizer, make_pack
+from PIL import Image
+
+from faceedit_bench.errors import ConfigError, ModelNotFoundError
+from faceedit_bench.records import FaceEmbedding, Outcome
 
 
 def _image(name: str) -> np.ndarray:

@@ -70,11 +70,10 @@ def test_discovered_through_its_entry_point(wheel, tmp_path, monkeypatch):
 
 
 def test_config_entry_composes_and_builds_the_embedder(tmp_path):
-    from hydra import compose, initialize
-
-    from fake_buffalo_l import make_pack
     from faceedit_bench_insightface import faceedit_config_searchpath, faceedit_register_embedders
     from faceedit_bench_insightface.embedder import InsightFaceEmbedder
+    from fake_buffalo_l import make_pack
+    from hydra import compose, initialize
 
     (path,) = faceedit_config_searchpath()
     with initialize(version_base="1.3", config_path=None):

@@ -10,7 +10,8 @@ import hashlib
 import json
 import posixpath
 import re
-from typing import Callable, Iterable, Iterator, TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 MAX_PARAM_VALUE = 6000  # MAX_PARAM_VAL_LENGTH

@@ -21,13 +21,13 @@ import re  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 from collections import Counter  # noqa: E402
+from collections.abc import Mapping, Sequence  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import TYPE_CHECKING, Any, Mapping, Sequence  # noqa: E402
+from typing import TYPE_CHECKING, Any
 
 from faceedit_bench import hookimpl  # noqa: E402
 from faceedit_bench.errors import FaceEditBenchError  # noqa: E402
-
 from faceedit_bench_mlflow import _limits as lim  # noqa: E402
 
 if TYPE_CHECKING:

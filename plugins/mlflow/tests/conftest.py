@@ -6,13 +6,14 @@ from __future__ import annotations
 import sys
 import types
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
+from faceedit_bench_mlflow.tracker import MlflowTracker
 
 from faceedit_bench.run import ComponentInfo, RunInfo
-from faceedit_bench_mlflow.tracker import MlflowTracker
 
 
 @pytest.fixture(autouse=True)

@@ -3,7 +3,8 @@ pytest session shadow each other as ``conftest``)."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pluggy
 

@@ -7,9 +7,8 @@ import json
 import re
 
 import pytest
-from mlflow.utils import validation
-
 from faceedit_bench_mlflow import _limits as lim
+from mlflow.utils import validation
 
 
 def test_limits_match_installed_mlflow():

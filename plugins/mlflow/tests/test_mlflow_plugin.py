@@ -9,13 +9,13 @@ import sys
 import zipfile
 from pathlib import Path
 
+import faceedit_bench_mlflow
 import pytest
+from faceedit_bench_mlflow.tracker import MlflowTracker
 from mlflow_helpers import make_pm
 
 import faceedit_bench
-import faceedit_bench_mlflow
 from faceedit_bench.registry import Register, Registry
-from faceedit_bench_mlflow.tracker import MlflowTracker
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]
 CORE_ROOT = Path(faceedit_bench.__file__).resolve().parents[1]

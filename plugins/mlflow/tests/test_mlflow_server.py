@@ -9,14 +9,13 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
+from faceedit_bench_mlflow.tracker import MlflowTracker
 from mlflow import MlflowClient
 from mlflow_helpers import lifecycle, make_pm, only_run
-
-from faceedit_bench_mlflow.tracker import MlflowTracker
 
 #: About 6 s on a fast machine, 40 s on a loaded 2-core one.
 STARTUP_TIMEOUT_S = 120

@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from faceedit_bench_mlflow.tracker import MlflowTracker, MlflowTrackerError
 from mlflow import MlflowClient
 from mlflow_helpers import lifecycle, make_pm, only_run, step
-
-from faceedit_bench_mlflow.tracker import MlflowTracker, MlflowTrackerError
 
 
 def _artifact_paths(client: Any, run_id: str, path: str | None = None) -> set[str]:
