@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from omegaconf import MISSING
 
@@ -31,8 +31,8 @@ class RunConf:
     # Directory holding the image store, the ledger, the MLflow store and run outputs.
     workspace: str = ".faceedit_bench"
     # Use at most this many faces / sessions (None: all). Part of the run's identity.
-    max_faces: Optional[int] = None
-    max_sessions: Optional[int] = None
+    max_faces: int | None = None
+    max_sessions: int | None = None
     # Base seed; each (face, session, step) derives its own seed from it.
     seed: int = 0
     # Processes for CPU scoring (0: one per core).

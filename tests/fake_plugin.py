@@ -19,11 +19,11 @@ from faceedit_bench.testing import PixelEmbedder, gradient_image
 class SyntheticDataset:
     """``n`` faces of generated images; optional broken faces to exercise exclusions."""
 
-    def __init__(self, root: str, n: int = 4, corrupt: int = 0, blank: int = 0) -> None:
+    def __init__(self, root: str, n: int = 4, corrupt: int = 0, blank: int = 0, bad_reference: int = 0) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.items: list[Face] = []
-        for i in range(n + corrupt + blank):
+        for i in range(n + corrupt + blank + bad_reference):
             base, ref = self.root / f"face{i}.png", self.root / f"face{i}_ref.png"
             if i < n:
                 base.write_bytes(gradient_image(i))
@@ -31,9 +31,12 @@ class SyntheticDataset:
             elif i < n + corrupt:
                 base.write_bytes(b"")  # an empty file: unreadable
                 ref.write_bytes(gradient_image(i))
-            else:
+            elif i < n + corrupt + blank:
                 base.write_bytes(encode_png(np.full((64, 64, 3), 128, np.uint8)))  # no "face"
                 ref.write_bytes(gradient_image(i))
+            else:
+                base.write_bytes(gradient_image(i))
+                ref.write_bytes(gradient_image(i)[:40])  # a truncated reference
             gender = "male" if i % 2 == 0 else "female"
             self.items.append(Face(f"synthetic/{i}", f"id{i}", base, (ref,), {"gender": gender, "skin_tone": None}))
 

@@ -55,9 +55,13 @@ def test_failed_steps_exclude_sessions_and_are_counted(plugins, compose, synthet
 def test_unusable_faces_are_excluded_before_editing(plugins, compose, synthetic, tmp_path):
     calls = tmp_path / "calls.txt"
     report = run(plugins, compose, *synthetic, "testset=pose", "+dataset.params.corrupt=1", "+dataset.params.blank=1",
-                 "editor=scripted", f"+editor.params.calls_file={calls}")
-    assert report["counts"]["faces"]["excluded"] == {"invalid_base_image": 1, "no_face_in_base": 1}
-    assert report["counts"]["sessions"]["excluded"] == {"invalid_base_image": 5, "no_face_in_base": 5}
+                 "+dataset.params.bad_reference=1", "editor=scripted", f"+editor.params.calls_file={calls}")
+    assert report["counts"]["faces"] == {
+        "seen": 7, "excluded": {"invalid_base_image": 1, "no_face_in_base": 1, "no_readable_reference": 1}}
+    assert report["counts"]["sessions"]["excluded"] == {
+        "invalid_base_image": 5, "no_face_in_base": 5, "no_readable_reference": 5}
+    assert report["groups"]["gender"]["female"]["sessions_excluded"] == {"no_face_in_base": 5}
+    assert report["groups"]["gender"]["male"]["sessions_excluded"] == {"invalid_base_image": 5, "no_readable_reference": 5}
     edited_faces = {line.split()[0] for line in calls.read_text().splitlines()}
     assert edited_faces == {f"synthetic/{i}" for i in range(4)}  # nothing paid for the unusable ones
 

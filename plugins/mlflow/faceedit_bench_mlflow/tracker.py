@@ -162,6 +162,10 @@ class MlflowTracker:
         if uri not in self._clients:
             from mlflow import MlflowClient
 
+            # Store creation and migrations log at INFO through mlflow's own handler, which
+            # would cut through the progress bar; warnings and errors still show.
+            for name in ("mlflow.store", "alembic"):
+                logging.getLogger(name).setLevel(logging.WARNING)
             self._clients[uri] = MlflowClient(tracking_uri=uri)
         return self._clients[uri]
 
