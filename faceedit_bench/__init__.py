@@ -6,9 +6,16 @@ Public API for plugin authors: :data:`hookimpl`, the records in
 
 from __future__ import annotations
 
-import pluggy
+import os
 
-from faceedit_bench.records import (
+# Nothing faceedit_bench runs may call outside hosts: MLflow (and anything honouring
+# DO_NOT_TRACK) sends usage telemetry unless told not to before it is imported.
+for _var, _off in (("MLFLOW_DISABLE_TELEMETRY", "true"), ("DO_NOT_TRACK", "true"), ("RAY_USAGE_STATS_ENABLED", "0")):
+    os.environ.setdefault(_var, _off)
+
+import pluggy  # noqa: E402
+
+from faceedit_bench.records import (  # noqa: E402
     EditRequest,
     EditResult,
     Face,
