@@ -104,9 +104,17 @@ def faceedit_register_datasets(register: Any) -> None:
     register("synthetic", SyntheticDataset)
 
 
+class CoarsePixelEmbedder(PixelEmbedder):
+    """A second embedder (different identity), to re-score stored edits."""
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "name": "pixel_coarse", "version": "2"}
+
+
 @hookimpl
 def faceedit_register_embedders(register: Any) -> None:
     register("pixel", PixelEmbedder)
+    register("pixel_coarse", CoarsePixelEmbedder)
 
 
 @hookimpl

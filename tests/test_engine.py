@@ -95,3 +95,16 @@ def test_transient_failures_are_retried_on_resume(plugins, compose, synthetic, t
     # of the later steps are unchanged and they come from the ledger.
     assert len(calls.read_text().splitlines()) - before == 1
     assert again["counts"]["steps"] == {"ok": 16}
+
+
+def test_changing_the_embedder_rescores_without_new_edits(plugins, compose, synthetic, tmp_path):
+    calls = tmp_path / "calls.txt"
+    overrides = (*synthetic, "testset=pose", "editor=scripted", "+editor.params.noise=40",
+                 f"+editor.params.calls_file={calls}")
+    first = run(plugins, compose, *overrides)
+    n_calls = len(calls.read_text().splitlines())
+    second = run(plugins, compose, *overrides, "embedder=pixel_coarse")
+    assert len(calls.read_text().splitlines()) == n_calls  # every edit came from the ledger
+    assert second["run"]["computed"]["embeddings"] > 0  # but every image was scored anew
+    assert second["run"]["key"] != first["run"]["key"]
+    assert second["scales"]["embedder_version"] == "2"
