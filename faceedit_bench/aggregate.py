@@ -38,12 +38,12 @@ class Aggregator:
         self.faces_seen.add(result.face.face_id)
         for state in result.steps:
             self.steps[state.outcome.value] += 1
-        if result.n_faces:
-            self.edited_without_face += sum(1 for n in result.n_faces[1:] if n == 0)
+        self.edited_without_face += sum(1 for s in result.scores[1:] if s.outcome is Outcome.NO_FACE)
         values: dict[str, float | None] = {}
-        if result.excluded is None and result.fss is not None:
-            scores = SessionScores(fss=result.fss)
-            for k, value in enumerate(result.fss):
+        fss = result.fss
+        if fss is not None:
+            scores = SessionScores(fss=fss)
+            for k, value in enumerate(fss):
                 self.trajectory[k].append(value)
             for metric in self.metrics:
                 value = metric.compute(scores)

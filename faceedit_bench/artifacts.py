@@ -13,6 +13,7 @@ from omegaconf import OmegaConf
 
 from faceedit_bench.contact_sheet import render
 from faceedit_bench.engine import SessionResult
+from faceedit_bench.records import Outcome
 from faceedit_bench.run import RunInfo
 from faceedit_bench.store import ImageStore
 
@@ -21,8 +22,8 @@ class ArtifactWriter:
     """Writes the per-step and per-session tables as results stream in, plus contact sheets."""
 
     STEP_COLUMNS = ["face_id", "identity", "session_id", "k", "instruction", "category", "sub_axis", "axis",
-                    "outcome", "reason", "resumed", "image_hash", "faces_detected", "fss", "embedder",
-                    "session_excluded"]
+                    "outcome", "reason", "resumed", "image_hash", "score_outcome", "faces_detected", "fss",
+                    "embedder", "session_excluded"]
 
     def __init__(self, out: Path, stack: ExitStack, store: ImageStore, max_sheets: int, scored_by: str,
                  demographic_keys: tuple[str, ...] = ("gender", "skin_tone", "age_group")) -> None:
@@ -38,21 +39,18 @@ class ArtifactWriter:
     def write(self, result: SessionResult, values: dict[str, float | None]) -> None:
         face, session = result.face, result.session
         demo = [face.demographics.get(k) or "" for k in self.keys]
-        fss = result.fss or ()
-        nf = result.n_faces or ()
-        base_row = [face.face_id, face.identity, session.session_id, 0, "", "", "", "", "ok" if result.steps else "",
-                    "", "", result.image_hashes[0] if result.image_hashes else "",
-                    nf[0] if nf else "", _fmt(fss[0]) if fss else "", self.scored_by if fss else "",
-                    result.excluded or ""]
-        self.steps.writerow(base_row + demo)
+        base_hash = result.image_hashes[0] if result.image_hashes else ""
+        rows = [(0, ["", "", "", ""], ["ok" if result.steps else "", "", ""], base_hash)]
         for state in result.steps:
             step = session.steps[state.k - 1]
-            self.steps.writerow([
-                face.face_id, face.identity, session.session_id, state.k, step.instruction, step.category,
-                step.sub_axis, step.axis, state.outcome.value, state.reason, state.resumed, state.output_hash or "",
-                nf[state.k] if len(nf) > state.k else "", _fmt(fss[state.k]) if len(fss) > state.k else "",
-                self.scored_by if len(fss) > state.k else "", result.excluded or "",
-            ] + demo)
+            rows.append((state.k, [step.instruction, step.category, step.sub_axis, step.axis],
+                         [state.outcome.value, state.reason, state.resumed], state.output_hash or ""))
+        for k, step_fields, edit_fields, image_hash in rows:
+            score = result.scores[k] if len(result.scores) > k else None
+            score_fields = ["", "", "", ""] if score is None else [
+                score.outcome.value, score.n_faces, _fmt(score.fss), self.scored_by]
+            self.steps.writerow([face.face_id, face.identity, session.session_id, k, *step_fields, *edit_fields,
+                                 image_hash, *score_fields, result.excluded or "", *demo])
         row = {"face_id": face.face_id, "identity": face.identity, "session_id": session.session_id,
                "excluded": result.excluded or "", **{k: face.demographics.get(k) or "" for k in self.keys},
                **{name: _fmt(v) for name, v in values.items()}}
@@ -64,11 +62,16 @@ class ArtifactWriter:
             self._sheet(result)
 
     def _sheet(self, result: SessionResult) -> None:
-        fss = result.fss or ()
-        tiles = [(self.store.get(result.image_hashes[0]), f"I0 FSS {_fmt(fss[0]) if fss else '-'}")]
+        def caption(k: int, fallback: str) -> str:
+            score = result.scores[k] if len(result.scores) > k else None
+            if score is None or score.fss is None:
+                return score.outcome.value if score else fallback
+            return f"FSS {_fmt(score.fss)}" + (" (no face)" if score.outcome is Outcome.NO_FACE else "")
+
+        tiles = [(self.store.get(result.image_hashes[0]), f"I0 {caption(0, '-')}")]
         for state in result.steps:
             step = result.session.steps[state.k - 1]
-            score = f"FSS {_fmt(fss[state.k])}" if len(fss) > state.k else state.outcome.value
+            score = caption(state.k, state.outcome.value)
             data = self.store.get(state.output_hash) if state.output_hash else None
             tiles.append((data, f"I{state.k} {score}: {step.instruction}"))
         title = f"{result.face.face_id} | {result.session.session_id}" + (

@@ -17,6 +17,7 @@ metrics, and the reason is counted.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -57,17 +58,33 @@ class AdmittedFace:
     reference_vectors: list[Any] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class ImageScore:
+    """How one image I_k was scored: ``ok`` or ``no_face`` (FSS_k = 0, METHODOLOGY §6.5),
+    or a failure (``invalid_image``, ``failed``) that leaves FSS_k undefined."""
+
+    outcome: Outcome
+    n_faces: int
+    fss: float | None
+
+
 @dataclass
 class SessionResult:
-    """One (face, session): its steps, FSS_0..FSS_4 when measurable, and why not otherwise."""
+    """One (face, session): its steps, the scores of I_0..I_k, and why it is excluded if it is."""
 
     face: Face
     session: Session
     steps: list[StepState]
     excluded: str | None  # None when included in metrics, else the reason
-    fss: tuple[float, ...] | None = None
-    n_faces: tuple[int, ...] | None = None
+    scores: tuple[ImageScore, ...] = ()
     image_hashes: tuple[str | None, ...] = ()
+
+    @property
+    def fss(self) -> tuple[float, ...] | None:
+        """FSS_0..FSS_4 of an included session, else None."""
+        if self.excluded is not None:
+            return None
+        return tuple(s.fss for s in self.scores if s.fss is not None)
 
 
 @dataclass
@@ -164,6 +181,8 @@ class Engine:
         if not cand.reference_vectors:
             return "no_face_in_references"
         cand.fss0 = self._fss(base.vector, cand.reference_vectors)
+        if not math.isfinite(cand.fss0):
+            return "base_not_scorable"
         if self.p.min_base_fss is not None and cand.fss0 <= self.p.min_base_fss:
             return "below_min_base_fss"
         if cand.fss0 <= 0:
@@ -249,16 +268,17 @@ class Engine:
                 yield SessionResult(face.face, session, states, excluded=f"step_{failed.outcome.value}",
                                     image_hashes=hashes)
                 continue
-            fss, n_faces, problem = [face.fss0], [face.base_n_faces], None
+            scores = [ImageScore(Outcome.OK, face.base_n_faces, face.fss0)]
             for state in states:
                 emb = embeddings[state.output_hash]
-                n_faces.append(emb.n_faces)
-                if emb.outcome is Outcome.OK:
-                    fss.append(self._fss(emb.vector, face.reference_vectors))
-                elif emb.outcome is Outcome.NO_FACE:
-                    fss.append(0.0)  # METHODOLOGY §6.5: no face in I_k = identity lost; counted
-                else:
-                    problem = f"score_{emb.outcome.value}"
-                    break
-            yield SessionResult(face.face, session, states, excluded=problem,
-                                fss=None if problem else tuple(fss), n_faces=tuple(n_faces), image_hashes=hashes)
+                outcome, fss = emb.outcome, None
+                if outcome is Outcome.OK:
+                    fss = self._fss(emb.vector, face.reference_vectors)
+                    if not math.isfinite(fss):  # a broken embedding is a failure, never a number
+                        outcome, fss = Outcome.FAILED, None
+                elif outcome is Outcome.NO_FACE:
+                    fss = 0.0  # METHODOLOGY §6.5: no face in I_k = identity lost; counted
+                scores.append(ImageScore(outcome, emb.n_faces, fss))
+            problem = next((f"score_{s.outcome.value}" for s in scores if s.fss is None), None)
+            yield SessionResult(face.face, session, states, excluded=problem, scores=tuple(scores),
+                                image_hashes=hashes)

@@ -92,6 +92,8 @@ class ScriptedEditor:
             raise RuntimeError("scripted crash")
         if action == "garbage":
             return EditResult.ok(b"not an image")
+        if action == "tiny":  # decodes, but the pixel embedder answers NaN for it: a broken score
+            return EditResult.ok(encode_png(np.random.default_rng(0).integers(0, 255, (4, 4, 3), dtype=np.uint8)))
         if action in {o.value for o in Outcome}:
             return EditResult(Outcome(action), reason=f"scripted {action}")
         if self.noise:

@@ -108,3 +108,10 @@ def test_changing_the_embedder_rescores_without_new_edits(plugins, compose, synt
     assert second["run"]["computed"]["embeddings"] > 0  # but every image was scored anew
     assert second["run"]["key"] != first["run"]["key"]
     assert second["scales"]["embedder_version"] == "2"
+
+
+def test_an_image_that_cannot_be_scored_excludes_its_session_without_a_score(plugins, compose, synthetic):
+    report = run(plugins, compose, *synthetic, "testset=pose", "editor=scripted", "+editor.params.script={pose-02/3:tiny}")
+    assert report["counts"]["steps"] == {"ok": 80}  # the edit itself succeeded
+    assert report["counts"]["sessions"]["excluded"] == {"score_failed": 4}
+    assert report["metrics"]["drop_fss"]["n"] == 16

@@ -44,7 +44,9 @@ def test_fss_follows_identity_through_a_session(plugins, compose, tmp_path):
     assert {r["embedder"] for r in rows} == {f"dlib {report['scales']['embedder_version']}"}  # every score says who scored it
     drops = []
     for face in faces:
-        fss = [float(r["fss"]) for r in rows if r["face_id"] == face.face_id]
+        mine = [r for r in rows if r["face_id"] == face.face_id]
+        assert [r["score_outcome"] for r in mine] == ["ok", "ok", "ok", "no_face", "ok"]
+        fss = [float(r["fss"]) for r in mine]
         assert len(fss) == 5
         assert fss[1] > 0.6  # dlib: the same face after JPEG q50 stays well inside 'same person' (> 0.4)
         assert fss[2] < 0.4 < fss[0]  # another person falls below dlib's same-person threshold
