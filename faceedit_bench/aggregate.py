@@ -6,6 +6,7 @@ step details are written out as they stream past.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from typing import Any
 
@@ -47,6 +48,8 @@ class Aggregator:
                 self.trajectory[k].append(value)
             for metric in self.metrics:
                 value = metric.compute(scores)
+                if value is not None and not math.isfinite(value):
+                    value = None  # NaN or inf would poison every mean; count it as undefined
                 values[metric.name] = value
                 if value is None:
                     self.undefined[metric.name] += 1

@@ -1,0 +1,71 @@
+"""Metric formulas against hand-computed values, and the aggregation rules around them."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from scipy import stats
+
+from faceedit_bench.aggregate import Aggregator
+from faceedit_bench.engine import ImageScore, SessionResult
+from faceedit_bench.metrics import SessionMetric, SessionScores, drop_fss
+from faceedit_bench.records import Face, Outcome, Session, Step
+from faceedit_bench.report import metric_key, metrics_for_tracking
+from faceedit_bench.statistics import summarize
+
+
+def test_drop_fss_by_hand():
+    # FSS_0 = 0.8; drops of 0.1, 0.2, 0.4, 0.8 -> relative 0.125, 0.25, 0.5, 1.0 -> mean 0.46875
+    assert drop_fss(SessionScores((0.8, 0.7, 0.6, 0.4, 0.0))) == pytest.approx(46.875)
+    assert drop_fss(SessionScores((0.5, 0.5, 0.5, 0.5, 0.5))) == 0.0
+    assert drop_fss(SessionScores((0.5, 0.6, 0.6, 0.6, 0.6))) == pytest.approx(-20.0)  # gains are kept, not clipped
+    assert drop_fss(SessionScores((0.0, 0.1, 0.1, 0.1, 0.1))) is None  # undefined, not a number
+
+
+def test_summary_matches_a_t_interval():
+    values = [1.0, 2.0, 4.0, 7.0]
+    s = summarize(values, 0.95)
+    half = stats.t.ppf(0.975, 3) * stats.tstd(values) / math.sqrt(4)
+    assert (s["n"], s["mean"]) == (4, 3.5)
+    assert s["ci_low"] == pytest.approx(3.5 - half) and s["ci_high"] == pytest.approx(3.5 + half)
+    assert summarize([2.0])["ci_low"] is None  # one value says nothing about spread
+    assert summarize([])["mean"] is None
+
+
+def session(face_id: str, gender: str | None, fss: tuple[float, ...] | None, excluded: str | None = None):
+    face = Face(face_id, face_id, None, (), {"gender": gender, "age": "35"})  # type: ignore[arg-type]
+    steps = tuple(Step(k, f"p{k}", "a", "c", "s", "x") for k in range(1, 5))
+    scores = tuple(ImageScore(Outcome.OK, 1, v) for v in fss) if fss else ()
+    return SessionResult(face, Session("s1", "t", steps), [], excluded=excluded, scores=scores)
+
+
+def test_aggregation_per_group_with_exclusions_and_undefined_values():
+    nan_metric = SessionMetric("broken", True, "", "", lambda s: float("nan"))
+    drop = SessionMetric("drop_fss", False, "%", "", drop_fss)
+    agg = Aggregator([drop, nan_metric], 0.95)
+    agg.add(session("a", "male", (0.8, 0.7, 0.6, 0.4, 0.0)))  # 46.875
+    agg.add(session("b", "male", (0.5, 0.5, 0.5, 0.5, 0.5)))  # 0
+    agg.add(session("c", "female", (0.4, 0.3, 0.3, 0.3, 0.3)))  # 25
+    agg.add(session("d", "female", None, excluded="step_refused"))
+    agg.add(session("e", None, (0.5, 0.5, 0.5, 0.5, 0.5)))  # no gender label: not in any gender group
+    out = agg.sections()
+    assert out["counts"]["sessions"] == {"planned": 5, "included": 4, "excluded": {"step_refused": 1}}
+    assert out["metrics"]["drop_fss"]["mean"] == pytest.approx((46.875 + 0 + 25 + 0) / 4)
+    assert out["metrics"]["broken"]["n"] == 0 and out["metrics"]["broken"]["undefined_sessions"] == 4
+    male, female = out["groups"]["gender"]["male"], out["groups"]["gender"]["female"]
+    assert male["metrics"]["drop_fss"]["mean"] == pytest.approx(23.4375) and male["sessions_included"] == 2
+    assert female["sessions_included"] == 1 and female["sessions_excluded"] == {"step_refused": 1}
+    assert "age" not in out["groups"]  # numeric ages are not groups
+    assert [p["mean"] for p in out["trajectory"]["fss"]][0] == pytest.approx((0.8 + 0.5 + 0.4 + 0.5) / 4)
+
+
+def test_tracking_keys_are_snake_case():
+    assert metric_key("gender", "Male", "drop_fss") == "gender_male_drop_fss"
+    assert metric_key("age_bin", "20-29", "drop_fss", "ci_low") == "age_bin_20_29_drop_fss_ci_low"
+    agg = Aggregator([SessionMetric("drop_fss", False, "%", "", drop_fss)], 0.95)
+    agg.add(session("a", "male", (0.8, 0.7, 0.6, 0.4, 0.0)))
+    report = {**agg.sections()}
+    keys = metrics_for_tracking(report)
+    assert all(k == metric_key(k) for k in keys)
+    assert keys["drop_fss"] == pytest.approx(46.875) and keys["fss_step_4"] == 0.0
