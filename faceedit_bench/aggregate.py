@@ -73,9 +73,6 @@ class Aggregator:
             else:
                 group["excluded"][result.excluded] += 1
 
-    def note_face_exclusion(self, reason: str) -> None:
-        self.face_exclusions[reason] += 1
-
     # -- report sections -------------------------------------------------------------------
 
     def sections(self) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
@@ -114,7 +115,7 @@ class Engine:
         self.p = parts
         self.hook = hook
         self.progress = progress
-        self.face_exclusions: dict[str, str] = {}  # face_id -> reason, for the report
+        self.face_exclusions: Counter[str] = Counter()  # reason -> faces, for the report
 
     # -- public ------------------------------------------------------------------------
 
@@ -122,7 +123,7 @@ class Engine:
         for chunk in chunks(faces, FACE_CHUNK):
             admitted, rejected = self._admit(chunk)
             for face, reason in rejected:
-                self.face_exclusions[face.face_id] = reason
+                self.face_exclusions[reason] += 1
                 for session in sessions:
                     if self.progress is not None:
                         self.progress.update(len(session.steps))

@@ -211,8 +211,7 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             faces = islice(dataset.faces(), conf.run.max_faces)
             for result in engine.run(faces, sessions):
                 writer.write(result, aggregator.add(result))
-            for reason in engine.face_exclusions.values():
-                aggregator.note_face_exclusion(reason)
+            aggregator.face_exclusions.update(engine.face_exclusions)
         computed = {"embeddings": embeddings.computed}
         report = build_report(info, exp.testset, aggregator.sections(),
                               wall_time_s=time.perf_counter() - started, computed=computed)

@@ -38,7 +38,8 @@ def gradient_image(seed: int, size: int = 64) -> bytes:
 
 
 class PixelEmbedder:
-    """Embeds the whole image as an 8x8 grey thumbnail; a uniform image has 'no face'."""
+    """Embeds the whole image as an 8x8 grey thumbnail; a uniform image has 'no face'.
+    An image smaller than 8x8 gets a NaN vector: a stand-in for a broken embedder."""
 
     def describe(self) -> dict[str, Any]:
         return {"name": "pixel", "version": "1", "similarity": "cosine of centred 8x8 thumbnails (test only)"}
@@ -48,7 +49,8 @@ class PixelEmbedder:
         if grey.std() < 1.0:
             return FaceEmbedding(Outcome.NO_FACE, reason="uniform image")
         h, w = grey.shape
-        thumb = grey[: h - h % 8, : w - w % 8].reshape(8, h // 8, 8, w // 8).mean(axis=(1, 3)).ravel()
+        with np.errstate(all="ignore"):
+            thumb = grey[: h - h % 8, : w - w % 8].reshape(8, h // 8, 8, w // 8).mean(axis=(1, 3)).ravel()
         thumb -= thumb.mean()
         return FaceEmbedding(Outcome.OK, (thumb / (np.linalg.norm(thumb) or 1.0)).astype(np.float32), n_faces=1)
 
