@@ -49,7 +49,9 @@ class PixelEmbedder:
         if grey.std() < 1.0:
             return FaceEmbedding(Outcome.NO_FACE, reason="uniform image")
         h, w = grey.shape
-        with np.errstate(all="ignore"):
+        if h < 8 or w < 8:
+            thumb = np.full(64, np.nan, dtype=np.float32)
+        else:
             thumb = grey[: h - h % 8, : w - w % 8].reshape(8, h // 8, 8, w // 8).mean(axis=(1, 3)).ravel()
         thumb -= thumb.mean()
         return FaceEmbedding(Outcome.OK, (thumb / (np.linalg.norm(thumb) or 1.0)).astype(np.float32), n_faces=1)
