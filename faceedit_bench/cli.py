@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from faceedit_bench.errors import FaceEditBenchError
 
@@ -61,6 +62,14 @@ def _testset_command(args: argparse.Namespace) -> int:
     return 1 if stale else 0
 
 
+def _export_replay_command(args: argparse.Namespace) -> int:
+    from faceedit_bench.replay_export import export_replay
+
+    counts = export_replay(args.run_dir, args.out)
+    print(f"wrote {counts['images']} images and {counts['refused']} refusals to {args.out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="faceedit-bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -75,6 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["show", "check"])
     p.add_argument("name", nargs="?", help="builtin name or path to a test-set JSON file")
     p.set_defaults(func=_testset_command)
+    p = sub.add_parser("export-replay", help="write a run's edited images in the replay layout (editor=replay)")
+    p.add_argument("run_dir", type=Path, help="<workspace>/runs/<run>")
+    p.add_argument("out", type=Path, help="directory to create the replay layout in")
+    p.set_defaults(func=_export_replay_command)
     return parser
 
 

@@ -115,3 +115,18 @@ def test_an_image_that_cannot_be_scored_excludes_its_session_without_a_score(plu
     assert report["counts"]["steps"] == {"ok": 80}  # the edit itself succeeded
     assert report["counts"]["sessions"]["excluded"] == {"score_failed": 4}
     assert report["metrics"]["drop_fss"]["n"] == 16
+
+
+def test_exported_edits_replay_to_the_same_results(plugins, compose, synthetic, tmp_path):
+    from faceedit_bench.cli import main
+
+    live = run(plugins, compose, *synthetic, "testset=pose", "editor=scripted", "+editor.params.noise=40",
+               "+editor.params.script={pose-02/2:refused}")
+    (run_dir,) = (tmp_path / "ws" / "runs").iterdir()
+    assert main(["export-replay", str(run_dir), str(tmp_path / "replay")]) == 0
+    replayed = run(plugins, compose, *synthetic, "testset=pose", "editor=replay",
+                   f"editor.params.root={tmp_path / 'replay'}")
+    assert replayed["metrics"]["drop_fss"]["mean"] > 0.1
+    for key in ("metrics", "trajectory", "groups"):
+        assert replayed[key] == live[key]
+    assert replayed["counts"]["steps"] == live["counts"]["steps"] == {"ok": 68, "refused": 4, "skipped": 8}

@@ -11,7 +11,7 @@ from faceedit_bench.errors import ConfigError
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.records import EditRequest, EditResult, Outcome
 
-REPLAY_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp")
+REPLAY_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif", ".tiff", ".tif")
 
 
 @hookimpl
@@ -38,7 +38,7 @@ def face_dir(face_id: str) -> str:
 class ReplayEditor:
     """Serves edits produced elsewhere, laid out as::
 
-        <root>/<face_dir(face_id)>/<session_id>/step_<k>.<png|jpg|jpeg|webp>
+        <root>/<face_dir(face_id)>/<session_id>/step_<k>.<png|jpg|jpeg|webp|bmp|gif|tiff|tif>
 
     ``step_<k>.refused`` (its text, if any, is the reason) records a provider refusal.
     A missing step image is the outcome ``no_image``. The replayed step k is used as the

@@ -1,0 +1,43 @@
+"""Export a finished run's edited images in the replay layout, so the same edits can be
+re-scored elsewhere (``editor=replay``) or shared: the basis of submissions."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+from PIL import Image
+
+from faceedit_bench.builtin.editors import face_dir
+from faceedit_bench.errors import FaceEditBenchError
+from faceedit_bench.store import ImageStore
+
+
+def export_replay(run_dir: Path, out: Path) -> dict[str, int]:
+    """Write ``<out>/<face_dir>/<session_id>/step_<k>.<ext>`` for every edited image of the
+    run, and ``step_<k>.refused`` for refusals. Returns counts of what was written."""
+    run_dir, out = Path(run_dir), Path(out)
+    steps_csv = run_dir / "steps.csv"
+    if not steps_csv.is_file():
+        raise FaceEditBenchError(f"{run_dir} is not a run directory (no steps.csv). Runs live in <workspace>/runs/.")
+    store = ImageStore(run_dir.parents[1] / "store")  # <workspace>/runs/<run> -> <workspace>/store
+    counts = {"images": 0, "refused": 0}
+    with open(steps_csv, newline="") as fh:
+        for row in csv.DictReader(fh):
+            k = int(row["k"])
+            if k == 0:
+                continue
+            target = out / face_dir(row["face_id"]) / row["session_id"]
+            if row["outcome"] == "ok" and row["image_hash"]:
+                source = store.path(row["image_hash"])
+                with Image.open(source) as im:  # the bytes are copied as they are: same hash, same scores
+                    ext = ".jpg" if im.format == "JPEG" else f".{(im.format or 'png').lower()}"
+                target.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, target / f"step_{k}{ext}")
+                counts["images"] += 1
+            elif row["outcome"] == "refused":
+                target.mkdir(parents=True, exist_ok=True)
+                (target / f"step_{k}.refused").write_text(row["reason"] or "refused")
+                counts["refused"] += 1
+    return counts
