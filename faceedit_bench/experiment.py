@@ -21,7 +21,7 @@ from faceedit_bench.artifacts import ArtifactWriter, write_artifacts
 from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig
 from faceedit_bench.engine import Engine, EngineParts
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.keys import fingerprint
+from faceedit_bench.keys import fingerprint, portable
 from faceedit_bench.ledger import Ledger
 from faceedit_bench.plugins import Plugins
 from faceedit_bench.records import Outcome, TestSet
@@ -121,7 +121,7 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
         for kind, i in infos.items() if kind != "tracking"
     }
     scientific["run"] = {k: v for k, v in resolved["run"].items() if k not in RUNTIME_ONLY}
-    run_key = fingerprint(scientific)
+    run_key = fingerprint(portable(scientific))
     names = {g: infos[g].name for g in infos}
     run_name = f"{names['editor']}@{names['testset']}/{names['dataset']}/{names['embedder']}"
     workspace = Path(conf.run.workspace).expanduser().resolve()
@@ -176,7 +176,7 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     retry = frozenset(Outcome(o) for o in conf.run.retry_outcomes)
     editor_identity = {"name": conf.editor.name, **info.components["editor"].description}
     embedder_identity = {"name": conf.embedder.name, **info.components["embedder"].description}
-    editor_fp, embedder_fp = fingerprint(editor_identity), fingerprint(embedder_identity)
+    editor_fp, embedder_fp = fingerprint(portable(editor_identity)), fingerprint(portable(embedder_identity))
     ledger.record_component(editor_fp, "editor", editor_identity)
     ledger.record_component(embedder_fp, "embedder", embedder_identity)
     embeddings = EmbeddingService(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from typing import Any
 
 
@@ -15,6 +16,25 @@ def canonical_json(obj: Any) -> str:
 def fingerprint(obj: Any) -> str:
     """sha256 of the canonical JSON of ``obj``."""
     return hashlib.sha256(canonical_json(obj).encode()).hexdigest()
+
+
+def portable(obj: Any) -> Any:
+    """``obj`` without absolute filesystem paths, recursively.
+
+    Descriptions record where things live (dataset roots, replay directories) for
+    provenance, but identities must not depend on it: the same data at another path, or on
+    another machine, is the same experiment. What the data *is* enters through content
+    (file hashes, tree digests, test-set hashes) where a component describes it.
+    """
+    if isinstance(obj, dict):
+        return {k: portable(v) for k, v in obj.items() if not _is_abs_path(v)}
+    if isinstance(obj, (list, tuple)):
+        return [portable(v) for v in obj if not _is_abs_path(v)]
+    return obj
+
+
+def _is_abs_path(value: Any) -> bool:
+    return isinstance(value, str) and os.path.isabs(os.path.expanduser(value))
 
 
 def step_seed(run_seed: int, base_hash: str, session_id: str, k: int) -> int:

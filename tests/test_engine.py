@@ -130,3 +130,26 @@ def test_exported_edits_replay_to_the_same_results(plugins, compose, synthetic, 
     for key in ("metrics", "trajectory", "groups"):
         assert replayed[key] == live[key]
     assert replayed["counts"]["steps"] == live["counts"]["steps"] == {"ok": 68, "refused": 4, "skipped": 8}
+
+
+def test_the_same_data_at_another_path_is_the_same_experiment(plugins, compose, tmp_path):
+    import shutil
+
+    from faceedit_bench.testing import gradient_image
+
+    first = tmp_path / "data_a"
+    first.mkdir()
+    rows = ["file,identity,role,gender,skin_tone,age"]
+    for i in range(3):
+        (first / f"{i}.png").write_bytes(gradient_image(i))
+        (first / f"{i}_ref.png").write_bytes(gradient_image(i))
+        rows += [f"{i}.png,p{i},base,female,,", f"{i}_ref.png,p{i},reference,female,,"]
+    (first / "manifest.csv").write_text("\n".join(rows) + "\n")
+    second = tmp_path / "elsewhere" / "data_b"
+    shutil.copytree(first, second)
+    common = ("dataset=folder", "embedder=pixel", "tracking=none", "run.workers=1", "testset=pose")
+    a = run(plugins, compose, *common, f"dataset.params.root={first}")
+    b = run(plugins, compose, *common, f"dataset.params.root={second}")
+    assert a["components"]["dataset"]["description"]["root"] != b["components"]["dataset"]["description"]["root"]
+    assert b["run"]["key"] == a["run"]["key"]  # locations are provenance, not identity
+    assert b["run"]["computed"]["embeddings"] == 0 and b["metrics"] == a["metrics"]
