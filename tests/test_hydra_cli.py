@@ -82,3 +82,18 @@ def test_cfg_job_prints_the_composed_experiment(tmp_path):
     out = bench(tmp_path, "--cfg", "job", "editor=replay", "editor.params.root=/x")
     assert out.returncode == 0, out.stderr
     assert "name: replay" in out.stdout and "root: /x" in out.stdout
+
+
+def test_plugin_config_dirs_join_only_faceedit_bench_searches(tmp_path):
+    ours = bench(tmp_path, "--info", "searchpath")
+    assert "pkg://faceedit_bench_dlib.conf" in ours.stdout
+    other = tmp_path / "other_app.py"
+    other.write_text(
+        "import hydra\n"
+        "@hydra.main(version_base='1.3', config_path=None)\n"
+        "def main(cfg):\n    pass\n"
+        "main()\n")
+    out = subprocess.run([sys.executable, str(other), "--info", "searchpath"], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "faceedit_bench" not in out.stdout  # another Hydra app in the same environment is left alone

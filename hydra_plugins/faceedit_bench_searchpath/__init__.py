@@ -1,6 +1,9 @@
 """Hydra search-path plugin: adds the config directories that faceedit_bench plugins
 publish through the ``faceedit_config_searchpath`` hook, so installing a plugin is
-enough for its config entries (e.g. ``editor=<name>``) to compose."""
+enough for its config entries (e.g. ``editor=<name>``) to compose.
+
+Hydra loads every search-path plugin for every Hydra app in the environment; this one
+acts only when the app composes faceedit_bench's own config directory."""
 
 from hydra.core.config_search_path import ConfigSearchPath, SearchPathQuery
 from hydra.plugins.search_path_plugin import SearchPathPlugin
@@ -8,8 +11,13 @@ from hydra.plugins.search_path_plugin import SearchPathPlugin
 
 class FaceEditBenchSearchPathPlugin(SearchPathPlugin):
     def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
+        from faceedit_bench.hydra_app import conf_dir
         from faceedit_bench.plugins import get_plugins
 
+        ours = str(conf_dir().resolve())
+        paths = {element.path.removeprefix("file://") for element in search_path.get_path()}
+        if ours not in paths:
+            return
         for path in get_plugins().searchpath():
             # After the main conf dir (the project's own entries win a name clash) and
             # before the structured-config store (a plugin's YAML wins over the fallback
