@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from faceedit_bench.errors import FaceEditBenchError
+from faceedit_bench.keys import fingerprint
 
 #: Where the builtin taxonomy lives inside the package (read via importlib.resources
 #: so it also works from an installed wheel or zip).
@@ -46,15 +46,6 @@ EXPECTED_TOTALS = (3, 8, 35, 169)  # axes, sub-axes, categories, attributes (§2
 
 class TaxonomyError(FaceEditBenchError):
     """The taxonomy file breaks the structure of METHODOLOGY §2.3/§8.1, or a lookup failed."""
-
-
-def canonical_json(obj: Any) -> str:
-    """The one serialisation that content hashes are taken over (whitespace-free, sorted)."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def content_hash(obj: Any) -> str:
-    return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -217,7 +208,7 @@ def parse_taxonomy(data: Mapping[str, Any], source: str = "<data>") -> Taxonomy:
             state_aliases=MappingProxyType(
                 {k: _strings(v, f"state alias {k!r}") for k, v in data.get("state_aliases", {}).items()}
             ),
-            content_hash=content_hash(data),
+            content_hash=fingerprint(data),
         )
     except (KeyError, TypeError) as exc:
         raise fail(f"malformed taxonomy ({type(exc).__name__}: {exc})") from None

@@ -8,7 +8,8 @@ from importlib import resources
 
 import pytest
 
-from faceedit_bench.taxonomy import TaxonomyError, content_hash, load_taxonomy, parse_taxonomy
+from faceedit_bench.keys import fingerprint as content_hash
+from faceedit_bench.taxonomy import TaxonomyError, load_taxonomy, parse_taxonomy
 
 SUB_AXIS_COUNTS = {  # §8.1: key -> (axis, categories, attributes)
     "hair-color": ("Hair", 6, 30),

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.errors import FaceEditBenchError
+from faceedit_bench.keys import fingerprint
 from faceedit_bench.records import STEPS_PER_SESSION, Session, Step, TestSet
-from faceedit_bench.taxonomy import TaxonomyError, content_hash, load_taxonomy
+from faceedit_bench.taxonomy import TaxonomyError, load_taxonomy
 
 __all__ = [
     "TESTSET_NAMES",
@@ -149,7 +150,7 @@ def parse_testset(data: Mapping[str, Any], source: str = "<data>") -> TestSet:
     return TestSet(
         name=name,
         version=version,
-        content_hash=content_hash(data),
+        content_hash=fingerprint(data),
         taxonomy_version=tax.version,
         sessions=tuple(sessions),
         reconstruction=reconstruction,
