@@ -7,6 +7,8 @@ from typing import Any
 
 from omegaconf import MISSING
 
+from faceedit_bench.records import TRANSIENT_OUTCOMES
+
 #: Config group -> registry kind. ``judge: none`` means no judge.
 GROUP_KINDS: dict[str, str] = {
     "editor": "editors",
@@ -38,7 +40,7 @@ class RunConf:
     # Processes for CPU scoring (0: one per core).
     workers: int = 0
     # Outcomes retried when a run is resumed; others are final.
-    retry_outcomes: list[str] = field(default_factory=lambda: ["api_error", "failed"])
+    retry_outcomes: list[str] = field(default_factory=lambda: sorted(o.value for o in TRANSIENT_OUTCOMES))
     # Contact sheets (I0..I4 with scores) written at most for this many sessions.
     max_contact_sheets: int = 200
     # Confidence level of reported intervals.

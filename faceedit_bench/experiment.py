@@ -155,14 +155,6 @@ def run_from_config(cfg: Any, plugins: Plugins) -> dict[str, Any]:
     return run_experiment(build_experiment(cfg, plugins), plugins)
 
 
-def _tracker_hooks(pm: Any, tracker: Any) -> str | None:
-    """Register the selected tracker for this run so it receives the lifecycle hooks."""
-    from faceedit_bench.hookspecs import PROJECT
-
-    has_hooks = any(getattr(getattr(tracker, n, None), f"{PROJECT}_impl", None) for n in dir(tracker))
-    return pm.register(tracker, name=f"tracker-{id(tracker)}") if has_hooks else None
-
-
 def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     from tqdm import tqdm
 
@@ -193,7 +185,8 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
         min_base_fss=getattr(dataset, "min_base_fss", None),
         single_face_only=bool(getattr(dataset, "single_face_only", False)),
     )
-    tracker_name = _tracker_hooks(pm, c["tracking"])
+    # The selected tracker receives the lifecycle hooks for this run only.
+    tracker_name = pm.register(c["tracking"])
     started = time.perf_counter()
     total = _expected_faces(info.components["dataset"].description.get("n_faces"), conf.run.max_faces)
     try:
@@ -221,8 +214,7 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
         pm.hook.faceedit_run_error(run=info, error=exc)
         raise
     finally:
-        if tracker_name:
-            pm.unregister(name=tracker_name)
+        pm.unregister(name=tracker_name)
     print(format_summary(report, info.output_dir))
     return report
 

@@ -81,10 +81,6 @@ class Ledger:
         self._db.execute("INSERT OR IGNORE INTO components VALUES (?,?,?)",
                          (fingerprint, kind, json.dumps(description, sort_keys=True, default=str)))
 
-    def component(self, fingerprint: str) -> dict[str, Any] | None:
-        row = self._db.execute("SELECT description FROM components WHERE fingerprint = ?", (fingerprint,)).fetchone()
-        return json.loads(row[0]) if row else None
-
     # -- edits ---------------------------------------------------------------------------
 
     def get_edit(self, edit_key: str) -> EditRow | None:
@@ -131,7 +127,3 @@ class Ledger:
         with self._db:
             self._db.execute("BEGIN")
             self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?,?,?,?,?,?,?)", rows)
-
-    def count(self, table: str) -> int:
-        assert table in {"edits", "embeddings"}
-        return self._db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]

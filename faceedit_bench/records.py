@@ -15,13 +15,6 @@ from typing import Any
 #: Number of chained edits in one session (METHODOLOGY §2.1).
 STEPS_PER_SESSION = 4
 
-#: Demographic attributes the reports contrast, with the two groups compared.
-CONTRASTS: dict[str, tuple[str, str]] = {
-    "gender": ("male", "female"),
-    "skin_tone": ("light", "dark"),
-    "age_group": ("young", "old"),
-}
-
 
 class Outcome(enum.StrEnum):
     """What happened to one unit of work. Stored as its value in the ledger."""
@@ -47,7 +40,7 @@ class Face:
 
     ``references`` are other images of the same identity, never the base image itself
     (METHODOLOGY §2.2). ``demographics`` maps a demographic attribute (see
-    :data:`CONTRASTS`, plus dataset-specific ones such as ``race``) to a group label,
+    ``gender``, ``skin_tone``, ``age_group``, plus dataset-specific ones such as ``race``) to a group label,
     or ``None`` where the dataset does not know it.
     """
 
