@@ -12,6 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from faceedit_bench.execution import CallLimits
 from faceedit_bench.records import EditRequest, EditResult, Face, FaceEmbedding, TestSet
 
 
@@ -28,6 +29,27 @@ class Editor(Protocol):
     def describe(self) -> Mapping[str, Any]: ...
 
     def edit(self, request: EditRequest) -> EditResult: ...
+
+
+@runtime_checkable
+class AsyncEditor(Protocol):
+    """An editor whose calls go through the core's execution layer: hosted APIs, or local
+    models that batch the requests arriving together.
+
+    ``aedit`` makes ONE attempt. It returns ``ok`` / ``refused`` / ``no_image`` (and
+    ``api_error`` for a permanent failure such as a 400, with the status in ``reason``), and
+    raises :class:`~faceedit_bench.execution.RetryableError` for transient failures; the
+    engine retries, rate-limits, times out and counts. ``limits`` says how calls may be
+    made; ``prices`` maps usage keys (see :mod:`faceedit_bench.cost`) to USD per unit, or is
+    empty when the editor costs nothing per call.
+    """
+
+    limits: CallLimits
+    prices: Mapping[str, float]
+
+    def describe(self) -> Mapping[str, Any]: ...
+
+    async def aedit(self, request: EditRequest) -> EditResult: ...
 
 
 @runtime_checkable

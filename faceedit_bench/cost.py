@@ -1,0 +1,21 @@
+"""Estimated cost of calls, from recorded usage and a price table.
+
+Usage keys are shared by every plugin: ``input_tokens``, ``output_tokens``,
+``input_image_tokens``, ``output_image_tokens``, ``images_out``. A price table maps the
+same keys to USD per unit; it comes from the component's config (with the date the
+prices were read), is recorded with the run, and makes every cost an *estimate*.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+USAGE_KEYS = ("input_tokens", "output_tokens", "input_image_tokens", "output_image_tokens", "images_out")
+
+
+def cost_usd(usage: Mapping[str, Any], prices: Mapping[str, float] | None) -> float | None:
+    """Σ usage[k] · prices[k]; ``None`` without a price table (unknown, not free)."""
+    if not prices:
+        return None
+    return float(sum(float(usage.get(k, 0) or 0) * float(p) for k, p in prices.items() if k != "as_of"))
