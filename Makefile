@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-PLUGINS := plugins/dlib plugins/insightface plugins/mlflow
+PLUGINS := plugins/dlib plugins/insightface plugins/mlflow plugins/gemini plugins/openai
 
 # Nothing may call outside hosts: MLflow telemetry and similar are off everywhere.
 export MLFLOW_DISABLE_TELEMETRY := true

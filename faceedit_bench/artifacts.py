@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from omegaconf import OmegaConf
 
-from faceedit_bench.contact_sheet import render
+from faceedit_bench.contact_sheet import contact_sheet_name, render
 from faceedit_bench.engine import SessionResult
+from faceedit_bench.html_report import write_html_report
 from faceedit_bench.records import Outcome
 from faceedit_bench.run import RunInfo
 from faceedit_bench.store import ImageStore
@@ -76,7 +76,7 @@ class ArtifactWriter:
             tiles.append((data, f"I{state.k} {score}: {step.instruction}"))
         title = f"{result.face.face_id} | {result.session.session_id}" + (
             f" | excluded: {result.excluded}" if result.excluded else "")
-        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{result.face.face_id}__{result.session.session_id}") + ".png"
+        name = contact_sheet_name(result.face.face_id, result.session.session_id)
         (self.out / "contact_sheets" / name).write_bytes(render(title, tiles))
         self.sheets += 1
 
@@ -85,9 +85,11 @@ def _fmt(value: float | None) -> str:
     return "" if value is None else f"{value:.6g}"
 
 
-def write_artifacts(info: RunInfo, report: dict[str, Any]) -> dict[str, str]:
+def write_artifacts(info: RunInfo, report: dict[str, Any], store: ImageStore | None = None) -> dict[str, str]:
     out = info.output_dir
     (out / "report.json").write_text(json.dumps(report, indent=2, sort_keys=False, default=str))
     (out / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(info.config)))
+    # After report.json: a rendering problem can never lose the numbers.
+    write_html_report(out, report, store=store)
     return {name: str(out / name) for name in
-            ("report.json", "config.yaml", "steps.csv", "sessions.csv", "contact_sheets")}
+            ("report.json", "report.html", "config.yaml", "steps.csv", "sessions.csv", "contact_sheets")}

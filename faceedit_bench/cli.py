@@ -70,6 +70,28 @@ def _export_replay_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compare_command(args: argparse.Namespace) -> int:
+    from faceedit_bench.compare import compare_runs, format_compare
+
+    result = compare_runs(args.runs)
+    print(json.dumps(result, indent=2) if args.json else format_compare(result, args.format))
+    if args.html:
+        args.html.write_text(format_compare(result, "html"), encoding="utf-8")
+        print(f"wrote {args.html}", file=sys.stderr)
+    return 0
+
+
+def _report_command(args: argparse.Namespace) -> int:
+    from faceedit_bench.compare import load_run
+    from faceedit_bench.html_report import store_for_run_dir, write_html_report
+    from faceedit_bench.store import ImageStore
+
+    report, run_dir = load_run(args.run)
+    store = ImageStore(args.store) if args.store else store_for_run_dir(run_dir)
+    print(write_html_report(run_dir, report, store=store))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="faceedit-bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -88,6 +110,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir", type=Path, help="<workspace>/runs/<run>")
     p.add_argument("out", type=Path, help="directory to create the replay layout in")
     p.set_defaults(func=_export_replay_command)
+    p = sub.add_parser("compare", help="compare runs side by side: metrics with CIs, outcome rates, bias flags, "
+                                       "cost, paired differences on shared sessions")
+    p.add_argument("runs", nargs="+", type=Path, help="run directories (<workspace>/runs/<run>) or their report.json")
+    p.add_argument("--format", choices=["text", "markdown"], default="text", help="console output format")
+    p.add_argument("--html", type=Path, metavar="OUT.html", help="also write a self-contained HTML page")
+    p.add_argument("--json", action="store_true", help="machine-readable output instead of the table")
+    p.set_defaults(func=_compare_command)
+    p = sub.add_parser("report", help="(re)write a run's self-contained report.html from its report.json")
+    p.add_argument("run", type=Path, help="<workspace>/runs/<run> or its report.json")
+    p.add_argument("--store", type=Path, help="image store for missing contact sheets (default: <workspace>/store)")
+    p.set_defaults(func=_report_command)
     return parser
 
 

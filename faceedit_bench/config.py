@@ -47,6 +47,31 @@ class RunConf:
     confidence: float = 0.95
     # Show a progress bar with ETA.
     progress: bool = True
+    # Stop issuing new provider calls once this invocation's estimated spend reaches this
+    # many USD (None: no limit). Rerunning resumes where it stopped.
+    budget_usd: float | None = None
+    # Judge answers that do not fit their schema are asked again this many times in all,
+    # then recorded as parse_error (never turned into a score).
+    judge_parse_attempts: int = 2
+
+
+def _default_contrasts() -> dict[str, list[str]]:
+    return {"gender": ["male", "female"], "skin_tone": ["light", "dark"], "age_group": ["young", "old"]}
+
+
+@dataclass
+class AnalysisConf:
+    """Disparity statistics (METHODOLOGY §7)."""
+
+    # demographic attribute -> the two groups compared (labels as the dataset writes them)
+    contrasts: dict[str, list[str]] = field(default_factory=_default_contrasts)
+    # Monte-Carlo permutation resamples per test (p = (b + 1) / (R + 1))
+    n_resamples: int = 9999
+    # A disparity is flagged as bias when WD > wd_threshold (metric units) and p < alpha.
+    wd_threshold: float = 3.0
+    alpha: float = 0.05
+    # Base seed of the permutation tests; each test derives its own from its name.
+    seed: int = 0
 
 
 @dataclass
@@ -58,5 +83,6 @@ class ExperimentConfig:
     judge: ComponentConf = field(default_factory=lambda: ComponentConf(name="none"))
     tracking: ComponentConf = MISSING
     run: RunConf = field(default_factory=RunConf)
+    analysis: AnalysisConf = field(default_factory=AnalysisConf)
     # Free-form tags added to the tracked run.
     tags: dict[str, str] = field(default_factory=dict)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import textwrap
 
 from PIL import Image, ImageDraw, ImageFont
@@ -31,3 +32,8 @@ def render(title: str, tiles: list[tuple[bytes | None, str]]) -> bytes:
     buf = io.BytesIO()
     sheet.save(buf, format="PNG")
     return buf.getvalue()
+
+
+def contact_sheet_name(face_id: str, session_id: str) -> str:
+    """The file name of a session's contact sheet under ``<run>/contact_sheets/``."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{face_id}__{session_id}") + ".png"

@@ -4,6 +4,10 @@ Usage keys are shared by every plugin: ``input_tokens``, ``output_tokens``,
 ``input_image_tokens``, ``output_image_tokens``, ``images_out``. A price table maps the
 same keys to USD per unit; it comes from the component's config (with the date the
 prices were read), is recorded with the run, and makes every cost an *estimate*.
+
+The keys are disjoint, so each token is priced once: a plugin that reports image tokens
+separately (``input_image_tokens``) leaves them out of ``input_tokens``; one whose provider
+bills image tokens at the text rate counts them in ``input_tokens``.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ metrics, and the reason is counted.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import time
@@ -25,13 +26,17 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
+from faceedit_bench.components import AsyncEditor
+from faceedit_bench.cost import cost_usd
 from faceedit_bench.errors import ImageError
+from faceedit_bench.execution import BudgetReached, Executors, GaveUp
 from faceedit_bench.images import decode_rgb, read_image_bytes
 from faceedit_bench.keys import edit_key, step_seed
 from faceedit_bench.ledger import EditRow, Ledger
 from faceedit_bench.records import EditRequest, EditResult, Face, Outcome, Session
 from faceedit_bench.run import RunInfo, StepRecord
 from faceedit_bench.scoring import EmbeddingService
+from faceedit_bench.secrets import redact
 from faceedit_bench.store import ImageStore
 
 log = logging.getLogger(__name__)
@@ -47,6 +52,7 @@ class StepState:
     input_hash: str
     output_hash: str | None
     resumed: bool
+    usage: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -79,6 +85,7 @@ class SessionResult:
     excluded: str | None  # None when included in metrics, else the reason
     scores: tuple[ImageScore, ...] = ()
     image_hashes: tuple[str | None, ...] = ()
+    judged: Any = None  # a JudgedSession when a judge scored this session
 
     @property
     def fss(self) -> tuple[float, ...] | None:
@@ -103,6 +110,8 @@ class EngineParts:
     retry: frozenset[Outcome]
     min_base_fss: float | None = None
     single_face_only: bool = False
+    executors: Executors = field(default_factory=Executors)
+    judge_scorer: Any = None  # a JudgeScorer, or None without a judge
 
 
 def chunks(items: Iterator[Face], size: int) -> Iterator[list[Face]]:
@@ -110,26 +119,53 @@ def chunks(items: Iterator[Face], size: int) -> Iterator[list[Face]]:
         yield chunk
 
 
+#: Session exclusion reason when the spending budget stopped the run before it finished.
+STOPPED_BY_BUDGET = "stopped_by_budget"
+
+
 class Engine:
+    """Runs the stages. All sessions of a chunk are edited concurrently on one event loop
+    (hosted editors are then bounded by their rate limits, not by the loop); a session's
+    own steps stay chained."""
+
     def __init__(self, parts: EngineParts, hook: Any, progress: Any = None) -> None:
         self.p = parts
         self.hook = hook
         self.progress = progress
         self.face_exclusions: Counter[str] = Counter()  # reason -> faces, for the report
+        self.stopped: str | None = None  # why the run stopped early (budget), else None
+        self.new_edit_calls = 0
+        self.first_base_hash: str | None = None  # for the judge anchors
+        self._loop = asyncio.new_event_loop()
+        self._async_editor = isinstance(parts.editor, AsyncEditor)
 
     # -- public ------------------------------------------------------------------------
+
+    def run_async(self, coroutine: Any) -> Any:
+        """Run a coroutine on the engine's loop (where the executors' limiters live)."""
+        return self._loop.run_until_complete(coroutine)
+
+    def close(self) -> None:
+        if not self._loop.is_closed():
+            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+            self._loop.close()
 
     def run(self, faces: Iterator[Face], sessions: tuple[Session, ...]) -> Iterator[SessionResult]:
         for chunk in chunks(faces, FACE_CHUNK):
             admitted, rejected = self._admit(chunk)
+            if admitted and self.first_base_hash is None:
+                self.first_base_hash = admitted[0].base_hash
             for face, reason in rejected:
                 self.face_exclusions[reason] += 1
                 for session in sessions:
                     if self.progress is not None:
                         self.progress.update(len(session.steps))
                     yield SessionResult(face, session, [], excluded=reason)
-            edited = [(a, s, self._edit_session(a, s)) for a in admitted for s in sessions]
-            yield from self._score(edited)
+            pairs = [(a, s) for a in admitted for s in sessions]
+            edited = self.run_async(self._edit_all(pairs))
+            yield from self._score([(a, s, states) for (a, s), states in zip(pairs, edited)])
+            if self.stopped:
+                return
 
     # -- admission ---------------------------------------------------------------------
 
@@ -196,7 +232,10 @@ class Engine:
 
     # -- edit stage ----------------------------------------------------------------------
 
-    def _edit_session(self, face: AdmittedFace, session: Session) -> list[StepState]:
+    async def _edit_all(self, pairs: list[tuple[AdmittedFace, Session]]) -> list[list[StepState]]:
+        return list(await asyncio.gather(*(self._edit_session(a, s) for a, s in pairs)))
+
+    async def _edit_session(self, face: AdmittedFace, session: Session) -> list[StepState]:
         states: list[StepState] = []
         current = face.base_hash
         for step in session.steps:
@@ -204,34 +243,56 @@ class Engine:
                 state = StepState(step.k, Outcome.SKIPPED, f"step {step.k - 1} did not succeed", current, None, False)
                 duration = 0.0
             else:
-                state, duration = self._edit_step(face, session, step.k, step.instruction, current)
+                try:
+                    state, duration = await self._edit_step(face, session, step.k, step.instruction, current)
+                except BudgetReached as exc:
+                    self.stopped = str(exc)
+                    return states  # incomplete: reported as stopped, nothing recorded for it
             states.append(state)
             self._notify(face.face, session, state, duration)
             if state.outcome is Outcome.OK and state.output_hash:
                 current = state.output_hash
         return states
 
-    def _edit_step(self, face: AdmittedFace, session: Session, k: int, instruction: str,
-                   input_hash: str) -> tuple[StepState, float]:
+    async def _edit_step(self, face: AdmittedFace, session: Session, k: int, instruction: str,
+                         input_hash: str) -> tuple[StepState, float]:
         seed = step_seed(self.p.run_seed, face.base_hash, session.session_id, k)
         key = edit_key(self.p.editor_fp, input_hash, instruction, seed)
         row = self.p.ledger.get_edit(key)
         if row is not None and row.outcome not in self.p.retry:
-            return StepState(k, row.outcome, row.reason, input_hash, row.output_hash, True), row.duration_s
+            state = StepState(k, row.outcome, row.reason, input_hash, row.output_hash, True, row.usage)
+            return state, row.duration_s
         request = EditRequest(self.p.store.get(input_hash), instruction, face.face.face_id, session.session_id, k, seed)
         started = time.perf_counter()
-        result = self._call_editor(request)
+        result = await self._call_editor(request)
         duration = time.perf_counter() - started
+        self.new_edit_calls += 1
         output_hash = self.p.store.put(result.image) if result.outcome is Outcome.OK and result.image else None
-        row = EditRow(key, result.outcome, output_hash, result.reason, dict(result.usage), duration)
+        usage = dict(result.usage)
+        spent = cost_usd(usage, getattr(self.p.editor, "prices", None))
+        if spent is not None:
+            usage["cost_usd"] = spent
+            self.p.executors.budget.add(spent)
+        reason = redact(result.reason)
+        row = EditRow(key, result.outcome, output_hash, reason, usage, duration)
         self.p.ledger.put_edit(key, editor_fp=self.p.editor_fp, face_id=face.face.face_id,
                                session_id=session.session_id, k=k, instruction=instruction,
                                input_hash=input_hash, row=row)
-        return StepState(k, result.outcome, result.reason, input_hash, output_hash, False), duration
+        return StepState(k, result.outcome, reason, input_hash, output_hash, False, usage), duration
 
-    def _call_editor(self, request: EditRequest) -> EditResult:
+    async def _call_editor(self, request: EditRequest) -> EditResult:
         try:
-            result = self.p.editor.edit(request)
+            if self._async_editor:
+                executor = self.p.executors.get(self.p.editor.limits)
+                result = await executor.call(lambda: self.p.editor.aedit(request))
+            else:
+                result = self.p.editor.edit(request)
+        except BudgetReached:
+            raise
+        except GaveUp as exc:
+            log.warning("editor call gave up on %s/%s step %d: %s", request.face_id, request.session_id, request.k,
+                        exc)
+            return EditResult(Outcome.API_ERROR, reason=str(exc))
         except Exception as exc:  # recorded as an outcome; KeyboardInterrupt still stops the run
             log.warning("editor failed on %s/%s step %d: %s", request.face_id, request.session_id, request.k, exc)
             return EditResult(Outcome.FAILED, reason=f"{type(exc).__name__}: {exc}")
@@ -259,11 +320,30 @@ class Engine:
 
     # -- score stage ---------------------------------------------------------------------
 
-    def _score(self, edited: list[tuple[AdmittedFace, Session, list[StepState]]]) -> Iterator[SessionResult]:
+    def _score(self, edited: list[tuple[AdmittedFace, Session, list[StepState]]]) -> list[SessionResult]:
+        results = list(self._score_identity(edited))
+        scorer = self.p.judge_scorer
+        if scorer is not None and not self.stopped:
+            complete = [r for r in results if r.excluded is None or r.excluded.startswith("score_")]
+            try:
+                judged = self.run_async(scorer.score(complete))
+            except BudgetReached as exc:
+                self.stopped = str(exc)
+            else:
+                for result, judgment in zip(complete, judged):
+                    result.judged = judgment
+        return results
+
+    def _score_identity(self, edited: list[tuple[AdmittedFace, Session, list[StepState]]]) -> Iterator[SessionResult]:
         outputs = [s.output_hash for _, _, states in edited for s in states if s.output_hash]
         embeddings = self.p.embeddings.get(outputs)
         for face, session, states in edited:
             hashes = (face.base_hash, *(s.output_hash for s in states))
+            if len(states) < len(session.steps):
+                if self.progress is not None:
+                    self.progress.update(len(session.steps) - len(states))
+                yield SessionResult(face.face, session, states, excluded=STOPPED_BY_BUDGET, image_hashes=hashes)
+                continue
             failed = next((s for s in states if s.outcome is not Outcome.OK), None)
             if failed is not None:
                 yield SessionResult(face.face, session, states, excluded=f"step_{failed.outcome.value}",

@@ -149,8 +149,10 @@ class Executor:
     RECOVER = 0.02  # rate factor restored on every success
     FLOOR = 0.25
 
-    def __init__(self, limits: CallLimits, budget: Budget | None = None) -> None:
+    def __init__(self, limits: CallLimits, budget: Budget | None = None,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.limits = limits
+        self._sleep = sleep
         self.budget = budget or Budget()
         self.stats = CallStats()
         self._slots = asyncio.Semaphore(limits.max_concurrency)
@@ -164,17 +166,14 @@ class Executor:
         rpm = self.limits.requests_per_minute
         if not rpm:
             return None
-        # A one-second bucket (or longer for slow limits) so a fresh limiter does not
-        # burst a whole minute's worth of requests at once.
-        per_second = rpm * self._factor / 60.0
-        burst = max(1.0, per_second)
+        # A bucket of about one second of requests (at least 1/FLOOR, so a pushed-back request
+        # still fits), so a fresh limiter does not burst a whole minute's worth at once.
+        per_second = rpm / 60.0
+        burst = max(1 / self.FLOOR, per_second)
         return AsyncLimiter(burst, burst / per_second)
 
     def _adjust(self, factor: float) -> None:
-        factor = min(1.0, max(self.FLOOR, factor))
-        if round(factor, 2) != round(self._factor, 2):
-            self._factor = factor
-            self._requests = self._request_limiter()
+        self._factor = min(1.0, max(self.FLOOR, factor))
 
     @property
     def rate_factor(self) -> float:
@@ -184,7 +183,8 @@ class Executor:
     async def _acquire(self) -> None:
         started = time.perf_counter()
         if self._requests is not None:
-            await self._requests.acquire()
+            # Pushed back to a fraction f of the rate: each request takes 1/f of a slot.
+            await self._requests.acquire(1 / self._factor)
         if self._tokens is not None and self._token_cost:
             await self._tokens.acquire(self._token_cost)
         self.stats.rate_wait_s += time.perf_counter() - started
@@ -207,6 +207,7 @@ class Executor:
             wait=_wait_for(self.limits),
             retry=retry_if_exception_type(RetryableError),
             before_sleep=self._before_retry,
+            sleep=self._sleep,
             reraise=True,
         )
         async with self._slots:

@@ -17,10 +17,14 @@ from omegaconf import OmegaConf
 
 from faceedit_bench import __version__
 from faceedit_bench.aggregate import Aggregator
+from faceedit_bench.anchors import check_anchors
 from faceedit_bench.artifacts import ArtifactWriter, write_artifacts
 from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig
 from faceedit_bench.engine import Engine, EngineParts
 from faceedit_bench.errors import ConfigError
+from faceedit_bench.execution import Budget, Executors
+from faceedit_bench.judge_scoring import JudgeScorer
+from faceedit_bench.judging import JudgeService
 from faceedit_bench.keys import fingerprint, portable
 from faceedit_bench.ledger import Ledger
 from faceedit_bench.plugins import Plugins
@@ -101,7 +105,7 @@ def _git_sha() -> str:
 
 
 #: Settings that change how a run executes, not what it measures.
-RUNTIME_ONLY = ("workers", "progress", "workspace", "max_contact_sheets", "retry_outcomes")
+RUNTIME_ONLY = ("workers", "progress", "workspace", "max_contact_sheets", "retry_outcomes", "budget_usd")
 
 
 def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
@@ -121,6 +125,7 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
         for kind, i in infos.items() if kind != "tracking"
     }
     scientific["run"] = {k: v for k, v in resolved["run"].items() if k not in RUNTIME_ONLY}
+    scientific["analysis"] = resolved["analysis"]
     run_key = fingerprint(portable(scientific))
     names = {g: infos[g].name for g in infos}
     run_name = f"{names['editor']}@{names['testset']}/{names['dataset']}/{names['embedder']}"
@@ -171,6 +176,15 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     editor_fp, embedder_fp = fingerprint(portable(editor_identity)), fingerprint(portable(embedder_identity))
     ledger.record_component(editor_fp, "editor", editor_identity)
     ledger.record_component(embedder_fp, "embedder", embedder_identity)
+    executors = Executors(Budget(conf.run.budget_usd))
+    judge_scorer = None
+    if "judge" in c:
+        judge_identity = {"name": conf.judge.name, **info.components["judge"].description}
+        judge_fp = fingerprint(portable(judge_identity))
+        ledger.record_component(judge_fp, "judge", judge_identity)
+        service = JudgeService(c["judge"], judge_fp, executors.get(c["judge"].limits), ledger, store,
+                               parse_attempts=conf.run.judge_parse_attempts, retry=retry)
+        judge_scorer = JudgeScorer(service, seed=conf.run.seed)
     embeddings = EmbeddingService(
         c["embedder"], embedder_fp, lambda: plugins.registry.create("embedders", conf.embedder.name, conf.embedder.params),
         store, ledger, conf.run.workers, retry,
@@ -181,7 +195,7 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
         info=info, editor=c["editor"],
         editor_fp=editor_fp,
         embeddings=embeddings, similarity=c["embedder"].similarity, store=store, ledger=ledger,
-        run_seed=conf.run.seed, retry=retry,
+        run_seed=conf.run.seed, retry=retry, executors=executors, judge_scorer=judge_scorer,
         min_base_fss=getattr(dataset, "min_base_fss", None),
         single_face_only=bool(getattr(dataset, "single_face_only", False)),
     )
@@ -198,17 +212,30 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             stack.callback(ledger.close)
             pm.hook.faceedit_run_start(run=info)
             engine = Engine(parts, pm.hook, progress)
-            aggregator = Aggregator(exp.metrics, conf.run.confidence)
+            stack.callback(engine.close)
+            available = {"embedder", "judge"} if judge_scorer is not None else {"embedder"}
+            aggregator = Aggregator(exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis)
             scored_by = f"{conf.embedder.name} {embedder_identity.get('version', 'unknown')}"
             writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets, scored_by)
             faces = islice(dataset.faces(), conf.run.max_faces)
             for result in engine.run(faces, sessions):
                 writer.write(result, aggregator.add(result))
             aggregator.face_exclusions.update(engine.face_exclusions)
-        computed = {"embeddings": embeddings.computed}
-        report = build_report(info, exp.testset, aggregator.sections(),
-                              wall_time_s=time.perf_counter() - started, computed=computed)
-        artifacts = write_artifacts(info, report)
+            reliability = None
+            if judge_scorer is not None and engine.first_base_hash and not engine.stopped:
+                reliability = engine.run_async(
+                    check_anchors(judge_scorer.service, ledger, store, engine.first_base_hash))
+        computed = {"embeddings": embeddings.computed, "edit_calls": engine.new_edit_calls,
+                    "judge_calls": judge_scorer.service.calls_made if judge_scorer else 0}
+        sections = aggregator.sections()
+        sections["cost"] = _cost_section(exp, aggregator, judge_scorer, executors, engine)
+        sections["calls"] = executors.stats()
+        if judge_scorer is not None:
+            sections["prompts"] = judge_scorer.describe()
+            sections["judge_reliability"] = reliability
+        report = build_report(info, exp.testset, sections, wall_time_s=time.perf_counter() - started,
+                              computed=computed, stopped=engine.stopped)
+        artifacts = write_artifacts(info, report, store)
         pm.hook.faceedit_run_end(run=info, report=report, artifacts=artifacts)
     except BaseException as exc:
         pm.hook.faceedit_run_error(run=info, error=exc)
@@ -217,6 +244,25 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
         pm.unregister(name=tracker_name)
     print(format_summary(report, info.output_dir))
     return report
+
+
+def _cost_section(exp: Experiment, aggregator: Aggregator, judge_scorer: Any, executors: Executors,
+                  engine: Engine) -> dict[str, Any]:
+    """Estimated USD from recorded usage and each component's price table."""
+    prices = {kind: dict(getattr(exp.components[kind], "prices", None) or {})
+              for kind in ("editor", "judge") if kind in exp.components}
+    by_component = {"editor": aggregator.edit_cost_usd if prices.get("editor") else None}
+    if judge_scorer is not None:
+        by_component["judge"] = judge_scorer.service.run_cost_usd() if prices.get("judge") else None
+    known = [v for v in by_component.values() if v is not None]
+    return {
+        "estimated_usd": sum(known) if known else None,
+        "new_usd": executors.budget.spent_usd,
+        "by_component": by_component,
+        "prices": prices,
+        "budget_usd": executors.budget.limit_usd,
+        "stopped_by_budget": engine.stopped is not None,
+    }
 
 
 def _expected_faces(n_faces: Any, limit: int | None) -> int | None:

@@ -9,6 +9,7 @@ an answer that does not fit the schema is an outcome, not a number.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import string
@@ -20,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ValidationError
 
 from faceedit_bench.cost import cost_usd
-from faceedit_bench.execution import BudgetReached, CallLimits, Executor, GaveUp
+from faceedit_bench.execution import CallLimits, Executor, GaveUp
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.records import Outcome
 from faceedit_bench.secrets import redact
@@ -163,21 +164,45 @@ class JudgeService:
         self.retry = retry
         self.calls_made = 0
         self.cost_usd = 0.0
+        self._in_flight: dict[str, asyncio.Future[JudgeAnswer]] = {}
+        self._used: dict[str, float | None] = {}  # judgment key -> its estimated cost, for this run
 
-    async def ask(self, template: PromptTemplate, image_hashes: Sequence[str], seed: int = 0,
-                  **fields: str) -> JudgeAnswer:
+    def run_cost_usd(self) -> float:
+        """Estimated cost of every distinct answer this run used, cached ones included."""
+        return sum(v for v in self._used.values() if v is not None)
+
+    async def ask(self, template: PromptTemplate, image_hashes: Sequence[str], seed: int = 0, *,
+                  fresh: bool = False, **fields: str) -> JudgeAnswer:
+        """The judge's answer about ``image_hashes`` (stored images). Taken from the ledger
+        when present unless ``fresh`` (anchors are re-asked every run); identical questions
+        asked concurrently share one call."""
         prompt = template.render(**fields)
         key = judgment_key(self.judge_fp, template, prompt, image_hashes, seed)
-        cached = self.ledger.get_judgment(key)
-        if cached is not None and cached.outcome not in self.retry:
-            return cached
-        images = tuple(self.store.get(h) for h in image_hashes)
-        answer = await self._ask(template, prompt, images, seed)
-        self.ledger.put_judgment(key, judge_fp=self.judge_fp, image_hashes=list(image_hashes), answer=answer)
-        return answer
+        if not fresh:
+            cached = self.ledger.get_judgment(key)
+            if cached is not None and cached.outcome not in self.retry:
+                self._used[key] = cached.usage.get("cost_usd")
+                return cached
+            if key in self._in_flight:
+                return await asyncio.shield(self._in_flight[key])
+        future: asyncio.Future[JudgeAnswer] = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = future
+        try:
+            images = tuple(self.store.get(h) for h in image_hashes)
+            answer = await self._ask(template, prompt, images, seed)
+            self.ledger.put_judgment(key, judge_fp=self.judge_fp, image_hashes=list(image_hashes), answer=answer)
+            self._used[key] = answer.usage.get("cost_usd")
+            future.set_result(answer)
+            return answer
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: waiters get it, nobody else has to
+            raise
+        finally:
+            self._in_flight.pop(key, None)
 
     async def _ask(self, template: PromptTemplate, prompt: str, images: tuple[bytes, ...], seed: int) -> JudgeAnswer:
-        usage: dict[str, float] = {}
+        usage: dict[str, Any] = {}
         last_raw, reason = None, ""
         for attempt in range(self.parse_attempts):
             request = JudgeRequest(prompt, images, template.json_schema, template.name.replace("-", "_"),
@@ -186,12 +211,12 @@ class JudgeService:
                 reply = await self.executor.call(lambda r=request: self.judge.ajudge(r))
             except GaveUp as exc:
                 return self._answer(template, Outcome.API_ERROR, None, last_raw, str(exc), usage)
-            except BudgetReached:
-                raise
             self.calls_made += 1
             for k, v in reply.usage.items():
-                if isinstance(v, (int, float)):
-                    usage[k] = usage.get(k, 0) + v
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    usage[k] = usage.get(k, 0) + v  # summed over parse retries
+                else:
+                    usage[k] = v  # e.g. the served model version: the latest wins
             if reply.outcome is not Outcome.OK:
                 return self._answer(template, reply.outcome, None, reply.text, reply.reason, usage)
             last_raw = reply.text

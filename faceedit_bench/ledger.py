@@ -13,11 +13,14 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from faceedit_bench.records import FaceEmbedding, Outcome
+
+if TYPE_CHECKING:
+    from faceedit_bench.judging import JudgeAnswer
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS edits (
@@ -39,6 +42,24 @@ CREATE TABLE IF NOT EXISTS components (
     fingerprint TEXT PRIMARY KEY,
     kind TEXT NOT NULL,
     description TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS judgments (
+    judgment_key TEXT PRIMARY KEY,
+    judge_fp TEXT NOT NULL,
+    template TEXT NOT NULL,
+    template_hash TEXT NOT NULL,
+    image_hashes TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    value TEXT,
+    raw TEXT,
+    reason TEXT NOT NULL,
+    usage TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS anchors (
+    anchor_key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created_at REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS embeddings (
     embedder_fp TEXT NOT NULL,
@@ -99,6 +120,37 @@ class Ledger:
              row.outcome.value, row.reason, json.dumps(row.usage, sort_keys=True, default=str),
              row.duration_s, time.time()),
         )
+
+    # -- judge answers -------------------------------------------------------------------
+
+    def get_judgment(self, key: str) -> JudgeAnswer | None:
+        from faceedit_bench.judging import JudgeAnswer
+
+        row = self._db.execute(
+            "SELECT outcome, value, raw, reason, usage, template, template_hash FROM judgments "
+            "WHERE judgment_key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        value = json.loads(row[1]) if row[1] is not None else None
+        return JudgeAnswer(Outcome(row[0]), value, row[2], row[3], json.loads(row[4]), row[5], row[6], resumed=True)
+
+    def put_judgment(self, key: str, *, judge_fp: str, image_hashes: list[str], answer: JudgeAnswer) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (key, judge_fp, answer.template, answer.template_hash, json.dumps(image_hashes), answer.outcome.value,
+             None if answer.value is None else json.dumps(answer.value, sort_keys=True), answer.raw, answer.reason,
+             json.dumps(answer.usage, sort_keys=True, default=str), time.time()),
+        )
+
+    # -- judge anchors (history kept for drift) ------------------------------------------
+
+    def previous_anchor(self, key: str) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT value FROM anchors WHERE anchor_key = ? ORDER BY created_at DESC LIMIT 1",
+                               (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put_anchor(self, key: str, value: dict[str, Any]) -> None:
+        self._db.execute("INSERT INTO anchors VALUES (?,?,?)", (key, json.dumps(value, sort_keys=True), time.time()))
 
     # -- embeddings ----------------------------------------------------------------------
 

@@ -14,9 +14,13 @@ from faceedit_bench.records import STEPS_PER_SESSION
 
 @dataclass(frozen=True)
 class SessionScores:
-    """What scorers measured on one complete session. ``fss[k]`` is FSS_k, k = 0..4."""
+    """What scorers measured on one complete session. ``fss[k]`` is FSS_k, k = 0..4;
+    ``sc[k-1]`` is SC_k in [0, 1] (``None`` where the judge gave no usable answer) and
+    ``oer`` the raw overediting rate, both ``None`` without a judge."""
 
     fss: tuple[float, ...]
+    sc: tuple[float | None, ...] | None = None
+    oer: float | None = None
 
 
 @dataclass(frozen=True)
@@ -39,3 +43,19 @@ def drop_fss(scores: SessionScores) -> float | None:
         return None
     k_steps = STEPS_PER_SESSION
     return 100.0 / k_steps * sum((fss0 - scores.fss[k]) / fss0 for k in range(1, k_steps + 1))
+
+
+def semantic_consistency(scores: SessionScores) -> float | None:
+    """Session SC x 100 = 100 * mean_k min(success, overediting)/10 (METHODOLOGY §2.5, §3.3).
+
+    Undefined when any step lacks a usable judge answer: a partial mean would favour
+    sessions whose hard steps were refused or unparsable.
+    """
+    if scores.sc is None or not scores.sc or any(v is None for v in scores.sc):
+        return None
+    return 100.0 * sum(v for v in scores.sc if v is not None) / len(scores.sc)
+
+
+def overediting_rate(scores: SessionScores) -> float | None:
+    """OER x 100 = 100 * overedits in the session / 4 (METHODOLOGY §2.5; counting rules §8.5)."""
+    return None if scores.oer is None else 100.0 * scores.oer

@@ -12,7 +12,7 @@ from faceedit_bench.records import TestSet
 from faceedit_bench.run import RunInfo
 
 SCHEMA_ID = "faceedit_bench/run_report"
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 RECONSTRUCTION_NOTE = (
     "The Face-Edit-Attributes taxonomy and the test-set sessions are a reconstruction of paper (a)'s "
@@ -20,9 +20,15 @@ RECONSTRUCTION_NOTE = (
     "formula (100/K)·Σ(FSS_0−FSS_k)/FSS_0; an edited image with no detected face scores FSS_k = 0."
 )
 
+JUDGE_NOTE = (
+    "SC follows VIEScore's 'tie' rule on (I_k-1, I_k, P_k) (the image pair is our reading of paper (a)); the "
+    "state-tracker prompt and the overedit counting rules are reconstructions (METHODOLOGY §8.5). Judge answers "
+    "that are refused, failed or unparsable leave the session's SC or OER undefined; they are never scored."
+)
+
 
 def build_report(info: RunInfo, testset: TestSet, sections: dict[str, Any], *,
-                 wall_time_s: float, computed: dict[str, int]) -> dict[str, Any]:
+                 wall_time_s: float, computed: dict[str, int], stopped: str | None = None) -> dict[str, Any]:
     embedder = info.components["embedder"].description
     return {
         "schema": SCHEMA_ID,
@@ -35,6 +41,8 @@ def build_report(info: RunInfo, testset: TestSet, sections: dict[str, Any], *,
             "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "wall_time_s": round(wall_time_s, 3),
             "computed": computed,
+            "complete": stopped is None,
+            **({"stopped": stopped} if stopped else {}),
         },
         "components": {
             kind: {
@@ -58,11 +66,7 @@ def build_report(info: RunInfo, testset: TestSet, sections: dict[str, Any], *,
             "embedder_version": str(embedder.get("version", "unknown")),
         },
         **sections,
-        "skipped_metrics": {
-            "sc": "semantic consistency needs an MLLM judge (judge=none)",
-            "oer": "overediting rate needs an MLLM state tracker (judge=none)",
-        },
-        "notes": [RECONSTRUCTION_NOTE],
+        "notes": [RECONSTRUCTION_NOTE, *([JUDGE_NOTE] if "overediting" in sections else [])],
     }
 
 
@@ -83,10 +87,10 @@ def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
         put(name, m["mean"])
         for stat in ("ci_low", "ci_high", "n", "sd", "undefined_sessions"):
             put(metric_key(name, stat), m[stat])
-    for point in report["trajectory"]["fss"]:
-        put(metric_key("fss_step", point["k"]), point["mean"])
-        put(metric_key("fss_step", point["k"], "ci_low"), point["ci_low"])
-        put(metric_key("fss_step", point["k"], "ci_high"), point["ci_high"])
+    for series, points in report["trajectory"].items():
+        for point in points:
+            for stat, suffix in (("mean", ""), ("ci_low", "ci_low"), ("ci_high", "ci_high")):
+                put(metric_key(f"{series}_step", point["k"], suffix), point[stat])
     counts = report["counts"]
     put("faces_seen", counts["faces"]["seen"])
     for reason, n in counts["faces"]["excluded"].items():
@@ -97,6 +101,31 @@ def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
     for reason, n in counts["sessions"]["excluded"].items():
         put(metric_key("sessions_excluded", reason), n)
     put("edited_images_without_face", counts["edited_images_without_face"])
+    for key, labels in counts.get("steps_by_group", {}).items():
+        for label, outcomes in labels.items():
+            for outcome, n in outcomes.items():
+                put(metric_key("steps", key, label, outcome), n)
+    for template, outcomes in counts.get("judge", {}).items():
+        for outcome, n in outcomes.items():
+            put(metric_key("judge", template.split("@")[0], outcome), n)
+    cost = report.get("cost") or {}
+    put("cost_estimated_usd", cost.get("estimated_usd"))
+    put("cost_new_usd", cost.get("new_usd"))
+    for component, usd in (cost.get("by_component") or {}).items():
+        put(metric_key("cost", component, "usd"), usd)
+    for provider, stats in (report.get("calls") or {}).items():
+        for field in ("calls", "attempts", "succeeded"):
+            put(metric_key("calls", provider, field), stats[field])
+        for kind, n in stats["retries"].items():
+            put(metric_key("calls", provider, "retries", kind), n)
+        for kind, n in stats["gave_up"].items():
+            put(metric_key("calls", provider, "gave_up", kind), n)
+    for row in report.get("disparity", []):
+        prefix = ("disparity", row["contrast"], row["metric"])
+        put(metric_key(*prefix, "wd"), row["wd"])
+        put(metric_key(*prefix, "p_value"), row["p_value"])
+        if row["bias"] is not None:
+            put(metric_key(*prefix, "bias"), int(row["bias"]))
     for key, labels in report["groups"].items():
         for label, g in labels.items():
             put(metric_key(key, label, "sessions_included"), g["sessions_included"])

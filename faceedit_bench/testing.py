@@ -72,7 +72,12 @@ class EditorContract:
         assert "version" in description or "model" in description
 
     def test_edit_returns_an_outcome(self, editor: Any) -> None:
-        result = editor.edit(self.request())
+        if hasattr(editor, "aedit"):  # an AsyncEditor: one attempt, run on its own loop here
+            import asyncio
+
+            result = asyncio.run(editor.aedit(self.request()))
+        else:
+            result = editor.edit(self.request())
         assert isinstance(result, EditResult)
         assert isinstance(result.outcome, Outcome)
         if result.outcome is Outcome.OK:
@@ -92,8 +97,13 @@ class PluginDistributionContract:
     module: str  # e.g. "faceedit_bench_dlib"
     group: str  # Hydra config group, e.g. "embedder"
     kind: str  # registry kind, e.g. "embedders"
-    component: str  # registered name, also the entry-point and config-entry name
+    component: str  # registered name, also the config-entry name
+    entry_point: str = ""  # the plugin's entry-point name when it differs from ``component``
     dependencies: tuple[str, ...] = ()
+
+    @property
+    def plugin_name(self) -> str:
+        return self.entry_point or self.component
 
     @property
     def config_path(self) -> str:
@@ -116,7 +126,7 @@ class PluginDistributionContract:
             conf = zf.read(self.config_path).decode()
         assert f"{self.module}/__init__.py" in names and f"{self.module}/conf/__init__.py" in names
         assert not any(n.endswith(".pyc") or "/tests/" in n for n in names)
-        assert "[faceedit_bench]" in entry_points and f"{self.component} = {self.module}" in entry_points
+        assert "[faceedit_bench]" in entry_points and f"{self.plugin_name} = {self.module}" in entry_points
         assert f"name: {self.component}" in conf
         for dep in ("faceedit-bench", *self.dependencies):
             assert f"Requires-Dist: {dep}" in metadata, dep
@@ -127,11 +137,11 @@ class PluginDistributionContract:
         with zipfile.ZipFile(wheel) as zf:
             zf.extractall(tmp_path)
         monkeypatch.syspath_prepend(str(tmp_path))
-        monkeypatch.setenv("FACEEDIT_BENCH_LOAD_PLUGINS", self.component)
+        monkeypatch.setenv("FACEEDIT_BENCH_LOAD_PLUGINS", self.plugin_name)
         plugins = load_plugins()
-        assert plugins.info[self.component].distribution == self.distribution
+        assert plugins.info[self.plugin_name].distribution == self.distribution
         registration = plugins.registry.get(self.kind, self.component)
-        assert registration.provider == self.component and registration.description
+        assert registration.provider == self.plugin_name and registration.description
         assert f"pkg://{self.module}.conf" in plugins.searchpath()
 
     def test_config_entry_matches_the_factory(self) -> None:

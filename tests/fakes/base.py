@@ -79,7 +79,9 @@ class FakeServer:
         self._window: deque[float] = deque()
         self._lock = threading.Lock()
         self._httpd = _Server(("127.0.0.1", 0), self._make_handler())
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # A short poll interval: stopping the server otherwise waits up to 0.5 s.
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
 
     # -- control -----------------------------------------------------------------------
 

@@ -1,0 +1,132 @@
+"""Hosted-editor throughput against a rate-limited, faulty provider, and the cost of a rerun.
+
+A fake Gemini server (tests/fakes) answers every generateContent call after 300 ms,
+enforces 600 requests/min (a sliding minute; above it: 429 with Retry-After), and injects
+429s on 5% and 500s on 2% of requests. The real google-genai SDK calls it through the
+`nano_banana` editor and the core's execution layer, inside a full engine run (50 faces x
+10 multi_axis sessions x 4 steps = 2,000 edit calls, then a rerun of the same experiment).
+A sequential client (one call at a time, same editor and retries) runs beside it for
+comparison. Usage: python benchmarks/bench_hosted.py [--calls 2000] [--sequential 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import io
+import os
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+KEY = "bench-key"
+LATENCY_S = 0.3
+RPM = 600
+FAULTS = {"429": 0.05, "500": 0.02}
+
+
+def engine_run(server, n_faces: int, tmp: str) -> dict:
+    from bench_engine import BenchFaces
+    from hydra import compose, initialize_config_dir
+
+    from faceedit_bench import hookimpl
+    from faceedit_bench.experiment import build_experiment, run_experiment
+    from faceedit_bench.hydra_app import conf_dir, register_configs
+    from faceedit_bench.plugins import load_plugins
+    from faceedit_bench.testing import PixelEmbedder
+
+    plugin = types.ModuleType("bench_plugin")
+    plugin.faceedit_register_datasets = hookimpl(lambda register: register("bench_faces", BenchFaces))
+    plugin.faceedit_register_embedders = hookimpl(lambda register: register("pixel", PixelEmbedder))
+    plugins = load_plugins()
+    plugins.add(plugin, name="bench")
+    register_configs(plugins)
+    limits = "editor.params.limits"
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=[
+            "editor=nano_banana", f"editor.params.base_url={server.url}", f"{limits}.requests_per_minute={RPM}",
+            f"{limits}.tokens_per_minute=null", f"{limits}.max_concurrency=64", f"{limits}.max_attempts=8",
+            f"{limits}.backoff_initial_s=0.5", "testset=multi_axis", "dataset=bench_faces",
+            f"+dataset.params.root={tmp}", f"+dataset.params.n={n_faces}", "embedder=pixel", "tracking=none",
+            f"run.workspace={tmp}/ws", "run.workers=1", "run.progress=false", "run.max_contact_sheets=0"])
+    exp = build_experiment(cfg, plugins)
+    out = {}
+    for label in ("first", "rerun"):
+        before = server.calls
+        started = time.perf_counter()
+        with contextlib.redirect_stdout(io.StringIO()):
+            report = run_experiment(exp, plugins)
+        out[label] = {"wall_s": time.perf_counter() - started, "provider_calls": server.calls - before,
+                      "ok": report["counts"]["steps"].get("ok", 0), "steps": report["counts"]["steps"],
+                      "calls": next(iter(report["calls"].values()), {})}
+    return out
+
+
+def sequential(server, n_calls: int) -> dict:
+    from faceedit_bench.execution import Executor
+    from faceedit_bench.plugins import load_plugins
+    from faceedit_bench.records import EditRequest
+    from faceedit_bench.testing import gradient_image
+
+    editor = load_plugins().registry.create("editors", "nano_banana", {
+        "base_url": server.url, "limits": {"requests_per_minute": RPM, "tokens_per_minute": None,
+                                           "max_attempts": 8, "backoff_initial_s": 0.5}})
+    image = gradient_image(0)
+
+    async def main() -> int:
+        executor = Executor(editor.limits)
+        ok = 0
+        for i in range(n_calls):
+            request = EditRequest(image, f"make the person's hair color red {i}", "f", "s", 1, i)
+            result = await executor.call(lambda r=request: editor.aedit(r))
+            ok += result.outcome.value == "ok"
+        return ok
+
+    started = time.perf_counter()
+    ok = asyncio.run(main())
+    return {"wall_s": time.perf_counter() - started, "ok": ok}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=2000, help="edit calls (multiple of 40)")
+    parser.add_argument("--sequential", type=int, default=100, help="calls of the sequential client")
+    args = parser.parse_args()
+    os.environ["GEMINI_API_KEY"] = KEY
+    from tests.fakes.gemini import gemini_server
+
+    n_faces = max(1, args.calls // 40)
+    with tempfile.TemporaryDirectory() as tmp:
+        with gemini_server(api_key=KEY, latency_s=LATENCY_S, rpm_limit=RPM, fault_rates=FAULTS, retry_after=1.0,
+                           seed=1) as server:
+            runs = engine_run(server, n_faces, tmp)
+        with gemini_server(api_key=KEY, latency_s=LATENCY_S, rpm_limit=RPM, fault_rates=FAULTS, retry_after=1.0,
+                           seed=2) as server:
+            seq = sequential(server, args.sequential)
+    first = runs["first"]
+    engine_rate = first["ok"] / first["wall_s"] * 60
+    seq_rate = seq["ok"] / seq["wall_s"] * 60
+    attempts_rate = first["provider_calls"] / first["wall_s"] * 60
+    print(f"fake provider: {LATENCY_S * 1000:.0f} ms latency, {RPM} requests/min enforced, "
+          f"faults injected: {FAULTS}")
+    print("| client | edit calls | succeeded | wall (s) | requests/min sent | successes/min | share of limit |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(f"| engine (execution layer) | {n_faces * 40} | {first['ok']} | {first['wall_s']:.1f} | "
+          f"{attempts_rate:.0f} | {engine_rate:.0f} | {engine_rate / RPM:.2f} |")
+    print(f"| sequential, same retries | {args.sequential} | {seq['ok']} | {seq['wall_s']:.1f} | - | "
+          f"{seq_rate:.0f} | {seq_rate / RPM:.2f} |")
+    print(f"\nfirst run: steps {first['steps']}; retries {first['calls'].get('retries')}; "
+          f"gave up {first['calls'].get('gave_up')}")
+    print(f"immediate rerun: {runs['rerun']['provider_calls']} provider calls, {runs['rerun']['wall_s']:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

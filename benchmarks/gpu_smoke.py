@@ -1,0 +1,115 @@
+"""Local editors and judge: images/s, peak GPU memory and the framework's overhead over bare
+pipeline calls.
+
+"bare" calls the diffusers pipeline directly with prepared images and one batch of
+arguments; "framework" sends the same requests through the editor's ``aedit`` (resize,
+micro-batching, worker thread, PNG encoding), the way the engine does. Both run after a
+warm-up call, on the tiny random pipelines of ``faceedit_bench_diffusers.testing``, and with
+``--real`` also on each editor's real weights where they are in the Hugging Face cache (with
+the config's defaults, ``--steps`` overriding the step count). Without a GPU it runs the tiny
+configs on the CPU and says so.
+
+Usage: python benchmarks/gpu_smoke.py [--images 8] [--batch 4] [--steps 2] [--real]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+TINY = ["instruct_pix2pix", "flux1_dev", "flux_kontext_dev", "qwen_image_edit", "flux2_dev"]
+
+
+def requests(n: int, size: int) -> list[Any]:
+    from faceedit_bench.records import EditRequest
+    from faceedit_bench.testing import gradient_image
+
+    return [EditRequest(gradient_image(i, size=size), "make the person's hair red", f"f{i}", "s", 1, i)
+            for i in range(n)]
+
+
+def bare(editor: Any, reqs: list[Any]) -> float:
+    """Seconds for the pipeline calls alone, in the editor's batch size."""
+    pipe, items = editor._loaded(), [editor._prepare(r) for r in reqs]
+    batches = [items[i:i + editor.batch_size] for i in range(0, len(items), editor.batch_size)]
+    pipe(**editor._arguments(batches[0]))  # warm-up
+    started = time.perf_counter()
+    for batch in batches:
+        pipe(**editor._arguments(batch))
+    return time.perf_counter() - started
+
+
+def framework(editor: Any, reqs: list[Any]) -> tuple[float, int | None]:
+    async def run() -> list[Any]:
+        return list(await asyncio.gather(*(editor.aedit(r) for r in reqs)))
+
+    editor.edit(reqs[0])  # warm-up (and loading)
+    started = time.perf_counter()
+    results = asyncio.run(run())
+    seconds = time.perf_counter() - started
+    failed = [r.reason for r in results if r.outcome.value != "ok"]
+    if failed:
+        raise RuntimeError(failed[0])
+    peaks = [r.usage.get("peak_gpu_mem_bytes") for r in results]
+    return seconds, max(peaks) if all(p is not None for p in peaks) else None
+
+
+def measure(label: str, editor: Any, n: int) -> dict[str, Any]:
+    reqs = requests(n, 64)
+    t_bare = bare(editor, reqs)
+    t_framework, peak = framework(editor, reqs)
+    return {"editor": label, "batch": editor.batch_size, "images": n, "bare": n / t_bare,
+            "framework": n / t_framework, "overhead_ms": 1000 * (t_framework - t_bare) / n,
+            "peak_mb": peak / 2**20 if peak else None}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--images", type=int, default=8)
+    parser.add_argument("--batch", type=int, default=4)
+    parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--real", action="store_true", help="also real weights found in the HF cache")
+    args = parser.parse_args()
+
+    import torch
+    from faceedit_bench_diffusers import editors, testing
+
+    from faceedit_bench.errors import ModelNotFoundError
+
+    cuda = torch.cuda.is_available()
+    device, dtype = ("cuda", "bfloat16") if cuda else ("cpu", "float32")
+    print(f"device: {torch.cuda.get_device_name() if cuda else 'no GPU: tiny configs on the CPU'}", flush=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, testing.small_qwen_internal_size(64):
+        for name in TINY:
+            extra = {"auto_resize": False} if name == "flux_kontext_dev" else {}
+            editor = getattr(editors, name)(model=str(testing.save_tiny(name, Path(tmp) / name)), steps=args.steps,
+                                            resolution=64, dtype=dtype, device=device, batch_size=args.batch,
+                                            **extra)
+            rows.append(measure(f"{name} (tiny)", editor, args.images))
+    if args.real:
+        for name in [*TINY, "step1x_edit"]:
+            try:
+                editor = getattr(editors, name)(steps=args.steps, batch_size=args.batch, device=device)
+            except (ModelNotFoundError, ValueError) as exc:
+                print(f"{name}: skipped ({str(exc)[:120]})")
+                continue
+            rows.append(measure(f"{name} ({editor.source.name})", editor, args.images))
+    print(f"\n{'editor':42} {'batch':>5} {'images':>6} {'bare img/s':>10} {'framework img/s':>15} "
+          f"{'overhead ms/img':>15} {'peak GPU MB':>11}")
+    for r in rows:
+        peak = f"{r['peak_mb']:.0f}" if r["peak_mb"] else "-"
+        print(f"{r['editor']:42} {r['batch']:>5} {r['images']:>6} {r['bare']:>10.2f} {r['framework']:>15.2f} "
+              f"{r['overhead_ms']:>15.1f} {peak:>11}")
+
+
+if __name__ == "__main__":
+    main()

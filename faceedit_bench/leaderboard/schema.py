@@ -1,0 +1,56 @@
+"""The submission schema (``faceedit_bench/schemas/submission.schema.json``) and its validation."""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+from typing import Any
+
+from faceedit_bench.leaderboard.errors import SubmissionRejected
+
+MAX_ERRORS_SHOWN = 5
+
+
+@functools.cache
+def submission_schema() -> dict[str, Any]:
+    text = (resources.files("faceedit_bench") / "schemas" / "submission.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+@functools.cache
+def _validator() -> Any:
+    import jsonschema
+
+    schema = submission_schema()
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def printable(text: str, limit: int = 200) -> str:
+    """Untrusted text made safe for a terminal or a log line: escaped, and bounded by cutting
+    the middle (a validation message quotes the value first and says what is wrong last)."""
+    escaped = ascii(str(text))[1:-1]
+    if len(escaped) <= limit:
+        return escaped
+    half = max(limit // 2, 1)
+    return escaped[:half] + "..." + escaped[-half:]
+
+
+def validate_submission(record: Any, *, what: str = "submission.json") -> None:
+    """Raise :class:`SubmissionRejected` listing the first schema violations of ``record``."""
+    errors = sorted(_validator().iter_errors(record), key=lambda e: [str(p) for p in e.absolute_path])
+    if not errors:
+        return
+    lines = []
+    for error in errors[:MAX_ERRORS_SHOWN]:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        # oneOf/anyOf: say why each alternative failed, not only that none fitted.
+        reasons = [e.message for e in error.context[:3]] if error.context else [error.message]
+        lines.append(f"  at {printable(where, 120)}: " + "; or ".join(printable(r) for r in reasons))
+    more = f"\n  ... and {len(errors) - MAX_ERRORS_SHOWN} more" if len(errors) > MAX_ERRORS_SHOWN else ""
+    raise SubmissionRejected(
+        f"{what} does not follow the submission schema (faceedit_bench/schemas/submission.schema.json, "
+        "see docs/submissions.md):\n" + "\n".join(lines) + more
+    )

@@ -1,0 +1,59 @@
+(function () {
+  "use strict";
+  // Sorting and view switching only: the tables are rendered on the server, and no string
+  // from the data is ever turned into markup here (no innerHTML).
+  var protocol = document.getElementById("protocol");
+  var contrast = document.getElementById("contrast");
+  var sections = Array.prototype.slice.call(document.querySelectorAll("section.view"));
+  var empty = document.getElementById("no-view");
+  if (!protocol || !contrast || !empty) { return; }  // a page without entries has no views
+
+  function show() {
+    var shown = 0;
+    sections.forEach(function (section) {
+      var on = section.getAttribute("data-protocol") === protocol.value &&
+        section.getAttribute("data-contrast") === contrast.value;
+      section.hidden = !on;
+      if (on) { shown += 1; }
+    });
+    empty.hidden = shown > 0;
+  }
+
+  function sortKey(row, column) {
+    var value = row.cells[column].getAttribute("data-value");
+    return value === null || value === "" ? null : value;
+  }
+
+  function sortBy(button) {
+    var header = button.parentNode;
+    var table = header.closest("table");
+    var column = Number(button.getAttribute("data-col"));
+    var numeric = button.getAttribute("data-kind") === "num";
+    var state = header.getAttribute("aria-sort");
+    var descending;
+    if (state === "ascending") { descending = true; }
+    else if (state === "descending") { descending = false; }
+    else { descending = button.getAttribute("data-hib") === "true"; }  // first click: best first
+    Array.prototype.forEach.call(table.querySelectorAll("th[aria-sort]"), function (th) {
+      th.setAttribute("aria-sort", "none");
+    });
+    header.setAttribute("aria-sort", descending ? "descending" : "ascending");
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = sortKey(a, column);
+      var y = sortKey(b, column);
+      if (x === null || y === null) { return x === y ? 0 : (x === null ? 1 : -1); }  // missing values last
+      var order = numeric ? Number(x) - Number(y) : x.localeCompare(y);
+      return descending ? -order : order;
+    });
+    rows.forEach(function (row) { body.appendChild(row); });
+  }
+
+  Array.prototype.forEach.call(document.querySelectorAll("button.sort"), function (button) {
+    button.addEventListener("click", function () { sortBy(button); });
+  });
+  protocol.addEventListener("change", show);
+  contrast.addEventListener("change", show);
+  show();
+}());

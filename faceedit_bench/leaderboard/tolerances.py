@@ -1,0 +1,50 @@
+"""How closely verification must reproduce each metric.
+
+A metric computed from the embedder only is deterministic given the same images and the
+same embedder version, so it must reproduce to float noise. A metric that needs a judge
+(registered with ``requires`` containing ``judge``) is re-asked from a hosted model and
+varies between calls (PEERS §3.1), so it gets a tolerance in its own unit. The submission
+states its tolerance per metric; the verifier refuses tolerances looser than its caps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+#: Absolute tolerance of embedder-only metrics, in the metric's unit.
+EMBEDDER_TOLERANCE = 1e-6
+#: Absolute tolerance of judge metrics, in the metric's unit (x100 scales: one point).
+JUDGE_TOLERANCE = 1.0
+#: Absolute tolerance of disparity p-values (permutation tests on reproduced values).
+P_VALUE_TOLERANCE = 0.01
+
+
+def needs_judge(name: str, registered: Mapping[str, Any], has_judge: bool) -> bool:
+    """Whether metric ``name`` depends on a judge: from its registration's ``requires``;
+    a metric no installed plugin registers is assumed judge-based only when a judge ran."""
+    metric = registered.get(name)
+    requires = getattr(metric, "requires", None)
+    if requires is None:
+        return has_judge
+    return "judge" in requires
+
+
+def default_tolerance(name: str, registered: Mapping[str, Any], has_judge: bool) -> float:
+    return JUDGE_TOLERANCE if needs_judge(name, registered, has_judge) else EMBEDDER_TOLERANCE
+
+
+def registered_metrics(plugins: Any = None) -> dict[str, Any]:
+    """Registered session metrics by name (the objects carry ``higher_is_better`` and ``requires``)."""
+    if plugins is None:
+        from faceedit_bench.plugins import get_plugins
+
+        plugins = get_plugins()
+    table = plugins.registry["metrics"]
+    out: dict[str, Any] = {}
+    for name in table.names():
+        try:
+            out[name] = table.get(name).load()
+        except Exception:  # a clash or a broken plugin: the report's own statement is used instead
+            continue
+    return out

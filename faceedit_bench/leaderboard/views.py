@@ -1,0 +1,303 @@
+"""The leaderboard's tables, independent of the output format: one view per measurement
+protocol (test set x dataset x embedder x judge x limits), and in each a section for all
+sessions plus one per demographic contrast. Markdown and HTML render these same cells.
+
+Metric directions come from the registered metric's ``higher_is_better`` (the report's own
+statement for a metric this installation does not register), never from a list of names.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from faceedit_bench.leaderboard.entries import Entry
+
+#: Step outcomes counted as failed attempts (everything but ok, refused and skipped).
+NOT_FAILED = frozenset({"ok", "refused", "skipped"})
+ALL = "all"
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    name: str
+    unit: str
+    higher_is_better: bool
+    description: str
+
+
+@dataclass
+class Cell:
+    text: str
+    value: str = ""  # sort key: a number as text, or "" (always sorted last)
+    sub: str = ""  # a second, smaller line
+    cls: str = ""
+    href: str | None = None  # https links only
+
+
+@dataclass
+class Column:
+    title: str
+    kind: str  # "num" or "text"
+    hib: str = ""  # "true"/"false" for metric columns: the first click sorts best first
+    help: str = ""
+
+
+@dataclass
+class Row:
+    id: str
+    status: str
+    cells: list[Cell]
+
+
+@dataclass
+class Plot:
+    title: str
+    unit: str
+    higher_is_better: bool
+    series: list[str]  # group labels; [""] for one series
+    rows: list[tuple[str, list[tuple[float | None, float | None, float | None]]]]  # label, per series (mean, lo, hi)
+
+
+@dataclass
+class Section:
+    contrast: str  # ALL or a demographic attribute
+    title: str
+    columns: list[Column]
+    rows: list[Row]
+    plots: list[Plot] = field(default_factory=list)
+
+
+@dataclass
+class View:
+    key: str
+    label: str
+    details: list[tuple[str, str]]
+    metrics: list[MetricInfo]
+    rank_by: str | None
+    sections: list[Section]
+    notes: list[str]
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "n/a"
+    return f"{float(value):.{digits}f}"
+
+
+def sort_value(value: Any) -> str:
+    return "" if value is None else repr(float(value))
+
+
+def fmt_summary(s: Mapping[str, Any] | None) -> tuple[str, str]:
+    """(``mean [lo, hi]``, ``n=..``)."""
+    if not s or s.get("mean") is None:
+        return "n/a", f"n={s.get('n', 0)}" if s else ""
+    ci = f" [{fmt(s['ci_low'])}, {fmt(s['ci_high'])}]" if s.get("ci_low") is not None else " (no CI)"
+    return f"{fmt(s['mean'])}{ci}", f"n={s.get('n', 0)}"
+
+
+def metric_infos(entries: list[Entry], registered: Mapping[str, Any]) -> list[MetricInfo]:
+    """The metrics of a view, in order of first appearance; direction from the registry when the
+    metric is registered here, else from the records (which must agree, or the metric is left out)."""
+    seen: dict[str, list[Mapping[str, Any]]] = {}
+    for e in entries:
+        for name, m in e.record["metrics"].items():
+            seen.setdefault(name, []).append(m)
+    out = []
+    for name, stated in seen.items():
+        reg = registered.get(name)
+        if reg is not None and isinstance(getattr(reg, "higher_is_better", None), bool):
+            hib = reg.higher_is_better
+        elif len({bool(m["higher_is_better"]) for m in stated}) == 1:
+            hib = bool(stated[0]["higher_is_better"])
+        else:
+            continue  # contradictory statements and no registration: no direction to rank by
+        out.append(MetricInfo(name, stated[0]["unit"], hib, stated[0]["description"]))
+    return out
+
+
+def _rank(entries: list[Entry], metric: MetricInfo | None) -> tuple[list[Entry], dict[str, int | None]]:
+    """Competition ranking ("1, 1, 3") by the metric's mean in its direction; entries without a
+    mean, and entries whose verification failed, are listed last without a rank."""
+    def mean(e: Entry) -> float | None:
+        if metric is None or e.status == "failed":
+            return None
+        return e.record["metrics"].get(metric.name, {}).get("mean")
+
+    sign = -1.0 if metric is not None and metric.higher_is_better else 1.0
+    ranked = sorted(entries, key=lambda e: (mean(e) is None, sign * (mean(e) or 0.0), e.id))
+    ranks: dict[str, int | None] = {}
+    previous, position = None, 0
+    for i, e in enumerate(ranked, start=1):
+        m = mean(e)
+        if m is None:
+            ranks[e.id] = None
+            continue
+        if m != previous:
+            position, previous = i, m
+        ranks[e.id] = position
+    return ranked, ranks
+
+
+def _editor_cell(e: Entry) -> Cell:
+    editor = e.record["editor"]
+    sub = e.id + (f" · by {e.record['submitter']}" if e.record.get("submitter") else "")
+    return Cell(f"{editor['name']} {editor['version']}", editor["name"].lower(), sub)
+
+
+def _status_cell(e: Entry) -> Cell:
+    return Cell(e.status, e.status, e.status_note, cls=f"status {e.status}")
+
+
+def _notes_cell(e: Entry) -> Cell:
+    url = e.record.get("url")
+    href = url if isinstance(url, str) and url.startswith("https://") else None
+    return Cell(e.record.get("notes") or "", (e.record.get("notes") or "").lower(), url or "", cls="notes", href=href)
+
+
+def _overall(view_entries: list[Entry], metrics: list[MetricInfo], ranks: dict[str, int | None]) -> Section:
+    columns = [Column("rank", "num"), Column("editor", "text"), Column("status", "text")]
+    columns += [Column(f"{m.name} ({m.unit})", "num", "true" if m.higher_is_better else "false",
+                       f"{m.description} {'Higher' if m.higher_is_better else 'Lower'} is better.") for m in metrics]
+    columns += [Column("sessions", "num", help="sessions included in the metrics / planned"),
+                Column("excluded", "num", help="sessions excluded from the metrics (a step without an image)"),
+                Column("refused", "num", help="edit steps the provider refused"),
+                Column("failed", "num", help="edit steps that failed: errors, no image, unreadable image"),
+                Column("cost (USD)", "num", help="estimated cost of the run, as its report states it"),
+                Column("notes", "text")]
+    rows = []
+    for e in view_entries:
+        r, o = e.record, e.record["outcomes"]
+        rank = ranks.get(e.id)
+        cells = [Cell(str(rank) if rank is not None else "–", "" if rank is None else str(rank)),
+                 _editor_cell(e), _status_cell(e)]
+        for m in metrics:
+            text, sub = fmt_summary(r["metrics"].get(m.name))
+            cells.append(Cell(text, sort_value(r["metrics"].get(m.name, {}).get("mean")), sub, cls="num"))
+        sessions = o["sessions"]
+        excluded = sum(sessions["excluded"].values())
+        failed = sum(n for outcome, n in o["steps"].items() if outcome not in NOT_FAILED)
+        refused = o["steps"].get("refused", 0)
+        cost = (r.get("cost") or {}).get("estimated_usd")
+        cells += [Cell(f"{sessions['included']}/{sessions['planned']}", str(sessions["included"]), cls="num"),
+                  Cell(str(excluded), str(excluded), _reasons(sessions["excluded"]), cls="num"),
+                  Cell(str(refused), str(refused), cls="num"),
+                  Cell(str(failed), str(failed), cls="num"),
+                  Cell("n/a" if cost is None else f"{cost:.4f}", sort_value(cost), cls="num"),
+                  _notes_cell(e)]
+        rows.append(Row(e.id, e.status, cells))
+    plots = [Plot(m.name, m.unit, m.higher_is_better, [""],
+                  [(_label(e), [_point(e.record["metrics"].get(m.name))]) for e in view_entries]) for m in metrics]
+    return Section(ALL, "all sessions", columns, rows, plots)
+
+
+def _reasons(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if v)
+
+
+def _label(e: Entry) -> str:
+    editor = e.record["editor"]
+    return f"{editor['name']} {editor['version']} ({e.id})"
+
+
+def _point(s: Mapping[str, Any] | None) -> tuple[float | None, float | None, float | None]:
+    if not s:
+        return (None, None, None)
+    return (s.get("mean"), s.get("ci_low"), s.get("ci_high"))
+
+
+def _disparity_row(e: Entry, metric: str, contrast: str) -> Mapping[str, Any] | None:
+    for row in e.record.get("disparity") or []:
+        if row["metric"] == metric and row["contrast"] == contrast:
+            return row
+    return None
+
+
+def _contrast(contrast: str, labels: list[str], view_entries: list[Entry], metrics: list[MetricInfo]) -> Section:
+    columns = [Column("editor", "text"), Column("status", "text")]
+    for m in metrics:
+        hib = "true" if m.higher_is_better else "false"
+        columns += [Column(f"{m.name} · {label}", "num", hib, f"{m.name} ({m.unit}) of the {label} group")
+                    for label in labels]
+        columns += [Column(f"bias · {m.name}", "num", "false",
+                           "bias flag of the disparity test (Wasserstein distance over the threshold and "
+                           "permutation p-value under alpha); 'not tested' when the run computed none"),
+                    Column(f"WD · {m.name}", "num", "false", "Wasserstein distance between the groups' values")]
+    rows = []
+    for e in view_entries:
+        groups = e.record["groups"].get(contrast, {})
+        cells = [_editor_cell(e), _status_cell(e)]
+        for m in metrics:
+            for label in labels:
+                s = groups.get(label, {}).get("metrics", {}).get(m.name)
+                text, sub = fmt_summary(s)
+                cells.append(Cell(text, sort_value((s or {}).get("mean")), sub, cls="num"))
+            d = _disparity_row(e, m.name, contrast)
+            if d is None:
+                cells += [Cell("not tested", ""), Cell("n/a", "")]
+            else:
+                flag = "BIAS" if d["bias"] else "no"
+                sub = f"p={fmt(d['p_value'])}" + (f", worst: {d.get('worst_group')}" if d["bias"] else "")
+                cells += [Cell(flag, "1" if d["bias"] else "0", sub, cls="bias" if d["bias"] else ""),
+                          Cell(fmt(d["wd"]), sort_value(d["wd"]), cls="num")]
+        rows.append(Row(e.id, e.status, cells))
+    plots = [Plot(f"{m.name} by {contrast}", m.unit, m.higher_is_better, labels,
+                  [(_label(e), [_point(e.record["groups"].get(contrast, {}).get(label, {}).get("metrics", {})
+                                       .get(m.name)) for label in labels]) for e in view_entries])
+             for m in metrics]
+    return Section(contrast, f"by {contrast}", columns, rows, plots)
+
+
+def _details(entry: Entry) -> list[tuple[str, str]]:
+    r = entry.record
+    t, run = r["testset"], r["config"]["run"]
+    judge = r["judge"]
+    limits = ", ".join(f"{k}={run[k]}" for k in ("max_faces", "max_sessions") if run[k] is not None) or "none"
+    return [
+        ("test set", f"{t['name']} {t['version']} (content hash {t['content_hash'][:12]}"
+                     f"{', reconstruction' if t['reconstruction'] else ''})"),
+        ("dataset", r["dataset"]["name"]),
+        ("embedder", f"{r['embedder']['name']} {r['embedder']['version']}: {r['embedder']['similarity']}"),
+        ("judge", "none" if judge is None else f"{judge['name']} {judge['version']}"),
+        ("limits", limits),
+        ("intervals", f"{round(run['confidence'] * 100, 3):g}% confidence, Student t"),
+    ]
+
+
+def build_views(entries: list[Entry], registered: Mapping[str, Any], rank_by: str | None = None) -> list[View]:
+    """Group entries by protocol and lay out each group's sections."""
+    groups: dict[str, list[Entry]] = defaultdict(list)
+    for e in entries:
+        groups[e.protocol_key].append(e)
+    views = []
+    for key, members in groups.items():
+        members.sort(key=lambda e: e.id)
+        metrics = metric_infos(members, registered)
+        by_name = {m.name: m for m in metrics}
+        ranker = by_name.get(rank_by) if rank_by else (metrics[0] if metrics else None)
+        ordered, ranks = _rank(members, ranker)
+        sections = [_overall(ordered, metrics, ranks)]
+        contrasts: dict[str, set[str]] = defaultdict(set)
+        for e in members:
+            for attribute, labels in e.record["groups"].items():
+                contrasts[attribute].update(labels)
+        for attribute in sorted(contrasts):
+            sections.append(_contrast(attribute, sorted(contrasts[attribute]), ordered, metrics))
+        first = members[0]
+        t, judge = first.record["testset"], first.record["judge"]
+        label = (f"{t['name']} {t['version']} · {first.record['dataset']['name']} · "
+                 f"{first.record['embedder']['name']} {first.record['embedder']['version']} · "
+                 f"{'no judge' if judge is None else 'judge ' + judge['name']}")
+        limits = first.record["config"]["run"]
+        label += "".join(f" · {k}={limits[k]}" for k in ("max_faces", "max_sessions") if limits[k] is not None)
+        notes = sorted({n for e in members for n in e.record["report_notes"]})
+        views.append(View(key, label, _details(first), metrics, ranker.name if ranker else None, sections, notes))
+    views.sort(key=lambda v: (v.label, v.key))
+    labels = [v.label for v in views]
+    for v in views:
+        if labels.count(v.label) > 1:  # same names, different content (hashes, limits): say which
+            v.label = f"{v.label} · {v.key[:8]}"
+    return views

@@ -1,0 +1,211 @@
+"""One Gemini API endpoint and key: the SDK client, one ``generateContent`` attempt, and the
+translation of its failures into the core's vocabulary.
+
+The SDK's own retries are switched off (``HttpRetryOptions(attempts=1)``, which also removes
+its hidden retry of aiohttp connection errors), so every retry happens, and is counted, in
+:mod:`faceedit_bench.execution`. Nothing is read from the environment implicitly: the key
+comes from the named variables only, and the endpoint, API version and "not Vertex AI" are
+always passed to the SDK (it would otherwise honour ``GOOGLE_GEMINI_BASE_URL``,
+``GOOGLE_GENAI_API_VERSION`` and ``GOOGLE_GENAI_USE_VERTEXAI``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import email.utils
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from faceedit_bench.errors import ConfigError
+from faceedit_bench.execution import CallLimits, RetryableError
+from faceedit_bench.secrets import read_secret, redact
+
+GOOGLE_ENDPOINT = "https://generativelanguage.googleapis.com/"
+DEFAULT_KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+LIMIT_FIELDS = tuple(f.name for f in dataclasses.fields(CallLimits) if f.name != "provider_key")
+INT32_SEEDS = 2**31  # the API's seed is an int32; larger seeds are answered 400
+
+
+class PermanentAPIError(Exception):
+    """A failure another attempt will not fix (400, 401, 403, 404 ...): recorded as ``api_error``."""
+
+    def __init__(self, status: int | None, message: str) -> None:
+        super().__init__(f"HTTP {status}: {message}" if status else message)
+        self.status = status
+
+
+def api_seed(seed: int) -> int:
+    return seed % INT32_SEEDS
+
+
+def image_mime(image: bytes) -> str:
+    """The MIME type of encoded image bytes, for the formats Gemini accepts."""
+    if image.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if image.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if image[:4] == b"RIFF" and image[8:12] == b"WEBP":
+        return "image/webp"
+    raise ValueError(f"input image is not PNG, JPEG or WEBP (starts with {image[:12]!r}); Gemini accepts those")
+
+
+def call_limits(limits: Mapping[str, Any], defaults: Mapping[str, Any], *, provider_key: str,
+                what: str) -> CallLimits:
+    """``CallLimits`` from the config's ``limits`` mapping, over the component's defaults."""
+    if not isinstance(limits, Mapping):
+        raise ConfigError(f"{what}: limits must be a mapping of {', '.join(LIMIT_FIELDS)}, not {limits!r}")
+    unknown = sorted(set(limits) - set(LIMIT_FIELDS))
+    if unknown:
+        hint = " (provider_key is derived from base_url, the key variable and the model)" \
+            if "provider_key" in unknown else ""
+        raise ConfigError(f"{what}: unknown limits key(s) {', '.join(unknown)}{hint}; use {', '.join(LIMIT_FIELDS)}")
+    try:
+        return CallLimits(provider_key=provider_key, **{**defaults, **limits})
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{what}: invalid limits: {exc}") from exc
+
+
+class GeminiConnection:
+    """The key, endpoint and limits of one component, and its SDK clients (one per event loop)."""
+
+    def __init__(self, *, what: str, model: str, base_url: str | None, api_version: str | None,
+                 api_key_env: str | Sequence[str], limits: Mapping[str, Any],
+                 default_limits: Mapping[str, Any]) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigError(f"{what}: model must be a Gemini model name such as gemini-2.5-flash, not {model!r}")
+        envs = (api_key_env,) if isinstance(api_key_env, str) else tuple(api_key_env)
+        if not envs or not all(isinstance(e, str) and e for e in envs):
+            raise ConfigError(f"{what}: api_key_env must name one or more environment variables, not {api_key_env!r}")
+        self._key = read_secret(envs, what=what)  # fails here, before any work, naming the variables
+        self.key_env = next(e for e in envs if os.environ.get(e, "").strip())
+        self.base_url = base_url
+        self._api_version = api_version
+        self.limits = call_limits(limits, default_limits, what=what,
+                                  provider_key=f"gemini:{base_url or 'default'}:{self.key_env}:{model}")
+        self._clients: dict[asyncio.AbstractEventLoop, Any] = {}
+
+    def __repr__(self) -> str:  # never the key
+        return f"GeminiConnection(base_url={self.base_url!r}, key_env={self.key_env!r})"
+
+    @property
+    def api_version(self) -> str:
+        """The configured API version, or the SDK's default. Either way it is passed to the SDK
+        explicitly, so the version recorded in ``describe()`` is the one requests go to."""
+        if self._api_version is None:
+            from google.genai import _api_client
+
+            self._api_version = str(getattr(_api_client, "GOOGLE_AI_API_DEFAULT_VERSION", "v1beta"))
+        return self._api_version
+
+    def _client(self) -> Any:
+        """This event loop's SDK client: the SDK's httpx client keeps connections bound to the
+        loop that opened them, so a client is never shared between loops."""
+        loop = asyncio.get_running_loop()
+        for old in [old for old in self._clients if old.is_closed()]:
+            del self._clients[old]  # its sessions cannot be closed any more; let them be collected
+        client = self._clients.get(loop)
+        if client is None:
+            from google import genai
+            from google.genai import types
+
+            options = types.HttpOptions(
+                base_url=self.base_url or GOOGLE_ENDPOINT, api_version=self.api_version,
+                timeout=int(self.limits.timeout_s * 1000), retry_options=types.HttpRetryOptions(attempts=1),
+            )
+            client = self._clients[loop] = genai.Client(vertexai=False, api_key=self._key, http_options=options)
+        return client
+
+    async def generate(self, model: str, contents: list[Any], config: Any) -> Any:
+        """One ``generateContent`` attempt. Raises :class:`RetryableError` for transient
+        failures and :class:`PermanentAPIError` for the others it recognises."""
+        try:
+            return await self._client().aio.models.generate_content(model=model, contents=contents, config=config)
+        except Exception as exc:
+            mapped = classify(exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
+
+
+# -- failures ------------------------------------------------------------------------------
+
+
+def classify(exc: BaseException) -> RetryableError | PermanentAPIError | None:
+    """The core's view of an SDK or transport exception; ``None`` for anything unexpected
+    (the engine then records the call as ``failed`` with the exception)."""
+    from google.genai import errors
+
+    if isinstance(exc, errors.APIError):
+        return _classify_status(exc)
+    text = redact(f"{type(exc).__name__}: {exc}")
+    loaded = [m for m in (sys.modules.get(n) for n in ("aiohttp", "httpx", "httpx2")) if m is not None]
+    timeouts = (TimeoutError, *(m.TimeoutException for m in loaded if hasattr(m, "TimeoutException")))
+    if isinstance(exc, timeouts):
+        return RetryableError("timeout", text)
+    truncated = (json.JSONDecodeError,  # a 200 whose body is cut or garbled
+                 *(m.ClientPayloadError for m in loaded if hasattr(m, "ClientPayloadError")),  # aiohttp
+                 *(m.DecodingError for m in loaded if hasattr(m, "DecodingError")))  # httpx
+    if isinstance(exc, truncated):
+        return RetryableError("truncated", text)
+    protocol = tuple(m.RemoteProtocolError for m in loaded if hasattr(m, "RemoteProtocolError"))
+    if isinstance(exc, protocol) and "message body" in str(exc):  # httpx: "... without sending complete message body"
+        return RetryableError("truncated", text)
+    connection = (OSError, *(m.ClientConnectionError for m in loaded if hasattr(m, "ClientConnectionError")),
+                  *(m.TransportError for m in loaded if hasattr(m, "TransportError")))
+    if isinstance(exc, connection):
+        return RetryableError("connection", text)
+    return None
+
+
+def _classify_status(exc: Any) -> RetryableError | PermanentAPIError:
+    code = int(exc.code or 0)
+    message = redact(str(exc.message or exc.status or exc))
+    if code == 429:
+        return RetryableError("rate_limited", f"HTTP 429: {message}", status=429, retry_after=retry_after_s(exc))
+    if code == 408:
+        return RetryableError("timeout", f"HTTP 408: {message}", status=408)
+    if code >= 500:
+        return RetryableError("server_error", f"HTTP {code}: {message}", status=code, retry_after=retry_after_s(exc))
+    return PermanentAPIError(code or None, message)
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)s\s*$")
+
+
+def retry_after_s(exc: Any) -> float | None:
+    """How long the provider asked to wait: the ``Retry-After`` header (seconds or an HTTP
+    date) and Google's ``google.rpc.RetryInfo`` detail (``retryDelay: "12s"``); the longer wins."""
+    waits: list[float] = []
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is not None:
+        raw = next((str(v) for k, v in headers.items() if str(k).lower() == "retry-after"), None)
+        if raw is not None:
+            wait = _parse_retry_after(raw)
+            if wait is not None:
+                waits.append(wait)
+    details = getattr(exc, "details", None)
+    error = details.get("error", details) if isinstance(details, dict) else {}
+    for detail in error.get("details", []) if isinstance(error, dict) else []:
+        if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("google.rpc.RetryInfo"):
+            match = _DURATION.match(str(detail.get("retryDelay", "")))
+            if match:
+                waits.append(float(match.group(1)))
+    return max(waits) if waits else None
+
+
+def _parse_retry_after(raw: str) -> float | None:
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())

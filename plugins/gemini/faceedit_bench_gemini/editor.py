@@ -1,0 +1,100 @@
+"""``nano_banana``: image editing with Gemini's image models (gemini-2.5-flash-image, ...).
+
+One attempt per :meth:`NanoBananaEditor.aedit`: the input image and the instruction go to
+``generateContent`` with image output; the core retries, rate-limits and times out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+from faceedit_bench.errors import ConfigError
+from faceedit_bench.execution import CallLimits
+from faceedit_bench.records import EditRequest, EditResult, Outcome
+from faceedit_bench_gemini import responses
+from faceedit_bench_gemini.connection import (
+    DEFAULT_KEY_ENVS,
+    GeminiConnection,
+    PermanentAPIError,
+    api_seed,
+    image_mime,
+)
+from faceedit_bench_gemini.prices import prices_for
+
+WHAT = "editor nano_banana"
+#: About 80% of the paid Tier 1 limits published for gemini-2.5-flash-image (500 RPM, 500k input
+#: TPM). Tokens per call: a 1024x1024 input image is 4 tiles of 258 tokens, plus the instruction.
+DEFAULT_LIMITS: Mapping[str, Any] = MappingProxyType({
+    "requests_per_minute": 400, "tokens_per_minute": 400_000, "tokens_per_call": 1100, "max_concurrency": 32,
+    "max_attempts": 6, "timeout_s": 120.0, "backoff_initial_s": 2.0, "backoff_max_s": 60.0,
+})
+
+
+class NanoBananaEditor:
+    """Edits one image with one instruction through a Gemini image model."""
+
+    def __init__(self, model: str = "gemini-2.5-flash-image", base_url: str | None = None,
+                 api_version: str | None = None, api_key_env: Sequence[str] = DEFAULT_KEY_ENVS,
+                 response_modalities: Sequence[str] = ("IMAGE",), temperature: float | None = None,
+                 aspect_ratio: str | None = None, image_size: str | None = None,
+                 limits: Mapping[str, Any] = DEFAULT_LIMITS, prices: Mapping[str, Any] | None = None) -> None:
+        modalities = [str(m).upper() for m in ([response_modalities] if isinstance(response_modalities, str)
+                                               else response_modalities)]
+        if "IMAGE" not in modalities:
+            raise ConfigError(f"{WHAT}: response_modalities must include IMAGE (e.g. [IMAGE] or [TEXT, IMAGE]), "
+                              f"not {list(modalities)}")
+        if temperature is not None and not 0 <= float(temperature) <= 2:
+            raise ConfigError(f"{WHAT}: temperature must be between 0 and 2 (or null for the model's default)")
+        self.model = model
+        self.response_modalities = modalities
+        self.temperature = None if temperature is None else float(temperature)
+        self.aspect_ratio = aspect_ratio
+        self.image_size = image_size
+        self.connection = GeminiConnection(what=WHAT, model=model, base_url=base_url, api_version=api_version,
+                                           api_key_env=api_key_env, limits=limits, default_limits=DEFAULT_LIMITS)
+        self.limits: CallLimits = self.connection.limits
+        self.prices: dict[str, Any] = prices_for(model, prices, what=WHAT)
+
+    def describe(self) -> dict[str, Any]:
+        description: dict[str, Any] = {
+            "provider": "gemini", "model": self.model, "version": self.model,
+            "api": "gemini-api generateContent", "api_version": self.connection.api_version,
+            "response_modalities": list(self.response_modalities), "temperature": self.temperature,
+            "aspect_ratio": self.aspect_ratio, "image_size": self.image_size, "seed": "request seed mod 2^31",
+        }
+        if self.connection.base_url:
+            description["base_url"] = self.connection.base_url
+        return description
+
+    def _config(self, seed: int) -> Any:
+        from google.genai import types
+
+        image_config = None
+        if self.aspect_ratio or self.image_size:
+            image_config = types.ImageConfig(aspect_ratio=self.aspect_ratio, image_size=self.image_size)
+        return types.GenerateContentConfig(response_modalities=list(self.response_modalities), seed=api_seed(seed),
+                                           temperature=self.temperature, image_config=image_config)
+
+    async def aedit(self, request: EditRequest) -> EditResult:
+        from google.genai import types
+
+        contents = [types.Part.from_bytes(data=request.image, mime_type=image_mime(request.image)),
+                    request.instruction]
+        try:
+            response = await self.connection.generate(self.model, contents, self._config(request.seed))
+        except PermanentAPIError as exc:
+            return EditResult(Outcome.API_ERROR, reason=str(exc))
+        usage = responses.usage(response)
+        images = responses.output_images(response)
+        if images:
+            return EditResult.ok(images[-1][0], **usage)  # the last image is the final one
+        refused = responses.refusal(response)
+        if refused:
+            return EditResult(Outcome.REFUSED, reason=refused, usage=usage)
+        text = responses.output_text(response)
+        reason = f"no image in the answer (finish reason {responses.finish_reason(response)})"
+        if text:
+            reason += f"; the model said: {responses.snippet(text)!r}"
+        return EditResult(Outcome.NO_IMAGE, reason=reason, usage=usage)

@@ -1,0 +1,94 @@
+"""``gemini``: an MLLM judge on Gemini with structured (JSON-schema) output.
+
+One attempt per :meth:`GeminiJudge.ajudge`: the images as inline parts in the order the
+prompt names them, then the prompt; the answer's raw text goes back unparsed, because the
+core parses, validates and retries unparsable answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+from faceedit_bench.errors import ConfigError
+from faceedit_bench.execution import CallLimits
+from faceedit_bench.judging import JudgeReply, JudgeRequest
+from faceedit_bench.records import Outcome
+from faceedit_bench_gemini import responses
+from faceedit_bench_gemini.connection import (
+    DEFAULT_KEY_ENVS,
+    GeminiConnection,
+    PermanentAPIError,
+    api_seed,
+    image_mime,
+)
+from faceedit_bench_gemini.prices import prices_for
+
+WHAT = "judge gemini"
+#: About 80% of the paid Tier 1 limits published for gemini-2.5-flash (1000 RPM, 1M input TPM).
+#: Tokens per call: two 1024x1024 images (4 tiles of 258 tokens each) and a prompt.
+DEFAULT_LIMITS: Mapping[str, Any] = MappingProxyType({
+    "requests_per_minute": 800, "tokens_per_minute": 800_000, "tokens_per_call": 3000, "max_concurrency": 32,
+    "max_attempts": 6, "timeout_s": 60.0, "backoff_initial_s": 1.0, "backoff_max_s": 60.0,
+})
+
+
+class GeminiJudge:
+    """Answers a judge prompt about images as JSON matching the request's schema."""
+
+    def __init__(self, model: str = "gemini-2.5-flash", base_url: str | None = None, api_version: str | None = None,
+                 api_key_env: Sequence[str] = DEFAULT_KEY_ENVS, temperature: float = 0.0,
+                 max_output_tokens: int | None = None, thinking_budget: int | None = None,
+                 limits: Mapping[str, Any] = DEFAULT_LIMITS, prices: Mapping[str, Any] | None = None) -> None:
+        if not 0 <= float(temperature) <= 2:
+            raise ConfigError(f"{WHAT}: temperature must be between 0 and 2 (0 for reproducible judging)")
+        if max_output_tokens is not None and int(max_output_tokens) < 1:
+            raise ConfigError(f"{WHAT}: max_output_tokens must be positive (or null for the model's limit)")
+        self.model = model
+        self.temperature = float(temperature)
+        self.max_output_tokens = None if max_output_tokens is None else int(max_output_tokens)
+        self.thinking_budget = None if thinking_budget is None else int(thinking_budget)
+        self.connection = GeminiConnection(what=WHAT, model=model, base_url=base_url, api_version=api_version,
+                                           api_key_env=api_key_env, limits=limits, default_limits=DEFAULT_LIMITS)
+        self.limits: CallLimits = self.connection.limits
+        self.prices: dict[str, Any] = prices_for(model, prices, what=WHAT)
+
+    def describe(self) -> dict[str, Any]:
+        description: dict[str, Any] = {
+            "provider": "gemini", "model": self.model, "version": self.model,
+            "api": "gemini-api generateContent", "api_version": self.connection.api_version,
+            "structured_output": "responseJsonSchema", "temperature": self.temperature,
+            "max_output_tokens": self.max_output_tokens, "thinking_budget": self.thinking_budget,
+            "seed": "request seed mod 2^31",
+        }
+        if self.connection.base_url:
+            description["base_url"] = self.connection.base_url
+        return description
+
+    def _config(self, request: JudgeRequest) -> Any:
+        from google.genai import types
+
+        thinking = None if self.thinking_budget is None else types.ThinkingConfig(thinking_budget=self.thinking_budget)
+        return types.GenerateContentConfig(
+            temperature=self.temperature, seed=api_seed(request.seed), max_output_tokens=self.max_output_tokens,
+            response_mime_type="application/json", response_json_schema=dict(request.schema),
+            thinking_config=thinking,
+        )
+
+    async def ajudge(self, request: JudgeRequest) -> JudgeReply:
+        from google.genai import types
+
+        contents: list[Any] = [types.Part.from_bytes(data=image, mime_type=image_mime(image))
+                               for image in request.images]
+        contents.append(request.prompt)
+        try:
+            response = await self.connection.generate(self.model, contents, self._config(request))
+        except PermanentAPIError as exc:
+            return JudgeReply(Outcome.API_ERROR, reason=str(exc))
+        usage = responses.usage(response)
+        text = responses.output_text(response)
+        refused = responses.refusal(response)
+        if refused:
+            return JudgeReply(Outcome.REFUSED, text=text or None, reason=refused, usage=usage)
+        return JudgeReply(Outcome.OK, text=text, usage=usage)

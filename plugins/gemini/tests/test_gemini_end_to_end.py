@@ -1,0 +1,41 @@
+"""A whole benchmark run with editor=nano_banana against the fake Gemini API: the engine finds the
+async editor, runs it through the execution layer, and records outcomes, usage and cost."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from faceedit_bench.experiment import build_experiment, run_experiment
+from faceedit_bench.plugins import load_plugins
+
+
+def test_a_run_with_a_refusal_and_a_rate_limit(api_key, fake, tmp_path: Path):
+    from hydra import compose, initialize_config_dir
+
+    from faceedit_bench.hydra_app import conf_dir, register_configs
+    from tests import fake_plugin
+
+    plugins = load_plugins()
+    plugins.add(fake_plugin, name="fake", distribution="faceedit-bench-tests")
+    register_configs(plugins)
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=[
+            f"run.workspace={tmp_path / 'ws'}", "run.progress=false", "run.workers=1", "run.max_sessions=1",
+            "dataset=synthetic", f"+dataset.params.root={tmp_path / 'faces'}", "+dataset.params.n=2",
+            "embedder=pixel", "tracking=none", "testset=pose",
+            "editor=nano_banana", f"editor.params.base_url={fake.url}",
+            "editor.params.limits.backoff_initial_s=0.01", "editor.params.limits.backoff_max_s=0.1",
+        ])
+    fake.script(["429", None, "block"])  # face 1: step 1 rate-limited then ok, step 2 refused
+    report = run_experiment(build_experiment(cfg, plugins), plugins)
+
+    assert report["counts"]["steps"] == {"ok": 5, "refused": 1, "skipped": 2}
+    assert fake.calls == 7  # 6 edits + 1 retried attempt; skipped steps cost nothing
+    rows = sqlite3.connect(tmp_path / "ws" / "ledger.sqlite").execute(
+        "SELECT outcome, reason, usage FROM edits").fetchall()
+    by_outcome = {outcome: (reason, json.loads(usage)) for outcome, reason, usage in rows}
+    ok_usage = by_outcome["ok"][1]
+    assert ok_usage["model_version"] == "gemini-2.5-flash-image" and ok_usage["cost_usd"] > 0.03
+    assert by_outcome["refused"][0] == "prompt blocked: SAFETY"

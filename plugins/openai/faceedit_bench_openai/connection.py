@@ -1,0 +1,94 @@
+"""Where calls go and with which key: the endpoint, the API key, the call limits and the
+price table of one component, and one ``AsyncOpenAI`` client per event loop.
+
+The SDK's own retries are switched off (``max_retries=0``): the core's execution layer
+retries every provider the same way and counts every attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import weakref
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from faceedit_bench.cost import USAGE_KEYS
+from faceedit_bench.errors import ConfigError
+from faceedit_bench.execution import CallLimits
+from faceedit_bench.secrets import read_secret
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+#: Used when ``base_url`` is null. Passed explicitly so that OPENAI_BASE_URL in the
+#: environment cannot silently send calls elsewhere than the config says.
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+#: Sent as the bearer token to a server that takes no key (``api_key_env: null``), as vLLM documents.
+NO_KEY = "EMPTY"
+LIMIT_FIELDS = tuple(f.name for f in dataclasses.fields(CallLimits) if f.name != "provider_key")
+
+
+def call_limits(limits: Mapping[str, Any], defaults: Mapping[str, Any], provider_key: str, what: str) -> CallLimits:
+    """``CallLimits`` from a config mapping; keys left out keep the component's defaults."""
+    unknown = sorted(set(limits) - set(LIMIT_FIELDS))
+    if unknown:
+        raise ConfigError(f"{what}: unknown limits key(s) {', '.join(unknown)}. Accepted: {', '.join(LIMIT_FIELDS)} "
+                          "(provider_key is derived from base_url, api_key_env and model).")
+    try:
+        return CallLimits(provider_key=provider_key, **{**defaults, **limits})
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{what}: invalid limits: {exc}") from exc
+
+
+def price_table(prices: Mapping[str, Any], what: str) -> dict[str, Any]:
+    """Check a price table: USD per unit for the usage keys of ``faceedit_bench.cost``, plus ``as_of``."""
+    unknown = sorted(set(prices) - {*USAGE_KEYS, "as_of"})
+    if unknown:
+        raise ConfigError(f"{what}: unknown price key(s) {', '.join(unknown)}. Accepted: {', '.join(USAGE_KEYS)}, "
+                          "as_of (the date the prices were read).")
+    for key, value in prices.items():
+        if key != "as_of" and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+            raise ConfigError(f"{what}: price {key}={value!r} must be a non-negative number of USD per unit.")
+    return dict(prices)
+
+
+class Connection:
+    """Endpoint and key of one component. The key lives only in a private attribute: it is
+    never part of ``describe()``, of the provider key or of any message."""
+
+    def __init__(self, *, base_url: str | None, api_key_env: str | None, model: str, what: str) -> None:
+        if base_url is not None and not str(base_url).startswith(("http://", "https://")):
+            raise ConfigError(f"{what}: base_url {base_url!r} must start with http:// or https:// and usually ends "
+                              "in /v1 (e.g. http://127.0.0.1:8000/v1), or be null for api.openai.com.")
+        if not api_key_env and base_url is None:
+            raise ConfigError(f"{what}: api_key_env is required for api.openai.com (e.g. OPENAI_API_KEY); only a "
+                              "server of your own (base_url set) may run without a key (api_key_env: null).")
+        if not isinstance(model, str) or not model:
+            raise ConfigError(f"{what}: model must be a model name such as gpt-4.1-2025-04-14, not {model!r}.")
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self._api_key = read_secret([api_key_env], what=what) if api_key_env else NO_KEY
+        # Per model: OpenAI's rate limits are per model, so an editor and a judge on one account
+        # must not throttle each other. Never the key itself.
+        self.provider_key = f"openai:{base_url or 'default'}:{api_key_env}:{model}"
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncOpenAI] = \
+            weakref.WeakKeyDictionary()
+
+    def client(self, timeout_s: float) -> AsyncOpenAI:
+        """The client of the running event loop (an httpx client must not cross loops)."""
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            from openai import AsyncOpenAI
+
+            client = AsyncOpenAI(api_key=self._api_key, base_url=self.base_url or OPENAI_BASE_URL,
+                                 max_retries=0, timeout=timeout_s)
+            self._clients[loop] = client
+        return client
+
+    def describe(self) -> dict[str, Any]:
+        return {"base_url": self.base_url} if self.base_url else {}
+
+    def __repr__(self) -> str:
+        return f"Connection(base_url={self.base_url!r}, api_key_env={self.api_key_env!r})"

@@ -1,0 +1,105 @@
+"""The ``gpt_image`` editor: one ``images.edit`` call per step (gpt-image-1 by default).
+
+One attempt per :meth:`GptImageEditor.aedit`; the core retries, rate-limits and times out.
+Outcomes: an image -> ``ok``; a safety rejection (``moderation_blocked``) -> ``refused``; an
+answer without image -> ``no_image``; any other 4xx -> ``api_error`` with the status; 429,
+5xx, timeouts, connection errors and cut-off answers -> ``RetryableError`` (see ``failures``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from faceedit_bench.errors import ConfigError
+from faceedit_bench.execution import RetryableError
+from faceedit_bench.records import EditRequest, EditResult, Outcome
+from faceedit_bench_openai.connection import Connection, call_limits, price_table
+from faceedit_bench_openai.failures import failure_outcome
+from faceedit_bench_openai.media import upload
+
+#: OpenAI usage tier 1 for gpt-image-1 (5 images/min, 100k tokens/min), so a new account is
+#: not throttled from the first call; raise them to your tier's limits.
+DEFAULT_LIMITS = MappingProxyType({
+    "max_concurrency": 4, "requests_per_minute": 5, "tokens_per_minute": 100000, "tokens_per_call": 10000,
+    "max_attempts": 6, "timeout_s": 300.0, "backoff_initial_s": 2.0, "backoff_max_s": 60.0,
+})
+#: gpt-image-1 list prices in USD per token, read 2025-10: estimates, check the pricing page.
+DEFAULT_PRICES = MappingProxyType({
+    "input_tokens": 0.000005, "input_image_tokens": 0.00001, "output_image_tokens": 0.00004, "as_of": "2025-10",
+})
+OUTPUT_FORMATS = ("png", "jpeg", "webp")
+_SIZE = re.compile(r"^(auto|\d+x\d+)$")
+
+
+class GptImageEditor:
+    """See the module docstring and ``conf/editor/gpt_image.yaml`` for the parameters."""
+
+    name = "gpt_image"
+
+    def __init__(self, model: str = "gpt-image-1", size: str | None = "auto", quality: str | None = "high",
+                 input_fidelity: str | None = "high", output_format: str = "png", base_url: str | None = None,
+                 api_key_env: str | None = "OPENAI_API_KEY", limits: Mapping[str, Any] = DEFAULT_LIMITS,
+                 prices: Mapping[str, Any] = DEFAULT_PRICES) -> None:
+        what = f"editor {self.name}"
+        if size is not None and not _SIZE.match(str(size)):
+            raise ConfigError(f"{what}: size {size!r} must be auto or WIDTHxHEIGHT (e.g. 1024x1024), or null.")
+        if input_fidelity not in ("high", "low", None):
+            raise ConfigError(f"{what}: input_fidelity must be high, low or null (not sent), not {input_fidelity!r}.")
+        if output_format not in OUTPUT_FORMATS:
+            raise ConfigError(f"{what}: output_format must be one of {', '.join(OUTPUT_FORMATS)}.")
+        self.model = model
+        self.params = {k: v for k, v in {"size": size, "quality": quality, "input_fidelity": input_fidelity,
+                                          "output_format": output_format}.items() if v is not None}
+        self.connection = Connection(base_url=base_url, api_key_env=api_key_env, model=model, what=what)
+        self.limits = call_limits(limits, DEFAULT_LIMITS, self.connection.provider_key, what)
+        self.prices = price_table(prices, what)
+
+    def describe(self) -> dict[str, Any]:
+        return {"provider": "openai", "model": self.model, "version": self.model,
+                "api": "images.edit", "n": 1, **self.params, "seed": "not supported by the API",
+                **self.connection.describe()}
+
+    async def aedit(self, request: EditRequest) -> EditResult:
+        client = self.connection.client(self.limits.timeout_s)
+        try:
+            response = await client.images.edit(model=self.model, image=upload(request.image),
+                                                prompt=request.instruction, n=1, **self.params)
+        except Exception as exc:  # failure_outcome re-raises what is not an API failure
+            outcome, reason = failure_outcome(exc)
+            return EditResult(outcome, reason=reason)
+        encoded = [d.b64_json for d in (response.data or []) if getattr(d, "b64_json", None)]
+        usage = image_usage(response, images_out=len(encoded))
+        if not encoded:
+            shape = "an empty data list" if not response.data else "no b64_json in data[0]"
+            return EditResult(Outcome.NO_IMAGE, reason=f"the answer had {shape}", usage=usage)
+        try:
+            image = base64.b64decode(encoded[0], validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise RetryableError("truncated", f"b64_json does not decode: {exc}") from exc
+        return EditResult.ok(image, **usage)
+
+
+def image_usage(response: Any, *, images_out: int) -> dict[str, Any]:
+    """Usage in ``faceedit_bench.cost`` keys. The keys are disjoint: ``input_tokens`` counts
+    text only, image tokens are ``input_image_tokens`` / ``output_image_tokens``, so each
+    token is priced once. Without a details block all input counts as text (an underestimate)."""
+    usage: dict[str, Any] = {"images_out": images_out}
+    tokens = getattr(response, "usage", None)
+    if tokens is not None:
+        details = getattr(tokens, "input_tokens_details", None)
+        image_in = getattr(details, "image_tokens", 0) or 0
+        out_details = getattr(tokens, "output_tokens_details", None)
+        image_out = getattr(out_details, "image_tokens", None)
+        if image_out is None:  # gpt-image-1: all output tokens are image tokens
+            image_out = tokens.output_tokens or 0
+        usage.update(input_tokens=(tokens.input_tokens or 0) - image_in, input_image_tokens=image_in,
+                     output_image_tokens=image_out, output_tokens=(tokens.output_tokens or 0) - image_out)
+    served = getattr(response, "model", None)  # images.edit does not name it today; kept if it ever does
+    if served:
+        usage["model_version"] = served
+    return usage

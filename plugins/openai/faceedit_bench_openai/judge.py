@@ -1,0 +1,154 @@
+"""The ``openai`` judge: images + prompt to a chat or Responses model, JSON-schema output.
+
+One attempt per :meth:`OpenAIJudge.ajudge`. The answer text is returned unparsed: the core
+validates it against the template's schema and records ``parse_error`` when it does not
+fit. Any OpenAI-compatible server (vLLM, SGLang, a proxy) is this judge with another
+``base_url`` and ``api_key_env``; ``strict: false`` sends the schema unchanged for servers
+that enforce full JSON Schema themselves.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from faceedit_bench.errors import ConfigError
+from faceedit_bench.judging import JudgeReply, JudgeRequest
+from faceedit_bench.records import Outcome
+from faceedit_bench_openai.connection import Connection, call_limits, price_table
+from faceedit_bench_openai.failures import failure_outcome
+from faceedit_bench_openai.media import data_url
+from faceedit_bench_openai.strict_schema import SCHEMA_FORM, to_strict_schema
+
+#: OpenAI usage tier 1 for gpt-4.1 (500 requests/min, 30k tokens/min); a judge call with two
+#: 1024 px images at detail high is about 1,700 input tokens. Raise them to your tier's limits.
+DEFAULT_LIMITS = MappingProxyType({
+    "max_concurrency": 8, "requests_per_minute": 500, "tokens_per_minute": 30000, "tokens_per_call": 2000,
+    "max_attempts": 6, "timeout_s": 120.0, "backoff_initial_s": 1.0, "backoff_max_s": 60.0,
+})
+#: gpt-4.1 list prices in USD per token, read 2025-10: estimates (cached input is cheaper).
+DEFAULT_PRICES = MappingProxyType({"input_tokens": 0.000002, "output_tokens": 0.000008, "as_of": "2025-10"})
+APIS = ("chat", "responses")
+DETAILS = ("high", "low", "auto")
+
+
+class OpenAIJudge:
+    """See the module docstring and ``conf/judge/openai.yaml`` for the parameters."""
+
+    name = "openai"
+
+    def __init__(self, model: str = "gpt-4.1-2025-04-14", api: str = "chat", temperature: float | None = 0.0,
+                 max_output_tokens: int | None = 1024, image_detail: str = "high", strict: bool = True,
+                 base_url: str | None = None, api_key_env: str | None = "OPENAI_API_KEY",
+                 limits: Mapping[str, Any] = DEFAULT_LIMITS, prices: Mapping[str, Any] = DEFAULT_PRICES) -> None:
+        what = f"judge {self.name}"
+        if api not in APIS:
+            raise ConfigError(f"{what}: api must be chat (chat completions) or responses (Responses API), not {api!r}.")
+        if image_detail not in DETAILS:
+            raise ConfigError(f"{what}: image_detail must be one of {', '.join(DETAILS)}, not {image_detail!r}.")
+        self.model, self.api, self.strict = model, api, bool(strict)
+        self.temperature, self.max_output_tokens, self.image_detail = temperature, max_output_tokens, image_detail
+        self.connection = Connection(base_url=base_url, api_key_env=api_key_env, model=model, what=what)
+        self.limits = call_limits(limits, DEFAULT_LIMITS, self.connection.provider_key, what)
+        self.prices = price_table(prices, what)
+
+    def describe(self) -> dict[str, Any]:
+        return {"provider": "openai", "model": self.model, "version": self.model, "api": self.api,
+                "temperature": self.temperature, "max_output_tokens": self.max_output_tokens,
+                "image_detail": self.image_detail,
+                "seed": "request seed" if self.api == "chat" else "not supported by the Responses API",
+                "structured_output": f"json_schema, {SCHEMA_FORM}" if self.strict else "json_schema, as given",
+                **self.connection.describe()}
+
+    def json_schema(self, request: JudgeRequest) -> dict[str, Any]:
+        """The ``json_schema`` block both APIs take (chat nests it, responses flattens it)."""
+        schema = to_strict_schema(request.schema) if self.strict else dict(request.schema)
+        name = re.sub(r"[^A-Za-z0-9_-]", "_", request.schema_name)[:64] or "answer"
+        return {"name": name, "schema": schema, "strict": self.strict}
+
+    async def ajudge(self, request: JudgeRequest) -> JudgeReply:
+        client = self.connection.client(self.limits.timeout_s)
+        try:
+            if self.api == "chat":
+                return _chat_reply(await client.chat.completions.create(**self._chat_args(request)))
+            return _responses_reply(await client.responses.create(**self._responses_args(request)))
+        except Exception as exc:  # failure_outcome re-raises what is not an API failure
+            outcome, reason = failure_outcome(exc)
+            return JudgeReply(outcome, reason=reason)
+
+    def _optional(self, max_tokens_key: str) -> dict[str, Any]:
+        args: dict[str, Any] = {}
+        if self.temperature is not None:
+            args["temperature"] = self.temperature
+        if self.max_output_tokens is not None:
+            args[max_tokens_key] = self.max_output_tokens
+        return args
+
+    def _chat_args(self, request: JudgeRequest) -> dict[str, Any]:
+        # Images first, then the prompt that refers to them in that order.
+        content: list[dict[str, Any]] = [
+            {"type": "image_url", "image_url": {"url": data_url(image), "detail": self.image_detail}}
+            for image in request.images]
+        content.append({"type": "text", "text": request.prompt})
+        return {"model": self.model, "messages": [{"role": "user", "content": content}], "seed": request.seed,
+                "response_format": {"type": "json_schema", "json_schema": self.json_schema(request)},
+                **self._optional("max_completion_tokens")}
+
+    def _responses_args(self, request: JudgeRequest) -> dict[str, Any]:
+        content: list[dict[str, Any]] = [
+            {"type": "input_image", "image_url": data_url(image), "detail": self.image_detail}
+            for image in request.images]
+        content.append({"type": "input_text", "text": request.prompt})
+        # store=False: the Responses API otherwise keeps the face images on OpenAI's side.
+        return {"model": self.model, "input": [{"role": "user", "content": content}], "store": False,
+                "text": {"format": {"type": "json_schema", **self.json_schema(request)}},
+                **self._optional("max_output_tokens")}
+
+
+def _usage(tokens: Any, input_key: str, output_key: str, served: str | None, **extra: Any) -> dict[str, Any]:
+    """Usage in ``faceedit_bench.cost`` keys. Image tokens are billed as input tokens by these
+    APIs and not reported apart, so they are in ``input_tokens``."""
+    usage: dict[str, Any] = {k: v for k, v in extra.items() if v}
+    if tokens is not None:
+        usage["input_tokens"] = getattr(tokens, input_key, 0) or 0
+        usage["output_tokens"] = getattr(tokens, output_key, 0) or 0
+    if served:
+        usage["model_version"] = served
+    return usage
+
+
+def _chat_reply(completion: Any) -> JudgeReply:
+    usage = _usage(completion.usage, "prompt_tokens", "completion_tokens", completion.model,
+                   system_fingerprint=getattr(completion, "system_fingerprint", None))
+    if not completion.choices:
+        return JudgeReply(Outcome.API_ERROR, reason="the answer had no choices", usage=usage)
+    choice = completion.choices[0]
+    refusal = getattr(choice.message, "refusal", None)
+    if refusal:
+        return JudgeReply(Outcome.REFUSED, reason=f"model refusal: {refusal}", usage=usage)
+    if choice.finish_reason == "content_filter":
+        return JudgeReply(Outcome.REFUSED, reason="content_filter: the answer was withheld by the content filter",
+                          usage=usage)
+    return JudgeReply(Outcome.OK, text=choice.message.content, usage=usage)
+
+
+def _responses_reply(response: Any) -> JudgeReply:
+    usage = _usage(response.usage, "input_tokens", "output_tokens", response.model)
+    texts, refusals = [], []
+    messages = [item for item in response.output or [] if item.type == "message"]
+    for message in messages:
+        for part in message.content or []:
+            if part.type == "refusal":
+                refusals.append(part.refusal)
+            elif part.type == "output_text":
+                texts.append(part.text)
+    if refusals:
+        return JudgeReply(Outcome.REFUSED, reason=f"model refusal: {' '.join(refusals)}", usage=usage)
+    incomplete = getattr(response.incomplete_details, "reason", None) if response.incomplete_details else None
+    if incomplete == "content_filter":
+        return JudgeReply(Outcome.REFUSED, reason="content_filter: the answer was withheld by the content filter",
+                          usage=usage)
+    # Any other incomplete answer (max_output_tokens) is returned as it is: the core finds it unparsable.
+    return JudgeReply(Outcome.OK, text="".join(texts), usage=usage)

@@ -1,0 +1,190 @@
+"""The built leaderboard page in a real headless Chromium: columns sort in the metric's
+direction, views switch, injected markup stays text, and the console stays clean.
+
+Needs ``chromium`` and ``chromedriver`` (Debian: ``apt-get install chromium chromium-driver``;
+``.ci/run`` installs them) and the ``selenium`` package; skipped with the reason otherwise.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from faceedit_bench.leaderboard.build import build_leaderboard
+from faceedit_bench.leaderboard.submit import submit
+from tests.test_leaderboard_support import rewrite_record, write_fake_run
+
+HOSTILE = '<script>window.__pwned=1;alert(1)</script><img src=x onerror="window.__pwned=2">'
+BROWSER = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+DRIVER = shutil.which("chromedriver")
+try:
+    import selenium  # noqa: F401
+
+    HAVE_SELENIUM = True
+except ImportError:
+    HAVE_SELENIUM = False
+
+pytestmark = pytest.mark.skipif(
+    not (BROWSER and DRIVER and HAVE_SELENIUM),
+    reason="needs chromium + chromedriver on PATH (apt-get install chromium chromium-driver) and selenium "
+           f"(found: browser={BROWSER}, driver={DRIVER}, selenium={HAVE_SELENIUM})",
+)
+
+
+@pytest.fixture
+def site(tmp_path, plugins) -> Path:
+    """Four submissions: three comparable ones (one with a hostile name and notes), one measured with
+    another embedder version (a second measurement view)."""
+    out = tmp_path / "lb" / "submissions"
+    for editor, values, embedder in [("alpha", (3.0, 3.4, 3.1, 3.6), "1"), ("beta", (1.0, 1.3, 1.2, 1.1), "1"),
+                                     ("gamma", (2.0, 2.2, 2.4, 2.1), "1"), ("delta", (5.0, 5.1, 5.2, 5.3), "2")]:
+        run = write_fake_run(tmp_path / "ws", editor=editor, values=values, embedder_version=embedder)
+        submit(str(run), out=out, plugins=plugins, notes=HOSTILE if editor == "gamma" else "")
+    gamma = next(out.glob("gamma-*"))
+    rewrite_record(gamma, lambda r: r["editor"].update(name=HOSTILE[:100]))
+    result = build_leaderboard(tmp_path / "lb", plugins=plugins)
+    assert not result.collection.rejected
+    return result.page.parent
+
+
+@pytest.fixture
+def server(site):
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/index.html"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the stdlib's signature
+        pass
+
+
+@pytest.fixture
+def browser(tmp_path, monkeypatch):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    monkeypatch.setenv("SE_OFFLINE", "true")  # selenium-manager must not look anything up online
+    options = webdriver.ChromeOptions()
+    options.binary_location = BROWSER
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-extensions", "--no-first-run", "--disable-background-networking",
+                f"--user-data-dir={tmp_path / 'chrome-profile'}", "--window-size=1400,1000"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(DRIVER, log_output=os.devnull), options=options)
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()
+
+
+def _visible(driver):
+    from selenium.webdriver.common.by import By
+
+    sections = [s for s in driver.find_elements(By.CSS_SELECTOR, "section.view") if s.is_displayed()]
+    assert len(sections) == 1, f"{len(sections)} views shown at once"
+    return sections[0]
+
+
+def _column(section, title: str) -> tuple[object, int]:
+    from selenium.webdriver.common.by import By
+
+    buttons = section.find_elements(By.CSS_SELECTOR, "th button.sort")
+    for button in buttons:
+        if button.text.startswith(title):
+            return button, int(button.get_attribute("data-col"))
+    raise AssertionError(f"no column {title!r} in {[b.text for b in buttons]}")
+
+
+def _rows(section, column: int) -> list[tuple[str, str]]:
+    """(editor cell text's first word, the column's data-value) of each row, in page order."""
+    from selenium.webdriver.common.by import By
+
+    out = []
+    for row in section.find_elements(By.CSS_SELECTOR, "tbody tr"):
+        cells = row.find_elements(By.TAG_NAME, "td")
+        out.append((row.get_attribute("data-id").split("-")[0], cells[column].get_attribute("data-value")))
+    return out
+
+
+def _no_alert(driver) -> None:
+    from selenium.common.exceptions import NoAlertPresentException
+
+    try:
+        text = driver.switch_to.alert.text
+    except NoAlertPresentException:
+        return
+    raise AssertionError(f"an alert opened: {text!r}")
+
+
+def _severe(driver) -> list[dict]:
+    return [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def test_page_sorts_switches_views_and_runs_no_injected_code(browser, server, site):
+    from selenium.webdriver.support.ui import Select
+
+    browser.get(server)
+    overall = _visible(browser)
+    assert overall.get_attribute("data-contrast") == "all"
+    _, rank_col = _column(overall, "rank")
+    assert [r[0] for r in _rows(overall, rank_col)] == ["beta", "gamma", "alpha"]  # ranked: drop_fss lower is better
+
+    button, col = _column(overall, "drop_fss")
+    button.click()  # first click: best first, i.e. ascending for a lower-is-better metric
+    assert button.find_element("xpath", "..").get_attribute("aria-sort") == "ascending"
+    values = [float(v) for _, v in _rows(overall, col)]
+    assert values == sorted(values) and [r[0] for r in _rows(overall, col)] == ["beta", "gamma", "alpha"]
+    button.click()
+    values = [float(v) for _, v in _rows(overall, col)]
+    assert values == sorted(values, reverse=True) and _rows(overall, col)[0][0] == "alpha"
+    assert button.find_element("xpath", "..").get_attribute("aria-sort") == "descending"
+    editor, col = _column(overall, "editor")
+    editor.click()
+    names = [v for _, v in _rows(overall, col)]
+    assert names == sorted(names)
+
+    Select(browser.find_element("id", "contrast")).select_by_value("gender")
+    by_gender = _visible(browser)
+    assert by_gender.get_attribute("data-contrast") == "gender"
+    assert by_gender.get_attribute("data-protocol") == overall.get_attribute("data-protocol")
+    female, col = _column(by_gender, "drop_fss · female")
+    female.click()
+    values = [float(v) for _, v in _rows(by_gender, col)]
+    assert values == sorted(values)
+
+    protocol = Select(browser.find_element("id", "protocol"))
+    assert len(protocol.options) == 2
+    protocol.select_by_index(1)
+    other = _visible(browser)
+    assert other.get_attribute("data-protocol") != overall.get_attribute("data-protocol")
+    assert [r[0] for r in _rows(other, 0)] == ["delta"]  # another embedder version: its own table
+    Select(browser.find_element("id", "contrast")).select_by_value("all")
+    assert _visible(browser).get_attribute("data-contrast") == "all"
+
+    # The hostile editor name and notes are shown as text; nothing they contain ran or was created.
+    _no_alert(browser)
+    assert browser.execute_script("return window.__pwned") is None
+    assert browser.execute_script("return document.scripts.length") == 1
+    assert browser.execute_script("return document.querySelectorAll('img, iframe, object, embed').length") == 0
+    protocol.select_by_index(0)
+    assert "<script>window.__pwned=1;alert(1)</script>" in _visible(browser).text
+    assert _severe(browser) == []
+
+
+def test_page_from_a_local_file_has_no_console_errors(browser, site):
+    browser.get(site.joinpath("index.html").as_uri())
+    _visible(browser)
+    _no_alert(browser)
+    assert browser.execute_script("return window.__pwned") is None
+    assert _severe(browser) == []

@@ -1,0 +1,214 @@
+"""``faceedit-bench compare``: best values by each metric's direction, loud incomparability warnings,
+paired differences on shared sessions, and three output formats."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from faceedit_bench.compare import CompareError, compare_runs, format_compare, paired_difference
+from tests.test_html_report import HOSTILE, v10_report, v11_report
+
+
+def _run(tmp_path: Path, name: str, report: dict[str, Any],
+         sessions: list[tuple[str, str, str, dict[str, float]]] | None = None) -> Path:
+    """A run directory with report.json and, optionally, sessions.csv rows (face, session, excluded, values)."""
+    run = tmp_path / name
+    run.mkdir()
+    report = json.loads(json.dumps(report))
+    report["run"]["key"] = hashlib.sha256(name.encode()).hexdigest()
+    (run / "report.json").write_text(json.dumps(report))
+    if sessions is not None:
+        metrics = sorted({m for *_, values in sessions for m in values})
+        with open(run / "sessions.csv", "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["face_id", "identity", "session_id", "excluded", "gender", *metrics])
+            for face, session, excluded, values in sessions:
+                w.writerow([face, face, session, excluded, "male", *(values.get(m, "") for m in metrics)])
+    return run
+
+
+def _with_means(report: dict[str, Any], **means: float) -> dict[str, Any]:
+    for name, mean in means.items():
+        report["metrics"][name].update(mean=mean, ci_low=mean - 1, ci_high=mean + 1)
+    return report
+
+
+def _row(result: dict[str, Any], prefix: str) -> dict[str, Any]:
+    return next(r for r in result["rows"] if r["label"].startswith(prefix))
+
+
+def test_best_follows_each_metrics_direction(tmp_path: Path) -> None:
+    a = _run(tmp_path, "a", _with_means(v11_report("alpha"), drop_fss=10.0, sc=70.0, oer=30.0))
+    b = _run(tmp_path, "b", _with_means(v11_report("beta"), drop_fss=20.0, sc=80.0, oer=30.0))
+    result = compare_runs([a, b])
+    assert _row(result, "Drop_FSS")["best"] == [0]  # lower is better
+    assert _row(result, "SC")["best"] == [1]  # higher is better
+    assert _row(result, "OER")["best"] == []  # a tie marks nothing
+    flipped = v11_report("alpha")
+    flipped["metrics"]["drop_fss"]["higher_is_better"] = True
+    flipped_b = v11_report("beta")
+    flipped_b["metrics"]["drop_fss"].update(higher_is_better=True, mean=99.0)
+    result = compare_runs([_run(tmp_path, "c", flipped), _run(tmp_path, "d", flipped_b)])
+    assert _row(result, "Drop_FSS")["best"] == [1]
+
+
+def test_outcome_bias_and_cost_rows(tmp_path: Path) -> None:
+    a = v11_report("alpha")
+    b = v11_report("beta")
+    b["counts"]["steps"] = {"ok": 40, "refused": 10, "api_error": 2, "skipped": 8}
+    b["disparity"][1]["bias"] = True
+    b["cost"]["estimated_usd"] = 0.5
+    result = compare_runs([_run(tmp_path, "a", a), _run(tmp_path, "b", b)])
+    refused = _row(result, "steps refused")
+    assert [c["text"] for c in refused["cells"]] == ["5.6% (3/54)", "19.2% (10/52)"] and refused["best"] == [0]
+    assert [c["text"] for c in _row(result, "steps without")["cells"]] == ["5.6% (3/54)", "23.1% (12/52)"]
+    bias = _row(result, "bias flags")
+    assert [c["text"] for c in bias["cells"]] == ["1 of 2 contrasts", "2 of 2 contrasts"] and bias["best"] == [0]
+    assert _row(result, "estimated cost (USD")["best"] == [1]
+    v10 = compare_runs([_run(tmp_path, "c", v10_report("x")), _run(tmp_path, "d", v10_report("y"))])
+    assert {c["text"] for c in _row(v10, "bias flags")["cells"]} == {"not computed"}
+    assert {c["text"] for c in _row(v10, "SC")["cells"]} == {"skipped"}
+    assert _row(v10, "SC")["best"] == []
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda r: r["testset"].update(content_hash="ef" * 32), "different test-set content"),
+    (lambda r: r["scales"].update(embedder_version="21.0"), "FSS scales differ"),
+    (lambda r: r["components"]["judge"]["description"].update(model_version="gpt-5"), "different judges"),
+    (lambda r: r["components"]["dataset"]["description"].update(n_faces=400), "different datasets"),
+])
+def test_incomparable_runs_are_warned_about(tmp_path: Path, change: Any, expected: str) -> None:
+    b = v11_report("beta")
+    change(b)
+    result = compare_runs([_run(tmp_path, "a", v11_report("alpha")), _run(tmp_path, "b", b)])
+    assert len(result["warnings"]) == 1 and expected in result["warnings"][0]
+    text = format_compare(result)
+    assert "WARNING: these runs are NOT comparable" in text and expected in text
+    assert "not computed: the runs differ in" in text
+
+
+def test_same_data_elsewhere_and_a_missing_judge_are_comparable(tmp_path: Path) -> None:
+    moved = v11_report("beta")
+    moved["components"]["dataset"]["description"]["root"] = "/mnt/other/place"
+    no_judge = v10_report("gamma")
+    result = compare_runs([_run(tmp_path, "a", v11_report("alpha")), _run(tmp_path, "b", moved),
+                           _run(tmp_path, "c", no_judge)])
+    assert result["warnings"] == []
+
+
+def test_incomplete_run_is_warned_about(tmp_path: Path) -> None:
+    b = v11_report("beta")
+    b["run"]["complete"] = False
+    result = compare_runs([_run(tmp_path, "a", v11_report("alpha")), _run(tmp_path, "b", b)])
+    assert any("beta" in w and "incomplete" in w for w in result["warnings"])
+
+
+def test_paired_difference_by_hand() -> None:
+    d = paired_difference([10, 20, 30], [8, 15, 31])  # differences 2, 5, -1: mean 2, SD 3
+    t_crit = 4.302652729911275  # t(0.975, df=2)
+    assert d["n"] == 3 and d["mean"] == pytest.approx(2.0) and d["sd"] == pytest.approx(3.0)
+    assert d["ci_low"] == pytest.approx(2 - t_crit * 3 / math.sqrt(3))
+    assert d["ci_high"] == pytest.approx(2 + t_crit * 3 / math.sqrt(3))
+    t = 2 / (3 / math.sqrt(3))
+    assert d["p_value"] == pytest.approx(1 - t / math.sqrt(2 + t * t))  # Student t with 2 df in closed form
+
+
+def test_paired_comparison_uses_only_shared_included_sessions(tmp_path: Path) -> None:
+    a = _run(tmp_path, "a", v10_report("alpha"), [
+        ("f1", "s1", "", {"drop_fss": 10}), ("f1", "s2", "", {"drop_fss": 20}), ("f2", "s1", "", {"drop_fss": 30}),
+        ("f2", "s2", "", {"drop_fss": 50}),  # excluded in b
+        ("f3", "s1", "", {"drop_fss": 70}),  # only in a
+    ])
+    b = _run(tmp_path, "b", v10_report("beta"), [
+        ("f1", "s1", "", {"drop_fss": 8}), ("f1", "s2", "", {"drop_fss": 15}), ("f2", "s1", "", {"drop_fss": 31}),
+        ("f2", "s2", "step_refused", {}),
+    ])
+    (pair,) = compare_runs([a, b])["paired"]
+    assert pair["shared_sessions"] == 3 and pair["only_a"] == 2 and pair["only_b"] == 0
+    (m,) = pair["metrics"]
+    assert m["metric"] == "drop_fss" and m["n"] == 3 and m["mean"] == pytest.approx(2.0)
+    assert m["verdict"] == "no clear difference (CI includes 0)"
+
+
+def test_paired_verdict_names_the_better_run_by_direction(tmp_path: Path) -> None:
+    rows_a = [("f1", f"s{i}", "", {"drop_fss": v, "sc": 80 + i}) for i, v in enumerate([10, 11, 12, 13])]
+    rows_b = [("f1", f"s{i}", "", {"drop_fss": v, "sc": 60 + i}) for i, v in enumerate([20, 22, 21, 25])]
+    result = compare_runs([_run(tmp_path, "a", v11_report("alpha"), rows_a),
+                           _run(tmp_path, "b", v11_report("beta"), rows_b)])
+    verdicts = {m["metric"]: m["verdict"] for m in result["paired"][0]["metrics"]}
+    assert verdicts["drop_fss"].startswith("alpha") and verdicts["sc"].startswith("alpha")
+    assert "oer" in verdicts and verdicts["oer"] == "too few shared sessions for an interval"  # no oer values
+
+
+def test_paired_comparison_needs_sessions_csv(tmp_path: Path) -> None:
+    result = compare_runs([_run(tmp_path, "a", v10_report("alpha")), _run(tmp_path, "b", v10_report("beta"))])
+    assert "no sessions.csv" in result["paired"][0]["reason"]
+
+
+def test_markdown_shape_and_escaping(tmp_path: Path) -> None:
+    b = _with_means(v11_report(HOSTILE + "|x"), drop_fss=5.0)
+    b["testset"]["content_hash"] = "ef" * 32
+    result = compare_runs([_run(tmp_path, "a", v11_report("alpha")), _run(tmp_path, "b", b)])
+    md = format_compare(result, "markdown")
+    lines = md.splitlines()
+    assert lines[0].startswith("> **WARNING")
+    table = [line for line in lines if line.startswith("|")]
+    assert table[1] == "|---|---|---|"
+    assert all(len(re.findall(r"(?<!\\)\|", line)) == 4 for line in table)  # escaped pipes split nothing
+    assert "<script>" not in md and "&lt;script&gt;" in md
+    drop = next(line for line in table if line.startswith("| Drop"))
+    assert drop.split(" | ")[2].startswith("**5 ")  # the best (lower) value is bold
+
+
+def test_text_output_is_aligned(tmp_path: Path) -> None:
+    result = compare_runs([_run(tmp_path, "a", v11_report("alpha")),
+                           _run(tmp_path, "b", _with_means(v11_report("beta"), sc=90.0))])
+    text = format_compare(result)
+    lines = text.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.startswith("---"))
+    header, table = lines[rule - 1], lines[rule + 1: rule + 1 + len(result["rows"])]
+    starts = [m.start() for m in re.finditer(r"(?<=  )-", lines[rule])]
+    assert header.index("alpha") == starts[0] and header.index("beta") == starts[1]
+    sc = next(line for line in table if line.startswith("SC"))
+    assert sc.rstrip().endswith(" *") and sc.index("90 [") == starts[1]
+
+
+def test_html_output_is_escaped_and_self_contained(tmp_path: Path) -> None:
+    result = compare_runs([_run(tmp_path, "a", v11_report(HOSTILE)),
+                           _run(tmp_path, "b", _with_means(v11_report("beta"), sc=90.0))])
+    page = format_compare(result, "html")
+    assert HOSTILE not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:|//)""", page) and "<script" not in page
+    assert re.search(r'<td class="num best">90 \[', page)
+    json.dumps(result)  # the result is plain data (also for --json)
+
+
+def test_bad_inputs_say_how_to_fix_them(tmp_path: Path) -> None:
+    with pytest.raises(CompareError, match="at least two runs"):
+        compare_runs([tmp_path])
+    with pytest.raises(CompareError, match="no report.json"):
+        compare_runs([tmp_path / "nothing", tmp_path / "nothing"])
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(CompareError, match="not valid JSON"):
+        compare_runs([tmp_path / "bad.json", tmp_path / "bad.json"])
+    (tmp_path / "other.json").write_text('{"schema": "something/else"}')
+    with pytest.raises(CompareError, match="not a faceedit_bench run report"):
+        compare_runs([tmp_path / "other.json", tmp_path / "other.json"])
+    with pytest.raises(CompareError, match="unknown format"):
+        format_compare({"runs": []}, "pdf")
+
+
+def test_report_json_paths_and_duplicate_labels(tmp_path: Path) -> None:
+    a = _run(tmp_path, "a", v10_report("same"))
+    b = _run(tmp_path, "b", v10_report("same"))
+    result = compare_runs([a / "report.json", b])
+    labels = [r["label"] for r in result["runs"]]
+    assert len(set(labels)) == 2 and all(label.startswith("same (7) [") for label in labels)

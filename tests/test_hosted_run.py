@@ -1,0 +1,208 @@
+"""Hosted editors and judges end to end: the real SDKs against fake servers on 127.0.0.1.
+
+The headline command (`editor=nano_banana`, `editor=gpt_image`) runs through Hydra's
+composition, the engine's execution layer, the ledger and MLflow. Every fault ends as
+its outcome and is counted; nothing is paid twice; the key never reaches an output.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from faceedit_bench.experiment import build_experiment, run_experiment
+from faceedit_bench.secrets import MissingSecretError
+from tests.fakes.gemini import gemini_server
+from tests.fakes.openai import openai_server
+
+GEMINI_KEY = "AIzaPLANTED-gemini-7f3a9c1e5b"
+OPENAI_KEY = "sk-PLANTED-openai-5d2b8e4f1a"
+FAST_LIMITS = ["limits.max_attempts=3", "limits.requests_per_minute=6000",
+               "limits.tokens_per_minute=null", "limits.backoff_initial_s=0.01", "limits.backoff_max_s=0.05",
+               "limits.timeout_s=5"]
+
+
+def params(group: str, *settings: str) -> list[str]:
+    return [f"{group}.params.{s}" for s in settings]
+
+
+@pytest.fixture
+def gemini(monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
+    with gemini_server(api_key=GEMINI_KEY, retry_after=0.01) as server:
+        yield server
+
+
+@pytest.fixture
+def openai(monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    with openai_server(api_key=OPENAI_KEY, retry_after=0.01) as server:
+        yield server
+
+
+def nano_banana(server: Any) -> list[str]:
+    return ["editor=nano_banana", f"editor.params.base_url={server.url}", *params("editor", *FAST_LIMITS)]
+
+
+def gemini_judge(server: Any) -> list[str]:
+    return ["judge=gemini", f"judge.params.base_url={server.url}", *params("judge", *FAST_LIMITS)]
+
+
+def run(plugins: Any, compose: Any, *overrides: str) -> dict[str, Any]:
+    return run_experiment(build_experiment(compose(*overrides), plugins), plugins)
+
+
+def steps_csv(report: dict[str, Any], workspace: Path) -> list[dict[str, str]]:
+    (run_dir,) = [p for p in (workspace / "runs").iterdir() if report["run"]["key"][:12] in p.name]
+    with open(run_dir / "steps.csv") as fh:
+        return [r for r in csv.DictReader(fh) if r["k"] != "0"]
+
+
+def test_nano_banana_runs_end_to_end_and_a_rerun_makes_no_call(plugins, compose, synthetic, gemini, tmp_path):
+    overrides = [*synthetic, *nano_banana(gemini), "testset=multi_axis", "run.max_faces=2", "run.max_sessions=3"]
+    report = run(plugins, compose, *overrides)
+    assert report["counts"]["steps"] == {"ok": 2 * 3 * 4}
+    assert report["metrics"]["drop_fss"]["n"] == 6
+    assert gemini.calls == 24 and report["run"]["computed"]["edit_calls"] == 24
+    assert report["cost"]["estimated_usd"] > 0 and report["cost"]["prices"]["editor"]["as_of"]
+    calls = report["calls"]
+    (provider,) = calls
+    assert provider.startswith("gemini:") and calls[provider]["succeeded"] == 24
+    # The model the provider says it served is recorded with every output.
+    sent = gemini.gemini_calls[0]
+    assert sent.model == "gemini-2.5-flash-image"
+
+    rerun = run(plugins, compose, *overrides)
+    assert gemini.calls == 24, "a finished experiment must make zero provider calls when rerun"
+    assert rerun["run"]["computed"]["edit_calls"] == 0
+    assert rerun["metrics"]["drop_fss"]["mean"] == pytest.approx(report["metrics"]["drop_fss"]["mean"])
+    assert rerun["cost"]["estimated_usd"] == pytest.approx(report["cost"]["estimated_usd"])
+    assert rerun["cost"]["new_usd"] == 0
+
+
+def test_every_fault_ends_as_its_outcome(plugins, compose, synthetic, gemini):
+    # One call at a time, so scripted faults meet known steps: sessions take turns step by step
+    # (s1k1, s2k1, s3k1, s1k2 ...), and a retry keeps its slot.
+    serial = [*synthetic, *nano_banana(gemini), "editor.params.limits.max_concurrency=1", "testset=multi_axis",
+              "run.max_faces=1"]
+    gemini.script([
+        "429", None,  # session 1, step 1: rate limited, then ok on the retry
+        "block",  # session 2, step 1: prompt blocked
+        "text_only",  # session 3, step 1: an answer without an image
+    ])
+    report = run(plugins, compose, *serial, "run.max_sessions=3")
+    steps = report["counts"]["steps"]
+    assert steps == {"ok": 4, "refused": 1, "no_image": 1, "skipped": 6}
+    assert report["counts"]["sessions"]["excluded"] == {"step_no_image": 1, "step_refused": 1}
+    (stats,) = report["calls"].values()
+    assert stats["retries"] == {"rate_limited": 1}
+
+    gemini.script(["image_safety"])
+    more = run(plugins, compose, *serial, "run.max_sessions=4")
+    assert more["counts"]["steps"]["refused"] == 2  # session 4's IMAGE_SAFETY stop
+
+    gemini.script(["bad_request"] + ["500"] * 3)  # session 5: a 400; session 6: 5xx on every attempt
+    last = run(plugins, compose, *serial, "run.max_sessions=6")
+    assert last["counts"]["steps"]["api_error"] == 2
+    (stats,) = last["calls"].values()
+    assert stats["gave_up"] == {"server_error": 1}
+    assert last["metrics"]["drop_fss"]["n"] == 1, "failed sessions are excluded, never scored"
+
+
+def test_missing_key_fails_before_any_work_and_names_the_variable(plugins, compose, synthetic, monkeypatch,
+                                                                    tmp_path):
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    with pytest.raises(MissingSecretError, match="GEMINI_API_KEY"):
+        build_experiment(compose(*synthetic, "editor=nano_banana"), plugins)
+    assert not (tmp_path / "ws").exists()
+
+
+def test_budget_stops_cleanly_and_the_rerun_resumes(plugins, compose, synthetic, gemini):
+    overrides = [*synthetic, *nano_banana(gemini), "testset=multi_axis", "run.max_faces=2", "run.max_sessions=2"]
+    # One image costs about 0.039 USD: the budget allows a few calls, then no new call starts.
+    stopped = run(plugins, compose, *overrides, "run.budget_usd=0.1")
+    assert stopped["run"]["complete"] is False and stopped["cost"]["stopped_by_budget"]
+    assert "budget_usd" in stopped["run"]["stopped"]
+    made = gemini.calls
+    assert 0 < made < 16
+    assert stopped["counts"]["sessions"]["excluded"].get("stopped_by_budget", 0) >= 1
+
+    finished = run(plugins, compose, *overrides)
+    assert finished["run"]["complete"] is True
+    assert gemini.calls == 16, "calls made before the stop are not paid again"
+    assert finished["counts"]["steps"] == {"ok": 16}
+
+
+def test_gemini_judge_yields_sc_oer_and_the_overediting_matrix(plugins, compose, synthetic, gemini):
+    report = run(plugins, compose, *synthetic, *nano_banana(gemini), *gemini_judge(gemini), "testset=hair",
+                 "run.max_faces=2", "run.max_sessions=2", "analysis.n_resamples=99")
+    assert report["metrics"]["sc"]["n"] == 4 and report["metrics"]["oer"]["n"] == 4
+    # The fake judge answers the middle of every range: success 5, overediting 5 -> SC_k = 0.5.
+    assert report["metrics"]["sc"]["mean"] == pytest.approx(50.0)
+    assert [p["k"] for p in report["trajectory"]["sc"]] == [1, 2, 3, 4]
+    assert len(report["overediting"]["matrix"]) == 35
+    assert report["counts"]["judge"]["viescore-tie-sc@1"] == {"ok": 16}
+    assert report["prompts"]["sc"]["hash"] and "sc" not in report["skipped_metrics"]
+    anchors = report["judge_reliability"]["anchors"]
+    assert {a["name"] for a in anchors} == {"unchanged", "blank", "done"}
+    # A middling judge fails the anchors: reported, not hidden.
+    assert report["judge_reliability"]["failed"] >= 1
+
+
+def test_unparsable_judge_answers_are_parse_errors_never_scores(plugins, compose, synthetic, monkeypatch):
+    monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
+    with gemini_server(api_key=GEMINI_KEY, judge_answer=lambda request: "The edit looks fine, 8/10.") as server:
+        report = run(plugins, compose, *synthetic, *nano_banana(server), *gemini_judge(server), "testset=hair",
+                     "run.max_faces=1", "run.max_sessions=1", "analysis.n_resamples=99")
+    assert report["metrics"]["sc"]["n"] == 0 and report["metrics"]["sc"]["mean"] is None
+    assert report["metrics"]["sc"]["undefined_sessions"] == 1
+    assert report["counts"]["judge"]["viescore-tie-sc@1"] == {"parse_error": 4}
+    assert report["metrics"]["drop_fss"]["n"] == 1  # identity is still measured
+
+
+def test_gpt_image_runs_end_to_end_with_an_openai_judge(plugins, compose, synthetic, openai):
+    overrides = [*synthetic, "editor=gpt_image", f"editor.params.base_url={openai.url}/v1",
+                 *params("editor", *FAST_LIMITS), "judge=openai", f"judge.params.base_url={openai.url}/v1",
+                 *params("judge", *FAST_LIMITS), "testset=pose", "run.max_faces=1", "run.max_sessions=2",
+                 "analysis.n_resamples=99"]
+    report = run(plugins, compose, *overrides)
+    assert report["counts"]["steps"] == {"ok": 8}
+    assert report["metrics"]["sc"]["n"] == 2
+    assert report["cost"]["by_component"]["editor"] > 0 and report["cost"]["by_component"]["judge"] > 0
+    calls = openai.calls
+    run(plugins, compose, *overrides)
+    # Only the anchors are asked again: they check the judge every run.
+    assert openai.calls - calls == 3
+
+
+def test_a_planted_key_reaches_no_output(plugins, compose, synthetic, gemini, tmp_path, capfd):
+    gemini.script(["bad_request"])
+    report = run(plugins, compose, *synthetic, *nano_banana(gemini), *gemini_judge(gemini), "tracking=mlflow",
+                 "testset=hair", "run.max_faces=1", "run.max_sessions=2", "analysis.n_resamples=99")
+    assert report["counts"]["steps"]["api_error"] == 1
+    captured = capfd.readouterr()
+    leaks = [name for name, text in (("stdout", captured.out), ("stderr", captured.err)) if GEMINI_KEY in text]
+    for path in (tmp_path / "ws").rglob("*"):
+        if path.is_file() and GEMINI_KEY.encode() in path.read_bytes():
+            leaks.append(str(path.relative_to(tmp_path)))
+    assert not leaks, f"the API key leaked into {leaks}"
+    assert GEMINI_KEY not in json.dumps(report)
+
+
+def test_refusals_are_counted_per_demographic_group(plugins, compose, synthetic, gemini):
+    gemini.script(["block"] * 3)
+    report = run(plugins, compose, *synthetic, *nano_banana(gemini), "editor.params.limits.max_concurrency=1",
+                 "testset=pose", "run.max_faces=4", "run.max_sessions=1")
+    by_group = report["counts"]["steps_by_group"]
+    assert by_group, "the synthetic faces carry demographic labels"
+    refused = Counter()
+    for labels in by_group.values():
+        for outcomes in labels.values():
+            refused["refused"] += outcomes.get("refused", 0)
+    assert refused["refused"] == 3 * len(by_group)

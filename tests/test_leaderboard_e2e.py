@@ -1,0 +1,206 @@
+"""From real MLflow runs to a verified leaderboard, through the command-line entry points:
+submit -> verify (re-scoring the bundled images) -> leaderboard build. Tampering fails.
+
+Three tracked runs on the synthetic dataset with the pixel embedder: the identity editor,
+and the test plugin's noise editor at two strengths (the last one is not submitted, so it
+shows up from MLflow only, unverified).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import shutil
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import jsonschema
+import pytest
+
+from faceedit_bench.errors import FaceEditBenchError
+from faceedit_bench.experiment import build_experiment, run_experiment
+from faceedit_bench.leaderboard.cli import add_parsers
+from faceedit_bench.leaderboard.schema import submission_schema
+from faceedit_bench.leaderboard.submit import submit
+from faceedit_bench.leaderboard.verify import verify_submission
+from tests.test_leaderboard_support import noisy_png, rewrite_record
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def tracked(tmp_path_factory):
+    from hydra import compose, initialize_config_dir
+
+    from faceedit_bench.hydra_app import conf_dir, register_configs
+    from faceedit_bench.leaderboard.sources import mlflow_client
+    from faceedit_bench.plugins import load_plugins
+    from tests import fake_plugin
+
+    tmp = tmp_path_factory.mktemp("leaderboard-e2e")
+    plugins = load_plugins()
+    plugins.add(fake_plugin, name="fake", distribution="faceedit-bench-tests")
+    register_configs(plugins)
+    uri = f"sqlite:///{(tmp / 'ws' / 'mlflow.db').as_posix()}"
+    common = [f"run.workspace={tmp / 'ws'}", "run.progress=false", "dataset=synthetic",
+              f"+dataset.params.root={tmp / 'faces'}", "embedder=pixel", "run.workers=1", "testset=pose",
+              "run.max_sessions=3", "tracking=mlflow", f"tracking.params.tracking_uri={uri}"]
+    runs = {}
+    for name, editor in {"identity": ["editor=identity"],
+                         "noise": ["editor=noise", "+editor.params.strength=30"],
+                         "loud": ["editor=noise", "+editor.params.strength=90"]}.items():
+        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+            cfg = compose(config_name="config", overrides=[*common, *editor])
+        exp = build_experiment(cfg, plugins)
+        runs[name] = SimpleNamespace(report=run_experiment(exp, plugins), run_dir=exp.info.output_dir)
+    client = mlflow_client(uri)
+    for run in client.search_runs([e.experiment_id for e in client.search_experiments()]):
+        for r in runs.values():
+            if r.report["run"]["key"] == run.data.tags["faceedit.run_key"]:
+                r.mlflow_id = run.info.run_id
+    return SimpleNamespace(tmp=tmp, plugins=plugins, uri=uri, runs=runs, faces=tmp / "faces")
+
+
+@pytest.fixture
+def cli(tracked, monkeypatch, capsys):
+    """``faceedit-bench <argv>`` for the new subcommands, with the test plugin installed."""
+    import faceedit_bench.plugins
+
+    monkeypatch.setattr(faceedit_bench.plugins, "get_plugins", lambda: tracked.plugins)
+
+    def run(*argv: str) -> tuple[int, str]:
+        parser = argparse.ArgumentParser(prog="faceedit-bench")
+        add_parsers(parser.add_subparsers(dest="command", required=True))
+        args = parser.parse_args([str(a) for a in argv])
+        try:
+            code = args.func(args)
+        except FaceEditBenchError as exc:
+            print(f"Error: {exc}")
+            code = 2
+        return code, capsys.readouterr().out
+
+    return run
+
+
+def _ranked(table: str) -> list[tuple[str, str, str]]:
+    """(rank, editor, status) of each row of the README's overall tables."""
+    return re.findall(r"^\| (\S+) \| (\w+) 1 \([^)]*\) \| (\w+) \|", table, re.MULTILINE)
+
+
+def _verify_args(tracked, submission: Path, tmp_path: Path) -> list[str]:
+    return ["verify", submission, "--workspace", tmp_path / "verify-ws", "--set", f"dataset.params.root={tracked.faces}",
+            "--set", "run.workers=1", "--record-dir", tmp_path / "lb" / "verifications"]
+
+
+def _submit(tracked, tmp_path: Path, name: str) -> Path:
+    return submit(tracked.runs[name].mlflow_id, out=tmp_path / "lb" / "submissions", tracking_uri=tracked.uri,
+                  plugins=tracked.plugins, submitter="tests")
+
+
+def test_submit_verify_and_build_end_to_end(tracked, cli, tmp_path):
+    lb = tmp_path / "lb"
+    for name in ("identity", "noise"):
+        code, out = cli("submit", tracked.runs[name].mlflow_id, "--tracking-uri", tracked.uri, "--out",
+                        lb / "submissions", "--notes", f"{name} baseline")
+        assert code == 0, out
+    submissions = sorted((lb / "submissions").iterdir())
+    assert len(submissions) == 2
+    for sub in submissions:
+        record = json.loads((sub / "submission.json").read_text())
+        jsonschema.validate(record, submission_schema())
+        assert record["run"]["source"] == "mlflow" and record["files"]["images_bundled"]
+        assert record["metrics"]["drop_fss"]["tolerance"] == 1e-6  # an embedder metric: reproduced to float noise
+        code, out = cli(*_verify_args(tracked, sub, tmp_path))
+        assert code == 0 and "VERIFIED" in out, out
+        saved = json.loads((lb / "verifications" / f"{sub.name}.json").read_text())
+        assert saved["status"] == "verified" and saved["compared"] > 50 and saved["mismatches"] == []
+
+    code, out = cli("leaderboard", "build", "--dir", lb, "--tracking-uri", tracked.uri)
+    assert code == 0 and "3 entries (2 verified, 1 from MLflow)" in out, out
+    # drop_fss: lower is better; strength 90 loses the most identity; only unsubmitted runs are unverified
+    assert _ranked((lb / "README.md").read_text()) == [("1", "identity", "verified"), ("2", "noise", "verified"),
+                                                       ("3", "noise", "unverified")]
+    page = (lb / "index.html").read_text()
+    assert page.count('data-status="verified"') == 4  # 2 entries x (all sessions, by gender)
+    assert 'data-contrast="gender"' in page
+    code, _ = cli("leaderboard", "build", "--dir", lb, "--tracking-uri", tracked.uri)
+    assert (lb / "index.html").read_text() == page  # same inputs, same bytes
+
+
+def test_submission_from_a_run_directory_equals_the_mlflow_one(tracked, tmp_path):
+    from_mlflow = json.loads((_submit(tracked, tmp_path / "a", "noise") / "submission.json").read_text())
+    run_dir = submit(str(tracked.runs["noise"].run_dir), out=tmp_path / "b", plugins=tracked.plugins,
+                     submitter="tests")
+    from_dir = json.loads((run_dir / "submission.json").read_text())
+    for record in (from_mlflow, from_dir):
+        for key in ("created_at", "run", "framework"):
+            record.pop(key)
+    assert from_mlflow == from_dir
+
+
+def test_a_tampered_metric_fails_verification(tracked, cli, tmp_path):
+    sub = _submit(tracked, tmp_path, "noise")
+    rewrite_record(sub, lambda r: r["metrics"]["drop_fss"].update(mean=r["metrics"]["drop_fss"]["mean"] - 0.01))
+    code, out = cli(*_verify_args(tracked, sub, tmp_path))
+    assert code == 1 and "FAILED" in out and "metrics.drop_fss.mean" in out, out
+    saved = json.loads((tmp_path / "lb" / "verifications" / f"{sub.name}.json").read_text())
+    assert saved["status"] == "failed" and [m["field"] for m in saved["mismatches"]] == ["metrics.drop_fss.mean"]
+    code, out = cli("leaderboard", "build", "--dir", tmp_path / "lb")
+    assert _ranked((tmp_path / "lb" / "README.md").read_text()) == [("–", "noise", "failed")]  # no rank
+
+
+def test_a_tampered_image_fails_before_anything_is_rescored(tracked, tmp_path):
+    sub = _submit(tracked, tmp_path, "noise")
+    image = sorted((sub / "images").rglob("step_2.png"))[0]
+    image.write_bytes(noisy_png(7))
+    result = verify_submission(sub, plugins=tracked.plugins, workspace=tmp_path / "verify-ws",
+                               overrides=[f"dataset.params.root={tracked.faces}"])
+    assert result.status == "failed" and re.search("does not match the sha256|bytes; the record says", result.reason)
+    assert not (tmp_path / "verify-ws").exists()
+
+
+def test_images_swapped_with_consistent_hashes_fail_on_the_numbers(tracked, tmp_path):
+    sub = _submit(tracked, tmp_path, "noise")
+    steps = (sub / "steps.csv").read_text()
+
+    def swap(record):  # a careful tamperer: new images, every hash updated to match
+        nonlocal steps
+        for i, entry in enumerate(record["files"]["images"][:8]):
+            data = noisy_png(100 + i)
+            (sub / entry["path"]).write_bytes(data)
+            digest = hashlib.sha256(data).hexdigest()
+            steps = steps.replace(entry["sha256"], digest)
+            entry.update(sha256=digest, bytes=len(data))
+        (sub / "steps.csv").write_text(steps)
+        record["files"]["steps_table"].update(sha256=hashlib.sha256(steps.encode()).hexdigest(),
+                                              bytes=len(steps.encode()))
+
+    rewrite_record(sub, swap)
+    result = verify_submission(sub, plugins=tracked.plugins, workspace=tmp_path / "verify-ws",
+                               overrides=[f"dataset.params.root={tracked.faces}", "run.workers=1"])
+    assert result.status == "failed"
+    assert "metrics.drop_fss.mean" in {m["field"] for m in result.mismatches}
+
+
+def test_a_different_embedder_version_cannot_verify(tracked, cli, tmp_path):
+    sub = _submit(tracked, tmp_path, "identity")
+    rewrite_record(sub, lambda r: r["embedder"]["description"].update(version="2"))
+    code, out = cli(*_verify_args(tracked, sub, tmp_path))
+    assert code == 2 and "installed embedder 'pixel'" in out and "Install that exact version" in out, out
+    assert not (tmp_path / "lb" / "verifications").exists()  # not the submission's fault: nothing recorded
+
+
+def test_a_zipped_bundle_verifies(tracked, tmp_path):
+    sub = _submit(tracked, tmp_path, "identity")
+    archive = tmp_path / "bundle.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(sub.rglob("*")):
+            if path.is_file():
+                zf.write(path, f"{sub.name}/{path.relative_to(sub).as_posix()}")
+    shutil.rmtree(sub)
+    result = verify_submission(archive, plugins=tracked.plugins, workspace=tmp_path / "verify-ws",
+                               overrides=[f"dataset.params.root={tracked.faces}", "run.workers=1"])
+    assert result.status == "verified", result.mismatches[:3]
