@@ -70,6 +70,35 @@ def _export_replay_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write_instructions_command(args: argparse.Namespace) -> int:
+    import yaml
+
+    from faceedit_bench.config import ComponentConf
+    from faceedit_bench.experiment import check_params
+    from faceedit_bench.plugins import get_plugins
+    from faceedit_bench.testsets import load_testset, parse_testset
+    from faceedit_bench.testsets.generator import render
+    from faceedit_bench.testsets.mllm import write_testset
+
+    params = {}
+    for item in args.param:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise FaceEditBenchError(f"--param {item!r}: write key=value, e.g. --param model=gemini-2.5-flash")
+        params[key] = yaml.safe_load(value)
+    if args.out.exists() and not args.force:
+        raise FaceEditBenchError(f"{args.out} exists; a frozen test set is never overwritten (use --force)")
+    factory = get_plugins().registry.get("judges", args.judge).load()
+    check_params("judge", ComponentConf(args.judge, params), factory)
+    judge = factory(**params)
+    content = write_testset(load_testset(args.source), judge, args.judge, Path(args.workspace), name=args.name)
+    parse_testset(content, str(args.out))  # what is written must load
+    args.out.write_text(render(content), encoding="utf-8")
+    print(f"wrote {len(content['sessions'])} sessions to {args.out}; run it with "
+          f"testset=file testset.params.path={args.out}")
+    return 0
+
+
 def _compare_command(args: argparse.Namespace) -> int:
     from faceedit_bench.compare import compare_runs, format_compare
 
@@ -106,6 +135,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["show", "check"])
     p.add_argument("name", nargs="?", help="builtin name or path to a test-set JSON file")
     p.set_defaults(func=_testset_command)
+    p = sub.add_parser("write-instructions", help="have an MLLM judge write a test set's instructions step by step "
+                                                  "(METHODOLOGY §2.4) and freeze them into a new test-set file")
+    p.add_argument("source", help="builtin test set or test-set JSON file whose sessions (attributes) are kept")
+    p.add_argument("--judge", required=True, help="registered judge, e.g. gemini or openai")
+    p.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
+                   help="judge parameter (YAML value), e.g. -p model=gemini-2.5-flash; repeatable")
+    p.add_argument("--out", type=Path, required=True, help="the new test-set JSON file")
+    p.add_argument("--name", help="name of the new test set (default: <source>-mllm)")
+    p.add_argument("--workspace", default=".faceedit_bench", help="where the answers are cached (ledger)")
+    p.add_argument("--force", action="store_true", help="overwrite --out")
+    p.set_defaults(func=_write_instructions_command)
     p = sub.add_parser("export-replay", help="write a run's edited images in the replay layout (editor=replay)")
     p.add_argument("run_dir", type=Path, help="<workspace>/runs/<run>")
     p.add_argument("out", type=Path, help="directory to create the replay layout in")
@@ -121,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", type=Path, help="<workspace>/runs/<run> or its report.json")
     p.add_argument("--store", type=Path, help="image store for missing contact sheets (default: <workspace>/store)")
     p.set_defaults(func=_report_command)
+    from faceedit_bench.leaderboard.cli import add_parsers
+
+    add_parsers(sub)  # submit, verify, leaderboard build
     return parser
 
 

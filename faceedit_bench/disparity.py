@@ -44,6 +44,7 @@ import hashlib
 import itertools
 import math
 import os
+import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -53,13 +54,15 @@ import numpy as np
 
 from faceedit_bench.statistics import summarize
 
-#: Resamples per chunk: bounds memory (about 3 x 8 x BLOCK x CHUNK bytes per running test).
+#: Resamples per chunk. Memory per running test is about 30 x BLOCK x CHUNK bytes (7 MiB), plus
+#: 12 x clusters x CHUNK bytes for the clustered analysis.
 CHUNK = 16384
 #: Sorted positions per block: the distance is accumulated once per block.
 BLOCK = 16
 #: Tie runs at least this long take one hypergeometric draw instead of one Bernoulli per session.
 LONG_RUN = 256
 _TWO_POW_32 = 2.0**32
+_HIGH_HALF = 1 if sys.byteorder == "little" else 0  # of a uint64 viewed as two uint32
 
 
 @dataclass(frozen=True)
@@ -204,9 +207,19 @@ class _Pool:
 # -- session permutation (the primary test) ---------------------------------------------------
 
 
+def _partitions(n: int, k: int, limit: int) -> int | None:
+    """C(n, k) if it is at most limit, else None (without computing a huge binomial)."""
+    count = 1
+    for i in range(1, min(k, n - k) + 1):
+        count = count * (n - i + 1) // i
+        if count > limit:
+            return None
+    return count
+
+
 def _session_test(pool: _Pool, n_resamples: int, rng: np.random.Generator) -> tuple[float, float, int, bool]:
-    n_max = math.comb(pool.n, pool.n_a)
-    if n_max <= n_resamples:  # scipy's exact branch: every partition once
+    n_max = _partitions(pool.n, pool.n_a, n_resamples)
+    if n_max is not None:  # scipy's exact branch: every partition once
         wd = _enumerated_session_wd(pool)
         observed, p = _p_value(wd, n_max, exact=True)
         return observed, p, n_max, True
@@ -257,6 +270,7 @@ def _sampled_session_wd(pool: _Pool, steps: _SessionSteps, n_cols: int, rng: np.
     uniform = np.empty((BLOCK, cols), dtype=np.int32)
     wide = np.empty((BLOCK, cols), dtype=np.uint64)
     distance = np.empty((BLOCK, cols))
+    row_views, uniform_views = list(rows), list(uniform)  # made once: the loop below is hot
     hypergeometric, size, left = steps.hypergeometric.tolist(), steps.size.tolist(), steps.left.tolist()
     for s in range(0, len(size), BLOCK):
         block = slice(s, min(s + BLOCK, len(size)))
@@ -265,30 +279,28 @@ def _sampled_session_wd(pool: _Pool, steps: _SessionSteps, n_cols: int, rng: np.
         # so u < rem happens with probability rem / left: the next session is in group A
         raw = rng.bit_generator.random_raw((p * cols + 1) // 2).view(np.uint32)[: p * cols].reshape(p, cols)
         np.multiply(raw, steps.left[block, None].astype(np.uint64), out=wide[:p])
-        np.right_shift(wide[:p], np.uint64(32), out=wide[:p])
-        u = uniform[:p]
-        np.copyto(u, wide[:p], casting="unsafe")
-        u[:, 0] = np.where(steps.obs_a[block] > 0, -1, steps.left[block])  # column 0 replays the observed labels
+        np.copyto(uniform[:p], wide[:p].view(np.uint32)[:, _HIGH_HALF::2], casting="unsafe")  # the high 32 bits
+        uniform[:p, 0] = np.where(steps.obs_a[block] > 0, -1, steps.left[block])  # column 0 replays the observation
         prev = rem
         for j in range(p):
-            i = s + j
-            if hypergeometric[i]:
+            out = row_views[j]
+            if hypergeometric[s + j]:
                 good = prev.astype(np.int64)
-                drawn = rng.hypergeometric(good, left[i] - good, size[i])
-                drawn[0] = steps.obs_a[i]
-                np.subtract(prev, drawn, out=rows[j], casting="unsafe")
+                drawn = rng.hypergeometric(good, left[s + j] - good, size[s + j])
+                drawn[0] = steps.obs_a[s + j]
+                np.subtract(prev, drawn, out=out, casting="unsafe")
             else:  # rem - (u < rem), branch-free: (u - rem) >> 31 is -1 when u < rem, else 0
-                np.subtract(u[j], prev, out=scratch)
+                np.subtract(uniform_views[j], prev, out=scratch)
                 np.right_shift(scratch, 31, out=scratch)
-                np.add(prev, scratch, out=rows[j])
-            prev = rows[j]
+                np.add(prev, scratch, out=out)
+            prev = out
         rem = rows[p - 1].copy()
         weighted = np.flatnonzero(steps.weight[block])
         if weighted.size:
             picked = rows[:p] if weighted.size == p else rows[weighted]
-            out = distance[: weighted.size]
-            np.subtract(picked, steps.expected_rem[s + weighted, None], out=out)
-            acc += _weighted_distance(out, steps.weight[s + weighted])
+            differences = distance[: weighted.size]
+            np.subtract(picked, steps.expected_rem[s + weighted, None], out=differences)
+            acc += _weighted_distance(differences, steps.weight[s + weighted])
     return acc * (pool.n / (pool.n_a * pool.n_b))
 
 
@@ -307,8 +319,9 @@ def _weighted_distance(differences: np.ndarray, weight: np.ndarray) -> np.ndarra
 
 def _clustered(test: GroupTest, pool: _Pool, n_resamples: int,
                rng: np.random.Generator) -> tuple[dict[str, Any] | None, str | None]:
-    if test.clusters_a is None or test.clusters_b is None:
-        return None, "no cluster labels given"
+    missing = [g for g, c in ((test.group_a, test.clusters_a), (test.group_b, test.clusters_b)) if c is None]
+    if missing:
+        return None, "no cluster labels given" + ("" if len(missing) == 2 else f" for group {missing[0]}")
     labels_a, labels_b = np.asarray(test.clusters_a).reshape(-1), np.asarray(test.clusters_b).reshape(-1)
     for g, labels, n in ((test.group_a, labels_a, pool.n_a), (test.group_b, labels_b, pool.n_b)):
         if labels.size != n:
@@ -321,8 +334,8 @@ def _clustered(test: GroupTest, pool: _Pool, n_resamples: int,
     if k_a < 2 or k_b < 2:
         return None, f"clusters per group {clusters}; a cluster permutation needs at least 2 per group"
     units = np.concatenate([units_a, units_b + k_a])[pool.order]  # unit of each sorted session
-    n_max = math.comb(k_a + k_b, k_a)
-    exact = n_max <= n_resamples
+    n_max = _partitions(k_a + k_b, k_a, n_resamples)
+    exact = n_max is not None
     observed = (np.arange(k_a + k_b) < k_a).astype(float)
     if exact:
         chosen = np.array(list(itertools.combinations(range(k_a + k_b), k_a)), dtype=np.intp)
@@ -337,9 +350,10 @@ def _clustered(test: GroupTest, pool: _Pool, n_resamples: int,
             assignment[:, 0] = observed
             parts.append(_cluster_wd(pool, units, assignment))
         wd = np.concatenate([parts[0], *(w[1:] for w in parts[1:])])
-    _, p = _p_value(wd, n_max if exact else n_resamples, exact)
+    used = n_max if exact else n_resamples
+    _, p = _p_value(wd, used, exact)
     shared = int(np.intersect1d(names_a, names_b).size)
-    return {"p_value": p, "n_resamples": n_max if exact else n_resamples, "exact": exact,
+    return {"p_value": p, "n_resamples": used, "exact": exact,
             "clusters": clusters, "shared_clusters": shared}, None
 
 
@@ -361,28 +375,31 @@ def _cluster_wd(pool: _Pool, units: np.ndarray, assignment: np.ndarray) -> np.nd
     """WD of each column's partition, where assignment[u, col] = 1 puts unit u in group A."""
     cols = assignment.shape[1]
     n_units = assignment.shape[0]
-    unit_sizes = np.bincount(units, minlength=n_units).astype(float)
-    n_a = np.einsum("u,uc->c", unit_sizes, assignment)  # group sizes change with the clusters moved
-    # y = N c - n_a M (c: A sessions so far, M: sessions so far) grows by step[unit] per session
-    step = pool.n * assignment - n_a
+    unit_sizes = np.bincount(units, minlength=n_units)
+    n_a = np.einsum("u,uc->c", unit_sizes, assignment.astype(np.int64))  # group sizes change with the clusters
+    # y = N c - n_a M (c: A sessions so far, M: sessions so far) grows by step[unit] per session;
+    # |y| <= N**2, exact in int32 for all but huge tests
+    exact_type = np.int32 if pool.n**2 < 2**31 else np.float64
+    step = (pool.n * assignment.astype(np.int64) - n_a).astype(exact_type)
     # per run of tied values: its units (few sessions) or its session count per unit (many)
-    per_run = [units[a:b].tolist() if b - a <= 8 else np.bincount(units[a:b], minlength=n_units).astype(float)
+    per_run = [units[a:b].tolist() if b - a <= 8 else np.bincount(units[a:b], minlength=n_units).astype(exact_type)
                for a, b in zip(pool.run_start.tolist(), pool.run_end.tolist())]
     acc = np.zeros(cols)
-    y = np.zeros(cols)
-    rows = np.empty((BLOCK, cols))
+    y = np.zeros(cols, dtype=exact_type)
+    rows = np.empty((BLOCK, cols), dtype=exact_type)
+    row_views = list(rows)
     for s in range(0, len(per_run), BLOCK):
         p = min(BLOCK, len(per_run) - s)
         prev = y
         for j in range(p):
-            run = per_run[s + j]
+            run, out = per_run[s + j], row_views[j]
             if isinstance(run, list):
-                np.add(prev, step[run[0]], out=rows[j])
+                np.add(prev, step[run[0]], out=out)
                 for unit in run[1:]:
-                    rows[j] += step[unit]
+                    out += step[unit]
             else:
-                np.add(prev, np.einsum("u,uc->c", run, step), out=rows[j])
-            prev = rows[j]
+                np.add(prev, np.einsum("u,uc->c", run, step), out=out)
+            prev = out
         y = rows[p - 1].copy()
         acc += _weighted_distance(rows[:p], pool.gap[s:s + p])
     return acc / (n_a * (pool.n - n_a))

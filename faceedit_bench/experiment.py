@@ -52,7 +52,7 @@ def create_component(plugins: Plugins, group: str, conf: ComponentConf) -> tuple
     kind = GROUP_KINDS[group]
     registration = plugins.registry.get(kind, conf.name)
     factory = registration.load()
-    _check_params(group, conf, factory)
+    check_params(group, conf, factory)
     obj = factory(**conf.params)
     description = dict(obj.describe()) if hasattr(obj, "describe") else {}
     if isinstance(obj, TestSet):
@@ -62,7 +62,7 @@ def create_component(plugins: Plugins, group: str, conf: ComponentConf) -> tuple
     return obj, info
 
 
-def _check_params(group: str, conf: ComponentConf, factory: Any) -> None:
+def check_params(group: str, conf: ComponentConf, factory: Any) -> None:
     """Reject unknown parameters with the list of accepted ones, before anything runs."""
     try:
         sig = inspect.signature(factory)

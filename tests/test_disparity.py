@@ -236,6 +236,33 @@ def test_clustered_p_is_much_larger_when_one_cluster_drives_the_difference():
     assert clustered["exact"] is False and clustered["n_resamples"] == 9999
 
 
+def test_under_the_null_only_the_clustered_p_value_keeps_its_level():
+    # identities differ (random effect sd 1) but groups do not: sessions of one identity are
+    # alike, so the session-level test rejects far too often, the block permutation does not
+    rng = np.random.default_rng(13)
+    tests = []
+    for i in range(200):
+        effects = rng.normal(0, 1, 16)
+        values = np.repeat(effects, 10) + rng.normal(0, 0.3, 160)
+        ids = np.repeat(np.arange(16), 10)
+        tests.append(GroupTest("drop_fss", "gender", "f", "m", values[:80], values[80:], ids[:80], ids[80:],
+                               name=f"null{i}"))
+    results = compare_groups(tests, n_resamples=499)
+    naive = np.array([r["p_value"] for r in results])
+    clustered = np.array([r["clustered"]["p_value"] for r in results])
+    assert np.mean(naive < 0.05) > 0.3
+    assert np.mean(clustered < 0.05) < 0.1
+    assert stats.kstest(clustered, "uniform").pvalue > 1e-3
+
+
+def test_p_values_are_uniform_under_the_null():
+    rng = np.random.default_rng(14)
+    tests = [GroupTest("sc", "age_group", "y", "o", rng.normal(0, 1, 30), rng.normal(0, 1, 45), name=f"t{i}")
+             for i in range(300)]
+    p = np.array([r["p_value"] for r in compare_groups(tests, n_resamples=499)])
+    assert stats.kstest(p, "uniform").pvalue > 1e-3
+
+
 def test_clustered_exact_branch_by_brute_force():
     rng = np.random.default_rng(10)
     sizes = [3, 1, 4, 2, 5, 2]  # sessions per identity; identities 0-2 in group A, 3-5 in group B

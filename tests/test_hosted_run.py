@@ -194,6 +194,17 @@ def test_a_planted_key_reaches_no_output(plugins, compose, synthetic, gemini, tm
     assert not leaks, f"the API key leaked into {leaks}"
     assert GEMINI_KEY not in json.dumps(report)
 
+    # The run is in MLflow with its outcome counts, SC and the cost with the price table used.
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'ws' / 'mlflow.db'}")
+    (tracked,) = client.search_runs([client.get_experiment_by_name("faceedit/hair").experiment_id])
+    metrics = tracked.data.metrics
+    assert metrics["steps_api_error"] == 1 and metrics["cost_estimated_usd"] > 0 and "sc" in metrics
+    assert metrics["judge_viescore_tie_sc_ok"] == 4
+    assert tracked.data.tags["faceedit.complete"] == "true"
+    assert {"report.json", "report.html", "cost"} <= {a.path for a in client.list_artifacts(tracked.info.run_id)}
+
 
 def test_refusals_are_counted_per_demographic_group(plugins, compose, synthetic, gemini):
     gemini.script(["block"] * 3)

@@ -204,3 +204,20 @@ def test_a_zipped_bundle_verifies(tracked, tmp_path):
     result = verify_submission(archive, plugins=tracked.plugins, workspace=tmp_path / "verify-ws",
                                overrides=[f"dataset.params.root={tracked.faces}", "run.workers=1"])
     assert result.status == "verified", result.mismatches[:3]
+
+
+def test_another_copy_of_the_dataset_cannot_verify(tracked, tmp_path):
+    from faceedit_bench.leaderboard.errors import VerificationUnavailable
+
+    sub = _submit(tracked, tmp_path, "noise")  # (identity's edited images would share the base hash)
+    steps = (sub / "steps.csv").read_text().splitlines()
+    base = next(i for i, line in enumerate(steps) if line.startswith("synthetic/0,") and ",0,,,,," in line)
+    old_hash = re.search(r"[0-9a-f]{64}", steps[base]).group(0)
+    text = "\n".join(steps).replace(old_hash, "0" * 64) + "\n"  # as if measured on other base images
+    (sub / "steps.csv").write_text(text)
+    rewrite_record(sub, lambda r: r["files"]["steps_table"].update(
+        sha256=hashlib.sha256(text.encode()).hexdigest(), bytes=len(text.encode())))
+    with pytest.raises(VerificationUnavailable, match="base images are missing or different"):
+        verify_submission(sub, plugins=tracked.plugins, workspace=tmp_path / "verify-ws",
+                          overrides=[f"dataset.params.root={tracked.faces}"])
+    assert not (tmp_path / "verify-ws" / "runs").exists()  # stopped before re-scoring

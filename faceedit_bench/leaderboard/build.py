@@ -57,5 +57,6 @@ def _write(target: Path, text: str) -> Path:
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}-")
     with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(text)
+    os.chmod(tmp, 0o644)  # mkstemp makes it private; these pages are published
     os.replace(tmp, target)
     return target

@@ -7,6 +7,7 @@ import json
 from importlib import resources
 from typing import Any
 
+from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.leaderboard.errors import SubmissionRejected
 
 MAX_ERRORS_SHOWN = 5
@@ -20,7 +21,10 @@ def submission_schema() -> dict[str, Any]:
 
 @functools.cache
 def _validator() -> Any:
-    import jsonschema
+    try:
+        import jsonschema
+    except ImportError:
+        raise FaceEditBenchError("checking submissions needs the jsonschema package: pip install 'jsonschema>=4.20'") from None
 
     schema = submission_schema()
     cls = jsonschema.validators.validator_for(schema)

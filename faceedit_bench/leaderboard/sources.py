@@ -89,6 +89,7 @@ def from_run_dir(run_dir: Path, workspace: Path | None = None) -> RunArtifacts:
 def mlflow_client(tracking_uri: str) -> Any:
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # before the import: no outside calls
     os.environ.setdefault("DO_NOT_TRACK", "true")
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # a few small files per run
     try:
         from mlflow import MlflowClient
     except ImportError:

@@ -3,9 +3,10 @@ pinned embedder (and judge) and check that every number reproduces.
 
 Order matters: the bundle is checked completely (schema, sizes, links, paths, every file's
 hash, the images against the per-step table, every image decoded within limits) before
-anything is composed or run. Then the score stage runs again on the bundled images through
-the ``replay`` editor, with the submission's test set, dataset, embedder and judge; the
-installed embedder and judge must be the exact versions the submission names.
+anything is composed or run. Then the components the submission names are composed from
+this installation's config (the maintainers' pinned embedder and judge), and must be the
+exact versions the submission records, on the same dataset images; only then does the score
+stage run again on the bundled images through the ``replay`` editor.
 """
 
 from __future__ import annotations
@@ -163,17 +164,27 @@ def _check_pinned(record: dict[str, Any], exp: Any) -> None:
             )
 
 
-def _check_steps(submitted: bytes, reproduced: bytes) -> None:
-    """The base images (the dataset) must be the same; the replayed images are the bundled ones."""
-    def bases(table: bytes) -> dict[tuple[str, str], str]:
-        return {(r["face_id"], r["session_id"]): row_hash(r) for r in step_rows(table) if r["k"] == "0"}
+def _check_dataset(steps_table: bytes, exp: Any) -> None:
+    """Before re-scoring (a judge costs money): the base images of this copy of the dataset must be
+    the ones measured, byte for byte (steps.csv's k=0 rows hold their hashes)."""
+    from itertools import islice
 
-    a, b = bases(submitted), bases(reproduced)
-    if a != b:
-        differ = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    from faceedit_bench.images import content_hash
+
+    wanted = {r["face_id"]: row_hash(r) for r in step_rows(steps_table) if r["k"] == "0" and row_hash(r)}
+    found: dict[str, str] = {}
+    for face in islice(exp.components["dataset"].faces(), exp.conf.run.max_faces):
+        if face.face_id in wanted:
+            try:
+                found[face.face_id] = content_hash(Path(face.image).read_bytes())
+            except OSError:
+                found[face.face_id] = "unreadable"
+    differ = sorted(f for f in wanted if found.get(f) != wanted[f])
+    if differ:
         raise VerificationUnavailable(
-            f"the dataset here gives different base images than the submission's for {len(differ)} session(s) "
-            f"(first: {differ[0][0]} {differ[0][1]}): this copy of the dataset is not the one measured."
+            f"{len(differ)} of the submission's {len(wanted)} base images are missing or different in the dataset "
+            f"here (first: {printable(differ[0], 80)}): this copy of the dataset is not the one measured. Point "
+            "--set dataset.params.<param>=... at the right copy."
         )
 
 
@@ -208,11 +219,11 @@ def verify_submission(path: Path, *, plugins: Any = None, workspace: Path | None
                                      overrides or [], plugins)
             exp = build_experiment(cfg, plugins)
             _check_pinned(sub.record, exp)
+            _check_dataset(steps_table, exp)
             result.verifier |= {kind: {"name": c.name, "provider": c.provider, "version": c.provider_version}
                                 for kind, c in exp.info.components.items() if kind in ("embedder", "judge")}
             report = run_experiment(exp, plugins)
         reproduced_steps = (exp.info.output_dir / "steps.csv").read_bytes()
-        _check_steps(steps_table, reproduced_steps)
         return _compare(sub, report, cfg, reproduced_steps, plugins, max_tolerance or {}, result)
 
 

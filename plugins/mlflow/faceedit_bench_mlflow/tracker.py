@@ -127,6 +127,11 @@ class MlflowTracker:
         try:
             metrics = _metrics(report, active.outcomes)
             _log_batches(active.client, active.run_id, metrics=metrics)
+            cost = report.get("cost") or {}
+            if cost.get("prices"):  # the price table the cost metrics were estimated with
+                active.client.log_dict(active.run_id, cost["prices"], "cost/prices.json")
+            # A run stopped by its budget is resumable, not finished work: say so where runs are listed.
+            active.client.set_tag(active.run_id, "faceedit.complete", str(report["run"].get("complete", True)).lower())
             self._log_artifacts(active, run, artifacts)
             active.client.set_terminated(active.run_id, status="FINISHED")
         except BaseException as error:

@@ -1,0 +1,1 @@
+"""Config entry of the judge (conf/judge/qwen_vl.yaml), found through the Hydra search path."""

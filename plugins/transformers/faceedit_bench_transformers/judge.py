@@ -1,0 +1,148 @@
+"""A local Qwen-VL judge (Qwen2-VL, Qwen2.5-VL, Qwen3-VL) implementing
+:class:`faceedit_bench.judging.Judge`.
+
+One attempt per call: the images and the rendered prompt go in as one user turn, the model's
+text comes back unparsed. The core validates it against the template's schema and records an
+unparsable answer as ``parse_error``; nothing here repairs or guesses a score.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import threading
+import time
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from faceedit_bench.execution import CallLimits
+from faceedit_bench.judging import JudgeReply, JudgeRequest
+from faceedit_bench.records import Outcome
+from faceedit_bench_transformers import loading
+
+#: config.json model_type -> the processor class of that family.
+PROCESSORS = {
+    "qwen2_vl": "Qwen2VLProcessor",
+    "qwen2_5_vl": "Qwen2_5_VLProcessor",
+    "qwen3_vl": "Qwen3VLProcessor",
+    "qwen3_vl_moe": "Qwen3VLProcessor",
+}
+
+
+def _package_version(name: str) -> str | None:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+class QwenVLJudge:
+    """Construction only finds the model (failing with how to get it); weights load on the
+    first call. Calls run one at a time in a worker thread."""
+
+    def __init__(self, model: str = "Qwen/Qwen2.5-VL-7B-Instruct", revision: str | None = None,
+                 dtype: str = "bfloat16", device: str = "auto", max_new_tokens: int = 1024,
+                 temperature: float = 0.0, top_p: float = 1.0, timeout_s: float = 1800.0,
+                 allow_download: bool = False) -> None:
+        loading.torch_dtype(dtype)  # validates the name
+        if max_new_tokens < 1:
+            raise ValueError("max_new_tokens must be at least 1")
+        if temperature < 0 or not 0 < top_p <= 1:
+            raise ValueError("temperature must be >= 0 (0: greedy) and top_p in (0, 1]")
+        if timeout_s <= 0:
+            raise ValueError("timeout_s must be positive")
+        self.source = loading.locate(model, revision=revision, allow_download=allow_download)
+        self.family = self.source.config.get("model_type", "")
+        if self.family not in PROCESSORS:
+            raise ValueError(f"model {self.source.name!r} is a {self.family or 'unknown'!r} model; the qwen_vl judge "
+                             f"runs {', '.join(sorted(PROCESSORS))} (Qwen2-VL, Qwen2.5-VL and Qwen3-VL families)")
+        self.dtype, self.device = dtype, device
+        self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
+        self.limits = CallLimits(provider_key=f"local:{self.source.name}", max_concurrency=1,
+                                 requests_per_minute=None, max_attempts=1, timeout_s=timeout_s)
+        self.prices: dict[str, float] = {}
+        self._model: Any = None
+        self._processor: Any = None
+        self._load_error: Exception | None = None
+        self._lock = threading.Lock()
+
+    def describe(self) -> dict[str, Any]:
+        # Not hashed: device and timeout_s. GPU kernels can change the last bits of the logits
+        # and so, rarely, a greedy token; answers are reproducible per machine and library set.
+        greedy = self.temperature == 0
+        return {
+            "name": "qwen_vl",
+            **self.source.describe(),
+            "family": self.family,
+            "dtype": self.dtype,
+            "max_new_tokens": self.max_new_tokens,
+            "decoding": "greedy" if greedy else "sampling, seeded per request",
+            "temperature": self.temperature,
+            "top_p": None if greedy else self.top_p,
+            "libraries": {name: _package_version(name) for name in ("transformers", "torch")},
+            "version": f"{self.source.name}@{self.source.revision or 'config-' + self.source.config_hash}",
+        }
+
+    async def ajudge(self, request: JudgeRequest) -> JudgeReply:
+        return await asyncio.to_thread(self.judge, request)
+
+    def judge(self, request: JudgeRequest) -> JudgeReply:
+        """One attempt, synchronously."""
+        try:
+            with self._lock:
+                model, processor = self._loaded()
+                return self._generate(model, processor, request)
+        except Exception as exc:  # the core records it; a later resume retries api_error
+            reason = f"{type(exc).__name__}: {exc}"
+            if "out of memory" in str(exc).lower():
+                reason = f"CUDA out of memory ({reason[:300]}): use a smaller model or set judge.params.device"
+            return JudgeReply(Outcome.API_ERROR, reason=reason[:2000])
+
+    def _generate(self, model: Any, processor: Any, request: JudgeRequest) -> JudgeReply:
+        import torch
+        from PIL import Image
+
+        images = [Image.open(io.BytesIO(data)).convert("RGB") for data in request.images]
+        content = [{"type": "image"} for _ in images] + [{"type": "text", "text": request.prompt}]
+        text = processor.apply_chat_template([{"role": "user", "content": content}], tokenize=False,
+                                             add_generation_prompt=True)
+        inputs = processor(text=[text], images=images or None, return_tensors="pt").to(model.device)
+        cuda = torch.cuda.is_available() and model.device.type == "cuda"
+        if cuda:
+            torch.cuda.reset_peak_memory_stats()
+        sampling: dict[str, Any] = {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+        if self.temperature > 0:
+            torch.manual_seed(request.seed)  # parse retries get a new seed, so a new sample
+            sampling = {"do_sample": True, "temperature": self.temperature, "top_p": self.top_p, "top_k": None}
+        started = time.perf_counter()
+        with torch.inference_mode():
+            output = model.generate(**inputs, max_new_tokens=self.max_new_tokens, **sampling)
+        prompt_tokens = inputs["input_ids"].shape[1]
+        new_tokens = output[0, prompt_tokens:]
+        answer = processor.tokenizer.decode(new_tokens, skip_special_tokens=True)
+        usage: dict[str, Any] = {"input_tokens": int(prompt_tokens), "output_tokens": int(new_tokens.numel()),
+                                 "seconds": round(time.perf_counter() - started, 4),
+                                 "truncated": int(new_tokens.numel() >= self.max_new_tokens)}
+        if cuda:
+            usage["peak_gpu_mem_bytes"] = int(torch.cuda.max_memory_allocated())
+        return JudgeReply(Outcome.OK, text=answer, usage=usage)
+
+    def _loaded(self) -> tuple[Any, Any]:
+        if self._model is None and self._load_error is None:
+            try:
+                self._model, self._processor = self._load()
+            except Exception as exc:  # remembered: later calls fail the same way, at once
+                self._load_error = exc
+        if self._load_error is not None:
+            raise self._load_error
+        return self._model, self._processor
+
+    def _load(self) -> tuple[Any, Any]:
+        from transformers import AutoModelForImageTextToText
+
+        processor = loading.load_processor(self.source.path, PROCESSORS[self.family])
+        model = AutoModelForImageTextToText.from_pretrained(
+            self.source.path, dtype=loading.torch_dtype(self.dtype), device_map=loading.device_map(self.device),
+            local_files_only=True)
+        model.eval()
+        return model, processor

@@ -1,0 +1,37 @@
+"""Tiny Qwen-VL checkpoints saved once per session, as a downloaded model would be."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("transformers", reason="faceedit-bench-transformers needs transformers (see its README)")
+
+from faceedit_bench_transformers import testing  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def tiny_vlm(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """``tiny_vlm(name)``: the directory of that tiny checkpoint, built on first use."""
+    root = tmp_path_factory.mktemp("tiny_vlms")
+    built: dict[str, Path] = {}
+
+    def get(name: str) -> Path:
+        if name not in built:
+            built[name] = testing.save_tiny(name, root / name)
+        return built[name]
+
+    return get
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Nothing may reach the Hub, and no test sees the developer's own cache."""
+    import huggingface_hub.constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # huggingface_hub reads its environment once, at import: set its constants too.
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))

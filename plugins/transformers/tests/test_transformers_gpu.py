@@ -1,0 +1,25 @@
+"""The judge on a CUDA device in bfloat16 (skipped without one)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from faceedit_bench.judging import JudgeRequest
+from faceedit_bench.plugins import load_plugins
+from faceedit_bench.records import Outcome
+from faceedit_bench.testing import gradient_image
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
+
+
+@pytest.mark.parametrize("family", ["qwen2_5_vl", "qwen3_vl"])
+def test_the_judge_runs_on_the_gpu(family: str, tiny_vlm: Callable[[str], Path]) -> None:
+    judge = load_plugins().registry.create("judges", "qwen_vl", {"model": str(tiny_vlm(family)), "device": "cuda",
+                                                                 "max_new_tokens": 8})
+    reply = judge.judge(JudgeRequest("Rate this edit as JSON.", (gradient_image(1), gradient_image(2)), {}, "x", 0))
+    assert reply.outcome is Outcome.OK, reply.reason
+    assert reply.usage["peak_gpu_mem_bytes"] > 0

@@ -1,0 +1,142 @@
+"""The qwen_vl judge on tiny random Qwen2.5-VL and Qwen3-VL checkpoints: loading from a local
+directory, one attempt per call, usage, and answers validated (or recorded as parse errors)
+by the core's JudgeService."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from faceedit_bench_transformers.judge import QwenVLJudge
+
+from faceedit_bench.errors import ModelNotFoundError
+from faceedit_bench.execution import Executor
+from faceedit_bench.judging import Judge, JudgeRequest, JudgeService
+from faceedit_bench.plugins import load_plugins
+from faceedit_bench.prompts import SC_TEMPLATE
+from faceedit_bench.records import Outcome
+from faceedit_bench.testing import gradient_image
+
+VALID = '{"editing_success": 7, "overediting": 8, "reasoning": "hair is red, face kept"}'
+
+
+def make_judge(model: Path, **params: Any) -> QwenVLJudge:
+    return load_plugins().registry.create(
+        "judges", "qwen_vl", {"model": str(model), "dtype": "float32", "device": "cpu", "max_new_tokens": 8, **params})
+
+
+def judge_request(seed: int = 0) -> JudgeRequest:
+    return JudgeRequest(SC_TEMPLATE.render(instruction="make the hair red"),
+                        (gradient_image(1, size=64), gradient_image(2, size=48)),
+                        SC_TEMPLATE.json_schema, "viescore_tie_sc", seed)
+
+
+@pytest.mark.parametrize("family", ["qwen2_5_vl", "qwen3_vl"])
+def test_the_judge_answers_with_text_and_usage(family: str, tiny_vlm: Callable[[str], Path]) -> None:
+    judge = make_judge(tiny_vlm(family))
+    assert isinstance(judge, Judge) and judge.prices == {} and judge.limits.max_concurrency == 1
+    reply = asyncio.run(judge.ajudge(judge_request()))
+    assert reply.outcome is Outcome.OK and isinstance(reply.text, str), reply.reason
+    assert reply.usage["input_tokens"] > 100  # the prompt plus both images' tokens
+    assert 1 <= reply.usage["output_tokens"] <= 8 and reply.usage["truncated"] in (0, 1)
+    assert judge.describe()["family"] == family
+
+
+def test_greedy_answers_repeat_and_seeded_samples_follow_the_seed(tiny_vlm: Callable[[str], Path]) -> None:
+    greedy = make_judge(tiny_vlm("qwen2_5_vl"))
+    assert greedy.judge(judge_request(1)).text == greedy.judge(judge_request(2)).text
+    sampled = make_judge(tiny_vlm("qwen2_5_vl"), temperature=1.0)
+    assert sampled.judge(judge_request(3)).text == sampled.judge(judge_request(3)).text
+    texts = {sampled.judge(judge_request(seed)).text for seed in range(4)}
+    assert len(texts) > 1
+
+
+class FakeLedger:
+    def __init__(self) -> None:
+        self.rows: dict[str, Any] = {}
+
+    def get_judgment(self, key: str) -> Any:
+        return self.rows.get(key)
+
+    def put_judgment(self, key: str, **fields: Any) -> None:
+        self.rows[key] = fields["answer"]
+
+
+class FakeStore(dict):
+    def get(self, key: str) -> bytes:  # type: ignore[override]
+        return self[key]
+
+
+def ask(judge: QwenVLJudge) -> Any:
+    store = FakeStore(a=gradient_image(1, size=64), b=gradient_image(2, size=48))
+
+    async def run() -> Any:
+        service = JudgeService(judge, "fp", Executor(judge.limits), FakeLedger(), store)
+        return await service.ask(SC_TEMPLATE, ["a", "b"], instruction="make the hair red")
+
+    return asyncio.run(run())
+
+
+def test_an_answer_off_the_schema_is_a_parse_error_never_a_score(tiny_vlm: Callable[[str], Path]) -> None:
+    answer = ask(make_judge(tiny_vlm("qwen2_5_vl")))  # a random model writes noise
+    assert answer.outcome is Outcome.PARSE_ERROR and answer.value is None
+    assert answer.reason and answer.raw is not None
+
+
+def test_an_answer_on_the_schema_is_validated(tiny_vlm: Callable[[str], Path],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model is replaced at generate() only: prompt building, token slicing and decoding
+    are the real ones."""
+    judge = make_judge(tiny_vlm("qwen2_5_vl"), max_new_tokens=512)
+    model, processor = judge._loaded()
+    answer_ids = processor.tokenizer(VALID + "<|im_end|>", return_tensors="pt")["input_ids"]
+
+    def fake_generate(**inputs: Any) -> Any:
+        import torch
+
+        return torch.cat([inputs["input_ids"], answer_ids], dim=1)
+
+    monkeypatch.setattr(model, "generate", fake_generate)
+    answer = ask(judge)
+    assert answer.outcome is Outcome.OK, answer.reason
+    assert answer.value == json.loads(VALID)
+
+
+def test_describe_names_model_and_decoding_not_the_path(tiny_vlm: Callable[[str], Path]) -> None:
+    described = make_judge(tiny_vlm("qwen3_vl")).describe()
+    assert json.loads(json.dumps(described)) == described
+    assert described["decoding"] == "greedy" and described["top_p"] is None
+    assert described["max_new_tokens"] == 8 and described["dtype"] == "float32"
+    assert "device" not in described and str(tiny_vlm("qwen3_vl")) not in json.dumps(described)
+
+
+def test_a_missing_model_names_the_repository_and_the_command() -> None:
+    with pytest.raises(ModelNotFoundError, match="hf download Qwen/Qwen2.5-VL-7B-Instruct"):
+        QwenVLJudge()
+
+
+def test_a_model_of_another_family_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text('{"model_type": "llava"}')
+    with pytest.raises(ValueError, match="qwen2_5_vl"):
+        QwenVLJudge(model=str(tmp_path))
+
+
+def test_a_load_failure_is_an_api_error_with_the_reason(tiny_vlm: Callable[[str], Path], tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(tiny_vlm("qwen2_5_vl"), broken)
+    for weights in broken.glob("*.safetensors"):
+        weights.unlink()
+    reply = make_judge(broken).judge(judge_request())
+    assert reply.outcome is Outcome.API_ERROR and reply.reason and reply.text is None
+
+
+@pytest.mark.parametrize("bad", [{"dtype": "int4"}, {"max_new_tokens": 0}, {"temperature": -1}, {"top_p": 0},
+                                 {"timeout_s": 0}])
+def test_bad_parameters_are_refused(bad: dict[str, Any], tiny_vlm: Callable[[str], Path]) -> None:
+    with pytest.raises(ValueError):
+        make_judge(tiny_vlm("qwen2_5_vl"), **bad)
