@@ -4,7 +4,10 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-PLUGINS := plugins/dlib plugins/insightface plugins/mlflow plugins/gemini plugins/openai
+PLUGINS := plugins/dlib plugins/insightface plugins/mlflow plugins/gemini plugins/openai plugins/diffusers \
+	plugins/transformers
+# torch's CPU build first, in one pip command with what depends on it (uv would fetch a CUDA build).
+TORCH_STACK := torch==2.13.0 diffusers==0.42.1 transformers==5.24.0 accelerate==1.15.0
 
 # Nothing may call outside hosts: MLflow telemetry and similar are off everywhere.
 export MLFLOW_DISABLE_TELEMETRY := true
@@ -15,7 +18,7 @@ export RAY_USAGE_STATS_ENABLED := 0
 
 $(STAMP): pyproject.toml $(addsuffix /pyproject.toml,$(PLUGINS))
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv $(TORCH_STACK)
 	$(BIN)/uv pip install --python $(BIN)/python -e '.[test,sample]' $(addprefix -e ,$(PLUGINS))
 	touch $@
 

@@ -55,7 +55,7 @@ import numpy as np
 from faceedit_bench.statistics import summarize
 
 #: Resamples per chunk. Memory per running test is about 30 x BLOCK x CHUNK bytes (7 MiB), plus
-#: 12 x clusters x CHUNK bytes for the clustered analysis.
+#: about 30 x clusters x CHUNK bytes for the clustered analysis.
 CHUNK = 16384
 #: Sorted positions per block: the distance is accumulated once per block.
 BLOCK = 16
@@ -376,11 +376,13 @@ def _cluster_wd(pool: _Pool, units: np.ndarray, assignment: np.ndarray) -> np.nd
     cols = assignment.shape[1]
     n_units = assignment.shape[0]
     unit_sizes = np.bincount(units, minlength=n_units)
-    n_a = np.einsum("u,uc->c", unit_sizes, assignment.astype(np.int64))  # group sizes change with the clusters
+    in_a = assignment.astype(np.int64)
+    n_a = np.einsum("u,uc->c", unit_sizes, in_a)  # group sizes change with the clusters moved
     # y = N c - n_a M (c: A sessions so far, M: sessions so far) grows by step[unit] per session;
     # |y| <= N**2, exact in int32 for all but huge tests
     exact_type = np.int32 if pool.n**2 < 2**31 else np.float64
-    step = (pool.n * assignment.astype(np.int64) - n_a).astype(exact_type)
+    step = (pool.n * in_a - n_a).astype(exact_type)
+    del in_a
     # per run of tied values: its units (few sessions) or its session count per unit (many)
     per_run = [units[a:b].tolist() if b - a <= 8 else np.bincount(units[a:b], minlength=n_units).astype(exact_type)
                for a, b in zip(pool.run_start.tolist(), pool.run_end.tolist())]

@@ -150,8 +150,16 @@ class Engine:
             self._loop.run_until_complete(self._loop.shutdown_asyncgens())
             self._loop.close()
 
+    def chunk_size(self, n_sessions: int) -> int:
+        """Faces per chunk: 4, or for editors behind the execution layer enough sessions to
+        keep twice their concurrency busy, so the tail of a chunk (sessions waiting on a
+        retry) costs little against the provider's rate limit."""
+        if not self._async_editor:
+            return FACE_CHUNK
+        return max(FACE_CHUNK, math.ceil(2 * self.p.editor.limits.max_concurrency / max(1, n_sessions)))
+
     def run(self, faces: Iterator[Face], sessions: tuple[Session, ...]) -> Iterator[SessionResult]:
-        for chunk in chunks(faces, FACE_CHUNK):
+        for chunk in chunks(faces, self.chunk_size(len(sessions))):
             admitted, rejected = self._admit(chunk)
             if admitted and self.first_base_hash is None:
                 self.first_base_hash = admitted[0].base_hash

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import string
 from collections.abc import Mapping, Sequence
@@ -21,10 +22,12 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ValidationError
 
 from faceedit_bench.cost import cost_usd
-from faceedit_bench.execution import CallLimits, Executor, GaveUp
+from faceedit_bench.execution import BudgetReached, CallLimits, Executor, GaveUp
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.records import Outcome
 from faceedit_bench.secrets import redact
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -135,7 +138,7 @@ class Judge(Protocol):
 class JudgeAnswer:
     """The recorded result of one judge call (after parse retries)."""
 
-    outcome: Outcome  # ok | refused | api_error | parse_error
+    outcome: Outcome  # ok | refused | api_error | parse_error | failed (the judge plugin raised)
     value: dict[str, Any] | None
     raw: str | None
     reason: str
@@ -211,6 +214,11 @@ class JudgeService:
                 reply = await self.executor.call(lambda r=request: self.judge.ajudge(r))
             except GaveUp as exc:
                 return self._answer(template, Outcome.API_ERROR, None, last_raw, str(exc), usage)
+            except BudgetReached:
+                raise
+            except Exception as exc:  # a judge bug is an outcome of this call, not the end of the run
+                log.warning("judge failed: %s: %s", type(exc).__name__, exc)
+                return self._answer(template, Outcome.FAILED, None, last_raw, f"{type(exc).__name__}: {exc}", usage)
             self.calls_made += 1
             for k, v in reply.usage.items():
                 if isinstance(v, (int, float)) and not isinstance(v, bool):

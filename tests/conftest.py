@@ -50,3 +50,4 @@ def synthetic(tmp_path: Path) -> list[str]:
     """Overrides selecting the synthetic dataset, pixel embedder and no tracker."""
     return ["dataset=synthetic", f"+dataset.params.root={tmp_path / 'faces'}", "embedder=pixel",
             "tracking=none", "run.workers=1"]
+

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import json
 import math
@@ -21,9 +22,11 @@ def one(a, b, *, clusters_a=None, clusters_b=None, higher_is_better=False, name=
 
 
 def scipy_p(a, b, n_resamples: int) -> float:
+    # scipy >= 1.15 takes rng=, older versions random_state=
+    seed_arg = "rng" if "rng" in inspect.signature(stats.permutation_test).parameters else "random_state"
     res = stats.permutation_test((np.asarray(a, float), np.asarray(b, float)), stats.wasserstein_distance,
                                  permutation_type="independent", alternative="greater", n_resamples=n_resamples,
-                                 vectorized=False, rng=np.random.default_rng(12345))
+                                 vectorized=False, **{seed_arg: np.random.default_rng(12345)})
     return float(res.pvalue)
 
 

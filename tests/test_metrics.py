@@ -69,3 +69,45 @@ def test_tracking_keys_are_snake_case():
     keys = metrics_for_tracking(report)
     assert all(k == metric_key(k) for k in keys)
     assert keys["drop_fss"] == pytest.approx(46.875) and keys["fss_step_4"] == 0.0
+
+
+def test_semantic_consistency_by_hand():
+    from faceedit_bench.metrics import semantic_consistency
+    from faceedit_bench.prompts import sc_from_answer
+
+    # SC_k = min(success, overediting) / 10; session SC = 100 * mean_k
+    steps = [sc_from_answer({"editing_success": s, "overediting": o, "reasoning": ""})
+             for s, o in [(8, 6), (10, 10), (3, 9), (0, 7)]]
+    assert steps == [0.6, 1.0, 0.3, 0.0]
+    assert semantic_consistency(SessionScores((1.0,) * 5, sc=tuple(steps))) == pytest.approx(47.5)
+    # one unusable judge answer leaves the session undefined, never a partial mean
+    assert semantic_consistency(SessionScores((1.0,) * 5, sc=(0.6, None, 0.3, 0.0))) is None
+    assert semantic_consistency(SessionScores((1.0,) * 5)) is None
+
+
+def test_overediting_rate_by_hand():
+    from faceedit_bench.metrics import overediting_rate
+    from faceedit_bench.overediting import session_oer
+    from faceedit_bench.records import Step
+
+    keys = ("hair-color", "beard", "hats")
+    base = {k: frozenset() for k in keys}
+    states = [
+        {**base, "hair-color": frozenset({"black hair"})},
+        {**base, "hair-color": frozenset({"red hair"}), "beard": frozenset({"stubble"})},  # 1 overedit (beard)
+        {**base, "hair-color": frozenset({"red hair", "brown hair"}), "beard": frozenset({"stubble"}),
+         "hats": frozenset({"beret"})},  # hats added: 1; hair overlaps multi-label: no change (not the target)
+        {**base, "hair-color": frozenset({"brown hair"}), "beard": frozenset({"stubble"}),
+         "hats": frozenset({"beret"})},  # target change only
+        {**base, "hair-color": frozenset({"gray hair"}), "hats": frozenset({"beret"})},  # beard removed: 1
+    ]
+    steps = [Step(1, "dye red", "crimson red hair", "red hair", "hair-color", "Hair"),
+             Step(2, "add beret", "beret", "beret", "hats", "Accessories"),
+             Step(3, "brown", "chestnut brown hair", "brown hair", "hair-color", "Hair"),
+             Step(4, "gray", "silver hair", "gray hair", "hair-color", "Hair")]
+    result = session_oer(states, steps)
+    assert result.n_overedits == 2 and result.oer == 0.5
+    assert overediting_rate(SessionScores((1.0,) * 5, oer=result.oer)) == 50.0
+    # a missing tracked state: undefined, never "no overedits"
+    missing = session_oer([states[0], None, *states[2:]], steps)
+    assert missing.oer is None and overediting_rate(SessionScores((1.0,) * 5, oer=missing.oer)) is None

@@ -139,7 +139,6 @@ class DiffusersEditor:
             import torch
 
             started = time.perf_counter()  # the call only: loading is not throughput
-
             cuda = torch.cuda.is_available() and str(self.device) != "cpu"
             if cuda:
                 torch.cuda.reset_peak_memory_stats()

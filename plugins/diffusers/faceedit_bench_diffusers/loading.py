@@ -112,12 +112,13 @@ def check_components(source: ModelSource) -> None:
 
 def check_tokenizers(pipe: Any, source: ModelSource) -> None:
     for name, component in getattr(pipe, "components", {}).items():
-        tokenizer = getattr(component, "tokenizer", component) if "processor" in name else component
-        if "token" in name or "processor" in name:
-            size = len(tokenizer) if hasattr(tokenizer, "__len__") else None
-            if size is not None and size < _MIN_TOKENIZER_SIZE:
-                raise ModelNotFoundError(f"{name} of {source.name!r} loaded with {size} tokens: its files are missing "
-                                    f"(transformers falls back silently offline); {how_to_get(source.name)}")
+        if "token" not in name and "processor" not in name:
+            continue
+        tokenizer = getattr(component, "tokenizer", component)  # a processor holds its tokenizer
+        size = len(tokenizer) if hasattr(tokenizer, "__len__") else None
+        if size is not None and size < _MIN_TOKENIZER_SIZE:
+            raise ModelNotFoundError(f"{name} of {source.name!r} loaded with {size} tokens: its files are missing "
+                                     f"(transformers falls back silently offline); {how_to_get(source.name)}")
 
 
 def torch_dtype(name: str) -> Any:

@@ -29,9 +29,10 @@ def _common(settings: Mapping[str, Any]) -> Args:
 
 def _negative(settings: Mapping[str, Any], n: int) -> Args:
     # The pipelines apply true CFG only when a negative prompt is given.
-    if settings["true_cfg_scale"] > 1:
-        return {"true_cfg_scale": settings["true_cfg_scale"], "negative_prompt": _per_item(settings["negative_prompt"], n)}
-    return {"true_cfg_scale": settings["true_cfg_scale"]}
+    scale = settings["true_cfg_scale"]
+    if scale > 1:
+        return {"true_cfg_scale": scale, "negative_prompt": _per_item(settings["negative_prompt"], n)}
+    return {"true_cfg_scale": scale}
 
 
 def _per_item(value: str, n: int) -> str | list[str]:

@@ -153,3 +153,30 @@ def test_specs_cover_every_registered_editor() -> None:
     from faceedit_bench_diffusers import EDITORS
 
     assert set(SPECS) == set(EDITORS)
+
+
+def test_true_cfg_sends_a_negative_prompt_only_when_on() -> None:
+    from faceedit_bench_diffusers.pipelines import kontext_args, qwen_args
+
+    on = qwen_args({"steps": 40, "guidance_scale": 1.0, "true_cfg_scale": 4.0, "negative_prompt": " "}, 2, 64, 48)
+    assert on["negative_prompt"] == [" ", " "] and on["true_cfg_scale"] == 4.0
+    assert (on["height"], on["width"], on["num_inference_steps"]) == (64, 48, 40)
+    off = kontext_args({"steps": 28, "guidance_scale": 2.5, "true_cfg_scale": 1.0, "negative_prompt": "",
+                        "auto_resize": True}, 1, 64, 32)
+    assert "negative_prompt" not in off and off["max_area"] == 64 * 32 and off["_auto_resize"] is True
+
+
+@pytest.mark.parametrize(("factory", "expected"), [
+    ("flux2_dev", {"steps": 50, "guidance_scale": 4.0, "seed": 42, "dtype": "bfloat16"}),
+    ("step1x_edit", {"steps": 28, "true_cfg_scale": 6.0, "seed": 42, "dtype": "bfloat16"}),
+    ("qwen_image_edit", {"steps": 40, "guidance_scale": 1.0, "true_cfg_scale": 4.0, "seed": 0, "dtype": "bfloat16",
+                         "model": "Qwen/Qwen-Image-Edit-2511"}),
+])
+def test_defaults_are_the_seed_papers(factory: str, expected: dict[str, Any]) -> None:
+    """METHODOLOGY §4.1 (paper b, Table of inference settings)."""
+    import inspect
+
+    from faceedit_bench_diffusers import editors
+
+    defaults = {n: p.default for n, p in inspect.signature(getattr(editors, factory)).parameters.items()}
+    assert expected.items() <= defaults.items()

@@ -1,0 +1,38 @@
+"""Open-weight editors and the local VLM judge through the real command path: Hydra
+composition, the engine's batching execution, the ledger and MLflow, on tiny random
+models saved to disk (no download, no GPU)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("diffusers")
+pytest.importorskip("faceedit_bench_transformers")
+
+from faceedit_bench.experiment import build_experiment, run_experiment  # noqa: E402
+
+
+@pytest.mark.slow
+def test_a_tiny_diffusers_editor_and_vlm_judge_run_end_to_end(plugins, compose, tmp_path):
+    from faceedit_bench_diffusers.testing import save_tiny as save_editor
+    from faceedit_bench_transformers.testing import save_tiny as save_judge
+    from mlflow.tracking import MlflowClient
+
+    editor_dir = save_editor("instruct_pix2pix", tmp_path / "editor")
+    judge_dir = save_judge("qwen2_5_vl", tmp_path / "judge")
+    cfg = compose("editor=instruct_pix2pix", f"editor.params.model={editor_dir}", "editor.params.steps=2",
+                  "editor.params.resolution=64", "editor.params.dtype=float32", "editor.params.device=cpu",
+                  "judge=qwen_vl", f"judge.params.model={judge_dir}", "judge.params.dtype=float32",
+                  "judge.params.device=cpu", "judge.params.max_new_tokens=8", "testset=pose", "dataset=sample",
+                  "run.max_faces=1", "run.max_sessions=2", "analysis.n_resamples=99")
+    report = run_experiment(build_experiment(cfg, plugins), plugins)
+    assert report["counts"]["steps"] == {"ok": 8}
+    # A random tiny VLM writes noise: every judge answer is a parse error, and nothing is scored from it.
+    assert set(report["counts"]["judge"]["viescore-tie-sc@1"]) == {"parse_error"}
+    assert report["metrics"]["sc"]["n"] == 0
+    (editor_calls,) = [v for k, v in report["calls"].items() if k == f"local:{editor_dir.name}"]
+    assert editor_calls["succeeded"] == 8
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'ws' / 'mlflow.db'}")
+    (tracked,) = client.search_runs([client.get_experiment_by_name("faceedit/pose").experiment_id])
+    assert tracked.data.metrics["steps_ok"] == 8 and tracked.data.tags["editor"] == "instruct_pix2pix"
