@@ -34,6 +34,8 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_identity.py
 	$(BIN)/python benchmarks/bench_engine.py
+	$(BIN)/python benchmarks/bench_statistics.py
+	$(BIN)/python benchmarks/bench_hosted.py
 
 clean:
 	rm -rf $(VENV) .faceedit_bench

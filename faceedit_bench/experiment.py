@@ -17,6 +17,7 @@ from omegaconf import OmegaConf
 
 from faceedit_bench import __version__
 from faceedit_bench.aggregate import Aggregator
+from faceedit_bench.agreement import judge_human_agreement
 from faceedit_bench.anchors import check_anchors
 from faceedit_bench.artifacts import ArtifactWriter, write_artifacts
 from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig
@@ -119,6 +120,11 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
     if conf.judge.name != "none":
         components["judge"], infos["judge"] = create_component(plugins, "judge", conf.judge)
     testset: TestSet = components["testset"]
+    labels = conf.analysis.human_labels
+    if labels and not Path(labels).expanduser().is_file():
+        raise ConfigError(f"analysis.human_labels={labels!r} is not a file; give the labels CSV or null")
+    if labels and "judge" not in components:
+        raise ConfigError("analysis.human_labels needs a judge to compare with (e.g. judge=gemini)")
     metrics = [plugins.registry.get("metrics", n).load() for n in plugins.registry["metrics"].names()]
     scientific = {
         kind: {"name": i.name, "description": i.description}
@@ -225,6 +231,9 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             if judge_scorer is not None and engine.first_base_hash and not engine.stopped:
                 reliability = engine.run_async(
                     check_anchors(judge_scorer.service, ledger, store, engine.first_base_hash))
+                labels = conf.analysis.human_labels
+                reliability["agreement"] = engine.run_async(judge_human_agreement(
+                    judge_scorer.service, store, Path(labels).expanduser(), conf.run.seed)) if labels else None
         computed = {"embeddings": embeddings.computed, "edit_calls": engine.new_edit_calls,
                     "judge_calls": judge_scorer.service.calls_made if judge_scorer else 0}
         sections = aggregator.sections()

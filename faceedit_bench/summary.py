@@ -39,6 +39,24 @@ def format_summary(report: dict[str, Any], output_dir: Path) -> str:
             for name, m in g["metrics"].items():
                 excluded = sum(g["sessions_excluded"].values())
                 lines.append(f"  {key}={label:<14}{m['n']:>7}  {name} {_ci(m)}  (excluded sessions: {excluded})")
+    for row in report.get("disparity", []):
+        if row.get("wd") is not None:
+            mark = "  BIAS" if row.get("bias") else ""
+            lines.append(f"  disparity {row['metric']} by {row['contrast']}: WD {row['wd']:.2f}, "
+                         f"p {row['p_value']:.4f}, worst {row.get('worst_group') or '-'}{mark}")
+    if judge := report.get("counts", {}).get("judge"):
+        lines.append(f"Judge answers: {judge}")
+    if reliability := report.get("judge_reliability"):
+        lines.append(f"Judge anchors: {reliability['passed']} passed, {reliability['failed']} failed"
+                     + (f"; DRIFT {reliability['drift']}" if reliability["drift"] else ""))
+    cost = report.get("cost") or {}
+    if cost.get("estimated_usd") is not None:
+        lines.append(f"Estimated cost: {cost['estimated_usd']:.4f} USD ({cost['new_usd']:.4f} USD new in this run)")
+    for provider, c in (report.get("calls") or {}).items():
+        lines.append(f"Calls {provider}: {c['calls']} calls, {c['attempts']} attempts, retries {c['retries'] or 0}, "
+                     f"gave up {c['gave_up'] or 0}")
+    if not report["run"].get("complete", True):
+        lines.append(f"STOPPED: {report['run'].get('stopped')}")
     lines.append(f"FSS scale: {report['scales']['fss']}")
     for name, why in report.get("skipped_metrics", {}).items():
         lines.append(f"skipped {name}: {why}")

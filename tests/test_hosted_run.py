@@ -217,3 +217,41 @@ def test_refusals_are_counted_per_demographic_group(plugins, compose, synthetic,
         for outcomes in labels.values():
             refused["refused"] += outcomes.get("refused", 0)
     assert refused["refused"] == 3 * len(by_group)
+
+
+def test_judge_human_agreement_on_a_labelled_set(plugins, compose, synthetic, gemini, tmp_path):
+    from faceedit_bench.testing import gradient_image
+
+    labels = tmp_path / "labels"
+    labels.mkdir()
+    for i in range(3):
+        (labels / f"{i}.png").write_bytes(gradient_image(i))
+    # The fake judge names each key's first category: black hair, buzz cut, ..., looking left.
+    judged = ("black hair", "buzz cut", "straight hair", "clean shaven", "handlebar mustache", "cowboy hat",
+              "round glasses", "looking left")
+    keys = ("hair-color", "hair-style", "hair-type", "beard", "mustache", "hats", "glasses", "head position")
+    header = "kind,image,original,instruction,sc," + ",".join(keys)
+    agree = ",".join(judged)
+    disagree = ",".join(["brown hair;black hair", *judged[1:7], ""])  # hair-color set differs; pose None
+    (labels / "labels.csv").write_text("\n".join([
+        header, f"state,0.png,,,,{agree}", f"state,1.png,,,,{disagree}",
+        "sc,1.png,0.png,make the hair red,7," + "," * 7, "sc,2.png,0.png,add a hat,2," + "," * 7]) + "\n")
+    report = run(plugins, compose, *synthetic, *nano_banana(gemini), *gemini_judge(gemini), "testset=pose",
+                 "run.max_faces=1", "run.max_sessions=1", "analysis.n_resamples=99",
+                 f"analysis.human_labels={labels / 'labels.csv'}")
+    agreement = report["judge_reliability"]["agreement"]
+    tracker = agreement["tracker"]
+    assert tracker["per_key"]["hair-color"] == {"n": 2, "accuracy": 0.5}
+    assert tracker["per_key"]["hats"] == {"n": 2, "accuracy": 1.0}
+    assert tracker["per_key"]["head position"] == {"n": 2, "accuracy": 0.5}
+    assert tracker["accuracy"] == pytest.approx(14 / 16)
+    # The fake judge scores every edit 5: a constant judge has no rank correlation, reported as such.
+    assert agreement["sc"] == {"n": 2, "spearman": None}
+
+
+def test_a_missing_labels_file_fails_before_any_work(plugins, compose, synthetic, gemini, tmp_path):
+    from faceedit_bench.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="human_labels"):
+        build_experiment(compose(*synthetic, *nano_banana(gemini), *gemini_judge(gemini),
+                                 f"analysis.human_labels={tmp_path / 'nope.csv'}"), plugins)
