@@ -23,11 +23,12 @@ class ArtifactWriter:
 
     STEP_COLUMNS = ["face_id", "identity", "session_id", "k", "instruction", "category", "sub_axis", "axis",
                     "outcome", "reason", "resumed", "image_hash", "score_outcome", "faces_detected", "fss",
-                    "embedder", "session_excluded"]
+                    "embedder", "session_excluded", "sc", "sc_outcome", "state", "state_outcome", "judged_by"]
 
     def __init__(self, out: Path, stack: ExitStack, store: ImageStore, max_sheets: int, scored_by: str,
-                 demographic_keys: tuple[str, ...] = ("gender", "skin_tone", "age_group")) -> None:
+                 demographic_keys: tuple[str, ...] = ("gender", "skin_tone", "age_group"), judged_by: str = "") -> None:
         self.out, self.store, self.max_sheets, self.scored_by = out, store, max_sheets, scored_by
+        self.judged_by = judged_by
         self.keys = demographic_keys
         self.steps = csv.writer(stack.enter_context(open(out / "steps.csv", "w", newline="")))
         self.steps.writerow(self.STEP_COLUMNS + list(demographic_keys))
@@ -50,7 +51,8 @@ class ArtifactWriter:
             score_fields = ["", "", "", ""] if score is None else [
                 score.outcome.value, score.n_faces, _fmt(score.fss), self.scored_by]
             self.steps.writerow([face.face_id, face.identity, session.session_id, k, *step_fields, *edit_fields,
-                                 image_hash, *score_fields, result.excluded or "", *demo])
+                                 image_hash, *score_fields, result.excluded or "",
+                                 *self._judge_fields(result.judged, k), *demo])
         row = {"face_id": face.face_id, "identity": face.identity, "session_id": session.session_id,
                "excluded": result.excluded or "", **{k: face.demographics.get(k) or "" for k in self.keys},
                **{name: _fmt(v) for name, v in values.items()}}
@@ -60,6 +62,17 @@ class ArtifactWriter:
         self.sessions.writerow(row)
         if result.steps and self.sheets < self.max_sheets:
             self._sheet(result)
+
+    def _judge_fields(self, judged: Any, k: int) -> list[Any]:
+        """SC_k (k >= 1) and the tracked state of I_k, each with its answer's outcome."""
+        if judged is None:
+            return ["", "", "", "", ""]
+        sc = sc_outcome = ""
+        if k >= 1:
+            sc, sc_outcome = _fmt(judged.sc_steps[k - 1]), judged.sc_answers[k - 1].outcome.value
+        answer = judged.state_answers[k]
+        state = json.dumps(answer.value, sort_keys=True) if answer.value is not None else ""
+        return [sc, sc_outcome, state, answer.outcome.value, self.judged_by]
 
     def _sheet(self, result: SessionResult) -> None:
         def caption(k: int, fallback: str) -> str:

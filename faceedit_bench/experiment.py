@@ -222,7 +222,14 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             available = {"embedder", "judge"} if judge_scorer is not None else {"embedder"}
             aggregator = Aggregator(exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis)
             scored_by = f"{conf.embedder.name} {embedder_identity.get('version', 'unknown')}"
-            writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets, scored_by)
+            judged_by = ""
+            if judge_scorer is not None:
+                judge = info.components["judge"].description
+                prompts = judge_scorer.describe()
+                judged_by = (f"{conf.judge.name} {judge.get('model', judge.get('version', '?'))}; "
+                             + "; ".join(f"{p['name']}@{p['version']} {p['hash'][:12]}" for p in prompts.values()))
+            writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets, scored_by,
+                                    judged_by=judged_by)
             faces = islice(dataset.faces(), conf.run.max_faces)
             for result in engine.run(faces, sessions):
                 writer.write(result, aggregator.add(result))

@@ -255,3 +255,31 @@ def test_a_missing_labels_file_fails_before_any_work(plugins, compose, synthetic
     with pytest.raises(ConfigError, match="human_labels"):
         build_experiment(compose(*synthetic, *nano_banana(gemini), *gemini_judge(gemini),
                                  f"analysis.human_labels={tmp_path / 'nope.csv'}"), plugins)
+
+
+@pytest.mark.slow
+def test_two_runs_sharing_the_cache_at_once_do_not_corrupt_it(tmp_path, monkeypatch):
+    import os
+    import sqlite3
+    import subprocess
+    import sys
+
+    with gemini_server(api_key=GEMINI_KEY, latency_s=0.05) as server:
+        env = {**os.environ, "FACEEDIT_BENCH_HOME": str(tmp_path / "ws"), "GEMINI_API_KEY": GEMINI_KEY}
+        args = [sys.executable, "-m", "faceedit_bench", "editor=nano_banana", f"editor.params.base_url={server.url}",
+                "testset=pose", "run.max_faces=1", "run.max_sessions=3", "tracking=none", "run.workers=1",
+                "run.progress=false"]
+        procs = [subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for _ in range(2)]
+        outs = [p.communicate(timeout=300) for p in procs]
+        assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in outs]
+        reports = [json.loads(p.read_text()) for p in (tmp_path / "ws" / "runs").glob("*/report.json")]
+        assert len(reports) == 1 and reports[0]["counts"]["steps"] == {"ok": 12}
+        db = sqlite3.connect(tmp_path / "ws" / "ledger.sqlite")
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert db.execute("SELECT count(*), count(DISTINCT edit_key) FROM edits").fetchone() == (12, 12)
+        db.close()
+        made = server.calls
+        assert 12 <= made <= 24  # each run may have paid for a step the other was still making
+        rerun = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert rerun.returncode == 0 and server.calls == made
