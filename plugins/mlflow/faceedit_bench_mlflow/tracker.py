@@ -131,7 +131,8 @@ class MlflowTracker:
             if cost.get("prices"):  # the price table the cost metrics were estimated with
                 active.client.log_dict(active.run_id, cost["prices"], "cost/prices.json")
             # A run stopped by its budget is resumable, not finished work: say so where runs are listed.
-            active.client.set_tag(active.run_id, "faceedit.complete", str(report["run"].get("complete", True)).lower())
+            complete = report.get("run", {}).get("complete", True)
+            active.client.set_tag(active.run_id, "faceedit.complete", str(complete).lower())
             self._log_artifacts(active, run, artifacts)
             active.client.set_terminated(active.run_id, status="FINISHED")
         except BaseException as error:
