@@ -9,10 +9,11 @@ Three SC questions whose answers are known without a human:
 * ``done``: the edited image is the original in black and white and the instruction
   asks for exactly that (both scores high, >= 7).
 
-They are built from the run's first admitted base image, asked with ``fresh=True`` (never
-taken from the cache, so a provider that silently changed its model shows up), and
-stored in the ledger; an answer that moved by ``DRIFT_POINTS`` or more since the previous
-run with the same judge and images is flagged.
+They are built from the run's first admitted base image. A run that asks the judge anything
+new asks the anchors afresh too (never from the cache, so a provider that silently changed its
+model shows up) and stores the answers; an answer that moved by ``DRIFT_POINTS`` or more since
+the previous check with the same judge and images is flagged. A rerun that takes every answer
+from the ledger reuses the last check and makes no call.
 """
 
 from __future__ import annotations
@@ -50,20 +51,22 @@ ANCHORS = (
 )
 
 
-async def check_anchors(service: JudgeService, ledger: Any, store: Any, base_hash: str) -> dict[str, Any]:
-    """Ask every anchor now; returns the report's ``judge_reliability`` section."""
+async def check_anchors(service: JudgeService, ledger: Any, store: Any, base_hash: str, *,
+                        fresh: bool = True) -> dict[str, Any]:
+    """Ask every anchor (afresh, or from the ledger when not ``fresh``); returns the report's
+    ``judge_reliability`` section."""
     rgb = decode_rgb(store.get(base_hash), label="anchor base image")
     rows, drift = [], []
     for anchor in ANCHORS:
         edited = store.put(encode_png(np.ascontiguousarray(anchor.make(rgb))))
-        answer = await service.ask(SC_TEMPLATE, [base_hash, edited], fresh=True, instruction=anchor.instruction)
+        answer = await service.ask(SC_TEMPLATE, [base_hash, edited], fresh=fresh, instruction=anchor.instruction)
         value = answer.value if answer.outcome is Outcome.OK else None
         passed = value is not None and all(lo <= value[f] <= hi for f, (lo, hi) in anchor.expect.items())
         rows.append({"name": anchor.name, "instruction": anchor.instruction,
                      "expect": {f: list(r) for f, r in anchor.expect.items()}, "outcome": answer.outcome.value,
                      "value": None if value is None else {f: value[f] for f in ("editing_success", "overediting")},
                      "passed": passed})
-        if value is not None:
+        if value is not None and not answer.resumed:
             key = json.dumps([service.judge_fp, SC_TEMPLATE.hash, anchor.name, base_hash])
             previous = ledger.previous_anchor(key)
             ledger.put_anchor(key, value)
@@ -75,4 +78,5 @@ async def check_anchors(service: JudgeService, ledger: Any, store: Any, base_has
                                       "current": value[field], "delta": delta})
     return {"anchors": rows, "passed": sum(r["passed"] for r in rows),
             "failed": sum(not r["passed"] for r in rows), "drift": drift, "drift_points": DRIFT_POINTS,
-            "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            "asked_now": fresh,
+            "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) if fresh else None}

@@ -23,7 +23,7 @@ from faceedit_bench.artifacts import ArtifactWriter, write_artifacts
 from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig
 from faceedit_bench.engine import Engine, EngineParts
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution import Budget, Executors
+from faceedit_bench.execution import Budget, BudgetReached, Executors
 from faceedit_bench.judge_scoring import JudgeScorer
 from faceedit_bench.judging import JudgeService
 from faceedit_bench.keys import fingerprint, portable
@@ -183,14 +183,7 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     ledger.record_component(editor_fp, "editor", editor_identity)
     ledger.record_component(embedder_fp, "embedder", embedder_identity)
     executors = Executors(Budget(conf.run.budget_usd))
-    judge_scorer = None
-    if "judge" in c:
-        judge_identity = {"name": conf.judge.name, **info.components["judge"].description}
-        judge_fp = fingerprint(portable(judge_identity))
-        ledger.record_component(judge_fp, "judge", judge_identity)
-        service = JudgeService(c["judge"], judge_fp, executors.get(c["judge"].limits), ledger, store,
-                               parse_attempts=conf.run.judge_parse_attempts, retry=retry)
-        judge_scorer = JudgeScorer(service, seed=conf.run.seed)
+    judge_scorer = _judge_scorer(exp, ledger, store, executors, retry)
     embeddings = EmbeddingService(
         c["embedder"], embedder_fp, lambda: plugins.registry.create("embedders", conf.embedder.name, conf.embedder.params),
         store, ledger, conf.run.workers, retry,
@@ -222,25 +215,13 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             available = {"embedder", "judge"} if judge_scorer is not None else {"embedder"}
             aggregator = Aggregator(exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis)
             scored_by = f"{conf.embedder.name} {embedder_identity.get('version', 'unknown')}"
-            judged_by = ""
-            if judge_scorer is not None:
-                judge = info.components["judge"].description
-                prompts = judge_scorer.describe()
-                judged_by = (f"{conf.judge.name} {judge.get('model', judge.get('version', '?'))}; "
-                             + "; ".join(f"{p['name']}@{p['version']} {p['hash'][:12]}" for p in prompts.values()))
             writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets, scored_by,
-                                    judged_by=judged_by)
+                                    judged_by=judge_scorer.label() if judge_scorer else "")
             faces = islice(dataset.faces(), conf.run.max_faces)
             for result in engine.run(faces, sessions):
                 writer.write(result, aggregator.add(result))
             aggregator.face_exclusions.update(engine.face_exclusions)
-            reliability = None
-            if judge_scorer is not None and engine.first_base_hash and not engine.stopped:
-                reliability = engine.run_async(
-                    check_anchors(judge_scorer.service, ledger, store, engine.first_base_hash))
-                labels = conf.analysis.human_labels
-                reliability["agreement"] = engine.run_async(judge_human_agreement(
-                    judge_scorer.service, store, Path(labels).expanduser(), conf.run.seed)) if labels else None
+            reliability = _judge_reliability(engine, judge_scorer, ledger, store, conf)
         computed = {"embeddings": embeddings.computed, "edit_calls": engine.new_edit_calls,
                     "judge_calls": judge_scorer.service.calls_made if judge_scorer else 0}
         sections = aggregator.sections()
@@ -260,6 +241,37 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
         pm.unregister(name=tracker_name)
     print(format_summary(report, info.output_dir))
     return report
+
+
+def _judge_scorer(exp: Experiment, ledger: Ledger, store: ImageStore, executors: Executors,
+                  retry: frozenset[Outcome]) -> JudgeScorer | None:
+    if "judge" not in exp.components:
+        return None
+    conf, judge = exp.conf, exp.components["judge"]
+    identity = {"name": conf.judge.name, **exp.info.components["judge"].description}
+    judge_fp = fingerprint(portable(identity))
+    ledger.record_component(judge_fp, "judge", identity)
+    service = JudgeService(judge, judge_fp, executors.get(judge.limits), ledger, store,
+                           parse_attempts=conf.run.judge_parse_attempts, retry=retry)
+    return JudgeScorer(service, conf.judge.name, identity, seed=conf.run.seed)
+
+
+def _judge_reliability(engine: Engine, judge_scorer: JudgeScorer | None, ledger: Ledger, store: ImageStore,
+                       conf: ExperimentConfig) -> dict[str, Any] | None:
+    """The anchors (every judged run) and the human-label agreement (when labels are given)."""
+    if judge_scorer is None or not engine.first_base_hash or engine.stopped:
+        return None
+    service, labels = judge_scorer.service, conf.analysis.human_labels
+    try:
+        # Re-check the judge whenever this run asked it anything; a pure re-report makes no call.
+        reliability = engine.run_async(check_anchors(service, ledger, store, engine.first_base_hash,
+                                                     fresh=service.calls_made > 0))
+        reliability["agreement"] = engine.run_async(judge_human_agreement(
+            service, store, Path(labels).expanduser(), conf.run.seed)) if labels else None
+    except BudgetReached as exc:
+        engine.stopped = str(exc)
+        return None
+    return reliability
 
 
 def _cost_section(exp: Experiment, aggregator: Aggregator, judge_scorer: Any, executors: Executors,

@@ -42,12 +42,20 @@ class JudgedSession:
 
 
 class JudgeScorer:
-    def __init__(self, service: JudgeService, seed: int = 0) -> None:
+    def __init__(self, service: JudgeService, name: str, identity: dict[str, Any], seed: int = 0) -> None:
         self.service = service
+        self.name = name
+        self.identity = identity
         self.seed = seed
 
     def describe(self) -> dict[str, Any]:
         return {"sc": SC_TEMPLATE.describe(), "state": STATE_TEMPLATE.describe()}
+
+    def label(self) -> str:
+        """Who judged, for every judged row: the judge, its model and the prompts' versions and hashes."""
+        model = self.identity.get("model", self.identity.get("version", "?"))
+        prompts = "; ".join(f"{p['name']}@{p['version']} {p['hash'][:12]}" for p in self.describe().values())
+        return f"{self.name} {model}; {prompts}"
 
     async def score(self, results: Sequence[Any]) -> list[JudgedSession]:
         """Judge sessions (``SessionResult`` with 5 image hashes) concurrently."""

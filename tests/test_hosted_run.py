@@ -176,9 +176,10 @@ def test_gpt_image_runs_end_to_end_with_an_openai_judge(plugins, compose, synthe
     assert report["metrics"]["sc"]["n"] == 2
     assert report["cost"]["by_component"]["editor"] > 0 and report["cost"]["by_component"]["judge"] > 0
     calls = openai.calls
-    run(plugins, compose, *overrides)
-    # Only the anchors are asked again: they check the judge every run.
-    assert openai.calls - calls == 3
+    rerun = run(plugins, compose, *overrides)
+    assert openai.calls == calls, "a finished judged run re-reports without a provider call"
+    assert rerun["judge_reliability"]["asked_now"] is False
+    assert rerun["judge_reliability"]["anchors"] == report["judge_reliability"]["anchors"]
 
 
 def test_a_planted_key_reaches_no_output(plugins, compose, synthetic, gemini, tmp_path, capfd):
@@ -283,3 +284,31 @@ def test_two_runs_sharing_the_cache_at_once_do_not_corrupt_it(tmp_path, monkeypa
         assert 12 <= made <= 24  # each run may have paid for a step the other was still making
         rerun = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
         assert rerun.returncode == 0 and server.calls == made
+
+
+def test_anchors_catch_a_judge_that_changed_between_runs(plugins, compose, synthetic, monkeypatch):
+    monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
+    score = {"value": 1}
+
+    def judge(request: dict) -> str:
+        schema = request["generationConfig"].get("responseJsonSchema") or {}
+        if "editing_success" not in schema.get("properties", {}):
+            from tests.fakes.answers import example_from_schema
+
+            return json.dumps(example_from_schema(schema))
+        return json.dumps({"editing_success": score["value"], "overediting": score["value"], "reasoning": "-"})
+
+    with gemini_server(api_key=GEMINI_KEY, judge_answer=judge) as server:
+        base = [*synthetic, *nano_banana(server), *gemini_judge(server), "testset=hair", "run.max_faces=1",
+                "analysis.n_resamples=99"]
+        first = run(plugins, compose, *base, "run.max_sessions=1")
+        anchors = {a["name"]: a["passed"] for a in first["judge_reliability"]["anchors"]}
+        assert anchors == {"unchanged": True, "blank": True, "done": False}  # a judge that always says 1
+        score["value"] = 9  # the provider silently changed its model
+        second = run(plugins, compose, *base, "run.max_sessions=2")  # new work: the anchors are asked again
+    reliability = second["judge_reliability"]
+    assert reliability["asked_now"] is True
+    assert {a["name"]: a["passed"] for a in reliability["anchors"]} == {"unchanged": False, "blank": False,
+                                                                         "done": True}
+    drifted = {(d["name"], d["field"]) for d in reliability["drift"]}
+    assert ("unchanged", "editing_success") in drifted and len(drifted) == 6
