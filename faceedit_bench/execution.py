@@ -11,8 +11,9 @@ place, so that every attempt is counted the same way for every provider:
   errors, timeouts, connection errors and truncated answers, waiting at least the
   provider's ``Retry-After``;
 * push-back: each rate-limit answer lowers the request rate by 10% (to at most a quarter
-  of the configured rate), and each success restores 2%, so a provider that keeps saying
-  "slow down" gets fewer requests while an occasional 429 costs almost nothing;
+  of the configured rate), and each success restores 5%, so a provider that answers 429 to
+  more than about a third of the requests gets fewer of them, while an occasional 429
+  costs almost nothing;
 * a per-attempt timeout;
 * a spending budget: once reached no new call starts (calls in flight finish).
 
@@ -146,7 +147,7 @@ class Executor:
     """Runs calls for one provider key. Create it inside the event loop that uses it."""
 
     PUSH_BACK = 0.9  # rate factor applied on every rate-limit answer
-    RECOVER = 0.02  # rate factor restored on every success
+    RECOVER = 0.05  # rate factor restored on every success
     FLOOR = 0.25
 
     def __init__(self, limits: CallLimits, budget: Budget | None = None,
@@ -166,10 +167,10 @@ class Executor:
         rpm = self.limits.requests_per_minute
         if not rpm:
             return None
-        # A bucket of about one second of requests (at least 1/FLOOR, so a pushed-back request
-        # still fits), so a fresh limiter does not burst a whole minute's worth at once.
+        # A small bucket (1/FLOOR requests, so a pushed-back request still fits): requests are
+        # spread evenly, and no minute ever holds more than the limit plus 4.
         per_second = rpm / 60.0
-        burst = max(1 / self.FLOOR, per_second)
+        burst = 1 / self.FLOOR
         return AsyncLimiter(burst, burst / per_second)
 
     def _adjust(self, factor: float) -> None:
