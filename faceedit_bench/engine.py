@@ -135,6 +135,8 @@ class Engine:
         self.face_exclusions: Counter[str] = Counter()  # reason -> faces, for the report
         self.stopped: str | None = None  # why the run stopped early (budget), else None
         self.new_edit_calls = 0
+        self.edit_stage_s = 0.0  # wall time spent in the edit stage
+        self.peak_gpu_mem_bytes: int | None = None  # the largest a local editor reported
         self.first_base_hash: str | None = None  # for the judge anchors
         self._loop = asyncio.new_event_loop()
         self._async_editor = isinstance(parts.editor, AsyncEditor)
@@ -170,7 +172,9 @@ class Engine:
                         self.progress.update(len(session.steps))
                     yield SessionResult(face, session, [], excluded=reason)
             pairs = [(a, s) for a in admitted for s in sessions]
+            started = time.perf_counter()
             edited = self.run_async(self._edit_all(pairs))
+            self.edit_stage_s += time.perf_counter() - started
             yield from self._score([(a, s, states) for (a, s), states in zip(pairs, edited)])
             if self.stopped:
                 return
@@ -277,6 +281,9 @@ class Engine:
         self.new_edit_calls += 1
         output_hash = self.p.store.put(result.image) if result.outcome is Outcome.OK and result.image else None
         usage = dict(result.usage)
+        peak = usage.get("peak_gpu_mem_bytes")
+        if isinstance(peak, int):
+            self.peak_gpu_mem_bytes = max(peak, self.peak_gpu_mem_bytes or 0)
         spent = cost_usd(usage, getattr(self.p.editor, "prices", None))
         if spent is not None:
             usage["cost_usd"] = spent

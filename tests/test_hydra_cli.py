@@ -97,3 +97,9 @@ def test_plugin_config_dirs_join_only_faceedit_bench_searches(tmp_path):
                          cwd=tmp_path, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "faceedit_bench" not in out.stdout  # another Hydra app in the same environment is left alone
+
+
+def test_paper_experiment_composes_the_papers_components(compose):
+    cfg = compose("experiment=paper_celeba")
+    assert (cfg.dataset.name, cfg.embedder.name, cfg.judge.name) == ("celeba", "insightface", "gemini")
+    assert cfg.judge.params.model == "gemini-2.5-flash"

@@ -32,7 +32,9 @@ def test_a_tiny_diffusers_editor_and_vlm_judge_run_end_to_end(plugins, compose, 
     assert report["metrics"]["sc"]["n"] == 0
     (editor_calls,) = [v for k, v in report["calls"].items() if k == f"local:{editor_dir.name}"]
     assert editor_calls["succeeded"] == 8
+    assert report["performance"]["new_edits"] == 8 and report["performance"]["edits_per_s"] > 0
 
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'ws' / 'mlflow.db'}")
     (tracked,) = client.search_runs([client.get_experiment_by_name("faceedit/pose").experiment_id])
     assert tracked.data.metrics["steps_ok"] == 8 and tracked.data.tags["editor"] == "instruct_pix2pix"
+    assert tracked.data.metrics["perf_edits_per_s"] > 0
