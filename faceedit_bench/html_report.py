@@ -67,6 +67,7 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "trajectory": trajectory(report),
         "cost": report.get("cost"),
         "calls": call_rows(report),
+        "performance": report.get("performance"),
         "judge_reliability": report.get("judge_reliability"),
         "judged": "judge" in (report.get("components") or {}),
         "worst": worst_sessions_section(report, run_dir, store, worst_sessions),
