@@ -1,0 +1,53 @@
+"""Verifying a judged submission: the maintainers' judge re-scores the bundled images; a
+judge that answers differently (or a changed SC) does not verify."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from faceedit_bench.experiment import build_experiment, run_experiment
+from faceedit_bench.leaderboard.submit import submit
+from faceedit_bench.leaderboard.verify import verify_submission
+from tests.fakes.gemini import gemini_server
+
+KEY = "test-gemini-key"
+FAST = ["limits.max_attempts=2", "limits.backoff_initial_s=0.01", "limits.requests_per_minute=6000",
+        "limits.tokens_per_minute=null"]
+
+
+def sc_judge(score: dict):
+    def answer(request: dict) -> str:
+        schema = request["generationConfig"].get("responseJsonSchema") or {}
+        if "editing_success" in schema.get("properties", {}):
+            return json.dumps({"editing_success": score["value"], "overediting": 8, "reasoning": "-"})
+        from tests.fakes.answers import example_from_schema
+
+        return json.dumps(example_from_schema(schema))
+    return answer
+
+
+@pytest.mark.slow
+def test_a_judged_submission_verifies_only_with_the_same_judge_answers(plugins, compose, synthetic, tmp_path,
+                                                                        monkeypatch):
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    score = {"value": 6}
+    with gemini_server(api_key=KEY, judge_answer=sc_judge(score)) as server:
+        cfg = compose(*synthetic, "editor=noise", "judge=gemini", f"judge.params.base_url={server.url}",
+                      *[f"judge.params.{s}" for s in FAST], "testset=pose", "run.max_faces=2", "run.max_sessions=2",
+                      "analysis.n_resamples=99")
+        exp = build_experiment(cfg, plugins)
+        report = run_experiment(exp, plugins)
+        assert report["metrics"]["sc"]["mean"] == pytest.approx(60.0)
+        bundle = submit(str(exp.info.output_dir), out=tmp_path / "submissions", plugins=plugins, submitter="tests")
+        settings = [f"dataset.params.root={tmp_path / 'faces'}", "run.workers=1",
+                    f"judge.params.base_url={server.url}", *[f"judge.params.{s}" for s in FAST]]
+        same = verify_submission(bundle, plugins=plugins, workspace=tmp_path / "verify-1", overrides=settings)
+        assert same.status == "verified", same.reason or same.mismatches
+        score["value"] = 2  # the same pinned judge now answers differently (a silent model change)
+        moved = verify_submission(bundle, plugins=plugins, workspace=tmp_path / "verify-2", overrides=settings)
+    assert moved.status == "failed"
+    mean = next(m for m in moved.mismatches if m["field"] == "metrics.sc.mean")
+    assert (mean["submitted"], mean["reproduced"]) == (pytest.approx(60.0), pytest.approx(20.0))
+    assert not any(m["field"].startswith("metrics.drop_fss") for m in moved.mismatches)  # identity still agrees
