@@ -25,7 +25,7 @@ import yaml
 from faceedit_bench import __version__
 from faceedit_bench.keys import portable
 from faceedit_bench.leaderboard.bundle import IMAGES_DIR, Submission, check_bundle, open_bundle, read_submission
-from faceedit_bench.leaderboard.compare import compare_records
+from faceedit_bench.leaderboard.reproduction import compare_records
 from faceedit_bench.leaderboard.errors import SubmissionRejected, VerificationUnavailable
 from faceedit_bench.leaderboard.limits import DEFAULT_LIMITS, Limits
 from faceedit_bench.leaderboard.record import build_record, row_hash, step_rows
