@@ -25,10 +25,10 @@ import yaml
 from faceedit_bench import __version__
 from faceedit_bench.keys import portable
 from faceedit_bench.leaderboard.bundle import IMAGES_DIR, Submission, check_bundle, open_bundle, read_submission
-from faceedit_bench.leaderboard.reproduction import compare_records
 from faceedit_bench.leaderboard.errors import SubmissionRejected, VerificationUnavailable
 from faceedit_bench.leaderboard.limits import DEFAULT_LIMITS, Limits
 from faceedit_bench.leaderboard.record import build_record, row_hash, step_rows
+from faceedit_bench.leaderboard.reproduction import compare_records
 from faceedit_bench.leaderboard.schema import printable
 from faceedit_bench.leaderboard.sources import RunArtifacts, default_workspace
 from faceedit_bench.leaderboard.tolerances import default_tolerance, registered_metrics
