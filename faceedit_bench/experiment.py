@@ -288,8 +288,16 @@ def _cost_section(exp: Experiment, aggregator: Aggregator, judge_scorer: Any, ex
     if judge_scorer is not None:
         by_component["judge"] = judge_scorer.service.run_cost_usd() if prices.get("judge") else None
     known = [v for v in by_component.values() if v is not None]
+    estimated = sum(known) if known else None
+    # Projection from what the faces run so far cost: run a few faces first to price the rest.
+    faces_seen = len(aggregator.faces_seen)
+    dataset_faces = exp.info.components["dataset"].description.get("n_faces")
+    per_face = estimated / faces_seen if estimated is not None and faces_seen else None
     return {
-        "estimated_usd": sum(known) if known else None,
+        "estimated_usd": estimated,
+        "per_face_usd": per_face,
+        "projected_dataset_usd": per_face * dataset_faces
+        if per_face is not None and isinstance(dataset_faces, int) else None,
         "new_usd": executors.budget.spent_usd,
         "by_component": by_component,
         "prices": prices,

@@ -70,6 +70,9 @@ def test_nano_banana_runs_end_to_end_and_a_rerun_makes_no_call(plugins, compose,
     assert report["metrics"]["drop_fss"]["n"] == 6
     assert gemini.calls == 24 and report["run"]["computed"]["edit_calls"] == 24
     assert report["cost"]["estimated_usd"] > 0 and report["cost"]["prices"]["editor"]["as_of"]
+    # 2 of the dataset's 4 faces were run: the rest is priced from what they cost.
+    assert report["cost"]["per_face_usd"] == pytest.approx(report["cost"]["estimated_usd"] / 2)
+    assert report["cost"]["projected_dataset_usd"] == pytest.approx(report["cost"]["estimated_usd"] * 2)
     calls = report["calls"]
     (provider,) = calls
     assert provider.startswith("gemini:") and calls[provider]["succeeded"] == 24
