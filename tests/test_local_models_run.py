@@ -38,3 +38,23 @@ def test_a_tiny_diffusers_editor_and_vlm_judge_run_end_to_end(plugins, compose, 
     (tracked,) = client.search_runs([client.get_experiment_by_name("faceedit/pose").experiment_id])
     assert tracked.data.metrics["steps_ok"] == 8 and tracked.data.tags["editor"] == "instruct_pix2pix"
     assert tracked.data.metrics["perf_edits_per_s"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("editor", "extra"), [
+    ("flux_kontext_dev", ["editor.params.auto_resize=false"]),  # Kontext would upscale to ~1024 px
+    ("flux1_dev", []), ("flux2_dev", []), ("qwen_image_edit", []),
+])
+def test_every_other_pipeline_runs_through_the_engine(plugins, compose, tmp_path, editor, extra):
+    from faceedit_bench_diffusers.testing import save_tiny, small_qwen_internal_size
+
+    model = save_tiny(editor, tmp_path / editor)
+    cfg = compose(f"editor={editor}", f"editor.params.model={model}", *extra, "editor.params.steps=2",
+                  "editor.params.resolution=64", "editor.params.dtype=float32", "editor.params.device=cpu",
+                  "testset=pose", "dataset=sample", "tracking=none", "run.max_faces=1", "run.max_sessions=2",
+                  "run.workers=1")
+    with small_qwen_internal_size(64):
+        report = run_experiment(build_experiment(cfg, plugins), plugins)
+    assert report["counts"]["steps"] == {"ok": 8}
+    assert report["components"]["editor"]["description"]["model"]
+    assert report["metrics"]["drop_fss"]["n"] + sum(report["counts"]["sessions"]["excluded"].values()) == 2
