@@ -27,7 +27,6 @@ from itertools import islice
 from typing import Any
 
 from faceedit_bench.components import AsyncEditor
-from faceedit_bench.cost import cost_usd
 from faceedit_bench.errors import ImageError
 from faceedit_bench.execution import BudgetReached, Executors, GaveUp
 from faceedit_bench.images import decode_rgb, read_image_bytes
@@ -280,14 +279,10 @@ class Engine:
         duration = time.perf_counter() - started
         self.new_edit_calls += 1
         output_hash = self.p.store.put(result.image) if result.outcome is Outcome.OK and result.image else None
-        usage = dict(result.usage)
+        usage = self.p.executors.budget.charge(result.usage, getattr(self.p.editor, "prices", None))
         peak = usage.get("peak_gpu_mem_bytes")
         if isinstance(peak, int):
             self.peak_gpu_mem_bytes = max(peak, self.peak_gpu_mem_bytes or 0)
-        spent = cost_usd(usage, getattr(self.p.editor, "prices", None))
-        if spent is not None:
-            usage["cost_usd"] = spent
-            self.p.executors.budget.add(spent)
         reason = redact(result.reason)
         row = EditRow(key, result.outcome, output_hash, reason, usage, duration)
         self.p.ledger.put_edit(key, editor_fp=self.p.editor_fp, face_id=face.face.face_id,

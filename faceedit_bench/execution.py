@@ -25,13 +25,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
+
+from faceedit_bench.cost import cost_usd
+from faceedit_bench.errors import ConfigError
 
 T = TypeVar("T")
 
@@ -62,6 +65,27 @@ class CallLimits:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"{name} must be positive (or null for no limit)")
+
+
+LIMIT_FIELDS = tuple(name for name in CallLimits.__dataclass_fields__ if name != "provider_key")
+
+
+def limits_from_config(limits: Mapping[str, Any], defaults: Mapping[str, Any], *, provider_key: str,
+                       what: str) -> CallLimits:
+    """``CallLimits`` from a component's ``limits`` config mapping; keys left out keep the
+    component's ``defaults``. The provider key is the component's own, never configured."""
+    if not isinstance(limits, Mapping):
+        raise ConfigError(f"{what}: limits must be a mapping of {', '.join(LIMIT_FIELDS)}, not {limits!r}")
+    unknown = sorted(set(limits) - set(LIMIT_FIELDS))
+    if unknown:
+        hint = (" (provider_key is derived by the component from its endpoint, key variable and model)"
+                if "provider_key" in unknown else "")
+        raise ConfigError(f"{what}: unknown limits key(s) {', '.join(unknown)}{hint}. "
+                          f"Accepted: {', '.join(LIMIT_FIELDS)}")
+    try:
+        return CallLimits(provider_key=provider_key, **{**defaults, **limits})
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{what}: invalid limits: {exc}") from exc
 
 
 class RetryableError(Exception):
@@ -108,6 +132,15 @@ class Budget:
 
     def add(self, usd: float) -> None:
         self.spent_usd += usd
+
+    def charge(self, usage: Mapping[str, Any], prices: Mapping[str, float] | None) -> dict[str, Any]:
+        """``usage`` with its estimated ``cost_usd`` (when there is a price table), counted
+        against the budget."""
+        spent = cost_usd(usage, prices)
+        if spent is None:
+            return dict(usage)
+        self.add(spent)
+        return {**usage, "cost_usd": spent}
 
 
 @dataclass

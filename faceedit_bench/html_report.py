@@ -21,7 +21,7 @@ from typing import Any
 from faceedit_bench.contact_sheet import contact_sheet_name
 from faceedit_bench.contact_sheet import render as render_contact_sheet
 from faceedit_bench.secrets import redact
-from faceedit_bench.store import ImageStore
+from faceedit_bench.store import ImageStore, store_root_of_run
 from faceedit_bench.templates import fmt_num, render
 
 REPORT_FILE = "report.html"
@@ -78,7 +78,7 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
 
 def store_for_run_dir(run_dir: Path) -> ImageStore | None:
     """The workspace's image store of ``<workspace>/runs/<run>``, when it exists (never created here)."""
-    root = Path(run_dir).resolve().parent.parent / "store"
+    root = store_root_of_run(run_dir)
     return ImageStore(root) if root.is_dir() else None
 
 

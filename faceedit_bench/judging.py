@@ -21,7 +21,6 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
-from faceedit_bench.cost import cost_usd
 from faceedit_bench.execution import BudgetReached, CallLimits, Executor, GaveUp
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.records import Outcome
@@ -166,7 +165,6 @@ class JudgeService:
         self.parse_attempts = parse_attempts
         self.retry = retry
         self.calls_made = 0
-        self.cost_usd = 0.0
         self._in_flight: dict[str, asyncio.Future[JudgeAnswer]] = {}
         self._used: dict[str, float | None] = {}  # judgment key -> its estimated cost, for this run
 
@@ -238,10 +236,6 @@ class JudgeService:
 
     def _answer(self, template: PromptTemplate, outcome: Outcome, value: dict[str, Any] | None,
                 raw: str | None, reason: str, usage: dict[str, Any]) -> JudgeAnswer:
-        spent = cost_usd(usage, self.judge.prices)
-        if spent is not None:
-            usage = {**usage, "cost_usd": spent}
-            self.cost_usd += spent
-            self.executor.budget.add(spent)
+        usage = self.executor.budget.charge(usage, self.judge.prices)
         return JudgeAnswer(outcome, value, redact(raw) if raw else raw, redact(reason), usage,
                            f"{template.name}@{template.version}", template.hash)

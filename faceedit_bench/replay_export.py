@@ -9,9 +9,9 @@ from pathlib import Path
 
 from PIL import Image
 
-from faceedit_bench.builtin.editors import face_dir
+from faceedit_bench.builtin.editors import replay_extension, replay_step_path
 from faceedit_bench.errors import FaceEditBenchError
-from faceedit_bench.store import ImageStore
+from faceedit_bench.store import ImageStore, store_root_of_run
 
 
 def export_replay(run_dir: Path, out: Path) -> dict[str, int]:
@@ -21,23 +21,23 @@ def export_replay(run_dir: Path, out: Path) -> dict[str, int]:
     steps_csv = run_dir / "steps.csv"
     if not steps_csv.is_file():
         raise FaceEditBenchError(f"{run_dir} is not a run directory (no steps.csv). Runs live in <workspace>/runs/.")
-    store = ImageStore(run_dir.parents[1] / "store")  # <workspace>/runs/<run> -> <workspace>/store
+    store = ImageStore(store_root_of_run(run_dir))
     counts = {"images": 0, "refused": 0}
     with open(steps_csv, newline="") as fh:
         for row in csv.DictReader(fh):
             k = int(row["k"])
             if k == 0:
                 continue
-            target = out / face_dir(row["face_id"]) / row["session_id"]
             if row["outcome"] == "ok" and row["image_hash"]:
                 source = store.path(row["image_hash"])
                 with Image.open(source) as im:  # the bytes are copied as they are: same hash, same scores
-                    ext = ".jpg" if im.format == "JPEG" else f".{(im.format or 'png').lower()}"
-                target.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source, target / f"step_{k}{ext}")
+                    target = out / replay_step_path(row["face_id"], row["session_id"], k, replay_extension(im.format))
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, target)
                 counts["images"] += 1
             elif row["outcome"] == "refused":
-                target.mkdir(parents=True, exist_ok=True)
-                (target / f"step_{k}.refused").write_text(row["reason"] or "refused")
+                target = out / replay_step_path(row["face_id"], row["session_id"], k, ".refused")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(row["reason"] or "refused")
                 counts["refused"] += 1
     return counts

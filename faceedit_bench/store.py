@@ -9,6 +9,11 @@ from pathlib import Path
 from faceedit_bench.images import content_hash
 
 
+def store_root_of_run(run_dir: Path) -> Path:
+    """The image store of a run directory: ``<workspace>/runs/<run>`` -> ``<workspace>/store``."""
+    return Path(run_dir).resolve().parents[1] / "store"
+
+
 class ImageStore:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)

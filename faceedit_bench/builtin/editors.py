@@ -35,6 +35,16 @@ def face_dir(face_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", face_id).lstrip(".") or "_"
 
 
+def replay_step_path(face_id: str, session_id: str, k: int, suffix: str) -> str:
+    """Where step k's image (``suffix`` its extension) or refusal marker lives in the replay layout."""
+    return f"{face_dir(face_id)}/{session_id}/step_{k}{suffix}"
+
+
+def replay_extension(image_format: str | None) -> str:
+    """The replay-layout extension of an image in Pillow format ``image_format``."""
+    return ".jpg" if image_format == "JPEG" else f".{(image_format or 'png').lower()}"
+
+
 class ReplayEditor:
     """Serves edits produced elsewhere, laid out as::
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from PIL import Image
 
-from faceedit_bench.builtin.editors import REPLAY_EXTENSIONS, face_dir
+from faceedit_bench.builtin.editors import REPLAY_EXTENSIONS, face_dir, replay_extension, replay_step_path
 from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.images import content_hash
 from faceedit_bench.leaderboard.errors import SubmissionRejected
@@ -58,7 +58,7 @@ assert set(FORMATS) == set(REPLAY_EXTENSIONS)
 
 
 def step_path(face_id: str, session_id: str, k: int, suffix: str) -> str:
-    return f"{IMAGES_DIR}/{face_dir(face_id)}/{session_id}/step_{k}{suffix}"
+    return f"{IMAGES_DIR}/{replay_step_path(face_id, session_id, k, suffix)}"
 
 
 # -- writing (submit) -------------------------------------------------------------------------
@@ -67,7 +67,7 @@ def step_path(face_id: str, session_id: str, k: int, suffix: str) -> str:
 def _extension(data: bytes) -> str:
     with Image.open(io.BytesIO(data)) as im:
         fmt = im.format or ""
-    ext = ".jpg" if fmt == "JPEG" else f".{fmt.lower()}"
+    ext = replay_extension(fmt) if fmt else ""
     if ext not in FORMATS:
         raise FaceEditBenchError(f"an edited image is {fmt or 'of an unknown format'}; the replay layout takes "
                                  f"{', '.join(sorted(set(FORMATS.values())))} only.")

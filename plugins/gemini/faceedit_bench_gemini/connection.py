@@ -12,7 +12,6 @@ always passed to the SDK (it would otherwise honour ``GOOGLE_GEMINI_BASE_URL``,
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import email.utils
 import json
 import os
@@ -23,12 +22,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution import CallLimits, RetryableError
+from faceedit_bench.execution import RetryableError, limits_from_config
 from faceedit_bench.secrets import read_secret, redact
 
 GOOGLE_ENDPOINT = "https://generativelanguage.googleapis.com/"
 DEFAULT_KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-LIMIT_FIELDS = tuple(f.name for f in dataclasses.fields(CallLimits) if f.name != "provider_key")
 INT32_SEEDS = 2**31  # the API's seed is an int32; larger seeds are answered 400
 
 
@@ -55,22 +53,6 @@ def image_mime(image: bytes) -> str:
     raise ValueError(f"input image is not PNG, JPEG or WEBP (starts with {image[:12]!r}); Gemini accepts those")
 
 
-def call_limits(limits: Mapping[str, Any], defaults: Mapping[str, Any], *, provider_key: str,
-                what: str) -> CallLimits:
-    """``CallLimits`` from the config's ``limits`` mapping, over the component's defaults."""
-    if not isinstance(limits, Mapping):
-        raise ConfigError(f"{what}: limits must be a mapping of {', '.join(LIMIT_FIELDS)}, not {limits!r}")
-    unknown = sorted(set(limits) - set(LIMIT_FIELDS))
-    if unknown:
-        hint = " (provider_key is derived from base_url, the key variable and the model)" \
-            if "provider_key" in unknown else ""
-        raise ConfigError(f"{what}: unknown limits key(s) {', '.join(unknown)}{hint}; use {', '.join(LIMIT_FIELDS)}")
-    try:
-        return CallLimits(provider_key=provider_key, **{**defaults, **limits})
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{what}: invalid limits: {exc}") from exc
-
-
 class GeminiConnection:
     """The key, endpoint and limits of one component, and its SDK clients (one per event loop)."""
 
@@ -86,7 +68,7 @@ class GeminiConnection:
         self.key_env = next(e for e in envs if os.environ.get(e, "").strip())
         self.base_url = base_url
         self._api_version = api_version
-        self.limits = call_limits(limits, default_limits, what=what,
+        self.limits = limits_from_config(limits, default_limits, what=what,
                                   provider_key=f"gemini:{base_url or 'default'}:{self.key_env}:{model}")
         self._clients: dict[asyncio.AbstractEventLoop, Any] = {}
 

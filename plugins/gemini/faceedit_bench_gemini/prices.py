@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.cost import USAGE_KEYS
-from faceedit_bench.errors import ConfigError
+from faceedit_bench.cost import check_prices
 
 AS_OF = "2025-11-20"
 _M = 1e-6  # prices are published per million tokens
@@ -46,13 +45,4 @@ def prices_for(model: str, override: Mapping[str, Any] | None, *, what: str) -> 
     unknown, which the core reports as unknown rather than free)."""
     if override is None:
         return dict(PRICES.get(model.removeprefix("models/"), {}))
-    prices = dict(override)
-    for key, value in prices.items():
-        if key == "as_of":
-            continue
-        if key not in USAGE_KEYS:
-            raise ConfigError(f"{what}: unknown price key {key!r} in prices; use {', '.join(USAGE_KEYS)} "
-                              "(USD per unit) and as_of")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise ConfigError(f"{what}: prices.{key} must be a non-negative number of USD per unit, not {value!r}")
-    return prices
+    return check_prices(override, what)

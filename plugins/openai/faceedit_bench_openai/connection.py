@@ -8,14 +8,10 @@ retries every provider the same way and counts every attempt.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import weakref
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from faceedit_bench.cost import USAGE_KEYS
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution import CallLimits
 from faceedit_bench.secrets import read_secret
 
 if TYPE_CHECKING:
@@ -26,31 +22,6 @@ if TYPE_CHECKING:
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 #: Sent as the bearer token to a server that takes no key (``api_key_env: null``), as vLLM documents.
 NO_KEY = "EMPTY"
-LIMIT_FIELDS = tuple(f.name for f in dataclasses.fields(CallLimits) if f.name != "provider_key")
-
-
-def call_limits(limits: Mapping[str, Any], defaults: Mapping[str, Any], provider_key: str, what: str) -> CallLimits:
-    """``CallLimits`` from a config mapping; keys left out keep the component's defaults."""
-    unknown = sorted(set(limits) - set(LIMIT_FIELDS))
-    if unknown:
-        raise ConfigError(f"{what}: unknown limits key(s) {', '.join(unknown)}. Accepted: {', '.join(LIMIT_FIELDS)} "
-                          "(provider_key is derived from base_url, api_key_env and model).")
-    try:
-        return CallLimits(provider_key=provider_key, **{**defaults, **limits})
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{what}: invalid limits: {exc}") from exc
-
-
-def price_table(prices: Mapping[str, Any], what: str) -> dict[str, Any]:
-    """Check a price table: USD per unit for the usage keys of ``faceedit_bench.cost``, plus ``as_of``."""
-    unknown = sorted(set(prices) - {*USAGE_KEYS, "as_of"})
-    if unknown:
-        raise ConfigError(f"{what}: unknown price key(s) {', '.join(unknown)}. Accepted: {', '.join(USAGE_KEYS)}, "
-                          "as_of (the date the prices were read).")
-    for key, value in prices.items():
-        if key != "as_of" and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
-            raise ConfigError(f"{what}: price {key}={value!r} must be a non-negative number of USD per unit.")
-    return dict(prices)
 
 
 class Connection:

@@ -15,10 +15,11 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from faceedit_bench.cost import check_prices
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution import RetryableError
+from faceedit_bench.execution import RetryableError, limits_from_config
 from faceedit_bench.records import EditRequest, EditResult, Outcome
-from faceedit_bench_openai.connection import Connection, call_limits, price_table
+from faceedit_bench_openai.connection import Connection
 from faceedit_bench_openai.failures import failure_outcome
 from faceedit_bench_openai.media import upload
 
@@ -56,8 +57,9 @@ class GptImageEditor:
         self.params = {k: v for k, v in {"size": size, "quality": quality, "input_fidelity": input_fidelity,
                                           "output_format": output_format}.items() if v is not None}
         self.connection = Connection(base_url=base_url, api_key_env=api_key_env, model=model, what=what)
-        self.limits = call_limits(limits, DEFAULT_LIMITS, self.connection.provider_key, what)
-        self.prices = price_table(prices, what)
+        self.limits = limits_from_config(limits, DEFAULT_LIMITS, provider_key=self.connection.provider_key,
+                                         what=what)
+        self.prices = check_prices(prices, what)
 
     def describe(self) -> dict[str, Any]:
         return {"provider": "openai", "model": self.model, "version": self.model,

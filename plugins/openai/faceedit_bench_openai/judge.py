@@ -14,10 +14,12 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from faceedit_bench.cost import check_prices
 from faceedit_bench.errors import ConfigError
+from faceedit_bench.execution import limits_from_config
 from faceedit_bench.judging import JudgeReply, JudgeRequest
 from faceedit_bench.records import Outcome
-from faceedit_bench_openai.connection import Connection, call_limits, price_table
+from faceedit_bench_openai.connection import Connection
 from faceedit_bench_openai.failures import failure_outcome
 from faceedit_bench_openai.media import data_url
 from faceedit_bench_openai.strict_schema import SCHEMA_FORM, to_strict_schema
@@ -51,8 +53,9 @@ class OpenAIJudge:
         self.model, self.api, self.strict = model, api, bool(strict)
         self.temperature, self.max_output_tokens, self.image_detail = temperature, max_output_tokens, image_detail
         self.connection = Connection(base_url=base_url, api_key_env=api_key_env, model=model, what=what)
-        self.limits = call_limits(limits, DEFAULT_LIMITS, self.connection.provider_key, what)
-        self.prices = price_table(prices, what)
+        self.limits = limits_from_config(limits, DEFAULT_LIMITS, provider_key=self.connection.provider_key,
+                                         what=what)
+        self.prices = check_prices(prices, what)
 
     def describe(self) -> dict[str, Any]:
         return {"provider": "openai", "model": self.model, "version": self.model, "api": self.api,
