@@ -23,16 +23,18 @@ def test_a_run_with_a_refusal_and_a_rate_limit(api_key, fake, tmp_path: Path):
     with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
         cfg = compose(config_name="config", overrides=[
             f"run.workspace={tmp_path / 'ws'}", "run.progress=false", "run.workers=1", "run.max_sessions=1",
-            "dataset=synthetic", f"+dataset.params.root={tmp_path / 'faces'}", "+dataset.params.n=2",
+            "dataset=synthetic", f"+dataset.params.root={tmp_path / 'faces'}", "+dataset.params.n=1",
             "embedder=pixel", "tracking=none", "testset=pose",
             "editor=nano_banana", f"editor.params.base_url={fake.url}",
             "editor.params.limits.backoff_initial_s=0.01", "editor.params.limits.backoff_max_s=0.1",
         ])
-    fake.script(["429", None, "block"])  # face 1: step 1 rate-limited then ok, step 2 refused
+    # One face: its steps are sequential, so the scripted faults meet the steps named here.
+    # (With two faces edited concurrently, arrival order would decide which face meets them.)
+    fake.script(["429", None, "block"])  # step 1 rate-limited then ok, step 2 refused
     report = run_experiment(build_experiment(cfg, plugins), plugins)
 
-    assert report["counts"]["steps"] == {"ok": 5, "refused": 1, "skipped": 2}
-    assert fake.calls == 7  # 6 edits + 1 retried attempt; skipped steps cost nothing
+    assert report["counts"]["steps"] == {"ok": 1, "refused": 1, "skipped": 2}
+    assert fake.calls == 3  # 2 edits + 1 retried attempt; skipped steps cost nothing
     rows = sqlite3.connect(tmp_path / "ws" / "ledger.sqlite").execute(
         "SELECT outcome, reason, usage FROM edits").fetchall()
     by_outcome = {outcome: (reason, json.loads(usage)) for outcome, reason, usage in rows}
