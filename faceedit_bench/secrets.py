@@ -1,7 +1,9 @@
 """API keys: read from environment variables only, checked before any work, never written.
 
 Every value read through :func:`read_secret` is remembered so that :func:`redact` can
-mask it in reasons, raw answers and log records (a filter on the root logger).
+mask it in reasons, raw answers and log records. Log records are masked where they are
+created (a wrapped log-record factory), so every logger and every handler, including those
+that SDKs or Hydra add later, only ever sees the masked text.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ def read_secret(variables: Sequence[str], *, what: str) -> str:
         value = os.environ.get(name, "").strip()
         if value:
             _KNOWN.add(value)
-            _install_log_filter()
+            _install_log_redaction()
             return value
     names = " or ".join(variables)
     raise MissingSecretError(
@@ -42,23 +44,24 @@ def redact(text: str) -> str:
     return text
 
 
-class _RedactFilter(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        if _KNOWN:
-            message = record.getMessage()
-            cleaned = redact(message)
-            if cleaned != message:
-                record.msg, record.args = cleaned, None
-        return True
+def _install_log_redaction() -> None:
+    """Wrap the log-record factory once: a record's message is formatted and masked at
+    creation when it contains a known key."""
+    global _REDACTING
+    if _REDACTING:
+        return
+    _REDACTING = True
+    make_record = logging.getLogRecordFactory()
+
+    def redacting_factory(*args: object, **kwargs: object) -> logging.LogRecord:
+        record = make_record(*args, **kwargs)
+        message = record.getMessage()
+        cleaned = redact(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return record
+
+    logging.setLogRecordFactory(redacting_factory)
 
 
-_FILTER = _RedactFilter()
-
-
-def _install_log_filter() -> None:
-    root = logging.getLogger()
-    for handler in root.handlers:
-        if _FILTER not in handler.filters:
-            handler.addFilter(_FILTER)
-    if _FILTER not in root.filters:
-        root.addFilter(_FILTER)
+_REDACTING = False
