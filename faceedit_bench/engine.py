@@ -8,7 +8,8 @@ each chunk:
    threshold) before any edit is paid for;
 2. *edit*: run every session's 4 chained steps; each step is looked up in the ledger
    by its content key and only computed when absent (or transient and retried);
-3. *score*: embed every produced image (ledger-cached) and compute FSS_k per step.
+3. *score*: embed every produced image (ledger-cached) and compute FSS_k per step;
+   with a judge, the chunk is judged while the next chunk is edited.
 
 Every step ends with an explicit outcome; a session missing a step is excluded from
 metrics, and the reason is counted.
@@ -160,23 +161,27 @@ class Engine:
         return max(FACE_CHUNK, math.ceil(2 * self.p.editor.limits.max_concurrency / max(1, n_sessions)))
 
     def run(self, faces: Iterator[Face], sessions: tuple[Session, ...]) -> Iterator[SessionResult]:
+        # The judge scores chunk N while chunk N+1 is edited: editor and judge calls go to
+        # separate rate limits (often separate providers), so they overlap instead of taking turns.
+        waiting: list[SessionResult] = []  # identity-scored, not yet judged
         for chunk in chunks(faces, self.chunk_size(len(sessions))):
             admitted, rejected = self._admit(chunk)
             if admitted and self.first_base_hash is None:
                 self.first_base_hash = admitted[0].base_hash
+            pairs = [(a, s) for a in admitted for s in sessions]
+            edited = self.run_async(self._edit_and_judge(pairs, waiting))
+            yield from waiting
             for face, reason in rejected:
                 self.face_exclusions[reason] += 1
                 for session in sessions:
                     if self.progress is not None:
                         self.progress.update(len(session.steps))
                     yield SessionResult(face, session, [], excluded=reason)
-            pairs = [(a, s) for a in admitted for s in sessions]
-            started = time.perf_counter()
-            edited = self.run_async(self._edit_all(pairs))
-            self.edit_stage_s += time.perf_counter() - started
-            yield from self._score([(a, s, states) for (a, s), states in zip(pairs, edited)])
+            waiting = list(self._score_identity([(a, s, states) for (a, s), states in zip(pairs, edited)]))
             if self.stopped:
-                return
+                break
+        self.run_async(self._judge(waiting))
+        yield from waiting
 
     # -- admission ---------------------------------------------------------------------
 
@@ -243,8 +248,17 @@ class Engine:
 
     # -- edit stage ----------------------------------------------------------------------
 
+    async def _edit_and_judge(self, pairs: list[tuple[AdmittedFace, Session]],
+                              waiting: list[SessionResult]) -> list[list[StepState]]:
+        edited, _ = await asyncio.gather(self._edit_all(pairs), self._judge(waiting))
+        return edited
+
     async def _edit_all(self, pairs: list[tuple[AdmittedFace, Session]]) -> list[list[StepState]]:
-        return list(await asyncio.gather(*(self._edit_session(a, s) for a, s in pairs)))
+        started = time.perf_counter()
+        try:
+            return list(await asyncio.gather(*(self._edit_session(a, s) for a, s in pairs)))
+        finally:
+            self.edit_stage_s += time.perf_counter() - started
 
     async def _edit_session(self, face: AdmittedFace, session: Session) -> list[StepState]:
         states: list[StepState] = []
@@ -330,19 +344,19 @@ class Engine:
 
     # -- score stage ---------------------------------------------------------------------
 
-    def _score(self, edited: list[tuple[AdmittedFace, Session, list[StepState]]]) -> list[SessionResult]:
-        results = list(self._score_identity(edited))
+    async def _judge(self, results: list[SessionResult]) -> None:
+        """Attach the judge's scores to the sessions it can judge (all steps edited)."""
         scorer = self.p.judge_scorer
-        if scorer is not None and not self.stopped:
-            complete = [r for r in results if r.excluded is None or r.excluded.startswith("score_")]
-            try:
-                judged = self.run_async(scorer.score(complete))
-            except BudgetReached as exc:
-                self.stopped = str(exc)
-            else:
-                for result, judgment in zip(complete, judged):
-                    result.judged = judgment
-        return results
+        if scorer is None or self.stopped or not results:
+            return
+        complete = [r for r in results if r.excluded is None or r.excluded.startswith("score_")]
+        try:
+            judged = await scorer.score(complete)
+        except BudgetReached as exc:
+            self.stopped = str(exc)
+            return
+        for result, judgment in zip(complete, judged):
+            result.judged = judgment
 
     def _score_identity(self, edited: list[tuple[AdmittedFace, Session, list[StepState]]]) -> Iterator[SessionResult]:
         outputs = [s.output_hash for _, _, states in edited for s in states if s.output_hash]

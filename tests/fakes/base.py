@@ -37,6 +37,7 @@ class FakeRequest:
     headers: dict[str, str]
     body: bytes
     fault: str | None = None
+    received_at: float = field(default_factory=time.monotonic)
 
     def json(self) -> Any:
         return json.loads(self.body)
