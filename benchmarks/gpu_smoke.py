@@ -1,5 +1,5 @@
-"""Local (diffusers) editors: images/s, peak GPU memory and the framework's overhead over bare
-pipeline calls.
+"""Local models: the diffusers editors' images/s, peak GPU memory and the framework's overhead
+over bare pipeline calls; the qwen_vl judge's answers/s one question at a time and batched.
 
 "bare" calls the diffusers pipeline directly with prepared images, batch by batch; "framework"
 sends the same requests through the editor's ``aedit`` (decode, resize, micro-batching, worker
@@ -7,7 +7,9 @@ thread, PNG encoding), the way the engine does. Both run after a warm-up (best o
 once on a CPU) on the tiny random pipelines of ``faceedit_bench_diffusers.testing``, and with
 ``--real`` also on each editor's real weights where they are in the Hugging Face cache (the
 config's defaults, ``--steps`` overriding the step count). Without a GPU it runs the tiny
-configs on the CPU and says so.
+configs on the CPU and says so. The judge answers the SC question about ``--images`` edits
+through ``ajudge`` (all asked at once, as the engine asks), with batch size 1 and ``--batch``,
+on the tiny Qwen2.5-VL and Qwen3-VL checkpoints and, with ``--real``, the configured default.
 
 Usage: python benchmarks/gpu_smoke.py [--images 8] [--batch 4] [--steps 2] [--real]
 """
@@ -82,6 +84,54 @@ def measure(label: str, editor: Any, n: int, repeats: int) -> dict[str, Any]:
             "peak_mb": peak / 2**20 if peak else None}
 
 
+def judge_rate(model: str, batch: int, n: int, device: str, dtype: str, repeats: int) -> dict[str, Any]:
+    from faceedit_bench_transformers.judge import QwenVLJudge
+
+    from faceedit_bench.judging import JudgeRequest
+    from faceedit_bench.prompts import SC_TEMPLATE
+    from faceedit_bench.testing import gradient_image
+
+    judge = QwenVLJudge(model=model, dtype=dtype, device=device, batch_size=batch, max_new_tokens=32)
+    reqs = [JudgeRequest(SC_TEMPLATE.render(instruction=f"make the person's hair color number {i}"),
+                         (gradient_image(i, size=64), gradient_image(i + 1, size=64)), SC_TEMPLATE.json_schema,
+                         SC_TEMPLATE.name, i) for i in range(n)]
+
+    async def ask() -> list[Any]:
+        return list(await asyncio.gather(*(judge.ajudge(r) for r in reqs)))
+
+    asyncio.run(ask())  # warm-up: loads the weights
+    seconds = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        replies = asyncio.run(ask())
+        seconds = min(seconds, time.perf_counter() - started)
+    failed = [r.reason for r in replies if r.outcome.value != "ok"]
+    if failed:
+        raise RuntimeError(failed[0])
+    peaks = [r.usage.get("peak_gpu_mem_bytes") for r in replies]
+    return {"judge": model, "batch": batch, "answers": n, "per_s": n / seconds,
+            "peak_mb": max(peaks) / 2**20 if all(p is not None for p in peaks) else None}
+
+
+def judges(args: argparse.Namespace, tmp: str, device: str, dtype: str, repeats: int) -> list[dict[str, Any]]:
+    from faceedit_bench_transformers import testing as vlm_testing
+
+    from faceedit_bench.errors import ModelNotFoundError
+
+    models = [str(vlm_testing.save_tiny(name, Path(tmp) / name)) for name in vlm_testing.BUILDERS]
+    if args.real:
+        models.append("Qwen/Qwen2.5-VL-7B-Instruct")
+    rows = []
+    for model in models:
+        for batch in sorted({1, args.batch}):
+            try:
+                rows.append(judge_rate(model, batch, args.images, device, dtype, repeats))
+            except ModelNotFoundError as exc:
+                print(f"{model}: skipped ({str(exc)[:120]})")
+                break
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--images", type=int, default=8, help="requests per measurement")
@@ -106,6 +156,7 @@ def main() -> None:
                                             resolution=64, dtype=dtype, device=device, batch_size=args.batch,
                                             **extra)
             rows.append(measure(f"{name} (tiny)", editor, args.images, REPEATS[cuda]))
+        judge_rows = judges(args, tmp, device, dtype, REPEATS[cuda])
     if args.real:
         for name in [*TINY, "step1x_edit"]:
             try:
@@ -120,6 +171,11 @@ def main() -> None:
         peak = f"{r['peak_mb']:.0f}" if r["peak_mb"] else "-"
         print(f"{r['editor']:42} {r['batch']:>5} {r['images']:>6} {r['bare']:>10.2f} {r['framework']:>15.2f} "
               f"{r['overhead_ms']:>15.1f} {peak:>11}")
+    print(f"\n{'judge':42} {'batch':>5} {'answers':>7} {'answers/s':>9} {'peak GPU MB':>11}")
+    for r in judge_rows:
+        peak = f"{r['peak_mb']:.0f}" if r["peak_mb"] else "-"
+        label = "tiny " + Path(r["judge"]).name if r["judge"].startswith(tmp) else r["judge"]
+        print(f"{label:42} {r['batch']:>5} {r['answers']:>7} {r['per_s']:>9.2f} {peak:>11}")
     if not cuda:
         print("(CPU, one repetition: these numbers only show that everything runs; on a shared CPU they are noise)")
 

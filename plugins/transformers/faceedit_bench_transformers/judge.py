@@ -4,17 +4,21 @@
 One attempt per call: the images and the rendered prompt go in as one user turn, the model's
 text comes back unparsed. The core validates it against the template's schema and records an
 unparsable answer as ``parse_error``; nothing here repairs or guesses a score.
+
+Greedy requests that arrive together (the engine asks about all sessions of a chunk at once)
+share one ``generate`` call, left-padded, through :class:`faceedit_bench.batching.MicroBatcher`.
+Sampled requests run one at a time, so that each answer depends only on its own seed.
 """
 
 from __future__ import annotations
 
-import asyncio
 import io
 import threading
 import time
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from faceedit_bench.batching import MicroBatcher
 from faceedit_bench.execution import CallLimits
 from faceedit_bench.judging import JudgeReply, JudgeRequest
 from faceedit_bench.records import Outcome
@@ -38,12 +42,12 @@ def _package_version(name: str) -> str | None:
 
 class QwenVLJudge:
     """Construction only finds the model (failing with how to get it); weights load on the
-    first call. Calls run one at a time in a worker thread."""
+    first call. Batches run one at a time in a worker thread."""
 
     def __init__(self, model: str = "Qwen/Qwen2.5-VL-7B-Instruct", revision: str | None = None,
                  dtype: str = "bfloat16", device: str = "auto", max_new_tokens: int = 1024,
-                 temperature: float = 0.0, top_p: float = 1.0, timeout_s: float = 1800.0,
-                 allow_download: bool = False) -> None:
+                 temperature: float = 0.0, top_p: float = 1.0, batch_size: int = 8, batch_wait_s: float = 0.05,
+                 timeout_s: float = 1800.0, allow_download: bool = False) -> None:
         loading.torch_dtype(dtype)  # validates the name
         if max_new_tokens < 1:
             raise ValueError("max_new_tokens must be at least 1")
@@ -51,6 +55,8 @@ class QwenVLJudge:
             raise ValueError("temperature must be >= 0 (0: greedy) and top_p in (0, 1]")
         if timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
         self.source = loading.locate(model, revision=revision, allow_download=allow_download)
         self.family = self.source.config.get("model_type", "")
         if self.family not in PROCESSORS:
@@ -58,7 +64,10 @@ class QwenVLJudge:
                              f"runs {', '.join(sorted(PROCESSORS))} (Qwen2-VL, Qwen2.5-VL and Qwen3-VL families)")
         self.dtype, self.device = dtype, device
         self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
-        self.limits = CallLimits(provider_key=f"local:{self.source.name}", max_concurrency=1,
+        self._batcher: MicroBatcher[JudgeRequest, JudgeReply] = MicroBatcher(
+            self._judge_batch, max_batch=batch_size if temperature == 0 else 1, wait_s=batch_wait_s)
+        # Twice a batch in flight: the next batch fills while one runs.
+        self.limits = CallLimits(provider_key=f"local:{self.source.name}", max_concurrency=2 * self._batcher.max_batch,
                                  requests_per_minute=None, max_attempts=1, timeout_s=timeout_s)
         self.prices: dict[str, float] = {}
         self._model: Any = None
@@ -67,8 +76,9 @@ class QwenVLJudge:
         self._lock = threading.Lock()
 
     def describe(self) -> dict[str, Any]:
-        # Not hashed: device and timeout_s. GPU kernels can change the last bits of the logits
-        # and so, rarely, a greedy token; answers are reproducible per machine and library set.
+        # Not hashed: device, batching and timeout_s. GPU kernels and padding can change the last
+        # bits of the logits and so, rarely, a greedy token; answers are reproducible per machine,
+        # batch size and library set.
         greedy = self.temperature == 0
         return {
             "name": "qwen_vl",
@@ -84,48 +94,60 @@ class QwenVLJudge:
         }
 
     async def ajudge(self, request: JudgeRequest) -> JudgeReply:
-        return await asyncio.to_thread(self.judge, request)
+        return await self._batcher.submit(request)
 
     def judge(self, request: JudgeRequest) -> JudgeReply:
         """One attempt, synchronously."""
+        return self._judge_batch([request])[0]
+
+    def _judge_batch(self, requests: list[JudgeRequest]) -> list[JudgeReply]:
         try:
             with self._lock:
                 model, processor = self._loaded()
-                return self._generate(model, processor, request)
+                return self._generate(model, processor, requests)
         except Exception as exc:  # the core records it; a later resume retries api_error
             reason = f"{type(exc).__name__}: {exc}"
             if "out of memory" in str(exc).lower():
-                reason = f"CUDA out of memory ({reason[:300]}): use a smaller model or set judge.params.device"
-            return JudgeReply(Outcome.API_ERROR, reason=reason[:2000])
+                reason = (f"CUDA out of memory ({reason[:300]}): lower judge.params.batch_size, use a smaller model "
+                          "or set judge.params.device")
+            return [JudgeReply(Outcome.API_ERROR, reason=reason[:2000])] * len(requests)
 
-    def _generate(self, model: Any, processor: Any, request: JudgeRequest) -> JudgeReply:
+    def _generate(self, model: Any, processor: Any, requests: list[JudgeRequest]) -> list[JudgeReply]:
         import torch
         from PIL import Image
 
-        images = [Image.open(io.BytesIO(data)).convert("RGB") for data in request.images]
-        content = [{"type": "image"} for _ in images] + [{"type": "text", "text": request.prompt}]
-        text = processor.apply_chat_template([{"role": "user", "content": content}], tokenize=False,
-                                             add_generation_prompt=True)
-        inputs = processor(text=[text], images=images or None, return_tensors="pt").to(model.device)
+        texts, images = [], []
+        for request in requests:
+            opened = [Image.open(io.BytesIO(data)).convert("RGB") for data in request.images]
+            content = [{"type": "image"} for _ in opened] + [{"type": "text", "text": request.prompt}]
+            texts.append(processor.apply_chat_template([{"role": "user", "content": content}], tokenize=False,
+                                                       add_generation_prompt=True))
+            images.extend(opened)
+        inputs = processor(text=texts, images=images or None, padding=True, return_tensors="pt").to(model.device)
         cuda = torch.cuda.is_available() and model.device.type == "cuda"
         if cuda:
             torch.cuda.reset_peak_memory_stats()
         sampling: dict[str, Any] = {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
-        if self.temperature > 0:
-            torch.manual_seed(request.seed)  # parse retries get a new seed, so a new sample
+        if self.temperature > 0:  # batches of one (see __init__)
+            torch.manual_seed(requests[0].seed)  # parse retries get a new seed, so a new sample
             sampling = {"do_sample": True, "temperature": self.temperature, "top_p": self.top_p, "top_k": None}
         started = time.perf_counter()
         with torch.inference_mode():
             output = model.generate(**inputs, max_new_tokens=self.max_new_tokens, **sampling)
-        prompt_tokens = inputs["input_ids"].shape[1]
-        new_tokens = output[0, prompt_tokens:]
-        answer = processor.tokenizer.decode(new_tokens, skip_special_tokens=True)
-        usage: dict[str, Any] = {"input_tokens": int(prompt_tokens), "output_tokens": int(new_tokens.numel()),
-                                 "seconds": round(time.perf_counter() - started, 4),
-                                 "truncated": int(new_tokens.numel() >= self.max_new_tokens)}
-        if cuda:
-            usage["peak_gpu_mem_bytes"] = int(torch.cuda.max_memory_allocated())
-        return JudgeReply(Outcome.OK, text=answer, usage=usage)
+        seconds = round(time.perf_counter() - started, 4)
+        padded = inputs["input_ids"].shape[1]
+        stops = _stop_ids(model)
+        replies = []
+        for row, prompt_tokens in zip(output, inputs["attention_mask"].sum(dim=1).tolist()):
+            new_tokens = _until_stop(row[padded:].tolist(), stops)
+            usage: dict[str, Any] = {"input_tokens": int(prompt_tokens), "output_tokens": len(new_tokens),
+                                     "seconds": seconds, "batch_size": len(requests),
+                                     "truncated": int(len(new_tokens) >= self.max_new_tokens)}
+            if cuda:
+                usage["peak_gpu_mem_bytes"] = int(torch.cuda.max_memory_allocated())
+            answer = processor.tokenizer.decode(new_tokens, skip_special_tokens=True)
+            replies.append(JudgeReply(Outcome.OK, text=answer, usage=usage))
+        return replies
 
     def _loaded(self) -> tuple[Any, Any]:
         if self._model is None and self._load_error is None:
@@ -141,8 +163,27 @@ class QwenVLJudge:
         from transformers import AutoModelForImageTextToText
 
         processor = loading.load_processor(self.source.path, PROCESSORS[self.family])
+        # Batched prompts of different lengths: pad on the left, so every answer starts at the
+        # same position and generation sees each prompt's own last token.
+        processor.tokenizer.padding_side = "left"
+        if processor.tokenizer.pad_token is None:
+            processor.tokenizer.pad_token = processor.tokenizer.eos_token
         model = AutoModelForImageTextToText.from_pretrained(
             self.source.path, dtype=loading.torch_dtype(self.dtype), device_map=loading.device_map(self.device),
             local_files_only=True)
         model.eval()
         return model, processor
+
+
+def _stop_ids(model: Any) -> set[int]:
+    eos = model.generation_config.eos_token_id
+    return set(eos if isinstance(eos, list) else [] if eos is None else [eos])
+
+
+def _until_stop(tokens: list[int], stops: set[int]) -> list[int]:
+    """A row's answer: its tokens up to and including the first stop token (what follows is
+    padding of a batch whose other rows were still generating)."""
+    for i, token in enumerate(tokens):
+        if token in stops:
+            return tokens[: i + 1]
+    return tokens

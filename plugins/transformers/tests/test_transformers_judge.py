@@ -39,7 +39,7 @@ def judge_request(seed: int = 0) -> JudgeRequest:
 @pytest.mark.parametrize("family", ["qwen2_5_vl", "qwen3_vl"])
 def test_the_judge_answers_with_text_and_usage(family: str, tiny_vlm: Callable[[str], Path]) -> None:
     judge = make_judge(tiny_vlm(family))
-    assert isinstance(judge, Judge) and judge.prices == {} and judge.limits.max_concurrency == 1
+    assert isinstance(judge, Judge) and judge.prices == {}
     reply = asyncio.run(judge.ajudge(judge_request()))
     assert reply.outcome is Outcome.OK and isinstance(reply.text, str), reply.reason
     assert reply.usage["input_tokens"] > 100  # the prompt plus both images' tokens
@@ -54,6 +54,42 @@ def test_greedy_answers_repeat_and_seeded_samples_follow_the_seed(tiny_vlm: Call
     assert sampled.judge(judge_request(3)).text == sampled.judge(judge_request(3)).text
     texts = {sampled.judge(judge_request(seed)).text for seed in range(4)}
     assert len(texts) > 1
+
+
+@pytest.mark.parametrize("family", ["qwen2_5_vl", "qwen3_vl"])
+def test_questions_asked_together_share_a_call_and_get_their_own_answers(family: str,
+                                                                         tiny_vlm: Callable[[str], Path]) -> None:
+    judge = make_judge(tiny_vlm(family), batch_size=4, max_new_tokens=12)
+    assert judge.limits.max_concurrency == 8  # the next batch fills while one runs
+    # Prompts of different lengths, with different numbers and sizes of images.
+    requests = [judge_request(),
+                JudgeRequest("Describe the hair.", (gradient_image(3, size=96),), {}, "x", 0),
+                JudgeRequest(SC_TEMPLATE.render(instruction="add round glasses and a beard") * 2,
+                             (gradient_image(4, size=64), gradient_image(5, size=80)), {}, "x", 0)]
+    alone = [judge.judge(r) for r in requests]
+
+    async def together() -> list:
+        return list(await asyncio.gather(*(judge.ajudge(r) for r in requests)))
+
+    batched = asyncio.run(together())
+    assert [r.usage["batch_size"] for r in alone] == [1, 1, 1]
+    assert [r.usage["batch_size"] for r in batched] == [3, 3, 3]
+    assert [r.text for r in batched] == [r.text for r in alone]
+    for one, many in zip(alone, batched):  # usage counts each prompt's own tokens, not the padding
+        assert (many.usage["input_tokens"], many.usage["output_tokens"]) == \
+            (one.usage["input_tokens"], one.usage["output_tokens"])
+    assert len({r.usage["input_tokens"] for r in batched}) == 3
+
+
+def test_sampled_questions_are_answered_one_at_a_time(tiny_vlm: Callable[[str], Path]) -> None:
+    judge = make_judge(tiny_vlm("qwen2_5_vl"), temperature=1.0, batch_size=4)
+
+    async def together() -> list:
+        return list(await asyncio.gather(*(judge.ajudge(judge_request(seed)) for seed in range(3))))
+
+    replies = asyncio.run(together())
+    assert [r.usage["batch_size"] for r in replies] == [1, 1, 1]
+    assert replies[0].text == judge.judge(judge_request(0)).text  # each answer follows its own seed
 
 
 class FakeLedger:

@@ -1,4 +1,5 @@
-"""A micro-batcher: requests that arrive together on the event loop share one model call.
+"""A micro-batcher for plugins of local models (diffusers editors, VLM judges): requests
+that arrive together on the event loop share one model call.
 
 Callers ``await batcher.submit(item)``. One worker task collects up to ``max_batch`` items
 with the same group key (e.g. the image size), waiting at most ``wait_s`` for a batch to

@@ -6,7 +6,8 @@ import asyncio
 import threading
 
 import pytest
-from faceedit_bench_diffusers.batching import MicroBatcher
+
+from faceedit_bench.batching import MicroBatcher
 
 
 def run(batcher: MicroBatcher, items: list) -> list:
