@@ -99,3 +99,9 @@ class MicroBatcher(Generic[T, R]):
 
     def describe(self) -> dict[str, Any]:
         return {"batch_size": self.max_batch, "batch_wait_s": self.wait_s}
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """A device running out of memory (torch's ``OutOfMemoryError``, or its message in a
+    ``RuntimeError`` from older code paths): a batch that may fit when split."""
+    return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()

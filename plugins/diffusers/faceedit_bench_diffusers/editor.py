@@ -8,6 +8,7 @@ batch of same-sized images, each image with its own seeded generator.
 from __future__ import annotations
 
 import io
+import logging
 import math
 import threading
 import time
@@ -18,12 +19,14 @@ from typing import Any
 
 from PIL import Image
 
-from faceedit_bench.batching import MicroBatcher
+from faceedit_bench.batching import MicroBatcher, is_out_of_memory
 from faceedit_bench.execution import CallLimits
 from faceedit_bench.images import decode_rgb
 from faceedit_bench.records import EditRequest, EditResult, Outcome
 from faceedit_bench_diffusers import loading
 from faceedit_bench_diffusers.pipelines import PipelineSpec, images_of, pipeline_class
+
+log = logging.getLogger(__name__)
 
 #: Image sides are rounded to this: VAE downsampling (8) times the 2x2 latent packing.
 SIDE_MULTIPLE = 16
@@ -145,6 +148,8 @@ class DiffusersEditor:
             with torch.inference_mode():
                 images = images_of(pipe(**self._arguments(items)))
         except Exception as exc:  # recorded per request as ``failed``; the run goes on
+            if len(items) > 1 and is_out_of_memory(exc):
+                return self._split(items)
             return [EditResult(Outcome.FAILED, reason=_reason(exc))] * len(items)
         if len(images) != len(items):
             reason = f"{self.pipeline_class} returned {len(images)} images for {len(items)} requests"
@@ -154,6 +159,18 @@ class DiffusersEditor:
         if cuda:
             usage["peak_gpu_mem_bytes"] = int(torch.cuda.max_memory_allocated())
         return [EditResult.ok(_png(image), **usage) for image in images]
+
+    def _split(self, items: Sequence[_Item]) -> list[EditResult]:
+        """A batch too big for the device: its halves, each on its own (every image comes from
+        its own generator, so the images are the same)."""
+        import torch
+
+        half = len(items) // 2
+        log.warning("%s: a batch of %d ran out of device memory; running it as %d + %d "
+                    "(lower editor.params.batch_size to skip this retry)", self.pipeline_class, len(items), half,
+                    len(items) - half)
+        torch.cuda.empty_cache()
+        return self._edit_batch(items[:half]) + self._edit_batch(items[half:])
 
     def _arguments(self, items: Sequence[_Item]) -> dict[str, Any]:
         import torch
@@ -204,7 +221,7 @@ class DiffusersEditor:
 
 def _reason(exc: Exception) -> str:
     text = f"{type(exc).__name__}: {exc}"
-    if "out of memory" in str(exc).lower():
+    if is_out_of_memory(exc):
         return (f"CUDA out of memory ({text[:300]}): lower editor.params.batch_size or resolution, or set "
                 "editor.params.cpu_offload=true")
     return text[:2000]

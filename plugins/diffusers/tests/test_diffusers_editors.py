@@ -120,6 +120,29 @@ def test_a_pipeline_error_fails_each_request_of_the_batch(tiny_model: Callable[[
     assert "no_such_argument" in results[0].reason and results[0].image is None
 
 
+def test_a_batch_that_runs_out_of_memory_is_split_until_it_fits(tiny_model: Callable[[str], Path]) -> None:
+    import torch
+
+    editor = create("instruct_pix2pix", tiny_params(tiny_model("instruct_pix2pix")))
+    requests = [request(1), request(2), request(3), request(4, "add glasses")]
+    alone = [run_all(editor, [r])[0] for r in requests]
+    real, sizes = editor._loaded(), []
+
+    def small_device(**arguments: Any) -> Any:  # holds at most 2 images
+        n = len(arguments["prompt"]) if isinstance(arguments["prompt"], list) else 1
+        sizes.append(n)
+        if n > 2:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return real(**arguments)
+
+    editor._pipe = small_device
+    results = run_all(editor, requests)
+    assert sizes == [4, 2, 2]
+    assert [r.outcome for r in results] == [Outcome.OK] * 4 and [r.usage["batch_size"] for r in results] == [2] * 4
+    for split, one in zip(results, alone):  # each image from its own generator: the same images
+        assert np.abs(decode_rgb(split.image).astype(int) - decode_rgb(one.image).astype(int)).max() <= 2
+
+
 def test_out_of_memory_says_how_to_fit() -> None:
     reason = _reason(RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB"))
     assert "batch_size" in reason and "cpu_offload" in reason

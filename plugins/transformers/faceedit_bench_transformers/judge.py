@@ -13,16 +13,19 @@ Sampled requests run one at a time, so that each answer depends only on its own 
 from __future__ import annotations
 
 import io
+import logging
 import threading
 import time
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from faceedit_bench.batching import MicroBatcher
+from faceedit_bench.batching import MicroBatcher, is_out_of_memory
 from faceedit_bench.execution import CallLimits
 from faceedit_bench.judging import JudgeReply, JudgeRequest
 from faceedit_bench.records import Outcome
 from faceedit_bench_transformers import loading
+
+log = logging.getLogger(__name__)
 
 #: config.json model_type -> the processor class of that family.
 PROCESSORS = {
@@ -106,11 +109,23 @@ class QwenVLJudge:
                 model, processor = self._loaded()
                 return self._generate(model, processor, requests)
         except Exception as exc:  # the core records it; a later resume retries api_error
+            if len(requests) > 1 and is_out_of_memory(exc):
+                return self._split(requests)
             reason = f"{type(exc).__name__}: {exc}"
-            if "out of memory" in str(exc).lower():
+            if is_out_of_memory(exc):
                 reason = (f"CUDA out of memory ({reason[:300]}): lower judge.params.batch_size, use a smaller model "
                           "or set judge.params.device")
             return [JudgeReply(Outcome.API_ERROR, reason=reason[:2000])] * len(requests)
+
+    def _split(self, requests: list[JudgeRequest]) -> list[JudgeReply]:
+        """A batch too big for the device: its halves, each on its own."""
+        import torch
+
+        half = len(requests) // 2
+        log.warning("qwen_vl: a batch of %d questions ran out of device memory; asking them as %d + %d "
+                    "(lower judge.params.batch_size to skip this retry)", len(requests), half, len(requests) - half)
+        torch.cuda.empty_cache()
+        return self._judge_batch(requests[:half]) + self._judge_batch(requests[half:])
 
     def _generate(self, model: Any, processor: Any, requests: list[JudgeRequest]) -> list[JudgeReply]:
         import torch

@@ -81,6 +81,47 @@ def test_questions_asked_together_share_a_call_and_get_their_own_answers(family:
     assert len({r.usage["input_tokens"] for r in batched}) == 3
 
 
+def test_a_batch_that_runs_out_of_memory_is_split_until_it_fits(tiny_vlm: Callable[[str], Path]) -> None:
+    import torch
+
+    judge = make_judge(tiny_vlm("qwen2_5_vl"), batch_size=4)
+    requests = [judge_request(seed) for seed in range(3)] + [
+        JudgeRequest("Describe the hair.", (gradient_image(3, size=96),), {}, "x", 0)]
+    alone = [judge.judge(r) for r in requests]
+    model, _ = judge._loaded()
+    real, sizes = model.generate, []
+
+    def small_device(**inputs: Any) -> Any:  # holds at most 2 prompts
+        sizes.append(inputs["input_ids"].shape[0])
+        if sizes[-1] > 2:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
+        return real(**inputs)
+
+    model.generate = small_device
+
+    async def together() -> list:
+        return list(await asyncio.gather(*(judge.ajudge(r) for r in requests)))
+
+    replies = asyncio.run(together())
+    assert sizes == [4, 2, 2]
+    assert [r.outcome for r in replies] == [Outcome.OK] * 4 and [r.usage["batch_size"] for r in replies] == [2] * 4
+    assert [r.text for r in replies] == [r.text for r in alone]
+
+
+def test_out_of_memory_of_a_single_question_says_how_to_fit(tiny_vlm: Callable[[str], Path]) -> None:
+    import torch
+
+    judge = make_judge(tiny_vlm("qwen2_5_vl"))
+    model, _ = judge._loaded()
+
+    def no_memory(**inputs: Any) -> Any:
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
+
+    model.generate = no_memory
+    reply = judge.judge(judge_request())
+    assert reply.outcome is Outcome.API_ERROR and "batch_size" in reply.reason
+
+
 def test_sampled_questions_are_answered_one_at_a_time(tiny_vlm: Callable[[str], Path]) -> None:
     judge = make_judge(tiny_vlm("qwen2_5_vl"), temperature=1.0, batch_size=4)
 
