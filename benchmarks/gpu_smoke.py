@@ -58,11 +58,13 @@ def bare(editor: Any, reqs: list[Any], repeats: int) -> float:
         return min(pool.submit(calls).result() for _ in range(repeats))
 
 
-def framework(editor: Any, reqs: list[Any], repeats: int) -> tuple[float, int | None]:
+def timed_gather(call: Any, reqs: list[Any], repeats: int) -> tuple[float, int | None]:
+    """Best seconds for sending every request at once through ``call`` (``aedit`` or
+    ``ajudge``), after a warm-up, and the largest peak GPU memory the results report."""
     async def run() -> list[Any]:
-        return list(await asyncio.gather(*(editor.aedit(r) for r in reqs)))
+        return list(await asyncio.gather(*(call(r) for r in reqs)))
 
-    asyncio.run(run())  # warm-up
+    asyncio.run(run())  # warm-up (loads the weights)
     seconds = float("inf")
     for _ in range(repeats):
         started = time.perf_counter()
@@ -78,7 +80,7 @@ def framework(editor: Any, reqs: list[Any], repeats: int) -> tuple[float, int | 
 def measure(label: str, editor: Any, n: int, repeats: int) -> dict[str, Any]:
     reqs = requests(n, 64)
     t_bare = bare(editor, reqs, repeats)
-    t_framework, peak = framework(editor, reqs, repeats)
+    t_framework, peak = timed_gather(editor.aedit, reqs, repeats)
     return {"editor": label, "batch": editor.batch_size, "images": n, "bare": n / t_bare,
             "framework": n / t_framework, "overhead_ms": 1000 * (t_framework - t_bare) / n,
             "peak_mb": peak / 2**20 if peak else None}
@@ -96,21 +98,9 @@ def judge_rate(model: str, batch: int, n: int, device: str, dtype: str, repeats:
                          (gradient_image(i, size=64), gradient_image(i + 1, size=64)), SC_TEMPLATE.json_schema,
                          SC_TEMPLATE.name, i) for i in range(n)]
 
-    async def ask() -> list[Any]:
-        return list(await asyncio.gather(*(judge.ajudge(r) for r in reqs)))
-
-    asyncio.run(ask())  # warm-up: loads the weights
-    seconds = float("inf")
-    for _ in range(repeats):
-        started = time.perf_counter()
-        replies = asyncio.run(ask())
-        seconds = min(seconds, time.perf_counter() - started)
-    failed = [r.reason for r in replies if r.outcome.value != "ok"]
-    if failed:
-        raise RuntimeError(failed[0])
-    peaks = [r.usage.get("peak_gpu_mem_bytes") for r in replies]
+    seconds, peak = timed_gather(judge.ajudge, reqs, repeats)
     return {"judge": model, "batch": batch, "answers": n, "per_s": n / seconds,
-            "peak_mb": max(peaks) / 2**20 if all(p is not None for p in peaks) else None}
+            "peak_mb": peak / 2**20 if peak else None}
 
 
 def judges(args: argparse.Namespace, tmp: str, device: str, dtype: str, repeats: int) -> list[dict[str, Any]]:
