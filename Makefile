@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_engine.py
 	$(BIN)/python benchmarks/bench_statistics.py
 	$(BIN)/python benchmarks/bench_hosted.py
+	$(BIN)/python benchmarks/bench_overlap.py
 
 clean:
 	rm -rf $(VENV) .faceedit_bench

@@ -6,10 +6,7 @@ enforces 600 requests/min (a sliding minute; above it: 429 with Retry-After), an
 `nano_banana` editor and the core's execution layer, inside a full engine run (50 faces x
 10 multi_axis sessions x 4 steps = 2,000 edit calls, then a rerun of the same experiment).
 A sequential client (one call at a time, same editor and retries) runs beside it for
-comparison. A third run adds the `gemini` judge on a second fake provider with its own limit:
-its wall time is set beside the time each provider needs alone at its limit and their sum
-(what editing and judging in turns would need at least).
-Usage: python benchmarks/bench_hosted.py [--calls 2000] [--sequential 100] [--judged-faces 40]
+comparison. Usage: python benchmarks/bench_hosted.py [--calls 2000] [--sequential 100]
 """
 
 from __future__ import annotations
@@ -33,11 +30,17 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 KEY = "bench-key"
 LATENCY_S = 0.3
 RPM = 600
-JUDGED_RPM = 3000
 FAULTS = {"429": 0.05, "500": 0.02}
 
 
-def engine_run(server, n_faces: int, tmp: str, *overrides: str, labels: tuple[str, ...] = ("first", "rerun")) -> dict:
+def bench_faces(tmp: str, n_faces: int) -> list[str]:
+    """Overrides selecting n generated faces and the trivial pixel embedder."""
+    return ["dataset=bench_faces", f"+dataset.params.root={tmp}", f"+dataset.params.n={n_faces}", "embedder=pixel"]
+
+
+def engine_run(server, tmp: str, data: list[str], *overrides: str,
+               labels: tuple[str, ...] = ("first", "rerun")) -> dict:
+    """Runs the experiment once per label (the same experiment: later labels are reruns)."""
     from bench_engine import BenchFaces
     from hydra import compose, initialize_config_dir
 
@@ -58,8 +61,7 @@ def engine_run(server, n_faces: int, tmp: str, *overrides: str, labels: tuple[st
         cfg = compose(config_name="config", overrides=[
             "editor=nano_banana", f"editor.params.base_url={server.url}", f"{limits}.requests_per_minute={RPM}",
             f"{limits}.tokens_per_minute=null", f"{limits}.max_concurrency=64", f"{limits}.max_attempts=8",
-            f"{limits}.backoff_initial_s=0.5", "testset=multi_axis", "dataset=bench_faces",
-            f"+dataset.params.root={tmp}", f"+dataset.params.n={n_faces}", "embedder=pixel", "tracking=none",
+            f"{limits}.backoff_initial_s=0.5", "testset=multi_axis", *data, "tracking=none",
             f"run.workspace={tmp}/ws", "run.workers=1", "run.progress=false", "run.max_contact_sheets=0",
             *overrides])
     exp = build_experiment(cfg, plugins)
@@ -74,22 +76,6 @@ def engine_run(server, n_faces: int, tmp: str, *overrides: str, labels: tuple[st
                       "calls": next(iter(report["calls"].values()), {}),
                       "edit_stage_s": report["performance"]["edit_stage_s"]}
     return out
-
-
-def judged_run(n_faces: int, tmp: str) -> dict:
-    """Editor and judge on two fake providers with separate request limits, as Gemini's image
-    and text models have: the judge scores one chunk while the next is edited."""
-    from tests.fakes.gemini import gemini_server
-
-    limits = "judge.params.limits"
-    with gemini_server(api_key=KEY, latency_s=LATENCY_S, rpm_limit=JUDGED_RPM, seed=3) as editor, \
-            gemini_server(api_key=KEY, latency_s=LATENCY_S, rpm_limit=JUDGED_RPM, seed=4) as judge:
-        run = engine_run(editor, n_faces, tmp, f"editor.params.limits.requests_per_minute={JUDGED_RPM}",
-                         "judge=gemini", f"judge.params.base_url={judge.url}",
-                         f"{limits}.requests_per_minute={JUDGED_RPM}", f"{limits}.tokens_per_minute=null",
-                         f"{limits}.max_concurrency=64", "analysis.n_resamples=99", labels=("judged",))["judged"]
-        run["edit_requests"], run["judge_requests"] = editor.calls, judge.calls
-    return run
 
 
 def sequential(server, n_calls: int) -> dict:
@@ -121,7 +107,6 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=2000, help="edit calls (multiple of 40)")
     parser.add_argument("--sequential", type=int, default=100, help="calls of the sequential client")
-    parser.add_argument("--judged-faces", type=int, default=40, help="faces of the edit+judge run (10 sessions each)")
     args = parser.parse_args()
     os.environ["GEMINI_API_KEY"] = KEY
     from tests.fakes.gemini import gemini_server
@@ -130,12 +115,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         with gemini_server(api_key=KEY, latency_s=LATENCY_S, rpm_limit=RPM, fault_rates=FAULTS, retry_after=1.0,
                            seed=1) as server:
-            runs = engine_run(server, n_faces, tmp)
+            runs = engine_run(server, tmp, bench_faces(tmp, n_faces))
         with gemini_server(api_key=KEY, latency_s=LATENCY_S, rpm_limit=RPM, fault_rates=FAULTS, retry_after=1.0,
                            seed=2) as server:
             seq = sequential(server, args.sequential)
-        os.mkdir(f"{tmp}/judged")
-        judged = judged_run(args.judged_faces, f"{tmp}/judged")
     first = runs["first"]
     engine_rate = first["ok"] / first["wall_s"] * 60
     seq_rate = seq["ok"] / seq["wall_s"] * 60
@@ -151,18 +134,6 @@ def main() -> None:
     print(f"\nfirst run: steps {first['steps']}; retries {first['calls'].get('retries')}; "
           f"gave up {first['calls'].get('gave_up')}")
     print(f"immediate rerun: {runs['rerun']['provider_calls']} provider calls, {runs['rerun']['wall_s']:.1f} s")
-
-    # Each provider alone needs at least requests / limit; taking turns would need the sum.
-    edit_min = judged["edit_requests"] / JUDGED_RPM * 60
-    judge_min = judged["judge_requests"] / JUDGED_RPM * 60
-    print(f"\nedit + judge ({args.judged_faces} faces x 10 sessions, {JUDGED_RPM} requests/min per provider, "
-          f"{LATENCY_S * 1000:.0f} ms latency, no faults):")
-    print("| edit requests | judge requests | edits alone (s, at the limit) | judge alone (s, at the limit) | "
-          "taking turns (s, at least) | wall (s) |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    print(f"| {judged['edit_requests']} | {judged['judge_requests']} | {edit_min:.1f} | {judge_min:.1f} | "
-          f"{edit_min + judge_min:.1f} | {judged['wall_s']:.1f} |")
-    print(f"steps {judged['steps']}; edit stage {judged['edit_stage_s']:.1f} s")
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@ each chunk:
    threshold) before any edit is paid for;
 2. *edit*: run every session's 4 chained steps; each step is looked up in the ledger
    by its content key and only computed when absent (or transient and retried);
-3. *score*: embed every produced image (ledger-cached) and compute FSS_k per step;
-   with a judge, the chunk is judged while the next chunk is edited.
+3. *score*: embed every produced image (ledger-cached) and compute FSS_k per step; ask
+   the judge about every fully edited session. Both run while the next chunk is edited.
 
 Every step ends with an explicit outcome; a session missing a step is excluded from
 metrics, and the reason is counted.
@@ -114,6 +114,15 @@ class EngineParts:
     judge_scorer: Any = None  # a JudgeScorer, or None without a judge
 
 
+#: A session after the edit stage: its face, the session, and its steps' states.
+Edited = tuple[AdmittedFace, Session, list[StepState]]
+
+
+def _image_hashes(face: AdmittedFace, states: list[StepState]) -> tuple[str | None, ...]:
+    """I_0 (the base image) and each step's output."""
+    return (face.base_hash, *(s.output_hash for s in states))
+
+
 def chunks(items: Iterator[Face], size: int) -> Iterator[list[Face]]:
     while chunk := list(islice(items, size)):
         yield chunk
@@ -161,27 +170,27 @@ class Engine:
         return max(FACE_CHUNK, math.ceil(2 * self.p.editor.limits.max_concurrency / max(1, n_sessions)))
 
     def run(self, faces: Iterator[Face], sessions: tuple[Session, ...]) -> Iterator[SessionResult]:
-        # The judge scores chunk N while chunk N+1 is edited: editor and judge calls go to
-        # separate rate limits (often separate providers), so they overlap instead of taking turns.
-        waiting: list[SessionResult] = []  # identity-scored, not yet judged
+        # Chunk N is embedded and judged while chunk N+1 is edited: the editor, the judge and
+        # the embedder (provider limits, another provider's limits, local cores) work at once
+        # instead of taking turns.
+        previous: list[Edited] = []  # edited, not yet scored
         for chunk in chunks(faces, self.chunk_size(len(sessions))):
             admitted, rejected = self._admit(chunk)
             if admitted and self.first_base_hash is None:
                 self.first_base_hash = admitted[0].base_hash
             pairs = [(a, s) for a in admitted for s in sessions]
-            edited = self.run_async(self._edit_and_judge(pairs, waiting))
-            yield from waiting
+            edited, scored = self.run_async(self._edit_and_score(pairs, previous))
+            yield from scored
             for face, reason in rejected:
                 self.face_exclusions[reason] += 1
                 for session in sessions:
                     if self.progress is not None:
                         self.progress.update(len(session.steps))
                     yield SessionResult(face, session, [], excluded=reason)
-            waiting = list(self._score_identity([(a, s, states) for (a, s), states in zip(pairs, edited)]))
+            previous = [(a, s, states) for (a, s), states in zip(pairs, edited)]
             if self.stopped:
                 break
-        self.run_async(self._judge(waiting))
-        yield from waiting
+        yield from self.run_async(self._score(previous))
 
     # -- admission ---------------------------------------------------------------------
 
@@ -248,10 +257,10 @@ class Engine:
 
     # -- edit stage ----------------------------------------------------------------------
 
-    async def _edit_and_judge(self, pairs: list[tuple[AdmittedFace, Session]],
-                              waiting: list[SessionResult]) -> list[list[StepState]]:
-        edited, _ = await asyncio.gather(self._edit_all(pairs), self._judge(waiting))
-        return edited
+    async def _edit_and_score(self, pairs: list[tuple[AdmittedFace, Session]],
+                              previous: list[Edited]) -> tuple[list[list[StepState]], list[SessionResult]]:
+        edited, scored = await asyncio.gather(self._edit_all(pairs), self._score(previous))
+        return edited, scored
 
     async def _edit_all(self, pairs: list[tuple[AdmittedFace, Session]]) -> list[list[StepState]]:
         started = time.perf_counter()
@@ -344,25 +353,37 @@ class Engine:
 
     # -- score stage ---------------------------------------------------------------------
 
-    async def _judge(self, results: list[SessionResult]) -> None:
-        """Attach the judge's scores to the sessions it can judge (all steps edited)."""
+    async def _score(self, edited: list[Edited]) -> list[SessionResult]:
+        """Identity scores and judge answers of edited sessions, computed at the same time."""
+        if not edited:
+            return []
+        outputs = [s.output_hash for _, _, states in edited for s in states if s.output_hash]
+        # The judge asks about sessions whose every step was edited.
+        judgeable = [i for i, (_, session, states) in enumerate(edited)
+                     if len(states) == len(session.steps) and all(s.outcome is Outcome.OK for s in states)]
+        embeddings, judged = await asyncio.gather(
+            self.p.embeddings.aget(outputs),
+            self._judge([(_image_hashes(edited[i][0], edited[i][2]), edited[i][1]) for i in judgeable]))
+        results = list(self._score_identity(edited, embeddings))
+        for i, judgment in zip(judgeable, judged):
+            results[i].judged = judgment
+        return results
+
+    async def _judge(self, sessions: list[tuple[tuple[str, ...], Session]]) -> list[Any]:
+        """The judge's scores of (image hashes I_0..I_4, session) pairs; none without a judge
+        or once the run has stopped."""
         scorer = self.p.judge_scorer
-        if scorer is None or self.stopped or not results:
-            return
-        complete = [r for r in results if r.excluded is None or r.excluded.startswith("score_")]
+        if scorer is None or self.stopped or not sessions:
+            return []
         try:
-            judged = await scorer.score(complete)
+            return await scorer.score(sessions)
         except BudgetReached as exc:
             self.stopped = str(exc)
-            return
-        for result, judgment in zip(complete, judged):
-            result.judged = judgment
+            return []
 
-    def _score_identity(self, edited: list[tuple[AdmittedFace, Session, list[StepState]]]) -> Iterator[SessionResult]:
-        outputs = [s.output_hash for _, _, states in edited for s in states if s.output_hash]
-        embeddings = self.p.embeddings.get(outputs)
+    def _score_identity(self, edited: list[Edited], embeddings: dict[str, Any]) -> Iterator[SessionResult]:
         for face, session, states in edited:
-            hashes = (face.base_hash, *(s.output_hash for s in states))
+            hashes = _image_hashes(face, states)
             if len(states) < len(session.steps):
                 if self.progress is not None:
                     self.progress.update(len(session.steps) - len(states))

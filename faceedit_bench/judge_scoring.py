@@ -21,7 +21,7 @@ from typing import Any
 from faceedit_bench.judging import JudgeAnswer, JudgeService
 from faceedit_bench.overediting import SessionOER, session_oer
 from faceedit_bench.prompts import SC_TEMPLATE, STATE_TEMPLATE, sc_from_answer, state_from_answer
-from faceedit_bench.records import Outcome
+from faceedit_bench.records import Outcome, Session
 
 
 @dataclass(frozen=True)
@@ -57,13 +57,12 @@ class JudgeScorer:
         prompts = "; ".join(f"{p['name']}@{p['version']} {p['hash'][:12]}" for p in self.describe().values())
         return f"{self.name} {model}; {prompts}"
 
-    async def score(self, results: Sequence[Any]) -> list[JudgedSession]:
-        """Judge sessions (``SessionResult`` with 5 image hashes) concurrently."""
-        return list(await asyncio.gather(*(self._session(r) for r in results)))
+    async def score(self, sessions: Sequence[tuple[Sequence[str], Session]]) -> list[JudgedSession]:
+        """Judge sessions, given as (hashes of I_0..I_4, session), concurrently."""
+        return list(await asyncio.gather(*(self._session(hashes, session) for hashes, session in sessions)))
 
-    async def _session(self, result: Any) -> JudgedSession:
-        hashes = result.image_hashes
-        steps = result.session.steps
+    async def _session(self, hashes: Sequence[str], session: Session) -> JudgedSession:
+        steps = session.steps
         sc = [self.service.ask(SC_TEMPLATE, [hashes[k - 1], hashes[k]], self.seed, instruction=step.instruction)
               for k, step in enumerate(steps, start=1)]
         states = [self.service.ask(STATE_TEMPLATE, [h], self.seed) for h in hashes]

@@ -6,6 +6,7 @@ embedder; results go to the ledger, so a resumed or re-reported run embeds nothi
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import os
 from collections.abc import Callable, Iterable
@@ -58,11 +59,23 @@ class EmbeddingService:
         self.computed = 0
 
     def get(self, hashes: Iterable[str]) -> dict[str, FaceEmbedding]:
+        known, missing = self._lookup(hashes)
+        return self._keep(known, dict(self._compute(missing)) if missing else {})
+
+    async def aget(self, hashes: Iterable[str]) -> dict[str, FaceEmbedding]:
+        """:meth:`get` for the event loop: embeddings are computed in a worker thread, so the
+        loop goes on making calls meanwhile; the ledger is used from the loop's thread only."""
+        known, missing = self._lookup(hashes)
+        fresh = dict(await asyncio.to_thread(self._compute, missing)) if missing else {}
+        return self._keep(known, fresh)
+
+    def _lookup(self, hashes: Iterable[str]) -> tuple[dict[str, FaceEmbedding], list[str]]:
         wanted = list(dict.fromkeys(hashes))
         known = self.ledger.get_embeddings(self.fp, wanted)
-        missing = [h for h in wanted if h not in known or known[h].outcome in self.retry]
-        if missing:
-            fresh = dict(self._compute(missing))
+        return known, [h for h in wanted if h not in known or known[h].outcome in self.retry]
+
+    def _keep(self, known: dict[str, FaceEmbedding], fresh: dict[str, FaceEmbedding]) -> dict[str, FaceEmbedding]:
+        if fresh:
             self.ledger.put_embeddings(self.fp, fresh.items())
             known.update(fresh)
             self.computed += len(fresh)

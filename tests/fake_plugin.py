@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -113,10 +114,28 @@ class CoarsePixelEmbedder(PixelEmbedder):
         return {**super().describe(), "name": "pixel_coarse", "version": "2"}
 
 
+class SlowPixelEmbedder(PixelEmbedder):
+    """The pixel embedder at 20 ms per image, noting when each embedding ran (in-process
+    only, run.workers=1): to see what else happens meanwhile."""
+
+    spans: list[tuple[float, float]] = []
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "name": "pixel_slow"}
+
+    def embed(self, rgb: Any) -> Any:
+        started = time.monotonic()
+        time.sleep(0.02)
+        embedding = super().embed(rgb)
+        SlowPixelEmbedder.spans.append((started, time.monotonic()))
+        return embedding
+
+
 @hookimpl
 def faceedit_register_embedders(register: Any) -> None:
     register("pixel", PixelEmbedder)
     register("pixel_coarse", CoarsePixelEmbedder)
+    register("pixel_slow", SlowPixelEmbedder)
 
 
 @hookimpl

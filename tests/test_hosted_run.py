@@ -289,20 +289,26 @@ def test_two_runs_sharing_the_cache_at_once_do_not_corrupt_it(tmp_path, monkeypa
         assert rerun.returncode == 0 and server.calls == made
 
 
-def test_the_judge_scores_a_chunk_while_the_next_is_edited(plugins, compose, synthetic, monkeypatch):
+def test_a_chunk_is_embedded_and_judged_while_the_next_is_edited(plugins, compose, synthetic, monkeypatch):
+    from tests.fake_plugin import SlowPixelEmbedder
+
     monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
+    SlowPixelEmbedder.spans.clear()
     with gemini_server(api_key=GEMINI_KEY, latency_s=0.05) as editor, \
             gemini_server(api_key=GEMINI_KEY, latency_s=0.05) as judge:
         # max_concurrency=2 and one session: chunks of 4 faces, so 8 faces make two chunks.
-        report = run(plugins, compose, *synthetic, *nano_banana(editor), "editor.params.limits.max_concurrency=2",
-                     *gemini_judge(judge), "testset=pose", "+dataset.params.n=8", "run.max_sessions=1",
-                     "analysis.n_resamples=99")
+        report = run(plugins, compose, *synthetic, "embedder=pixel_slow", *nano_banana(editor),
+                     "editor.params.limits.max_concurrency=2", *gemini_judge(judge), "testset=pose",
+                     "+dataset.params.n=8", "run.max_sessions=1", "analysis.n_resamples=99")
     assert report["counts"]["steps"] == {"ok": 32}
     timeline = sorted([(r.received_at, "edit") for r in editor.requests]
                       + [(r.received_at, "judge") for r in judge.requests])
     turns = sum(a[1] != b[1] for a, b in zip(timeline, timeline[1:]))
     # Taking turns would give edit, judge, edit, judge (+ the anchors): 3 changes of provider.
     assert turns > 3, [kind for _, kind in timeline]
+    edits_while_embedding = [r for r in editor.requests
+                             if any(start < r.received_at < end for start, end in SlowPixelEmbedder.spans)]
+    assert edits_while_embedding, "the embedder and the editor took turns"
 
 
 def test_anchors_catch_a_judge_that_changed_between_runs(plugins, compose, synthetic, monkeypatch):
