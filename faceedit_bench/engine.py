@@ -145,6 +145,7 @@ class Engine:
         self.stopped: str | None = None  # why the run stopped early (budget), else None
         self.new_edit_calls = 0
         self.edit_stage_s = 0.0  # wall time spent in the edit stage
+        self.score_stage_s = 0.0  # wall time spent embedding and judging (overlaps the edit stage)
         self.peak_gpu_mem_bytes: int | None = None  # the largest a local editor reported
         self.first_base_hash: str | None = None  # for the judge anchors
         self._loop = asyncio.new_event_loop()
@@ -357,6 +358,7 @@ class Engine:
         """Identity scores and judge answers of edited sessions, computed at the same time."""
         if not edited:
             return []
+        started = time.perf_counter()
         outputs = [s.output_hash for _, _, states in edited for s in states if s.output_hash]
         # The judge asks about sessions whose every step was edited.
         judgeable = [i for i, (_, session, states) in enumerate(edited)
@@ -367,6 +369,7 @@ class Engine:
         results = list(self._score_identity(edited, embeddings))
         for i, judgment in zip(judgeable, judged):
             results[i].judged = judgment
+        self.score_stage_s += time.perf_counter() - started
         return results
 
     async def _judge(self, sessions: list[tuple[tuple[str, ...], Session]]) -> list[Any]:

@@ -228,7 +228,8 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
         sections["cost"] = _cost_section(exp, aggregator, judge_scorer, executors, engine)
         sections["calls"] = executors.stats()
         sections["performance"] = {
-            "edit_stage_s": round(engine.edit_stage_s, 3), "new_edits": engine.new_edit_calls,
+            "edit_stage_s": round(engine.edit_stage_s, 3), "score_stage_s": round(engine.score_stage_s, 3),
+            "new_edits": engine.new_edit_calls,
             "edits_per_s": engine.new_edit_calls / engine.edit_stage_s if engine.new_edit_calls else None,
             "peak_gpu_mem_bytes": engine.peak_gpu_mem_bytes,
         }

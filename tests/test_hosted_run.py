@@ -294,13 +294,18 @@ def test_a_chunk_is_embedded_and_judged_while_the_next_is_edited(plugins, compos
 
     monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
     SlowPixelEmbedder.spans.clear()
+    # The judge is the slow stage: judging a chunk (36 questions, 4 at a time, 0.2 s each) takes
+    # longer than editing the next (16 edits, 2 at a time, 0.05 s each), so the next chunk's
+    # edits all fall inside it.
     with gemini_server(api_key=GEMINI_KEY, latency_s=0.05) as editor, \
-            gemini_server(api_key=GEMINI_KEY, latency_s=0.05) as judge:
+            gemini_server(api_key=GEMINI_KEY, latency_s=0.2) as judge:
         # max_concurrency=2 and one session: chunks of 4 faces, so 8 faces make two chunks.
         report = run(plugins, compose, *synthetic, "embedder=pixel_slow", *nano_banana(editor),
-                     "editor.params.limits.max_concurrency=2", *gemini_judge(judge), "testset=pose",
-                     "+dataset.params.n=8", "run.max_sessions=1", "analysis.n_resamples=99")
+                     "editor.params.limits.max_concurrency=2", *gemini_judge(judge),
+                     "judge.params.limits.max_concurrency=4", "testset=pose", "+dataset.params.n=8",
+                     "run.max_sessions=1", "analysis.n_resamples=99")
     assert report["counts"]["steps"] == {"ok": 32}
+    assert report["performance"]["score_stage_s"] > 0
     timeline = sorted([(r.received_at, "edit") for r in editor.requests]
                       + [(r.received_at, "judge") for r in judge.requests])
     turns = sum(a[1] != b[1] for a, b in zip(timeline, timeline[1:]))
