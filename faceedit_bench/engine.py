@@ -260,7 +260,14 @@ class Engine:
 
     async def _edit_and_score(self, pairs: list[tuple[AdmittedFace, Session]],
                               previous: list[Edited]) -> tuple[list[list[StepState]], list[SessionResult]]:
-        edited, scored = await asyncio.gather(self._edit_all(pairs), self._score(previous))
+        edit, score = asyncio.ensure_future(self._edit_all(pairs)), asyncio.ensure_future(self._score(previous))
+        try:
+            edited, scored = await asyncio.gather(edit, score)
+        except BaseException:  # one stage failed: stop the other before the error ends the run
+            for task in (edit, score):
+                task.cancel()
+            await asyncio.gather(edit, score, return_exceptions=True)
+            raise
         return edited, scored
 
     async def _edit_all(self, pairs: list[tuple[AdmittedFace, Session]]) -> list[list[StepState]]:

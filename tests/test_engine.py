@@ -153,3 +153,26 @@ def test_the_same_data_at_another_path_is_the_same_experiment(plugins, compose, 
     assert a["components"]["dataset"]["description"]["root"] != b["components"]["dataset"]["description"]["root"]
     assert b["run"]["key"] == a["run"]["key"]  # locations are provenance, not identity
     assert b["run"]["computed"]["embeddings"] == 0 and b["metrics"] == a["metrics"]
+
+
+def test_a_scoring_failure_ends_the_run_with_its_own_error_and_a_rerun_resumes(plugins, compose, synthetic,
+                                                                              tmp_path, monkeypatch):
+    from faceedit_bench.scoring import EmbeddingService
+
+    calls = tmp_path / "calls.txt"
+    overrides = (*synthetic, "+dataset.params.n=8", "testset=pose", "editor=scripted",
+                 f"+editor.params.calls_file={calls}", "+run.max_sessions=1")
+    real_aget = EmbeddingService.aget
+
+    async def broken_aget(self, hashes):  # the first chunk's scoring fails while the second is edited
+        raise RuntimeError("embedding workers died")
+
+    monkeypatch.setattr(EmbeddingService, "aget", broken_aget)
+    with pytest.raises(RuntimeError, match="embedding workers died"):  # not wrapped, not swallowed
+        run(plugins, compose, *overrides)
+    made = len(calls.read_text().splitlines())
+    assert made == 32  # a synchronous editor finished the second chunk before the scoring failed
+    monkeypatch.setattr(EmbeddingService, "aget", real_aget)
+    report = run(plugins, compose, *overrides)
+    assert len(calls.read_text().splitlines()) == made  # the rerun paid for no edit again
+    assert report["counts"]["steps"] == {"ok": 32}

@@ -7,6 +7,7 @@ its outcome and is counted; nothing is paid twice; the key never reaches an outp
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import json
 from collections import Counter
@@ -314,6 +315,32 @@ def test_a_chunk_is_embedded_and_judged_while_the_next_is_edited(plugins, compos
     edits_while_embedding = [r for r in editor.requests
                              if any(start < r.received_at < end for start, end in SlowPixelEmbedder.spans)]
     assert edits_while_embedding, "the embedder and the editor took turns"
+
+
+# Edits left running on a closed event loop would surface as unraisable "Event loop is closed" errors.
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+def test_a_scoring_failure_stops_the_edits_in_flight_and_a_rerun_resumes(plugins, compose, synthetic, monkeypatch):
+    from faceedit_bench.scoring import EmbeddingService
+
+    monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
+    real_aget = EmbeddingService.aget
+
+    async def broken_aget(self, hashes):  # fails while the second chunk is being edited
+        await asyncio.sleep(0.1)
+        raise RuntimeError("embedding workers died")
+
+    with gemini_server(api_key=GEMINI_KEY, latency_s=0.05) as editor:
+        overrides = (*synthetic, *nano_banana(editor), "editor.params.limits.max_concurrency=2", "testset=pose",
+                     "+dataset.params.n=8", "run.max_sessions=1")
+        monkeypatch.setattr(EmbeddingService, "aget", broken_aget)
+        with pytest.raises(RuntimeError, match="embedding workers died"):
+            run(plugins, compose, *overrides)
+        first = editor.calls
+        assert 16 <= first < 32  # the first chunk was edited, the second stopped part way
+        monkeypatch.setattr(EmbeddingService, "aget", real_aget)
+        report = run(plugins, compose, *overrides)
+    assert report["counts"]["steps"] == {"ok": 32}
+    assert editor.calls <= 32 + 2  # at most the calls in flight when it stopped were paid twice
 
 
 def test_anchors_catch_a_judge_that_changed_between_runs(plugins, compose, synthetic, monkeypatch):
