@@ -18,6 +18,7 @@ metrics, and the reason is counted.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import time
@@ -158,9 +159,21 @@ class Engine:
         return self._loop.run_until_complete(coroutine)
 
     def close(self) -> None:
-        if not self._loop.is_closed():
-            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
-            self._loop.close()
+        if self._loop.is_closed():
+            return
+        # Tasks still pending after an interrupt: cancel them and let them unwind, as
+        # asyncio.run does, so none runs on into a closed loop. An interrupt raised inside a
+        # task surfaces again while its waiters unwind: go on until every task is done.
+        for _ in range(100):
+            pending = asyncio.all_tasks(self._loop)
+            if not pending:
+                break
+            for task in pending:
+                task.cancel()
+            with contextlib.suppress(KeyboardInterrupt, SystemExit):
+                self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+        self._loop.close()
 
     def chunk_size(self, n_sessions: int) -> int:
         """Faces per chunk: 4, or for editors behind the execution layer enough sessions to

@@ -343,6 +343,40 @@ def test_a_scoring_failure_stops_the_edits_in_flight_and_a_rerun_resumes(plugins
     assert editor.calls <= 32 + 2  # at most the calls in flight when it stopped were paid twice
 
 
+def _interrupt() -> None:
+    raise KeyboardInterrupt
+
+
+# Ctrl-C usually lands while the loop waits for the network (outside any task), sometimes
+# inside a task's code; either way nothing may be left running into a closed loop.
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.parametrize("inside_a_task", [False, True])
+def test_an_interrupted_run_stops_cleanly_and_a_rerun_resumes(plugins, compose, synthetic, monkeypatch,
+                                                              inside_a_task):
+    from faceedit_bench_gemini.editor import NanoBananaEditor
+
+    monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
+    real_aedit, started = NanoBananaEditor.aedit, []
+
+    async def interrupted_aedit(self, request):  # Ctrl-C while the fifth edit is being made
+        started.append(request)
+        if len(started) == 5:
+            if inside_a_task:
+                raise KeyboardInterrupt
+            asyncio.get_running_loop().call_soon(_interrupt)
+        return await real_aedit(self, request)
+
+    with gemini_server(api_key=GEMINI_KEY, latency_s=0.05) as editor:
+        overrides = (*synthetic, *nano_banana(editor), "testset=pose", "run.max_sessions=1")
+        monkeypatch.setattr(NanoBananaEditor, "aedit", interrupted_aedit)
+        with pytest.raises(KeyboardInterrupt):
+            run(plugins, compose, *overrides)
+        monkeypatch.setattr(NanoBananaEditor, "aedit", real_aedit)
+        report = run(plugins, compose, *overrides)
+    assert report["counts"]["steps"] == {"ok": 16}
+    assert editor.calls <= 16 + 4  # what was in flight at the interrupt, at most, was paid twice
+
+
 def test_anchors_catch_a_judge_that_changed_between_runs(plugins, compose, synthetic, monkeypatch):
     monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
     score = {"value": 1}
