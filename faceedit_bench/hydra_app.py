@@ -106,5 +106,9 @@ def main() -> None:
         except FaceEditBenchError as exc:
             print(f"Error: {exc}", file=sys.stderr)
             sys.exit(2)
+        except KeyboardInterrupt:
+            print(f"\nInterrupted. Every finished step is kept in {cfg.run.workspace}; run the same command "
+                  "again to resume where this run stopped.", file=sys.stderr)
+            sys.exit(130)  # the shell's code for a Ctrl-C
 
     hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")(task)()

@@ -1,4 +1,5 @@
-"""A run killed midway (SIGKILL: no cleanup at all) resumes without redoing finished steps."""
+"""A run killed midway (SIGKILL: no cleanup at all) or interrupted (Ctrl-C) resumes without
+redoing finished steps."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,3 +65,33 @@ def test_killed_run_resumes_and_matches_uninterrupted(tmp_path):
     for key in ("metrics", "trajectory", "groups", "counts"):
         assert a[key] == b[key]
     assert a["run"]["key"] == b["run"]["key"]
+
+
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path):
+    from tests.fakes.gemini import gemini_server
+
+    key = "test-interrupt-key"
+    with gemini_server(api_key=key, latency_s=0.2) as server:
+        env = {**os.environ, "FACEEDIT_BENCH_HOME": str(tmp_path / "ws"), "GEMINI_API_KEY": key}
+        args = [sys.executable, "-m", "faceedit_bench", "editor=nano_banana", f"editor.params.base_url={server.url}",
+                "editor.params.limits.max_concurrency=2", "testset=pose", "run.max_faces=2", "run.max_sessions=3",
+                "tracking=none", "run.progress=false"]
+        proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        deadline = time.monotonic() + 120
+        while server.calls < 6 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 130, err[-3000:]
+        assert "run the same command again to resume" in err
+        for noise in ("Traceback", "Event loop is closed", "Task was destroyed"):
+            assert noise not in err, err[-3000:]
+        interrupted_at = server.calls
+        assert 6 <= interrupted_at < 24
+
+        rerun = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert rerun.returncode == 0, rerun.stderr[-3000:]
+        (report,) = [json.loads(p.read_text()) for p in (tmp_path / "ws" / "runs").glob("*/report.json")]
+        assert report["counts"]["steps"] == {"ok": 24}
+        assert server.calls <= 24 + 2  # only the calls in flight at the interrupt were paid twice
