@@ -106,6 +106,12 @@ class GeminiConnection:
     async def generate(self, model: str, contents: list[Any], config: Any) -> Any:
         """One ``generateContent`` attempt. Raises :class:`RetryableError` for transient
         failures and :class:`PermanentAPIError` for the others it recognises."""
+        from google.genai import types
+
+        # No tools are sent, so the SDK's automatic function calling has nothing to do; left on,
+        # it logs a line per call.
+        config = config.model_copy(update={"automatic_function_calling": types.AutomaticFunctionCallingConfig(
+            disable=True)})
         try:
             return await self._client().aio.models.generate_content(model=model, contents=contents, config=config)
         except Exception as exc:
