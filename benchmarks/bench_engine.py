@@ -49,14 +49,13 @@ class BenchFaces:
         return iter(self.items)
 
 
-def one_size(n_faces: int) -> dict[str, Any]:
+def bench_plugins() -> Any:
+    """The installed plugins plus the `bench_faces` dataset and the `pixel` embedder, with
+    their config entries registered for Hydra."""
     import types
 
-    from hydra import compose, initialize_config_dir
-
     from faceedit_bench import hookimpl
-    from faceedit_bench.experiment import build_experiment, run_experiment
-    from faceedit_bench.hydra_app import conf_dir, register_configs
+    from faceedit_bench.hydra_app import register_configs
     from faceedit_bench.plugins import load_plugins
     from faceedit_bench.testing import PixelEmbedder
 
@@ -66,6 +65,16 @@ def one_size(n_faces: int) -> dict[str, Any]:
     plugins = load_plugins()
     plugins.add(plugin, name="bench")
     register_configs(plugins)
+    return plugins
+
+
+def one_size(n_faces: int) -> dict[str, Any]:
+    from hydra import compose, initialize_config_dir
+
+    from faceedit_bench.experiment import build_experiment, run_experiment
+    from faceedit_bench.hydra_app import conf_dir
+
+    plugins = bench_plugins()
     with tempfile.TemporaryDirectory() as tmp:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
             cfg = compose(config_name="config", overrides=[

@@ -19,7 +19,6 @@ import os
 import sys
 import tempfile
 import time
-import types
 from pathlib import Path
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
@@ -41,21 +40,13 @@ def bench_faces(tmp: str, n_faces: int) -> list[str]:
 def engine_run(server, tmp: str, data: list[str], *overrides: str,
                labels: tuple[str, ...] = ("first", "rerun")) -> dict:
     """Runs the experiment once per label (the same experiment: later labels are reruns)."""
-    from bench_engine import BenchFaces
+    from bench_engine import bench_plugins
     from hydra import compose, initialize_config_dir
 
-    from faceedit_bench import hookimpl
     from faceedit_bench.experiment import build_experiment, run_experiment
-    from faceedit_bench.hydra_app import conf_dir, register_configs
-    from faceedit_bench.plugins import load_plugins
-    from faceedit_bench.testing import PixelEmbedder
+    from faceedit_bench.hydra_app import conf_dir
 
-    plugin = types.ModuleType("bench_plugin")
-    plugin.faceedit_register_datasets = hookimpl(lambda register: register("bench_faces", BenchFaces))
-    plugin.faceedit_register_embedders = hookimpl(lambda register: register("pixel", PixelEmbedder))
-    plugins = load_plugins()
-    plugins.add(plugin, name="bench")
-    register_configs(plugins)
+    plugins = bench_plugins()
     limits = "editor.params.limits"
     with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
         cfg = compose(config_name="config", overrides=[

@@ -21,6 +21,20 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def sniff_mime(data: bytes) -> str | None:
+    """The MIME type from the file signature (PNG, JPEG, WEBP, GIF), else None: what hosted
+    APIs need to be told about an image they are sent."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    return None
+
+
 def decode_rgb(data: bytes, *, label: str = "image") -> np.ndarray:
     """Decode encoded image bytes into an RGB uint8 array of shape (H, W, 3).
 

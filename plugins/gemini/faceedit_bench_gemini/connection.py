@@ -23,10 +23,13 @@ from typing import Any
 
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution import RetryableError, limits_from_config
+from faceedit_bench.images import sniff_mime
 from faceedit_bench.secrets import read_secret, redact
 
 GOOGLE_ENDPOINT = "https://generativelanguage.googleapis.com/"
 DEFAULT_KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+#: Image formats Gemini takes inline.
+GEMINI_FORMATS = frozenset({"image/png", "image/jpeg", "image/webp"})
 INT32_SEEDS = 2**31  # the API's seed is an int32; larger seeds are answered 400
 
 
@@ -44,12 +47,9 @@ def api_seed(seed: int) -> int:
 
 def image_mime(image: bytes) -> str:
     """The MIME type of encoded image bytes, for the formats Gemini accepts."""
-    if image.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if image.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if image[:4] == b"RIFF" and image[8:12] == b"WEBP":
-        return "image/webp"
+    mime = sniff_mime(image)
+    if mime in GEMINI_FORMATS:
+        return mime
     raise ValueError(f"input image is not PNG, JPEG or WEBP (starts with {image[:12]!r}); Gemini accepts those")
 
 
@@ -66,6 +66,7 @@ class GeminiConnection:
             raise ConfigError(f"{what}: api_key_env must name one or more environment variables, not {api_key_env!r}")
         self._key = read_secret(envs, what=what)  # fails here, before any work, naming the variables
         self.key_env = next(e for e in envs if os.environ.get(e, "").strip())
+        self.model = model
         self.base_url = base_url
         self._api_version = api_version
         self.limits = limits_from_config(limits, default_limits, what=what,
@@ -84,6 +85,15 @@ class GeminiConnection:
 
             self._api_version = str(getattr(_api_client, "GOOGLE_AI_API_DEFAULT_VERSION", "v1beta"))
         return self._api_version
+
+    def describe(self) -> dict[str, Any]:
+        """What the editor and the judge share in their identity: model, API and endpoint
+        (a non-default endpoint only; never the key)."""
+        description: dict[str, Any] = {"provider": "gemini", "model": self.model, "version": self.model,
+                                       "api": "gemini-api generateContent", "api_version": self.api_version}
+        if self.base_url:
+            description["base_url"] = self.base_url
+        return description
 
     def _client(self) -> Any:
         """This event loop's SDK client: the SDK's httpx client keeps connections bound to the

@@ -58,15 +58,11 @@ class NanoBananaEditor:
         self.prices: dict[str, Any] = prices_for(model, prices, what=WHAT)
 
     def describe(self) -> dict[str, Any]:
-        description: dict[str, Any] = {
-            "provider": "gemini", "model": self.model, "version": self.model,
-            "api": "gemini-api generateContent", "api_version": self.connection.api_version,
+        return {
+            **self.connection.describe(),
             "response_modalities": list(self.response_modalities), "temperature": self.temperature,
             "aspect_ratio": self.aspect_ratio, "image_size": self.image_size, "seed": "request seed mod 2^31",
         }
-        if self.connection.base_url:
-            description["base_url"] = self.connection.base_url
-        return description
 
     def _config(self, seed: int) -> Any:
         from google.genai import types

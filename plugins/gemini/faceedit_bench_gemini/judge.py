@@ -55,16 +55,12 @@ class GeminiJudge:
         self.prices: dict[str, Any] = prices_for(model, prices, what=WHAT)
 
     def describe(self) -> dict[str, Any]:
-        description: dict[str, Any] = {
-            "provider": "gemini", "model": self.model, "version": self.model,
-            "api": "gemini-api generateContent", "api_version": self.connection.api_version,
+        return {
+            **self.connection.describe(),
             "structured_output": "responseJsonSchema", "temperature": self.temperature,
             "max_output_tokens": self.max_output_tokens, "thinking_budget": self.thinking_budget,
             "seed": "request seed mod 2^31",
         }
-        if self.connection.base_url:
-            description["base_url"] = self.connection.base_url
-        return description
 
     def _config(self, request: JudgeRequest) -> Any:
         from google.genai import types

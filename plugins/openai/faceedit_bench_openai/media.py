@@ -4,25 +4,12 @@ from __future__ import annotations
 
 import base64
 
-from faceedit_bench.images import decode_rgb, encode_png
+from faceedit_bench.images import decode_rgb, encode_png, sniff_mime
 
 #: What images.edit accepts (gpt-image models) and what the vision models read.
 EDIT_FORMATS = frozenset({"image/png", "image/jpeg", "image/webp"})
 VISION_FORMATS = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
 _EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp", "image/gif": "gif"}
-
-
-def sniff_mime(data: bytes) -> str | None:
-    """The MIME type from the file signature, for the formats the API knows."""
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    if data[:6] in (b"GIF87a", b"GIF89a"):
-        return "image/gif"
-    return None
 
 
 def accepted_image(data: bytes, formats: frozenset[str]) -> tuple[bytes, str]:
