@@ -55,8 +55,8 @@ def bench_plugins() -> Any:
     import types
 
     from faceedit_bench import hookimpl
-    from faceedit_bench.hydra_app import register_configs
-    from faceedit_bench.plugins import load_plugins
+    from faceedit_bench.run.hydra_app import register_configs
+    from faceedit_bench.plugin.manager import load_plugins
     from faceedit_bench.testing import PixelEmbedder
 
     plugin = types.ModuleType("bench_plugin")
@@ -71,8 +71,8 @@ def bench_plugins() -> Any:
 def one_size(n_faces: int) -> dict[str, Any]:
     from hydra import compose, initialize_config_dir
 
-    from faceedit_bench.experiment import build_experiment, run_experiment
-    from faceedit_bench.hydra_app import conf_dir
+    from faceedit_bench.run.experiment import build_experiment, run_experiment
+    from faceedit_bench.run.hydra_app import conf_dir
 
     plugins = bench_plugins()
     with tempfile.TemporaryDirectory() as tmp:

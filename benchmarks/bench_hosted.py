@@ -43,8 +43,8 @@ def engine_run(server, tmp: str, data: list[str], *overrides: str,
     from bench_engine import bench_plugins
     from hydra import compose, initialize_config_dir
 
-    from faceedit_bench.experiment import build_experiment, run_experiment
-    from faceedit_bench.hydra_app import conf_dir
+    from faceedit_bench.run.experiment import build_experiment, run_experiment
+    from faceedit_bench.run.hydra_app import conf_dir
 
     plugins = bench_plugins()
     limits = "editor.params.limits"
@@ -70,8 +70,8 @@ def engine_run(server, tmp: str, data: list[str], *overrides: str,
 
 
 def sequential(server, n_calls: int) -> dict:
-    from faceedit_bench.execution import Executor
-    from faceedit_bench.plugins import load_plugins
+    from faceedit_bench.execution.calls import Executor
+    from faceedit_bench.plugin.manager import load_plugins
     from faceedit_bench.records import EditRequest
     from faceedit_bench.testing import gradient_image
 

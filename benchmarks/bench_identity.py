@@ -30,7 +30,7 @@ from PIL import Image, ImageEnhance  # noqa: E402
 
 
 def make_images(n: int) -> list[bytes]:
-    from faceedit_bench.plugins import load_plugins
+    from faceedit_bench.plugin.manager import load_plugins
 
     faces = list(load_plugins().registry.create("datasets", "sample").faces())
     rng = np.random.default_rng(0)
@@ -68,11 +68,11 @@ def rate(label: str, fn, n: int) -> float:
 
 
 def main(n: int) -> None:
-    from faceedit_bench.ledger import Ledger
-    from faceedit_bench.plugins import load_plugins
+    from faceedit_bench.storage.ledger import Ledger
+    from faceedit_bench.plugin.manager import load_plugins
     from faceedit_bench.records import Outcome
-    from faceedit_bench.scoring import EmbeddingService
-    from faceedit_bench.store import ImageStore
+    from faceedit_bench.scoring.identity import EmbeddingService
+    from faceedit_bench.storage.store import ImageStore
 
     images = make_images(n)
     cores = os.cpu_count() or 1

@@ -52,7 +52,7 @@ def real_faces(root: Path, n: int) -> list[str]:
     original photo as reference."""
     from bench_identity import make_images
 
-    from faceedit_bench.plugins import load_plugins
+    from faceedit_bench.plugin.manager import load_plugins
 
     originals = list(load_plugins().registry.create("datasets", "sample").faces())
     rows = [["file", "identity", "role", "gender", "skin_tone", "age"]]

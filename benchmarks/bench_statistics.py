@@ -1,4 +1,4 @@
-"""Disparity statistics at the paper's scale: faceedit_bench.disparity against scipy.
+"""Disparity statistics at the paper's scale: faceedit_bench.analysis.disparity against scipy.
 
 Synthetic data shaped like paper (a): 6 models x 2 datasets x 4 test sets = 48 cells of 122
 faces x 35 sessions (4,270 sessions per cell, 204,960 in all), faces grouped into identities of
@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
-from faceedit_bench.disparity import GroupTest, compare_groups  # noqa: E402
+from faceedit_bench.analysis.disparity import GroupTest, compare_groups  # noqa: E402
 
 MODELS, DATASETS, TESTSETS = 6, 2, 4
 FACES_PER_CELL, SESSIONS_PER_FACE = 122, 35

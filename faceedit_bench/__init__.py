@@ -1,7 +1,7 @@
 """faceedit_bench: a benchmark for text-guided editing of human faces.
 
 Public API for plugin authors: :data:`hookimpl`, the records in
-:mod:`faceedit_bench.records` and the protocols in :mod:`faceedit_bench.components`.
+:mod:`faceedit_bench.records` and the protocols in :mod:`faceedit_bench.plugin.protocols`.
 """
 
 from __future__ import annotations

@@ -10,14 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from faceedit_bench import hookimpl
-from faceedit_bench.batching import MicroBatcher, is_out_of_memory
-from faceedit_bench.components import AsyncEditor, Dataset, Editor, FaceEmbedder, TestSetLoader, Tracker
-from faceedit_bench.cost import USAGE_KEYS, check_prices, cost_usd
-from faceedit_bench.embedding import LazyModels, as_rgb_uint8, files_digest
+from faceedit_bench.execution.batching import MicroBatcher, is_out_of_memory
+from faceedit_bench.plugin.protocols import AsyncEditor, Dataset, Editor, FaceEmbedder, TestSetLoader, Tracker
+from faceedit_bench.execution.cost import USAGE_KEYS, check_prices, cost_usd
+from faceedit_bench.scoring.embedding import LazyModels, as_rgb_uint8, files_digest
 from faceedit_bench.errors import ConfigError, DatasetError, FaceEditBenchError, ImageError, ModelNotFoundError
-from faceedit_bench.execution import CallLimits, GaveUp, RetryableError, limits_from_config
-from faceedit_bench.images import content_hash, decode_rgb, encode_png, sniff_mime
-from faceedit_bench.judging import Judge, JudgeAnswer, JudgeReply, JudgeRequest, ParseFailure, PromptTemplate
+from faceedit_bench.execution.calls import CallLimits, GaveUp, RetryableError, limits_from_config
+from faceedit_bench.storage.images import content_hash, decode_rgb, encode_png, sniff_mime
+from faceedit_bench.scoring.judge.service import Judge, JudgeAnswer, JudgeReply, JudgeRequest, ParseFailure, PromptTemplate
 from faceedit_bench.records import (
     EditRequest,
     EditResult,
@@ -28,9 +28,9 @@ from faceedit_bench.records import (
     Step,
     TestSet,
 )
-from faceedit_bench.registry import Register
-from faceedit_bench.run import ComponentInfo, RunInfo, StepRecord
-from faceedit_bench.secrets import MissingSecretError, read_secret, redact
+from faceedit_bench.plugin.registry import Register
+from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo, StepRecord
+from faceedit_bench.execution.secrets import MissingSecretError, read_secret, redact
 
 #: Names served lazily from :mod:`faceedit_bench.testing` (it imports pytest).
 _TESTING = ("EditorContract", "PluginDistributionContract", "PixelEmbedder", "gradient_image")

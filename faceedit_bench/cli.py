@@ -14,7 +14,7 @@ from faceedit_bench.errors import FaceEditBenchError
 
 
 def _plugins_command(args: argparse.Namespace) -> int:
-    from faceedit_bench.plugins import get_plugins
+    from faceedit_bench.plugin.manager import get_plugins
 
     plugins = get_plugins()
     rows = plugins.describe()
@@ -38,8 +38,8 @@ def _plugins_command(args: argparse.Namespace) -> int:
 
 
 def _ls_command(args: argparse.Namespace) -> int:
-    from faceedit_bench.hydra_app import group_options
-    from faceedit_bench.plugins import get_plugins
+    from faceedit_bench.run.hydra_app import group_options
+    from faceedit_bench.plugin.manager import get_plugins
 
     options = group_options(get_plugins())
     for group in [args.group] if args.group else sorted(options):
@@ -63,7 +63,7 @@ def _testset_command(args: argparse.Namespace) -> int:
 
 
 def _export_replay_command(args: argparse.Namespace) -> int:
-    from faceedit_bench.replay_export import export_replay
+    from faceedit_bench.report.replay_export import export_replay
 
     counts = export_replay(args.run_dir, args.out)
     print(f"wrote {counts['images']} images and {counts['refused']} refusals to {args.out}")
@@ -74,8 +74,8 @@ def _write_instructions_command(args: argparse.Namespace) -> int:
     import yaml
 
     from faceedit_bench.config import ComponentConf
-    from faceedit_bench.experiment import check_params
-    from faceedit_bench.plugins import get_plugins
+    from faceedit_bench.run.experiment import check_params
+    from faceedit_bench.plugin.manager import get_plugins
     from faceedit_bench.testsets import load_testset, parse_testset
     from faceedit_bench.testsets.generator import render
     from faceedit_bench.testsets.mllm import write_testset
@@ -100,7 +100,7 @@ def _write_instructions_command(args: argparse.Namespace) -> int:
 
 
 def _compare_command(args: argparse.Namespace) -> int:
-    from faceedit_bench.compare import compare_runs, format_compare
+    from faceedit_bench.report.compare import compare_runs, format_compare
 
     result = compare_runs(args.runs)
     print(json.dumps(result, indent=2) if args.json else format_compare(result, args.format))
@@ -111,9 +111,9 @@ def _compare_command(args: argparse.Namespace) -> int:
 
 
 def _report_command(args: argparse.Namespace) -> int:
-    from faceedit_bench.compare import load_run
-    from faceedit_bench.html_report import store_for_run_dir, write_html_report
-    from faceedit_bench.store import ImageStore
+    from faceedit_bench.report.compare import load_run
+    from faceedit_bench.report.html import store_for_run_dir, write_html_report
+    from faceedit_bench.storage.store import ImageStore
 
     report, run_dir = load_run(args.run)
     store = ImageStore(args.store) if args.store else store_for_run_dir(run_dir)

@@ -72,7 +72,7 @@ class AnalysisConf:
     alpha: float = 0.05
     # Base seed of the permutation tests; each test derives its own from its name.
     seed: int = 0
-    # A CSV of human labels (faceedit_bench/agreement.py); with a judge, the judge-human
+    # A CSV of human labels (faceedit_bench/scoring/judge/agreement.py); with a judge, the judge-human
     # agreement (tracker accuracy per key, SC rank correlation) is reported. None: skipped.
     human_labels: str | None = None
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from faceedit_bench.images import decode_rgb, encode_png
+from faceedit_bench.storage.images import decode_rgb, encode_png
 from faceedit_bench.records import EditRequest, EditResult, FaceEmbedding, Outcome
 
 
@@ -132,7 +132,7 @@ class PluginDistributionContract:
             assert f"Requires-Dist: {dep}" in metadata, dep
 
     def test_discovered_through_its_entry_point(self, wheel: Path, tmp_path: Path, monkeypatch: Any) -> None:
-        from faceedit_bench.plugins import load_plugins
+        from faceedit_bench.plugin.manager import load_plugins
 
         with zipfile.ZipFile(wheel) as zf:
             zf.extractall(tmp_path)
@@ -147,7 +147,7 @@ class PluginDistributionContract:
     def test_config_entry_matches_the_factory(self) -> None:
         import yaml
 
-        from faceedit_bench.registry import Register, Registry
+        from faceedit_bench.plugin.registry import Register, Registry
 
         module = importlib.import_module(self.module)
         registry = Registry()

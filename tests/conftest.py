@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from faceedit_bench.plugins import Plugins, load_plugins
+from faceedit_bench.plugin.manager import Plugins, load_plugins
 
 
 @pytest.fixture
@@ -31,7 +31,7 @@ def compose(plugins: Plugins, tmp_path: Path) -> Callable[..., Any]:
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
-    from faceedit_bench.hydra_app import conf_dir, register_configs
+    from faceedit_bench.run.hydra_app import conf_dir, register_configs
 
     register_configs(plugins)
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from faceedit_bench import hookimpl
-from faceedit_bench.images import encode_png
+from faceedit_bench.storage.images import encode_png
 from faceedit_bench.records import EditRequest, EditResult, Face, Outcome
 from faceedit_bench.testing import PixelEmbedder, gradient_image
 
@@ -58,7 +58,7 @@ class NoiseEditor:
         return {"name": "noise", "version": "1", "strength": self.strength}
 
     def edit(self, request: EditRequest) -> EditResult:
-        from faceedit_bench.images import decode_rgb
+        from faceedit_bench.storage.images import decode_rgb
 
         rgb = decode_rgb(request.image).astype(np.float32)
         noise = np.random.default_rng(request.seed).normal(0, self.strength, rgb.shape)

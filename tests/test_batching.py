@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from faceedit_bench.batching import MicroBatcher
+from faceedit_bench.execution.batching import MicroBatcher
 
 
 def run(batcher: MicroBatcher, items: list) -> list:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from faceedit_bench.compare import CompareError, compare_runs, format_compare, paired_difference
+from faceedit_bench.report.compare import CompareError, compare_runs, format_compare, paired_difference
 from tests.test_html_report import HOSTILE, v10_report, v11_report
 
 

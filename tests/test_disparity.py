@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import faceedit_bench.disparity as disparity
-from faceedit_bench.disparity import GroupTest, compare_groups, wasserstein
+import faceedit_bench.analysis.disparity as disparity
+from faceedit_bench.analysis.disparity import GroupTest, compare_groups, wasserstein
 
 
 def one(a, b, *, clusters_a=None, clusters_b=None, higher_is_better=False, name=None, **kwargs) -> dict:
@@ -182,7 +182,7 @@ def test_direction_follows_higher_is_better():
 
 
 def test_group_summaries_are_the_statistics_module_summaries():
-    from faceedit_bench.statistics import summarize
+    from faceedit_bench.analysis.statistics import summarize
 
     a, b = [1.0, 2.0, 4.0, 7.0], [3.0, 3.5, 9.0]
     result = one(a, b, confidence=0.9)

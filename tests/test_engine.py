@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from faceedit_bench.experiment import build_experiment, run_experiment
+from faceedit_bench.run.experiment import build_experiment, run_experiment
 
 SCHEMA = json.loads((Path(__file__).parent.parent / "faceedit_bench/schemas/run_report.schema.json").read_text())
 
@@ -157,7 +157,7 @@ def test_the_same_data_at_another_path_is_the_same_experiment(plugins, compose, 
 
 def test_a_scoring_failure_ends_the_run_with_its_own_error_and_a_rerun_resumes(plugins, compose, synthetic,
                                                                               tmp_path, monkeypatch):
-    from faceedit_bench.scoring import EmbeddingService
+    from faceedit_bench.scoring.identity import EmbeddingService
 
     calls = tmp_path / "calls.txt"
     overrides = (*synthetic, "+dataset.params.n=8", "testset=pose", "editor=scripted",

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from faceedit_bench.execution import Budget, BudgetReached, CallLimits, Executor, GaveUp, RetryableError
+from faceedit_bench.execution.calls import Budget, BudgetReached, CallLimits, Executor, GaveUp, RetryableError
 
 
 class Script:

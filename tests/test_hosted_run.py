@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from faceedit_bench.experiment import build_experiment, run_experiment
-from faceedit_bench.secrets import MissingSecretError
+from faceedit_bench.run.experiment import build_experiment, run_experiment
+from faceedit_bench.execution.secrets import MissingSecretError
 from tests.fakes.gemini import gemini_server
 from tests.fakes.openai import openai_server
 
@@ -320,7 +320,7 @@ def test_a_chunk_is_embedded_and_judged_while_the_next_is_edited(plugins, compos
 # Edits left running on a closed event loop would surface as unraisable "Event loop is closed" errors.
 @pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
 def test_a_scoring_failure_stops_the_edits_in_flight_and_a_rerun_resumes(plugins, compose, synthetic, monkeypatch):
-    from faceedit_bench.scoring import EmbeddingService
+    from faceedit_bench.scoring.identity import EmbeddingService
 
     monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
     real_aget = EmbeddingService.aget

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from faceedit_bench import html_report
-from faceedit_bench.contact_sheet import render as render_sheet
-from faceedit_bench.html_report import contact_sheet_name, render_html_report, store_for_run_dir, write_html_report
-from faceedit_bench.store import ImageStore
+from faceedit_bench.report import html as html_report
+from faceedit_bench.report.contact_sheet import render as render_sheet
+from faceedit_bench.report.html import contact_sheet_name, render_html_report, store_for_run_dir, write_html_report
+from faceedit_bench.storage.store import ImageStore
 from faceedit_bench.taxonomy import load_taxonomy
 
 HOSTILE = "<script>alert(1)</script>"

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from faceedit_bench.builtin.editors import face_dir
-from faceedit_bench.experiment import build_experiment, run_experiment
+from faceedit_bench.run.experiment import build_experiment, run_experiment
 
 
 def jpeg(data: bytes, quality: int) -> bytes:

@@ -17,9 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = textwrap.dedent("""
     import json, sys
     from hydra import compose, initialize_config_dir
-    from faceedit_bench.experiment import build_experiment, run_experiment
-    from faceedit_bench.hydra_app import conf_dir, register_configs
-    from faceedit_bench.plugins import load_plugins
+    from faceedit_bench.run.experiment import build_experiment, run_experiment
+    from faceedit_bench.run.hydra_app import conf_dir, register_configs
+    from faceedit_bench.plugin.manager import load_plugins
     from tests import fake_plugin
 
     plugins = load_plugins()

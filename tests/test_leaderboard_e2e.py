@@ -21,7 +21,7 @@ import jsonschema
 import pytest
 
 from faceedit_bench.errors import FaceEditBenchError
-from faceedit_bench.experiment import build_experiment, run_experiment
+from faceedit_bench.run.experiment import build_experiment, run_experiment
 from faceedit_bench.leaderboard.cli import add_parsers
 from faceedit_bench.leaderboard.schema import submission_schema
 from faceedit_bench.leaderboard.submit import submit
@@ -35,9 +35,9 @@ pytestmark = pytest.mark.slow
 def tracked(tmp_path_factory):
     from hydra import compose, initialize_config_dir
 
-    from faceedit_bench.hydra_app import conf_dir, register_configs
+    from faceedit_bench.run.hydra_app import conf_dir, register_configs
     from faceedit_bench.leaderboard.sources import mlflow_client
-    from faceedit_bench.plugins import load_plugins
+    from faceedit_bench.plugin.manager import load_plugins
     from tests import fake_plugin
 
     tmp = tmp_path_factory.mktemp("leaderboard-e2e")
@@ -67,9 +67,9 @@ def tracked(tmp_path_factory):
 @pytest.fixture
 def cli(tracked, monkeypatch, capsys):
     """``faceedit-bench <argv>`` for the new subcommands, with the test plugin installed."""
-    import faceedit_bench.plugins
+    import faceedit_bench.plugin.manager
 
-    monkeypatch.setattr(faceedit_bench.plugins, "get_plugins", lambda: tracked.plugins)
+    monkeypatch.setattr(faceedit_bench.plugin.manager, "get_plugins", lambda: tracked.plugins)
 
     def run(*argv: str) -> tuple[int, str]:
         parser = argparse.ArgumentParser(prog="faceedit-bench")

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from faceedit_bench.experiment import build_experiment, run_experiment
+from faceedit_bench.run.experiment import build_experiment, run_experiment
 from faceedit_bench.leaderboard.submit import submit
 from faceedit_bench.leaderboard.verify import verify_submission
 from tests.fakes.gemini import gemini_server

@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
-from faceedit_bench.images import encode_png
-from faceedit_bench.statistics import summarize
-from faceedit_bench.store import ImageStore
+from faceedit_bench.storage.images import encode_png
+from faceedit_bench.analysis.statistics import summarize
+from faceedit_bench.storage.store import ImageStore
 from faceedit_bench.testing import gradient_image
 
 STEP_COLUMNS = ["face_id", "identity", "session_id", "k", "instruction", "category", "sub_axis", "axis", "outcome",

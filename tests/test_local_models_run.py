@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("diffusers")
 pytest.importorskip("faceedit_bench_transformers")
 
-from faceedit_bench.experiment import build_experiment, run_experiment  # noqa: E402
+from faceedit_bench.run.experiment import build_experiment, run_experiment  # noqa: E402
 
 
 @pytest.mark.slow

@@ -7,12 +7,12 @@ import math
 import pytest
 from scipy import stats
 
-from faceedit_bench.aggregate import Aggregator
-from faceedit_bench.engine import ImageScore, SessionResult
-from faceedit_bench.metrics import SessionMetric, SessionScores, drop_fss
+from faceedit_bench.analysis.aggregate import Aggregator
+from faceedit_bench.run.engine import ImageScore, SessionResult
+from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores, drop_fss
 from faceedit_bench.records import Face, Outcome, Session, Step
-from faceedit_bench.report import metric_key, metrics_for_tracking
-from faceedit_bench.statistics import summarize
+from faceedit_bench.report.run_report import metric_key, metrics_for_tracking
+from faceedit_bench.analysis.statistics import summarize
 
 
 def test_drop_fss_by_hand():
@@ -72,8 +72,8 @@ def test_tracking_keys_are_snake_case():
 
 
 def test_semantic_consistency_by_hand():
-    from faceedit_bench.metrics import semantic_consistency
-    from faceedit_bench.prompts import sc_from_answer
+    from faceedit_bench.analysis.session_metrics import semantic_consistency
+    from faceedit_bench.scoring.judge.prompts import sc_from_answer
 
     # SC_k = min(success, overediting) / 10; session SC = 100 * mean_k
     steps = [sc_from_answer({"editing_success": s, "overediting": o, "reasoning": ""})
@@ -86,8 +86,8 @@ def test_semantic_consistency_by_hand():
 
 
 def test_overediting_rate_by_hand():
-    from faceedit_bench.metrics import overediting_rate
-    from faceedit_bench.overediting import session_oer
+    from faceedit_bench.analysis.session_metrics import overediting_rate
+    from faceedit_bench.scoring.overediting import session_oer
     from faceedit_bench.records import Step
 
     keys = ("hair-color", "beard", "hats")

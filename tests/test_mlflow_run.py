@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from faceedit_bench.experiment import build_experiment, run_experiment
+from faceedit_bench.run.experiment import build_experiment, run_experiment
 
 
 @pytest.mark.slow

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from faceedit_bench.overediting import (
+from faceedit_bench.scoring.overediting import (
     Overedit,
     OvereditMatrix,
     StepOveredits,

@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from faceedit_bench import hookimpl, hookspecs
-from faceedit_bench import plugins as plugins_module
+from faceedit_bench import hookimpl
+from faceedit_bench.plugin import hookspecs
+from faceedit_bench.plugin import manager as plugins_module
 from faceedit_bench.errors import ClashError, UnknownComponentError
-from faceedit_bench.experiment import build_experiment, run_experiment
-from faceedit_bench.plugins import PluginLoadWarning, load_plugins
+from faceedit_bench.run.experiment import build_experiment, run_experiment
+from faceedit_bench.plugin.manager import PluginLoadWarning, load_plugins
 
 ROOT = Path(__file__).resolve().parent.parent
 HOOKS = sorted(n for n, f in inspect.getmembers(hookspecs, inspect.isfunction) if n.startswith("faceedit_"))
@@ -117,7 +118,7 @@ def test_hook_faceedit_register_trackers():
 
 
 def test_hook_faceedit_config_searchpath(tmp_path):
-    from faceedit_bench.hydra_app import group_options
+    from faceedit_bench.run.hydra_app import group_options
 
     (tmp_path / "editor").mkdir()
     (tmp_path / "editor" / "from_yaml.yaml").write_text("name: identity\n")
@@ -241,7 +242,7 @@ def test_plugins_are_not_loaded_at_import_time():
     import subprocess
     import sys
 
-    code = "import faceedit_bench, faceedit_bench.plugins as p; print(p.get_plugins.cache_info().currsize)"
+    code = "import faceedit_bench, faceedit_bench.plugin.manager as p; print(p.get_plugins.cache_info().currsize)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "0"
 

@@ -8,8 +8,8 @@ import json
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from faceedit_bench.judging import ParseFailure, PromptTemplate, parse_answer
-from faceedit_bench.prompts import (
+from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
+from faceedit_bench.scoring.judge.prompts import (
     INSTRUCTION_TEMPLATE,
     SC_TEMPLATE,
     STATE_TEMPLATE,

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from faceedit_bench.secrets import MASK, MissingSecretError, read_secret, redact
+from faceedit_bench.execution.secrets import MASK, MissingSecretError, read_secret, redact
 
 KEY = "sk-test-PLANTED-0123456789"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from faceedit_bench import hookimpl
-from faceedit_bench.metrics import SessionMetric, drop_fss, overediting_rate, semantic_consistency
+from faceedit_bench.analysis.session_metrics import SessionMetric, drop_fss, overediting_rate, semantic_consistency
 
 
 @hookimpl

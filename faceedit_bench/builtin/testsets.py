@@ -14,7 +14,7 @@ from faceedit_bench import hookimpl
 from faceedit_bench.testsets import TESTSET_NAMES, load_testset
 
 if TYPE_CHECKING:
-    from faceedit_bench.registry import Register
+    from faceedit_bench.plugin.registry import Register
 
 DESCRIPTIONS = {
     "hair": "Hair-Test: 10 sessions from the Hair axis (reconstruction)",

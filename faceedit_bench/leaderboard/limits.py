@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from faceedit_bench.images import MAX_PIXELS
+from faceedit_bench.storage.images import MAX_PIXELS
 from faceedit_bench.leaderboard.errors import SubmissionRejected
 
 MiB = 2**20

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from faceedit_bench.images import content_hash
+from faceedit_bench.storage.images import content_hash
 from faceedit_bench.keys import portable
 from faceedit_bench.leaderboard import SUBMISSION_SCHEMA_ID, SUBMISSION_SCHEMA_VERSION
 from faceedit_bench.leaderboard.errors import SubmissionRejected

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.errors import FaceEditBenchError
-from faceedit_bench.store import ImageStore
+from faceedit_bench.storage.store import ImageStore
 
 RUN_FILES = ("report.json", "steps.csv", "config.yaml")
 #: The tag the mlflow tracker puts on every run (faceedit_bench_mlflow.tracker.RUN_KEY_TAG).

@@ -94,7 +94,7 @@ def _experiment_config(record: dict[str, Any], images: Path, workspace: Path, ov
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf, open_dict
 
-    from faceedit_bench.hydra_app import conf_dir, register_configs
+    from faceedit_bench.run.hydra_app import conf_dir, register_configs
 
     config = record["config"]
     names = {group: config[group]["name"] for group in ("testset", "dataset", "embedder", "judge")}
@@ -169,7 +169,7 @@ def _check_dataset(steps_table: bytes, exp: Any) -> None:
     the ones measured, byte for byte (steps.csv's k=0 rows hold their hashes)."""
     from itertools import islice
 
-    from faceedit_bench.images import content_hash
+    from faceedit_bench.storage.images import content_hash
 
     wanted = {r["face_id"]: row_hash(r) for r in step_rows(steps_table) if r["k"] == "0" and row_hash(r)}
     found: dict[str, str] = {}
@@ -196,10 +196,10 @@ def verify_submission(path: Path, *, plugins: Any = None, workspace: Path | None
     Raises :class:`SubmissionRejected` when submission.json itself is unacceptable (nothing can
     be recorded under an id that did not validate) and :class:`VerificationUnavailable` when
     this installation cannot re-score it. Every other outcome is a :class:`Verification`."""
-    from faceedit_bench.experiment import build_experiment, run_experiment
+    from faceedit_bench.run.experiment import build_experiment, run_experiment
 
     if plugins is None:
-        from faceedit_bench.plugins import get_plugins
+        from faceedit_bench.plugin.manager import get_plugins
 
         plugins = get_plugins()
     with open_bundle(Path(path), limits) as root:

@@ -5,10 +5,10 @@ import json
 
 import pluggy
 
-from faceedit_bench import hookspecs
+from faceedit_bench.plugin import hookspecs
 from faceedit_bench.builtin import datasets
-from faceedit_bench.components import Dataset
-from faceedit_bench.registry import Register, Registry
+from faceedit_bench.plugin.protocols import Dataset
+from faceedit_bench.plugin.registry import Register, Registry
 
 COMMON = {"limit", "max_references", "min_base_fss", "single_face_only"}
 

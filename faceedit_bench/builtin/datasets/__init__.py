@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from faceedit_bench import hookimpl
 
 if TYPE_CHECKING:
-    from faceedit_bench.registry import Register
+    from faceedit_bench.plugin.registry import Register
 
 _PKG = "faceedit_bench.builtin.datasets"
 

@@ -1,7 +1,7 @@
-"""A diffusers pipeline as a batching editor (:class:`faceedit_bench.components.AsyncEditor`).
+"""A diffusers pipeline as a batching editor (:class:`faceedit_bench.plugin.protocols.AsyncEditor`).
 
 The engine runs every session of a chunk concurrently; their requests meet in a
-:class:`~faceedit_bench.batching.MicroBatcher`, which runs one pipeline call per
+:class:`~faceedit_bench.execution.batching.MicroBatcher`, which runs one pipeline call per
 batch of same-sized images, each image with its own seeded generator.
 """
 
@@ -19,9 +19,9 @@ from typing import Any
 
 from PIL import Image
 
-from faceedit_bench.batching import MicroBatcher, is_out_of_memory
-from faceedit_bench.execution import CallLimits
-from faceedit_bench.images import decode_rgb
+from faceedit_bench.execution.batching import MicroBatcher, is_out_of_memory
+from faceedit_bench.execution.calls import CallLimits
+from faceedit_bench.storage.images import decode_rgb
 from faceedit_bench.records import EditRequest, EditResult, Outcome
 from faceedit_bench_diffusers import loading
 from faceedit_bench_diffusers.pipelines import PipelineSpec, images_of, pipeline_class

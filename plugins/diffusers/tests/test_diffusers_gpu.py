@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from faceedit_bench.plugins import load_plugins
+from faceedit_bench.plugin.manager import load_plugins
 from faceedit_bench.records import EditRequest, Outcome
 from faceedit_bench.testing import gradient_image
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from faceedit_bench.embedding import LazyModels, as_rgb_uint8, files_digest
+from faceedit_bench.scoring.embedding import LazyModels, as_rgb_uint8, files_digest
 from faceedit_bench.errors import ConfigError, ModelNotFoundError
 from faceedit_bench.records import FaceEmbedding, Outcome
 

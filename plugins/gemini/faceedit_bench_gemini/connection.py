@@ -3,7 +3,7 @@ translation of its failures into the core's vocabulary.
 
 The SDK's own retries are switched off (``HttpRetryOptions(attempts=1)``, which also removes
 its hidden retry of aiohttp connection errors), so every retry happens, and is counted, in
-:mod:`faceedit_bench.execution`. Nothing is read from the environment implicitly: the key
+:mod:`faceedit_bench.execution.calls`. Nothing is read from the environment implicitly: the key
 comes from the named variables only, and the endpoint, API version and "not Vertex AI" are
 always passed to the SDK (it would otherwise honour ``GOOGLE_GEMINI_BASE_URL``,
 ``GOOGLE_GENAI_API_VERSION`` and ``GOOGLE_GENAI_USE_VERTEXAI``).
@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution import RetryableError, limits_from_config
-from faceedit_bench.images import sniff_mime
-from faceedit_bench.secrets import read_secret, redact
+from faceedit_bench.execution.calls import RetryableError, limits_from_config
+from faceedit_bench.storage.images import sniff_mime
+from faceedit_bench.execution.secrets import read_secret, redact
 
 GOOGLE_ENDPOINT = "https://generativelanguage.googleapis.com/"
 DEFAULT_KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")

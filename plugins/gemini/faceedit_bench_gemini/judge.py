@@ -12,8 +12,8 @@ from types import MappingProxyType
 from typing import Any
 
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution import CallLimits
-from faceedit_bench.judging import JudgeReply, JudgeRequest
+from faceedit_bench.execution.calls import CallLimits
+from faceedit_bench.scoring.judge.service import JudgeReply, JudgeRequest
 from faceedit_bench.records import Outcome
 from faceedit_bench_gemini import responses
 from faceedit_bench_gemini.connection import (

@@ -1,4 +1,4 @@
-"""Estimated Gemini API prices per model, in USD per unit of the faceedit_bench.cost usage keys.
+"""Estimated Gemini API prices per model, in USD per unit of the faceedit_bench.execution.cost usage keys.
 
 Standard paid tier, prompts up to 200k tokens, as published on ai.google.dev/pricing on the
 ``as_of`` date. They are estimates: check the page and override ``prices`` in the config
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.cost import check_prices
+from faceedit_bench.execution.cost import check_prices
 
 AS_OF = "2025-11-20"
 _M = 1e-6  # prices are published per million tokens

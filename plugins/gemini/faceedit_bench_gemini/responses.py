@@ -84,7 +84,7 @@ def _by_modality(details: Any) -> dict[str, int]:
 
 
 def usage(response: Any) -> dict[str, Any]:
-    """Usage in faceedit_bench.cost keys, which are disjoint: ``input_tokens`` are the prompt's
+    """Usage in faceedit_bench.execution.cost keys, which are disjoint: ``input_tokens`` are the prompt's
     non-image tokens and ``input_image_tokens`` its image tokens; ``output_tokens`` are text and
     thinking tokens (billed as output) and ``output_image_tokens`` the generated images' tokens.
     Also ``model_version``, the exact model that answered."""

@@ -7,14 +7,14 @@ import json
 import sqlite3
 from pathlib import Path
 
-from faceedit_bench.experiment import build_experiment, run_experiment
-from faceedit_bench.plugins import load_plugins
+from faceedit_bench.run.experiment import build_experiment, run_experiment
+from faceedit_bench.plugin.manager import load_plugins
 
 
 def test_a_run_with_a_refusal_and_a_rate_limit(api_key, fake, tmp_path: Path):
     from hydra import compose, initialize_config_dir
 
-    from faceedit_bench.hydra_app import conf_dir, register_configs
+    from faceedit_bench.run.hydra_app import conf_dir, register_configs
     from tests import fake_plugin
 
     plugins = load_plugins()

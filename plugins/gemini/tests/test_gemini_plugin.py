@@ -12,8 +12,8 @@ import pytest
 from faceedit_bench_gemini.editor import NanoBananaEditor
 from faceedit_bench_gemini.judge import GeminiJudge
 
-from faceedit_bench.plugins import load_plugins
-from faceedit_bench.registry import Register, Registry
+from faceedit_bench.plugin.manager import load_plugins
+from faceedit_bench.plugin.registry import Register, Registry
 from faceedit_bench.testing import EditorContract, PluginDistributionContract
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]
@@ -68,7 +68,7 @@ def test_registers_both_components_lazily():
 def test_hydra_composes_and_builds_both_components(api_key, fake):
     from hydra import compose, initialize_config_dir
 
-    from faceedit_bench.hydra_app import conf_dir, register_configs
+    from faceedit_bench.run.hydra_app import conf_dir, register_configs
 
     plugins = load_plugins()
     register_configs(plugins)

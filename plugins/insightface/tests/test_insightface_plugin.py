@@ -7,8 +7,8 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from faceedit_bench.components import FaceEmbedder
-from faceedit_bench.registry import Register, Registry
+from faceedit_bench.plugin.protocols import FaceEmbedder
+from faceedit_bench.plugin.registry import Register, Registry
 from faceedit_bench.testing import PluginDistributionContract
 
 

@@ -33,7 +33,7 @@ from faceedit_bench_mlflow import _limits as lim  # noqa: E402
 if TYPE_CHECKING:
     from mlflow import MlflowClient
 
-    from faceedit_bench.run import RunInfo, StepRecord
+    from faceedit_bench.plugin.payloads import RunInfo, StepRecord
 
 log = logging.getLogger(__name__)
 
@@ -281,7 +281,7 @@ def _metrics(report: dict[str, Any], outcomes: Counter[str]) -> list[tuple[str, 
     """``steps_<outcome>`` counts (every known outcome, zeros included, so a resumed run
     shows no stale count) and the report's metrics, which win on a clash."""
     from faceedit_bench.records import Outcome
-    from faceedit_bench.report import metrics_for_tracking
+    from faceedit_bench.report.run_report import metrics_for_tracking
 
     values: dict[str, Any] = {f"steps_{o}": outcomes.get(o, 0) for o in [o.value for o in Outcome]}
     values.update({f"steps_{o}": n for o, n in outcomes.items()})

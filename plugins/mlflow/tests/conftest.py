@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from faceedit_bench_mlflow.tracker import MlflowTracker
 
-from faceedit_bench.run import ComponentInfo, RunInfo
+from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo
 
 
 @pytest.fixture(autouse=True)
@@ -23,14 +23,14 @@ def _no_tracking_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def metrics_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """The tracker gets metrics only from ``faceedit_bench.report.metrics_for_tracking``.
+    """The tracker gets metrics only from ``faceedit_bench.report.run_report.metrics_for_tracking``.
     Tests replace it (in the real module when it exists, else in a stand-in module) with a
     function returning ``report["metrics"]``, and see every report it was given."""
     try:
-        import faceedit_bench.report as module
+        import faceedit_bench.report.run_report as module
     except ImportError:
-        module = types.ModuleType("faceedit_bench.report")
-        monkeypatch.setitem(sys.modules, "faceedit_bench.report", module)
+        module = types.ModuleType("faceedit_bench.report.run_report")
+        monkeypatch.setitem(sys.modules, "faceedit_bench.report.run_report", module)
     calls: list[dict[str, Any]] = []
 
     def stand_in(report: dict[str, Any]) -> dict[str, Any]:

@@ -8,13 +8,13 @@ from typing import Any
 
 import pluggy
 
-import faceedit_bench.hookspecs
-from faceedit_bench.run import RunInfo, StepRecord
+import faceedit_bench.plugin.hookspecs
+from faceedit_bench.plugin.payloads import RunInfo, StepRecord
 
 
 def make_pm(*plugins: object) -> pluggy.PluginManager:
     pm = pluggy.PluginManager("faceedit_bench")
-    pm.add_hookspecs(faceedit_bench.hookspecs)
+    pm.add_hookspecs(faceedit_bench.plugin.hookspecs)
     for plugin in plugins:
         pm.register(plugin)
     pm.check_pending()  # every hookimpl matches a spec

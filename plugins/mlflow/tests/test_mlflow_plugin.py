@@ -12,7 +12,7 @@ from faceedit_bench_mlflow.tracker import MlflowTracker
 from mlflow_helpers import make_pm
 
 import faceedit_bench
-from faceedit_bench.registry import Register, Registry
+from faceedit_bench.plugin.registry import Register, Registry
 from faceedit_bench.testing import PluginDistributionContract
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.secrets import read_secret
+from faceedit_bench.execution.secrets import read_secret
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI

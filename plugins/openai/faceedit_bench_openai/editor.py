@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.cost import check_prices
+from faceedit_bench.execution.cost import check_prices
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution import RetryableError, limits_from_config
+from faceedit_bench.execution.calls import RetryableError, limits_from_config
 from faceedit_bench.records import EditRequest, EditResult, Outcome
 from faceedit_bench_openai.connection import Connection
 from faceedit_bench_openai.failures import failure_outcome
@@ -87,7 +87,7 @@ class GptImageEditor:
 
 
 def image_usage(response: Any, *, images_out: int) -> dict[str, Any]:
-    """Usage in ``faceedit_bench.cost`` keys. The keys are disjoint: ``input_tokens`` counts
+    """Usage in ``faceedit_bench.execution.cost`` keys. The keys are disjoint: ``input_tokens`` counts
     text only, image tokens are ``input_image_tokens`` / ``output_image_tokens``, so each
     token is priced once. Without a details block all input counts as text (an underestimate)."""
     usage: dict[str, Any] = {"images_out": images_out}

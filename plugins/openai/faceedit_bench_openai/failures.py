@@ -1,6 +1,6 @@
 """What a failed OpenAI call means: retry it, or record it as an outcome.
 
-Transient failures raise :class:`~faceedit_bench.execution.RetryableError` for the core's
+Transient failures raise :class:`~faceedit_bench.execution.calls.RetryableError` for the core's
 execution layer; permanent ones become ``refused`` (a safety block) or ``api_error`` with
 ``HTTP <status>: <message>``. Behaviour of the openai SDK (3.x) this relies on:
 
@@ -20,7 +20,7 @@ import json
 import time
 from collections.abc import Mapping
 
-from faceedit_bench.execution import RetryableError
+from faceedit_bench.execution.calls import RetryableError
 from faceedit_bench.records import Outcome
 
 #: Error codes of a request the provider's safety system rejected (``content_filter``: Azure OpenAI).

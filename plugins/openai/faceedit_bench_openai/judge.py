@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.cost import check_prices
+from faceedit_bench.execution.cost import check_prices
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution import limits_from_config
-from faceedit_bench.judging import JudgeReply, JudgeRequest
+from faceedit_bench.execution.calls import limits_from_config
+from faceedit_bench.scoring.judge.service import JudgeReply, JudgeRequest
 from faceedit_bench.records import Outcome
 from faceedit_bench_openai.connection import Connection
 from faceedit_bench_openai.failures import failure_outcome
@@ -111,7 +111,7 @@ class OpenAIJudge:
 
 
 def _usage(tokens: Any, input_key: str, output_key: str, served: str | None, **extra: Any) -> dict[str, Any]:
-    """Usage in ``faceedit_bench.cost`` keys. Image tokens are billed as input tokens by these
+    """Usage in ``faceedit_bench.execution.cost`` keys. Image tokens are billed as input tokens by these
     APIs and not reported apart, so they are in ``input_tokens``."""
     usage: dict[str, Any] = {k: v for k, v in extra.items() if v}
     if tokens is not None:

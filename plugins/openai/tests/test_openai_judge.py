@@ -11,10 +11,10 @@ from faceedit_bench_openai.judge import OpenAIJudge
 from faceedit_bench_openai.strict_schema import to_strict_schema
 from pydantic import BaseModel, ConfigDict, Field
 
-from faceedit_bench.execution import RetryableError
-from faceedit_bench.judging import Judge, JudgeReply, JudgeRequest, ParseFailure, parse_answer
+from faceedit_bench.execution.calls import RetryableError
+from faceedit_bench.scoring.judge.service import Judge, JudgeReply, JudgeRequest, ParseFailure, parse_answer
 from faceedit_bench.records import Outcome
-from faceedit_bench.secrets import MissingSecretError
+from faceedit_bench.execution.secrets import MissingSecretError
 from faceedit_bench.testing import gradient_image
 from tests.fakes.answers import example_from_schema
 from tests.fakes.openai import DEFAULT_KEY, GARBAGE, REFUSAL, SYSTEM_FINGERPRINT, OpenAIFakeServer

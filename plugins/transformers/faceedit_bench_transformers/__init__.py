@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from faceedit_bench import hookimpl
 
 if TYPE_CHECKING:
-    from faceedit_bench.registry import Register
+    from faceedit_bench.plugin.registry import Register
 
 __all__ = ["faceedit_config_searchpath", "faceedit_register_judges"]
 

@@ -1,12 +1,12 @@
 """A local Qwen-VL judge (Qwen2-VL, Qwen2.5-VL, Qwen3-VL) implementing
-:class:`faceedit_bench.judging.Judge`.
+:class:`faceedit_bench.scoring.judge.service.Judge`.
 
 One attempt per call: the images and the rendered prompt go in as one user turn, the model's
 text comes back unparsed. The core validates it against the template's schema and records an
 unparsable answer as ``parse_error``; nothing here repairs or guesses a score.
 
 Greedy requests that arrive together (the engine asks about all sessions of a chunk at once)
-share one ``generate`` call, left-padded, through :class:`faceedit_bench.batching.MicroBatcher`.
+share one ``generate`` call, left-padded, through :class:`faceedit_bench.execution.batching.MicroBatcher`.
 Sampled requests run one at a time, so that each answer depends only on its own seed.
 """
 
@@ -19,9 +19,9 @@ import time
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from faceedit_bench.batching import MicroBatcher, is_out_of_memory
-from faceedit_bench.execution import CallLimits
-from faceedit_bench.judging import JudgeReply, JudgeRequest
+from faceedit_bench.execution.batching import MicroBatcher, is_out_of_memory
+from faceedit_bench.execution.calls import CallLimits
+from faceedit_bench.scoring.judge.service import JudgeReply, JudgeRequest
 from faceedit_bench.records import Outcome
 from faceedit_bench_transformers import loading
 

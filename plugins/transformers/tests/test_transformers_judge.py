@@ -15,10 +15,10 @@ import pytest
 from faceedit_bench_transformers.judge import QwenVLJudge
 
 from faceedit_bench.errors import ModelNotFoundError
-from faceedit_bench.execution import Executor
-from faceedit_bench.judging import Judge, JudgeRequest, JudgeService
-from faceedit_bench.plugins import load_plugins
-from faceedit_bench.prompts import SC_TEMPLATE
+from faceedit_bench.execution.calls import Executor
+from faceedit_bench.scoring.judge.service import Judge, JudgeRequest, JudgeService
+from faceedit_bench.plugin.manager import load_plugins
+from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE
 from faceedit_bench.records import Outcome
 from faceedit_bench.testing import gradient_image
 

@@ -1,0 +1,1 @@
+"""Aggregating scores: session metrics, per-group aggregation, statistics, disparity."""

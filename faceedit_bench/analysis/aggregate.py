@@ -1,0 +1,200 @@
+"""From session results to test-set and per-group statistics.
+
+Only the per-session metric values are kept (a few floats per session); images and
+step details are written out as they stream past.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from faceedit_bench.config import AnalysisConf
+from faceedit_bench.analysis.disparity import GroupTest, compare_groups
+from faceedit_bench.run.engine import SessionResult
+from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores
+from faceedit_bench.scoring.overediting import OvereditMatrix, StepOveredits, frequent_patterns
+from faceedit_bench.records import STEPS_PER_SESSION, Outcome
+from faceedit_bench.analysis.statistics import summarize
+
+#: Demographic keys never reported as groups (numeric or free-form).
+NOT_GROUPS = frozenset({"age"})
+
+SKIP_REASONS = {
+    "judge": "needs an MLLM judge; none was configured (judge=none)",
+}
+
+
+class _Group:
+    def __init__(self) -> None:
+        self.included = 0
+        self.excluded: Counter[str] = Counter()
+        self.steps: Counter[str] = Counter()
+        self.values: dict[str, list[float]] = defaultdict(list)
+        self.identities: dict[str, list[str]] = defaultdict(list)
+
+
+class Aggregator:
+    def __init__(self, metrics: list[SessionMetric], confidence: float, *, available: Iterable[str] = ("embedder",),
+                 analysis: AnalysisConf | None = None) -> None:
+        available = set(available)
+        self.metrics = [m for m in metrics if m.requires <= available]
+        self.skipped = {m.name: SKIP_REASONS.get(next(iter(m.requires - available)), "requirements not met")
+                        for m in metrics if not m.requires <= available}
+        self.confidence = confidence
+        self.analysis = analysis or AnalysisConf()
+        self.judged = "judge" in available
+        self.faces_seen: set[str] = set()
+        self.face_exclusions: Counter[str] = Counter()
+        self.sessions_excluded: Counter[str] = Counter()
+        self.steps: Counter[str] = Counter()
+        self.edited_without_face = 0
+        self.values: dict[str, list[float]] = defaultdict(list)
+        self.undefined: Counter[str] = Counter()
+        self.trajectory: list[list[float]] = [[] for _ in range(STEPS_PER_SESSION + 1)]
+        self.sc_trajectory: list[list[float]] = [[] for _ in range(STEPS_PER_SESSION)]
+        self.judge_answers: dict[str, Counter[str]] = defaultdict(Counter)  # template -> outcome -> n
+        self.overediting = OvereditMatrix.from_taxonomy()
+        self.tracked_steps: list[StepOveredits] = []
+        self.edit_cost_usd: float | None = None
+        self.groups: dict[str, dict[str, _Group]] = defaultdict(dict)
+
+    def add(self, result: SessionResult) -> dict[str, float | None]:
+        """Count one session; returns its metric values (empty when excluded)."""
+        self.faces_seen.add(result.face.face_id)
+        for state in result.steps:
+            self.steps[state.outcome.value] += 1
+            cost = state.usage.get("cost_usd")
+            if isinstance(cost, (int, float)):
+                self.edit_cost_usd = (self.edit_cost_usd or 0.0) + cost
+        self.edited_without_face += sum(1 for s in result.scores[1:] if s.outcome is Outcome.NO_FACE)
+        judged = result.judged
+        if judged is not None:
+            for answer in judged.answers:
+                self.judge_answers[answer.template][answer.outcome.value] += 1
+        values: dict[str, float | None] = {}
+        fss = result.fss
+        if fss is not None:
+            scores = SessionScores(fss=fss, sc=judged.sc_steps if judged else None,
+                                   oer=judged.oer.oer if judged else None)
+            for k, value in enumerate(fss):
+                self.trajectory[k].append(value)
+            if judged is not None:
+                for k, value in enumerate(judged.sc_steps):
+                    if value is not None:
+                        self.sc_trajectory[k].append(100.0 * value)
+                if judged.oer.defined:
+                    self.overediting.add_session(judged.oer)
+                    self.tracked_steps.extend(judged.oer.steps)
+            for metric in self.metrics:
+                value = metric.compute(scores)
+                if value is not None and not math.isfinite(value):
+                    value = None  # NaN or inf would poison every mean; count it as undefined
+                values[metric.name] = value
+                if value is None:
+                    self.undefined[metric.name] += 1
+                else:
+                    self.values[metric.name].append(value)
+        else:
+            self.sessions_excluded[result.excluded or "unscored"] += 1
+        self._add_to_groups(result, values)
+        return values
+
+    def _add_to_groups(self, result: SessionResult, values: dict[str, float | None]) -> None:
+        for key, label in result.face.demographics.items():
+            if label is None or key in NOT_GROUPS:
+                continue
+            group = self.groups[key].setdefault(str(label), _Group())
+            for state in result.steps:
+                group.steps[state.outcome.value] += 1
+            if result.excluded is None:
+                group.included += 1
+                for name, value in values.items():
+                    if value is not None:
+                        group.values[name].append(value)
+                        group.identities[name].append(result.face.identity)
+            else:
+                group.excluded[result.excluded] += 1
+
+    # -- report sections -------------------------------------------------------------------
+
+    def disparity(self) -> list[dict[str, Any]]:
+        """WD, permutation p-values and bias flags per metric x contrast (METHODOLOGY §7)."""
+        tests = []
+        for contrast, labels in self.analysis.contrasts.items():
+            if len(labels) != 2 or contrast not in self.groups:
+                continue
+            a, b = (self.groups[contrast].get(label, _Group()) for label in labels)
+            for m in self.metrics:
+                tests.append(GroupTest(
+                    metric=m.name, contrast=contrast, group_a=labels[0], group_b=labels[1],
+                    values_a=np.asarray(a.values[m.name], dtype=float), values_b=np.asarray(b.values[m.name], dtype=float),
+                    clusters_a=np.asarray(a.identities[m.name]), clusters_b=np.asarray(b.identities[m.name]),
+                    higher_is_better=m.higher_is_better,
+                ))
+        return compare_groups(tests, n_resamples=self.analysis.n_resamples, seed=self.analysis.seed,
+                              threshold=self.analysis.wd_threshold, alpha=self.analysis.alpha,
+                              confidence=self.confidence)
+
+    def sections(self) -> dict[str, Any]:
+        included = sum(len(v) for v in self.trajectory[:1])
+        excluded = sum(self.sessions_excluded.values())
+        sections: dict[str, Any] = {
+            "counts": {
+                "faces": {
+                    "seen": len(self.faces_seen),
+                    "excluded": dict(sorted(self.face_exclusions.items())),
+                },
+                "sessions": {
+                    "planned": included + excluded,
+                    "included": included,
+                    "excluded": dict(sorted(self.sessions_excluded.items())),
+                },
+                "steps": {o.value: self.steps.get(o.value, 0) for o in Outcome if o.value in self.steps},
+                "steps_by_group": {
+                    key: {label: dict(sorted(g.steps.items())) for label, g in sorted(labels.items())}
+                    for key, labels in sorted(self.groups.items())
+                },
+                "edited_images_without_face": self.edited_without_face,
+            },
+            "metrics": {
+                m.name: {
+                    "higher_is_better": m.higher_is_better,
+                    "unit": m.unit,
+                    "description": m.description,
+                    **summarize(self.values[m.name], self.confidence),
+                    "undefined_sessions": self.undefined[m.name],
+                }
+                for m in self.metrics
+            },
+            "trajectory": {
+                "fss": [{"k": k, **summarize(v, self.confidence)} for k, v in enumerate(self.trajectory)],
+            },
+            "groups": {
+                key: {
+                    label: {
+                        "sessions_included": g.included,
+                        "sessions_excluded": dict(sorted(g.excluded.items())),
+                        "metrics": {m.name: summarize(g.values[m.name], self.confidence) for m in self.metrics},
+                    }
+                    for label, g in sorted(labels.items())
+                }
+                for key, labels in sorted(self.groups.items())
+            },
+            "disparity": self.disparity(),
+            "skipped_metrics": dict(sorted(self.skipped.items())),
+        }
+        if self.judged:
+            sections["counts"]["judge"] = {t: dict(sorted(c.items())) for t, c in sorted(self.judge_answers.items())}
+            sections["trajectory"]["sc"] = [{"k": k + 1, **summarize(v, self.confidence)}
+                                            for k, v in enumerate(self.sc_trajectory)]
+            sections["overediting"] = {
+                **self.overediting.as_dict(),
+                "patterns": frequent_patterns(self.tracked_steps),
+                "reconstruction": True,
+            }
+        return sections

@@ -1,0 +1,1 @@
+"""Making calls: concurrency, limits, retries, budget, batching, cost, secrets."""

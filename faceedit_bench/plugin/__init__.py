@@ -1,0 +1,1 @@
+"""Plugin loading: hook specifications, the plugin manager, the registry, component protocols."""

@@ -1,0 +1,101 @@
+"""Hook specifications: the whole contract between faceedit_bench and its plugins.
+
+Every hook is prefixed ``faceedit_`` and called with keyword arguments only, so new
+arguments can be added without breaking plugins. A plugin is a module (or object)
+holding functions decorated with :data:`faceedit_bench.hookimpl`, published under the
+``faceedit_bench`` entry-point group::
+
+    [project.entry-points.faceedit_bench]
+    my_editor = "faceedit_bench_my_editor"
+
+The full reference, with an example for each hook, is ``docs/plugin_hooks.md``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from faceedit_bench.plugin.registry import Register
+    from faceedit_bench.plugin.payloads import RunInfo, StepRecord
+
+PROJECT = "faceedit_bench"
+hookspec = pluggy.HookspecMarker(PROJECT)
+
+
+# -- registration: called once per plugin, right after loading -------------------------
+
+
+@hookspec
+def faceedit_register_editors(register: Register) -> None:
+    """Register editor factories: ``register("name", factory, description=...)``.
+
+    The factory receives the selected config entry's ``params`` as keyword arguments
+    and returns an :class:`~faceedit_bench.plugin.protocols.Editor`.
+    """
+
+
+@hookspec
+def faceedit_register_judges(register: Register) -> None:
+    """Register MLLM judge factories (used by judge-based metrics)."""
+
+
+@hookspec
+def faceedit_register_metrics(register: Register) -> None:
+    """Register session metrics: ``register("name", metric)`` where ``metric`` is a
+    :class:`~faceedit_bench.analysis.session_metrics.SessionMetric` (carries ``higher_is_better``)."""
+
+
+@hookspec
+def faceedit_register_embedders(register: Register) -> None:
+    """Register face-embedder factories returning a
+    :class:`~faceedit_bench.plugin.protocols.FaceEmbedder`."""
+
+
+@hookspec
+def faceedit_register_datasets(register: Register) -> None:
+    """Register dataset factories returning a :class:`~faceedit_bench.plugin.protocols.Dataset`."""
+
+
+@hookspec
+def faceedit_register_testsets(register: Register) -> None:
+    """Register test-set loaders: zero-argument callables returning a
+    :class:`~faceedit_bench.records.TestSet`."""
+
+
+@hookspec
+def faceedit_register_trackers(register: Register) -> None:
+    """Register experiment-tracker factories (the ``tracking`` config group)."""
+
+
+@hookspec
+def faceedit_config_searchpath() -> list[str]:
+    """Return Hydra search-path entries (e.g. ``["pkg://my_plugin.conf"]``) holding this
+    plugin's config-group files such as ``editor/my_editor.yaml``. Installing the plugin
+    is then enough for ``editor=my_editor`` to compose."""
+
+
+# -- run lifecycle: observers, return None; trackers implement these --------------------
+
+
+@hookspec
+def faceedit_run_start(run: RunInfo) -> None:
+    """Called once before any work, with the resolved components and config."""
+
+
+@hookspec
+def faceedit_step_done(run: RunInfo, step: StepRecord) -> None:
+    """Called after every edit step of every session, whether computed or resumed."""
+
+
+@hookspec
+def faceedit_run_end(run: RunInfo, report: dict[str, Any], artifacts: dict[str, str]) -> None:
+    """Called once after aggregation with the run report (see ``schemas/run_report``)
+    and the artifact files written for the run (name -> absolute path)."""
+
+
+@hookspec
+def faceedit_run_error(run: RunInfo, error: BaseException) -> None:
+    """Called when a run stops on an error or interruption. Must not raise."""

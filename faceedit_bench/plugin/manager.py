@@ -1,0 +1,198 @@
+"""Loading plugins: builtins first, then the ``faceedit_bench`` entry points.
+
+Environment variables (read at load time):
+
+- ``FACEEDIT_BENCH_LOAD_PLUGINS``: comma-separated allow-list of entry-point or
+  distribution names; when set, only those external plugins load (empty: none).
+- ``FACEEDIT_BENCH_DISABLE_PLUGINS``: comma-separated names never to load.
+
+A plugin that fails to import is reported with its distribution and skipped; the
+others still load. Two distributions publishing one entry-point name, or two plugins
+registering one component name, are recorded as clashes and reported.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.metadata as md
+import os
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import pluggy
+
+from faceedit_bench import __version__
+from faceedit_bench.plugin import hookspecs
+from faceedit_bench.plugin.registry import KINDS, Register, Registry
+
+ENTRY_POINT_GROUP = "faceedit_bench"
+BUILTIN_PROVIDER = "faceedit-bench"
+
+#: Builtin plugins, registered like external ones (pytest, datasette, llm do the same).
+DEFAULT_PLUGINS = (
+    "faceedit_bench.builtin.editors",
+    "faceedit_bench.builtin.datasets",
+    "faceedit_bench.builtin.testsets",
+    "faceedit_bench.builtin.metrics",
+    "faceedit_bench.builtin.trackers",
+)
+
+
+class PluginLoadWarning(UserWarning):
+    """A plugin could not be loaded; faceedit_bench goes on without it."""
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    name: str  # entry-point name, or module name for builtins
+    distribution: str
+    version: str
+    module: str
+
+
+@dataclass
+class Plugins:
+    """The loaded plugin manager with what each plugin registered."""
+
+    pm: pluggy.PluginManager
+    registry: Registry
+    info: dict[str, PluginInfo] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)  # plugin name -> error message
+    blocked: list[str] = field(default_factory=list)
+    entry_point_clashes: dict[str, list[str]] = field(default_factory=dict)
+
+    def provider_version(self, provider: str) -> str:
+        info = self.info.get(provider)
+        return info.version if info else "unknown"
+
+    def add(self, plugin: Any, name: str, distribution: str = "local", version: str = "0") -> None:
+        """Register a plugin object that is not installed (tests, notebooks, inline plugins)."""
+        self.pm.register(plugin, name=name)
+        self.info[name] = PluginInfo(name, distribution, version, getattr(plugin, "__name__", name))
+        _run_registrations(self, only=name)
+
+    def searchpath(self) -> list[str]:
+        return [p for paths in self.pm.hook.faceedit_config_searchpath() for p in paths]
+
+    def describe(self) -> list[dict[str, Any]]:
+        """A JSON-ready listing for ``faceedit-bench plugins``."""
+        rows = []
+        for name, info in sorted(self.info.items()):
+            registers = {
+                kind: sorted(n for n, regs in table.entries.items() if any(r.provider == name for r in regs))
+                for kind, table in self.registry.tables.items()
+            }
+            hooks = sorted(h.name for h in self.pm.get_hookcallers(self.pm.get_plugin(name)) or [])
+            rows.append(
+                {
+                    "name": name,
+                    "distribution": info.distribution,
+                    "version": info.version,
+                    "module": info.module,
+                    "hooks": hooks,
+                    "registers": {k: v for k, v in registers.items() if v},
+                }
+            )
+        return rows
+
+
+def _names_from_env(var: str) -> set[str] | None:
+    raw = os.environ.get(var)
+    if raw is None:
+        return None
+    return {n.strip() for n in raw.split(",") if n.strip()}
+
+
+def _new_manager() -> pluggy.PluginManager:
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    return pm
+
+
+def _load_builtins(plugins: Plugins) -> None:
+    for module_name in DEFAULT_PLUGINS:
+        module = importlib.import_module(module_name)
+        plugins.pm.register(module, name=module_name)
+        plugins.info[module_name] = PluginInfo(module_name, BUILTIN_PROVIDER, __version__, module_name)
+
+
+def _load_entry_points(plugins: Plugins) -> None:
+    allow = _names_from_env("FACEEDIT_BENCH_LOAD_PLUGINS")
+    block = _names_from_env("FACEEDIT_BENCH_DISABLE_PLUGINS") or set()
+    seen: dict[str, str] = {}
+    for ep in sorted(md.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        dist = ep.dist.name if ep.dist else "unknown"
+        version = ep.dist.version if ep.dist else "unknown"
+        if ep.name in seen:
+            if seen[ep.name] != dist:
+                plugins.entry_point_clashes.setdefault(ep.name, [seen[ep.name]]).append(dist)
+                warnings.warn(
+                    f"Plugin name {ep.name!r} is published by both {seen[ep.name]} and {dist}; "
+                    f"only {seen[ep.name]} was loaded. Uninstall one of them.",
+                    PluginLoadWarning,
+                    stacklevel=3,
+                )
+            continue
+        seen[ep.name] = dist
+        if ep.name in block or dist in block or (allow is not None and not ({ep.name, dist} & allow)):
+            plugins.blocked.append(ep.name)
+            continue
+        try:
+            module = ep.load()
+            plugins.pm.register(module, name=ep.name)
+        except Exception as exc:  # a broken plugin must not take the others down
+            plugins.failed[ep.name] = f"{type(exc).__name__}: {exc}"
+            warnings.warn(
+                f"Plugin {ep.name!r} from distribution {dist} {version} failed to load "
+                f"({type(exc).__name__}: {exc}); continuing without it. Upgrade or uninstall {dist}.",
+                PluginLoadWarning,
+                stacklevel=3,
+            )
+            continue
+        plugins.info[ep.name] = PluginInfo(ep.name, dist, version, ep.value)
+
+
+def _run_registrations(plugins: Plugins, only: str | None = None) -> None:
+    """Call each plugin's registration hooks one by one, so every entry knows its provider."""
+    for kind in KINDS:
+        caller = getattr(plugins.pm.hook, f"faceedit_register_{kind}")
+        for impl in caller.get_hookimpls():
+            if only is not None and impl.plugin_name != only:
+                continue
+            register = Register(plugins.registry[kind], provider=impl.plugin_name)
+            try:
+                impl.function(register=register)
+            except Exception as exc:
+                plugins.failed[impl.plugin_name] = f"{type(exc).__name__}: {exc}"
+                warnings.warn(
+                    f"Plugin {impl.plugin_name!r} failed while registering {kind}: {exc}",
+                    PluginLoadWarning,
+                    stacklevel=3,
+                )
+    for kind, clashes in plugins.registry.clashes().items():
+        for name, providers in clashes.items():
+            warnings.warn(
+                f"{KINDS[kind]} {name!r} is registered by several plugins ({', '.join(providers)}); "
+                "it cannot be used until one is removed or blocked.",
+                PluginLoadWarning,
+                stacklevel=3,
+            )
+
+
+def load_plugins(*, entry_points: bool = True) -> Plugins:
+    """A fresh plugin manager with builtins and (optionally) installed plugins."""
+    plugins = Plugins(pm=_new_manager(), registry=Registry())
+    _load_builtins(plugins)
+    if entry_points:
+        _load_entry_points(plugins)
+    plugins.pm.check_pending()
+    _run_registrations(plugins)
+    return plugins
+
+
+@functools.lru_cache(maxsize=1)
+def get_plugins() -> Plugins:
+    """The process-wide plugin set, loaded on first use (never at import time)."""
+    return load_plugins()

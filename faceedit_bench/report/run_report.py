@@ -1,0 +1,139 @@
+"""The run report: a versioned JSON document (schema in ``schemas/run_report.schema.json``,
+documented in ``docs/run_report.md``), and its flattening into tracker metrics."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from faceedit_bench import __version__
+from faceedit_bench.records import TestSet
+from faceedit_bench.plugin.payloads import RunInfo
+
+SCHEMA_ID = "faceedit_bench/run_report"
+SCHEMA_VERSION = "1.1"
+
+RECONSTRUCTION_NOTE = (
+    "The Face-Edit-Attributes taxonomy and the test-set sessions are a reconstruction of paper (a)'s "
+    "unpublished appendices (METHODOLOGY §8), not the authors' lists. Drop_FSS uses the reconstructed "
+    "formula (100/K)·Σ(FSS_0−FSS_k)/FSS_0; an edited image with no detected face scores FSS_k = 0."
+)
+
+JUDGE_NOTE = (
+    "SC follows VIEScore's 'tie' rule on (I_k-1, I_k, P_k) (the image pair is our reading of paper (a)); the "
+    "state-tracker prompt and the overedit counting rules are reconstructions (METHODOLOGY §8.5). Judge answers "
+    "that are refused, failed or unparsable leave the session's SC or OER undefined; they are never scored."
+)
+
+
+def build_report(info: RunInfo, testset: TestSet, sections: dict[str, Any], *,
+                 wall_time_s: float, computed: dict[str, int], stopped: str | None = None) -> dict[str, Any]:
+    embedder = info.components["embedder"].description
+    return {
+        "schema": SCHEMA_ID,
+        "schema_version": SCHEMA_VERSION,
+        "faceedit_bench_version": __version__,
+        "run": {
+            "key": info.run_key,
+            "name": info.run_name,
+            "experiment": info.experiment_name,
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "wall_time_s": round(wall_time_s, 3),
+            "computed": computed,
+            "complete": stopped is None,
+            **({"stopped": stopped} if stopped else {}),
+        },
+        "components": {
+            kind: {
+                "name": c.name,
+                "provider": c.provider,
+                "provider_version": c.provider_version,
+                "description": c.description,
+            }
+            for kind, c in info.components.items()
+        },
+        "testset": {
+            "name": testset.name,
+            "version": testset.version,
+            "content_hash": testset.content_hash,
+            "taxonomy_version": testset.taxonomy_version,
+            "reconstruction": testset.reconstruction,
+            "sessions": len(testset.sessions),
+        },
+        "scales": {
+            "fss": str(embedder.get("similarity", "unspecified")),
+            "embedder_version": str(embedder.get("version", "unknown")),
+        },
+        **sections,
+        "notes": [RECONSTRUCTION_NOTE, *([JUDGE_NOTE] if "overediting" in sections else [])],
+    }
+
+
+def metric_key(*parts: Any) -> str:
+    """snake_case MLflow-safe key from parts (``gender``, ``male``, ``drop_fss`` ...)."""
+    return "_".join(re.sub(r"[^a-z0-9]+", "_", str(p).lower()).strip("_") for p in parts if str(p))
+
+
+def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
+    """Flatten a run report into numeric metrics for an experiment tracker."""
+    out: dict[str, float] = {}
+
+    def put(key: str, value: Any) -> None:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[key] = float(value)
+
+    for name, m in report["metrics"].items():
+        put(name, m["mean"])
+        for stat in ("ci_low", "ci_high", "n", "sd", "undefined_sessions"):
+            put(metric_key(name, stat), m[stat])
+    for series, points in report["trajectory"].items():
+        for point in points:
+            for stat, suffix in (("mean", ""), ("ci_low", "ci_low"), ("ci_high", "ci_high")):
+                put(metric_key(f"{series}_step", point["k"], suffix), point[stat])
+    counts = report["counts"]
+    put("faces_seen", counts["faces"]["seen"])
+    for reason, n in counts["faces"]["excluded"].items():
+        put(metric_key("faces_excluded", reason), n)
+    for field in ("planned", "included"):
+        put(metric_key("sessions", field), counts["sessions"][field])
+    put("sessions_excluded", sum(counts["sessions"]["excluded"].values()))
+    for reason, n in counts["sessions"]["excluded"].items():
+        put(metric_key("sessions_excluded", reason), n)
+    put("edited_images_without_face", counts["edited_images_without_face"])
+    for key, labels in counts.get("steps_by_group", {}).items():
+        for label, outcomes in labels.items():
+            for outcome, n in outcomes.items():
+                put(metric_key("steps", key, label, outcome), n)
+    for template, outcomes in counts.get("judge", {}).items():
+        for outcome, n in outcomes.items():
+            put(metric_key("judge", template.split("@")[0], outcome), n)
+    cost = report.get("cost") or {}
+    put("cost_estimated_usd", cost.get("estimated_usd"))
+    put("cost_new_usd", cost.get("new_usd"))
+    for component, usd in (cost.get("by_component") or {}).items():
+        put(metric_key("cost", component, "usd"), usd)
+    for provider, stats in (report.get("calls") or {}).items():
+        for field in ("calls", "attempts", "succeeded"):
+            put(metric_key("calls", provider, field), stats[field])
+        for kind, n in stats["retries"].items():
+            put(metric_key("calls", provider, "retries", kind), n)
+        for kind, n in stats["gave_up"].items():
+            put(metric_key("calls", provider, "gave_up", kind), n)
+    for field, value in (report.get("performance") or {}).items():
+        put(metric_key("perf", field), value)
+    for row in report.get("disparity", []):
+        prefix = ("disparity", row["contrast"], row["metric"])
+        put(metric_key(*prefix, "wd"), row["wd"])
+        put(metric_key(*prefix, "p_value"), row["p_value"])
+        if row["bias"] is not None:
+            put(metric_key(*prefix, "bias"), int(row["bias"]))
+    for key, labels in report["groups"].items():
+        for label, g in labels.items():
+            put(metric_key(key, label, "sessions_included"), g["sessions_included"])
+            put(metric_key(key, label, "sessions_excluded"), sum(g["sessions_excluded"].values()))
+            for name, m in g["metrics"].items():
+                put(metric_key(key, label, name), m["mean"])
+                put(metric_key(key, label, name, "ci_low"), m["ci_low"])
+                put(metric_key(key, label, name, "ci_high"), m["ci_high"])
+    return out

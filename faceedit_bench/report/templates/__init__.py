@@ -1,0 +1,80 @@
+"""Jinja2 templates of the HTML pages (run report, run comparison) and the number formats they share.
+
+Every page is rendered with autoescape on: editor names, instructions and reasons come from
+users and providers, so no string reaches the page unescaped.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+MISSING = "n/a"
+
+
+def fmt_num(value: Any) -> str:
+    """A number as a researcher reads it: ints exactly, floats to 4 significant digits, ``None`` as n/a."""
+    if value is None:
+        return MISSING
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return str(value)  # shown as it is (nan, inf): never hidden behind a default
+        if abs(value) >= 1000:
+            return f"{value:.1f}"
+        return f"{value:.4g}"
+    return str(value)
+
+
+def fmt_value(value: Any) -> str:
+    """Any JSON value, compactly: mappings as ``k: v; ...``, lists as ``[a, b]``."""
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k}: {fmt_value(v)}" for k, v in value.items()) or "{}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(fmt_value(v) for v in value) + "]"
+    return fmt_num(value)
+
+
+def fmt_ci(summary: Mapping[str, Any] | None) -> str:
+    """``mean [ci_low, ci_high]``; says why when there is no mean or no interval."""
+    if not summary or summary.get("mean") is None:
+        return MISSING
+    mean = fmt_num(summary["mean"])
+    if summary.get("ci_low") is None or summary.get("ci_high") is None:
+        return f"{mean} (no CI: n={summary.get('n', '?')})"
+    return f"{mean} [{fmt_num(summary['ci_low'])}, {fmt_num(summary['ci_high'])}]"
+
+
+def fmt_pct(count: int | float | None, total: int | float | None) -> str:
+    if count is None or not total:
+        return MISSING
+    return f"{100.0 * count / total:.1f}%"
+
+
+def fmt_usd(value: float | None) -> str:
+    if value is None:
+        return "unknown (no price table)"
+    return f"${value:,.2f}" if abs(value) >= 0.1 else f"${value:.2g}"
+
+
+def fmt_p(value: float | None) -> str:
+    return MISSING if value is None else f"{value:.3g}"
+
+
+@functools.cache
+def environment() -> Environment:
+    env = Environment(loader=PackageLoader("faceedit_bench.report", "templates"), autoescape=True,
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters.update(num=fmt_num, value=fmt_value, ci=fmt_ci, pct=fmt_pct, usd=fmt_usd, p=fmt_p)
+    return env
+
+
+def render(template: str, **context: Any) -> str:
+    return environment().get_template(template).render(**context)

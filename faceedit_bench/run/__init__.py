@@ -1,0 +1,1 @@
+"""Running an experiment: the Hydra app, experiment assembly, the engine."""

@@ -1,0 +1,314 @@
+"""Turn a composed config into components, run the engine, write the run's artifacts."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import subprocess
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+
+from faceedit_bench import __version__
+from faceedit_bench.analysis.aggregate import Aggregator
+from faceedit_bench.scoring.judge.agreement import judge_human_agreement
+from faceedit_bench.scoring.judge.anchors import check_anchors
+from faceedit_bench.report.artifacts import ArtifactWriter, write_artifacts
+from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig
+from faceedit_bench.run.engine import Engine, EngineParts
+from faceedit_bench.errors import ConfigError
+from faceedit_bench.execution.calls import Budget, BudgetReached, Executors
+from faceedit_bench.scoring.judge.metrics import JudgeScorer
+from faceedit_bench.scoring.judge.service import JudgeService
+from faceedit_bench.keys import fingerprint, portable
+from faceedit_bench.storage.ledger import Ledger
+from faceedit_bench.plugin.manager import Plugins
+from faceedit_bench.records import Outcome, TestSet
+from faceedit_bench.report.run_report import build_report
+from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo
+from faceedit_bench.scoring.identity import EmbeddingService
+from faceedit_bench.storage.store import ImageStore
+from faceedit_bench.report.summary import format_summary
+
+
+@dataclass
+class Experiment:
+    conf: ExperimentConfig
+    info: RunInfo
+    components: dict[str, Any]  # kind -> the created object
+    testset: TestSet
+    metrics: list[Any]
+
+
+# -- building -----------------------------------------------------------------------------
+
+
+def create_component(plugins: Plugins, group: str, conf: ComponentConf) -> tuple[Any, ComponentInfo]:
+    kind = GROUP_KINDS[group]
+    registration = plugins.registry.get(kind, conf.name)
+    factory = registration.load()
+    check_params(group, conf, factory)
+    obj = factory(**conf.params)
+    description = dict(obj.describe()) if hasattr(obj, "describe") else {}
+    if isinstance(obj, TestSet):
+        description = {"name": obj.name, "version": obj.version, "content_hash": obj.content_hash}
+    info = ComponentInfo(group, conf.name, registration.provider,
+                         plugins.provider_version(registration.provider), description)
+    return obj, info
+
+
+def check_params(group: str, conf: ComponentConf, factory: Any) -> None:
+    """Reject unknown parameters with the list of accepted ones, before anything runs."""
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+        return
+    accepted = [n for n, p in sig.parameters.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    unknown = sorted(set(conf.params) - set(accepted))
+    if unknown:
+        raise ConfigError(
+            f"{group} {conf.name!r} does not take parameter(s) {', '.join(unknown)}. "
+            f"Accepted: {', '.join(accepted) or '(none)'}."
+        )
+    missing = [n for n, p in sig.parameters.items()
+               if p.default is p.empty and p.kind is not p.VAR_POSITIONAL and n not in conf.params]
+    if missing:
+        raise ConfigError(
+            f"{group} {conf.name!r} needs parameter(s) {', '.join(missing)}: "
+            + " ".join(f"{group}.params.{m}=..." for m in missing)
+        )
+
+
+def flatten(obj: Any, prefix: str = "") -> dict[str, str]:
+    if isinstance(obj, dict):
+        out: dict[str, str] = {}
+        for key, value in obj.items():
+            out.update(flatten(value, f"{prefix}{key}."))
+        return out or ({prefix[:-1]: "{}"} if prefix else {})
+    return {prefix[:-1]: json.dumps(obj) if isinstance(obj, (list, bool)) or obj is None else str(obj)}
+
+
+def _git_sha() -> str:
+    try:
+        root = Path(__file__).resolve().parents[2]
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+        return out.stdout.strip() if out.returncode == 0 else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+#: Settings that change how a run executes, not what it measures.
+RUNTIME_ONLY = ("workers", "progress", "workspace", "max_contact_sheets", "retry_outcomes", "budget_usd")
+
+
+def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
+    conf: ExperimentConfig = OmegaConf.to_object(cfg)
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(resolved, dict)
+    components: dict[str, Any] = {}
+    infos: dict[str, ComponentInfo] = {}
+    for group in ("testset", "dataset", "embedder", "editor", "tracking"):
+        components[group], infos[group] = create_component(plugins, group, getattr(conf, group))
+    if conf.judge.name != "none":
+        components["judge"], infos["judge"] = create_component(plugins, "judge", conf.judge)
+    testset: TestSet = components["testset"]
+    labels = conf.analysis.human_labels
+    if labels and not Path(labels).expanduser().is_file():
+        raise ConfigError(f"analysis.human_labels={labels!r} is not a file; give the labels CSV or null")
+    if labels and "judge" not in components:
+        raise ConfigError("analysis.human_labels needs a judge to compare with (e.g. judge=gemini)")
+    metrics = [plugins.registry.get("metrics", n).load() for n in plugins.registry["metrics"].names()]
+    scientific = {
+        kind: {"name": i.name, "description": i.description}
+        for kind, i in infos.items() if kind != "tracking"
+    }
+    scientific["run"] = {k: v for k, v in resolved["run"].items() if k not in RUNTIME_ONLY}
+    scientific["analysis"] = resolved["analysis"]
+    run_key = fingerprint(portable(scientific))
+    names = {g: infos[g].name for g in infos}
+    run_name = f"{names['editor']}@{names['testset']}/{names['dataset']}/{names['embedder']}"
+    workspace = Path(conf.run.workspace).expanduser().resolve()
+    output_dir = workspace / "runs" / f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', run_name)}-{run_key[:12]}"
+    tags = {
+        "faceedit_bench.version": __version__,
+        "faceedit_bench.git_sha": _git_sha(),
+        "testset": testset.name,
+        "testset.version": testset.version,
+        "testset.content_hash": testset.content_hash,
+        "taxonomy.version": testset.taxonomy_version,
+        "reconstruction": str(testset.reconstruction).lower(),
+        "plugins": ",".join(sorted(f"{i.distribution}=={i.version}" for i in plugins.info.values()
+                                   if i.distribution != "faceedit-bench")) or "none",
+        **{f"{g}": i.name for g, i in infos.items()},
+        **{f"{g}.provider": f"{i.provider}=={i.provider_version}" for g, i in infos.items()},
+        **{str(k): str(v) for k, v in conf.tags.items()},
+    }
+    info = RunInfo(
+        run_key=run_key, run_name=run_name, experiment_name=f"faceedit/{testset.name}",
+        components=infos, config=resolved, params=flatten(resolved), tags=tags,
+        workspace=workspace, output_dir=output_dir,
+    )
+    return Experiment(conf, info, components, testset, metrics)
+
+
+# -- running ------------------------------------------------------------------------------
+
+
+def run_from_config(cfg: Any, plugins: Plugins) -> dict[str, Any]:
+    return run_experiment(build_experiment(cfg, plugins), plugins)
+
+
+def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
+    from tqdm import tqdm
+
+    conf, info = exp.conf, exp.info
+    c = exp.components
+    pm = plugins.pm
+    workspace = info.workspace
+    store = ImageStore(workspace / "store")
+    ledger = Ledger(workspace / "ledger.sqlite")
+    info.output_dir.mkdir(parents=True, exist_ok=True)
+    retry = frozenset(Outcome(o) for o in conf.run.retry_outcomes)
+    editor_identity = {"name": conf.editor.name, **info.components["editor"].description}
+    embedder_identity = {"name": conf.embedder.name, **info.components["embedder"].description}
+    editor_fp, embedder_fp = fingerprint(portable(editor_identity)), fingerprint(portable(embedder_identity))
+    ledger.record_component(editor_fp, "editor", editor_identity)
+    ledger.record_component(embedder_fp, "embedder", embedder_identity)
+    executors = Executors(Budget(conf.run.budget_usd))
+    judge_scorer = _judge_scorer(exp, ledger, store, executors, retry)
+    embeddings = EmbeddingService(
+        c["embedder"], embedder_fp, lambda: plugins.registry.create("embedders", conf.embedder.name, conf.embedder.params),
+        store, ledger, conf.run.workers, retry,
+    )
+    dataset = c["dataset"]
+    sessions = exp.testset.sessions[: conf.run.max_sessions]
+    parts = EngineParts(
+        info=info, editor=c["editor"],
+        editor_fp=editor_fp,
+        embeddings=embeddings, similarity=c["embedder"].similarity, store=store, ledger=ledger,
+        run_seed=conf.run.seed, retry=retry, executors=executors, judge_scorer=judge_scorer,
+        min_base_fss=getattr(dataset, "min_base_fss", None),
+        single_face_only=bool(getattr(dataset, "single_face_only", False)),
+    )
+    # The selected tracker receives the lifecycle hooks for this run only.
+    tracker_name = pm.register(c["tracking"])
+    started = time.perf_counter()
+    total = _expected_faces(info.components["dataset"].description.get("n_faces"), conf.run.max_faces)
+    try:
+        with ExitStack() as stack:
+            progress = stack.enter_context(tqdm(
+                total=total * len(sessions) * 4 if total else None, unit="step", desc=info.run_name,
+                disable=not conf.run.progress, dynamic_ncols=True))
+            stack.callback(embeddings.close)
+            stack.callback(ledger.close)
+            pm.hook.faceedit_run_start(run=info)
+            engine = Engine(parts, pm.hook, progress)
+            stack.callback(engine.close)
+            available = {"embedder", "judge"} if judge_scorer is not None else {"embedder"}
+            aggregator = Aggregator(exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis)
+            scored_by = f"{conf.embedder.name} {embedder_identity.get('version', 'unknown')}"
+            writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets, scored_by,
+                                    judged_by=judge_scorer.label() if judge_scorer else "")
+            faces = islice(dataset.faces(), conf.run.max_faces)
+            for result in engine.run(faces, sessions):
+                writer.write(result, aggregator.add(result))
+            aggregator.face_exclusions.update(engine.face_exclusions)
+            reliability = _judge_reliability(engine, judge_scorer, ledger, store, conf)
+        computed = {"embeddings": embeddings.computed, "edit_calls": engine.new_edit_calls,
+                    "judge_calls": judge_scorer.service.calls_made if judge_scorer else 0}
+        sections = aggregator.sections()
+        sections["cost"] = _cost_section(exp, aggregator, judge_scorer, executors, engine)
+        sections["calls"] = executors.stats()
+        sections["performance"] = {
+            "edit_stage_s": round(engine.edit_stage_s, 3), "score_stage_s": round(engine.score_stage_s, 3),
+            "new_edits": engine.new_edit_calls,
+            "edits_per_s": engine.new_edit_calls / engine.edit_stage_s if engine.new_edit_calls else None,
+            "peak_gpu_mem_bytes": engine.peak_gpu_mem_bytes,
+        }
+        if judge_scorer is not None:
+            sections["prompts"] = judge_scorer.describe()
+            sections["judge_reliability"] = reliability
+        report = build_report(info, exp.testset, sections, wall_time_s=time.perf_counter() - started,
+                              computed=computed, stopped=engine.stopped)
+        artifacts = write_artifacts(info, report, store)
+        pm.hook.faceedit_run_end(run=info, report=report, artifacts=artifacts)
+    except BaseException as exc:
+        pm.hook.faceedit_run_error(run=info, error=exc)
+        raise
+    finally:
+        pm.unregister(name=tracker_name)
+    print(format_summary(report, info.output_dir))
+    return report
+
+
+def _judge_scorer(exp: Experiment, ledger: Ledger, store: ImageStore, executors: Executors,
+                  retry: frozenset[Outcome]) -> JudgeScorer | None:
+    if "judge" not in exp.components:
+        return None
+    conf, judge = exp.conf, exp.components["judge"]
+    identity = {"name": conf.judge.name, **exp.info.components["judge"].description}
+    judge_fp = fingerprint(portable(identity))
+    ledger.record_component(judge_fp, "judge", identity)
+    service = JudgeService(judge, judge_fp, executors.get(judge.limits), ledger, store,
+                           parse_attempts=conf.run.judge_parse_attempts, retry=retry)
+    return JudgeScorer(service, conf.judge.name, identity, seed=conf.run.seed)
+
+
+def _judge_reliability(engine: Engine, judge_scorer: JudgeScorer | None, ledger: Ledger, store: ImageStore,
+                       conf: ExperimentConfig) -> dict[str, Any] | None:
+    """The anchors (every judged run) and the human-label agreement (when labels are given)."""
+    if judge_scorer is None or not engine.first_base_hash or engine.stopped:
+        return None
+    service, labels = judge_scorer.service, conf.analysis.human_labels
+    try:
+        # Re-check the judge whenever this run asked it anything; a pure re-report makes no call.
+        reliability = engine.run_async(check_anchors(service, ledger, store, engine.first_base_hash,
+                                                     fresh=service.calls_made > 0))
+        reliability["agreement"] = engine.run_async(judge_human_agreement(
+            service, store, Path(labels).expanduser(), conf.run.seed)) if labels else None
+    except BudgetReached as exc:
+        engine.stopped = str(exc)
+        return None
+    return reliability
+
+
+def _cost_section(exp: Experiment, aggregator: Aggregator, judge_scorer: Any, executors: Executors,
+                  engine: Engine) -> dict[str, Any]:
+    """Estimated USD from recorded usage and each component's price table."""
+    prices = {kind: dict(getattr(exp.components[kind], "prices", None) or {})
+              for kind in ("editor", "judge") if kind in exp.components}
+    by_component = {"editor": aggregator.edit_cost_usd if prices.get("editor") else None}
+    if judge_scorer is not None:
+        by_component["judge"] = judge_scorer.service.run_cost_usd() if prices.get("judge") else None
+    known = [v for v in by_component.values() if v is not None]
+    estimated = sum(known) if known else None
+    # Projection from what the faces run so far cost: run a few faces first to price the rest.
+    faces_seen = len(aggregator.faces_seen)
+    dataset_faces = exp.info.components["dataset"].description.get("n_faces")
+    per_face = estimated / faces_seen if estimated is not None and faces_seen else None
+    return {
+        "estimated_usd": estimated,
+        "per_face_usd": per_face,
+        "projected_dataset_usd": per_face * dataset_faces
+        if per_face is not None and isinstance(dataset_faces, int) else None,
+        "new_usd": executors.budget.spent_usd,
+        "by_component": by_component,
+        "prices": prices,
+        "budget_usd": executors.budget.limit_usd,
+        "stopped_by_budget": engine.stopped is not None,
+    }
+
+
+def _expected_faces(n_faces: Any, limit: int | None) -> int | None:
+    """For the progress bar's ETA: the dataset's own count when it states one."""
+    if not isinstance(n_faces, int):
+        return limit
+    return min(n_faces, limit) if limit is not None else n_faces

@@ -1,0 +1,115 @@
+"""The Hydra entry point: ``python -m faceedit_bench editor=... testset=...``.
+
+Hydra composes the experiment; this module turns the composed config into plain
+typed objects and hands them to :func:`faceedit_bench.run.experiment.run_experiment`.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+
+from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig
+from faceedit_bench.errors import UnknownComponentError
+from faceedit_bench.plugin.manager import Plugins, get_plugins
+from faceedit_bench.plugin.registry import suggest
+
+
+def conf_dir() -> Path:
+    """``conf/`` inside an installed wheel, or the checkout's top-level ``conf/``."""
+    package = Path(__file__).resolve().parents[1]
+    packaged = package / "conf"
+    return packaged if packaged.is_dir() else package.parent / "conf"
+
+
+def _yaml_options(searchpath: list[str], group: str) -> set[str]:
+    """Option names defined by YAML files of ``group`` in the main and plugin conf dirs."""
+    dirs: list[Any] = [conf_dir() / group]
+    for entry in searchpath:
+        if entry.startswith("pkg://"):
+            package = entry.removeprefix("pkg://").replace("/", ".")
+            try:
+                dirs.append(resources.files(package) / group)
+            except ModuleNotFoundError:
+                continue
+        elif entry.startswith("file://"):
+            dirs.append(Path(entry.removeprefix("file://")) / group)
+    names: set[str] = set()
+    for d in dirs:
+        if d.is_dir():
+            names.update(f.name.rsplit(".", 1)[0] for f in d.iterdir() if f.name.endswith(".yaml"))
+    return names
+
+
+def group_options(plugins: Plugins) -> dict[str, list[str]]:
+    """Every selectable option per config group: YAML entries plus registered names."""
+    searchpath = plugins.searchpath()
+    options = {}
+    for group, kind in GROUP_KINDS.items():
+        names = set(plugins.registry[kind].names()) | _yaml_options(searchpath, group)
+        options[group] = sorted(names)
+    return options
+
+
+def register_configs(plugins: Plugins) -> None:
+    """Store the schema, plus a default entry for registered components without YAML."""
+    cs = ConfigStore.instance()
+    cs.store(name="base_config", node=ExperimentConfig)
+    searchpath = plugins.searchpath()
+    for group, kind in GROUP_KINDS.items():
+        have_yaml = _yaml_options(searchpath, group)
+        for name in plugins.registry[kind].names():
+            if name not in have_yaml:
+                cs.store(group=group, name=name, node=ComponentConf(name=name))
+
+
+def check_overrides(argv: list[str], plugins: Plugins) -> None:
+    """Fail before any work when a group override names an option that does not exist."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    try:
+        overrides = OverridesParser.create().parse_overrides([a for a in argv if not a.startswith("-")])
+    except Exception:
+        return  # Hydra reports malformed overrides itself, with its own clear message
+    options = group_options(plugins)
+    for override in overrides:
+        group = override.key_or_group.lstrip("+~")
+        if group not in options or override.is_delete():
+            continue
+        values = override.sweep_string_iterator() if override.is_sweep_override() else [override.value()]
+        for value in values:
+            if isinstance(value, str) and value not in options[group]:
+                raise UnknownComponentError(group, value, options[group], suggest(value, options[group]))
+
+
+def main() -> None:
+    import hydra
+
+    from faceedit_bench.errors import FaceEditBenchError
+
+    plugins = get_plugins()
+    try:
+        check_overrides(sys.argv[1:], plugins)
+    except FaceEditBenchError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    register_configs(plugins)
+
+    def task(cfg: Any) -> None:
+        from faceedit_bench.run.experiment import run_from_config
+
+        try:
+            run_from_config(cfg, plugins)
+        except FaceEditBenchError as exc:
+            print(f"Error: {exc}", file=sys.stderr)
+            sys.exit(2)
+        except KeyboardInterrupt:
+            print(f"\nInterrupted. Every finished step is kept in {cfg.run.workspace}; run the same command "
+                  "again to resume where this run stopped.", file=sys.stderr)
+            sys.exit(130)  # the shell's code for a Ctrl-C
+
+    hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")(task)()

@@ -1,0 +1,1 @@
+"""Scoring stored images: identity (FSS) from embeddings, judge metrics, overediting."""

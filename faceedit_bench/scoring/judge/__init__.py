@@ -1,0 +1,1 @@
+"""The judge: its service, prompt templates, judged metrics, anchors, human agreement."""

@@ -1,0 +1,241 @@
+"""The judge interface: images + a versioned prompt in, a schema-validated answer out.
+
+A judge plugin implements one attempt (:meth:`Judge.ajudge`) and returns the model's raw
+text; the core (:class:`JudgeService`) renders the prompt, looks the call up in the
+ledger, runs it through the execution layer, parses and validates the answer, retries
+an unparsable answer and finally records ``parse_error``. A score is never guessed:
+an answer that does not fit the schema is an outcome, not a number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ValidationError
+
+from faceedit_bench.execution.calls import BudgetReached, CallLimits, Executor, GaveUp
+from faceedit_bench.keys import fingerprint
+from faceedit_bench.records import Outcome
+from faceedit_bench.execution.secrets import redact
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A versioned prompt with the schema its answer must satisfy.
+
+    ``text`` uses ``$name`` placeholders (``string.Template``), so JSON examples in the
+    prompt need no escaping. ``hash`` covers the name, version, text and schema: any change
+    to what the judge is asked gives new cache keys.
+    """
+
+    name: str
+    version: str
+    text: str
+    schema: type[BaseModel]
+    source: str = ""  # where the wording comes from (paper, repository, reconstruction)
+    reconstruction: bool = False
+
+    @cached_property
+    def json_schema(self) -> dict[str, Any]:
+        return self.schema.model_json_schema()
+
+    @cached_property
+    def hash(self) -> str:
+        return fingerprint({"name": self.name, "version": self.version, "text": self.text,
+                            "schema": self.json_schema})
+
+    def render(self, **fields: str) -> str:
+        return string.Template(self.text).substitute(**fields)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "hash": self.hash,
+                "reconstruction": self.reconstruction, "source": self.source}
+
+
+class ParseFailure(ValueError):
+    """An answer that is not one JSON object matching the template's schema."""
+
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+def parse_answer(text: str | None, schema: type[BaseModel]) -> dict[str, Any]:
+    """The one JSON object in ``text`` validated against ``schema``.
+
+    Accepts the object bare, inside a Markdown code fence, or surrounded by prose (first
+    ``{`` to last ``}``). Nothing else is repaired or guessed.
+    """
+    if not text or not text.strip():
+        raise ParseFailure("empty answer")
+    fenced = _FENCE.search(text)
+    candidate = fenced.group(1) if fenced else text
+    start, end = candidate.find("{"), candidate.rfind("}")
+    if start < 0 or end <= start:
+        raise ParseFailure("no JSON object in the answer")
+    try:
+        obj = json.loads(candidate[start:end + 1])
+    except json.JSONDecodeError as exc:
+        raise ParseFailure(f"invalid JSON: {exc}") from exc
+    try:
+        return schema.model_validate(obj).model_dump(mode="json")
+    except ValidationError as exc:
+        raise ParseFailure(f"answer does not fit the schema: {exc.errors()[0]['msg']} "
+                           f"at {'.'.join(str(p) for p in exc.errors()[0]['loc'])}") from exc
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One judge attempt. ``images`` are PNG/JPEG bytes in the order the prompt names them;
+    ``schema`` is the JSON schema of the expected answer (for providers with structured
+    output); ``seed`` varies between parse retries."""
+
+    prompt: str
+    images: tuple[bytes, ...]
+    schema: Mapping[str, Any]
+    schema_name: str
+    seed: int
+
+
+@dataclass(frozen=True)
+class JudgeReply:
+    """What the model said, unparsed: ``ok`` with ``text``, or ``refused`` (a provider
+    safety block or a model refusal) with the reason. Transient failures are raised as
+    :class:`~faceedit_bench.execution.calls.RetryableError` instead; permanent API failures
+    (400, 401 ...) are returned as ``api_error`` with the status in ``reason``."""
+
+    outcome: Outcome
+    text: str | None = None
+    reason: str = ""
+    usage: Mapping[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """An MLLM judge. ``describe()`` names the exact model version and every decoding
+    parameter (temperature, seed policy, API flavour); it is hashed into every cache key.
+    ``limits`` says how calls may be made; ``prices`` maps usage keys to USD per unit."""
+
+    limits: CallLimits
+    prices: Mapping[str, float]
+
+    def describe(self) -> Mapping[str, Any]: ...
+
+    async def ajudge(self, request: JudgeRequest) -> JudgeReply: ...
+
+
+@dataclass(frozen=True)
+class JudgeAnswer:
+    """The recorded result of one judge call (after parse retries)."""
+
+    outcome: Outcome  # ok | refused | api_error | parse_error | failed (the judge plugin raised)
+    value: dict[str, Any] | None
+    raw: str | None
+    reason: str
+    usage: dict[str, Any]
+    template: str  # name@version
+    template_hash: str
+    resumed: bool = False
+
+
+def judgment_key(judge_fp: str, template: PromptTemplate, prompt: str, image_hashes: Sequence[str],
+                 seed: int) -> str:
+    return fingerprint(["judge", judge_fp, template.hash, prompt, list(image_hashes), seed])
+
+
+class JudgeService:
+    """Cached, counted, validated judge calls for the scorers."""
+
+    def __init__(self, judge: Judge, judge_fp: str, executor: Executor, ledger: Any, store: Any,
+                 *, parse_attempts: int = 2, retry: frozenset[Outcome] = frozenset({Outcome.API_ERROR})) -> None:
+        self.judge = judge
+        self.judge_fp = judge_fp
+        self.executor = executor
+        self.ledger = ledger
+        self.store = store
+        self.parse_attempts = parse_attempts
+        self.retry = retry
+        self.calls_made = 0
+        self._in_flight: dict[str, asyncio.Future[JudgeAnswer]] = {}
+        self._used: dict[str, float | None] = {}  # judgment key -> its estimated cost, for this run
+
+    def run_cost_usd(self) -> float:
+        """Estimated cost of every distinct answer this run used, cached ones included."""
+        return sum(v for v in self._used.values() if v is not None)
+
+    async def ask(self, template: PromptTemplate, image_hashes: Sequence[str], seed: int = 0, *,
+                  fresh: bool = False, **fields: str) -> JudgeAnswer:
+        """The judge's answer about ``image_hashes`` (stored images). Taken from the ledger
+        when present unless ``fresh`` (anchors are re-asked every run); identical questions
+        asked concurrently share one call."""
+        prompt = template.render(**fields)
+        key = judgment_key(self.judge_fp, template, prompt, image_hashes, seed)
+        if not fresh:
+            cached = self.ledger.get_judgment(key)
+            if cached is not None and cached.outcome not in self.retry:
+                self._used[key] = cached.usage.get("cost_usd")
+                return cached
+            if key in self._in_flight:
+                return await asyncio.shield(self._in_flight[key])
+        future: asyncio.Future[JudgeAnswer] = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = future
+        try:
+            images = tuple(self.store.get(h) for h in image_hashes)
+            answer = await self._ask(template, prompt, images, seed)
+            self.ledger.put_judgment(key, judge_fp=self.judge_fp, image_hashes=list(image_hashes), answer=answer)
+            self._used[key] = answer.usage.get("cost_usd")
+            future.set_result(answer)
+            return answer
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: waiters get it, nobody else has to
+            raise
+        finally:
+            self._in_flight.pop(key, None)
+
+    async def _ask(self, template: PromptTemplate, prompt: str, images: tuple[bytes, ...], seed: int) -> JudgeAnswer:
+        usage: dict[str, Any] = {}
+        last_raw, reason = None, ""
+        for attempt in range(self.parse_attempts):
+            request = JudgeRequest(prompt, images, template.json_schema, template.name.replace("-", "_"),
+                                   seed + attempt)
+            try:
+                reply = await self.executor.call(lambda r=request: self.judge.ajudge(r))
+            except GaveUp as exc:
+                return self._answer(template, Outcome.API_ERROR, None, last_raw, str(exc), usage)
+            except BudgetReached:
+                raise
+            except Exception as exc:  # a judge bug is an outcome of this call, not the end of the run
+                log.warning("judge failed: %s: %s", type(exc).__name__, exc)
+                return self._answer(template, Outcome.FAILED, None, last_raw, f"{type(exc).__name__}: {exc}", usage)
+            self.calls_made += 1
+            for k, v in reply.usage.items():
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    usage[k] = usage.get(k, 0) + v  # summed over parse retries
+                else:
+                    usage[k] = v  # e.g. the served model version: the latest wins
+            if reply.outcome is not Outcome.OK:
+                return self._answer(template, reply.outcome, None, reply.text, reply.reason, usage)
+            last_raw = reply.text
+            try:
+                value = parse_answer(reply.text, template.schema)
+            except ParseFailure as exc:
+                reason = f"{exc} (after {attempt + 1} attempt(s))"
+                continue
+            return self._answer(template, Outcome.OK, value, reply.text, "", usage)
+        return self._answer(template, Outcome.PARSE_ERROR, None, last_raw, reason, usage)
+
+    def _answer(self, template: PromptTemplate, outcome: Outcome, value: dict[str, Any] | None,
+                raw: str | None, reason: str, usage: dict[str, Any]) -> JudgeAnswer:
+        usage = self.executor.budget.charge(usage, self.judge.prices)
+        return JudgeAnswer(outcome, value, redact(raw) if raw else raw, redact(reason), usage,
+                           f"{template.name}@{template.version}", template.hash)

@@ -1,0 +1,181 @@
+"""The run ledger: one SQLite file holding every edit outcome and every face embedding.
+
+Rows are keyed by content-derived identities (see :mod:`faceedit_bench.keys`), so the
+ledger is shared safely by runs, resumed runs and concurrent processes (WAL mode).
+Everything reported is recomputed from these rows.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from faceedit_bench.records import FaceEmbedding, Outcome
+
+if TYPE_CHECKING:
+    from faceedit_bench.scoring.judge.service import JudgeAnswer
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS edits (
+    edit_key TEXT PRIMARY KEY,
+    editor_fp TEXT NOT NULL,
+    face_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    k INTEGER NOT NULL,
+    instruction TEXT NOT NULL,
+    input_hash TEXT NOT NULL,
+    output_hash TEXT,
+    outcome TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    usage TEXT NOT NULL,
+    duration_s REAL NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS components (
+    fingerprint TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    description TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS judgments (
+    judgment_key TEXT PRIMARY KEY,
+    judge_fp TEXT NOT NULL,
+    template TEXT NOT NULL,
+    template_hash TEXT NOT NULL,
+    image_hashes TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    value TEXT,
+    raw TEXT,
+    reason TEXT NOT NULL,
+    usage TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS anchors (
+    anchor_key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS embeddings (
+    embedder_fp TEXT NOT NULL,
+    image_hash TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    n_faces INTEGER NOT NULL,
+    vector BLOB,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (embedder_fp, image_hash)
+);
+"""
+
+
+@dataclass(frozen=True)
+class EditRow:
+    edit_key: str
+    outcome: Outcome
+    output_hash: str | None
+    reason: str
+    usage: dict[str, Any]
+    duration_s: float
+
+
+class Ledger:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    # -- components: what each fingerprint in the rows below stands for ------------------
+
+    def record_component(self, fingerprint: str, kind: str, description: dict[str, Any]) -> None:
+        self._db.execute("INSERT OR IGNORE INTO components VALUES (?,?,?)",
+                         (fingerprint, kind, json.dumps(description, sort_keys=True, default=str)))
+
+    # -- edits ---------------------------------------------------------------------------
+
+    def get_edit(self, edit_key: str) -> EditRow | None:
+        row = self._db.execute(
+            "SELECT outcome, output_hash, reason, usage, duration_s FROM edits WHERE edit_key = ?", (edit_key,)
+        ).fetchone()
+        if row is None:
+            return None
+        return EditRow(edit_key, Outcome(row[0]), row[1], row[2], json.loads(row[3]), row[4])
+
+    def put_edit(self, edit_key: str, *, editor_fp: str, face_id: str, session_id: str, k: int,
+                 instruction: str, input_hash: str, row: EditRow) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO edits VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (edit_key, editor_fp, face_id, session_id, k, instruction, input_hash, row.output_hash,
+             row.outcome.value, row.reason, json.dumps(row.usage, sort_keys=True, default=str),
+             row.duration_s, time.time()),
+        )
+
+    # -- judge answers -------------------------------------------------------------------
+
+    def get_judgment(self, key: str) -> JudgeAnswer | None:
+        from faceedit_bench.scoring.judge.service import JudgeAnswer
+
+        row = self._db.execute(
+            "SELECT outcome, value, raw, reason, usage, template, template_hash FROM judgments "
+            "WHERE judgment_key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        value = json.loads(row[1]) if row[1] is not None else None
+        return JudgeAnswer(Outcome(row[0]), value, row[2], row[3], json.loads(row[4]), row[5], row[6], resumed=True)
+
+    def put_judgment(self, key: str, *, judge_fp: str, image_hashes: list[str], answer: JudgeAnswer) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (key, judge_fp, answer.template, answer.template_hash, json.dumps(image_hashes), answer.outcome.value,
+             None if answer.value is None else json.dumps(answer.value, sort_keys=True), answer.raw, answer.reason,
+             json.dumps(answer.usage, sort_keys=True, default=str), time.time()),
+        )
+
+    # -- judge anchors (history kept for drift) ------------------------------------------
+
+    def previous_anchor(self, key: str) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT value FROM anchors WHERE anchor_key = ? ORDER BY created_at DESC LIMIT 1",
+                               (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put_anchor(self, key: str, value: dict[str, Any]) -> None:
+        self._db.execute("INSERT INTO anchors VALUES (?,?,?)", (key, json.dumps(value, sort_keys=True), time.time()))
+
+    # -- embeddings ----------------------------------------------------------------------
+
+    def get_embeddings(self, embedder_fp: str, hashes: Iterable[str]) -> dict[str, FaceEmbedding]:
+        hashes = list(hashes)
+        found: dict[str, FaceEmbedding] = {}
+        for start in range(0, len(hashes), 500):
+            chunk = hashes[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT image_hash, outcome, reason, n_faces, vector FROM embeddings "
+                f"WHERE embedder_fp = ? AND image_hash IN ({marks})",
+                (embedder_fp, *chunk),
+            )
+            for image_hash, outcome, reason, n_faces, blob in rows:
+                vector = np.frombuffer(blob, dtype=np.float32) if blob is not None else None
+                found[image_hash] = FaceEmbedding(Outcome(outcome), vector, n_faces, reason)
+        return found
+
+    def put_embeddings(self, embedder_fp: str, items: Iterable[tuple[str, FaceEmbedding]]) -> None:
+        rows = [
+            (embedder_fp, h, e.outcome.value, e.reason, e.n_faces,
+             None if e.vector is None else np.asarray(e.vector, dtype=np.float32).tobytes(), time.time())
+            for h, e in items
+        ]
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?,?,?,?,?,?,?)", rows)
