@@ -55,8 +55,8 @@ def bench_plugins() -> Any:
     import types
 
     from faceedit_bench import hookimpl
-    from faceedit_bench.run.hydra_app import register_configs
     from faceedit_bench.plugin.manager import load_plugins
+    from faceedit_bench.run.hydra_app import register_configs
     from faceedit_bench.testing import PixelEmbedder
 
     plugin = types.ModuleType("bench_plugin")

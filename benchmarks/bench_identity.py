@@ -68,10 +68,10 @@ def rate(label: str, fn, n: int) -> float:
 
 
 def main(n: int) -> None:
-    from faceedit_bench.storage.ledger import Ledger
     from faceedit_bench.plugin.manager import load_plugins
     from faceedit_bench.records import Outcome
     from faceedit_bench.scoring.identity import EmbeddingService
+    from faceedit_bench.storage.ledger import Ledger
     from faceedit_bench.storage.store import ImageStore
 
     images = make_images(n)

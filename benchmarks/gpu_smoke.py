@@ -89,7 +89,7 @@ def measure(label: str, editor: Any, n: int, repeats: int) -> dict[str, Any]:
 def judge_rate(model: str, batch: int, n: int, device: str, dtype: str, repeats: int) -> dict[str, Any]:
     from faceedit_bench_transformers.judge import QwenVLJudge
 
-    from faceedit_bench.scoring.judge.service import JudgeRequest
+    from faceedit_bench.records import JudgeRequest
     from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE
     from faceedit_bench.testing import gradient_image
 

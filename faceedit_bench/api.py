@@ -7,30 +7,37 @@ test mixins (``EditorContract`` ...) need pytest and are loaded on first use.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from faceedit_bench import hookimpl
-from faceedit_bench.execution.batching import MicroBatcher, is_out_of_memory
-from faceedit_bench.plugin.protocols import AsyncEditor, Dataset, Editor, FaceEmbedder, TestSetLoader, Tracker
-from faceedit_bench.execution.cost import USAGE_KEYS, check_prices, cost_usd
-from faceedit_bench.scoring.embedding import LazyModels, as_rgb_uint8, files_digest
 from faceedit_bench.errors import ConfigError, DatasetError, FaceEditBenchError, ImageError, ModelNotFoundError
+from faceedit_bench.execution.batching import MicroBatcher, is_out_of_memory
 from faceedit_bench.execution.calls import CallLimits, GaveUp, RetryableError, limits_from_config
-from faceedit_bench.storage.images import content_hash, decode_rgb, encode_png, sniff_mime
-from faceedit_bench.scoring.judge.service import Judge, JudgeAnswer, JudgeReply, JudgeRequest, ParseFailure, PromptTemplate
+from faceedit_bench.execution.cost import USAGE_KEYS, check_prices, cost_usd
+from faceedit_bench.execution.secrets import MissingSecretError, read_secret, redact
+from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo, StepRecord, TrackedRun
+from faceedit_bench.plugin.protocols import AsyncEditor, Dataset, Editor, FaceEmbedder, Judge, TestSetLoader, Tracker
+from faceedit_bench.plugin.registry import Register
 from faceedit_bench.records import (
     EditRequest,
     EditResult,
     Face,
     FaceEmbedding,
+    JudgeAnswer,
+    JudgeReply,
+    JudgeRequest,
     Outcome,
     Session,
     Step,
     TestSet,
 )
-from faceedit_bench.plugin.registry import Register
-from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo, StepRecord
-from faceedit_bench.execution.secrets import MissingSecretError, read_secret, redact
+from faceedit_bench.report.run_report import metrics_for_tracking
+from faceedit_bench.scoring.embedding import LazyModels, as_rgb_uint8, files_digest
+from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
+from faceedit_bench.storage.images import content_hash, decode_rgb, encode_png, sniff_mime
+
+if TYPE_CHECKING:
+    from faceedit_bench.testing import EditorContract, PixelEmbedder, PluginDistributionContract, gradient_image
 
 #: Names served lazily from :mod:`faceedit_bench.testing` (it imports pytest).
 _TESTING = ("EditorContract", "PluginDistributionContract", "PixelEmbedder", "gradient_image")
@@ -83,6 +90,7 @@ __all__ = [
     "StepRecord",
     "TestSet",
     "TestSetLoader",
+    "TrackedRun",
     "Tracker",
     "as_rgb_uint8",
     "check_prices",
@@ -95,6 +103,8 @@ __all__ = [
     "hookimpl",
     "is_out_of_memory",
     "limits_from_config",
+    "metrics_for_tracking",
+    "parse_answer",
     "read_secret",
     "redact",
     "sniff_mime",

@@ -38,8 +38,8 @@ def _plugins_command(args: argparse.Namespace) -> int:
 
 
 def _ls_command(args: argparse.Namespace) -> int:
-    from faceedit_bench.run.hydra_app import group_options
     from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.run.hydra_app import group_options
 
     options = group_options(get_plugins())
     for group in [args.group] if args.group else sorted(options):
@@ -74,8 +74,8 @@ def _write_instructions_command(args: argparse.Namespace) -> int:
     import yaml
 
     from faceedit_bench.config import ComponentConf
-    from faceedit_bench.run.experiment import check_params
     from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.run.experiment import check_params
     from faceedit_bench.testsets import load_testset, parse_testset
     from faceedit_bench.testsets.generator import render
     from faceedit_bench.testsets.mllm import write_testset

@@ -121,3 +121,87 @@ class FaceEmbedding:
     vector: Any = None  # numpy float32 array when outcome is ok
     n_faces: int = 0
     reason: str = ""
+
+
+# -- results the stages hand on (edit stage -> score stage -> analysis -> report) ----------
+
+
+@dataclass
+class StepState:
+    k: int
+    outcome: Outcome
+    reason: str
+    input_hash: str
+    output_hash: str | None
+    resumed: bool
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ImageScore:
+    """How one image I_k was scored: ``ok`` or ``no_face`` (FSS_k = 0, METHODOLOGY §6.5),
+    or a failure (``invalid_image``, ``failed``) that leaves FSS_k undefined."""
+
+    outcome: Outcome
+    n_faces: int
+    fss: float | None
+
+
+@dataclass
+class SessionResult:
+    """One (face, session): its steps, the scores of I_0..I_k, and why it is excluded if it is."""
+
+    face: Face
+    session: Session
+    steps: list[StepState]
+    excluded: str | None  # None when included in metrics, else the reason
+    scores: tuple[ImageScore, ...] = ()
+    image_hashes: tuple[str | None, ...] = ()
+    judged: Any = None  # a JudgedSession when a judge scored this session
+
+    @property
+    def fss(self) -> tuple[float, ...] | None:
+        """FSS_0..FSS_4 of an included session, else None."""
+        if self.excluded is not None:
+            return None
+        return tuple(s.fss for s in self.scores if s.fss is not None)
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One judge attempt. ``images`` are PNG/JPEG bytes in the order the prompt names them;
+    ``schema`` is the JSON schema of the expected answer (for providers with structured
+    output); ``seed`` varies between parse retries."""
+
+    prompt: str
+    images: tuple[bytes, ...]
+    schema: Mapping[str, Any]
+    schema_name: str
+    seed: int
+
+
+@dataclass(frozen=True)
+class JudgeReply:
+    """What the model said, unparsed: ``ok`` with ``text``, or ``refused`` (a provider
+    safety block or a model refusal) with the reason. Transient failures are raised as
+    :class:`~faceedit_bench.execution.calls.RetryableError` instead; permanent API failures
+    (400, 401 ...) are returned as ``api_error`` with the status in ``reason``."""
+
+    outcome: Outcome
+    text: str | None = None
+    reason: str = ""
+    usage: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class JudgeAnswer:
+    """The recorded result of one judge call (after parse retries)."""
+
+    outcome: Outcome  # ok | refused | api_error | parse_error | failed (the judge plugin raised)
+    value: dict[str, Any] | None
+    raw: str | None
+    reason: str
+    usage: dict[str, Any]
+    template: str  # name@version
+    template_hash: str
+    resumed: bool = False

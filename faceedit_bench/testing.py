@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from faceedit_bench.storage.images import decode_rgb, encode_png
 from faceedit_bench.records import EditRequest, EditResult, FaceEmbedding, Outcome
+from faceedit_bench.storage.images import decode_rgb, encode_png
 
 
 def gradient_image(seed: int, size: int = 64) -> bytes:

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from faceedit_bench import hookimpl
-from faceedit_bench.storage.images import encode_png
 from faceedit_bench.records import EditRequest, EditResult, Face, Outcome
+from faceedit_bench.storage.images import encode_png
 from faceedit_bench.testing import PixelEmbedder, gradient_image
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from faceedit_bench.builtin.editors import IdentityEditor, ReplayEditor, face_dir
+from faceedit_bench.builtin.editors import IdentityEditor, ReplayEditor
+from faceedit_bench.storage.replay_layout import face_dir
 from faceedit_bench.testing import EditorContract, gradient_image
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from faceedit_bench.run.experiment import build_experiment, run_experiment
 from faceedit_bench.execution.secrets import MissingSecretError
+from faceedit_bench.run.experiment import build_experiment, run_experiment
 from tests.fakes.gemini import gemini_server
 from tests.fakes.openai import openai_server
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from faceedit_bench.builtin.editors import face_dir
 from faceedit_bench.run.experiment import build_experiment, run_experiment
+from faceedit_bench.storage.replay_layout import face_dir
 
 
 def jpeg(data: bytes, quality: int) -> bytes:

@@ -21,11 +21,11 @@ import jsonschema
 import pytest
 
 from faceedit_bench.errors import FaceEditBenchError
-from faceedit_bench.run.experiment import build_experiment, run_experiment
 from faceedit_bench.leaderboard.cli import add_parsers
 from faceedit_bench.leaderboard.schema import submission_schema
 from faceedit_bench.leaderboard.submit import submit
 from faceedit_bench.leaderboard.verify import verify_submission
+from faceedit_bench.run.experiment import build_experiment, run_experiment
 from tests.test_leaderboard_support import noisy_png, rewrite_record
 
 pytestmark = pytest.mark.slow
@@ -33,11 +33,11 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def tracked(tmp_path_factory):
+    from faceedit_bench_mlflow.runs import mlflow_client
     from hydra import compose, initialize_config_dir
 
-    from faceedit_bench.run.hydra_app import conf_dir, register_configs
-    from faceedit_bench.leaderboard.sources import mlflow_client
     from faceedit_bench.plugin.manager import load_plugins
+    from faceedit_bench.run.hydra_app import conf_dir, register_configs
     from tests import fake_plugin
 
     tmp = tmp_path_factory.mktemp("leaderboard-e2e")

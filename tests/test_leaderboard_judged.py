@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from faceedit_bench.run.experiment import build_experiment, run_experiment
 from faceedit_bench.leaderboard.submit import submit
 from faceedit_bench.leaderboard.verify import verify_submission
+from faceedit_bench.run.experiment import build_experiment, run_experiment
 from tests.fakes.gemini import gemini_server
 
 KEY = "test-gemini-key"

@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from faceedit_bench.storage.images import encode_png
 from faceedit_bench.analysis.statistics import summarize
+from faceedit_bench.storage.images import encode_png
 from faceedit_bench.storage.store import ImageStore
 from faceedit_bench.testing import gradient_image
 

@@ -8,12 +8,12 @@ import shutil
 
 import pytest
 
+from faceedit_bench.analysis.session_metrics import SessionMetric
 from faceedit_bench.leaderboard.build import build_leaderboard
 from faceedit_bench.leaderboard.entries import collect_submissions
 from faceedit_bench.leaderboard.submit import submit
 from faceedit_bench.leaderboard.verify import Verification, write_verification
 from faceedit_bench.leaderboard.views import build_views
-from faceedit_bench.analysis.session_metrics import SessionMetric
 from tests.test_leaderboard_support import rewrite_record, write_fake_run
 
 

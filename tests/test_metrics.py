@@ -8,11 +8,10 @@ import pytest
 from scipy import stats
 
 from faceedit_bench.analysis.aggregate import Aggregator
-from faceedit_bench.run.engine import ImageScore, SessionResult
 from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores, drop_fss
-from faceedit_bench.records import Face, Outcome, Session, Step
-from faceedit_bench.report.run_report import metric_key, metrics_for_tracking
 from faceedit_bench.analysis.statistics import summarize
+from faceedit_bench.records import Face, ImageScore, Outcome, Session, SessionResult, Step
+from faceedit_bench.report.run_report import metric_key, metrics_for_tracking
 
 
 def test_drop_fss_by_hand():
@@ -87,8 +86,8 @@ def test_semantic_consistency_by_hand():
 
 def test_overediting_rate_by_hand():
     from faceedit_bench.analysis.session_metrics import overediting_rate
-    from faceedit_bench.scoring.overediting import session_oer
     from faceedit_bench.records import Step
+    from faceedit_bench.scoring.overediting import session_oer
 
     keys = ("hair-color", "beard", "hats")
     base = {k: frozenset() for k in keys}

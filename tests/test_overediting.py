@@ -6,6 +6,7 @@ from fractions import Fraction
 
 import pytest
 
+from faceedit_bench.records import Step
 from faceedit_bench.scoring.overediting import (
     Overedit,
     OvereditMatrix,
@@ -14,7 +15,6 @@ from faceedit_bench.scoring.overediting import (
     session_oer,
     step_overedits,
 )
-from faceedit_bench.records import Step
 from faceedit_bench.taxonomy import load_taxonomy
 
 F = frozenset

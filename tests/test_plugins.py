@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from faceedit_bench import hookimpl
+from faceedit_bench.errors import ClashError, UnknownComponentError
 from faceedit_bench.plugin import hookspecs
 from faceedit_bench.plugin import manager as plugins_module
-from faceedit_bench.errors import ClashError, UnknownComponentError
-from faceedit_bench.run.experiment import build_experiment, run_experiment
 from faceedit_bench.plugin.manager import PluginLoadWarning, load_plugins
+from faceedit_bench.run.experiment import build_experiment, run_experiment
 
 ROOT = Path(__file__).resolve().parent.parent
 HOOKS = sorted(n for n, f in inspect.getmembers(hookspecs, inspect.isfunction) if n.startswith("faceedit_"))
@@ -68,6 +68,18 @@ def test_every_hook_is_prefixed_documented_and_tested():
         assert f"def test_hook_{name}" in this_file, f"{name} has no test_hook_{name}"
     documented = set(re.findall(r"^## (faceedit_\w+)", doc, re.M))
     assert documented == set(HOOKS)
+
+
+def test_every_documented_signature_matches_its_hookspec():
+    """Each hook's section opens with its signature; the argument names are the spec's."""
+    doc = (ROOT / "docs" / "plugin_hooks.md").read_text()
+    for name in HOOKS:
+        section = doc.split(f"## {name}\n", 1)[1].split("\n## ", 1)[0]
+        found = re.search(rf"^`{name}\(([^)]*)\)", section, re.M)
+        assert found, f"docs/plugin_hooks.md: the {name} section does not start with its signature"
+        documented = [a.split(":")[0].strip() for a in found.group(1).split(",") if a.strip()]
+        spec = list(inspect.signature(getattr(hookspecs, name)).parameters)
+        assert documented == spec, f"{name}: documented {documented}, hookspecs.py says {spec}"
 
 
 @pytest.mark.parametrize("kind", ["editors", "judges", "metrics", "embedders", "datasets", "testsets", "trackers"])
@@ -261,3 +273,26 @@ def test_plugins_cli_lists_plugins_versions_and_registrations(capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert main(["plugins"]) == 0
+
+
+def test_hook_faceedit_tracked_runs(tmp_path):
+    """The first plugin that knows the URI answers; with none, the core says which plugin to install."""
+    from faceedit_bench.errors import FaceEditBenchError
+    from faceedit_bench.leaderboard import sources
+    from faceedit_bench.plugin.payloads import TrackedRun
+
+    files = {"report.json": b"{}", "steps.csv": b"a\n", "config.yaml": b"run: {}\n"}
+    tracked = TrackedRun("r1", "FINISHED", {"plugins": "faceedit-bench-x==1.0"}, {}, files)
+    plugin = make_module("tracker_reader", faceedit_tracked_runs=lambda tracking_uri, run_id, experiments, files:
+                         [tracked] if tracking_uri.startswith("toy:") else None)
+    plugins = load_plugins(entry_points=False)
+    plugins.add(plugin, name="tracker_reader", distribution="faceedit-bench-tests")
+    original = plugins_module.get_plugins
+    plugins_module.get_plugins = lambda: plugins
+    try:
+        (run,) = sources.finished_mlflow_runs("toy://store")
+        assert run.mlflow_run_id == "r1" and run.plugins == {"faceedit-bench-x": "1.0"} and run.steps_table == b"a\n"
+        with pytest.raises(FaceEditBenchError, match="no installed tracker plugin reads"):
+            sources.from_mlflow("0" * 32, "unknown://store", tmp_path)
+    finally:
+        plugins_module.get_plugins = original

@@ -8,7 +8,7 @@ import json
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
+from faceedit_bench.records import Step
 from faceedit_bench.scoring.judge.prompts import (
     INSTRUCTION_TEMPLATE,
     SC_TEMPLATE,
@@ -18,7 +18,7 @@ from faceedit_bench.scoring.judge.prompts import (
     sc_from_answer,
     state_from_answer,
 )
-from faceedit_bench.records import Step
+from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
 from faceedit_bench.taxonomy import load_taxonomy, parse_taxonomy
 from tests.fakes.answers import example_from_schema
 

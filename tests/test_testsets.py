@@ -10,8 +10,8 @@ import pluggy
 import pytest
 
 from faceedit_bench.plugin import hookspecs
-from faceedit_bench.records import Session, Step, TestSet
 from faceedit_bench.plugin.registry import ComponentTable, Register
+from faceedit_bench.records import Session, Step, TestSet
 from faceedit_bench.taxonomy import load_taxonomy
 from faceedit_bench.testsets import (
     TESTSET_NAMES,

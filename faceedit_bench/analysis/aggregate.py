@@ -13,13 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from faceedit_bench.config import AnalysisConf
 from faceedit_bench.analysis.disparity import GroupTest, compare_groups
-from faceedit_bench.run.engine import SessionResult
 from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores
-from faceedit_bench.scoring.overediting import OvereditMatrix, StepOveredits, frequent_patterns
-from faceedit_bench.records import STEPS_PER_SESSION, Outcome
 from faceedit_bench.analysis.statistics import summarize
+from faceedit_bench.config import AnalysisConf
+from faceedit_bench.records import STEPS_PER_SESSION, Outcome, SessionResult
+from faceedit_bench.scoring.overediting import OvereditMatrix, StepOveredits, frequent_patterns
 
 #: Demographic keys never reported as groups (numeric or free-form).
 NOT_GROUPS = frozenset({"age"})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +9,7 @@ from faceedit_bench import hookimpl
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.records import EditRequest, EditResult, Outcome
-
-REPLAY_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif", ".tiff", ".tif")
+from faceedit_bench.storage.replay_layout import REPLAY_EXTENSIONS, face_dir
 
 
 @hookimpl
@@ -28,21 +26,6 @@ class IdentityEditor:
 
     def edit(self, request: EditRequest) -> EditResult:
         return EditResult.ok(request.image)
-
-
-def face_dir(face_id: str) -> str:
-    """The directory name of a face in the replay layout (path-safe form of its id)."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", face_id).lstrip(".") or "_"
-
-
-def replay_step_path(face_id: str, session_id: str, k: int, suffix: str) -> str:
-    """Where step k's image (``suffix`` its extension) or refusal marker lives in the replay layout."""
-    return f"{face_dir(face_id)}/{session_id}/step_{k}{suffix}"
-
-
-def replay_extension(image_format: str | None) -> str:
-    """The replay-layout extension of an image in Pillow format ``image_format``."""
-    return ".jpg" if image_format == "JPEG" else f".{(image_format or 'png').lower()}"
 
 
 class ReplayEditor:

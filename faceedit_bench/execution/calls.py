@@ -33,8 +33,8 @@ from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
-from faceedit_bench.execution.cost import cost_usd
 from faceedit_bench.errors import ConfigError
+from faceedit_bench.execution.cost import cost_usd
 
 T = TypeVar("T")
 

@@ -30,9 +30,7 @@ from typing import Any
 
 from PIL import Image
 
-from faceedit_bench.builtin.editors import REPLAY_EXTENSIONS, face_dir, replay_extension, replay_step_path
 from faceedit_bench.errors import FaceEditBenchError
-from faceedit_bench.storage.images import content_hash
 from faceedit_bench.leaderboard.errors import SubmissionRejected
 from faceedit_bench.leaderboard.limits import (
     DEFAULT_LIMITS,
@@ -44,6 +42,8 @@ from faceedit_bench.leaderboard.limits import (
 )
 from faceedit_bench.leaderboard.record import row_hash, step_rows
 from faceedit_bench.leaderboard.schema import printable, validate_submission
+from faceedit_bench.storage.images import content_hash
+from faceedit_bench.storage.replay_layout import REPLAY_EXTENSIONS, face_dir, replay_extension, replay_step_path
 from faceedit_bench.storage.store import ImageStore
 
 SUBMISSION_FILE = "submission.json"

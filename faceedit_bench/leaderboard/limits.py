@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from faceedit_bench.storage.images import MAX_PIXELS
 from faceedit_bench.leaderboard.errors import SubmissionRejected
+from faceedit_bench.storage.images import MAX_PIXELS
 
 MiB = 2**20
 

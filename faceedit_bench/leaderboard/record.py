@@ -14,12 +14,12 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from faceedit_bench.storage.images import content_hash
 from faceedit_bench.keys import portable
 from faceedit_bench.leaderboard import SUBMISSION_SCHEMA_ID, SUBMISSION_SCHEMA_VERSION
 from faceedit_bench.leaderboard.errors import SubmissionRejected
 from faceedit_bench.leaderboard.sources import RunArtifacts
 from faceedit_bench.leaderboard.tolerances import default_tolerance
+from faceedit_bench.storage.images import content_hash
 
 SUMMARY_FIELDS = ("n", "mean", "sd", "ci_low", "ci_high")
 METRIC_FIELDS = ("higher_is_better", "unit", "description", *SUMMARY_FIELDS, "undefined_sessions")

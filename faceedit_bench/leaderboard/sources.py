@@ -16,8 +16,6 @@ from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.storage.store import ImageStore
 
 RUN_FILES = ("report.json", "steps.csv", "config.yaml")
-#: The tag the mlflow tracker puts on every run (faceedit_bench_mlflow.tracker.RUN_KEY_TAG).
-RUN_KEY_TAG = "faceedit.run_key"
 MLFLOW_RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
@@ -83,24 +81,20 @@ def from_run_dir(run_dir: Path, workspace: Path | None = None) -> RunArtifacts:
     return RunArtifacts(report, config, steps, "run_dir", str(run_dir), store=store)
 
 
-# -- MLflow ---------------------------------------------------------------------------------
+# -- runs an experiment tracker recorded (the ``faceedit_tracked_runs`` hook) ------------------
 
 
-def mlflow_client(tracking_uri: str) -> Any:
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # before the import: no outside calls
-    os.environ.setdefault("DO_NOT_TRACK", "true")
-    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # a few small files per run
-    try:
-        from mlflow import MlflowClient
-    except ImportError:
+def _tracked_runs(tracking_uri: str, run_id: str | None = None,
+                  experiments: list[str] | None = None) -> list[Any]:
+    from faceedit_bench.plugin.manager import get_plugins
+
+    runs = get_plugins().pm.hook.faceedit_tracked_runs(tracking_uri=tracking_uri, run_id=run_id,
+                                                       experiments=experiments, files=list(RUN_FILES))
+    if runs is None:
         raise FaceEditBenchError(
-            "reading MLflow runs needs mlflow: install the faceedit-bench-mlflow plugin (pip install -e plugins/mlflow)."
-        ) from None
-    if tracking_uri.startswith("sqlite:///"):
-        db = Path(tracking_uri.removeprefix("sqlite:///"))
-        if not db.is_file():  # MLflow would silently create an empty store
-            raise FaceEditBenchError(f"no MLflow store at {db}. Pass --tracking-uri, or run an experiment first.")
-    return MlflowClient(tracking_uri=tracking_uri)
+            f"no installed tracker plugin reads {tracking_uri}: install faceedit-bench-mlflow "
+            "(pip install -e plugins/mlflow) or pass a run directory instead.")
+    return runs
 
 
 def _plugins_tag(tags: dict[str, str]) -> dict[str, str]:
@@ -113,33 +107,25 @@ def _plugins_tag(tags: dict[str, str]) -> dict[str, str]:
     return out
 
 
-def _from_mlflow_run(client: Any, run: Any, workspace: Path | None) -> RunArtifacts:
-    run_id = run.info.run_id
-    label = f"MLflow run {run_id}"
-    if run.info.status != "FINISHED":
-        raise FaceEditBenchError(f"{label} is {run.info.status}, not FINISHED: submit finished runs only.")
+def _from_tracked(run: Any, workspace: Path | None) -> RunArtifacts:
+    label = f"MLflow run {run.run_id}"
+    if run.problem:
+        raise FaceEditBenchError(run.problem)
     with tempfile.TemporaryDirectory(prefix="faceedit-submit-") as tmp:
-        for name in RUN_FILES:
-            try:
-                client.download_artifacts(run_id, name, tmp)
-            except Exception as exc:  # mlflow raises several types for a missing artifact
-                raise FaceEditBenchError(f"{label} has no artifact {name} ({str(exc)[:200]}).") from None
+        for name, data in run.files.items():
+            (Path(tmp) / name).write_bytes(data)
         report, config, steps = _read_run_files(Path(tmp), label)
     if workspace is None:
-        logged = run.data.params.get("run.workspace")
+        logged = run.params.get("run.workspace")
         workspace = Path(logged) if logged and Path(logged).is_dir() else default_workspace()
-    return RunArtifacts(report, config, steps, "mlflow", label, mlflow_run_id=run_id,
-                        plugins=_plugins_tag(dict(run.data.tags)), store=_store_at(workspace))
+    return RunArtifacts(report, config, steps, "mlflow", label, mlflow_run_id=run.run_id,
+                        plugins=_plugins_tag(run.tags), store=_store_at(workspace))
 
 
 def from_mlflow(run_id: str, tracking_uri: str | None = None, workspace: Path | None = None) -> RunArtifacts:
     """The MLflow run ``run_id``; images come from the workspace logged with it (or ``workspace``)."""
-    client = mlflow_client(tracking_uri or default_tracking_uri(workspace))
-    try:
-        run = client.get_run(run_id)
-    except Exception as exc:
-        raise FaceEditBenchError(f"MLflow run {run_id!r} not found in {client.tracking_uri} ({str(exc)[:200]}).") from None
-    return _from_mlflow_run(client, run, workspace)
+    (run,) = _tracked_runs(tracking_uri or default_tracking_uri(workspace), run_id=run_id)
+    return _from_tracked(run, workspace)
 
 
 def finished_mlflow_runs(tracking_uri: str, experiments: list[str] | None = None,
@@ -147,29 +133,12 @@ def finished_mlflow_runs(tracking_uri: str, experiments: list[str] | None = None
     """Every FINISHED faceedit_bench run (tagged with its run key) of the given experiments
     (default: all experiments whose name starts with ``faceedit/``), oldest first. Runs whose
     artifacts cannot be read are skipped and listed in ``unusable`` as (label, reason)."""
-    client = mlflow_client(tracking_uri)
-    if experiments:
-        found = [client.get_experiment_by_name(name) for name in experiments]
-        missing = [n for n, e in zip(experiments, found) if e is None]
-        if missing:
-            raise FaceEditBenchError(f"no MLflow experiment named {', '.join(missing)} in {tracking_uri}.")
-    else:
-        found = [e for e in client.search_experiments() if e.name.startswith("faceedit/")]
-    ids = sorted(e.experiment_id for e in found if e is not None)
-    if not ids:
-        return
-    runs = client.search_runs(ids, filter_string="attributes.status = 'FINISHED'",
-                              order_by=["attributes.start_time ASC"], max_results=50_000)
-    for run in runs:
-        if RUN_KEY_TAG not in run.data.tags:
-            continue
+    for run in _tracked_runs(tracking_uri, experiments=experiments):
         try:
-            artifacts = _from_mlflow_run(client, run, None)
+            yield _from_tracked(run, None)
         except (FaceEditBenchError, ValueError, OSError) as exc:
             if unusable is not None:
-                unusable.append((f"MLflow run {run.info.run_id}", str(exc)))
-            continue
-        yield artifacts
+                unusable.append((f"MLflow run {run.run_id}", str(exc)))
 
 
 def load_run(run: str, *, tracking_uri: str | None = None, workspace: Path | None = None) -> RunArtifacts:

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from faceedit_bench.plugin.payloads import RunInfo, StepRecord, TrackedRun
     from faceedit_bench.plugin.registry import Register
-    from faceedit_bench.plugin.payloads import RunInfo, StepRecord
 
 PROJECT = "faceedit_bench"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -99,3 +99,16 @@ def faceedit_run_end(run: RunInfo, report: dict[str, Any], artifacts: dict[str, 
 @hookspec
 def faceedit_run_error(run: RunInfo, error: BaseException) -> None:
     """Called when a run stops on an error or interruption. Must not raise."""
+
+
+# -- reading what a tracker recorded (submissions, leaderboards) ------------------------
+
+
+@hookspec(firstresult=True)
+def faceedit_tracked_runs(tracking_uri: str, run_id: str | None, experiments: list[str] | None,
+                          files: list[str]) -> list[TrackedRun] | None:
+    """Runs recorded at ``tracking_uri`` by this plugin's tracker, each with the artifacts
+    named in ``files``. With ``run_id``: that run alone (raise a
+    :class:`~faceedit_bench.errors.FaceEditBenchError` if it does not exist). Without: every
+    finished faceedit_bench run of ``experiments`` (default: every ``faceedit/...``
+    experiment), oldest first. Return None when the URI is not this tracker's."""

@@ -57,3 +57,19 @@ class StepRecord:
     output_hash: str | None
     resumed: bool  # True when taken from the ledger instead of computed now
     duration_s: float
+
+
+@dataclass(frozen=True)
+class TrackedRun:
+    """A run as an experiment tracker recorded it, for submissions and leaderboards.
+
+    ``files`` holds the requested artifacts by name; ``problem`` says why the run cannot be
+    used (not finished, an artifact missing), in which case ``files`` may be incomplete.
+    """
+
+    run_id: str
+    status: str
+    tags: dict[str, str]
+    params: dict[str, str]
+    files: dict[str, bytes] = field(default_factory=dict)
+    problem: str | None = None

@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from faceedit_bench.execution.calls import CallLimits
-from faceedit_bench.records import EditRequest, EditResult, Face, FaceEmbedding, TestSet
+from faceedit_bench.records import EditRequest, EditResult, Face, FaceEmbedding, JudgeReply, JudgeRequest, TestSet
 
 
 @runtime_checkable
@@ -70,6 +70,20 @@ class FaceEmbedder(Protocol):
     def similarity(self, a: np.ndarray, b: np.ndarray) -> float:
         """Similarity of two embeddings on this embedder's documented scale, 0 to 1."""
         ...
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """An MLLM judge. ``describe()`` names the exact model version and every decoding
+    parameter (temperature, seed policy, API flavour); it is hashed into every cache key.
+    ``limits`` says how calls may be made; ``prices`` maps usage keys to USD per unit."""
+
+    limits: CallLimits
+    prices: Mapping[str, float]
+
+    def describe(self) -> Mapping[str, Any]: ...
+
+    async def ajudge(self, request: JudgeRequest) -> JudgeReply: ...
 
 
 @runtime_checkable

@@ -10,11 +10,10 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from faceedit_bench.report.contact_sheet import contact_sheet_name, render
-from faceedit_bench.run.engine import SessionResult
-from faceedit_bench.report.html import write_html_report
-from faceedit_bench.records import Outcome
 from faceedit_bench.plugin.payloads import RunInfo
+from faceedit_bench.records import Outcome, SessionResult
+from faceedit_bench.report.contact_sheet import contact_sheet_name, render
+from faceedit_bench.report.html import write_html_report
 from faceedit_bench.storage.store import ImageStore
 
 

@@ -17,11 +17,11 @@ from typing import Any
 
 from scipy import stats
 
-from faceedit_bench.errors import FaceEditBenchError
-from faceedit_bench.report.html import display_name
-from faceedit_bench.keys import fingerprint, portable
-from faceedit_bench.report.run_report import SCHEMA_ID
 from faceedit_bench.analysis.statistics import summarize
+from faceedit_bench.errors import FaceEditBenchError
+from faceedit_bench.keys import fingerprint, portable
+from faceedit_bench.report.html import display_name
+from faceedit_bench.report.run_report import SCHEMA_ID
 from faceedit_bench.report.templates import fmt_ci, fmt_num, fmt_usd, render
 
 FORMATS = ("text", "markdown", "html")

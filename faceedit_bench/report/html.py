@@ -18,11 +18,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from faceedit_bench.execution.secrets import redact
 from faceedit_bench.report.contact_sheet import contact_sheet_name
 from faceedit_bench.report.contact_sheet import render as render_contact_sheet
-from faceedit_bench.execution.secrets import redact
-from faceedit_bench.storage.store import ImageStore, store_root_of_run
 from faceedit_bench.report.templates import fmt_num, render
+from faceedit_bench.storage.store import ImageStore, store_root_of_run
 
 REPORT_FILE = "report.html"
 WORST_SESSIONS = 6

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from faceedit_bench.builtin.editors import replay_extension, replay_step_path
 from faceedit_bench.errors import FaceEditBenchError
+from faceedit_bench.storage.replay_layout import replay_extension, replay_step_path
 from faceedit_bench.storage.store import ImageStore, store_root_of_run
 
 

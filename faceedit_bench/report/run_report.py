@@ -8,8 +8,8 @@ import time
 from typing import Any
 
 from faceedit_bench import __version__
-from faceedit_bench.records import TestSet
 from faceedit_bench.plugin.payloads import RunInfo
+from faceedit_bench.records import TestSet
 
 SCHEMA_ID = "faceedit_bench/run_report"
 SCHEMA_VERSION = "1.1"

@@ -28,32 +28,21 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from faceedit_bench.plugin.protocols import AsyncEditor
 from faceedit_bench.errors import ImageError
 from faceedit_bench.execution.calls import BudgetReached, Executors, GaveUp
-from faceedit_bench.storage.images import decode_rgb, read_image_bytes
-from faceedit_bench.keys import edit_key, step_seed
-from faceedit_bench.storage.ledger import EditRow, Ledger
-from faceedit_bench.records import EditRequest, EditResult, Face, Outcome, Session
-from faceedit_bench.plugin.payloads import RunInfo, StepRecord
-from faceedit_bench.scoring.identity import EmbeddingService
 from faceedit_bench.execution.secrets import redact
+from faceedit_bench.keys import edit_key, step_seed
+from faceedit_bench.plugin.payloads import RunInfo, StepRecord
+from faceedit_bench.plugin.protocols import AsyncEditor
+from faceedit_bench.records import EditRequest, EditResult, Face, ImageScore, Outcome, Session, SessionResult, StepState
+from faceedit_bench.scoring.identity import EmbeddingService
+from faceedit_bench.storage.images import decode_rgb, read_image_bytes
+from faceedit_bench.storage.ledger import EditRow, Ledger
 from faceedit_bench.storage.store import ImageStore
 
 log = logging.getLogger(__name__)
 
 FACE_CHUNK = 4
-
-
-@dataclass
-class StepState:
-    k: int
-    outcome: Outcome
-    reason: str
-    input_hash: str
-    output_hash: str | None
-    resumed: bool
-    usage: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -64,36 +53,6 @@ class AdmittedFace:
     fss0: float = 0.0
     base_n_faces: int = 0
     reference_vectors: list[Any] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class ImageScore:
-    """How one image I_k was scored: ``ok`` or ``no_face`` (FSS_k = 0, METHODOLOGY §6.5),
-    or a failure (``invalid_image``, ``failed``) that leaves FSS_k undefined."""
-
-    outcome: Outcome
-    n_faces: int
-    fss: float | None
-
-
-@dataclass
-class SessionResult:
-    """One (face, session): its steps, the scores of I_0..I_k, and why it is excluded if it is."""
-
-    face: Face
-    session: Session
-    steps: list[StepState]
-    excluded: str | None  # None when included in metrics, else the reason
-    scores: tuple[ImageScore, ...] = ()
-    image_hashes: tuple[str | None, ...] = ()
-    judged: Any = None  # a JudgedSession when a judge scored this session
-
-    @property
-    def fss(self) -> tuple[float, ...] | None:
-        """FSS_0..FSS_4 of an included session, else None."""
-        if self.excluded is not None:
-            return None
-        return tuple(s.fss for s in self.scores if s.fss is not None)
 
 
 @dataclass

@@ -17,24 +17,24 @@ from omegaconf import OmegaConf
 
 from faceedit_bench import __version__
 from faceedit_bench.analysis.aggregate import Aggregator
-from faceedit_bench.scoring.judge.agreement import judge_human_agreement
-from faceedit_bench.scoring.judge.anchors import check_anchors
-from faceedit_bench.report.artifacts import ArtifactWriter, write_artifacts
 from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig
-from faceedit_bench.run.engine import Engine, EngineParts
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.calls import Budget, BudgetReached, Executors
+from faceedit_bench.keys import fingerprint, portable
+from faceedit_bench.plugin.manager import Plugins
+from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo
+from faceedit_bench.records import Outcome, TestSet
+from faceedit_bench.report.artifacts import ArtifactWriter, write_artifacts
+from faceedit_bench.report.run_report import build_report
+from faceedit_bench.report.summary import format_summary
+from faceedit_bench.run.engine import Engine, EngineParts
+from faceedit_bench.scoring.identity import EmbeddingService
+from faceedit_bench.scoring.judge.agreement import judge_human_agreement
+from faceedit_bench.scoring.judge.anchors import check_anchors
 from faceedit_bench.scoring.judge.metrics import JudgeScorer
 from faceedit_bench.scoring.judge.service import JudgeService
-from faceedit_bench.keys import fingerprint, portable
 from faceedit_bench.storage.ledger import Ledger
-from faceedit_bench.plugin.manager import Plugins
-from faceedit_bench.records import Outcome, TestSet
-from faceedit_bench.report.run_report import build_report
-from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo
-from faceedit_bench.scoring.identity import EmbeddingService
 from faceedit_bench.storage.store import ImageStore
-from faceedit_bench.report.summary import format_summary
 
 
 @dataclass

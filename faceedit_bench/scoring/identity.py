@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.errors import ImageError
+from faceedit_bench.records import FaceEmbedding, Outcome
 from faceedit_bench.storage.images import decode_rgb
 from faceedit_bench.storage.ledger import Ledger
-from faceedit_bench.records import FaceEmbedding, Outcome
 from faceedit_bench.storage.store import ImageStore
 
 _worker: dict[str, Any] = {}

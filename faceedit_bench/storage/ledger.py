@@ -13,14 +13,11 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from faceedit_bench.records import FaceEmbedding, Outcome
-
-if TYPE_CHECKING:
-    from faceedit_bench.scoring.judge.service import JudgeAnswer
+from faceedit_bench.records import FaceEmbedding, JudgeAnswer, Outcome
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS edits (
@@ -124,8 +121,6 @@ class Ledger:
     # -- judge answers -------------------------------------------------------------------
 
     def get_judgment(self, key: str) -> JudgeAnswer | None:
-        from faceedit_bench.scoring.judge.service import JudgeAnswer
-
         row = self._db.execute(
             "SELECT outcome, value, raw, reason, usage, template, template_hash FROM judgments "
             "WHERE judgment_key = ?", (key,)).fetchone()

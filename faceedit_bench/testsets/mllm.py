@@ -17,11 +17,11 @@ from typing import Any
 
 from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.execution.calls import Executors
-from faceedit_bench.scoring.judge.service import JudgeService
 from faceedit_bench.keys import fingerprint, portable
-from faceedit_bench.storage.ledger import Ledger
-from faceedit_bench.scoring.judge.prompts import INSTRUCTION_TEMPLATE, instruction_fields
 from faceedit_bench.records import Outcome, Step, TestSet
+from faceedit_bench.scoring.judge.prompts import INSTRUCTION_TEMPLATE, instruction_fields
+from faceedit_bench.scoring.judge.service import JudgeService
+from faceedit_bench.storage.ledger import Ledger
 from faceedit_bench.storage.store import ImageStore
 from faceedit_bench.taxonomy import load_taxonomy
 

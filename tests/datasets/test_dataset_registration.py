@@ -5,8 +5,8 @@ import json
 
 import pluggy
 
-from faceedit_bench.plugin import hookspecs
 from faceedit_bench.builtin import datasets
+from faceedit_bench.plugin import hookspecs
 from faceedit_bench.plugin.protocols import Dataset
 from faceedit_bench.plugin.registry import Register, Registry
 

@@ -23,10 +23,10 @@ import numpy as np
 from scipy import stats
 
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.storage.images import read_image_bytes
-from faceedit_bench.scoring.judge.service import JudgeService
-from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE, STATE_TEMPLATE, sc_from_answer, state_from_answer
 from faceedit_bench.records import Outcome
+from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE, STATE_TEMPLATE, sc_from_answer, state_from_answer
+from faceedit_bench.scoring.judge.service import JudgeService
+from faceedit_bench.storage.images import read_image_bytes
 
 
 def _categories(cell: str | None) -> frozenset[str]:

@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from faceedit_bench.storage.images import decode_rgb, encode_png
-from faceedit_bench.scoring.judge.service import JudgeService
-from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE
 from faceedit_bench.records import Outcome
+from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE
+from faceedit_bench.scoring.judge.service import JudgeService
+from faceedit_bench.storage.images import decode_rgb, encode_png
 
 DRIFT_POINTS = 2  # on the judge's 0-10 scale
 

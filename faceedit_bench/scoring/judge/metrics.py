@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from faceedit_bench.scoring.judge.service import JudgeAnswer, JudgeService
-from faceedit_bench.scoring.overediting import SessionOER, session_oer
+from faceedit_bench.records import JudgeAnswer, Outcome, Session
 from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE, STATE_TEMPLATE, sc_from_answer, state_from_answer
-from faceedit_bench.records import Outcome, Session
+from faceedit_bench.scoring.judge.service import JudgeService
+from faceedit_bench.scoring.overediting import SessionOER, session_oer
 
 
 @dataclass(frozen=True)

@@ -14,17 +14,18 @@ import json
 import logging
 import re
 import string
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from faceedit_bench.execution.calls import BudgetReached, CallLimits, Executor, GaveUp
-from faceedit_bench.keys import fingerprint
-from faceedit_bench.records import Outcome
+from faceedit_bench.execution.calls import BudgetReached, Executor, GaveUp
 from faceedit_bench.execution.secrets import redact
+from faceedit_bench.keys import fingerprint
+from faceedit_bench.plugin.protocols import Judge
+from faceedit_bench.records import JudgeAnswer, JudgeRequest, Outcome
 
 log = logging.getLogger(__name__)
 
@@ -91,60 +92,6 @@ def parse_answer(text: str | None, schema: type[BaseModel]) -> dict[str, Any]:
     except ValidationError as exc:
         raise ParseFailure(f"answer does not fit the schema: {exc.errors()[0]['msg']} "
                            f"at {'.'.join(str(p) for p in exc.errors()[0]['loc'])}") from exc
-
-
-@dataclass(frozen=True)
-class JudgeRequest:
-    """One judge attempt. ``images`` are PNG/JPEG bytes in the order the prompt names them;
-    ``schema`` is the JSON schema of the expected answer (for providers with structured
-    output); ``seed`` varies between parse retries."""
-
-    prompt: str
-    images: tuple[bytes, ...]
-    schema: Mapping[str, Any]
-    schema_name: str
-    seed: int
-
-
-@dataclass(frozen=True)
-class JudgeReply:
-    """What the model said, unparsed: ``ok`` with ``text``, or ``refused`` (a provider
-    safety block or a model refusal) with the reason. Transient failures are raised as
-    :class:`~faceedit_bench.execution.calls.RetryableError` instead; permanent API failures
-    (400, 401 ...) are returned as ``api_error`` with the status in ``reason``."""
-
-    outcome: Outcome
-    text: str | None = None
-    reason: str = ""
-    usage: Mapping[str, Any] = field(default_factory=dict)
-
-
-@runtime_checkable
-class Judge(Protocol):
-    """An MLLM judge. ``describe()`` names the exact model version and every decoding
-    parameter (temperature, seed policy, API flavour); it is hashed into every cache key.
-    ``limits`` says how calls may be made; ``prices`` maps usage keys to USD per unit."""
-
-    limits: CallLimits
-    prices: Mapping[str, float]
-
-    def describe(self) -> Mapping[str, Any]: ...
-
-    async def ajudge(self, request: JudgeRequest) -> JudgeReply: ...
-
-
-@dataclass(frozen=True)
-class JudgeAnswer:
-    """The recorded result of one judge call (after parse retries)."""
-
-    outcome: Outcome  # ok | refused | api_error | parse_error | failed (the judge plugin raised)
-    value: dict[str, Any] | None
-    raw: str | None
-    reason: str
-    usage: dict[str, Any]
-    template: str  # name@version
-    template_hash: str
-    resumed: bool = False
 
 
 def judgment_key(judge_fp: str, template: PromptTemplate, prompt: str, image_hashes: Sequence[str],

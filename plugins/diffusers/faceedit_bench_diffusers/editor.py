@@ -19,10 +19,7 @@ from typing import Any
 
 from PIL import Image
 
-from faceedit_bench.execution.batching import MicroBatcher, is_out_of_memory
-from faceedit_bench.execution.calls import CallLimits
-from faceedit_bench.storage.images import decode_rgb
-from faceedit_bench.records import EditRequest, EditResult, Outcome
+from faceedit_bench.api import CallLimits, EditRequest, EditResult, MicroBatcher, Outcome, decode_rgb, is_out_of_memory
 from faceedit_bench_diffusers import loading
 from faceedit_bench_diffusers.pipelines import PipelineSpec, images_of, pipeline_class
 

@@ -6,7 +6,7 @@ which is imported lazily when the embedder is selected.
 
 from __future__ import annotations
 
-from faceedit_bench import hookimpl
+from faceedit_bench.api import hookimpl
 
 __version__ = "0.1.0"
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from faceedit_bench import hookimpl
+from faceedit_bench.api import hookimpl
 
 if TYPE_CHECKING:
-    from faceedit_bench.plugin.registry import Register
+    from faceedit_bench.api import Register
 
 __all__ = ["faceedit_config_searchpath", "faceedit_register_editors", "faceedit_register_judges"]
 

@@ -21,10 +21,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution.calls import RetryableError, limits_from_config
-from faceedit_bench.storage.images import sniff_mime
-from faceedit_bench.execution.secrets import read_secret, redact
+from faceedit_bench.api import ConfigError, RetryableError, limits_from_config, read_secret, redact, sniff_mime
 
 GOOGLE_ENDPOINT = "https://generativelanguage.googleapis.com/"
 DEFAULT_KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")

@@ -10,9 +10,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution.calls import CallLimits
-from faceedit_bench.records import EditRequest, EditResult, Outcome
+from faceedit_bench.api import CallLimits, ConfigError, EditRequest, EditResult, Outcome
 from faceedit_bench_gemini import responses
 from faceedit_bench_gemini.connection import (
     DEFAULT_KEY_ENVS,

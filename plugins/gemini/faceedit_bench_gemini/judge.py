@@ -11,10 +11,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution.calls import CallLimits
-from faceedit_bench.scoring.judge.service import JudgeReply, JudgeRequest
-from faceedit_bench.records import Outcome
+from faceedit_bench.api import CallLimits, ConfigError, JudgeReply, JudgeRequest, Outcome
 from faceedit_bench_gemini import responses
 from faceedit_bench_gemini.connection import (
     DEFAULT_KEY_ENVS,

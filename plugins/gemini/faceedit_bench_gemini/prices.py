@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.execution.cost import check_prices
+from faceedit_bench.api import check_prices
 
 AS_OF = "2025-11-20"
 _M = 1e-6  # prices are published per million tokens

@@ -7,8 +7,8 @@ import json
 import sqlite3
 from pathlib import Path
 
-from faceedit_bench.run.experiment import build_experiment, run_experiment
 from faceedit_bench.plugin.manager import load_plugins
+from faceedit_bench.run.experiment import build_experiment, run_experiment
 
 
 def test_a_run_with_a_refusal_and_a_rate_limit(api_key, fake, tmp_path: Path):

@@ -22,9 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from faceedit_bench.scoring.embedding import LazyModels, as_rgb_uint8, files_digest
-from faceedit_bench.errors import ConfigError, ModelNotFoundError
-from faceedit_bench.records import FaceEmbedding, Outcome
+from faceedit_bench.api import (
+    ConfigError,
+    FaceEmbedding,
+    LazyModels,
+    ModelNotFoundError,
+    Outcome,
+    as_rgb_uint8,
+    files_digest,
+)
 
 DEFAULT_MODEL_DIR = "~/.insightface/models/buffalo_l"
 DETECTOR_FILE = "det_10g.onnx"

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from faceedit_bench import hookimpl
+from faceedit_bench.api import hookimpl
 
 if TYPE_CHECKING:
-    from faceedit_bench.plugin.registry import Register
+    from faceedit_bench.api import Register, TrackedRun
 
-__all__ = ["faceedit_config_searchpath", "faceedit_register_trackers"]
+__all__ = ["faceedit_config_searchpath", "faceedit_register_trackers", "faceedit_tracked_runs"]
 
 
 @hookimpl
@@ -28,3 +28,13 @@ def faceedit_register_trackers(register: Register) -> None:
 @hookimpl
 def faceedit_config_searchpath() -> list[str]:
     return ["pkg://faceedit_bench_mlflow.conf"]
+
+
+@hookimpl
+def faceedit_tracked_runs(tracking_uri: str, run_id: str | None, experiments: list[str] | None,
+                          files: list[str]) -> list[TrackedRun] | None:
+    from faceedit_bench_mlflow import runs
+
+    if not runs.is_mlflow_uri(tracking_uri):
+        return None
+    return runs.tracked_runs(tracking_uri, run_id, experiments, files)

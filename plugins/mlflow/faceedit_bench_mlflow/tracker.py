@@ -26,14 +26,13 @@ from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, Any
 
-from faceedit_bench import hookimpl  # noqa: E402
-from faceedit_bench.errors import FaceEditBenchError  # noqa: E402
+from faceedit_bench.api import FaceEditBenchError, hookimpl
 from faceedit_bench_mlflow import _limits as lim  # noqa: E402
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
 
-    from faceedit_bench.plugin.payloads import RunInfo, StepRecord
+    from faceedit_bench.api import RunInfo, StepRecord
 
 log = logging.getLogger(__name__)
 
@@ -280,8 +279,7 @@ def _params(
 def _metrics(report: dict[str, Any], outcomes: Counter[str]) -> list[tuple[str, float]]:
     """``steps_<outcome>`` counts (every known outcome, zeros included, so a resumed run
     shows no stale count) and the report's metrics, which win on a clash."""
-    from faceedit_bench.records import Outcome
-    from faceedit_bench.report.run_report import metrics_for_tracking
+    from faceedit_bench.api import Outcome, metrics_for_tracking
 
     values: dict[str, Any] = {f"steps_{o}": outcomes.get(o, 0) for o in [o.value for o in Outcome]}
     values.update({f"steps_{o}": n for o, n in outcomes.items()})

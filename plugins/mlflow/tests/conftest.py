@@ -3,8 +3,6 @@ one experiment per test, and hooks called through a real pluggy manager."""
 
 from __future__ import annotations
 
-import sys
-import types
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -23,14 +21,9 @@ def _no_tracking_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def metrics_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """The tracker gets metrics only from ``faceedit_bench.report.run_report.metrics_for_tracking``.
-    Tests replace it (in the real module when it exists, else in a stand-in module) with a
-    function returning ``report["metrics"]``, and see every report it was given."""
-    try:
-        import faceedit_bench.report.run_report as module
-    except ImportError:
-        module = types.ModuleType("faceedit_bench.report.run_report")
-        monkeypatch.setitem(sys.modules, "faceedit_bench.report.run_report", module)
+    """The tracker gets metrics only from ``faceedit_bench.api.metrics_for_tracking``. Tests
+    replace it with a function returning ``report["metrics"]``, and see every report it was given."""
+    import faceedit_bench.api as module
     calls: list[dict[str, Any]] = []
 
     def stand_in(report: dict[str, Any]) -> dict[str, Any]:

@@ -209,7 +209,7 @@ def test_run_end_failure_marks_failed_and_raises(tracker, make_run, client, expe
     def failing(report):
         raise KeyError("missing aggregate")
 
-    monkeypatch.setattr(importlib.import_module("faceedit_bench.report.run_report"), "metrics_for_tracking", failing)
+    monkeypatch.setattr(importlib.import_module("faceedit_bench.api"), "metrics_for_tracking", failing)
     pm = make_pm(tracker)
     run = make_run()
     pm.hook.faceedit_run_start(run=run)

@@ -11,8 +11,7 @@ import asyncio
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution.secrets import read_secret
+from faceedit_bench.api import ConfigError, read_secret
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI

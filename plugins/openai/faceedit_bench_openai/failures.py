@@ -20,8 +20,7 @@ import json
 import time
 from collections.abc import Mapping
 
-from faceedit_bench.execution.calls import RetryableError
-from faceedit_bench.records import Outcome
+from faceedit_bench.api import Outcome, RetryableError
 
 #: Error codes of a request the provider's safety system rejected (``content_filter``: Azure OpenAI).
 REFUSAL_CODES = frozenset({"moderation_blocked", "content_policy_violation", "content_filter"})

@@ -14,11 +14,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.execution.cost import check_prices
-from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution.calls import limits_from_config
-from faceedit_bench.scoring.judge.service import JudgeReply, JudgeRequest
-from faceedit_bench.records import Outcome
+from faceedit_bench.api import ConfigError, JudgeReply, JudgeRequest, Outcome, check_prices, limits_from_config
 from faceedit_bench_openai.connection import Connection
 from faceedit_bench_openai.failures import failure_outcome
 from faceedit_bench_openai.media import data_url

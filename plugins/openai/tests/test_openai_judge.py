@@ -12,9 +12,10 @@ from faceedit_bench_openai.strict_schema import to_strict_schema
 from pydantic import BaseModel, ConfigDict, Field
 
 from faceedit_bench.execution.calls import RetryableError
-from faceedit_bench.scoring.judge.service import Judge, JudgeReply, JudgeRequest, ParseFailure, parse_answer
-from faceedit_bench.records import Outcome
 from faceedit_bench.execution.secrets import MissingSecretError
+from faceedit_bench.plugin.protocols import Judge
+from faceedit_bench.records import JudgeReply, JudgeRequest, Outcome
+from faceedit_bench.scoring.judge.service import ParseFailure, parse_answer
 from faceedit_bench.testing import gradient_image
 from tests.fakes.answers import example_from_schema
 from tests.fakes.openai import DEFAULT_KEY, GARBAGE, REFUSAL, SYSTEM_FINGERPRINT, OpenAIFakeServer

@@ -14,8 +14,7 @@ import pytest
 import yaml
 from faceedit_bench_openai.judge import OpenAIJudge
 
-from faceedit_bench.scoring.judge.service import JudgeRequest
-from faceedit_bench.records import Outcome
+from faceedit_bench.records import JudgeRequest, Outcome
 from faceedit_bench.testing import PluginDistributionContract, gradient_image
 from tests.fakes.openai import openai_server
 

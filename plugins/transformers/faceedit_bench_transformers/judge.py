@@ -19,10 +19,7 @@ import time
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from faceedit_bench.execution.batching import MicroBatcher, is_out_of_memory
-from faceedit_bench.execution.calls import CallLimits
-from faceedit_bench.scoring.judge.service import JudgeReply, JudgeRequest
-from faceedit_bench.records import Outcome
+from faceedit_bench.api import CallLimits, JudgeReply, JudgeRequest, MicroBatcher, Outcome, is_out_of_memory
 from faceedit_bench_transformers import loading
 
 log = logging.getLogger(__name__)

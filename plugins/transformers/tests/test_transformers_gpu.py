@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from faceedit_bench.scoring.judge.service import JudgeRequest
 from faceedit_bench.plugin.manager import load_plugins
-from faceedit_bench.records import Outcome
+from faceedit_bench.records import JudgeRequest, Outcome
 from faceedit_bench.testing import gradient_image
 
 torch = pytest.importorskip("torch")

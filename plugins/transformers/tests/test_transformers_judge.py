@@ -16,10 +16,11 @@ from faceedit_bench_transformers.judge import QwenVLJudge
 
 from faceedit_bench.errors import ModelNotFoundError
 from faceedit_bench.execution.calls import Executor
-from faceedit_bench.scoring.judge.service import Judge, JudgeRequest, JudgeService
 from faceedit_bench.plugin.manager import load_plugins
+from faceedit_bench.plugin.protocols import Judge
+from faceedit_bench.records import JudgeRequest, Outcome
 from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE
-from faceedit_bench.records import Outcome
+from faceedit_bench.scoring.judge.service import JudgeService
 from faceedit_bench.testing import gradient_image
 
 VALID = '{"editing_success": 7, "overediting": 8, "reasoning": "hair is red, face kept"}'
