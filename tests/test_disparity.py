@@ -12,6 +12,7 @@ import pytest
 from scipy import stats
 
 import faceedit_bench.analysis.disparity as disparity
+import faceedit_bench.analysis.permutation as permutation
 from faceedit_bench.analysis.disparity import GroupTest, compare_groups, wasserstein
 
 
@@ -92,7 +93,7 @@ def test_long_tie_runs_take_the_hypergeometric_path_and_agree_with_scipy():
     a = np.r_[np.zeros(300), rng.integers(1, 4, 40) * 25.0]
     b = np.r_[np.zeros(280), rng.integers(1, 4, 70) * 25.0]
     n = 1999
-    steps = disparity._SessionSteps(disparity._Pool(a, b))
+    steps = permutation._SessionSteps(permutation.Pool(a, b))
     assert steps.hypergeometric.any()
     assert within_monte_carlo_error(one(a, b, n_resamples=n)["p_value"], scipy_p(a, b, n), n)
 
@@ -136,9 +137,9 @@ def test_sampled_partitions_are_uniform():
     # 8 distinct values split 3 | 5: 56 partitions; the sampled null must hit each WD value as
     # often as the partitions giving it (chi-square against the exact enumeration)
     a, b = np.array([0.0, 1.1, 2.3]), np.array([3.6, 5.0, 6.5, 8.1, 9.8])
-    pool = disparity._Pool(a, b)
-    exact = np.round(disparity._enumerated_session_wd(pool)[1:], 9)
-    sampled = np.round(disparity._sampled_session_wd(pool, disparity._SessionSteps(pool), 56_000,
+    pool = permutation.Pool(a, b)
+    exact = np.round(permutation._enumerated_session_wd(pool)[1:], 9)
+    sampled = np.round(permutation._sampled_session_wd(pool, permutation._SessionSteps(pool), 56_000,
                                                      np.random.Generator(np.random.SFC64(0)))[1:], 9)
     values, expected = np.unique(exact, return_counts=True)
     observed = np.array([np.count_nonzero(sampled == v) for v in values])
@@ -147,7 +148,7 @@ def test_sampled_partitions_are_uniform():
 
 
 def test_random_cluster_assignment_is_uniform_with_fixed_group_sizes():
-    assignment = disparity._random_assignment(2, 3, 30_000, np.random.Generator(np.random.SFC64(1)))
+    assignment = permutation._random_assignment(2, 3, 30_000, np.random.Generator(np.random.SFC64(1)))
     assert (assignment.sum(axis=0) == 2).all()
     subsets = [tuple(np.flatnonzero(col)) for col in assignment.T]
     counts = np.array([subsets.count(c) for c in itertools.combinations(range(5), 2)])
