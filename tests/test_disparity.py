@@ -99,7 +99,7 @@ def test_long_tie_runs_take_the_hypergeometric_path_and_agree_with_scipy():
 
 
 def test_resamples_in_several_chunks(monkeypatch):
-    monkeypatch.setattr(disparity, "CHUNK", 700)
+    monkeypatch.setattr(permutation, "CHUNK", 700)
     rng = np.random.default_rng(5)
     a, b = rng.normal(0, 1, 20), rng.normal(0.6, 1, 25)
     result = one(a, b, n_resamples=2000)
