@@ -45,3 +45,17 @@ def step_seed(run_seed: int, base_hash: str, session_id: str, k: int) -> int:
 def edit_key(editor_fp: str, input_hash: str, instruction: str, seed: int) -> str:
     """One edit call: the editor (exact version and parameters), its input and instruction."""
     return fingerprint(["edit", editor_fp, input_hash, instruction, seed])
+
+
+#: Run settings that change how a run executes, not what it measures: not part of its identity.
+RUNTIME_ONLY = ("workers", "progress", "workspace", "max_contact_sheets", "retry_outcomes", "budget_usd")
+
+
+def run_key(components: dict[str, Any], run_settings: dict[str, Any], analysis: dict[str, Any]) -> str:
+    """One experiment: its components (name and description, tracker excluded), the run settings
+    that change results and the analysis settings. Rerunning it gets the same key, so it
+    resumes the same run folder and tracked run."""
+    scientific = {kind: c for kind, c in components.items() if kind != "tracking"}
+    scientific["run"] = {k: v for k, v in run_settings.items() if k not in RUNTIME_ONLY}
+    scientific["analysis"] = analysis
+    return fingerprint(portable(scientific))

@@ -20,7 +20,7 @@ from faceedit_bench.analysis.aggregate import Aggregator
 from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.calls import Budget, BudgetReached, Executors
-from faceedit_bench.keys import fingerprint, portable
+from faceedit_bench.keys import fingerprint, portable, run_key
 from faceedit_bench.plugin.manager import Plugins
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo
 from faceedit_bench.records import Outcome, TestSet
@@ -105,10 +105,6 @@ def _git_sha() -> str:
         return "unknown"
 
 
-#: Settings that change how a run executes, not what it measures.
-RUNTIME_ONLY = ("workers", "progress", "workspace", "max_contact_sheets", "retry_outcomes", "budget_usd")
-
-
 def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
     conf: ExperimentConfig = OmegaConf.to_object(cfg)
     resolved = OmegaConf.to_container(cfg, resolve=True)
@@ -126,17 +122,12 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
     if labels and "judge" not in components:
         raise ConfigError("analysis.human_labels needs a judge to compare with (e.g. judge=gemini)")
     metrics = [plugins.registry.get("metrics", n).load() for n in plugins.registry["metrics"].names()]
-    scientific = {
-        kind: {"name": i.name, "description": i.description}
-        for kind, i in infos.items() if kind != "tracking"
-    }
-    scientific["run"] = {k: v for k, v in resolved["run"].items() if k not in RUNTIME_ONLY}
-    scientific["analysis"] = resolved["analysis"]
-    run_key = fingerprint(portable(scientific))
+    key = run_key({kind: {"name": i.name, "description": i.description} for kind, i in infos.items()},
+                  resolved["run"], resolved["analysis"])
     names = {g: infos[g].name for g in infos}
     run_name = f"{names['editor']}@{names['testset']}/{names['dataset']}/{names['embedder']}"
     workspace = Path(conf.run.workspace).expanduser().resolve()
-    output_dir = workspace / "runs" / f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', run_name)}-{run_key[:12]}"
+    output_dir = workspace / "runs" / f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', run_name)}-{key[:12]}"
     tags = {
         "faceedit_bench.version": __version__,
         "faceedit_bench.git_sha": _git_sha(),
@@ -152,7 +143,7 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
         **{str(k): str(v) for k, v in conf.tags.items()},
     }
     info = RunInfo(
-        run_key=run_key, run_name=run_name, experiment_name=f"faceedit/{testset.name}",
+        run_key=key, run_name=run_name, experiment_name=f"faceedit/{testset.name}",
         components=infos, config=resolved, params=flatten(resolved), tags=tags,
         workspace=workspace, output_dir=output_dir,
     )
