@@ -18,10 +18,14 @@ from faceedit_bench_replicate.editor import ReplicateEditor  # noqa: E402
 
 from tests.fakes.replicate import (  # noqa: E402
     BAGEL_VERSION as BAGEL,
+)
+from tests.fakes.replicate import (
     DEFAULT_TOKEN,
-    KONTEXT_VERSION as KONTEXT,
     ReplicateFakeServer,
     replicate_server,
+)
+from tests.fakes.replicate import (
+    KONTEXT_VERSION as KONTEXT,
 )
 
 KEY_ENV = "FACEEDIT_TEST_REPLICATE_TOKEN"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from faceedit_bench_replicate.editor import PINNED
 
 from faceedit_bench.testing import PluginDistributionContract
-from faceedit_bench_replicate.editor import PINNED
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]
 CONF = PLUGIN_ROOT / "faceedit_bench_replicate" / "conf" / "editor"
