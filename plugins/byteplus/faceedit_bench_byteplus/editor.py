@@ -198,7 +198,9 @@ class SeedreamEditor(ArkImageEditor):
                          reference_images=reference_images)
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "sequential_image_generation": "disabled"}
+        # ModelArk documents seed for its 3.0 models; sent all the same, so a model that honours it is seeded.
+        return {**super().describe(), "sequential_image_generation": "disabled",
+                "seed": "request seed mod 2^31 (documented for ModelArk's 3.0 models only)"}
 
     def _arguments(self, request: EditRequest) -> dict[str, Any]:
         return {**super()._arguments(request), "sequential_image_generation": "disabled"}
