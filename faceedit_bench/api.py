@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from faceedit_bench import hookimpl
 from faceedit_bench.errors import ConfigError, DatasetError, FaceEditBenchError, ImageError, ModelNotFoundError
 from faceedit_bench.execution.batching import MicroBatcher, is_out_of_memory
-from faceedit_bench.execution.calls import CallLimits, GaveUp, RetryableError, limits_from_config
+from faceedit_bench.execution.calls import CallLimits, GaveUp, RetryableError, limits_from_config, retry_after_s
 from faceedit_bench.execution.cost import USAGE_KEYS, check_prices, cost_usd
 from faceedit_bench.execution.secrets import MissingSecretError, read_secret, redact
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo, StepRecord, TrackedRun
@@ -107,5 +107,6 @@ __all__ = [
     "parse_answer",
     "read_secret",
     "redact",
+    "retry_after_s",
     "sniff_mime",
 ]

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import faceedit_bench.analysis.disparity as disparity
 import faceedit_bench.analysis.permutation as permutation
 from faceedit_bench.analysis.disparity import GroupTest, compare_groups, wasserstein
 

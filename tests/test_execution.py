@@ -145,3 +145,17 @@ def test_limits_are_validated():
         CallLimits(provider_key="x", requests_per_minute=0)
     with pytest.raises(ValueError):
         RetryableError("unknown_kind", "?")
+
+
+def test_retry_after_is_read_from_seconds_milliseconds_or_an_http_date():
+    import email.utils
+    import time as _time
+
+    from faceedit_bench.api import retry_after_s
+
+    assert retry_after_s({"Retry-After": "3"}) == 3.0
+    assert retry_after_s({"retry-after-ms": "1500", "Retry-After": "9"}) == 1.5  # the finer one wins
+    soon = email.utils.formatdate(_time.time() + 30, usegmt=True)
+    assert 25 < retry_after_s({"retry-after": soon}) <= 30
+    assert retry_after_s({"Retry-After": "soon"}) is None and retry_after_s(None) is None
+    assert retry_after_s({"Retry-After": "-4"}) == 0.0

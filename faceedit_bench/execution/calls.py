@@ -23,6 +23,7 @@ SDK-level retries must be switched off by the plugins, so nothing retries unseen
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
@@ -99,6 +100,26 @@ class RetryableError(Exception):
         self.kind = kind
         self.status = status
         self.retry_after = retry_after
+
+
+def retry_after_s(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds a provider asked to wait, from ``retry-after-ms`` or ``Retry-After`` (seconds or
+    an HTTP date); ``None`` when it did not say. For plugins building a :class:`RetryableError`."""
+    if not headers:
+        return None
+    lower = {str(k).lower(): str(v).strip() for k, v in headers.items()}
+    try:
+        if "retry-after-ms" in lower:
+            return max(0.0, float(lower["retry-after-ms"]) / 1000.0)
+        if "retry-after" in lower:
+            return max(0.0, float(lower["retry-after"]))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(lower.get("retry-after", ""))
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 class GaveUp(Exception):

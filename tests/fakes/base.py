@@ -49,6 +49,7 @@ class FakeResponse:
     body: bytes
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
+    truncate: bool = False  # send half the body under a Content-Length for all of it (a cut download)
 
     @classmethod
     def json(cls, status: int, obj: Any, **headers: str) -> FakeResponse:
@@ -176,7 +177,7 @@ class FakeServer:
                 self.send_header("Content-Type", response.content_type)
                 for key, value in response.headers.items():
                     self.send_header(key, value)
-                if fault == "truncated":
+                if fault == "truncated" or response.truncate:
                     self.send_header("Content-Length", str(len(response.body) + 1000))
                     self.end_headers()
                     self.wfile.write(response.body[: len(response.body) // 2])

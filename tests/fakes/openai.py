@@ -22,6 +22,10 @@ Provider faults (``server.script([...])`` or ``fault_rates``), besides the gener
   ``status: "incomplete"`` with ``incomplete_details.reason: "content_filter"``;
 * ``refusal``: chat ``message.refusal`` set and ``content`` null; responses a ``refusal`` item;
 * ``garbage``: judge answer text that is not JSON;
+* reasoning models (``gpt-5*``, ``o1``/``o3``/``o4*``, not ``*-chat*``) answer 400 ``unsupported_value`` to a
+  temperature other than 1, as OpenAI does, and report reasoning tokens (``REASONING_TOKENS`` by effort)
+  inside ``completion_tokens`` / ``output_tokens``; other models answer 400 ``unsupported_parameter`` to
+  ``reasoning_effort`` / ``reasoning``;
 * ``bad_request``: 400 ``invalid_request_error`` on any endpoint;
 * ``bad_json``: 200 with a complete (Content-Length-true) body cut in the middle of its JSON,
   as from a broken proxy (the generic ``truncated`` closes the connection early instead).
@@ -55,6 +59,7 @@ IMAGE_TOKENS_PER_INPUT = 323  # gpt-image-1, one 1024x1024 input at low fidelity
 HIGH_FIDELITY_EXTRA = 4160
 OUTPUT_TOKENS = {"low": 272, "medium": 1056, "high": 4160, "auto": 4160}  # 1024x1024
 VISION_TOKENS_PER_IMAGE = 765  # chat models, one 1024x1024 image at detail high
+REASONING_TOKENS = {"minimal": 0, "low": 128, "medium": 512, "high": 2048}
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 404: "invalid_request_error",
                 429: "requests", 500: "server_error", 503: "server_error"}
@@ -139,6 +144,25 @@ def _responses_images(body: dict[str, Any]) -> list[bytes]:
 
 def _text_tokens(text: str) -> int:
     return max(1, len(text) // 4)
+
+
+def is_reasoning_model(model: str) -> bool:
+    return str(model).startswith(("gpt-5", "o1", "o3", "o4")) and "-chat" not in str(model)
+
+
+def _reasoning_check(body: dict[str, Any], effort: str | None) -> FakeResponse | None:
+    """OpenAI's 400s for sampling parameters a model does not take."""
+    model = str(body.get("model", ""))
+    if is_reasoning_model(model):
+        if "temperature" in body and body["temperature"] != 1:
+            return openai_error(400, f"Unsupported value: 'temperature' does not support {body['temperature']} with "
+                                     "this model. Only the default (1) value is supported.", param="temperature",
+                                code="unsupported_value")
+    elif effort is not None:
+        name = "reasoning_effort" if "reasoning_effort" in body else "reasoning.effort"
+        return openai_error(400, f"Unsupported parameter: '{name}' is not supported with this model.",
+                            param=name, code="unsupported_parameter")
+    return None
 
 
 class OpenAIFakeServer(FakeServer):
@@ -248,6 +272,11 @@ class OpenAIFakeServer(FakeServer):
         body = request.json()
         received = Received(request.path, body, images=_chat_images(body), fault=fault)
         self.received.append(received)
+        effort = body.get("reasoning_effort")
+        rejected = _reasoning_check(body, effort)
+        if rejected is not None:
+            return rejected
+        reasoning = REASONING_TOKENS.get(effort or "medium", 0) if is_reasoning_model(body.get("model", "")) else 0
         content: str | None = self._answer_text(body, received.schema, fault)
         refusal, finish = None, "stop"
         if fault == "refusal":
@@ -256,7 +285,7 @@ class OpenAIFakeServer(FakeServer):
             content, finish = None, "content_filter"
         prompt_text = json.dumps(body.get("messages", []))[:2000]
         prompt_tokens = _text_tokens(prompt_text) + VISION_TOKENS_PER_IMAGE * len(received.images)
-        completion_tokens = _text_tokens(content or refusal or "")
+        completion_tokens = _text_tokens(content or refusal or "") + reasoning
         return FakeResponse.json(200, {
             "id": f"chatcmpl-fake{len(self.received)}", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model"), "system_fingerprint": SYSTEM_FINGERPRINT, "service_tier": "default",
@@ -266,7 +295,7 @@ class OpenAIFakeServer(FakeServer):
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens,
                       "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-                      "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
+                      "completion_tokens_details": {"reasoning_tokens": reasoning, "audio_tokens": 0,
                                                     "accepted_prediction_tokens": 0,
                                                     "rejected_prediction_tokens": 0}},
         })
@@ -275,6 +304,11 @@ class OpenAIFakeServer(FakeServer):
         body = request.json()
         received = Received(request.path, body, images=_responses_images(body), fault=fault)
         self.received.append(received)
+        effort = (body.get("reasoning") or {}).get("effort")
+        rejected = _reasoning_check(body, effort)
+        if rejected is not None:
+            return rejected
+        reasoning = REASONING_TOKENS.get(effort or "medium", 0) if is_reasoning_model(body.get("model", "")) else 0
         status, incomplete = "completed", None
         if fault == "refusal":
             content = [{"type": "refusal", "refusal": REFUSAL}]
@@ -287,14 +321,14 @@ class OpenAIFakeServer(FakeServer):
                    "role": "assistant", "content": content}] if content else []
         input_tokens = _text_tokens(json.dumps(body.get("input", ""))[:2000]) + \
             VISION_TOKENS_PER_IMAGE * len(received.images)
-        output_tokens = _text_tokens(json.dumps(content))
+        output_tokens = _text_tokens(json.dumps(content)) + reasoning
         return FakeResponse.json(200, {
             "id": f"resp_fake{len(self.received)}", "object": "response", "created_at": int(time.time()),
             "status": status, "incomplete_details": incomplete, "error": None, "model": body.get("model"),
             "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
             "temperature": body.get("temperature", 1.0), "top_p": 1.0, "text": body.get("text"),
             "usage": {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0},
-                      "output_tokens": output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
+                      "output_tokens": output_tokens, "output_tokens_details": {"reasoning_tokens": reasoning},
                       "total_tokens": input_tokens + output_tokens},
         })
 

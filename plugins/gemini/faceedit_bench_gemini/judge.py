@@ -23,6 +23,8 @@ from faceedit_bench_gemini.connection import (
 from faceedit_bench_gemini.prices import prices_for
 
 WHAT = "judge gemini"
+#: Gemini 3's thinking levels (``thinkingConfig.thinkingLevel``); 2.5 models take a token budget instead.
+THINKING_LEVELS = ("MINIMAL", "LOW", "MEDIUM", "HIGH")
 #: About 80% of the paid Tier 1 limits published for gemini-2.5-flash (1000 RPM, 1M input TPM).
 #: Tokens per call: two 1024x1024 images (4 tiles of 258 tokens each) and a prompt.
 DEFAULT_LIMITS: Mapping[str, Any] = MappingProxyType({
@@ -37,12 +39,19 @@ class GeminiJudge:
     def __init__(self, model: str = "gemini-2.5-flash", base_url: str | None = None, api_version: str | None = None,
                  api_key_env: Sequence[str] = DEFAULT_KEY_ENVS, temperature: float = 0.0,
                  max_output_tokens: int | None = None, thinking_budget: int | None = None,
-                 limits: Mapping[str, Any] = DEFAULT_LIMITS, prices: Mapping[str, Any] | None = None) -> None:
+                 thinking_level: str | None = None, limits: Mapping[str, Any] = DEFAULT_LIMITS,
+                 prices: Mapping[str, Any] | None = None) -> None:
         if not 0 <= float(temperature) <= 2:
             raise ConfigError(f"{WHAT}: temperature must be between 0 and 2 (0 for reproducible judging)")
         if max_output_tokens is not None and int(max_output_tokens) < 1:
             raise ConfigError(f"{WHAT}: max_output_tokens must be positive (or null for the model's limit)")
+        if thinking_level is not None and str(thinking_level).upper() not in THINKING_LEVELS:
+            raise ConfigError(f"{WHAT}: thinking_level must be one of {', '.join(THINKING_LEVELS).lower()} "
+                              f"(Gemini 3 models), or null, not {thinking_level!r}")
+        if thinking_level is not None and thinking_budget is not None:
+            raise ConfigError(f"{WHAT}: set thinking_level (Gemini 3) or thinking_budget (Gemini 2.5), not both")
         self.model = model
+        self.thinking_level = None if thinking_level is None else str(thinking_level).upper()
         self.temperature = float(temperature)
         self.max_output_tokens = None if max_output_tokens is None else int(max_output_tokens)
         self.thinking_budget = None if thinking_budget is None else int(thinking_budget)
@@ -57,12 +66,18 @@ class GeminiJudge:
             "structured_output": "responseJsonSchema", "temperature": self.temperature,
             "max_output_tokens": self.max_output_tokens, "thinking_budget": self.thinking_budget,
             "seed": "request seed mod 2^31",
+            # Only when set, so that the identity (and the cache) of judges configured without it is unchanged.
+            **({"thinking_level": self.thinking_level} if self.thinking_level else {}),
         }
 
     def _config(self, request: JudgeRequest) -> Any:
         from google.genai import types
 
-        thinking = None if self.thinking_budget is None else types.ThinkingConfig(thinking_budget=self.thinking_budget)
+        thinking = None
+        if self.thinking_budget is not None:
+            thinking = types.ThinkingConfig(thinking_budget=self.thinking_budget)
+        elif self.thinking_level is not None:
+            thinking = types.ThinkingConfig(thinking_level=self.thinking_level)
         return types.GenerateContentConfig(
             temperature=self.temperature, seed=api_seed(request.seed), max_output_tokens=self.max_output_tokens,
             response_mime_type="application/json", response_json_schema=dict(request.schema),

@@ -18,12 +18,13 @@ AS_OF = "2025-11-20"
 _M = 1e-6  # prices are published per million tokens
 
 
-def _table(input_per_m: float, output_per_m: float, output_image_per_m: float | None = None) -> Mapping[str, Any]:
+def _table(input_per_m: float, output_per_m: float, output_image_per_m: float | None = None, *,
+           as_of: str = AS_OF) -> Mapping[str, Any]:
     table: dict[str, Any] = {"input_tokens": input_per_m * _M, "input_image_tokens": input_per_m * _M,
                              "output_tokens": output_per_m * _M}
     if output_image_per_m is not None:
         table["output_image_tokens"] = output_image_per_m * _M
-    table["as_of"] = AS_OF
+    table["as_of"] = as_of
     return MappingProxyType(table)
 
 
@@ -37,6 +38,9 @@ PRICES: Mapping[str, Mapping[str, Any]] = MappingProxyType({
     "gemini-2.5-flash-lite": _table(0.10, 0.40),
     "gemini-2.5-pro": _table(1.25, 10.0),
     "gemini-3-pro-preview": _table(2.00, 12.0),
+    # Gemini 3 Flash (preview), a judge of paper (b)'s panel: $0.50/1M input (text, image), $3.00/1M output
+    # (thinking included), read 2026-12-01.
+    "gemini-3-flash-preview": _table(0.50, 3.00, as_of="2026-12-01"),
 })
 
 

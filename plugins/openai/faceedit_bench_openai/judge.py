@@ -29,6 +29,10 @@ DEFAULT_LIMITS = MappingProxyType({
 #: gpt-4.1 list prices in USD per token, read 2025-10: estimates (cached input is cheaper).
 DEFAULT_PRICES = MappingProxyType({"input_tokens": 0.000002, "output_tokens": 0.000008, "as_of": "2025-10"})
 APIS = ("chat", "responses")
+#: OpenAI's reasoning effort levels (chat ``reasoning_effort``, Responses ``reasoning.effort``).
+EFFORTS = ("minimal", "low", "medium", "high")
+#: Reasoning models answer 400 to any temperature but the default; "-chat" variants are not reasoning models.
+REASONING_PREFIXES = ("gpt-5", "o1", "o3", "o4")
 DETAILS = ("high", "low", "auto")
 
 
@@ -39,14 +43,23 @@ class OpenAIJudge:
 
     def __init__(self, model: str = "gpt-4.1-2025-04-14", api: str = "chat", temperature: float | None = 0.0,
                  max_output_tokens: int | None = 1024, image_detail: str = "high", strict: bool = True,
-                 base_url: str | None = None, api_key_env: str | None = "OPENAI_API_KEY",
+                 reasoning_effort: str | None = None, base_url: str | None = None, api_key_env: str | None = "OPENAI_API_KEY",
                  limits: Mapping[str, Any] = DEFAULT_LIMITS, prices: Mapping[str, Any] = DEFAULT_PRICES) -> None:
         what = f"judge {self.name}"
         if api not in APIS:
             raise ConfigError(f"{what}: api must be chat (chat completions) or responses (Responses API), not {api!r}.")
         if image_detail not in DETAILS:
             raise ConfigError(f"{what}: image_detail must be one of {', '.join(DETAILS)}, not {image_detail!r}.")
+        if reasoning_effort is not None and reasoning_effort not in EFFORTS:
+            raise ConfigError(f"{what}: reasoning_effort must be one of {', '.join(EFFORTS)}, or null (not sent), "
+                              f"not {reasoning_effort!r}.")
+        reasoning = str(model).startswith(REASONING_PREFIXES) and "-chat" not in str(model)
+        if reasoning and temperature is not None:
+            raise ConfigError(f"{what}: {model} is a reasoning model and rejects temperature; set "
+                              "judge.params.temperature=null (its sampling is fixed) and, if you like, "
+                              "judge.params.reasoning_effort=low|medium|high.")
         self.model, self.api, self.strict = model, api, bool(strict)
+        self.reasoning_effort = reasoning_effort
         self.temperature, self.max_output_tokens, self.image_detail = temperature, max_output_tokens, image_detail
         self.connection = Connection(base_url=base_url, api_key_env=api_key_env, model=model, what=what)
         self.limits = limits_from_config(limits, DEFAULT_LIMITS, provider_key=self.connection.provider_key,
@@ -59,6 +72,8 @@ class OpenAIJudge:
                 "image_detail": self.image_detail,
                 "seed": "request seed" if self.api == "chat" else "not supported by the Responses API",
                 "structured_output": f"json_schema, {SCHEMA_FORM}" if self.strict else "json_schema, as given",
+                # Only when set, so that the identity (and the cache) of judges configured without it is unchanged.
+                **({"reasoning_effort": self.reasoning_effort} if self.reasoning_effort else {}),
                 **self.connection.describe()}
 
     def json_schema(self, request: JudgeRequest) -> dict[str, Any]:
@@ -79,6 +94,11 @@ class OpenAIJudge:
 
     def _optional(self, max_tokens_key: str) -> dict[str, Any]:
         args: dict[str, Any] = {}
+        if self.reasoning_effort is not None:  # chat takes it flat, the Responses API nested
+            if max_tokens_key == "max_completion_tokens":
+                args["reasoning_effort"] = self.reasoning_effort
+            else:
+                args["reasoning"] = {"effort": self.reasoning_effort}
         if self.temperature is not None:
             args["temperature"] = self.temperature
         if self.max_output_tokens is not None:
@@ -108,11 +128,17 @@ class OpenAIJudge:
 
 def _usage(tokens: Any, input_key: str, output_key: str, served: str | None, **extra: Any) -> dict[str, Any]:
     """Usage in ``faceedit_bench.execution.cost`` keys. Image tokens are billed as input tokens by these
-    APIs and not reported apart, so they are in ``input_tokens``."""
+    APIs and not reported apart, so they are in ``input_tokens``. A reasoning model's reasoning
+    tokens are billed as output tokens and already counted in ``output_tokens`` (completion /
+    output tokens include them); ``reasoning_tokens`` records how many of them there were."""
     usage: dict[str, Any] = {k: v for k, v in extra.items() if v}
     if tokens is not None:
         usage["input_tokens"] = getattr(tokens, input_key, 0) or 0
         usage["output_tokens"] = getattr(tokens, output_key, 0) or 0
+        details = getattr(tokens, f"{output_key.removesuffix('_tokens')}_tokens_details", None)
+        reasoning = getattr(details, "reasoning_tokens", None)
+        if reasoning:
+            usage["reasoning_tokens"] = int(reasoning)
     if served:
         usage["model_version"] = served
     return usage

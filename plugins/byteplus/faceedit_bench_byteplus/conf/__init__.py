@@ -1,0 +1,1 @@
+"""Config entries of the faceedit-bench-byteplus plugin (Hydra searches this package)."""

@@ -1,0 +1,1 @@
+"""Config entries of the faceedit-bench-replicate plugin (Hydra searches this package)."""
