@@ -360,6 +360,18 @@ def test_pairs_are_matched_by_key_and_unpaired_items_counted():
     assert result["direction"] is None  # no direction asked for
 
 
+@pytest.mark.parametrize("d", [
+    [1.0, 2.0, -0.5, 3.0, 4.5],  # no ties or zeros: scipy's exact null distribution
+    [1.0, 1.0, 0.0, -1.0, 2.0, 2.0, 0.0, 3.0],  # ties and zeros, n <= 13: scipy's exact sign-flip enumeration
+])
+def test_small_paired_samples_match_scipy_and_are_deterministic(d):
+    first = {("f", i, 1): 3.0 for i in range(len(d))}
+    second = {k: 3.0 + x for k, x in zip(first, d)}
+    result = paired_comparison(first, second, name="t")
+    assert result["p_value"] == pytest.approx(float(stats.wilcoxon(d).pvalue), rel=1e-12)
+    assert paired_comparison(first, second, name="t") == result
+
+
 def test_all_zero_differences_give_no_p_value():
     scores = {("f", s, 1): float(s % 5 + 1) for s in range(10)}
     result = paired_comparison(scores, dict(scores), name="t", higher_is_better=True)

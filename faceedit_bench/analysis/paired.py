@@ -7,8 +7,9 @@ with a Student-t CI and the two-sided Wilcoxon signed-rank test (``scipy.stats.w
 Zero differences: scipy's default ``zero_method='wilcox'`` (Wilcoxon's own rule) drops pairs
 whose difference is exactly 0 before ranking, so the test is on ``n_nonzero`` pairs; the
 number of pairs and of zero differences are both reported. We keep that default because it is
-what scipy users (paper (b) included) get, and 1–5 judge scores make zero differences common:
-'pratt' or 'zsplit' would change p-values against published ones. scipy's ``method='auto'``
+what a plain ``scipy.stats.wilcoxon`` call (as METHODOLOGY §7 lists for paper (b)) gives, and
+1–5 judge scores make zero differences common: 'pratt' or 'zsplit' would change p-values
+against published ones. scipy's ``method='auto'``
 picks the exact null distribution without ties or zeros and n ≤ 50, an exact sign-flip
 permutation for n ≤ 13 with ties or zeros, and the normal approximation otherwise (scipy 1.17).
 When every difference is 0 the test is undefined (scipy returns p = 1 with a warning); we
