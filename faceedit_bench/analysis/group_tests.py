@@ -55,7 +55,8 @@ def compare_k_groups(groups: Mapping[str, Sequence[float]], *, name: str, higher
     ``scipy.stats.bootstrap`` ('percentile' by default: the disparity is >= 0 and 'basic' can
     go below 0; note that max − min of noisy means is biased upwards when the true means are
     close, and the percentile interval inherits that bias). Groups are resampled in name order,
-    so the interval does not depend on the order of ``groups``.
+    so the interval does not depend on the order of ``groups``; a tie for max_group or
+    min_group goes to the group listed first in ``groups``.
     """
     _check_name(name)
     check_confidence(confidence)
