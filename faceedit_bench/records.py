@@ -205,3 +205,23 @@ class JudgeAnswer:
     template: str  # name@version
     template_hash: str
     resumed: bool = False
+
+
+@dataclass
+class AdmittedFace:
+    """A face the admission stage accepted: its stored base image and references, their
+    embeddings' vectors and FSS_0. The edit and score stages work on these."""
+
+    face: Face
+    base_hash: str
+    reference_hashes: list[str]
+    fss0: float = 0.0
+    base_n_faces: int = 0
+    reference_vectors: list[Any] = field(default_factory=list)
+
+
+#: A session after the edit stage: its face, the session, and its steps' states.
+Edited = tuple[AdmittedFace, Session, list[StepState]]
+
+#: Session exclusion reason when the spending budget stopped the run before it finished.
+STOPPED_BY_BUDGET = "stopped_by_budget"

@@ -19,7 +19,7 @@ from faceedit_bench import __version__
 from faceedit_bench.analysis.aggregate import Aggregator
 from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution.calls import Budget, BudgetReached, Executors
+from faceedit_bench.execution.calls import Budget, Executors
 from faceedit_bench.keys import fingerprint, portable, run_key
 from faceedit_bench.plugin.manager import Plugins
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo
@@ -27,12 +27,13 @@ from faceedit_bench.records import Outcome, TestSet
 from faceedit_bench.report.artifacts import ArtifactWriter, write_artifacts
 from faceedit_bench.report.run_report import build_report
 from faceedit_bench.report.summary import format_summary
-from faceedit_bench.run.engine import Engine, EngineParts
+from faceedit_bench.run.admission import Admission
+from faceedit_bench.run.edit_stage import EditStage
+from faceedit_bench.run.engine import Engine, EngineStats
 from faceedit_bench.scoring.identity import EmbeddingService
-from faceedit_bench.scoring.judge.agreement import judge_human_agreement
-from faceedit_bench.scoring.judge.anchors import check_anchors
 from faceedit_bench.scoring.judge.metrics import JudgeScorer
 from faceedit_bench.scoring.judge.service import JudgeService
+from faceedit_bench.scoring.stage import ScoreStage
 from faceedit_bench.storage.ledger import Ledger
 from faceedit_bench.storage.store import ImageStore
 
@@ -181,14 +182,6 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     )
     dataset = c["dataset"]
     sessions = exp.testset.sessions[: conf.run.max_sessions]
-    parts = EngineParts(
-        info=info, editor=c["editor"],
-        editor_fp=editor_fp,
-        embeddings=embeddings, similarity=c["embedder"].similarity, store=store, ledger=ledger,
-        run_seed=conf.run.seed, retry=retry, executors=executors, judge_scorer=judge_scorer,
-        min_base_fss=getattr(dataset, "min_base_fss", None),
-        single_face_only=bool(getattr(dataset, "single_face_only", False)),
-    )
     # The selected tracker receives the lifecycle hooks for this run only.
     tracker_name = pm.register(c["tracking"])
     started = time.perf_counter()
@@ -201,7 +194,14 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             stack.callback(embeddings.close)
             stack.callback(ledger.close)
             pm.hook.faceedit_run_start(run=info)
-            engine = Engine(parts, pm.hook, progress)
+            admission = Admission(store, embeddings, c["embedder"].similarity,
+                                  min_base_fss=getattr(dataset, "min_base_fss", None),
+                                  single_face_only=bool(getattr(dataset, "single_face_only", False)))
+            edit = EditStage(info, c["editor"], editor_fp, store, ledger, conf.run.seed, retry, executors, pm.hook,
+                             progress)
+            score = ScoreStage(embeddings, c["embedder"].similarity, judge_scorer, ledger=ledger, store=store,
+                               human_labels=conf.analysis.human_labels, seed=conf.run.seed)
+            engine = Engine(admission, edit, score, progress)
             stack.callback(engine.close)
             available = {"embedder", "judge"} if judge_scorer is not None else {"embedder"}
             aggregator = Aggregator(exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis)
@@ -209,26 +209,24 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets, scored_by,
                                     judged_by=judge_scorer.label() if judge_scorer else "")
             faces = islice(dataset.faces(), conf.run.max_faces)
-            for result in engine.run(faces, sessions):
-                writer.write(result, aggregator.add(result))
-            aggregator.face_exclusions.update(engine.face_exclusions)
-            reliability = _judge_reliability(engine, judge_scorer, ledger, store, conf)
-        computed = {"embeddings": embeddings.computed, "edit_calls": engine.new_edit_calls,
+            stats = engine.run(faces, sessions, lambda result: writer.write(result, aggregator.add(result)))
+            aggregator.face_exclusions.update(stats.face_exclusions)
+        computed = {"embeddings": embeddings.computed, "edit_calls": stats.new_edit_calls,
                     "judge_calls": judge_scorer.service.calls_made if judge_scorer else 0}
         sections = aggregator.sections()
-        sections["cost"] = _cost_section(exp, aggregator, judge_scorer, executors, engine)
+        sections["cost"] = _cost_section(exp, aggregator, judge_scorer, executors, stats)
         sections["calls"] = executors.stats()
         sections["performance"] = {
-            "edit_stage_s": round(engine.edit_stage_s, 3), "score_stage_s": round(engine.score_stage_s, 3),
-            "new_edits": engine.new_edit_calls,
-            "edits_per_s": engine.new_edit_calls / engine.edit_stage_s if engine.new_edit_calls else None,
-            "peak_gpu_mem_bytes": engine.peak_gpu_mem_bytes,
+            "edit_stage_s": round(stats.edit_stage_s, 3), "score_stage_s": round(stats.score_stage_s, 3),
+            "new_edits": stats.new_edit_calls,
+            "edits_per_s": stats.new_edit_calls / stats.edit_stage_s if stats.new_edit_calls else None,
+            "peak_gpu_mem_bytes": stats.peak_gpu_mem_bytes,
         }
         if judge_scorer is not None:
             sections["prompts"] = judge_scorer.describe()
-            sections["judge_reliability"] = reliability
+            sections["judge_reliability"] = stats.judge_reliability
         report = build_report(info, exp.testset, sections, wall_time_s=time.perf_counter() - started,
-                              computed=computed, stopped=engine.stopped)
+                              computed=computed, stopped=stats.stopped)
         artifacts = write_artifacts(info, report, store)
         pm.hook.faceedit_run_end(run=info, report=report, artifacts=artifacts)
     except BaseException as exc:
@@ -253,26 +251,8 @@ def _judge_scorer(exp: Experiment, ledger: Ledger, store: ImageStore, executors:
     return JudgeScorer(service, conf.judge.name, identity, seed=conf.run.seed)
 
 
-def _judge_reliability(engine: Engine, judge_scorer: JudgeScorer | None, ledger: Ledger, store: ImageStore,
-                       conf: ExperimentConfig) -> dict[str, Any] | None:
-    """The anchors (every judged run) and the human-label agreement (when labels are given)."""
-    if judge_scorer is None or not engine.first_base_hash or engine.stopped:
-        return None
-    service, labels = judge_scorer.service, conf.analysis.human_labels
-    try:
-        # Re-check the judge whenever this run asked it anything; a pure re-report makes no call.
-        reliability = engine.run_async(check_anchors(service, ledger, store, engine.first_base_hash,
-                                                     fresh=service.calls_made > 0))
-        reliability["agreement"] = engine.run_async(judge_human_agreement(
-            service, store, Path(labels).expanduser(), conf.run.seed)) if labels else None
-    except BudgetReached as exc:
-        engine.stopped = str(exc)
-        return None
-    return reliability
-
-
 def _cost_section(exp: Experiment, aggregator: Aggregator, judge_scorer: Any, executors: Executors,
-                  engine: Engine) -> dict[str, Any]:
+                  stats: EngineStats) -> dict[str, Any]:
     """Estimated USD from recorded usage and each component's price table."""
     prices = {kind: dict(getattr(exp.components[kind], "prices", None) or {})
               for kind in ("editor", "judge") if kind in exp.components}
@@ -294,7 +274,7 @@ def _cost_section(exp: Experiment, aggregator: Aggregator, judge_scorer: Any, ex
         "by_component": by_component,
         "prices": prices,
         "budget_usd": executors.budget.limit_usd,
-        "stopped_by_budget": engine.stopped is not None,
+        "stopped_by_budget": stats.stopped is not None,
     }
 
 

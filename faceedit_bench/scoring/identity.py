@@ -1,4 +1,5 @@
-"""Score stage: face embeddings of stored images, computed once per (embedder, image).
+"""Identity scoring: face embeddings of stored images, computed once per (embedder, image),
+and FSS_k from them.
 
 CPU embedders run in a pool of worker processes, each building its own copy of the
 embedder; results go to the ledger, so a resumed or re-reported run embeds nothing twice.
@@ -7,6 +8,7 @@ embedder; results go to the ledger, so a resumed or re-reported run embeds nothi
 from __future__ import annotations
 
 import asyncio
+import math
 import multiprocessing
 import os
 from collections.abc import Callable, Iterable
@@ -15,7 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.errors import ImageError
-from faceedit_bench.records import FaceEmbedding, Outcome
+from faceedit_bench.records import (
+    STOPPED_BY_BUDGET,
+    AdmittedFace,
+    Edited,
+    FaceEmbedding,
+    ImageScore,
+    Outcome,
+    SessionResult,
+    StepState,
+)
 from faceedit_bench.storage.images import decode_rgb
 from faceedit_bench.storage.ledger import Ledger
 from faceedit_bench.storage.store import ImageStore
@@ -99,3 +110,41 @@ class EmbeddingService:
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
             self._pool = None
+
+
+# -- FSS ------------------------------------------------------------------------------------
+
+
+def fss(similarity: Callable[[Any, Any], float], vector: Any, references: list[Any]) -> float:
+    """FSS = max over the identity's references of the embedder's similarity (METHODOLOGY §2.5)."""
+    return max(similarity(vector, r) for r in references)
+
+
+def image_hashes(face: AdmittedFace, states: list[StepState]) -> tuple[str | None, ...]:
+    """I_0 (the base image) and each step's output."""
+    return (face.base_hash, *(s.output_hash for s in states))
+
+
+def score_session(edited: Edited, embeddings: dict[str, FaceEmbedding],
+                  similarity: Callable[[Any, Any], float]) -> SessionResult:
+    """FSS_0..FSS_k of one edited session, or why it is excluded from metrics."""
+    face, session, states = edited
+    hashes = image_hashes(face, states)
+    if len(states) < len(session.steps):
+        return SessionResult(face.face, session, states, excluded=STOPPED_BY_BUDGET, image_hashes=hashes)
+    failed = next((s for s in states if s.outcome is not Outcome.OK), None)
+    if failed is not None:
+        return SessionResult(face.face, session, states, excluded=f"step_{failed.outcome.value}", image_hashes=hashes)
+    scores = [ImageScore(Outcome.OK, face.base_n_faces, face.fss0)]
+    for state in states:
+        emb = embeddings[state.output_hash]
+        outcome, value = emb.outcome, None
+        if outcome is Outcome.OK:
+            value = fss(similarity, emb.vector, face.reference_vectors)
+            if not math.isfinite(value):  # a broken embedding is a failure, never a number
+                outcome, value = Outcome.FAILED, None
+        elif outcome is Outcome.NO_FACE:
+            value = 0.0  # METHODOLOGY §6.5: no face in I_k = identity lost; counted
+        scores.append(ImageScore(outcome, emb.n_faces, value))
+    problem = next((f"score_{s.outcome.value}" for s in scores if s.fss is None), None)
+    return SessionResult(face.face, session, states, excluded=problem, scores=tuple(scores), image_hashes=hashes)

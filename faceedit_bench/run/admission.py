@@ -1,0 +1,80 @@
+"""The admission stage: store a face's base image and references, embed them, and exclude
+faces that cannot be measured (unreadable, no face, several faces, FSS_0 not above the
+dataset's threshold) before any edit is paid for."""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+from faceedit_bench.errors import ImageError
+from faceedit_bench.records import AdmittedFace, Face, Outcome
+from faceedit_bench.scoring.identity import EmbeddingService, fss
+from faceedit_bench.storage.images import read_image_bytes
+from faceedit_bench.storage.store import ImageStore
+
+log = logging.getLogger(__name__)
+
+
+class Admission:
+    def __init__(self, store: ImageStore, embeddings: EmbeddingService, similarity: Any, *,
+                 min_base_fss: float | None = None, single_face_only: bool = False) -> None:
+        self.store, self.embeddings, self.similarity = store, embeddings, similarity
+        self.min_base_fss, self.single_face_only = min_base_fss, single_face_only
+
+    def _store_file(self, path: Any) -> str:
+        return self.store.put(read_image_bytes(path))
+
+    def admit(self, chunk: list[Face]) -> tuple[list[AdmittedFace], list[tuple[Face, str]]]:
+        """The faces of ``chunk`` that can be measured, and (face, reason) for the others."""
+        candidates: list[AdmittedFace] = []
+        rejected: list[tuple[Face, str]] = []
+        for face in chunk:
+            try:
+                base = self._store_file(face.image)
+            except ImageError as exc:
+                log.warning("excluding face %s: %s", face.face_id, exc)
+                rejected.append((face, "invalid_base_image"))
+                continue
+            refs = []
+            for ref in face.references:
+                try:
+                    refs.append(self._store_file(ref))
+                except ImageError as exc:
+                    log.warning("ignoring reference of %s: %s", face.face_id, exc)
+            if face.references and not refs:
+                rejected.append((face, "no_readable_reference"))
+                continue
+            # No references: the base image is its own reference (e.g. FairFace).
+            candidates.append(AdmittedFace(face, base, refs or [base]))
+        embeddings = self.embeddings.get([h for c in candidates for h in (c.base_hash, *c.reference_hashes)])
+        admitted = []
+        for cand in candidates:
+            reason = self._problem(cand, embeddings)
+            if reason:
+                rejected.append((cand.face, reason))
+            else:
+                admitted.append(cand)
+        return admitted, rejected
+
+    def _problem(self, cand: AdmittedFace, embeddings: dict[str, Any]) -> str | None:
+        base = embeddings[cand.base_hash]
+        if base.outcome is not Outcome.OK:
+            return "no_face_in_base" if base.outcome is Outcome.NO_FACE else f"base_{base.outcome.value}"
+        cand.base_n_faces = base.n_faces
+        if self.single_face_only and base.n_faces > 1:
+            return "multiple_faces_in_base"
+        cand.reference_vectors = [
+            embeddings[h].vector for h in cand.reference_hashes if embeddings[h].outcome is Outcome.OK
+        ]
+        if not cand.reference_vectors:
+            return "no_face_in_references"
+        cand.fss0 = fss(self.similarity, base.vector, cand.reference_vectors)
+        if not math.isfinite(cand.fss0):
+            return "base_not_scorable"
+        if self.min_base_fss is not None and cand.fss0 <= self.min_base_fss:
+            return "below_min_base_fss"
+        if cand.fss0 <= 0:
+            return "nonpositive_base_fss"
+        return None

@@ -1,0 +1,139 @@
+"""The edit stage: I_k = editor(I_{k-1}, P_k) for every session's chained steps.
+
+Each step is looked up in the ledger by its content key and only computed when absent (or
+transient and retried). Every step ends with an explicit outcome; step k always edits the
+output of step k-1, so a step after one that did not succeed is ``skipped``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from faceedit_bench.errors import ImageError
+from faceedit_bench.execution.calls import BudgetReached, Executors, GaveUp
+from faceedit_bench.execution.secrets import redact
+from faceedit_bench.keys import edit_key, step_seed
+from faceedit_bench.plugin.payloads import RunInfo, StepRecord
+from faceedit_bench.plugin.protocols import AsyncEditor
+from faceedit_bench.records import AdmittedFace, EditRequest, EditResult, Face, Outcome, Session, StepState
+from faceedit_bench.storage.images import decode_rgb
+from faceedit_bench.storage.ledger import EditRow, Ledger
+from faceedit_bench.storage.store import ImageStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class EditStage:
+    """Edits sessions concurrently on the engine's loop (hosted editors are bounded by their
+    rate limits, not by the loop); a session's own steps stay chained."""
+
+    info: RunInfo
+    editor: Any
+    editor_fp: str
+    store: ImageStore
+    ledger: Ledger
+    run_seed: int
+    retry: frozenset[Outcome]
+    executors: Executors
+    hook: Any
+    progress: Any = None
+    new_calls: int = 0
+    wall_s: float = 0.0  # wall time spent in the edit stage
+    peak_gpu_mem_bytes: int | None = None  # the largest a local editor reported
+    stopped: str | None = None  # why the run stopped early (budget), else None
+    is_async: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.is_async = isinstance(self.editor, AsyncEditor)
+
+    async def edit_all(self, pairs: list[tuple[AdmittedFace, Session]]) -> list[list[StepState]]:
+        started = time.perf_counter()
+        try:
+            return list(await asyncio.gather(*(self._session(a, s) for a, s in pairs)))
+        finally:
+            self.wall_s += time.perf_counter() - started
+
+    async def _session(self, face: AdmittedFace, session: Session) -> list[StepState]:
+        states: list[StepState] = []
+        current = face.base_hash
+        for step in session.steps:
+            if states and states[-1].outcome is not Outcome.OK:
+                state = StepState(step.k, Outcome.SKIPPED, f"step {step.k - 1} did not succeed", current, None, False)
+                duration = 0.0
+            else:
+                try:
+                    state, duration = await self._step(face, session, step.k, step.instruction, current)
+                except BudgetReached as exc:
+                    self.stopped = str(exc)
+                    return states  # incomplete: reported as stopped, nothing recorded for it
+            states.append(state)
+            self._notify(face.face, session, state, duration)
+            if state.outcome is Outcome.OK and state.output_hash:
+                current = state.output_hash
+        return states
+
+    async def _step(self, face: AdmittedFace, session: Session, k: int, instruction: str,
+                    input_hash: str) -> tuple[StepState, float]:
+        seed = step_seed(self.run_seed, face.base_hash, session.session_id, k)
+        key = edit_key(self.editor_fp, input_hash, instruction, seed)
+        row = self.ledger.get_edit(key)
+        if row is not None and row.outcome not in self.retry:
+            return StepState(k, row.outcome, row.reason, input_hash, row.output_hash, True, row.usage), row.duration_s
+        request = EditRequest(self.store.get(input_hash), instruction, face.face.face_id, session.session_id, k, seed)
+        started = time.perf_counter()
+        result = await self._call(request)
+        duration = time.perf_counter() - started
+        self.new_calls += 1
+        output_hash = self.store.put(result.image) if result.outcome is Outcome.OK and result.image else None
+        usage = self.executors.budget.charge(result.usage, getattr(self.editor, "prices", None))
+        peak = usage.get("peak_gpu_mem_bytes")
+        if isinstance(peak, int):
+            self.peak_gpu_mem_bytes = max(peak, self.peak_gpu_mem_bytes or 0)
+        reason = redact(result.reason)
+        row = EditRow(key, result.outcome, output_hash, reason, usage, duration)
+        self.ledger.put_edit(key, editor_fp=self.editor_fp, face_id=face.face.face_id, session_id=session.session_id,
+                             k=k, instruction=instruction, input_hash=input_hash, row=row)
+        return StepState(k, result.outcome, reason, input_hash, output_hash, False, usage), duration
+
+    async def _call(self, request: EditRequest) -> EditResult:
+        try:
+            if self.is_async:
+                executor = self.executors.get(self.editor.limits)
+                result = await executor.call(lambda: self.editor.aedit(request))
+            else:
+                result = self.editor.edit(request)
+        except BudgetReached:
+            raise
+        except GaveUp as exc:
+            log.warning("editor call gave up on %s/%s step %d: %s", request.face_id, request.session_id, request.k,
+                        exc)
+            return EditResult(Outcome.API_ERROR, reason=str(exc))
+        except Exception as exc:  # recorded as an outcome; KeyboardInterrupt still stops the run
+            log.warning("editor failed on %s/%s step %d: %s", request.face_id, request.session_id, request.k, exc)
+            return EditResult(Outcome.FAILED, reason=f"{type(exc).__name__}: {exc}")
+        if result.outcome is Outcome.OK:
+            if not result.image:
+                return EditResult(Outcome.NO_IMAGE, reason="editor reported success without an image")
+            try:
+                decode_rgb(result.image, label="edited image")
+            except ImageError as exc:
+                return EditResult(Outcome.INVALID_IMAGE, reason=str(exc), usage=result.usage)
+        return result
+
+    def _notify(self, face: Face, session: Session, state: StepState, duration: float) -> None:
+        step = session.steps[state.k - 1]
+        record = StepRecord(
+            unit_key=f"{face.face_id}/{session.session_id}/{state.k}", face_id=face.face_id,
+            identity=face.identity, session_id=session.session_id, k=state.k, instruction=step.instruction,
+            category=step.category, sub_axis=step.sub_axis, axis=step.axis, outcome=state.outcome.value,
+            reason=state.reason, input_hash=state.input_hash, output_hash=state.output_hash,
+            resumed=state.resumed, duration_s=duration,
+        )
+        self.hook.faceedit_step_done(run=self.info, step=record)
+        if self.progress is not None:
+            self.progress.update(1)
