@@ -14,8 +14,9 @@ from faceedit_bench.batching import MicroBatcher, is_out_of_memory
 from faceedit_bench.components import AsyncEditor, Dataset, Editor, FaceEmbedder, TestSetLoader, Tracker
 from faceedit_bench.cost import USAGE_KEYS, check_prices, cost_usd
 from faceedit_bench.embedding import LazyModels, as_rgb_uint8, files_digest
+from faceedit_bench.endpoints import Endpoint, resolve_endpoint
 from faceedit_bench.errors import ConfigError, DatasetError, FaceEditBenchError, ImageError, ModelNotFoundError
-from faceedit_bench.execution import CallLimits, GaveUp, RetryableError, limits_from_config
+from faceedit_bench.execution import CallLimits, EndpointUnreachable, GaveUp, RetryableError, limits_from_config
 from faceedit_bench.images import content_hash, decode_rgb, encode_png, sniff_mime
 from faceedit_bench.judging import Judge, JudgeAnswer, JudgeReply, JudgeRequest, ParseFailure, PromptTemplate
 from faceedit_bench.records import (
@@ -56,6 +57,8 @@ __all__ = [
     "EditResult",
     "Editor",
     "EditorContract",
+    "Endpoint",
+    "EndpointUnreachable",
     "Face",
     "FaceEditBenchError",
     "FaceEmbedder",
@@ -97,5 +100,6 @@ __all__ = [
     "limits_from_config",
     "read_secret",
     "redact",
+    "resolve_endpoint",
     "sniff_mime",
 ]

@@ -30,7 +30,7 @@ from typing import Any
 
 from faceedit_bench.components import AsyncEditor
 from faceedit_bench.errors import ImageError
-from faceedit_bench.execution import BudgetReached, Executors, GaveUp
+from faceedit_bench.execution import BudgetReached, EndpointUnreachable, Executors, GaveUp
 from faceedit_bench.images import decode_rgb, read_image_bytes
 from faceedit_bench.keys import edit_key, step_seed
 from faceedit_bench.ledger import EditRow, Ledger
@@ -341,7 +341,7 @@ class Engine:
                 result = await executor.call(lambda: self.p.editor.aedit(request))
             else:
                 result = self.p.editor.edit(request)
-        except BudgetReached:
+        except (BudgetReached, EndpointUnreachable):  # end the run: nothing is recorded for this call
             raise
         except GaveUp as exc:
             log.warning("editor call gave up on %s/%s step %d: %s", request.face_id, request.session_id, request.k,
