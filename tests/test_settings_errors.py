@@ -116,7 +116,7 @@ def read_only_dir(tmp_path: Path) -> Iterator[Path]:
 def test_a_read_only_workspace_is_named_with_how_to_choose_another(tmp_path, read_only_dir):
     workspace = read_only_dir / "ws"
     out = bench(tmp_path, "tracking=none", *FAST, workspace=workspace)
-    assert_user_error(out, f"The workspace {workspace} cannot be created or written",
+    assert_user_error(out, f"The workspace {workspace} cannot be written (it would be created inside {read_only_dir}): ",
                       "run.workspace=", "FACEEDIT_BENCH_HOME")
 
 
@@ -126,13 +126,13 @@ def test_a_workspace_that_is_a_file_or_lies_under_one_is_named(tmp_path):
     out = bench(tmp_path, "tracking=none", *FAST, workspace=afile)
     assert_user_error(out, f"The workspace {afile} is a file, not a directory", "run.workspace=")
     out = bench(tmp_path, "tracking=none", *FAST, f"run.workspace={afile / 'ws'}")
-    assert_user_error(out, f"The workspace {afile / 'ws'} cannot be created or written (Not a directory)")
+    assert_user_error(out, f"The workspace {afile / 'ws'} cannot be created: {afile} is a file, not a directory")
     assert afile.read_text() == "not a folder"
 
 
 def test_an_unwritable_hydra_output_folder_is_named(tmp_path, read_only_dir):
     out = bench(tmp_path, "tracking=none", *FAST, f"hydra.run.dir={read_only_dir / 'out'}")
-    assert_user_error(out, f"The Hydra output folder {read_only_dir / 'out'} cannot be created or written",
+    assert_user_error(out, f"The Hydra output folder {read_only_dir / 'out'} cannot be written",
                       "hydra.run.dir=")
 
 

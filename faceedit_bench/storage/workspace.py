@@ -19,18 +19,20 @@ FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 def check_writable_dir(path: str | Path, what: str = "workspace", how: str = CHOOSE_ANOTHER) -> Path:
-    """``path`` as a directory that exists and takes new files (created if absent), else a
-    :class:`StorageError` naming the path and ``how`` to choose another."""
-    path = Path(path).expanduser()
-    if path.exists() and not path.is_dir():
-        raise StorageError(f"The {what} {path} is a file, not a directory. {how}")
+    """``path`` if it is, or can become, a directory that takes new files, else a
+    :class:`StorageError` naming the path and ``how`` to choose another. Nothing is created:
+    the check writes (and removes) a probe file in the nearest existing folder on the way."""
+    path = Path(path).expanduser().absolute()
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        raise StorageError(f"The {what} {path} is a file, not a directory. {how}" if existing == path else
+                           f"The {what} {path} cannot be created: {existing} is a file, not a directory. {how}")
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path, prefix=".write-check-"):
+        with tempfile.TemporaryFile(dir=existing, prefix=".faceedit-write-check-"):
             pass
     except OSError as exc:
-        where = f" at {exc.filename}" if exc.filename and str(exc.filename) != str(path) else ""
-        raise StorageError(f"The {what} {path} cannot be created or written ({exc.strerror}{where}). {how}") from exc
+        inside = "" if existing == path else f" (it would be created inside {existing})"
+        raise StorageError(f"The {what} {path} cannot be written{inside}: {exc.strerror}. {how}") from exc
     return path
 
 
