@@ -50,7 +50,7 @@ def storage_error(exc: BaseException, workspace: Path) -> StorageError | None:
     else:
         return None
     fix = ("Free some disk space" if full else
-           f"Make it writable, or choose another workspace (run.workspace=... or FACEEDIT_BENCH_HOME; that one "
+           "Make it writable, or choose another workspace (run.workspace=... or FACEEDIT_BENCH_HOME; that one "
            "starts without this one's cached results)")
     return StorageError(
         f"The run stopped: {problem}. Nothing finished is lost: every finished step is kept in the ledger "
