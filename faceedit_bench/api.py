@@ -12,8 +12,16 @@ from typing import TYPE_CHECKING, Any
 from faceedit_bench import hookimpl
 from faceedit_bench.errors import ConfigError, DatasetError, FaceEditBenchError, ImageError, ModelNotFoundError
 from faceedit_bench.execution.batching import MicroBatcher, is_out_of_memory
-from faceedit_bench.execution.calls import CallLimits, GaveUp, RetryableError, limits_from_config, retry_after_s
+from faceedit_bench.execution.calls import (
+    CallLimits,
+    EndpointUnreachable,
+    GaveUp,
+    RetryableError,
+    limits_from_config,
+    retry_after_s,
+)
 from faceedit_bench.execution.cost import USAGE_KEYS, check_prices, cost_usd
+from faceedit_bench.execution.endpoints import Endpoint, resolve_endpoint
 from faceedit_bench.execution.secrets import MissingSecretError, read_secret, redact
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo, StepRecord, TrackedRun
 from faceedit_bench.plugin.protocols import AsyncEditor, Dataset, Editor, FaceEmbedder, Judge, TestSetLoader, Tracker
@@ -63,6 +71,8 @@ __all__ = [
     "EditResult",
     "Editor",
     "EditorContract",
+    "Endpoint",
+    "EndpointUnreachable",
     "Face",
     "FaceEditBenchError",
     "FaceEmbedder",
@@ -108,5 +118,6 @@ __all__ = [
     "read_secret",
     "redact",
     "retry_after_s",
+    "resolve_endpoint",
     "sniff_mime",
 ]

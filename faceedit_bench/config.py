@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from omegaconf import MISSING
 
-from faceedit_bench.records import TRANSIENT_OUTCOMES
+from faceedit_bench.errors import ConfigError
+from faceedit_bench.records import TRANSIENT_OUTCOMES, Outcome
 
 #: Config group -> registry kind. ``judge: none`` means no judge.
 GROUP_KINDS: dict[str, str] = {
@@ -54,6 +58,31 @@ class RunConf:
     # then recorded as parse_error (never turned into a score).
     judge_parse_attempts: int = 2
 
+    def __post_init__(self) -> None:
+        # Every setting is checked here, when the config becomes objects: before any component,
+        # store or tracked run exists, so a typo never costs the work of a run.
+        key = "run"
+        if not isinstance(self.workspace, str) or not self.workspace.strip():
+            _reject(f"{key}.workspace", self.workspace, "a directory path (e.g. run.workspace=~/faceedit_ws)")
+        _whole(f"{key}.max_faces", self.max_faces, 1, none="every face of the dataset")
+        _whole(f"{key}.max_sessions", self.max_sessions, 1, none="every session of the test set")
+        _whole(f"{key}.seed", self.seed, 0)
+        _whole(f"{key}.workers", self.workers, 0, zero="one process per CPU core")
+        _whole(f"{key}.max_contact_sheets", self.max_contact_sheets, 0)
+        _whole(f"{key}.judge_parse_attempts", self.judge_parse_attempts, 1)
+        _fraction(f"{key}.confidence", self.confidence, "e.g. 0.95 for 95% intervals")
+        _flag(f"{key}.progress", self.progress)
+        if self.budget_usd is not None:
+            _positive(f"{key}.budget_usd", self.budget_usd, "USD, or null for no limit")
+        retryable = [o.value for o in Outcome if o is not Outcome.OK]
+        if not isinstance(self.retry_outcomes, (list, tuple)):
+            _reject(f"{key}.retry_outcomes", self.retry_outcomes, f"a list of outcomes from {', '.join(retryable)}")
+        wrong = [o for o in self.retry_outcomes if o not in retryable]
+        if wrong:
+            _reject(f"{key}.retry_outcomes", list(self.retry_outcomes),
+                    f"a list of outcomes from {', '.join(retryable)}, e.g. run.retry_outcomes=[api_error,failed] "
+                    f"({', '.join(map(str, wrong))} is not one of them; ok results are final)")
+
 
 def _default_contrasts() -> dict[str, list[str]]:
     return {"gender": ["male", "female"], "skin_tone": ["light", "dark"], "age_group": ["young", "old"]}
@@ -76,6 +105,26 @@ class AnalysisConf:
     # agreement (tracker accuracy per key, SC rank correlation) is reported. None: skipped.
     human_labels: str | None = None
 
+    def __post_init__(self) -> None:
+        key = "analysis"
+        if not isinstance(self.contrasts, dict):
+            _reject(f"{key}.contrasts", self.contrasts, "a mapping of attribute -> [group_a, group_b]")
+        for attribute, groups in self.contrasts.items():
+            labels = list(groups) if isinstance(groups, (list, tuple)) else None
+            if labels is None or len(labels) != 2 or len(set(map(str, labels))) != 2 or not all(
+                    isinstance(g, str) and g.strip() for g in labels):
+                _reject(f"{key}.contrasts.{attribute}", groups,
+                        f"exactly two different group labels, e.g. {key}.contrasts.gender=[male,female]")
+        _whole(f"{key}.n_resamples", self.n_resamples, 1)
+        _whole(f"{key}.seed", self.seed, 0)
+        _fraction(f"{key}.alpha", self.alpha, "the significance level, e.g. 0.05")
+        if isinstance(self.wd_threshold, bool) or not isinstance(self.wd_threshold, (int, float)) or not (
+                math.isfinite(self.wd_threshold) and self.wd_threshold >= 0):
+            _reject(f"{key}.wd_threshold", self.wd_threshold, "a finite number >= 0, in the metric's units")
+        labels_file = self.human_labels
+        if labels_file is not None and not (isinstance(labels_file, str) and Path(labels_file).expanduser().is_file()):
+            _reject(f"{key}.human_labels", labels_file, "the path of an existing labels CSV, or null")
+
 
 @dataclass
 class ExperimentConfig:
@@ -89,3 +138,46 @@ class ExperimentConfig:
     analysis: AnalysisConf = field(default_factory=AnalysisConf)
     # Free-form tags added to the tracked run.
     tags: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.analysis.human_labels and isinstance(self.judge, ComponentConf) and self.judge.name == "none":
+            raise ConfigError("analysis.human_labels needs a judge to compare with (e.g. judge=gemini), "
+                              "or set analysis.human_labels=null")
+
+
+# -- checks of single settings (each message names the key, the value and what is allowed) --
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value, default=str) if value is None or isinstance(value, (bool, list, dict)) else str(value)
+
+
+def _reject(key: str, value: Any, allowed: str) -> None:
+    raise ConfigError(f"{key}={_show(value)} is not allowed: it must be {allowed}.")
+
+
+def _whole(key: str, value: Any, minimum: int, *, none: str | None = None, zero: str | None = None) -> None:
+    if value is None and none is not None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        allowed = f"a whole number >= {minimum}"
+        if zero:
+            allowed += f" (0: {zero})"
+        if none:
+            allowed += f", or null for {none}"
+        _reject(key, value, allowed)
+
+
+def _fraction(key: str, value: Any, example: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        _reject(key, value, f"a number strictly between 0 and 1 ({example})")
+
+
+def _positive(key: str, value: Any, unit: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        _reject(key, value, f"a number > 0 ({unit})")
+
+
+def _flag(key: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        _reject(key, value, "true or false")

@@ -40,3 +40,7 @@ class ModelNotFoundError(FaceEditBenchError):
 
 class ImageError(FaceEditBenchError):
     """Bytes that are not a readable image."""
+
+
+class StorageError(FaceEditBenchError):
+    """The workspace cannot be written: read-only, full, a file where a folder belongs."""

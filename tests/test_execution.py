@@ -6,7 +6,16 @@ import asyncio
 
 import pytest
 
-from faceedit_bench.execution.calls import Budget, BudgetReached, CallLimits, Executor, GaveUp, RetryableError
+from faceedit_bench.execution.calls import (
+    UNREACHABLE_AFTER,
+    Budget,
+    BudgetReached,
+    CallLimits,
+    EndpointUnreachable,
+    Executor,
+    GaveUp,
+    RetryableError,
+)
 
 
 class Script:
@@ -159,3 +168,78 @@ def test_retry_after_is_read_from_seconds_milliseconds_or_an_http_date():
     assert 25 < retry_after_s({"retry-after": soon}) <= 30
     assert retry_after_s({"Retry-After": "soon"}) is None and retry_after_s(None) is None
     assert retry_after_s({"Retry-After": "-4"}) == 0.0
+# -- a dead endpoint ----------------------------------------------------------------------------
+
+
+def refused() -> RetryableError:
+    return RetryableError("connection", "ConnectError: [Errno 111] Connection refused")
+
+
+def test_an_endpoint_that_never_connects_stops_the_run_with_one_message():
+    ex, slept = executor(endpoint="http://127.0.0.1:9/v1", endpoint_source="from editor.params.base_url")
+    fn = Script(*[refused()] * 6)
+    with pytest.raises(EndpointUnreachable) as caught:
+        asyncio.run(ex.call(fn))
+    message = str(caught.value)
+    assert "Cannot connect to http://127.0.0.1:9/v1 (from editor.params.base_url): ConnectError" in message
+    assert "Connection refused" in message and "base_url" in message and "resume" in message
+    assert fn.attempts == UNREACHABLE_AFTER and len(slept) == UNREACHABLE_AFTER - 1  # not six attempts
+    # Every later call stops at once, without an attempt (nothing is recorded as api_error).
+    later = Script()
+    with pytest.raises(EndpointUnreachable):
+        asyncio.run(ex.call(later))
+    assert later.attempts == 0
+
+
+def test_concurrent_first_calls_that_all_fail_to_connect_stop_together():
+    ex, _ = executor(endpoint="http://nonexistent.invalid", max_concurrency=8)
+
+    async def run() -> list[object]:
+        return await asyncio.gather(*(ex.call(Script(*[refused()] * 6)) for _ in range(8)), return_exceptions=True)
+
+    results = asyncio.run(run())
+    assert all(isinstance(r, EndpointUnreachable) for r in results)
+    # Far fewer than 8 calls x 6 attempts: once taken for dead, no call makes another attempt.
+    assert ex.stats.attempts <= UNREACHABLE_AFTER + 8
+
+
+@pytest.mark.parametrize("first", [None, RetryableError("rate_limited", "429", status=429),
+                                   RetryableError("server_error", "503", status=503)])
+def test_connection_failures_after_any_answer_are_retried_as_usual(first):
+    # A success, a 429 or a 5xx proves the endpoint exists: later connection failures are transient.
+    ex, _ = executor(max_attempts=6)
+    asyncio.run(ex.call(Script(first)))
+    fn = Script(*[refused()] * 6)
+    with pytest.raises(GaveUp) as caught:
+        asyncio.run(ex.call(fn))
+    assert fn.attempts == 6 and caught.value.kind == "connection"
+
+
+def test_timeouts_neither_prove_nor_disprove_the_endpoint():
+    ex, _ = executor(max_attempts=6)
+    fn = Script(refused(), RetryableError("timeout", "slow"), refused(), RetryableError("timeout", "slow"), None)
+    assert asyncio.run(ex.call(fn)) == "ok"  # two connection failures and two timeouts: not dead yet
+    assert fn.attempts == 5
+
+
+def test_the_endpoint_is_reported_with_the_call_counts():
+    from faceedit_bench.execution.calls import Executors
+
+    executors = Executors()
+
+    async def run() -> None:
+        await executors.get(CallLimits(provider_key="p", endpoint="https://gw.example/v1",
+                                       endpoint_source="from $OPENAI_BASE_URL")).call(Script())
+
+    asyncio.run(run())
+    stats = executors.stats()["p"]
+    assert stats["endpoint"] == "https://gw.example/v1" and stats["endpoint_source"] == "from $OPENAI_BASE_URL"
+    assert stats["succeeded"] == 1
+
+
+def test_endpoint_is_not_a_configurable_limit():
+    from faceedit_bench.errors import ConfigError
+    from faceedit_bench.execution.calls import limits_from_config
+
+    with pytest.raises(ConfigError, match="unknown limits key"):
+        limits_from_config({"endpoint": "http://x"}, {}, provider_key="p", what="editor x")

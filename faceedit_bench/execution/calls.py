@@ -15,7 +15,10 @@ place, so that every attempt is counted the same way for every provider:
   more than about a third of the requests gets fewer of them, while an occasional 429
   costs almost nothing;
 * a per-attempt timeout;
-* a spending budget: once reached no new call starts (calls in flight finish).
+* a spending budget: once reached no new call starts (calls in flight finish);
+* a dead endpoint ends the run: when the first attempts to a provider all fail to connect
+  (``UNREACHABLE_AFTER`` in a row, no answer ever received), :class:`EndpointUnreachable`
+  names the endpoint and the error instead of every call being retried for hours.
 
 SDK-level retries must be switched off by the plugins, so nothing retries unseen.
 """
@@ -34,8 +37,10 @@ from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
-from faceedit_bench.errors import ConfigError
+from faceedit_bench.errors import ConfigError, FaceEditBenchError
 from faceedit_bench.execution.cost import cost_usd
+from faceedit_bench.execution.endpoints import Endpoint
+from faceedit_bench.execution.secrets import redact
 
 T = TypeVar("T")
 
@@ -58,6 +63,10 @@ class CallLimits:
     timeout_s: float = 120.0
     backoff_initial_s: float = 1.0
     backoff_max_s: float = 60.0
+    # Where the calls go and how that was chosen (set by the component, never configured as a
+    # limit): named when the endpoint cannot be reached, and recorded in the report's calls.
+    endpoint: str = ""
+    endpoint_source: str = ""
 
     def __post_init__(self) -> None:
         if self.max_concurrency < 1 or self.max_attempts < 1:
@@ -68,13 +77,15 @@ class CallLimits:
                 raise ValueError(f"{name} must be positive (or null for no limit)")
 
 
-LIMIT_FIELDS = tuple(name for name in CallLimits.__dataclass_fields__ if name != "provider_key")
+LIMIT_FIELDS = tuple(name for name in CallLimits.__dataclass_fields__
+                     if name not in ("provider_key", "endpoint", "endpoint_source"))
 
 
 def limits_from_config(limits: Mapping[str, Any], defaults: Mapping[str, Any], *, provider_key: str,
-                       what: str) -> CallLimits:
+                       what: str, endpoint: Endpoint | None = None) -> CallLimits:
     """``CallLimits`` from a component's ``limits`` config mapping; keys left out keep the
-    component's ``defaults``. The provider key is the component's own, never configured."""
+    component's ``defaults``. The provider key and the endpoint are the component's own, never
+    configured as limits."""
     if not isinstance(limits, Mapping):
         raise ConfigError(f"{what}: limits must be a mapping of {', '.join(LIMIT_FIELDS)}, not {limits!r}")
     unknown = sorted(set(limits) - set(LIMIT_FIELDS))
@@ -83,8 +94,9 @@ def limits_from_config(limits: Mapping[str, Any], defaults: Mapping[str, Any], *
                 if "provider_key" in unknown else "")
         raise ConfigError(f"{what}: unknown limits key(s) {', '.join(unknown)}{hint}. "
                           f"Accepted: {', '.join(LIMIT_FIELDS)}")
+    where = {"endpoint": endpoint.url, "endpoint_source": endpoint.source} if endpoint else {}
     try:
-        return CallLimits(provider_key=provider_key, **{**defaults, **limits})
+        return CallLimits(provider_key=provider_key, **{**defaults, **limits}, **where)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{what}: invalid limits: {exc}") from exc
 
@@ -135,6 +147,28 @@ class GaveUp(Exception):
 
 class BudgetReached(Exception):
     """The run's spending budget is used up; no new call is started."""
+
+
+#: Attempts in a row (of one call or of several) that must fail to connect, with no answer
+#: ever received from the provider, before its endpoint is taken for dead. Stopping early costs
+#: little when wrong (nothing finished is lost; the rerun resumes); not stopping costs hours.
+UNREACHABLE_AFTER = 3
+
+
+class EndpointUnreachable(FaceEditBenchError):
+    """A provider never answered: the first calls all failed to connect. The run stops with
+    this message instead of retrying every call (an hour for a wrong host name)."""
+
+    def __init__(self, limits: CallLimits, error: RetryableError, attempts: int) -> None:
+        where = limits.endpoint or f"the endpoint of {limits.provider_key}"
+        source = f" ({limits.endpoint_source})" if limits.endpoint_source else ""
+        super().__init__(redact(
+            f"Cannot connect to {where}{source}: {error}. {attempts} attempts in a row failed to connect and no "
+            "call to it has ever succeeded, so the run stops instead of retrying every call. Check the endpoint "
+            "(the component's base_url, or the SDK's *_BASE_URL environment variable; config wins), that its host "
+            "name resolves and its server is running, and the network or proxy. Every finished step is kept: "
+            "run the same command again to resume."))
+        self.limits, self.error, self.attempts = limits, error, attempts
 
 
 @dataclass
@@ -212,6 +246,9 @@ class Executor:
         self.stats = CallStats()
         self._slots = asyncio.Semaphore(limits.max_concurrency)
         self._factor = 1.0
+        self._answered = False  # has the provider ever answered (anything, even an error status)?
+        self._unreachable: EndpointUnreachable | None = None
+        self._connect_failures = 0  # attempts in a row that failed to connect
         self._requests = self._request_limiter()
         tpm = limits.tokens_per_minute
         self._tokens = AsyncLimiter(tpm, 60) if tpm else None
@@ -245,17 +282,44 @@ class Executor:
         self.stats.rate_wait_s += time.perf_counter() - started
 
     async def _attempt(self, fn: Callable[[], Awaitable[T]]) -> T:
+        self._check_reachable()  # another call may have found the endpoint dead while this one waited
         await self._acquire()
         self.stats.attempts += 1
         try:
-            return await asyncio.wait_for(fn(), self.limits.timeout_s)
+            result = await asyncio.wait_for(fn(), self.limits.timeout_s)
         except TimeoutError as exc:
             raise RetryableError("timeout", f"no answer within {self.limits.timeout_s:g} s") from exc
+        except RetryableError as exc:
+            self._note_failure(exc)
+            raise
+        self._answered, self._connect_failures = True, 0
+        return result
+
+    def _note_failure(self, exc: RetryableError) -> None:
+        """Take the endpoint for dead once ``UNREACHABLE_AFTER`` attempts in a row failed to
+        connect and the provider has never answered. A rate limit, a server error or a cut-off
+        answer is an answer; a timeout proves nothing either way; after any answer, connection
+        failures are transient and retried as usual."""
+        if exc.kind != "connection":
+            if exc.kind != "timeout":
+                self._answered, self._connect_failures = True, 0
+            return
+        self._connect_failures += 1
+        if not self._answered and self._unreachable is None and self._connect_failures >= min(
+                UNREACHABLE_AFTER, self.limits.max_attempts):
+            self._unreachable = EndpointUnreachable(self.limits, exc, self._connect_failures)
+        self._check_reachable()
+
+    def _check_reachable(self) -> None:
+        if self._unreachable is not None:
+            dead = self._unreachable  # a fresh exception per call: each has its own traceback
+            raise EndpointUnreachable(dead.limits, dead.error, dead.attempts)
 
     async def call(self, fn: Callable[[], Awaitable[T]]) -> T:
         """Run ``fn`` (one attempt) with limits and retries. Raises :class:`GaveUp` when
         every attempt failed and :class:`BudgetReached` before starting past the budget."""
         self.budget.check()
+        self._check_reachable()
         self.stats.calls += 1
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.limits.max_attempts),
@@ -300,4 +364,8 @@ class Executors:
         return self._by_key[limits.provider_key]
 
     def stats(self) -> dict[str, dict[str, Any]]:
-        return {key: ex.stats.as_dict() for key, ex in sorted(self._by_key.items())}
+        """Counts per provider key, with the effective endpoint where the component names it."""
+        return {key: {**ex.stats.as_dict(), **({"endpoint": ex.limits.endpoint,
+                                                "endpoint_source": ex.limits.endpoint_source}
+                                               if ex.limits.endpoint else {})}
+                for key, ex in sorted(self._by_key.items())}

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from faceedit_bench.errors import ImageError
-from faceedit_bench.execution.calls import BudgetReached, Executors, GaveUp
+from faceedit_bench.execution.calls import BudgetReached, EndpointUnreachable, Executors, GaveUp
 from faceedit_bench.execution.secrets import redact
 from faceedit_bench.keys import edit_key, step_seed
 from faceedit_bench.plugin.payloads import RunInfo, StepRecord
@@ -107,7 +107,7 @@ class EditStage:
                 result = await executor.call(lambda: self.editor.aedit(request))
             else:
                 result = self.editor.edit(request)
-        except BudgetReached:
+        except (BudgetReached, EndpointUnreachable):  # end the run: nothing is recorded for this call
             raise
         except GaveUp as exc:
             log.warning("editor call gave up on %s/%s step %d: %s", request.face_id, request.session_id, request.k,

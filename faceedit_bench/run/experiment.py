@@ -18,8 +18,9 @@ from omegaconf import OmegaConf
 from faceedit_bench import __version__
 from faceedit_bench.analysis.aggregate import Aggregator
 from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig
-from faceedit_bench.errors import ConfigError
+from faceedit_bench.errors import ConfigError, FaceEditBenchError
 from faceedit_bench.execution.calls import Budget, Executors
+from faceedit_bench.execution.secrets import redact
 from faceedit_bench.keys import fingerprint, portable, run_key
 from faceedit_bench.plugin.manager import Plugins
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo
@@ -36,6 +37,7 @@ from faceedit_bench.scoring.judge.service import JudgeService
 from faceedit_bench.scoring.stage import ScoreStage
 from faceedit_bench.storage.ledger import Ledger
 from faceedit_bench.storage.store import ImageStore
+from faceedit_bench.storage.workspace import check_writable_dir, storage_error
 
 
 @dataclass
@@ -55,13 +57,33 @@ def create_component(plugins: Plugins, group: str, conf: ComponentConf) -> tuple
     registration = plugins.registry.get(kind, conf.name)
     factory = registration.load()
     check_params(group, conf, factory)
-    obj = factory(**conf.params)
+    obj = _construct(group, conf, factory)
     description = dict(obj.describe()) if hasattr(obj, "describe") else {}
     if isinstance(obj, TestSet):
         description = {"name": obj.name, "version": obj.version, "content_hash": obj.content_hash}
     info = ComponentInfo(group, conf.name, registration.provider,
                          plugins.provider_version(registration.provider), description)
     return obj, info
+
+
+def _construct(group: str, conf: ComponentConf, factory: Any) -> Any:
+    """The component, or, when its factory rejects a parameter value (ValueError, TypeError),
+    a ConfigError naming the component and the parameter(s) its message mentions."""
+    try:
+        return factory(**conf.params)
+    except FaceEditBenchError:
+        raise
+    except (ValueError, TypeError) as exc:
+        text = redact(f"{exc}")
+        # The parameter(s) the message is about: named in it, or else whose (text) value it quotes.
+        named = [n for n in conf.params if re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", text)] or [
+            n for n, v in conf.params.items() if isinstance(v, str) and len(v) > 1 and v in text]
+        if named:
+            which = "parameter " + ", ".join(f"{group}.params.{n}={redact(repr(conf.params[n]))}" for n in named)
+        else:
+            which = f"its parameters ({', '.join(f'{group}.params.{n}' for n in conf.params) or 'none given'})"
+        raise ConfigError(f"{group} {conf.name!r} rejected {which}: {type(exc).__name__}: {text}. "
+                          f"Fix the value on the command line or in the {group} config.") from exc
 
 
 def check_params(group: str, conf: ComponentConf, factory: Any) -> None:
@@ -107,7 +129,8 @@ def _git_sha() -> str:
 
 
 def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
-    conf: ExperimentConfig = OmegaConf.to_object(cfg)
+    conf: ExperimentConfig = OmegaConf.to_object(cfg)  # validates every setting (config.py)
+    check_writable_dir(conf.run.workspace)
     resolved = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(resolved, dict)
     components: dict[str, Any] = {}
@@ -117,11 +140,6 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
     if conf.judge.name != "none":
         components["judge"], infos["judge"] = create_component(plugins, "judge", conf.judge)
     testset: TestSet = components["testset"]
-    labels = conf.analysis.human_labels
-    if labels and not Path(labels).expanduser().is_file():
-        raise ConfigError(f"analysis.human_labels={labels!r} is not a file; give the labels CSV or null")
-    if labels and "judge" not in components:
-        raise ConfigError("analysis.human_labels needs a judge to compare with (e.g. judge=gemini)")
     metrics = [plugins.registry.get("metrics", n).load() for n in plugins.registry["metrics"].names()]
     key = run_key({kind: {"name": i.name, "description": i.description} for kind, i in infos.items()},
                   resolved["run"], resolved["analysis"])
@@ -159,6 +177,16 @@ def run_from_config(cfg: Any, plugins: Plugins) -> dict[str, Any]:
 
 
 def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
+    try:
+        return _run_experiment(exp, plugins)
+    except Exception as exc:  # a full disk or read-only place: say what, and that nothing finished is lost
+        friendly = storage_error(exc, exp.info.workspace)
+        if friendly is None:
+            raise
+        raise friendly from exc
+
+
+def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     from tqdm import tqdm
 
     conf, info = exp.conf, exp.info

@@ -72,7 +72,7 @@ class _Server(ThreadingHTTPServer):
 class FakeServer:
     def __init__(self, handle: Handler, *, latency_s: float = 0.0, rpm_limit: float | None = None,
                  fault_rates: dict[str, float] | None = None, retry_after: float = 1.0, hang_s: float = 5.0,
-                 seed: int = 0, error_body: Callable[[int, str], FakeResponse] | None = None) -> None:
+                 seed: int = 0, error_body: Callable[[int, str], FakeResponse] | None = None, port: int = 0) -> None:
         self.handle = handle
         self.latency_s = latency_s
         self.rpm_limit = rpm_limit
@@ -86,7 +86,8 @@ class FakeServer:
         self._rng = random.Random(seed)
         self._window: deque[float] = deque()
         self._lock = threading.Lock()
-        self._httpd = _Server(("127.0.0.1", 0), self._make_handler())
+        # port 0: any free port; a fixed one lets a test bring a "dead" endpoint back to life
+        self._httpd = _Server(("127.0.0.1", port), self._make_handler())
         # A short poll interval: stopping the server otherwise waits up to 0.5 s.
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         daemon=True)

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from faceedit_bench.execution.calls import BudgetReached, Executor, GaveUp
+from faceedit_bench.execution.calls import BudgetReached, EndpointUnreachable, Executor, GaveUp
 from faceedit_bench.execution.secrets import redact
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.plugin.protocols import Judge
@@ -159,7 +159,7 @@ class JudgeService:
                 reply = await self.executor.call(lambda r=request: self.judge.ajudge(r))
             except GaveUp as exc:
                 return self._answer(template, Outcome.API_ERROR, None, last_raw, str(exc), usage)
-            except BudgetReached:
+            except (BudgetReached, EndpointUnreachable):  # end the run: nothing is recorded for this call
                 raise
             except Exception as exc:  # a judge bug is an outcome of this call, not the end of the run
                 log.warning("judge failed: %s: %s", type(exc).__name__, exc)

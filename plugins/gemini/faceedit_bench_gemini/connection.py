@@ -3,10 +3,12 @@ translation of its failures into the core's vocabulary.
 
 The SDK's own retries are switched off (``HttpRetryOptions(attempts=1)``, which also removes
 its hidden retry of aiohttp connection errors), so every retry happens, and is counted, in
-:mod:`faceedit_bench.execution.calls`. Nothing is read from the environment implicitly: the key
-comes from the named variables only, and the endpoint, API version and "not Vertex AI" are
-always passed to the SDK (it would otherwise honour ``GOOGLE_GEMINI_BASE_URL``,
-``GOOGLE_GENAI_API_VERSION`` and ``GOOGLE_GENAI_USE_VERTEXAI``).
+:mod:`faceedit_bench.execution.calls`. The key comes from the named variables only. The endpoint is
+``base_url`` in config, else the SDK's standard ``$GOOGLE_GEMINI_BASE_URL`` (a gateway that
+holds the user's key must not be bypassed), else Google's; the effective endpoint, the API
+version and "not Vertex AI" are always passed to the SDK explicitly, so what is recorded is
+what calls use (the SDK would otherwise also read ``GOOGLE_GENAI_API_VERSION`` and
+``GOOGLE_GENAI_USE_VERTEXAI``).
 """
 
 from __future__ import annotations
@@ -21,9 +23,20 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from faceedit_bench.api import ConfigError, RetryableError, limits_from_config, read_secret, redact, sniff_mime
+from faceedit_bench.api import (
+    ConfigError,
+    Endpoint,
+    RetryableError,
+    limits_from_config,
+    read_secret,
+    redact,
+    resolve_endpoint,
+    sniff_mime,
+)
 
 GOOGLE_ENDPOINT = "https://generativelanguage.googleapis.com/"
+#: google-genai's standard variable for another Gemini API endpoint.
+BASE_URL_ENV = "GOOGLE_GEMINI_BASE_URL"
 DEFAULT_KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 #: Image formats Gemini takes inline.
 GEMINI_FORMATS = frozenset({"image/png", "image/jpeg", "image/webp"})
@@ -64,10 +77,13 @@ class GeminiConnection:
         self._key = read_secret(envs, what=what)  # fails here, before any work, naming the variables
         self.key_env = next(e for e in envs if os.environ.get(e, "").strip())
         self.model = model
-        self.base_url = base_url
+        self.endpoint: Endpoint = resolve_endpoint(base_url, env_var=BASE_URL_ENV, default=GOOGLE_ENDPOINT,
+                                                   param=f"{what.split()[0]}.params.base_url",
+                                                   example="http://127.0.0.1:8080")
+        self.base_url = None if self.endpoint.default else self.endpoint.url  # None: Google's own
         self._api_version = api_version
-        self.limits = limits_from_config(limits, default_limits, what=what,
-                                  provider_key=f"gemini:{base_url or 'default'}:{self.key_env}:{model}")
+        self.limits = limits_from_config(limits, default_limits, what=what, endpoint=self.endpoint,
+                                         provider_key=f"gemini:{self.base_url or 'default'}:{self.key_env}:{model}")
         self._clients: dict[asyncio.AbstractEventLoop, Any] = {}
 
     def __repr__(self) -> str:  # never the key
@@ -85,7 +101,12 @@ class GeminiConnection:
 
     def describe(self) -> dict[str, Any]:
         """What the editor and the judge share in their identity: model, API and endpoint
-        (a non-default endpoint only; never the key)."""
+        (a non-default endpoint only; never the key).
+
+        A non-default endpoint belongs to the identity, and so to the cache keys: another server
+        may serve another model under the same name. Google's own endpoint is left out, so the
+        cache keys of earlier runs stay valid; the report records it as provenance (the calls
+        section, from ``CallLimits.endpoint``)."""
         description: dict[str, Any] = {"provider": "gemini", "model": self.model, "version": self.model,
                                        "api": "gemini-api generateContent", "api_version": self.api_version}
         if self.base_url:
@@ -104,7 +125,7 @@ class GeminiConnection:
             from google.genai import types
 
             options = types.HttpOptions(
-                base_url=self.base_url or GOOGLE_ENDPOINT, api_version=self.api_version,
+                base_url=self.endpoint.url, api_version=self.api_version,
                 timeout=int(self.limits.timeout_s * 1000), retry_options=types.HttpRetryOptions(attempts=1),
             )
             client = self._clients[loop] = genai.Client(vertexai=False, api_key=self._key, http_options=options)

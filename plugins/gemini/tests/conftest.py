@@ -16,6 +16,11 @@ from gemini_helpers import FAST_LIMITS, KEY
 from tests.fakes.gemini import GeminiServer, gemini_server
 
 
+@pytest.fixture(autouse=True)
+def _no_endpoint_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GOOGLE_GEMINI_BASE_URL", raising=False)  # a developer's gateway must not change what is tested
+
+
 @pytest.fixture
 def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("GEMINI_API_KEY", KEY)

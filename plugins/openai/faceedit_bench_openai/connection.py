@@ -11,37 +11,42 @@ import asyncio
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from faceedit_bench.api import ConfigError, read_secret
+from faceedit_bench.api import ConfigError, Endpoint, read_secret, resolve_endpoint
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-#: Used when ``base_url`` is null. Passed explicitly so that OPENAI_BASE_URL in the
-#: environment cannot silently send calls elsewhere than the config says.
+#: The public endpoint, used when neither ``base_url`` nor ``$OPENAI_BASE_URL`` is set. Always
+#: passed to the SDK explicitly: the endpoint recorded is the one calls go to.
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+#: The openai SDK's standard variable for another endpoint (a gateway, a proxy); honoured
+#: because a user whose environment sets it holds that endpoint's key, not OpenAI's.
+BASE_URL_ENV = "OPENAI_BASE_URL"
 #: Sent as the bearer token to a server that takes no key (``api_key_env: null``), as vLLM documents.
 NO_KEY = "EMPTY"
 
 
 class Connection:
     """Endpoint and key of one component. The key lives only in a private attribute: it is
-    never part of ``describe()``, of the provider key or of any message."""
+    never part of ``describe()``, of the provider key or of any message.
+
+    Endpoint precedence: ``base_url`` in config, then ``$OPENAI_BASE_URL``, then api.openai.com.
+    ``base_url`` is the effective endpoint when it is not the public one, else None."""
 
     def __init__(self, *, base_url: str | None, api_key_env: str | None, model: str, what: str) -> None:
-        if base_url is not None and not str(base_url).startswith(("http://", "https://")):
-            raise ConfigError(f"{what}: base_url {base_url!r} must start with http:// or https:// and usually ends "
-                              "in /v1 (e.g. http://127.0.0.1:8000/v1), or be null for api.openai.com.")
-        if not api_key_env and base_url is None:
+        self.endpoint: Endpoint = resolve_endpoint(base_url, env_var=BASE_URL_ENV, default=OPENAI_BASE_URL,
+                                                   param=f"{what.split()[0]}.params.base_url")
+        if not api_key_env and self.endpoint.default:
             raise ConfigError(f"{what}: api_key_env is required for api.openai.com (e.g. OPENAI_API_KEY); only a "
                               "server of your own (base_url set) may run without a key (api_key_env: null).")
         if not isinstance(model, str) or not model:
             raise ConfigError(f"{what}: model must be a model name such as gpt-4.1-2025-04-14, not {model!r}.")
-        self.base_url = base_url
+        self.base_url = None if self.endpoint.default else self.endpoint.url
         self.api_key_env = api_key_env
         self._api_key = read_secret([api_key_env], what=what) if api_key_env else NO_KEY
         # Per model: OpenAI's rate limits are per model, so an editor and a judge on one account
         # must not throttle each other. Never the key itself.
-        self.provider_key = f"openai:{base_url or 'default'}:{api_key_env}:{model}"
+        self.provider_key = f"openai:{self.base_url or 'default'}:{api_key_env}:{model}"
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncOpenAI] = \
             weakref.WeakKeyDictionary()
 
@@ -52,12 +57,16 @@ class Connection:
         if client is None:
             from openai import AsyncOpenAI
 
-            client = AsyncOpenAI(api_key=self._api_key, base_url=self.base_url or OPENAI_BASE_URL,
+            client = AsyncOpenAI(api_key=self._api_key, base_url=self.endpoint.url,
                                  max_retries=0, timeout=timeout_s)
             self._clients[loop] = client
         return client
 
     def describe(self) -> dict[str, Any]:
+        # A non-default endpoint is part of the component's identity (and so of its cache keys):
+        # a gateway or a compatible server may serve another model under the same name. The
+        # public endpoint is left out, so cache keys of runs made before stay valid; it is
+        # recorded as provenance in the report's calls section (CallLimits.endpoint).
         return {"base_url": self.base_url} if self.base_url else {}
 
     def __repr__(self) -> str:

@@ -63,7 +63,7 @@ class GptImageEditor:
                                           "output_format": output_format}.items() if v is not None}
         self.connection = Connection(base_url=base_url, api_key_env=api_key_env, model=model, what=what)
         self.limits = limits_from_config(limits, DEFAULT_LIMITS, provider_key=self.connection.provider_key,
-                                         what=what)
+                                         what=what, endpoint=self.connection.endpoint)
         self.prices = check_prices(prices, what)
 
     def describe(self) -> dict[str, Any]:

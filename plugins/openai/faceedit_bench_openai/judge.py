@@ -63,7 +63,7 @@ class OpenAIJudge:
         self.temperature, self.max_output_tokens, self.image_detail = temperature, max_output_tokens, image_detail
         self.connection = Connection(base_url=base_url, api_key_env=api_key_env, model=model, what=what)
         self.limits = limits_from_config(limits, DEFAULT_LIMITS, provider_key=self.connection.provider_key,
-                                         what=what)
+                                         what=what, endpoint=self.connection.endpoint)
         self.prices = check_prices(prices, what)
 
     def describe(self) -> dict[str, Any]:

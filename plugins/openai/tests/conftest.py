@@ -28,6 +28,7 @@ FAST_LIMITS = {"requests_per_minute": None, "tokens_per_minute": None, "backoff_
 @pytest.fixture(autouse=True)
 def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, DEFAULT_KEY)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)  # a developer's gateway must not change what is tested
 
 
 @pytest.fixture

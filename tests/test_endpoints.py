@@ -1,0 +1,216 @@
+"""Endpoints of the hosted plugins, with the real SDKs against 127.0.0.1 only.
+
+* the SDKs' standard variables (OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL) are honoured, the
+  config's base_url wins over them, and the effective endpoint is recorded;
+* a dead endpoint (closed port, a host name that does not resolve) ends the run in seconds
+  with one message, and nothing finished is lost.
+
+The CLI runs load a ``sitecustomize`` that answers every DNS lookup but loopback's with "not
+known" and refuses connections to anything but loopback, so no test can reach outside.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from faceedit_bench.errors import ConfigError
+from faceedit_bench.execution.calls import Executor
+from faceedit_bench.records import EditRequest, Outcome
+from tests.fakes.gemini import gemini_server
+from tests.fakes.openai import openai_server
+
+ROOT = Path(__file__).resolve().parent.parent
+GEMINI_KEY = "AIzaTEST-endpoints-3c9d1f7a2b"
+OPENAI_KEY = "sk-TEST-endpoints-8e1a4c6d2f"
+FAST = ["tracking=none", "run.max_faces=1", "run.max_sessions=3", "run.workers=1", "run.progress=false",
+        "testset=pose"]
+OFFLINE = '''
+import errno, socket
+_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+_getaddrinfo, _connect = socket.getaddrinfo, socket.socket.connect
+def getaddrinfo(host, *args, **kwargs):
+    name = host.decode() if isinstance(host, bytes) else host
+    if name is None or name in _LOOPBACK:
+        return _getaddrinfo(host, *args, **kwargs)
+    raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+def connect(self, address):
+    if self.family in (socket.AF_INET, socket.AF_INET6) and address[0] not in _LOOPBACK:
+        raise OSError(errno.ENETUNREACH, "the test blocks traffic to " + str(address[0]))
+    return _connect(self, address)
+socket.getaddrinfo, socket.socket.connect = getaddrinfo, connect
+'''
+
+
+def free_port() -> int:
+    with socket.socket() as sock:  # bound, then closed: nobody listens there
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def bench(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    offline = tmp_path / "offline"
+    offline.mkdir(exist_ok=True)
+    (offline / "sitecustomize.py").write_text(OFFLINE)
+    environment = {k: v for k, v in os.environ.items() if not k.endswith("_BASE_URL")}
+    environment.update(FACEEDIT_BENCH_HOME=str(tmp_path / "ws"), GEMINI_API_KEY=GEMINI_KEY, OPENAI_API_KEY=OPENAI_KEY,
+                       PYTHONPATH=os.pathsep.join([str(offline), str(ROOT)]), **env)
+    return subprocess.run([sys.executable, "-m", "faceedit_bench", *args], capture_output=True, text=True,
+                          cwd=tmp_path, env=environment, timeout=600)
+
+
+def report_of(tmp_path: Path) -> dict[str, Any]:
+    (path,) = sorted((tmp_path / "ws" / "runs").glob("*/report.json"), key=lambda p: p.stat().st_mtime)[-1:]
+    return json.loads(path.read_text())
+
+
+@pytest.fixture(autouse=True)
+def _no_endpoint_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+
+
+# -- a dead endpoint ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("editor", ["nano_banana", "gpt_image"])
+@pytest.mark.parametrize("dead", ["closed_port", "unresolvable"])
+def test_a_dead_endpoint_ends_the_run_with_one_message(tmp_path, editor, dead):
+    suffix = "/v1" if editor == "gpt_image" else ""
+    url = f"http://127.0.0.1:{free_port()}{suffix}" if dead == "closed_port" else f"http://nonexistent.invalid{suffix}"
+    variable = "OPENAI_BASE_URL" if editor == "gpt_image" else "GOOGLE_GEMINI_BASE_URL"
+    if dead == "closed_port":  # set in config
+        out = bench(tmp_path, f"editor={editor}", f"editor.params.base_url={url}", *FAST)
+        source = "from editor.params.base_url"
+    else:  # set by the SDK's environment variable
+        out = bench(tmp_path, f"editor={editor}", *FAST, **{variable: url})
+        source = f"from ${variable}"
+    log = out.stdout + out.stderr
+    assert out.returncode == 2, log[-3000:]
+    assert "Traceback" not in log, log[-3000:]
+    errors = [line for line in log.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, log[-3000:]  # one message, not one per call
+    assert f"Error: Cannot connect to {url} ({source}" in out.stderr
+    assert ("Connect call failed" in log or "Connection refused" in log or "Connection error" in log
+            if dead == "closed_port" else "Name or service not known" in log), log[-3000:]
+    assert "3 attempts in a row failed to connect" in log and "run the same command again to resume" in log
+    assert "gave up" not in log  # no call was recorded as api_error on the way
+
+
+def test_a_dead_endpoint_loses_nothing_and_the_rerun_resumes(tmp_path):
+    port = free_port()
+    editor = ["editor=nano_banana", f"editor.params.base_url=http://127.0.0.1:{port}"]
+    common = ["tracking=none", "run.max_sessions=1", "run.workers=1", "run.progress=false", "testset=pose"]
+    with gemini_server(api_key=GEMINI_KEY, port=port) as fake:
+        first = bench(tmp_path, *editor, *common, "run.max_faces=1")
+        assert first.returncode == 0, first.stderr[-3000:]
+        assert fake.calls == 4
+    # The server is gone: face 1 comes from the ledger, face 2's calls cannot connect.
+    dead = bench(tmp_path, *editor, *common, "run.max_faces=2")
+    assert dead.returncode == 2 and f"Cannot connect to http://127.0.0.1:{port}" in dead.stderr, dead.stderr[-3000:]
+    with gemini_server(api_key=GEMINI_KEY, port=port) as fake:
+        rerun = bench(tmp_path, *editor, *common, "run.max_faces=2")
+        assert rerun.returncode == 0, rerun.stderr[-3000:]
+        assert fake.calls == 4  # only face 2's steps: nothing finished before was paid again
+    report = report_of(tmp_path)
+    assert report["run"]["computed"]["edit_calls"] == 4
+    assert report["counts"]["steps"] == {"ok": 8}
+
+
+# -- the SDKs' endpoint variables ------------------------------------------------------------------
+
+
+def edit_once(editor: Any) -> Any:
+    async def run() -> Any:
+        request = EditRequest(_png(), "add a hat", "f1", "s1", 1, 7)
+        return await Executor(editor.limits).call(lambda: editor.aedit(request))
+
+    return asyncio.run(run())
+
+
+def _png() -> bytes:
+    from faceedit_bench.testing import gradient_image
+
+    return gradient_image(1, 32)
+
+
+def test_openai_base_url_in_the_environment_is_honoured_and_recorded(monkeypatch):
+    from faceedit_bench_openai.editor import GptImageEditor
+    from faceedit_bench_openai.judge import OpenAIJudge
+
+    with openai_server(api_key=OPENAI_KEY) as fake:
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{fake.url}/v1")
+        editor = GptImageEditor(limits={"requests_per_minute": None, "tokens_per_minute": None})
+        # Checked before any call: code that ignored the variable must fail here, not call the public host.
+        assert editor.describe()["base_url"] == f"{fake.url}/v1"
+        assert editor.limits.endpoint == f"{fake.url}/v1"
+        assert editor.limits.endpoint_source == "from $OPENAI_BASE_URL, as editor.params.base_url is null"
+        assert edit_once(editor).outcome is Outcome.OK and fake.calls == 1  # the request reached the gateway
+        assert OpenAIJudge().describe()["base_url"] == f"{fake.url}/v1"
+
+
+def test_openai_config_base_url_wins_over_the_environment(monkeypatch):
+    from faceedit_bench_openai.editor import GptImageEditor
+
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")  # dead: must not be used
+    with openai_server(api_key=OPENAI_KEY) as fake:
+        editor = GptImageEditor(base_url=f"{fake.url}/v1", limits={"requests_per_minute": None})
+        assert edit_once(editor).outcome is Outcome.OK and fake.calls == 1
+        assert editor.limits.endpoint_source == "from editor.params.base_url"
+
+
+def test_openai_default_endpoint_keeps_its_identity(monkeypatch):
+    from faceedit_bench_openai.editor import GptImageEditor
+
+    default = GptImageEditor()
+    assert "base_url" not in default.describe()  # cache keys of earlier runs stay valid
+    assert default.limits.provider_key == "openai:default:OPENAI_API_KEY:gpt-image-1"
+    assert default.limits.endpoint == "https://api.openai.com/v1"
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://api.openai.com/v1/")  # the same host, spelt differently
+    assert GptImageEditor().describe() == default.describe()
+    monkeypatch.setenv("OPENAI_BASE_URL", "api.example.com")
+    with pytest.raises(ConfigError, match=r"\$OPENAI_BASE_URL='api.example.com' is not an endpoint"):
+        GptImageEditor()
+
+
+def test_gemini_base_url_in_the_environment_is_honoured_and_recorded(monkeypatch):
+    from faceedit_bench_gemini.editor import NanoBananaEditor
+    from faceedit_bench_gemini.judge import GeminiJudge
+
+    default = NanoBananaEditor()
+    assert "base_url" not in default.describe()
+    assert default.limits.provider_key == "gemini:default:GEMINI_API_KEY:gemini-2.5-flash-image"
+    with gemini_server(api_key=GEMINI_KEY) as fake:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
+        editor = NanoBananaEditor(limits={"requests_per_minute": None, "tokens_per_minute": None})
+        assert editor.describe()["base_url"] == fake.url == editor.limits.endpoint  # before any call, as above
+        assert edit_once(editor).outcome is Outcome.OK and fake.calls == 1
+        assert GeminiJudge().describe()["base_url"] == fake.url
+        # The config wins over the environment.
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", f"http://127.0.0.1:{free_port()}")
+        configured = NanoBananaEditor(base_url=fake.url, limits={"requests_per_minute": None})
+        assert edit_once(configured).outcome is Outcome.OK and fake.calls == 2
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", "generativelanguage.example")
+    with pytest.raises(ConfigError, match="GOOGLE_GEMINI_BASE_URL"):
+        NanoBananaEditor()
+
+
+def test_the_report_records_the_effective_endpoint(tmp_path):
+    with gemini_server(api_key=GEMINI_KEY) as fake:
+        out = bench(tmp_path, "editor=nano_banana", *FAST, GOOGLE_GEMINI_BASE_URL=fake.url)
+        assert out.returncode == 0, out.stderr[-3000:]
+        assert fake.calls == 12
+    report = report_of(tmp_path)
+    (calls,) = report["calls"].values()
+    assert calls["endpoint"] == fake.url and calls["endpoint_source"].startswith("from $GOOGLE_GEMINI_BASE_URL")
+    assert report["components"]["editor"]["description"]["base_url"] == fake.url
