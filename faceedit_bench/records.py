@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-#: Number of chained edits in one session (METHODOLOGY §2.1).
+#: Chained edits per session in paper (a) and in the version-1 test-set format (METHODOLOGY §2.1).
+#: Test sets of format 2 have sessions of any length K >= 1.
 STEPS_PER_SESSION = 4
 
 
@@ -28,6 +29,7 @@ class Outcome(enum.StrEnum):
     NO_FACE = "no_face"  # no face found where one was needed
     PARSE_ERROR = "parse_error"  # a judge answer that does not fit its schema
     SKIPPED = "skipped"  # not attempted because an earlier step did not succeed
+    UNSUPPORTED = "unsupported"  # the editor cannot take the request (e.g. more input images than it accepts)
 
 
 #: Outcomes worth another attempt when a run is resumed.
@@ -51,25 +53,59 @@ class Face:
     demographics: Mapping[str, str | None] = field(default_factory=dict)
 
 
+#: How a step's ``dataset`` input picks another face (documented in faceedit_bench/run/inputs.py).
+INPUT_RULES = ("other_gender", "other_gender_other_race")
+
+
+@dataclass(frozen=True)
+class StepInput:
+    """An input image a step needs besides I_{k-1}, named by its role.
+
+    ``source`` is ``file`` (``path``, a fixed image shipped with the test set) or ``dataset``
+    (another face of the dataset, chosen by ``rule``: see :mod:`faceedit_bench.run.inputs`).
+    """
+
+    role: str
+    source: str
+    path: str | None = None
+    rule: str | None = None
+
+
 @dataclass(frozen=True)
 class Step:
-    """One instruction P_k of a session, with the taxonomy entry it targets."""
+    """One instruction P_k of a session. The taxonomy binding (attribute, category,
+    sub-axis, axis) is ``None`` for a free-text instruction; metrics that need it (OER, the
+    overediting matrix) are then skipped. ``prompt_id`` / ``prompt_category`` name the
+    instruction in a published prompt list (e.g. "O-01", "Occupational/Authority")."""
 
     k: int
     instruction: str
-    attribute: str
-    category: str
-    sub_axis: str
-    axis: str
+    attribute: str | None = None
+    category: str | None = None
+    sub_axis: str | None = None
+    axis: str | None = None
+    prompt_id: str | None = None
+    prompt_category: str | None = None
+    inputs: tuple[StepInput, ...] = ()
+
+    @property
+    def bound(self) -> bool:
+        return self.attribute is not None
 
 
 @dataclass(frozen=True)
 class Session:
-    """Four chained instructions applied to every base image."""
+    """K >= 1 instructions applied to every base image: K = 1 is a single edit of the base
+    image, K > 1 chains each edit on the previous step's output."""
 
     session_id: str
     test_set: str
     steps: tuple[Step, ...]
+
+    @property
+    def bound(self) -> bool:
+        """Every step carries a taxonomy binding."""
+        return all(step.bound for step in self.steps)
 
 
 @dataclass(frozen=True)
@@ -86,10 +122,18 @@ class TestSet:
     reconstruction: bool = True
     description: str = ""
 
+    @property
+    def bound(self) -> bool:
+        """Every step of every session carries a taxonomy binding (paper (a)'s sets do)."""
+        return all(session.bound for session in self.sessions)
+
 
 @dataclass(frozen=True)
 class EditRequest:
-    """Everything an editor needs for one step: I_{k-1} as encoded bytes and P_k."""
+    """Everything an editor needs for one step: I_{k-1} as encoded bytes and P_k, plus the
+    step's further input images (``extra_images``, named by ``extra_roles``) in order. An
+    editor takes at most its ``max_input_images`` (default 1) images in all; a request with
+    more never reaches it (outcome ``unsupported``)."""
 
     image: bytes
     instruction: str
@@ -97,6 +141,8 @@ class EditRequest:
     session_id: str
     k: int
     seed: int
+    extra_images: tuple[bytes, ...] = ()
+    extra_roles: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

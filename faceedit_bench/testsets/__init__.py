@@ -8,6 +8,10 @@ test-set name is accepted.
 
 A test set's ``content_hash`` is the sha256 of the canonical JSON of the whole file,
 so reformatting a file keeps its hash and any change of content changes it.
+
+Two formats: version 1 (the frozen sets; 4 taxonomy-bound steps per session, below) and
+format 2 (``"format": 2``: sessions of any length, free-text steps, extra inputs; see
+:mod:`faceedit_bench.testsets.format2`).
 """
 
 from __future__ import annotations
@@ -77,8 +81,9 @@ def frozen_content(name: str) -> dict[str, Any]:
     return _read(name)[0]
 
 
-def parse_testset(data: Mapping[str, Any], source: str = "<data>") -> TestSet:
-    """Validate file content against the format and the taxonomy; build the TestSet."""
+def parse_testset(data: Mapping[str, Any], source: str = "<data>", root: Path | None = None) -> TestSet:
+    """Validate file content against its format and the taxonomy; build the TestSet.
+    ``root`` is the directory that relative input paths (format 2) are resolved against."""
 
     def fail(msg: str) -> TestSetError:
         return TestSetError(f"{source}: {msg}")
@@ -89,6 +94,12 @@ def parse_testset(data: Mapping[str, Any], source: str = "<data>") -> TestSet:
             raise fail(f"{where}: {key!r} must be a non-empty string, got {value!r}")
         return value
 
+    if "format" in data:
+        if data["format"] != 2:
+            raise fail(f'"format" must be 2 (or absent for the version-1 format), got {data["format"]!r}')
+        from faceedit_bench.testsets.format2 import parse_format2
+
+        return parse_format2(data, source, fail, text, root)
     name, version = text(data, "name", "top level"), text(data, "version", "top level")
     tax = load_taxonomy()
     ref = data.get("taxonomy")
@@ -169,17 +180,19 @@ def load_testset(name_or_path: str | Path) -> TestSet:
     if isinstance(name_or_path, str) and name_or_path in TESTSET_NAMES:
         return _load_builtin(name_or_path)
     data, source = _read(name_or_path)
-    return parse_testset(data, source)
+    return parse_testset(data, source, Path(name_or_path).parent)
 
 
 def describe_testset(ts: TestSet) -> str:
     """Human-readable rendering (``faceedit-bench testset show``): header, then every step."""
     label = "RECONSTRUCTION (not the paper's sessions)" if ts.reconstruction else "user-defined"
+    lengths = sorted({len(s.steps) for s in ts.sessions})
     lines = [
         f"Test set {ts.name} v{ts.version} [{label}]",
         f"  content hash: {ts.content_hash}",
-        f"  taxonomy:     {load_taxonomy().name} v{ts.taxonomy_version}",
-        f"  sessions:     {len(ts.sessions)} x {STEPS_PER_SESSION} steps",
+        f"  taxonomy:     {load_taxonomy().name} v{ts.taxonomy_version}" if ts.taxonomy_version
+        else "  taxonomy:     none (free-text steps)",
+        f"  sessions:     {len(ts.sessions)} x {'/'.join(map(str, lengths))} steps",
     ]
     if ts.description:
         lines.append(f"  {ts.description}")
@@ -187,7 +200,11 @@ def describe_testset(ts: TestSet) -> str:
         lines.append("")
         lines.append(f"{s.session_id}")
         for st in s.steps:
-            lines.append(f"  {st.k}. {st.instruction}  [{st.category} / {st.sub_axis}]")
+            tags = [t for t in (st.prompt_id, st.prompt_category) if t]
+            if st.bound:
+                tags.append(f"{st.category} / {st.sub_axis}")
+            tags += [f"+{i.role}" for i in st.inputs]
+            lines.append(f"  {st.k}. {st.instruction}" + (f"  [{'; '.join(tags)}]" if tags else ""))
     return "\n".join(lines) + "\n"
 
 

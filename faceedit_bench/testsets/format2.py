@@ -1,0 +1,114 @@
+"""Test-set format 2: sessions of any length K >= 1, free-text instructions with an optional
+taxonomy binding, prompt ids and categories, and further input images per step.
+
+```json
+{"format": 2, "name": "diagnostic", "version": "1.0.0", "description": "...",
+ "sessions": [{"session_id": "O-01",
+               "steps": [{"instruction": "Present the person as ...",
+                          "prompt_id": "O-01", "prompt_category": "Occupational/Authority",
+                          "binding": {"attribute": "crimson red hair"},
+                          "inputs": [{"role": "second_person", "source": "dataset", "rule": "other_gender"},
+                                     {"role": "style", "source": "file", "path": "style.png"}]}]}]}
+```
+
+``binding`` is optional; when given, its category, sub-axis and axis come from the taxonomy
+(and must agree with it when written). ``k`` is optional and, when written, must be the
+step's position. A ``file`` input's path is relative to the test-set file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from faceedit_bench.keys import fingerprint
+from faceedit_bench.records import INPUT_RULES, Session, Step, StepInput, TestSet
+from faceedit_bench.taxonomy import TaxonomyError, load_taxonomy
+
+Fail = Callable[[str], Exception]
+
+
+def parse_format2(data: Mapping[str, Any], source: str, fail: Fail, text: Callable[..., str],
+                  root: Path | None) -> TestSet:
+    name, version = text(data, "name", "top level"), text(data, "version", "top level")
+    reconstruction = data.get("reconstruction", False)
+    if not isinstance(reconstruction, bool):
+        raise fail(f'"reconstruction" must be true or false, got {reconstruction!r}')
+    raw_sessions = data.get("sessions")
+    if not isinstance(raw_sessions, list) or not raw_sessions:
+        raise fail('"sessions" must be a non-empty list')
+    sessions, ids = [], set()
+    for i, raw in enumerate(raw_sessions, start=1):
+        if not isinstance(raw, dict):
+            raise fail(f"session #{i} must be an object")
+        sid = text(raw, "session_id", f"session #{i}")
+        if sid in ids:
+            raise fail(f"session {sid!r}: duplicate session_id")
+        ids.add(sid)
+        raw_steps = raw.get("steps")
+        if not isinstance(raw_steps, list) or not raw_steps:
+            raise fail(f"session {sid!r}: 'steps' must be a non-empty list (K >= 1)")
+        steps = tuple(_step(st, k, f"session {sid!r}, step {k}", fail, text, root)
+                      for k, st in enumerate(raw_steps, start=1))
+        sessions.append(Session(session_id=sid, test_set=name, steps=steps))
+    bound = any(st.bound for s in sessions for st in s.steps)
+    return TestSet(name=name, version=version, content_hash=fingerprint(data),
+                   taxonomy_version=load_taxonomy().version if bound else "",
+                   sessions=tuple(sessions), reconstruction=reconstruction,
+                   description=data.get("description", "") or "")
+
+
+def _step(st: Any, k: int, where: str, fail: Fail, text: Callable[..., str], root: Path | None) -> Step:
+    if not isinstance(st, dict):
+        raise fail(f"{where}: must be an object")
+    if "k" in st and (st["k"] != k or isinstance(st["k"], bool)):
+        raise fail(f"{where}: 'k' must be {k} (its position), got {st['k']!r}")
+    unknown = sorted(set(st) - {"k", "instruction", "binding", "prompt_id", "prompt_category", "inputs"})
+    if unknown:
+        raise fail(f"{where}: unknown field(s) {', '.join(unknown)}")
+    optional = {f: text(st, f, where) for f in ("prompt_id", "prompt_category") if st.get(f) is not None}
+    return Step(k=k, instruction=text(st, "instruction", where), **_binding(st.get("binding"), where, fail),
+                **optional, inputs=tuple(_input(x, where, fail, root) for x in _list(st.get("inputs"), where, fail)))
+
+
+def _binding(raw: Any, where: str, fail: Fail) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not isinstance(raw.get("attribute"), str):
+        raise fail(f'{where}: "binding" must be an object with an "attribute" of the taxonomy')
+    try:
+        entry = load_taxonomy().entry(raw["attribute"])
+    except TaxonomyError as exc:
+        raise fail(f"{where}: {exc}") from None
+    for f in ("category", "sub_axis", "axis"):
+        if f in raw and raw[f] != getattr(entry, f):
+            raise fail(f"{where}: attribute {entry.attribute!r} has {f} {getattr(entry, f)!r} in the taxonomy, "
+                       f"but the file says {raw[f]!r}")
+    return {"attribute": entry.attribute, "category": entry.category, "sub_axis": entry.sub_axis, "axis": entry.axis}
+
+
+def _list(raw: Any, where: str, fail: Fail) -> list[Any]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise fail(f'{where}: "inputs" must be a list')
+    return raw
+
+
+def _input(raw: Any, where: str, fail: Fail, root: Path | None) -> StepInput:
+    if not isinstance(raw, dict) or not isinstance(raw.get("role"), str) or not raw["role"]:
+        raise fail(f'{where}: each input needs a "role" (e.g. "second_person")')
+    role, kind = raw["role"], raw.get("source")
+    if kind == "file":
+        if not isinstance(raw.get("path"), str):
+            raise fail(f'{where}: input {role!r} from a file needs a "path"')
+        path = Path(raw["path"]) if root is None else (root / raw["path"])
+        if not path.is_file():
+            raise fail(f"{where}: input {role!r}: no file {path}")
+        return StepInput(role, "file", path=str(path.resolve()))
+    if kind == "dataset":
+        if raw.get("rule") not in INPUT_RULES:
+            raise fail(f'{where}: input {role!r} from the dataset needs a "rule", one of {", ".join(INPUT_RULES)}')
+        return StepInput(role, "dataset", rule=raw["rule"])
+    raise fail(f'{where}: input {role!r}: "source" must be "file" or "dataset", got {kind!r}')
