@@ -16,7 +16,7 @@ from faceedit_bench.cost import USAGE_KEYS, check_prices, cost_usd
 from faceedit_bench.embedding import LazyModels, as_rgb_uint8, files_digest
 from faceedit_bench.errors import ConfigError, DatasetError, FaceEditBenchError, ImageError, ModelNotFoundError
 from faceedit_bench.execution import CallLimits, GaveUp, RetryableError, limits_from_config
-from faceedit_bench.images import content_hash, decode_rgb, encode_png, sniff_mime
+from faceedit_bench.images import content_hash, decode_rgb, encode_png, plain_image, sniff_mime
 from faceedit_bench.judging import Judge, JudgeAnswer, JudgeReply, JudgeRequest, ParseFailure, PromptTemplate
 from faceedit_bench.records import (
     EditRequest,
@@ -95,6 +95,7 @@ __all__ = [
     "hookimpl",
     "is_out_of_memory",
     "limits_from_config",
+    "plain_image",
     "read_secret",
     "redact",
     "sniff_mime",

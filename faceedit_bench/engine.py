@@ -31,7 +31,7 @@ from typing import Any
 from faceedit_bench.components import AsyncEditor
 from faceedit_bench.errors import ImageError
 from faceedit_bench.execution import BudgetReached, Executors, GaveUp
-from faceedit_bench.images import decode_rgb, read_image_bytes
+from faceedit_bench.images import decode_rgb, plain_image, read_image
 from faceedit_bench.keys import edit_key, step_seed
 from faceedit_bench.ledger import EditRow, Ledger
 from faceedit_bench.records import EditRequest, EditResult, Face, Outcome, Session
@@ -143,6 +143,8 @@ class Engine:
         self.hook = hook
         self.progress = progress
         self.face_exclusions: Counter[str] = Counter()  # reason -> faces, for the report
+        self.image_conversions: Counter[str] = Counter()  # conversion -> dataset images decoded with it
+        self._converted: set[str] = set()  # their hashes: a reference shared by faces counts once
         self.stopped: str | None = None  # why the run stopped early (budget), else None
         self.new_edit_calls = 0
         self.edit_stage_s = 0.0  # wall time spent in the edit stage
@@ -209,7 +211,13 @@ class Engine:
     # -- admission ---------------------------------------------------------------------
 
     def _store_file(self, path: Any) -> str:
-        return self.p.store.put(read_image_bytes(path))
+        data, conversions = read_image(path)
+        image_hash = self.p.store.put(data)
+        if conversions and image_hash not in self._converted:
+            self._converted.add(image_hash)
+            self.image_conversions.update(conversions)
+            log.debug("%s decoded with %s", path, ", ".join(conversions))
+        return image_hash
 
     def _admit(self, chunk: list[Face]) -> tuple[list[AdmittedFace], list[tuple[Face, str]]]:
         candidates: list[AdmittedFace] = []
@@ -317,7 +325,8 @@ class Engine:
         if row is not None and row.outcome not in self.p.retry:
             state = StepState(k, row.outcome, row.reason, input_hash, row.output_hash, True, row.usage)
             return state, row.duration_s
-        request = EditRequest(self.p.store.get(input_hash), instruction, face.face.face_id, session.session_id, k, seed)
+        image = plain_image(self.p.store.get(input_hash), label=f"input image {input_hash[:12]}")
+        request = EditRequest(image, instruction, face.face.face_id, session.session_id, k, seed)
         started = time.perf_counter()
         result = await self._call_editor(request)
         duration = time.perf_counter() - started

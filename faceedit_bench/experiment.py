@@ -33,6 +33,7 @@ from faceedit_bench.records import Outcome, TestSet
 from faceedit_bench.report import build_report
 from faceedit_bench.run import ComponentInfo, RunInfo
 from faceedit_bench.scoring import EmbeddingService
+from faceedit_bench.storage.pixels import PIXELS_VERSION
 from faceedit_bench.store import ImageStore
 from faceedit_bench.summary import format_summary
 
@@ -178,7 +179,9 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     info.output_dir.mkdir(parents=True, exist_ok=True)
     retry = frozenset(Outcome(o) for o in conf.run.retry_outcomes)
     editor_identity = {"name": conf.editor.name, **info.components["editor"].description}
-    embedder_identity = {"name": conf.embedder.name, **info.components["embedder"].description}
+    # The pixel decoding is part of what an embedding measures: a fix of it recomputes cached embeddings.
+    embedder_identity = {"name": conf.embedder.name, **info.components["embedder"].description,
+                         "pixels": PIXELS_VERSION}
     editor_fp, embedder_fp = fingerprint(portable(editor_identity)), fingerprint(portable(embedder_identity))
     ledger.record_component(editor_fp, "editor", editor_identity)
     ledger.record_component(embedder_fp, "embedder", embedder_identity)
@@ -225,6 +228,7 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
         computed = {"embeddings": embeddings.computed, "edit_calls": engine.new_edit_calls,
                     "judge_calls": judge_scorer.service.calls_made if judge_scorer else 0}
         sections = aggregator.sections()
+        sections["counts"]["images_converted"] = dict(sorted(engine.image_conversions.items()))
         sections["cost"] = _cost_section(exp, aggregator, judge_scorer, executors, engine)
         sections["calls"] = executors.stats()
         sections["performance"] = {

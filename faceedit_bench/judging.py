@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ValidationError
 
 from faceedit_bench.execution import BudgetReached, CallLimits, Executor, GaveUp
+from faceedit_bench.images import plain_image
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.records import Outcome
 from faceedit_bench.secrets import redact
@@ -189,7 +190,8 @@ class JudgeService:
         future: asyncio.Future[JudgeAnswer] = asyncio.get_running_loop().create_future()
         self._in_flight[key] = future
         try:
-            images = tuple(self.store.get(h) for h in image_hashes)
+            # Upright 8-bit pixels, as the embedder sees them: an API may ignore EXIF orientation.
+            images = tuple(plain_image(self.store.get(h), label=f"image {h[:12]}") for h in image_hashes)
             answer = await self._ask(template, prompt, images, seed)
             self.ledger.put_judgment(key, judge_fp=self.judge_fp, image_hashes=list(image_hashes), answer=answer)
             self._used[key] = answer.usage.get("cost_usd")

@@ -1,0 +1,1 @@
+"""Storage: content-addressed images, the ledger, and how stored bytes become pixels."""
