@@ -17,10 +17,10 @@ from omegaconf import OmegaConf
 
 from faceedit_bench import __version__
 from faceedit_bench.aggregate import Aggregator
-from faceedit_bench.agreement import judge_human_agreement
+from faceedit_bench.agreement import judge_human_agreement, read_labels
 from faceedit_bench.anchors import check_anchors
 from faceedit_bench.artifacts import ArtifactWriter, write_artifacts
-from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig
+from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig, check_no_missing
 from faceedit_bench.engine import Engine, EngineParts
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution import Budget, BudgetReached, Executors
@@ -111,6 +111,7 @@ RUNTIME_ONLY = ("workers", "progress", "workspace", "max_contact_sheets", "retry
 
 
 def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
+    check_no_missing(cfg)  # a `???` setting left unset: say which, with an example
     conf: ExperimentConfig = OmegaConf.to_object(cfg)
     resolved = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(resolved, dict)
@@ -121,9 +122,14 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
     if conf.judge.name != "none":
         components["judge"], infos["judge"] = create_component(plugins, "judge", conf.judge)
     testset: TestSet = components["testset"]
+    if infos["dataset"].description.get("n_faces") == 0:
+        raise ConfigError(f"dataset {conf.dataset.name!r} selects 0 faces, so the run would measure nothing; "
+                          "check its annotations and dataset.params (limit, partition, allow_list).")
     labels = conf.analysis.human_labels
     if labels and not Path(labels).expanduser().is_file():
         raise ConfigError(f"analysis.human_labels={labels!r} is not a file; give the labels CSV or null")
+    if labels:
+        read_labels(Path(labels).expanduser())  # a malformed or non-UTF-8 file fails now, not after the work
     if labels and "judge" not in components:
         raise ConfigError("analysis.human_labels needs a judge to compare with (e.g. judge=gemini)")
     metrics = [plugins.registry.get("metrics", n).load() for n in plugins.registry["metrics"].names()]
