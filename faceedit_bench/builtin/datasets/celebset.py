@@ -156,7 +156,7 @@ class CelebSETDataset:
             narrowed = " among the celebrities of dataset.params.allow_list" if self.allow_list is not None else ""
             how = ("Give rows with split=base." if self.source == "csv" else
                    "Check that the skin-tone CSV names celebrities of the .mat file, each with at least two "
-                   "single-face images.")
+                   "single-face images (face_score above dataset.params.min_face_score).")
             raise c.no_faces(self.input, f"base image{narrowed}", how)
         plan = []
         for identity in sorted(groups):
