@@ -42,7 +42,7 @@ from faceedit_bench.records import (
 from faceedit_bench.report.run_report import metrics_for_tracking
 from faceedit_bench.scoring.embedding import LazyModels, as_rgb_uint8, files_digest
 from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
-from faceedit_bench.storage.images import content_hash, decode_rgb, encode_png, sniff_mime
+from faceedit_bench.storage.images import content_hash, decode_rgb, encode_png, plain_image, sniff_mime
 
 if TYPE_CHECKING:
     from faceedit_bench.testing import EditorContract, PixelEmbedder, PluginDistributionContract, gradient_image
@@ -115,6 +115,7 @@ __all__ = [
     "limits_from_config",
     "metrics_for_tracking",
     "parse_answer",
+    "plain_image",
     "read_secret",
     "redact",
     "retry_after_s",

@@ -64,7 +64,7 @@ def test_eight_people_with_one_distinct_reference_each(faces):
     for f in faces:
         assert len(f.references) == 1 and f.references[0] != f.image
         assert f.image.read_bytes() != f.references[0].read_bytes()
-        assert Image.open(f.image).size == (256, 256) and Image.open(f.references[0]).size == (192, 192)
+        assert Image.open(f.image).size == (256, 256) and Image.open(f.references[0]).size == (320, 320)
     assert not {f.image for f in faces} & {r for f in faces for r in f.references}
 
 
@@ -86,6 +86,7 @@ def test_same_person_close_different_people_apart(descriptors):
 def test_describe_states_the_caveat(dataset):
     d = dataset.describe()
     assert d["reference_mode"] == "same_photo_variant"
+    assert "same photo" in d["references"] and "never mirrored" in d["references"]
     assert "smoke test" in d["caveat"] and "not comparable" in d["caveat"]
     assert d["n_faces"] == 8 and set(d["sources"]) == {"t1", "tom_hanks", "astronaut"}
 
@@ -107,3 +108,48 @@ def test_missing_package_says_how_to_install(monkeypatch):
     monkeypatch.setattr(sample_module.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(DatasetError, match="pip install insightface scikit-image"):
         SampleDataset()
+
+
+def _replay(faces, root: Path, edit) -> Path:
+    """A replay folder in which every step of the first pose session is ``edit(I_0)``."""
+    from faceedit_bench.storage.replay_layout import face_dir
+
+    for face in faces:
+        folder = root / face_dir(face.face_id) / "pose-01"
+        folder.mkdir(parents=True)
+        with Image.open(face.image) as im:
+            edited = edit(im.convert("RGB"))
+        for k in range(1, 5):
+            edited.save(folder / f"step_{k}.{'jpg' if edited.format == 'JPEG' else 'png'}",
+                        **({"quality": 70} if edited.format == "JPEG" else {}))
+    return root
+
+
+def _jpeg(im: Image.Image) -> Image.Image:
+    import io
+
+    buf = io.BytesIO()
+    im.save(buf, format="JPEG", quality=70)
+    return Image.open(io.BytesIO(buf.getvalue()))
+
+
+def test_no_edit_beats_mirroring_or_reencoding(plugins, compose, tmp_path):
+    """Issue 10, item 11: with mirrored references a mirror-only editor scored Drop_FSS -10%,
+    better than no edit. No trivial edit may now move I_k towards the reference."""
+    from PIL import ImageOps
+
+    from faceedit_bench.run.experiment import build_experiment, run_experiment
+
+    faces = list(plugins.registry.create("datasets", "sample", {"cache_dir": str(tmp_path / "cache")}).faces())
+    common = ("dataset=sample", f"+dataset.params.cache_dir={tmp_path / 'cache'}", "embedder=dlib", "testset=pose",
+              "tracking=none", "run.max_sessions=1", "run.workers=1")
+    drops = {}
+    for name, edit in (("mirror", ImageOps.mirror), ("jpeg_q70", _jpeg), (None, None)):
+        editor = ("editor=replay", f"editor.params.root={_replay(faces, tmp_path / name, edit)}") if name else (
+            "editor=identity",)
+        report = run_experiment(build_experiment(compose(*common, *editor), plugins), plugins)
+        assert report["counts"]["sessions"]["included"] == 8, report["counts"]
+        drops[name or "identity"] = report["metrics"]["drop_fss"]["mean"]
+    assert drops["identity"] == pytest.approx(0.0)
+    assert drops["mirror"] > 5.0, drops  # measured about +18 (it was about -20 with mirrored references)
+    assert drops["jpeg_q70"] > 0.0, drops  # measured about +4

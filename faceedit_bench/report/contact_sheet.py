@@ -8,6 +8,8 @@ import textwrap
 
 from PIL import Image, ImageDraw, ImageFont
 
+from faceedit_bench.storage.images import decode_rgb
+
 TILE = 192
 CAPTION = 64
 
@@ -21,10 +23,9 @@ def render(title: str, tiles: list[tuple[bytes | None, str]]) -> bytes:
     for i, (data, caption) in enumerate(tiles):
         x = i * TILE
         if data is not None:
-            with Image.open(io.BytesIO(data)) as im:
-                im = im.convert("RGB")
-                im.thumbnail((TILE, TILE))
-                sheet.paste(im, (x + (TILE - im.width) // 2, 18 + (TILE - im.height) // 2))
+            im = Image.fromarray(decode_rgb(data, label="contact sheet tile"))  # upright, as it was scored
+            im.thumbnail((TILE, TILE))
+            sheet.paste(im, (x + (TILE - im.width) // 2, 18 + (TILE - im.height) // 2))
         else:
             draw.rectangle((x + 2, 20, x + TILE - 2, 16 + TILE), outline="gray")
         for j, line in enumerate(textwrap.wrap(caption, 30)[:5]):

@@ -101,6 +101,8 @@ def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
     for reason, n in counts["sessions"]["excluded"].items():
         put(metric_key("sessions_excluded", reason), n)
     put("edited_images_without_face", counts["edited_images_without_face"])
+    for conversion, n in counts.get("images_converted", {}).items():
+        put(metric_key("images_converted", conversion), n)
     for key, labels in counts.get("steps_by_group", {}).items():
         for label, outcomes in labels.items():
             for outcome, n in outcomes.items():

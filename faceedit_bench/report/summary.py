@@ -25,6 +25,8 @@ def format_summary(report: dict[str, Any], output_dir: Path) -> str:
         f"Faces: {counts['faces']['seen']} seen, excluded: {counts['faces']['excluded'] or 'none'}",
         f"Sessions: {s['planned']} planned, {s['included']} included, excluded: {s['excluded'] or 'none'}",
         f"Steps: {counts['steps'] or 'none'}; edited images without a face: {counts['edited_images_without_face']}",
+        *([f"Dataset images converted on decoding: {counts['images_converted']}"]
+          if counts.get("images_converted") else []),
         "",
         f"{'metric':<22}{'n':>7}  mean [95% CI]",
     ]

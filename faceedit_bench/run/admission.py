@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import logging
 import math
+from collections import Counter
 from typing import Any
 
 from faceedit_bench.errors import ImageError
 from faceedit_bench.records import AdmittedFace, Face, Outcome
 from faceedit_bench.scoring.identity import EmbeddingService, fss
-from faceedit_bench.storage.images import read_image_bytes
+from faceedit_bench.storage.images import read_image
 from faceedit_bench.storage.store import ImageStore
 
 log = logging.getLogger(__name__)
@@ -22,9 +23,17 @@ class Admission:
                  min_base_fss: float | None = None, single_face_only: bool = False) -> None:
         self.store, self.embeddings, self.similarity = store, embeddings, similarity
         self.min_base_fss, self.single_face_only = min_base_fss, single_face_only
+        self.image_conversions: Counter[str] = Counter()  # conversion -> dataset images decoded with it
+        self._converted: set[str] = set()  # their hashes: a reference shared by faces counts once
 
     def _store_file(self, path: Any) -> str:
-        return self.store.put(read_image_bytes(path))
+        data, conversions = read_image(path)
+        image_hash = self.store.put(data)
+        if conversions and image_hash not in self._converted:
+            self._converted.add(image_hash)
+            self.image_conversions.update(conversions)
+            log.debug("%s decoded with %s", path, ", ".join(conversions))
+        return image_hash
 
     def admit(self, chunk: list[Face]) -> tuple[list[AdmittedFace], list[tuple[Face, str]]]:
         """The faces of ``chunk`` that can be measured, and (face, reason) for the others."""

@@ -20,7 +20,7 @@ from faceedit_bench.keys import edit_key, step_seed
 from faceedit_bench.plugin.payloads import RunInfo, StepRecord
 from faceedit_bench.plugin.protocols import AsyncEditor
 from faceedit_bench.records import AdmittedFace, EditRequest, EditResult, Face, Outcome, Session, StepState
-from faceedit_bench.storage.images import decode_rgb
+from faceedit_bench.storage.images import decode_rgb, plain_image
 from faceedit_bench.storage.ledger import EditRow, Ledger
 from faceedit_bench.storage.store import ImageStore
 
@@ -84,7 +84,8 @@ class EditStage:
         row = self.ledger.get_edit(key)
         if row is not None and row.outcome not in self.retry:
             return StepState(k, row.outcome, row.reason, input_hash, row.output_hash, True, row.usage), row.duration_s
-        request = EditRequest(self.store.get(input_hash), instruction, face.face.face_id, session.session_id, k, seed)
+        image = plain_image(self.store.get(input_hash), label=f"input image {input_hash[:12]}")
+        request = EditRequest(image, instruction, face.face.face_id, session.session_id, k, seed)
         started = time.perf_counter()
         result = await self._call(request)
         duration = time.perf_counter() - started

@@ -38,6 +38,7 @@ class EngineStats:
     peak_gpu_mem_bytes: int | None
     stopped: str | None  # why the run stopped early (budget), else None
     face_exclusions: dict[str, int]  # reason -> faces
+    image_conversions: dict[str, int]  # conversion applied on decoding (EXIF orientation ...) -> dataset images
     first_base_hash: str | None
     judge_reliability: dict[str, Any] | None  # anchors and human agreement, with a judge
 
@@ -115,7 +116,8 @@ class Engine:
         return EngineStats(
             new_edit_calls=self.edit.new_calls, edit_stage_s=self.edit.wall_s, score_stage_s=self.score.wall_s,
             peak_gpu_mem_bytes=self.edit.peak_gpu_mem_bytes, stopped=self.stopped,
-            face_exclusions=dict(exclusions), first_base_hash=first_base_hash, judge_reliability=reliability)
+            face_exclusions=dict(exclusions), image_conversions=dict(self.admission.image_conversions),
+            first_base_hash=first_base_hash, judge_reliability=reliability)
 
     async def _edit_and_score(self, pairs: list[tuple[AdmittedFace, Session]],
                               previous: list[Edited]) -> tuple[list[list[StepState]], list[SessionResult]]:

@@ -17,7 +17,7 @@ from omegaconf import OmegaConf
 
 from faceedit_bench import __version__
 from faceedit_bench.analysis.aggregate import Aggregator
-from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig
+from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig, check_no_missing
 from faceedit_bench.errors import ConfigError, FaceEditBenchError
 from faceedit_bench.execution.calls import Budget, Executors
 from faceedit_bench.execution.secrets import redact
@@ -32,10 +32,12 @@ from faceedit_bench.run.admission import Admission
 from faceedit_bench.run.edit_stage import EditStage
 from faceedit_bench.run.engine import Engine, EngineStats
 from faceedit_bench.scoring.identity import EmbeddingService
+from faceedit_bench.scoring.judge.agreement import read_labels
 from faceedit_bench.scoring.judge.metrics import JudgeScorer
 from faceedit_bench.scoring.judge.service import JudgeService
 from faceedit_bench.scoring.stage import ScoreStage
 from faceedit_bench.storage.ledger import Ledger
+from faceedit_bench.storage.pixels import PIXELS_VERSION
 from faceedit_bench.storage.store import ImageStore
 from faceedit_bench.storage.workspace import check_writable_dir, storage_error
 
@@ -129,6 +131,7 @@ def _git_sha() -> str:
 
 
 def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
+    check_no_missing(cfg)  # a `???` setting left unset: say which, with an example
     conf: ExperimentConfig = OmegaConf.to_object(cfg)  # validates every setting (config.py)
     check_writable_dir(conf.run.workspace)
     resolved = OmegaConf.to_container(cfg, resolve=True)
@@ -140,6 +143,11 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
     if conf.judge.name != "none":
         components["judge"], infos["judge"] = create_component(plugins, "judge", conf.judge)
     testset: TestSet = components["testset"]
+    if infos["dataset"].description.get("n_faces") == 0:
+        raise ConfigError(f"dataset {conf.dataset.name!r} selects 0 faces, so the run would measure nothing; "
+                          "check its annotations and dataset.params (limit, partition, allow_list).")
+    if conf.analysis.human_labels:  # config.py checked it exists; a malformed or non-UTF-8 file fails now
+        read_labels(Path(conf.analysis.human_labels).expanduser())
     metrics = [plugins.registry.get("metrics", n).load() for n in plugins.registry["metrics"].names()]
     key = run_key({kind: {"name": i.name, "description": i.description} for kind, i in infos.items()},
                   resolved["run"], resolved["analysis"])
@@ -198,7 +206,9 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     info.output_dir.mkdir(parents=True, exist_ok=True)
     retry = frozenset(Outcome(o) for o in conf.run.retry_outcomes)
     editor_identity = {"name": conf.editor.name, **info.components["editor"].description}
-    embedder_identity = {"name": conf.embedder.name, **info.components["embedder"].description}
+    # The pixel decoding is part of what an embedding measures: a fix of it recomputes cached embeddings.
+    embedder_identity = {"name": conf.embedder.name, **info.components["embedder"].description,
+                         "pixels": PIXELS_VERSION}
     editor_fp, embedder_fp = fingerprint(portable(editor_identity)), fingerprint(portable(embedder_identity))
     ledger.record_component(editor_fp, "editor", editor_identity)
     ledger.record_component(embedder_fp, "embedder", embedder_identity)
@@ -243,6 +253,8 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
                     "judge_calls": judge_scorer.service.calls_made if judge_scorer else 0}
         sections = aggregator.sections()
         sections["cost"] = _cost_section(exp, aggregator, judge_scorer, executors, stats)
+        sections["counts"]["images_converted"] = dict(sorted(stats.image_conversions.items()))
+        sections["cost"] = _cost_section(exp, aggregator, judge_scorer, executors, engine)
         sections["calls"] = executors.stats()
         sections["performance"] = {
             "edit_stage_s": round(stats.edit_stage_s, 3), "score_stage_s": round(stats.score_stage_s, 3),

@@ -26,6 +26,7 @@ from typing import Any
 from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.records import STEPS_PER_SESSION, Session, Step, TestSet
+from faceedit_bench.storage.text import read_utf8
 from faceedit_bench.taxonomy import TaxonomyError, load_taxonomy
 
 __all__ = [
@@ -64,7 +65,7 @@ def _read(name_or_path: str | Path) -> tuple[dict[str, Any], str]:
                 f"test set {str(name_or_path)!r} is neither a builtin name ({', '.join(TESTSET_NAMES)}) "
                 "nor an existing JSON file"
             )
-        text, source = path.read_text(encoding="utf-8"), str(path)
+        text, source = read_utf8(path, what="test-set JSON file", error=TestSetError), str(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

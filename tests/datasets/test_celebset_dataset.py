@@ -179,7 +179,8 @@ def test_mat_defaults_caps_allow_list_and_wiki(make_imdb, imdb_entry, tmp_path):
                             max_references=1, allow_list=["Ann Light"], min_face_score=2.5)
     assert list(ds.faces()) == list(again.faces()) and ds.describe() == again.describe()
     strict = CelebSETDataset(root=root, mat="imdb.mat", skin_tones="skin.csv", min_face_score=3.0)
-    assert list(strict.faces()) == []
+    with pytest.raises(DatasetError, match="lists no base image.*0 faces.*min_face_score"):
+        list(strict.faces())  # no image passes: refused, not a run of 0 faces
     wiki = make_imdb(_imdb_entries(imdb_entry)[:3], SKINS, key="wiki")
     assert len(list(CelebSETDataset(root=wiki, mat="wiki.mat", skin_tones="skin.csv").faces())) == 2
 

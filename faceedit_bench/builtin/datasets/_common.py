@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from faceedit_bench.errors import ConfigError, DatasetError
+from faceedit_bench.storage.text import read_utf8
 
 GENDERS = ("male", "female")
 SKIN_TONES = ("light", "dark")
@@ -96,6 +98,11 @@ def bad_line(path: Path, lineno: int, problem: str) -> DatasetError:
     return DatasetError(f"{path}, line {lineno}: {problem}")
 
 
+def no_faces(path: Path, what: str, how: str) -> DatasetError:
+    """The error for annotations that select no base image: a run of 0 faces measures nothing."""
+    return DatasetError(f"{path} lists no {what}, so there is no face to edit (0 faces). {how}")
+
+
 def check_files(paths: Iterable[Path], what: str) -> None:
     """Raise if an image file listed by the annotations is missing (a partial download)."""
     for p in paths:
@@ -107,10 +114,11 @@ def read_csv(path: Path, columns: Iterable[str]) -> Iterable[tuple[int, dict[str
     """Yield ``(line number, row)`` of a UTF-8 CSV whose header holds ``columns``.
 
     Cells are stripped; extra columns are kept. A short or long row is an error
-    naming the line, so a stray comma never shifts labels silently.
+    naming the line, so a stray comma never shifts labels silently; so is text that is
+    not UTF-8 (the whole file is checked before the first row is yielded).
     """
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
+    reader = csv.reader(io.StringIO(read_utf8(path, what="CSV file", error=DatasetError), newline=""))
+    try:
         header = [h.strip() for h in next(reader, [])]
         missing = [c for c in columns if c not in header]
         if missing:
@@ -123,6 +131,8 @@ def read_csv(path: Path, columns: Iterable[str]) -> Iterable[tuple[int, dict[str
                 expected = f"expected {len(header)} ({','.join(header)})"
                 raise bad_line(path, reader.line_num, f"{len(row)} cells, {expected}")
             yield reader.line_num, dict(zip(header, (c.strip() for c in row)))
+    except csv.Error as exc:  # e.g. a NUL byte or an unclosed quote
+        raise bad_line(path, reader.line_num, f"not readable as CSV ({exc})") from None
 
 
 def label(path: Path, lineno: int, column: str, value: str, allowed: Iterable[str]) -> str | None:

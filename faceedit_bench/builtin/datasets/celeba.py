@@ -14,6 +14,7 @@ from typing import Any
 from faceedit_bench.builtin.datasets import _common as c
 from faceedit_bench.errors import ConfigError, DatasetError
 from faceedit_bench.records import Face
+from faceedit_bench.storage.text import read_utf8
 
 ATTR_FILE = "Anno/list_attr_celeba.txt"
 IDENTITY_FILE = "Anno/identity_CelebA.txt"
@@ -123,6 +124,9 @@ class CelebADataset:
                 male, young = _lookup(attrs, file, self.root / ATTR_FILE)
                 labels = c.demographics("male" if male else "female", None, "young" if young else "old")
                 plan.append((file, str(identity), refs, labels))
+        if not plan:
+            raise c.no_faces(self.root / PARTITION_FILE, f"image of partition {self.partition!r} whose identity has "
+                             "another image", "Choose another dataset.params.partition (train, val, test, all).")
         plan.sort(key=lambda p: p[0])
         return plan[: self.limit]
 
@@ -133,24 +137,24 @@ def read_attributes(path: Path) -> dict[str, tuple[bool, bool]]:
     Line 1 is the image count, line 2 the 40 attribute names, then ``<file>`` and 40
     values of 1/-1 in space-aligned columns (so split on any whitespace).
     """
-    with path.open(encoding="utf-8") as fh:
-        lines = iter(enumerate(fh, start=1))
-        _, first = next(lines, (1, ""))
-        if not first.strip().isdigit():
-            raise c.bad_line(path, 1, f"expected the image count, found {first.strip()[:60]!r}")
-        names = next(lines, (2, ""))[1].split()
-        if len(names) != N_ATTRIBUTES or "Male" not in names or "Young" not in names:
-            raise c.bad_line(path, 2, f"expected the {N_ATTRIBUTES} attribute names incl. Male and Young, "
-                             f"found {len(names)} names")
-        i_male, i_young = names.index("Male") + 1, names.index("Young") + 1
-        out: dict[str, tuple[bool, bool]] = {}
-        for lineno, line in lines:
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != N_ATTRIBUTES + 1 or not set(parts[1:]) <= {"1", "-1"}:
-                raise c.bad_line(path, lineno, f"expected <file> and {N_ATTRIBUTES} values of 1 or -1")
-            out[parts[0]] = (parts[i_male] == "1", parts[i_young] == "1")
+    text = read_utf8(path, what="CelebA attribute file", error=DatasetError)
+    lines = iter(enumerate(text.split("\n"), start=1))
+    _, first = next(lines, (1, ""))
+    if not first.strip().isdigit():
+        raise c.bad_line(path, 1, f"expected the image count, found {first.strip()[:60]!r}")
+    names = next(lines, (2, ""))[1].split()
+    if len(names) != N_ATTRIBUTES or "Male" not in names or "Young" not in names:
+        raise c.bad_line(path, 2, f"expected the {N_ATTRIBUTES} attribute names incl. Male and Young, "
+                         f"found {len(names)} names")
+    i_male, i_young = names.index("Male") + 1, names.index("Young") + 1
+    out: dict[str, tuple[bool, bool]] = {}
+    for lineno, line in lines:
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != N_ATTRIBUTES + 1 or not set(parts[1:]) <= {"1", "-1"}:
+            raise c.bad_line(path, lineno, f"expected <file> and {N_ATTRIBUTES} values of 1 or -1")
+        out[parts[0]] = (parts[i_male] == "1", parts[i_young] == "1")
     if len(out) != int(first):
         raise c.bad_line(path, 1, f"declares {int(first)} images but lists {len(out)}; is it truncated?")
     return out
@@ -159,14 +163,13 @@ def read_attributes(path: Path) -> dict[str, tuple[bool, bool]]:
 def _read_pairs(path: Path, what: str, allowed: set[int] | None) -> dict[str, int]:
     """``<file> <int>`` lines (identity and partition files, no header)."""
     out: dict[str, int] = {}
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 2 or not parts[1].isdigit() or (allowed and int(parts[1]) not in allowed):
-                raise c.bad_line(path, lineno, f"expected '<file> <{what}>', found {line.strip()[:80]!r}")
-            out[parts[0]] = int(parts[1])
+    for lineno, line in enumerate(read_utf8(path, what=f"CelebA {what} file", error=DatasetError).split("\n"), 1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 2 or not parts[1].isdigit() or (allowed and int(parts[1]) not in allowed):
+            raise c.bad_line(path, lineno, f"expected '<file> <{what}>', found {line.strip()[:80]!r}")
+        out[parts[0]] = int(parts[1])
     return out
 
 

@@ -29,6 +29,7 @@ from faceedit_bench.builtin.datasets import _common as c
 from faceedit_bench.builtin.datasets.imdb_wiki import read_mat
 from faceedit_bench.errors import DatasetError
 from faceedit_bench.records import Face
+from faceedit_bench.storage.text import read_utf8
 
 CSV_COLUMNS = (
     "file", "celeb_name", "celeb_id", "gender", "skin", "dob", "photo_taken", "age", "age_group", "split",
@@ -151,6 +152,12 @@ class CelebSETDataset:
     @functools.cached_property
     def _plan(self) -> list[tuple[str, str, tuple[str, ...], dict[str, str | None]]]:
         groups = self._groups_from_csv() if self.source == "csv" else self._groups_from_mat()
+        if not any(bases for bases, _ in groups.values()):
+            narrowed = " among the celebrities of dataset.params.allow_list" if self.allow_list is not None else ""
+            how = ("Give rows with split=base." if self.source == "csv" else
+                   "Check that the skin-tone CSV names celebrities of the .mat file, each with at least two "
+                   "single-face images (face_score above dataset.params.min_face_score).")
+            raise c.no_faces(self.input, f"base image{narrowed}", how)
         plan = []
         for identity in sorted(groups):
             bases, refs = groups[identity]
@@ -250,6 +257,6 @@ def _allow_list(root: Path, value: str | Path | Iterable[str] | None) -> frozens
             c.resolve(root, value), "celebrity allow-list", get="Write one celebrity name per line.",
             param="allow_list", example="/data/celebset_names.txt",
         )
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_utf8(path, what="celebrity allow-list", error=DatasetError).splitlines()
         return frozenset(line.strip() for line in lines if line.strip())
     return frozenset(str(v) for v in value)

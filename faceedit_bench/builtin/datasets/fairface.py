@@ -114,5 +114,8 @@ class FairFaceDataset:
                 race=race, age_bin=age,
             )
             rows.append((row["file"], labels))
+        if not rows:
+            raise c.no_faces(self.labels, "image (only a header)",
+                             "Use the label file of the FairFace release, e.g. fairface_label_val.csv.")
         rows.sort(key=lambda r: c.natural_key(r[0]))
         return rows[: self.limit]

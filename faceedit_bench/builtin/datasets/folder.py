@@ -142,6 +142,11 @@ class FolderDataset:
                 bases.append((file, identity, self._labels(row, lineno)))
             else:
                 refs.setdefault(identity, []).append(file)
+        if not bases:
+            raise c.no_faces(self.manifest, "base image (a row with role=base)",
+                             "Add a row per image to edit under the header, e.g. "
+                             "alice/portrait.jpg,alice,base,female,light,27 (format: faceedit-bench "
+                             "docs, or the faceedit_bench.builtin.datasets.folder docstring).")
         bases.sort(key=lambda b: c.natural_key(b[0]))
         faces = []
         for file, identity, labels in bases[: self.limit]:

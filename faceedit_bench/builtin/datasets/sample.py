@@ -12,23 +12,32 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PIL import Image, ImageOps
+from PIL import Image
 
 from faceedit_bench.builtin.datasets import _common as c
 from faceedit_bench.errors import DatasetError
 from faceedit_bench.records import Face
+from faceedit_bench.storage.images import decode_rgb
 
 #: Bumped whenever the crop recipe changes, so stale cached files are never reused.
-RECIPE = "v1"
-BASE_SIZE, REF_SIZE = 256, 192
-BASE_SCALE, REF_SCALE = 2.2, 1.7  # crop side / face-box side
-REF_SHIFT = (0.08, -0.05)  # reference crop centre offset, in face-box sides
-TOM_PAD_BASE, TOM_PAD_REF = 56, 28  # edge padding (px) around the tight 112x112 crop
+#: v2: references are no longer mirrored (a mirroring editor scored better than no edit).
+RECIPE = "v2"
+BASE_SIZE, REF_SIZE = 256, 320
+BASE_SCALE, REF_SCALE = 2.2, 3.0  # crop side / face-box side
+REF_SHIFT = (-0.12, 0.10)  # reference crop centre offset, in face-box sides
+TOM_PAD_BASE, TOM_PAD_REF = 56, 90  # edge padding (px) around the tight 112x112 crop
+#: What each reference is, as ``describe()`` reports it.
+REFERENCES = (
+    f"a wider (face box x{REF_SCALE}), off-centre crop of the same photo as the base image "
+    f"(x{BASE_SCALE}, centred), resampled to {REF_SIZE}x{REF_SIZE} from the original pixels; "
+    "never mirrored and never compressed"
+)
 CAVEAT = (
-    "Only one photo exists per person, so each reference is a mirrored, tighter, shifted, "
-    "resized view of the same photo as the base image, not an independent image. FSS_0 is "
-    "therefore near the top of the scale: sample results are a smoke test and are not "
-    "comparable to paper numbers."
+    "Only one photo exists per person in the installed packages, so each reference is another "
+    "view of the same photo as the base image, not an independent image. FSS_0 is therefore near "
+    "the top of the scale; edits that only mirror, re-encode, rescale or crop the image do not "
+    "score better than no edit, but sample results are a smoke test and are not comparable to "
+    "paper numbers."
 )
 SOURCES = {
     "t1": ("insightface", "data/images/t1.jpg"),
@@ -67,12 +76,17 @@ class SampleDataset:
     group photo, insightface's aligned ``Tom_Hanks_54745.png`` and scikit-image's
     ``astronaut()`` (Eileen Collins).
 
-    Each person yields one base image (a 256x256 PNG crop, face box x2.2) and one
-    reference. CAVEAT: with a single photo per person the reference is a different view of
-    the SAME photo (mirrored, tighter and shifted crop, 192x192), not an independent
-    image, so FSS_0 sits near the top of the scale; use this dataset as a smoke test only,
-    never to compare with paper numbers (``describe()`` says so: ``reference_mode`` is
-    ``same_photo_variant``). Labels: gender (publicly known); skin tone and age unknown.
+    Each person yields one base image (a 256x256 PNG crop, face box x2.2, centred) and one
+    reference. CAVEAT: no installed package ships two photos of one person, so the reference
+    is a different view of the SAME photo (a wider, off-centre crop, face box x3.0, 320x320,
+    resampled from the source pixels), not an independent image, and FSS_0 sits near the top
+    of the scale. The reference is never mirrored (a mirror editor would then move I_k TOWARDS
+    it and beat no edit) and never compressed or downscaled below the base (which would reward
+    editors that degrade the image); measured with dlib, editors that only mirror, JPEG-encode,
+    rescale or crop do not beat the identity editor on Drop_FSS. Use this dataset as a smoke
+    test only, never to compare with paper numbers (``describe()`` says so: ``reference_mode``
+    is ``same_photo_variant``, ``references`` says what they are). Labels: gender (publicly
+    known); skin tone and age unknown.
     Images are written once into ``cache_dir`` (atomically; deterministic PNG bytes) and
     regenerated if missing.
 
@@ -109,6 +123,7 @@ class SampleDataset:
             "min_base_fss": self.min_base_fss,
             "single_face_only": self.single_face_only,
             "reference_mode": "same_photo_variant",
+            "references": REFERENCES,
             "caveat": CAVEAT,
             "n_faces": len(PEOPLE[: self.limit]),
         }
@@ -129,15 +144,15 @@ class SampleDataset:
         base = self.cache_dir / f"{person.identity}.png"
         ref = self.cache_dir / f"{person.identity}_ref.png"
         if not (base.is_file() and ref.is_file()):
-            with Image.open(self.sources[person.source]) as im:
-                src = im.convert("RGB")
+            source = self.sources[person.source]
+            src = Image.fromarray(decode_rgb(source.read_bytes(), label=str(source)))
             for path, image in zip((base, ref), _views(src, person.box)):
                 _write_png(path, image)
         return base, ref
 
 
 def _views(src: Image.Image, box: tuple[int, int, int, int] | None) -> tuple[Image.Image, Image.Image]:
-    """The base image and its reference view of one face."""
+    """The base image and its reference view of one face (see :data:`REFERENCES`)."""
     if box is None:
         # The aligned 112x112 crop is too tight for a HOG detector: pad with edge pixels
         # (reflection would mirror half-faces into the border and invite false detections).
@@ -146,7 +161,7 @@ def _views(src: Image.Image, box: tuple[int, int, int, int] | None) -> tuple[Ima
     else:
         base = _square_crop(src, box, BASE_SCALE, BASE_SIZE, (0.0, 0.0))
         ref = _square_crop(src, box, REF_SCALE, REF_SIZE, REF_SHIFT)
-    return base, ImageOps.mirror(ref)
+    return base, ref
 
 
 def _square_crop(

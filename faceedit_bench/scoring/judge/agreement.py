@@ -15,6 +15,7 @@ Judge answers that are not ``ok`` are counted and left out, never matched or ran
 from __future__ import annotations
 
 import csv
+import io
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from faceedit_bench.records import Outcome
 from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE, STATE_TEMPLATE, sc_from_answer, state_from_answer
 from faceedit_bench.scoring.judge.service import JudgeService
 from faceedit_bench.storage.images import read_image_bytes
+from faceedit_bench.storage.text import read_utf8
 
 
 def _categories(cell: str | None) -> frozenset[str]:
@@ -37,8 +39,8 @@ def read_labels(path: Path) -> list[dict[str, str]]:
     if not path.is_file():
         raise ConfigError(f"analysis.human_labels: {path} does not exist; give the path of the labels CSV "
                           "(see faceedit_bench/scoring/judge/agreement.py for its columns) or null")
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
+    text = read_utf8(path, what="human labels CSV (analysis.human_labels)", error=ConfigError)
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
     bad = [i for i, r in enumerate(rows, start=2) if r.get("kind") not in ("state", "sc")]
     if bad:
         raise ConfigError(f"{path}: line(s) {bad[:5]} need kind=state or kind=sc")

@@ -26,6 +26,7 @@ from faceedit_bench.execution.secrets import redact
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.plugin.protocols import Judge
 from faceedit_bench.records import JudgeAnswer, JudgeRequest, Outcome
+from faceedit_bench.storage.images import plain_image
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +137,8 @@ class JudgeService:
         future: asyncio.Future[JudgeAnswer] = asyncio.get_running_loop().create_future()
         self._in_flight[key] = future
         try:
-            images = tuple(self.store.get(h) for h in image_hashes)
+            # Upright 8-bit pixels, as the embedder sees them: an API may ignore EXIF orientation.
+            images = tuple(plain_image(self.store.get(h), label=f"image {h[:12]}") for h in image_hashes)
             answer = await self._ask(template, prompt, images, seed)
             self.ledger.put_judgment(key, judge_fp=self.judge_fp, image_hashes=list(image_hashes), answer=answer)
             self._used[key] = answer.usage.get("cost_usd")

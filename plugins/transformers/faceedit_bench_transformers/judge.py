@@ -12,14 +12,13 @@ Sampled requests run one at a time, so that each answer depends only on its own 
 
 from __future__ import annotations
 
-import io
 import logging
 import threading
 import time
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from faceedit_bench.api import CallLimits, JudgeReply, JudgeRequest, MicroBatcher, Outcome, is_out_of_memory
+from faceedit_bench.api import CallLimits, JudgeReply, JudgeRequest, MicroBatcher, Outcome, decode_rgb, is_out_of_memory
 from faceedit_bench_transformers import loading
 
 log = logging.getLogger(__name__)
@@ -130,7 +129,7 @@ class QwenVLJudge:
 
         texts, images = [], []
         for request in requests:
-            opened = [Image.open(io.BytesIO(data)).convert("RGB") for data in request.images]
+            opened = [Image.fromarray(decode_rgb(data, label="image sent to the judge")) for data in request.images]
             content = [{"type": "image"} for _ in opened] + [{"type": "text", "text": request.prompt}]
             texts.append(processor.apply_chat_template([{"role": "user", "content": content}], tokenize=False,
                                                        add_generation_prompt=True))
