@@ -36,6 +36,7 @@ from faceedit_bench.keys import edit_key, step_seed
 from faceedit_bench.ledger import EditRow, Ledger
 from faceedit_bench.records import EditRequest, EditResult, Face, Outcome, Session
 from faceedit_bench.run import RunInfo, StepRecord
+from faceedit_bench.run.progress import ADMISSION, EDITING, JUDGING, SCORING
 from faceedit_bench.scoring import EmbeddingService
 from faceedit_bench.secrets import redact
 from faceedit_bench.store import ImageStore
@@ -198,8 +199,8 @@ class Engine:
             for face, reason in rejected:
                 self.face_exclusions[reason] += 1
                 for session in sessions:
-                    if self.progress is not None:
-                        self.progress.update(len(session.steps))
+                    self._advance(len(session.steps), EDITING)
+                    self._advance(1, SCORING, JUDGING)
                     yield SessionResult(face, session, [], excluded=reason)
             previous = [(a, s, states) for (a, s), states in zip(pairs, edited)]
             if self.stopped:
@@ -242,6 +243,7 @@ class Engine:
                 rejected.append((cand.face, reason))
             else:
                 admitted.append(cand)
+        self._advance(len(chunk), ADMISSION)
         return admitted, rejected
 
     def _admission_problem(self, cand: AdmittedFace, embeddings: dict[str, Any]) -> str | None:
@@ -359,6 +361,11 @@ class Engine:
                 return EditResult(Outcome.INVALID_IMAGE, reason=str(exc), usage=result.usage)
         return result
 
+    def _advance(self, n: int, *stages: str) -> None:
+        if self.progress is not None:
+            for stage in stages:
+                self.progress.advance(stage, n)
+
     def _notify(self, face: Face, session: Session, state: StepState, duration: float) -> None:
         step = session.steps[state.k - 1]
         record = StepRecord(
@@ -370,7 +377,7 @@ class Engine:
         )
         self.hook.faceedit_step_done(run=self.p.info, step=record)
         if self.progress is not None:
-            self.progress.update(1)
+            self.progress.advance(EDITING, 1, cached=state.resumed)
 
     # -- score stage ---------------------------------------------------------------------
 
@@ -389,6 +396,7 @@ class Engine:
         results = list(self._score_identity(edited, embeddings))
         for i, judgment in zip(judgeable, judged):
             results[i].judged = judgment
+        self._advance(len(edited), SCORING, JUDGING)
         self.score_stage_s += time.perf_counter() - started
         return results
 
@@ -408,8 +416,7 @@ class Engine:
         for face, session, states in edited:
             hashes = _image_hashes(face, states)
             if len(states) < len(session.steps):
-                if self.progress is not None:
-                    self.progress.update(len(session.steps) - len(states))
+                self._advance(len(session.steps) - len(states), EDITING)
                 yield SessionResult(face.face, session, states, excluded=STOPPED_BY_BUDGET, image_hashes=hashes)
                 continue
             failed = next((s for s in states if s.outcome is not Outcome.OK), None)

@@ -32,6 +32,7 @@ from faceedit_bench.plugins import Plugins
 from faceedit_bench.records import Outcome, TestSet
 from faceedit_bench.report import build_report
 from faceedit_bench.run import ComponentInfo, RunInfo
+from faceedit_bench.run.progress import open_progress, plan_stages
 from faceedit_bench.scoring import EmbeddingService
 from faceedit_bench.store import ImageStore
 from faceedit_bench.summary import format_summary
@@ -106,7 +107,7 @@ def _git_sha() -> str:
 
 
 #: Settings that change how a run executes, not what it measures.
-RUNTIME_ONLY = ("workers", "progress", "workspace", "max_contact_sheets", "retry_outcomes", "budget_usd")
+RUNTIME_ONLY = ("workers", "progress", "progress_interval_s", "workspace", "max_contact_sheets", "retry_outcomes", "budget_usd")
 
 
 def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
@@ -167,8 +168,6 @@ def run_from_config(cfg: Any, plugins: Plugins) -> dict[str, Any]:
 
 
 def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
-    from tqdm import tqdm
-
     conf, info = exp.conf, exp.info
     c = exp.components
     pm = plugins.pm
@@ -204,12 +203,13 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     total = _expected_faces(info.components["dataset"].description.get("n_faces"), conf.run.max_faces)
     try:
         with ExitStack() as stack:
-            progress = stack.enter_context(tqdm(
-                total=total * len(sessions) * 4 if total else None, unit="step", desc=info.run_name,
-                disable=not conf.run.progress, dynamic_ncols=True))
             stack.callback(embeddings.close)
             stack.callback(ledger.close)
             pm.hook.faceedit_run_start(run=info)
+            stages = plan_stages(total, len(sessions), sum(len(s.steps) for s in sessions),
+                                 judged=judge_scorer is not None)
+            progress = stack.enter_context(open_progress(stages, enabled=conf.run.progress, title=info.run_name,
+                                                         interval_s=conf.run.progress_interval_s))
             engine = Engine(parts, pm.hook, progress)
             stack.callback(engine.close)
             available = {"embedder", "judge"} if judge_scorer is not None else {"embedder"}

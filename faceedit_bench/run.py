@@ -57,3 +57,8 @@ class StepRecord:
     output_hash: str | None
     resumed: bool  # True when taken from the ledger instead of computed now
     duration_s: float
+
+
+# Until the stage layout lands (this module moves into the package faceedit_bench/run/), the
+# folder faceedit_bench/run/ holds the run stage's new modules: importable as faceedit_bench.run.<name>.
+__path__ = [str(Path(__file__).with_suffix(""))]
