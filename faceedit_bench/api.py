@@ -29,7 +29,9 @@ from faceedit_bench.records import (
     TestSet,
 )
 from faceedit_bench.registry import Register
+from faceedit_bench.report import series_for_tracking
 from faceedit_bench.run import ComponentInfo, RunInfo, StepRecord
+from faceedit_bench.run.labels import component_identity, component_version, run_description, run_title
 from faceedit_bench.secrets import MissingSecretError, read_secret, redact
 
 #: Names served lazily from :mod:`faceedit_bench.testing` (it imports pytest).
@@ -86,6 +88,8 @@ __all__ = [
     "Tracker",
     "as_rgb_uint8",
     "check_prices",
+    "component_identity",
+    "component_version",
     "content_hash",
     "cost_usd",
     "decode_rgb",
@@ -97,5 +101,8 @@ __all__ = [
     "limits_from_config",
     "read_secret",
     "redact",
+    "run_description",
+    "run_title",
+    "series_for_tracking",
     "sniff_mime",
 ]

@@ -149,7 +149,6 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
         "plugins": ",".join(sorted(f"{i.distribution}=={i.version}" for i in plugins.info.values()
                                    if i.distribution != "faceedit-bench")) or "none",
         **{f"{g}": i.name for g, i in infos.items()},
-        **{f"{g}.provider": f"{i.provider}=={i.provider_version}" for g, i in infos.items()},
         **{str(k): str(v) for k, v in conf.tags.items()},
     }
     info = RunInfo(
