@@ -6,6 +6,7 @@ typed objects and hands them to :func:`faceedit_bench.experiment.run_experiment`
 
 from __future__ import annotations
 
+import logging
 import sys
 from importlib import resources
 from pathlib import Path
@@ -99,16 +100,35 @@ def main() -> None:
     register_configs(plugins)
 
     def task(cfg: Any) -> None:
-        from faceedit_bench.experiment import run_from_config
+        from faceedit_bench.experiment import build_experiment, run_experiment
+        from faceedit_bench.run.labels import run_title
+        from faceedit_bench.run.multirun import current_job, record_job
+        from faceedit_bench.summary import format_summary
 
+        job = current_job()
         try:
-            run_from_config(cfg, plugins)
+            exp = build_experiment(cfg, plugins)
+            report = run_experiment(exp, plugins)
         except FaceEditBenchError as exc:
             print(f"Error: {exc}", file=sys.stderr)
+            record_job(job, status="failed", error=str(exc))
+            if job.multirun:
+                return  # the sweep goes on; its table shows this job as failed and the exit code says so
             sys.exit(2)
+        except Exception as exc:
+            if not job.multirun:
+                raise
+            # One broken job does not stop a sweep: the traceback goes to its log, the table shows it.
+            logging.getLogger("faceedit_bench").exception("job %s failed", job.num)
+            print(f"Error: {type(exc).__name__}: {exc} (traceback in {job.output_dir})", file=sys.stderr)
+            record_job(job, status="failed", error=f"{type(exc).__name__}: {exc}")
+            return
         except KeyboardInterrupt:
             print(f"\nInterrupted. Every finished step is kept in {cfg.run.workspace}; run the same command "
                   "again to resume where this run stopped.", file=sys.stderr)
             sys.exit(130)  # the shell's code for a Ctrl-C
+        # Hydra's job folder (hydra.run.dir, or the sweep's job dir) points to the run's outputs.
+        record_job(job, status="complete" if report["run"]["complete"] else "stopped", title=run_title(exp.info),
+                   run_dir=exp.info.output_dir, report=report, summary=format_summary(report, exp.info.output_dir))
 
     hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")(task)()
