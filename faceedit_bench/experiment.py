@@ -303,7 +303,17 @@ def _cost_section(exp: Experiment, aggregator: Aggregator, judge_scorer: Any, ex
         "prices": prices,
         "budget_usd": executors.budget.limit_usd,
         "stopped_by_budget": engine.stopped is not None,
+        "free": [kind for kind in ("editor", "judge") if kind in exp.components and _free(exp.components[kind])],
     }
+
+
+def _free(component: Any) -> bool:
+    """Costs nothing per call: makes no provider calls (no price table at all, like ``identity``), or runs a
+    local model. A hosted component without a price table is unknown, never free."""
+    if not hasattr(component, "prices"):
+        return True
+    provider_key = str(getattr(getattr(component, "limits", None), "provider_key", ""))
+    return provider_key.startswith("local:") and not component.prices
 
 
 def _expected_faces(n_faces: Any, limit: int | None) -> int | None:
