@@ -121,3 +121,25 @@ def test_a_run_reports_every_stage_to_its_total(plugins, compose, synthetic, cap
     assert finals[-1].endswith("identity scoring 10/10 sessions done")
     joined = "\n".join(r.getMessage() for r in caplog.records)
     assert "admission 2/2 faces done" in joined and "editing 40/40 steps done" in joined
+
+
+def test_log_lines_print_above_the_bars_and_handlers_get_their_streams_back():
+    import sys
+
+    from rich.console import Console
+
+    out = io.StringIO()
+    handler = logging.StreamHandler(sys.stdout)  # what Hydra's console handler is
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        progress = RichProgress({EDITING: 2}, console=Console(file=out, force_terminal=True, width=100))
+        progress.start()
+        assert handler.stream is not out and handler.stream is sys.stdout  # rich's proxy while bars are shown
+        logging.getLogger("faceedit_bench.engine").warning("excluding face f1: unreadable")
+        progress.advance(EDITING, 2)
+        progress.close()
+        assert "excluding face f1: unreadable" in out.getvalue()
+    finally:
+        root.removeHandler(handler)
+    assert handler.stream is sys.stdout

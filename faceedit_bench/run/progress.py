@@ -207,12 +207,22 @@ class RichProgress(StageProgress):
                       for stage, total in totals.items()}
 
     def start(self) -> None:
-        self.display.start()
+        terminal = (sys.stdout, sys.stderr)
+        self.display.start()  # from here sys.stdout and sys.stderr print above the bars
+        # Log handlers (Hydra's console handler) hold the real streams: route them above the bars too.
+        self._rerouted = []
+        for handler in logging.getLogger().handlers:
+            stream = getattr(handler, "stream", None)
+            if isinstance(handler, logging.StreamHandler) and stream in terminal:
+                self._rerouted.append((handler, stream))
+                handler.setStream(sys.stdout if stream is terminal[0] else sys.stderr)
 
     def _changed(self, stage: str, finished_now: bool) -> None:
         self.display.update(self.tasks[stage], completed=self.stages[stage].done)
 
     def close(self) -> None:
+        for handler, stream in getattr(self, "_rerouted", []):
+            handler.setStream(stream)
         self.display.stop()
 
 
