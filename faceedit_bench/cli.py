@@ -39,7 +39,6 @@ def _plugins_command(args: argparse.Namespace) -> int:
 def _ls_command(args: argparse.Namespace) -> int:
     from faceedit_bench.hydra_app import group_options
     from faceedit_bench.plugins import get_plugins
-
     from faceedit_bench.registry import suggest
 
     options = group_options(get_plugins())

@@ -107,7 +107,8 @@ def _git_sha() -> str:
 
 
 #: Settings that change how a run executes, not what it measures.
-RUNTIME_ONLY = ("workers", "progress", "progress_interval_s", "workspace", "max_contact_sheets", "retry_outcomes", "budget_usd")
+RUNTIME_ONLY = ("workers", "progress", "progress_interval_s", "workspace", "max_contact_sheets", "retry_outcomes",
+                "budget_usd")
 
 
 def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:

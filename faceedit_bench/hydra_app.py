@@ -6,7 +6,6 @@ typed objects and hands them to :func:`faceedit_bench.experiment.run_experiment`
 
 from __future__ import annotations
 
-import logging
 import sys
 from importlib import resources
 from pathlib import Path
@@ -102,7 +101,7 @@ def main() -> None:
     def task(cfg: Any) -> None:
         from faceedit_bench.experiment import build_experiment, run_experiment
         from faceedit_bench.run.labels import run_title
-        from faceedit_bench.run.multirun import current_job, record_job
+        from faceedit_bench.run.multirun import current_job, job_log, record_job
         from faceedit_bench.summary import format_summary
 
         job = current_job()
@@ -111,6 +110,7 @@ def main() -> None:
             report = run_experiment(exp, plugins)
         except FaceEditBenchError as exc:
             print(f"Error: {exc}", file=sys.stderr)
+            job_log.error("Error: %s", exc)
             record_job(job, status="failed", error=str(exc))
             if job.multirun:
                 return  # the sweep goes on; its table shows this job as failed and the exit code says so
@@ -119,8 +119,9 @@ def main() -> None:
             if not job.multirun:
                 raise
             # One broken job does not stop a sweep: the traceback goes to its log, the table shows it.
-            logging.getLogger("faceedit_bench").exception("job %s failed", job.num)
-            print(f"Error: {type(exc).__name__}: {exc} (traceback in {job.output_dir})", file=sys.stderr)
+            job_log.error("job %s failed", job.num, exc_info=True)
+            print(f"Error: {type(exc).__name__}: {exc} (traceback in {job.output_dir}/faceedit_bench.log)",
+                  file=sys.stderr)
             record_job(job, status="failed", error=f"{type(exc).__name__}: {exc}")
             return
         except KeyboardInterrupt:

@@ -22,7 +22,8 @@ def test_run_dir_points_to_the_run_and_its_log_has_the_summary(tmp_path):
     out = bench(tmp_path, "testset=pose", f"hydra.run.dir={job_dir}", *FAST)
     assert out.returncode == 0, out.stderr
     pointer = json.loads((job_dir / "faceedit_run.json").read_text())
-    assert pointer["status"] == "complete" and pointer["title"] == "identity@pose/sample/dlib max_faces=1 max_sessions=1"
+    assert pointer["status"] == "complete"
+    assert pointer["title"] == "identity@pose/sample/dlib max_faces=1 max_sessions=1"
     report = json.loads(Path(pointer["report"]).read_text())
     assert Path(pointer["run_dir"]).parent == tmp_path / "ws" / "runs"
     assert pointer["run_key"] == report["run"]["key"]
@@ -39,6 +40,8 @@ def test_multirun_prints_one_table_of_all_jobs_and_goes_on_past_a_failed_one(tmp
     ok, failed = (json.loads((sweep / str(n) / "faceedit_run.json").read_text()) for n in (0, 1))
     assert ok["status"] == "complete" and (Path(ok["run_dir"]) / "report.json").is_file()
     assert failed["status"] == "failed" and "root" in failed["error"]
+    assert "Traceback" not in out.stderr  # a job's traceback is in its own log, not on the console
+    assert failed["error"].splitlines()[0] in (sweep / "1" / "faceedit_bench.log").read_text()
     table = out.stdout[out.stdout.index("2 jobs of the sweep"):]
     assert table.count("editor=identity") == 1 and table.count("editor=replay") == 1
     assert ok["run_dir"] in table and "complete" in table and "failed" in table

@@ -64,7 +64,8 @@ def test_plain_lines_every_interval_and_when_a_stage_ends():
     assert lines == []  # within the interval
     clock.now = 31
     progress.advance(EDITING)
-    assert lines == ["progress: admission 0/2 faces | editing 2/8 steps, 0.04/s, ETA 2m36s"]  # 1 step in the 26 s after setup, 6 left
+    # 1 step in the 26 s after setup, 6 left
+    assert lines == ["progress: admission 0/2 faces | editing 2/8 steps, 0.04/s, ETA 2m36s"]
     progress.advance(ADMISSION, 2)
     assert lines[-1].startswith("progress: admission 2/2 faces done | editing 2/8 steps")
     clock.now = 40

@@ -25,8 +25,8 @@ from hydra.experimental.callback import Callback
 
 POINTER = "faceedit_run.json"
 SWEEP_SUMMARY = "summary.txt"
-#: Logs only to the job's log file (conf/config.yaml: hydra.job_logging.loggers).
-summary_log = logging.getLogger("faceedit_bench.summary")
+#: Logs only to the job's log file (conf/config.yaml: hydra.job_logging.loggers): the summary, a traceback.
+job_log = logging.getLogger("faceedit_bench.job_log")
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def record_job(job: Job, *, status: str, title: str | None = None, run_dir: Path
         record["error"] = error
     _write_text_atomic(job.output_dir / POINTER, json.dumps(record, indent=2) + "\n")
     if summary:
-        summary_log.info("%s", summary)
+        job_log.info("%s", summary)
 
 
 def read_jobs(sweep_dir: Path) -> list[dict[str, Any]]:
