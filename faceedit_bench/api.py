@@ -46,6 +46,8 @@ from faceedit_bench.storage.images import content_hash, decode_rgb, encode_png, 
 
 if TYPE_CHECKING:
     from faceedit_bench.testing import EditorContract, PixelEmbedder, PluginDistributionContract, gradient_image
+from faceedit_bench.report.run_report import series_for_tracking
+from faceedit_bench.run.labels import component_identity, component_version, run_description, run_title
 
 #: Names served lazily from :mod:`faceedit_bench.testing` (it imports pytest).
 _TESTING = ("EditorContract", "PluginDistributionContract", "PixelEmbedder", "gradient_image")
@@ -104,6 +106,8 @@ __all__ = [
     "Tracker",
     "as_rgb_uint8",
     "check_prices",
+    "component_identity",
+    "component_version",
     "content_hash",
     "cost_usd",
     "decode_rgb",
@@ -120,5 +124,8 @@ __all__ = [
     "redact",
     "retry_after_s",
     "resolve_endpoint",
+    "run_description",
+    "run_title",
+    "series_for_tracking",
     "sniff_mime",
 ]

@@ -1,12 +1,11 @@
-"""``faceedit-bench``: everything that is not running an experiment.
-
-Experiments run through Hydra: ``python -m faceedit_bench editor=... testset=...``.
-"""
+"""The ``faceedit-bench`` command: everything that is not running an experiment (the help text is
+:data:`DESCRIPTION`). Experiments run through Hydra: ``python -m faceedit_bench editor=... testset=...``."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -39,12 +38,15 @@ def _plugins_command(args: argparse.Namespace) -> int:
 
 def _ls_command(args: argparse.Namespace) -> int:
     from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.plugin.registry import suggest
     from faceedit_bench.run.hydra_app import group_options
 
     options = group_options(get_plugins())
     for group in [args.group] if args.group else sorted(options):
         if group not in options:
-            raise FaceEditBenchError(f"unknown group {group!r}; groups: {', '.join(sorted(options))}")
+            near = suggest(group, sorted(options))
+            hint = f" Did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+            raise FaceEditBenchError(f"unknown group {group!r}.{hint} Groups: {', '.join(sorted(options))}.")
         print(f"{group}: {', '.join(options[group]) or '(none)'}")
     return 0
 
@@ -121,8 +123,18 @@ def _report_command(args: argparse.Namespace) -> int:
     return 0
 
 
+DESCRIPTION = """\
+faceedit-bench: everything that is not running an experiment (plugins, options, test sets,
+comparing and reporting runs, the leaderboard).
+
+Experiments run through Hydra:
+  python -m faceedit_bench editor=<name> testset=<name> dataset=<name> [key=value ...]
+  python -m faceedit_bench --help      (config groups and options)
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="faceedit-bench", description=__doc__,
+    parser = argparse.ArgumentParser(prog="faceedit-bench", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("plugins", help="list installed plugins, versions and what each registers")
@@ -164,18 +176,29 @@ def build_parser() -> argparse.ArgumentParser:
     from faceedit_bench.leaderboard.cli import add_parsers
 
     add_parsers(sub)  # submit, verify, leaderboard build
+    for action in sub._choices_actions:  # `faceedit-bench <command> --help` says what the command does
+        command = sub.choices[action.dest]
+        if command.description is None:
+            command.description = action.help
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "action", None) == "show" and not args.name:
-        build_parser().error("testset show needs a name, e.g. `faceedit-bench testset show pose`")
+        build_parser().error("testset show needs a name, e.g. faceedit-bench testset show pose")
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
+        return code
     except FaceEditBenchError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`faceedit-bench compare ... | head`): stop quietly, as `cat` does. Point
+        # stdout at devnull so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a command killed by a closed pipe
 
 
 if __name__ == "__main__":

@@ -49,8 +49,9 @@ class RunConf:
     max_contact_sheets: int = 200
     # Confidence level of reported intervals.
     confidence: float = 0.95
-    # Show a progress bar with ETA.
+    # Show progress per stage with ETAs: bars on a terminal, else a plain line every progress_interval_s.
     progress: bool = True
+    progress_interval_s: float = 30.0
     # Stop issuing new provider calls once this invocation's estimated spend reaches this
     # many USD (None: no limit). Rerunning resumes where it stopped.
     budget_usd: float | None = None

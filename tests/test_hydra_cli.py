@@ -55,7 +55,7 @@ def test_replay_of_an_empty_directory_counts_missing_images(tmp_path):
 def test_unknown_option_fails_before_work_with_did_you_mean(tmp_path):
     out = bench(tmp_path, "editor=identiti")
     assert out.returncode == 2
-    assert "Unknown editor 'identiti'. Did you mean 'identity'?" in out.stderr
+    assert "Unknown editor 'identiti'. Did you mean 'identity'" in out.stderr
     assert "identity," in out.stderr and "replay" in out.stderr  # the available options are listed
     assert not (tmp_path / "ws").exists()  # no work started
 

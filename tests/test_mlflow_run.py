@@ -25,11 +25,18 @@ def test_default_experiment_is_tracked_in_mlflow(plugins, compose, tmp_path):
     assert run.info.status == "FINISHED"
     metrics, tags, params = run.data.metrics, run.data.tags, run.data.params
     assert metrics["drop_fss"] == pytest.approx(report["metrics"]["drop_fss"]["mean"]) == pytest.approx(0.0)
-    assert {f"fss_step_{k}" for k in range(5)} <= set(metrics)
+    history = client.get_metric_history(run.info.run_id, "fss")  # the trajectory: one metric, step = k
+    assert sorted(m.step for m in history) == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]  # run, then its re-report
+    assert {m.step: m.value for m in history} == pytest.approx({p["k"]: p["mean"] for p in report["trajectory"]["fss"]})
+    assert {m.step for m in client.get_metric_history(run.info.run_id, "gender_female_fss")} == {0, 1, 2, 3, 4}
+    assert run.info.run_name == "identity@pose/sample/dlib max_faces=2 max_sessions=2"
+    assert tags["mlflow.note.content"].startswith("faceedit_bench run **identity@pose")
+    assert {d.dataset.name for d in run.inputs.dataset_inputs} == {"sample", "pose"}
     assert metrics["sessions_included"] == 4 and metrics["steps_ok"] == 16
     assert "gender_female_drop_fss" in metrics
     assert tags["testset.content_hash"] == report["testset"]["content_hash"]
-    assert tags["embedder.provider"].startswith("dlib==") and tags["faceedit_bench.git_sha"]
+    assert tags["embedder.provider"] == "dlib" and tags["embedder.provider_version"] and tags["faceedit_bench.git_sha"]
+    assert tags["embedder.version"] == report["scales"]["embedder_version"]
     assert params["editor.name"] == "identity" and params["run.max_faces"] == "2"
     artifacts = {a.path for a in client.list_artifacts(run.info.run_id)}
     assert {"report.json", "steps.csv", "sessions.csv", "config.yaml", "contact_sheets"} <= artifacts

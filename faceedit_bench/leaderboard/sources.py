@@ -148,7 +148,9 @@ def load_run(run: str, *, tracking_uri: str | None = None, workspace: Path | Non
         return from_run_dir(path, workspace)
     if MLFLOW_RUN_ID.match(run):
         return from_mlflow(run, tracking_uri, workspace)
+    from faceedit_bench.storage.run_dirs import did_you_mean
+
     raise FaceEditBenchError(
         f"{run!r} is neither a run directory nor an MLflow run id (32 hex digits). "
-        "Run directories are <workspace>/runs/<run>; MLflow run ids are shown by the MLflow UI."
+        "Run directories are <workspace>/runs/<run>; MLflow run ids are shown by the MLflow UI." + did_you_mean(run)
     )

@@ -39,8 +39,10 @@ def load_run(path: Path) -> tuple[dict[str, Any], Path]:
     path = Path(path)
     file = path / "report.json" if path.is_dir() else path
     if not file.is_file():
+        from faceedit_bench.storage.run_dirs import did_you_mean
+
         raise CompareError(f"{path}: no report.json there; pass a run directory (<workspace>/runs/<run>) "
-                           "or the path of its report.json")
+                           f"or the path of its report.json.{did_you_mean(path) if not path.exists() else ''}")
     try:
         report = json.loads(file.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -20,7 +20,10 @@ def export_replay(run_dir: Path, out: Path) -> dict[str, int]:
     run_dir, out = Path(run_dir), Path(out)
     steps_csv = run_dir / "steps.csv"
     if not steps_csv.is_file():
-        raise FaceEditBenchError(f"{run_dir} is not a run directory (no steps.csv). Runs live in <workspace>/runs/.")
+        from faceedit_bench.storage.run_dirs import did_you_mean
+
+        raise FaceEditBenchError(f"{run_dir} is not a run directory (no steps.csv). Runs live in <workspace>/runs/."
+                                 + (did_you_mean(run_dir) if not run_dir.exists() else ""))
     store = ImageStore(store_root_of_run(run_dir))
     counts = {"images": 0, "refused": 0}
     with open(steps_csv, newline="") as fh:

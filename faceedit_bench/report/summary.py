@@ -1,66 +1,175 @@
-"""The console summary printed at the end of a run."""
+"""The console summary printed at the end of a run: aligned tables (rich), rendered as plain text."""
 
 from __future__ import annotations
 
+import io
+import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rich import box
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
 
-def _ci(m: dict[str, Any]) -> str:
-    if m.get("mean") is None:
+
+def fmt_p(p: float | None) -> str:
+    if p is None:
         return "n/a"
-    if m.get("ci_low") is None:
-        return f"{m['mean']:.3f}"
-    return f"{m['mean']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}]"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def format_summary(report: dict[str, Any], output_dir: Path) -> str:
-    counts = report["counts"]
-    s = counts["sessions"]
-    lines = [
-        "",
-        f"Run {report['run']['name']}  (key {report['run']['key'][:12]}, {report['run']['wall_time_s']:.1f} s)",
-        f"Test set {report['testset']['name']} v{report['testset']['version']}"
-        f" ({report['testset']['content_hash'][:12]}; reconstruction)",
-        f"Faces: {counts['faces']['seen']} seen, excluded: {counts['faces']['excluded'] or 'none'}",
-        f"Sessions: {s['planned']} planned, {s['included']} included, excluded: {s['excluded'] or 'none'}",
-        f"Steps: {counts['steps'] or 'none'}; edited images without a face: {counts['edited_images_without_face']}",
-        *([f"Dataset images converted on decoding: {counts['images_converted']}"]
-          if counts.get("images_converted") else []),
-        "",
-        f"{'metric':<22}{'n':>7}  mean [95% CI]",
-    ]
+def _ci(m: Mapping[str, Any], digits: int = 3) -> tuple[str, str]:
+    """(mean, "[low, high]") of a summary; n/a when undefined."""
+    if m.get("mean") is None:
+        return "n/a", ""
+    mean = f"{m['mean']:.{digits}f}"
+    return mean, (f"[{m['ci_low']:.{digits}f}, {m['ci_high']:.{digits}f}]" if m.get("ci_low") is not None else "")
+
+
+def counts(mapping: Mapping[str, Any], empty: str = "none") -> str:
+    """``ok 58, refused 2`` for ``{"ok": 58, "refused": 2}``."""
+    return ", ".join(f"{k} {v}" for k, v in mapping.items()) if mapping else empty
+
+
+def _table(*columns: str, right: tuple[str, ...] = ()) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for c in columns:
+        table.add_column(c, justify="right" if c in right else "left")
+    return table
+
+
+def _metrics(report: dict[str, Any]) -> Table:
+    table = _table("metric", "n", "mean", "95% CI", "unit", "direction", right=("n", "mean"))
     for name, m in report["metrics"].items():
-        arrow = "higher is better" if m["higher_is_better"] else "lower is better"
-        lines.append(f"{name:<22}{m['n']:>7}  {_ci(m)} {m['unit']}  ({arrow})")
-    lines.append(f"{'FSS trajectory':<22}" + "  ".join(
-        f"k{p['k']}={p['mean']:.3f}" if p["mean"] is not None else f"k{p['k']}=n/a"
-        for p in report["trajectory"]["fss"]))
+        mean, ci = _ci(m)
+        table.add_row(name, str(m["n"]), mean, ci, m.get("unit") or "",
+                      "higher is better" if m["higher_is_better"] else "lower is better")
+    return table
+
+
+def _trajectories(report: dict[str, Any]) -> Table:
+    table = _table("trajectory", *(f"k={p['k']}" for p in report["trajectory"]["fss"]),
+                   right=tuple(f"k={p['k']}" for p in report["trajectory"]["fss"]))
+    width = len(report["trajectory"]["fss"])
+    for series, points in report["trajectory"].items():
+        cells = {p["k"]: _ci(p, 1 if series == "sc" else 3)[0] for p in points}
+        table.add_row(f"{series.upper()}_k mean", *(cells.get(p["k"], "") for p in report["trajectory"]["fss"]))
     for key, labels in report["groups"].items():
         for label, g in labels.items():
-            for name, m in g["metrics"].items():
-                excluded = sum(g["sessions_excluded"].values())
-                lines.append(f"  {key}={label:<14}{m['n']:>7}  {name} {_ci(m)}  (excluded sessions: {excluded})")
-    for row in report.get("disparity", []):
-        if row.get("wd") is not None:
-            mark = "  BIAS" if row.get("bias") else ""
-            lines.append(f"  disparity {row['metric']} by {row['contrast']}: WD {row['wd']:.2f}, "
-                         f"p {row['p_value']:.4f}, worst {row.get('worst_group') or '-'}{mark}")
-    if judge := report.get("counts", {}).get("judge"):
-        lines.append(f"Judge answers: {judge}")
-    if reliability := report.get("judge_reliability"):
-        lines.append(f"Judge anchors: {reliability['passed']} passed, {reliability['failed']} failed"
-                     + (f"; DRIFT {reliability['drift']}" if reliability["drift"] else ""))
+            points = (g.get("trajectory") or {}).get("fss")
+            if points:
+                table.add_row(f"  FSS_k {key}={label}", *(_ci(p)[0] for p in points[:width]))
+    return table
+
+
+def _groups(report: dict[str, Any]) -> Table | None:
+    names = list(report["metrics"])
+    rows = [(key, label, g) for key, labels in report["groups"].items() for label, g in labels.items()]
+    if not rows:
+        return None
+    table = _table("group", "included", "excluded", *names, right=("included", "excluded"))
+    for key, label, g in rows:
+        cells = [" ".join(x for x in _ci(g["metrics"][n]) if x) if n in g["metrics"] else "n/a" for n in names]
+        table.add_row(f"{key}={label}", str(g["sessions_included"]), str(sum(g["sessions_excluded"].values())),
+                      *cells)
+    return table
+
+
+def _disparity(report: dict[str, Any]) -> Table | None:
+    rows = [r for r in report.get("disparity", []) if r.get("wd") is not None]
+    if not rows:
+        return None
+    table = _table("disparity", "WD", "p", "worst group", "bias", right=("WD", "p"))
+    for r in rows:
+        table.add_row(f"{r['metric']} by {r['contrast']}", f"{r['wd']:.2f}", fmt_p(r.get("p_value")),
+                      r.get("worst_group") or "-", "BIAS" if r.get("bias") else "no")
+    return table
+
+
+def _calls(report: dict[str, Any]) -> Table | None:
+    calls = report.get("calls") or {}
+    if not calls:
+        return None
+    table = _table("calls", "calls", "attempts", "retries", "gave up", right=("calls", "attempts"))
+    for provider, c in calls.items():
+        table.add_row(provider, str(c["calls"]), str(c["attempts"]), counts(c["retries"]), counts(c["gave_up"]))
+    return table
+
+
+def cost_line(report: dict[str, Any]) -> str:
+    """Each paid component's estimated cost, ``free`` for those that cost nothing per call."""
     cost = report.get("cost") or {}
+    if not cost:
+        return ""
+    free, parts = set(cost.get("free") or ()), []
+    components = report.get("components") or {}
+    for kind in ("editor", "judge"):
+        if kind not in (cost.get("by_component") or {}) and kind not in free:
+            continue
+        name = (components.get(kind) or {}).get("name", kind)
+        usd = (cost.get("by_component") or {}).get(kind)
+        if kind in free:
+            parts.append(f"{kind} {name} free")
+        elif usd is None:
+            parts.append(f"{kind} {name} unknown (no price table)")
+        else:
+            parts.append(f"{kind} {name} {usd:.4f} USD")
+    line = "Cost: " + "; ".join(parts)
     if cost.get("estimated_usd") is not None:
-        lines.append(f"Estimated cost: {cost['estimated_usd']:.4f} USD ({cost['new_usd']:.4f} USD new in this run)")
-    for provider, c in (report.get("calls") or {}).items():
-        lines.append(f"Calls {provider}: {c['calls']} calls, {c['attempts']} attempts, retries {c['retries'] or 0}, "
-                     f"gave up {c['gave_up'] or 0}")
-    if not report["run"].get("complete", True):
-        lines.append(f"STOPPED: {report['run'].get('stopped')}")
-    lines.append(f"FSS scale: {report['scales']['fss']}")
+        line += f" (estimated total {cost['estimated_usd']:.4f} USD, {cost['new_usd']:.4f} USD new in this run)"
+    return line
+
+
+def _skipped(report: dict[str, Any]) -> list[str]:
+    """``skipped oer, sc: <reason>`` once per reason."""
+    by_reason: dict[str, list[str]] = {}
     for name, why in report.get("skipped_metrics", {}).items():
-        lines.append(f"skipped {name}: {why}")
-    lines.append(f"Artifacts: {output_dir}")
-    return "\n".join(lines)
+        by_reason.setdefault(why, []).append(name)
+    return [f"Skipped {', '.join(names)}: {why}" for why, names in by_reason.items()]
+
+
+def summary_renderables(report: dict[str, Any], output_dir: Path) -> list[Any]:
+    run, testset, c = report["run"], report["testset"], report["counts"]
+    s = c["sessions"]
+    head = [
+        f"Run {run['name']}  (key {run['key'][:12]}, {run['wall_time_s']:.1f} s)",
+        f"Test set {testset['name']} v{testset['version']} ({testset['content_hash'][:12]}"
+        + ("; reconstruction)" if testset.get("reconstruction") else ")"),
+        f"Faces: {c['faces']['seen']} seen; excluded: {counts(c['faces']['excluded'])}",
+        f"Sessions: {s['planned']} planned, {s['included']} included; excluded: {counts(s['excluded'])}",
+        f"Steps: {counts(c['steps'])}; edited images without a face: {c['edited_images_without_face']}",
+    ]
+    parts: list[Any] = [Text("\n".join(["", *head]))]
+    for table in (_metrics(report), _trajectories(report), _groups(report), _disparity(report)):
+        if table is not None:
+            parts += [Text(""), table]
+    tail: list[str] = []
+    if judge := c.get("judge"):
+        tail += [f"Judge answers {template}: {counts(outcomes)}" for template, outcomes in judge.items()]
+    if reliability := report.get("judge_reliability"):
+        tail.append(f"Judge anchors: {reliability['passed']} passed, {reliability['failed']} failed"
+                    + ("; DRIFT since the last check: " + ", ".join(f"{d['name']} {d['field']}"
+                                                                     for d in reliability["drift"])
+                       if reliability.get("drift") else ""))
+    if line := cost_line(report):
+        tail.append(line)
+    if calls := _calls(report):
+        parts += [Text(""), calls]
+    if not run.get("complete", True):
+        tail.append(f"STOPPED: {run.get('stopped')}")
+    tail.append(f"FSS scale: {report['scales']['fss']}")  # said once: it applies to every FSS number above
+    tail += _skipped(report)
+    tail.append(f"Artifacts: {output_dir}")
+    parts += [Text(""), Text("\n".join(tail))]
+    return parts
+
+
+def format_summary(report: dict[str, Any], output_dir: Path, width: int | None = None) -> str:
+    """The summary as plain text (for the console and the job log), at the terminal's width."""
+    buffer = io.StringIO()
+    width = width or max(100, shutil.get_terminal_size((120, 24)).columns)
+    console = Console(file=buffer, width=width, no_color=True, highlight=False, emoji=False, markup=False)
+    console.print(Group(*summary_renderables(report, output_dir)))
+    return buffer.getvalue().rstrip("\n")

@@ -20,6 +20,7 @@ from faceedit_bench.keys import edit_key, step_seed
 from faceedit_bench.plugin.payloads import RunInfo, StepRecord
 from faceedit_bench.plugin.protocols import AsyncEditor
 from faceedit_bench.records import AdmittedFace, EditRequest, EditResult, Face, Outcome, Session, StepState
+from faceedit_bench.run.progress import EDITING
 from faceedit_bench.storage.images import decode_rgb, plain_image
 from faceedit_bench.storage.ledger import EditRow, Ledger
 from faceedit_bench.storage.store import ImageStore
@@ -137,4 +138,4 @@ class EditStage:
         )
         self.hook.faceedit_step_done(run=self.info, step=record)
         if self.progress is not None:
-            self.progress.update(1)
+            self.progress.advance(EDITING, 1, cached=state.resumed)

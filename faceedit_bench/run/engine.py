@@ -23,6 +23,7 @@ from typing import Any
 from faceedit_bench.records import AdmittedFace, Edited, Face, Session, SessionResult, StepState
 from faceedit_bench.run.admission import Admission
 from faceedit_bench.run.edit_stage import EditStage
+from faceedit_bench.run.progress import ADMISSION, EDITING, JUDGING, SCORING
 from faceedit_bench.scoring.stage import ScoreStage
 
 FACE_CHUNK = 4
@@ -98,6 +99,7 @@ class Engine:
         previous: list[Edited] = []  # edited, not yet scored
         for chunk in chunks(faces, self.chunk_size(len(sessions))):
             admitted, rejected = self.admission.admit(chunk)
+            self._advance(len(chunk), ADMISSION)
             if admitted and first_base_hash is None:
                 first_base_hash = admitted[0].base_hash
             pairs = [(a, s) for a in admitted for s in sessions]
@@ -106,7 +108,8 @@ class Engine:
             for face, reason in rejected:
                 exclusions[reason] += 1
                 for session in sessions:
-                    self._advance(len(session.steps))
+                    self._advance(len(session.steps), EDITING)
+                    self._advance(1, SCORING, JUDGING)
                     on_result(SessionResult(face, session, [], excluded=reason))
             previous = [(a, s, states) for (a, s), states in zip(pairs, edited)]
             if self.stopped:
@@ -134,9 +137,11 @@ class Engine:
 
     def _hand_on(self, results: list[SessionResult], on_result: Callable[[SessionResult], None]) -> None:
         for result in results:
-            self._advance(len(result.session.steps) - len(result.steps))  # steps a budget stop left unedited
+            self._advance(len(result.session.steps) - len(result.steps), EDITING)  # left unedited by a budget stop
             on_result(result)
+        self._advance(len(results), SCORING, JUDGING)
 
-    def _advance(self, n: int) -> None:
+    def _advance(self, n: int, *stages: str) -> None:
         if self.progress is not None and n:
-            self.progress.update(n)
+            for stage in stages:
+                self.progress.advance(stage, n)

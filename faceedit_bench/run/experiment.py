@@ -31,6 +31,7 @@ from faceedit_bench.report.summary import format_summary
 from faceedit_bench.run.admission import Admission
 from faceedit_bench.run.edit_stage import EditStage
 from faceedit_bench.run.engine import Engine, EngineStats
+from faceedit_bench.run.progress import open_progress, plan_stages
 from faceedit_bench.scoring.identity import EmbeddingService
 from faceedit_bench.scoring.judge.agreement import read_labels
 from faceedit_bench.scoring.judge.metrics import JudgeScorer
@@ -166,7 +167,6 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
         "plugins": ",".join(sorted(f"{i.distribution}=={i.version}" for i in plugins.info.values()
                                    if i.distribution != "faceedit-bench")) or "none",
         **{f"{g}": i.name for g, i in infos.items()},
-        **{f"{g}.provider": f"{i.provider}=={i.provider_version}" for g, i in infos.items()},
         **{str(k): str(v) for k, v in conf.tags.items()},
     }
     info = RunInfo(
@@ -195,8 +195,6 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
 
 
 def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
-    from tqdm import tqdm
-
     conf, info = exp.conf, exp.info
     c = exp.components
     pm = plugins.pm
@@ -226,12 +224,13 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     total = _expected_faces(info.components["dataset"].description.get("n_faces"), conf.run.max_faces)
     try:
         with ExitStack() as stack:
-            progress = stack.enter_context(tqdm(
-                total=total * len(sessions) * 4 if total else None, unit="step", desc=info.run_name,
-                disable=not conf.run.progress, dynamic_ncols=True))
             stack.callback(embeddings.close)
             stack.callback(ledger.close)
             pm.hook.faceedit_run_start(run=info)
+            stages = plan_stages(total, len(sessions), sum(len(s.steps) for s in sessions),
+                                 judged=judge_scorer is not None)
+            progress = stack.enter_context(open_progress(stages, enabled=conf.run.progress, title=info.run_name,
+                                                         interval_s=conf.run.progress_interval_s))
             admission = Admission(store, embeddings, c["embedder"].similarity,
                                   min_base_fss=getattr(dataset, "min_base_fss", None),
                                   single_face_only=bool(getattr(dataset, "single_face_only", False)))
@@ -315,7 +314,17 @@ def _cost_section(exp: Experiment, aggregator: Aggregator, judge_scorer: Any, ex
         "prices": prices,
         "budget_usd": executors.budget.limit_usd,
         "stopped_by_budget": stats.stopped is not None,
+        "free": [kind for kind in ("editor", "judge") if kind in exp.components and _free(exp.components[kind])],
     }
+
+
+def _free(component: Any) -> bool:
+    """Costs nothing per call: makes no provider calls (no price table at all, like ``identity``), or runs a
+    local model. A hosted component without a price table is unknown, never free."""
+    if not hasattr(component, "prices"):
+        return True
+    provider_key = str(getattr(getattr(component, "limits", None), "provider_key", ""))
+    return provider_key.startswith("local:") and not component.prices
 
 
 def _expected_faces(n_faces: Any, limit: int | None) -> int | None:

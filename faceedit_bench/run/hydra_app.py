@@ -100,16 +100,37 @@ def main() -> None:
     register_configs(plugins)
 
     def task(cfg: Any) -> None:
-        from faceedit_bench.run.experiment import run_from_config
+        from faceedit_bench.report.summary import format_summary
+        from faceedit_bench.run.experiment import build_experiment, run_experiment
+        from faceedit_bench.run.labels import run_title
+        from faceedit_bench.run.multirun import current_job, job_log, record_job
 
+        job = current_job()
         try:
-            run_from_config(cfg, plugins)
+            exp = build_experiment(cfg, plugins)
+            report = run_experiment(exp, plugins)
         except FaceEditBenchError as exc:
             print(f"Error: {exc}", file=sys.stderr)
+            job_log.error("Error: %s", exc)
+            record_job(job, status="failed", error=str(exc))
+            if job.multirun:
+                return  # the sweep goes on; its table shows this job as failed and the exit code says so
             sys.exit(2)
+        except Exception as exc:
+            if not job.multirun:
+                raise
+            # One broken job does not stop a sweep: the traceback goes to its log, the table shows it.
+            job_log.error("job %s failed", job.num, exc_info=True)
+            print(f"Error: {type(exc).__name__}: {exc} (traceback in {job.output_dir}/faceedit_bench.log)",
+                  file=sys.stderr)
+            record_job(job, status="failed", error=f"{type(exc).__name__}: {exc}")
+            return
         except KeyboardInterrupt:
             print(f"\nInterrupted. Every finished step is kept in {cfg.run.workspace}; run the same command "
                   "again to resume where this run stopped.", file=sys.stderr)
             sys.exit(130)  # the shell's code for a Ctrl-C
+        # Hydra's job folder (hydra.run.dir, or the sweep's job dir) points to the run's outputs.
+        record_job(job, status="complete" if report["run"]["complete"] else "stopped", title=run_title(exp.info),
+                   run_dir=exp.info.output_dir, report=report, summary=format_summary(report, exp.info.output_dir))
 
     hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")(task)()

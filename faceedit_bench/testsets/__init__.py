@@ -61,9 +61,13 @@ def _read(name_or_path: str | Path) -> tuple[dict[str, Any], str]:
     else:
         path = Path(name_or_path)
         if not path.is_file():
+            import difflib
+
+            near = difflib.get_close_matches(str(name_or_path), TESTSET_NAMES, n=2, cutoff=0.5)
+            hint = f" Did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
             raise TestSetError(
                 f"test set {str(name_or_path)!r} is neither a builtin name ({', '.join(TESTSET_NAMES)}) "
-                "nor an existing JSON file"
+                f"nor an existing JSON file.{hint}"
             )
         text, source = read_utf8(path, what="test-set JSON file", error=TestSetError), str(path)
     try:

@@ -19,6 +19,7 @@ MAX_TAG_VALUE = 8000  # MAX_TAG_VAL_LENGTH
 MAX_KEY = 250  # MAX_ENTITY_KEY_LENGTH (params, tags and metrics)
 PARAMS_PER_BATCH = 100  # MAX_PARAMS_TAGS_PER_BATCH (tags too)
 METRICS_PER_BATCH = 1000  # MAX_METRICS_PER_BATCH
+MAX_DATASET_DIGEST = 36  # the datasets table's digest column (String(36))
 #: Our own cap on one batch's JSON size, well under the REST API's 1 MB per request.
 BATCH_JSON_BYTES = 500_000
 

@@ -15,6 +15,7 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("DO_NOT_TRACK", "true")
 
 import importlib.metadata  # noqa: E402
+import json  # noqa: E402
 import logging  # noqa: E402
 import numbers  # noqa: E402
 import re  # noqa: E402
@@ -26,7 +27,15 @@ from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, Any
 
-from faceedit_bench.api import FaceEditBenchError, hookimpl
+from faceedit_bench.api import (  # noqa: E402
+    FaceEditBenchError,
+    component_identity,
+    component_version,
+    hookimpl,
+    run_description,
+    run_title,
+    series_for_tracking,
+)
 from faceedit_bench_mlflow import _limits as lim  # noqa: E402
 
 if TYPE_CHECKING:
@@ -41,6 +50,7 @@ ERROR_TAG = "faceedit.error"
 TRUNCATED_TAG = "faceedit.params_truncated"
 CHANGED_TAG_PREFIX = "faceedit.param_changed."
 RUN_NAME_TAG = "mlflow.runName"
+NOTE_TAG = "mlflow.note.content"  # shown as the run's description in the MLflow UI
 #: Artifact names starting with this are contact sheets (skipped when log_contact_sheets is False).
 CONTACT_SHEETS = "contact_sheet"
 _REMOTE = re.compile(r"^(https?|databricks[\w-]*|uc):", re.IGNORECASE)
@@ -92,19 +102,23 @@ class MlflowTracker:
         client = self._client(self._uri_for(run))
         experiment_id = self._experiment_id(client, run)
         found = self._find_run(client, experiment_id, run.run_key)
+        title = run_title(run)
         if found is None:
-            created = client.create_run(experiment_id, run_name=run.run_name, tags={RUN_KEY_TAG: run.run_key})
+            created = client.create_run(experiment_id, run_name=title, tags={RUN_KEY_TAG: run.run_key})
             run_id, old_params = created.info.run_id, {}
         else:
             run_id, old_params = found.info.run_id, dict(found.data.params)
-            client.update_run(run_id, status="RUNNING", name=run.run_name)
+            client.update_run(run_id, status="RUNNING", name=title)
             if ERROR_TAG in found.data.tags:
                 client.delete_tag(run_id, ERROR_TAG)
-            log.info("MLflow: resuming run %s for run key %s", run_id, run.run_key)
         params, policy_tags = _params(run.params, old_params)
         _log_batches(client, run_id, tags=list({**_tags(run), **policy_tags}.items()), params=params)
+        _log_inputs(client, run_id, run)
         with self._lock:
             self._active[run.run_key] = _Active(client, run_id)
+        # Every run, new or resumed, says where it is tracked: the id to open, the store to open it in.
+        _say(f"MLflow: {'resuming' if found else 'new'} run {run_id} ({title}) in experiment "
+             f"{client.get_experiment(experiment_id).name!r}; tracking URI {lim.redact_uri(client.tracking_uri)}")
 
     @hookimpl
     def faceedit_step_done(self, run: RunInfo, step: StepRecord) -> None:
@@ -125,7 +139,7 @@ class MlflowTracker:
             return
         try:
             metrics = _metrics(report, active.outcomes)
-            _log_batches(active.client, active.run_id, metrics=metrics)
+            _log_batches(active.client, active.run_id, metrics=metrics, series=_series(report))
             cost = report.get("cost") or {}
             if cost.get("prices"):  # the price table the cost metrics were estimated with
                 active.client.log_dict(active.run_id, cost["prices"], "cost/prices.json")
@@ -137,6 +151,7 @@ class MlflowTracker:
         except BaseException as error:
             _mark_failed(active, error)
             raise
+        _say(f"MLflow: run {active.run_id} FINISHED; {_browse_hint(active.client.tracking_uri, active.run_id)}")
 
     @hookimpl
     def faceedit_run_error(self, run: RunInfo, error: BaseException) -> None:
@@ -234,15 +249,35 @@ class MlflowTracker:
                 log.warning("MLflow: artifact %r: %s does not exist; not logged", name, path)
 
 
+def _say(message: str) -> None:
+    print(message, flush=True)
+
+
+def _browse_hint(uri: str, run_id: str) -> str:
+    if _REMOTE.match(uri):
+        return f"open it at {lim.redact_uri(uri)} (run id {run_id})"
+    return (f"browse with `MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false mlflow server --workers 1 "
+            f"--backend-store-uri {uri}`")
+
+
 def _tags(run: RunInfo) -> dict[str, str]:
-    """Component tags, then the run's own tags, then the tags this tracker owns."""
-    tags: dict[str, str] = {}
+    """The run's own tags, then the component tags, then the tags this tracker owns.
+
+    Per component: ``<kind>`` (its registered name), ``<kind>.version`` (its own version from
+    ``describe()``: model version, model-file hashes, test-set version), ``<kind>.provider`` and
+    ``<kind>.provider_version`` (the plugin distribution that registered it).
+    """
+    tags: dict[str, str] = {str(k): str(v) for k, v in run.tags.items()}
     for kind, info in run.components.items():
         tags[kind] = info.name
         tags[f"{kind}.provider"] = info.provider
-        tags[f"{kind}.version"] = info.provider_version
-    tags.update({str(k): str(v) for k, v in run.tags.items()})
-    tags.update({RUN_KEY_TAG: run.run_key, RUN_NAME_TAG: run.run_name})
+        tags[f"{kind}.provider_version"] = info.provider_version
+        version = component_version(info)
+        if version is not None:
+            tags[f"{kind}.version"] = version
+    if "dataset" in run.components:
+        tags["dataset.identity"] = component_identity(run.components["dataset"])
+    tags.update({RUN_KEY_TAG: run.run_key, RUN_NAME_TAG: run_title(run), NOTE_TAG: run_description(run)})
     keys = lim.unique_keys(tags)
     return {keys[k]: lim.truncate(v, lim.MAX_TAG_VALUE)[0] for k, v in tags.items()}
 
@@ -294,16 +329,28 @@ def _metrics(report: dict[str, Any], outcomes: Counter[str]) -> list[tuple[str, 
     return metrics
 
 
+def _series(report: dict[str, Any]) -> list[tuple[str, float, int]]:
+    """The per-step trajectories as (key, value, step=k) points: ``fss`` over k = 0..4 is one
+    metric whose history MLflow draws as a line, per test set (run) and per demographic group."""
+    points: list[tuple[str, float, int]] = []
+    series = series_for_tracking(report)
+    keys = lim.unique_keys(series, lim.metric_key)
+    for key, values in series.items():
+        points.extend((keys[key], float(value), int(k)) for k, value in values)
+    return points
+
+
 def _log_batches(
     client: MlflowClient,
     run_id: str,
     *,
     metrics: Sequence[tuple[str, float]] = (),
+    series: Sequence[tuple[str, float, int]] = (),
     params: Sequence[tuple[str, str]] = (),
     tags: Sequence[tuple[str, str]] = (),
 ) -> None:
     """Everything through ``log_batch`` in batches within MLflow's limits; every metric
-    gets one timestamp and step 0."""
+    gets one timestamp and step 0, every point of a series its own step."""
     from mlflow.entities import Metric, Param, RunTag
 
     for batch in lim.batches(tags, lim.PARAMS_PER_BATCH):
@@ -311,8 +358,52 @@ def _log_batches(
     for batch in lim.batches(params, lim.PARAMS_PER_BATCH):
         client.log_batch(run_id, params=[Param(k, v) for k, v in batch], synchronous=True)
     now = int(time.time() * 1000)
-    for batch in lim.batches(metrics, lim.METRICS_PER_BATCH):
-        client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in batch], synchronous=True)
+    points = [(k, (v, 0)) for k, v in metrics] + [(k, (v, step)) for k, v, step in series]
+    for batch in lim.batches(points, lim.METRICS_PER_BATCH):
+        client.log_batch(run_id, metrics=[Metric(k, v, now, step) for k, (v, step) in batch], synchronous=True)
+
+
+def _log_inputs(client: MlflowClient, run_id: str, run: RunInfo) -> None:
+    """The dataset and the test set as MLflow dataset inputs: name, digest (the dataset's content
+    identity, the test set's content hash), source, and the component's description as a one-row table."""
+    import warnings
+
+    import mlflow.data
+    import pandas
+    from mlflow.entities import DatasetInput, InputTag
+    from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
+
+    inputs = []
+    for kind in ("dataset", "testset"):
+        info = run.components.get(kind)
+        if info is None:
+            continue
+        digest = str(info.description.get("content_hash") or component_identity(info)) if kind == "testset" \
+            else component_identity(info)
+        row = {"name": info.name, "provider": f"{info.provider}=={info.provider_version}",
+               **{str(k): v if isinstance(v, (str, int, float, bool)) or v is None else json.dumps(v, default=str)
+                  for k, v in info.description.items()}}
+        # Quiet: "can be interpreted in multiple ways" (two local-file source types) and schema hints.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            dataset = mlflow.data.from_pandas(pandas.DataFrame([row]), source=_source(kind, info, run),
+                                              name=info.name, digest=digest[:lim.MAX_DATASET_DIGEST])
+            entity = dataset._to_mlflow_entity()
+        inputs.append(DatasetInput(entity, tags=[InputTag(MLFLOW_DATASET_CONTEXT, kind)]))
+    if inputs:
+        client.log_inputs(run_id, datasets=inputs)
+
+
+def _source(kind: str, info: Any, run: RunInfo) -> Any:
+    """Where the data lives: its folder or file as a file URI, else the code that ships it."""
+    from mlflow.data.code_dataset_source import CodeDatasetSource
+
+    params = (run.config.get(kind) or {}).get("params") or {}
+    location = info.description.get("root") or params.get("root") or params.get("path")
+    if isinstance(location, str) and location:
+        return Path(location).expanduser().resolve().as_uri()
+    return CodeDatasetSource({"faceedit_bench.component": f"{kind}/{info.name}",
+                              "provider": f"{info.provider}=={info.provider_version}"})
 
 
 def _mark_failed(active: _Active, error: BaseException) -> None:

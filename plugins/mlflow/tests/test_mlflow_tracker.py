@@ -16,6 +16,8 @@ from faceedit_bench_mlflow.tracker import MlflowTracker, MlflowTrackerError
 from mlflow import MlflowClient
 from mlflow_helpers import lifecycle, make_pm, only_run, step
 
+from faceedit_bench.api import Outcome
+
 
 def _artifact_paths(client: Any, run_id: str, path: str | None = None) -> set[str]:
     found: set[str] = set()
@@ -47,8 +49,11 @@ def test_run_recorded_with_tags_params_metrics_artifacts(
     tags = mlrun.data.tags
     assert tags["faceedit.run_key"] == "key-1"
     assert tags["mlflow.runName"] == "dummy@tiny"
-    assert (tags["editor"], tags["editor.provider"], tags["editor.version"]) == ("dummy", "builtin", "0.1.0")
+    # the component's own version from describe(), and the plugin distribution's version beside it
+    assert (tags["editor"], tags["editor.version"]) == ("dummy", "1")
+    assert (tags["editor.provider"], tags["editor.provider_version"]) == ("builtin", "0.1.0")
     assert (tags["embedder"], tags["embedder.provider"]) == ("dlib", "faceedit-bench-dlib")
+    assert "embedder.version" not in tags  # its describe() states none: nothing invented
     assert tags["testset"] == "tiny" and tags["faceedit_bench.version"] == "0.1.0"
     assert "faceedit.params_truncated" not in tags and "faceedit.error" not in tags
     assert mlrun.data.params == {"editor.name": "dummy", "limits.faces": "3"}
@@ -155,8 +160,9 @@ def test_metrics_go_in_batches(tracker, make_run, client, experiment, monkeypatc
     metrics = {f"metric_{i:04d}": i / 3 for i in range(1500)}
     lifecycle(make_pm(tracker), make_run(), metrics=metrics)
     metric_batches = [m for m, _, _ in calls if m]
-    assert metric_batches == [1000, 500 + 9]  # 1500 report metrics + 9 step outcomes
-    assert len(only_run(client, experiment).data.metrics) == 1509
+    outcomes = len(list(Outcome))  # steps_<outcome> for every outcome
+    assert metric_batches == [1000, 500 + outcomes]  # 1500 report metrics + the step outcomes
+    assert len(only_run(client, experiment).data.metrics) == 1500 + outcomes
 
 
 def test_step_done_makes_no_mlflow_call(tracker, make_run, monkeypatch):
@@ -288,3 +294,98 @@ def test_experiment_name_param_overrides_run(store_uri, make_run, client):
     lifecycle(make_pm(tracker), make_run("key-override"))
     runs = client.search_runs([client.get_experiment_by_name("faceedit/override-test").experiment_id])
     assert [r.data.tags["faceedit.run_key"] for r in runs] == ["key-override"]
+
+
+def _full_run(make_run: Any, **config: Any) -> Any:
+    """A run with every kind of component, a judge and limits, as the engine builds it."""
+    from faceedit_bench.plugin.payloads import ComponentInfo
+
+    run = make_run(run_name="nano_banana@pose/sample/dlib")
+    components = {
+        "editor": ComponentInfo("editor", "nano_banana", "gemini", "0.3.0",
+                                {"model": "gemini-2.5-flash-image", "version": "gemini-2.5-flash-image"}),
+        "testset": ComponentInfo("testset", "pose", "builtin", "0.1.0",
+                                 {"name": "pose", "version": "1.0.0", "content_hash": "f3d7" * 16}),
+        "dataset": ComponentInfo("dataset", "sample", "builtin", "0.1.0", {"name": "sample", "n_faces": 8}),
+        "embedder": ComponentInfo("embedder", "dlib", "dlib", "0.2.0", {"version": "19.24+abc", "similarity": "s"}),
+        "judge": ComponentInfo("judge", "gemini", "gemini", "0.3.0", {"model": "gemini-2.5-flash"}),
+    }
+    return dataclasses.replace(run, components=components, config={"run": {"max_faces": 2, "seed": 0, **config}})
+
+
+def _trajectory(values: list[float]) -> list[dict[str, Any]]:
+    return [{"k": k, "mean": v, "ci_low": v - 0.01, "ci_high": v + 0.01, "n": 3, "sd": 0.01}
+            for k, v in enumerate(values)]
+
+
+def test_fss_trajectory_is_one_metric_with_a_step_per_edit(tracker, make_run, client, experiment):
+    """One metric ``fss`` at steps k = 0..4 (drawn as a line), for the run and for every group."""
+    report = {"metrics": {}, "trajectory": {"fss": _trajectory([0.9, 0.8, 0.7, 0.6, 0.5])},
+              "groups": {"gender": {"female": {"trajectory": {"fss": _trajectory([0.9, 0.85, 0.8, 0.75, 0.7])}}}}}
+    pm, run = make_pm(tracker), make_run()
+    pm.hook.faceedit_run_start(run=run)
+    pm.hook.faceedit_run_end(run=run, report=report, artifacts={})
+    mlrun = only_run(client, experiment)
+
+    def history(key: str) -> list[tuple[int, float]]:
+        return sorted((m.step, round(m.value, 6)) for m in client.get_metric_history(mlrun.info.run_id, key))
+
+    assert history("fss") == [(0, 0.9), (1, 0.8), (2, 0.7), (3, 0.6), (4, 0.5)]
+    assert history("fss_ci_low")[1] == (1, 0.79)
+    assert history("gender_female_fss") == [(0, 0.9), (1, 0.85), (2, 0.8), (3, 0.75), (4, 0.7)]
+    assert not [k for k in mlrun.data.metrics if "step" in k and not k.startswith("steps_")]  # no fss_step_k
+
+
+def test_run_name_description_versions_and_inputs(tracker, make_run, client, experiment, capsys):
+    run = _full_run(make_run)
+    lifecycle(make_pm(tracker), run)
+    mlrun = only_run(client, experiment)
+    assert mlrun.info.run_name == "nano_banana@pose/sample/dlib judge=gemini max_faces=2"
+    tags = mlrun.data.tags
+    assert tags["mlflow.runName"] == mlrun.info.run_name
+    note = tags["mlflow.note.content"]
+    assert "**nano_banana**" in note and "gemini-2.5-flash-image" in note and "max_faces=2" in note
+    assert "f3d7f3d7" in note and "judged" in note
+    assert (tags["editor.version"], tags["judge.version"], tags["testset.version"]) == (
+        "gemini-2.5-flash-image", "gemini-2.5-flash", "1.0.0")
+    assert tags["embedder.version"] == "19.24+abc" and tags["editor.provider_version"] == "0.3.0"
+
+    inputs = {d.dataset.name: d for d in mlrun.inputs.dataset_inputs}
+    assert set(inputs) == {"sample", "pose"}
+    assert inputs["sample"].dataset.digest == tags["dataset.identity"][:36]
+    assert inputs["pose"].dataset.digest == ("f3d7" * 16)[:36]
+    assert {t.key: t.value for t in inputs["pose"].tags}["mlflow.data.context"] == "testset"
+    assert inputs["sample"].dataset.source_type == "code" and "dataset/sample" in inputs["sample"].dataset.source
+    printed = capsys.readouterr().out
+    assert f"MLflow: new run {mlrun.info.run_id}" in printed and "tracking URI sqlite:///" in printed
+    assert f"MLflow: run {mlrun.info.run_id} FINISHED" in printed
+
+
+def test_resumed_run_prints_its_id_and_keeps_one_input_per_dataset(tracker, make_run, client, experiment, capsys,
+                                                                   tmp_path):
+    root = tmp_path / "faces"
+    root.mkdir()
+    run = _full_run(make_run)
+    run.components["dataset"] = dataclasses.replace(run.components["dataset"], name="folder",
+                                                    description={"name": "folder", "root": str(root)})
+    lifecycle(make_pm(tracker), run)
+    lifecycle(make_pm(tracker), run)
+    mlrun = only_run(client, experiment)
+    printed = capsys.readouterr().out
+    assert f"MLflow: resuming run {mlrun.info.run_id}" in printed
+    names = sorted(d.dataset.name for d in mlrun.inputs.dataset_inputs)
+    assert names == ["folder", "pose"]
+    folder = next(d.dataset for d in mlrun.inputs.dataset_inputs if d.dataset.name == "folder")
+    assert root.as_uri() in folder.source
+
+
+def test_a_trajectory_never_overwrites_the_session_metric_of_the_same_name(tracker, make_run, client, experiment):
+    report = {"metrics": {"sc": 61.0}, "trajectory": {"fss": _trajectory([1.0] * 5),
+                                                       "sc": _trajectory([70.0, 60.0, 50.0, 40.0])[:4]}}
+    pm, run = make_pm(tracker), make_run()
+    pm.hook.faceedit_run_start(run=run)
+    pm.hook.faceedit_run_end(run=run, report=report, artifacts={})
+    mlrun = only_run(client, experiment)
+    assert mlrun.data.metrics["sc"] == 61.0
+    assert [m.value for m in client.get_metric_history(mlrun.info.run_id, "sc")] == [61.0]
+    assert len(client.get_metric_history(mlrun.info.run_id, "sc_k")) == 4

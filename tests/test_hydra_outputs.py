@@ -1,0 +1,49 @@
+"""Hydra's folders through the real CLI: the app's name in --help, hydra.run.dir / hydra.sweep.dir pointing to
+the runs, the console summary in the job log, and one table of all jobs after a multirun (basic launcher)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.test_hydra_cli import FAST, bench
+
+
+def test_help_names_the_app(tmp_path):
+    out = bench(tmp_path, "--help")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("faceedit_bench: ")
+    assert "hydra_app" not in out.stdout
+    assert "python -m faceedit_bench -m testset=hair,pose" in out.stdout
+
+
+def test_run_dir_points_to_the_run_and_its_log_has_the_summary(tmp_path):
+    job_dir = tmp_path / "my_job"
+    out = bench(tmp_path, "testset=pose", f"hydra.run.dir={job_dir}", *FAST)
+    assert out.returncode == 0, out.stderr
+    pointer = json.loads((job_dir / "faceedit_run.json").read_text())
+    assert pointer["status"] == "complete"
+    assert pointer["title"] == "identity@pose/sample/dlib max_faces=1 max_sessions=1"
+    report = json.loads(Path(pointer["report"]).read_text())
+    assert Path(pointer["run_dir"]).parent == tmp_path / "ws" / "runs"
+    assert pointer["run_key"] == report["run"]["key"]
+    assert pointer["metrics"]["drop_fss"]["mean"] == report["metrics"]["drop_fss"]["mean"]
+    log = (job_dir / "faceedit_bench.log").read_text()  # named after the app, not hydra_app.log
+    assert "Run identity@pose/sample/dlib" in log and pointer["run_dir"] in log
+
+
+def test_multirun_prints_one_table_of_all_jobs_and_goes_on_past_a_failed_one(tmp_path):
+    sweep = tmp_path / "sweep"
+    out = bench(tmp_path, "-m", "editor=identity,replay", "testset=pose", f"hydra.sweep.dir={sweep}", *FAST)
+    assert out.returncode == 2, out.stderr  # replay without its root fails; the exit code says so
+    assert "1 of 2 jobs failed" in out.stderr
+    ok, failed = (json.loads((sweep / str(n) / "faceedit_run.json").read_text()) for n in (0, 1))
+    assert ok["status"] == "complete" and (Path(ok["run_dir"]) / "report.json").is_file()
+    assert failed["status"] == "failed" and "root" in failed["error"]
+    assert "Traceback" not in out.stderr  # a job's traceback is in its own log, not on the console
+    assert failed["error"].splitlines()[0] in (sweep / "1" / "faceedit_bench.log").read_text()
+    table = out.stdout[out.stdout.index("2 jobs of the sweep"):]
+    assert table.count("editor=identity") == 1 and table.count("editor=replay") == 1
+    assert ok["run_dir"] in table and "complete" in table and "failed" in table
+    assert "all with: testset=pose" in table
+    assert (sweep / "summary.txt").read_text().strip() == table.strip()
