@@ -31,6 +31,8 @@ from faceedit_bench.records import (
 from faceedit_bench.registry import Register
 from faceedit_bench.run import ComponentInfo, RunInfo, StepRecord
 from faceedit_bench.secrets import MissingSecretError, read_secret, redact
+from faceedit_bench.storage.atomic import atomic_open
+from faceedit_bench.storage.locks import directory_lock
 
 #: Names served lazily from :mod:`faceedit_bench.testing` (it imports pytest).
 _TESTING = ("EditorContract", "PluginDistributionContract", "PixelEmbedder", "gradient_image")
@@ -85,10 +87,12 @@ __all__ = [
     "TestSetLoader",
     "Tracker",
     "as_rgb_uint8",
+    "atomic_open",
     "check_prices",
     "content_hash",
     "cost_usd",
     "decode_rgb",
+    "directory_lock",
     "encode_png",
     "files_digest",
     "gradient_image",

@@ -93,7 +93,9 @@ def _write_instructions_command(args: argparse.Namespace) -> int:
     judge = factory(**params)
     content = write_testset(load_testset(args.source), judge, args.judge, Path(args.workspace), name=args.name)
     parse_testset(content, str(args.out))  # what is written must load
-    args.out.write_text(render(content), encoding="utf-8")
+    from faceedit_bench.storage.atomic import write_text
+
+    write_text(args.out, render(content))
     print(f"wrote {len(content['sessions'])} sessions to {args.out}; run it with "
           f"testset=file testset.params.path={args.out}")
     return 0
@@ -105,7 +107,9 @@ def _compare_command(args: argparse.Namespace) -> int:
     result = compare_runs(args.runs)
     print(json.dumps(result, indent=2) if args.json else format_compare(result, args.format))
     if args.html:
-        args.html.write_text(format_compare(result, "html"), encoding="utf-8")
+        from faceedit_bench.storage.atomic import write_text
+
+        write_text(args.html, format_compare(result, "html"))
         print(f"wrote {args.html}", file=sys.stderr)
     return 0
 

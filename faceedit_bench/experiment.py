@@ -35,6 +35,7 @@ from faceedit_bench.run import ComponentInfo, RunInfo
 from faceedit_bench.scoring import EmbeddingService
 from faceedit_bench.store import ImageStore
 from faceedit_bench.summary import format_summary
+from faceedit_bench.tables import run_identifiers
 
 
 @dataclass
@@ -214,9 +215,10 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             stack.callback(engine.close)
             available = {"embedder", "judge"} if judge_scorer is not None else {"embedder"}
             aggregator = Aggregator(exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis)
-            scored_by = f"{conf.embedder.name} {embedder_identity.get('version', 'unknown')}"
-            writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets, scored_by,
-                                    judged_by=judge_scorer.label() if judge_scorer else "")
+            writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets,
+                                    judged_by=judge_scorer.label() if judge_scorer else "",
+                                    run_ids=run_identifiers(info.run_key, info.run_name, info.components),
+                                    metrics=[m.name for m in exp.metrics])
             faces = islice(dataset.faces(), conf.run.max_faces)
             for result in engine.run(faces, sessions):
                 writer.write(result, aggregator.add(result))
@@ -238,7 +240,7 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             sections["judge_reliability"] = reliability
         report = build_report(info, exp.testset, sections, wall_time_s=time.perf_counter() - started,
                               computed=computed, stopped=engine.stopped)
-        artifacts = write_artifacts(info, report, store)
+        artifacts = write_artifacts(info, report, store, tables_from=writer)
         pm.hook.faceedit_run_end(run=info, report=report, artifacts=artifacts)
     except BaseException as exc:
         pm.hook.faceedit_run_error(run=info, error=exc)

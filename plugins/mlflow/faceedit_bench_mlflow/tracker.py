@@ -27,6 +27,7 @@ from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, Any
 
 from faceedit_bench import hookimpl  # noqa: E402
+from faceedit_bench.api import directory_lock  # noqa: E402
 from faceedit_bench.errors import FaceEditBenchError  # noqa: E402
 from faceedit_bench_mlflow import _limits as lim  # noqa: E402
 
@@ -90,20 +91,25 @@ class MlflowTracker:
     def faceedit_run_start(self, run: RunInfo) -> None:
         """Find the MLflow run tagged with ``run.run_key`` (resume it) or create one, then
         log tags and params. Raises when the store cannot be used: better before any work."""
-        client = self._client(self._uri_for(run))
-        experiment_id = self._experiment_id(client, run)
-        found = self._find_run(client, experiment_id, run.run_key)
-        if found is None:
-            created = client.create_run(experiment_id, run_name=run.run_name, tags={RUN_KEY_TAG: run.run_key})
-            run_id, old_params = created.info.run_id, {}
-        else:
-            run_id, old_params = found.info.run_id, dict(found.data.params)
-            client.update_run(run_id, status="RUNNING", name=run.run_name)
-            if ERROR_TAG in found.data.tags:
-                client.delete_tag(run_id, ERROR_TAG)
-            log.info("MLflow: resuming run %s for run key %s", run_id, run.run_key)
-        params, policy_tags = _params(run.params, old_params)
-        _log_batches(client, run_id, tags=list({**_tags(run), **policy_tags}.items()), params=params)
+        uri = self._uri_for(run)
+        # Processes starting at once on one store take turns: MLflow's schema migration of a new
+        # store fails when two run it together, two finds-or-creates would give one run key two
+        # runs, and two first loggings of the same params would race.
+        with directory_lock(*_init_lock(run, uri), what=f"opening the MLflow store {lim.redact_uri(uri)}"):
+            client = self._client(uri)
+            experiment_id = self._experiment_id(client, run)
+            found = self._find_run(client, experiment_id, run.run_key)
+            if found is None:
+                created = client.create_run(experiment_id, run_name=run.run_name, tags={RUN_KEY_TAG: run.run_key})
+                run_id, old_params = created.info.run_id, {}
+            else:
+                run_id, old_params = found.info.run_id, dict(found.data.params)
+                client.update_run(run_id, status="RUNNING", name=run.run_name)
+                if ERROR_TAG in found.data.tags:
+                    client.delete_tag(run_id, ERROR_TAG)
+                log.info("MLflow: resuming run %s for run key %s", run_id, run.run_key)
+            params, policy_tags = _params(run.params, old_params)
+            _log_batches(client, run_id, tags=list({**_tags(run), **policy_tags}.items()), params=params)
         with self._lock:
             self._active[run.run_key] = _Active(client, run_id)
 
@@ -233,6 +239,15 @@ class MlflowTracker:
                 active.client.log_artifact(active.run_id, str(path), artifact_path=folder)
             else:
                 log.warning("MLflow: artifact %r: %s does not exist; not logged", name, path)
+
+
+def _init_lock(run: RunInfo, uri: str) -> tuple[Path, str]:
+    """Where the lock of an MLflow store lives: beside a SQLite file (whichever workspaces use
+    it), else in the run's workspace (a server migrates its own store)."""
+    if uri.startswith("sqlite:///"):
+        db = Path(uri.removeprefix("sqlite:///"))
+        return db.parent, db.name
+    return Path(run.workspace), "mlflow"
 
 
 def _tags(run: RunInfo) -> dict[str, str]:

@@ -1,0 +1,1 @@
+"""Keeping results: the content-addressed image store, the ledger, image decoding."""
