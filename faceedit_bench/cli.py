@@ -165,6 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", type=Path, help="<workspace>/runs/<run> or its report.json")
     p.add_argument("--store", type=Path, help="image store for missing contact sheets (default: <workspace>/store)")
     p.set_defaults(func=_report_command)
+    from faceedit_bench.results import add_parser as add_results_parser
+
+    add_results_parser(sub)  # results
     from faceedit_bench.leaderboard.cli import add_parsers
 
     add_parsers(sub)  # submit, verify, leaderboard build

@@ -17,6 +17,7 @@ from typing import Any
 from faceedit_bench.errors import ImageError
 from faceedit_bench.images import decode_rgb
 from faceedit_bench.ledger import Ledger
+from faceedit_bench.parent_watch import exit_with_parent
 from faceedit_bench.records import FaceEmbedding, Outcome
 from faceedit_bench.store import ImageStore
 
@@ -24,6 +25,7 @@ _worker: dict[str, Any] = {}
 
 
 def _init_worker(embedder: Any, store_root: str) -> None:
+    exit_with_parent()  # a parent killed with SIGKILL must not leave workers behind
     _worker["embedder"] = embedder
     _worker["store"] = ImageStore(Path(store_root))
 
