@@ -162,6 +162,11 @@ def gather(paths: Iterable[Path | str] = (), *, which: str = "steps", tracking_u
     return Gathered(table, [label for label, _ in parts], skipped)
 
 
+def check_out(out: Path | None) -> None:
+    if out is not None and out.suffix.lower() not in (".parquet", ".csv"):
+        raise ResultsError(f"--out {out}: give a .parquet or a .csv file, e.g. --out steps.parquet")
+
+
 def write_table(table: Any, out: Path | None) -> None:
     """To ``out`` (.parquet or .csv, replaced atomically), or as CSV to stdout."""
     import pyarrow.csv as pcsv
@@ -171,9 +176,8 @@ def write_table(table: Any, out: Path | None) -> None:
         pcsv.write_csv(table, sys.stdout.buffer)
         sys.stdout.flush()
         return
+    check_out(out)
     suffix = out.suffix.lower()
-    if suffix not in (".parquet", ".csv"):
-        raise ResultsError(f"--out {out}: give a .parquet or a .csv file")
     out.parent.mkdir(parents=True, exist_ok=True)
     pending = PendingFile(out, "wb")
     try:
@@ -192,10 +196,11 @@ def _command(args: argparse.Namespace) -> int:
     if not args.paths and not args.tracking_uri:
         raise ResultsError("give a workspace or run folders (e.g. `faceedit-bench results .faceedit_bench`), "
                            "or --tracking-uri for an MLflow store")
+    check_out(args.out)  # before reading every run
     gathered = gather(args.paths, which=args.table, tracking_uri=args.tracking_uri, experiments=args.experiment)
     write_table(gathered.table, args.out)
     editors = sorted({str(v) for v in gathered.table.column("editor").to_pylist()})
-    print(f"{gathered.table.num_rows} {args.table} rows from {len(gathered.runs)} runs "
+    print(f"{gathered.table.num_rows} {args.table} rows from {len(gathered.runs)} run(s) "
           f"(editors: {', '.join(editors)})" + (f"; wrote {args.out}" if args.out else ""), file=sys.stderr)
     for where, why in gathered.skipped:
         print(f"skipped {where}: {why}", file=sys.stderr)
