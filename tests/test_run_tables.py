@@ -67,6 +67,8 @@ def test_every_row_carries_the_run_identifiers_and_parquet_matches_csv(plugins, 
     assert parquet.column("fss").to_pylist() == [float(r["fss"]) for r in steps]
     assert pq.read_table(out / "sessions.parquet").column("drop_fss").type == "double"
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]  # no temporary file left behind
+    page = (out / "report.html").read_text()  # the worst sessions show their labels, not the identifiers
+    assert "gender: " in page and "run_key: " not in page and "testset_hash: " not in page and "sc: " not in page
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o002])
