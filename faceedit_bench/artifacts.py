@@ -121,6 +121,8 @@ def write_artifacts(info: RunInfo, report: dict[str, Any], store: ImageStore | N
         tables_from.steps.prepare()
         tables_from.sessions.prepare()
     with directory_lock(info.workspace, f"run-{out.name}", what=f"writing the run folder {out}"):
+        for folder in (out, out / "contact_sheets"):  # what earlier runs killed mid-write left behind
+            atomic.remove_stale_temporaries(folder)
         if tables_from is not None:
             tables_from.steps.commit()
             tables_from.sessions.commit()

@@ -10,6 +10,8 @@ process writing the same file) never sees half a file, and a killed run never le
 from __future__ import annotations
 
 import os
+import re
+import socket
 import tempfile
 import threading
 import weakref
@@ -19,6 +21,11 @@ from pathlib import Path
 from typing import IO, Any
 
 _umask_lock = threading.Lock()
+TMP_SUFFIX = ".tmp"
+#: In every temporary name: which process on which machine writes it, so the leftovers of a
+#: killed process can be told from the files a live one is still writing.
+_OWNER = f"{re.sub(r'[^A-Za-z0-9-]+', '-', socket.gethostname())[:40]}-{os.getpid()}"
+_STALE = re.compile(r"^\..+\.(?P<host>[A-Za-z0-9-]*)-(?P<pid>\d+)\.[^.]+\.tmp$")
 
 
 def current_umask() -> int:
@@ -56,7 +63,8 @@ class PendingFile:
     def __init__(self, target: Path | str, mode: str = "wb", *, encoding: str | None = None,
                  newline: str | None = None) -> None:
         self.target = Path(target)
-        fd, self.tmp = tempfile.mkstemp(dir=self.target.parent, prefix=f".{self.target.name}.", suffix=".tmp")
+        fd, self.tmp = tempfile.mkstemp(dir=self.target.parent, prefix=f".{self.target.name}.{_OWNER}.",
+                                        suffix=TMP_SUFFIX)
         try:
             _chmod(fd, self.tmp, file_mode())
             self.fh: IO[Any] = os.fdopen(fd, mode, encoding=encoding, newline=newline)
@@ -127,4 +135,31 @@ def create_empty(target: Path | str) -> bool:
     except FileExistsError:
         return False
     os.close(fd)
+    return True
+
+
+def remove_stale_temporaries(directory: Path | str) -> int:
+    """Remove the temporary files in ``directory`` left by processes of this machine that no
+    longer run (a run killed while writing); files of live processes, or of other machines
+    sharing the folder, are kept. Returns how many were removed."""
+    if os.name != "posix":  # os.kill(pid, 0) is not a liveness test on Windows
+        return 0
+    host = _OWNER.rsplit("-", 1)[0]
+    removed = 0
+    for path in Path(directory).glob(f".*{TMP_SUFFIX}"):
+        match = _STALE.match(path.name)
+        if match is None or match["host"] != host or _alive(int(match["pid"])):
+            continue
+        path.unlink(missing_ok=True)
+        removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
     return True
