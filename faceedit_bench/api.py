@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from faceedit_bench.testing import EditorContract, PixelEmbedder, PluginDistributionContract, gradient_image
 from faceedit_bench.report.run_report import series_for_tracking
 from faceedit_bench.run.labels import component_identity, component_version, run_description, run_title
+from faceedit_bench.storage.atomic import atomic_open
+from faceedit_bench.storage.locks import directory_lock
 
 #: Names served lazily from :mod:`faceedit_bench.testing` (it imports pytest).
 _TESTING = ("EditorContract", "PluginDistributionContract", "PixelEmbedder", "gradient_image")
@@ -105,12 +107,14 @@ __all__ = [
     "TrackedRun",
     "Tracker",
     "as_rgb_uint8",
+    "atomic_open",
     "check_prices",
     "component_identity",
     "component_version",
     "content_hash",
     "cost_usd",
     "decode_rgb",
+    "directory_lock",
     "encode_png",
     "files_digest",
     "gradient_image",

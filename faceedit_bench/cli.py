@@ -95,7 +95,9 @@ def _write_instructions_command(args: argparse.Namespace) -> int:
     judge = factory(**params)
     content = write_testset(load_testset(args.source), judge, args.judge, Path(args.workspace), name=args.name)
     parse_testset(content, str(args.out))  # what is written must load
-    args.out.write_text(render(content), encoding="utf-8")
+    from faceedit_bench.storage.atomic import write_text
+
+    write_text(args.out, render(content))
     print(f"wrote {len(content['sessions'])} sessions to {args.out}; run it with "
           f"testset=file testset.params.path={args.out}")
     return 0
@@ -107,7 +109,9 @@ def _compare_command(args: argparse.Namespace) -> int:
     result = compare_runs(args.runs)
     print(json.dumps(result, indent=2) if args.json else format_compare(result, args.format))
     if args.html:
-        args.html.write_text(format_compare(result, "html"), encoding="utf-8")
+        from faceedit_bench.storage.atomic import write_text
+
+        write_text(args.html, format_compare(result, "html"))
         print(f"wrote {args.html}", file=sys.stderr)
     return 0
 
@@ -173,6 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", type=Path, help="<workspace>/runs/<run> or its report.json")
     p.add_argument("--store", type=Path, help="image store for missing contact sheets (default: <workspace>/store)")
     p.set_defaults(func=_report_command)
+    from faceedit_bench.report.results import add_parser as add_results_parser
+
+    add_results_parser(sub)  # results
     from faceedit_bench.leaderboard.cli import add_parsers
 
     add_parsers(sub)  # submit, verify, leaderboard build

@@ -69,14 +69,15 @@ class ScriptedEditor:
     """Returns a fixed outcome for chosen "session/k" keys and the input otherwise."""
 
     def __init__(self, script: dict[str, str] | None = None, calls_file: str | None = None,
-                 die_after: int | None = None, noise: float = 0.0) -> None:
+                 die_after: int | None = None, noise: float = 0.0, hang_after: int | None = None) -> None:
         self.script = script or {}
         self.noise = noise
         self.calls_file = calls_file
         self.die_after = die_after
+        self.hang_after = hang_after
 
     def describe(self) -> dict[str, Any]:
-        # calls_file and die_after only observe or interrupt; they do not change outputs.
+        # calls_file, die_after and hang_after only observe or interrupt; they do not change outputs.
         return {"name": "scripted", "version": "1", "script": self.script, "noise": self.noise}
 
     def calls(self) -> list[str]:
@@ -85,6 +86,8 @@ class ScriptedEditor:
     def edit(self, request: EditRequest) -> EditResult:
         if self.die_after is not None and len(self.calls()) >= self.die_after:
             os.kill(os.getpid(), signal.SIGKILL)  # a killed run: no cleanup, no except, no finally
+        if self.hang_after is not None and len(self.calls()) >= self.hang_after:
+            time.sleep(3600)  # a run that is busy when it is killed from outside
         if self.calls_file:
             with open(self.calls_file, "a") as fh:
                 fh.write(f"{request.face_id} {request.session_id} {request.k}\n")

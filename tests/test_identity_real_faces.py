@@ -41,7 +41,8 @@ def test_fss_follows_identity_through_a_session(plugins, compose, tmp_path):
     assert report["counts"]["edited_images_without_face"] == 2
     (run_dir,) = (Path(cfg.run.workspace) / "runs").iterdir()
     rows = list(csv.DictReader(open(run_dir / "steps.csv")))
-    assert {r["embedder"] for r in rows} == {f"dlib {report['scales']['embedder_version']}"}  # every score says who scored it
+    # Every row says who scored it: the embedder and its model version.
+    assert {(r["embedder"], r["embedder_version"]) for r in rows} == {("dlib", report["scales"]["embedder_version"])}
     drops = []
     for face in faces:
         mine = [r for r in rows if r["face_id"] == face.face_id]

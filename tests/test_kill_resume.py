@@ -50,8 +50,12 @@ def test_killed_run_resumes_and_matches_uninterrupted(tmp_path):
     first = run(tmp_path, "killed", *killing, "+editor.params.die_after=50")
     assert first.returncode == -signal.SIGKILL, first.stderr
     assert len(calls.read_text().splitlines()) == 50
+    (run_dir,) = (tmp_path / "ws" / "runs").iterdir()
+    assert list(run_dir.glob(".steps.csv.*.tmp"))  # the killed run's half-written table, never in place
+    assert not (run_dir / "steps.csv").exists()
     second = run(tmp_path, "resumed", *killing)
     assert second.returncode == 0, second.stderr
+    assert not list(run_dir.glob(".*.tmp")) and not list((run_dir / "contact_sheets").glob(".*.tmp"))
     done = calls.read_text().splitlines()
     assert len(done) == 4 * 10 * 4  # every step edited exactly once across both attempts
     assert len(set(done)) == len(done)

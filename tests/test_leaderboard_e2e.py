@@ -9,7 +9,9 @@ shows up from MLflow only, unverified).
 from __future__ import annotations
 
 import argparse
+import csv
 import hashlib
+import io
 import json
 import re
 import shutil
@@ -210,10 +212,10 @@ def test_another_copy_of_the_dataset_cannot_verify(tracked, tmp_path):
     from faceedit_bench.leaderboard.errors import VerificationUnavailable
 
     sub = _submit(tracked, tmp_path, "noise")  # (identity's edited images would share the base hash)
-    steps = (sub / "steps.csv").read_text().splitlines()
-    base = next(i for i, line in enumerate(steps) if line.startswith("synthetic/0,") and ",0,,,,," in line)
-    old_hash = re.search(r"[0-9a-f]{64}", steps[base]).group(0)
-    text = "\n".join(steps).replace(old_hash, "0" * 64) + "\n"  # as if measured on other base images
+    steps = (sub / "steps.csv").read_text()
+    old_hash = next(r["image_hash"] for r in csv.DictReader(io.StringIO(steps))
+                    if r["face_id"] == "synthetic/0" and r["k"] == "0")
+    text = steps.replace(old_hash, "0" * 64)  # as if measured on other base images
     (sub / "steps.csv").write_text(text)
     rewrite_record(sub, lambda r: r["files"]["steps_table"].update(
         sha256=hashlib.sha256(text.encode()).hexdigest(), bytes=len(text.encode())))

@@ -180,7 +180,8 @@ def test_hook_faceedit_step_done(plugins, compose, synthetic):
 
 def test_hook_faceedit_run_end(plugins, compose, synthetic):
     calls = run_with_recorder(plugins, compose, [*synthetic, "testset=pose"])
-    assert calls[-1] == ("end", ["config.yaml", "contact_sheets", "report.html", "report.json", "sessions.csv", "steps.csv"])
+    assert calls[-1] == ("end", ["config.yaml", "contact_sheets", "report.html", "report.json", "sessions.csv",
+                                 "sessions.parquet", "steps.csv", "steps.parquet"])
 
 
 def test_hook_faceedit_run_error(plugins, compose, synthetic):

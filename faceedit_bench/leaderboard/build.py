@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,9 +10,10 @@ from faceedit_bench.leaderboard.entries import Collection, Rejected, add_runs, c
 from faceedit_bench.leaderboard.limits import DEFAULT_LIMITS, Limits
 from faceedit_bench.leaderboard.render_html import render_page
 from faceedit_bench.leaderboard.render_markdown import render_markdown
-from faceedit_bench.leaderboard.sources import finished_mlflow_runs
 from faceedit_bench.leaderboard.tolerances import registered_metrics
 from faceedit_bench.leaderboard.views import build_views
+from faceedit_bench.report.sources import finished_mlflow_runs
+from faceedit_bench.storage.atomic import write_text
 
 DEFAULT_DIR = Path("leaderboard")
 PAGE = "index.html"
@@ -54,9 +53,4 @@ def build_leaderboard(directory: Path = DEFAULT_DIR, *, tracking_uri: str | None
 
 
 def _write(target: Path, text: str) -> Path:
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}-")
-    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(text)
-    os.chmod(tmp, 0o644)  # mkstemp makes it private; these pages are published
-    os.replace(tmp, target)
-    return target
+    return write_text(target, text, newline="\n")  # atomic, with the umask's mode: these pages are published

@@ -55,7 +55,7 @@ def _verify_command(args: argparse.Namespace) -> int:
 
 def _leaderboard_command(args: argparse.Namespace) -> int:
     from faceedit_bench.leaderboard.build import build_leaderboard
-    from faceedit_bench.leaderboard.sources import default_tracking_uri
+    from faceedit_bench.report.sources import default_tracking_uri
 
     tracking_uri = args.tracking_uri or (default_tracking_uri() if args.mlflow else None)
     result = build_leaderboard(args.dir, tracking_uri=tracking_uri, experiments=args.experiment or None,

@@ -19,8 +19,8 @@ from faceedit_bench.leaderboard.errors import SubmissionRejected
 from faceedit_bench.leaderboard.limits import DEFAULT_LIMITS, Limits, parse_json, read_bounded
 from faceedit_bench.leaderboard.record import build_record, default_submission_id
 from faceedit_bench.leaderboard.schema import printable, validate_submission
-from faceedit_bench.leaderboard.sources import RunArtifacts
 from faceedit_bench.leaderboard.verify import VERIFICATION_SCHEMA_ID
+from faceedit_bench.report.sources import RunArtifacts
 
 SUBMISSIONS_DIR = "submissions"
 VERIFICATIONS_DIR = "verifications"

@@ -17,8 +17,8 @@ from typing import Any
 from faceedit_bench.keys import portable
 from faceedit_bench.leaderboard import SUBMISSION_SCHEMA_ID, SUBMISSION_SCHEMA_VERSION
 from faceedit_bench.leaderboard.errors import SubmissionRejected
-from faceedit_bench.leaderboard.sources import RunArtifacts
 from faceedit_bench.leaderboard.tolerances import default_tolerance
+from faceedit_bench.report.sources import RunArtifacts
 from faceedit_bench.storage.images import content_hash
 
 SUMMARY_FIELDS = ("n", "mean", "sd", "ci_low", "ci_high")

@@ -12,8 +12,8 @@ from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.leaderboard.bundle import STEPS_FILE, SUBMISSION_FILE, bundle_images
 from faceedit_bench.leaderboard.record import build_record, default_submission_id
 from faceedit_bench.leaderboard.schema import validate_submission
-from faceedit_bench.leaderboard.sources import load_run
 from faceedit_bench.leaderboard.tolerances import registered_metrics
+from faceedit_bench.report.sources import load_run
 
 DEFAULT_OUT = Path("leaderboard") / "submissions"
 

@@ -12,7 +12,6 @@ stage run again on the bundled images through the ``replay`` editor.
 from __future__ import annotations
 
 import json
-import os
 import re
 import tempfile
 import time
@@ -30,8 +29,9 @@ from faceedit_bench.leaderboard.limits import DEFAULT_LIMITS, Limits
 from faceedit_bench.leaderboard.record import build_record, row_hash, step_rows
 from faceedit_bench.leaderboard.reproduction import compare_records
 from faceedit_bench.leaderboard.schema import printable
-from faceedit_bench.leaderboard.sources import RunArtifacts, default_workspace
 from faceedit_bench.leaderboard.tolerances import default_tolerance, registered_metrics
+from faceedit_bench.report.sources import RunArtifacts, default_workspace
+from faceedit_bench.storage.atomic import write_text
 
 VERIFICATION_SCHEMA_ID = "faceedit_bench/verification"
 VERIFICATION_SCHEMA_VERSION = "1.0"
@@ -263,7 +263,4 @@ def write_verification(result: Verification, record_dir: Path = DEFAULT_RECORD_D
     record_dir = Path(record_dir)
     record_dir.mkdir(parents=True, exist_ok=True)
     target = record_dir / f"{result.submission_id}.json"
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(json.dumps(result.as_record(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, target)
-    return target
+    return write_text(target, json.dumps(result.as_record(), indent=2, sort_keys=True) + "\n")

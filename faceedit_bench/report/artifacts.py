@@ -1,9 +1,14 @@
-"""The run's files: per-step and per-session tables, contact sheets, report and config."""
+"""The run's files: per-step and per-session tables, contact sheets, report and config.
+
+The tables stream into temporary files while the run goes on; :func:`write_artifacts` moves
+them (with their Parquet twins) and the report into place together, under the run folder's
+lock, so two processes running the same experiment leave one consistent folder.
+"""
 
 from __future__ import annotations
 
-import csv
 import json
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -12,33 +17,47 @@ from omegaconf import OmegaConf
 
 from faceedit_bench.plugin.payloads import RunInfo
 from faceedit_bench.records import Outcome, SessionResult
+from faceedit_bench.report import tables
 from faceedit_bench.report.contact_sheet import contact_sheet_name, render
 from faceedit_bench.report.html import write_html_report
+from faceedit_bench.storage import atomic
+from faceedit_bench.storage.locks import directory_lock
 from faceedit_bench.storage.store import ImageStore
 
 
 class ArtifactWriter:
     """Writes the per-step and per-session tables as results stream in, plus contact sheets."""
 
-    STEP_COLUMNS = ["face_id", "identity", "session_id", "k", "instruction", "category", "sub_axis", "axis",
-                    "outcome", "reason", "resumed", "image_hash", "score_outcome", "faces_detected", "fss",
-                    "embedder", "session_excluded", "sc", "sc_outcome", "state", "state_outcome", "judged_by"]
+    STEP_COLUMNS = list(tables.STEP_COLUMNS)
 
-    def __init__(self, out: Path, stack: ExitStack, store: ImageStore, max_sheets: int, scored_by: str,
-                 demographic_keys: tuple[str, ...] = ("gender", "skin_tone", "age_group"), judged_by: str = "") -> None:
-        self.out, self.store, self.max_sheets, self.scored_by = out, store, max_sheets, scored_by
+    def __init__(self, out: Path, stack: ExitStack, store: ImageStore, max_sheets: int, *,
+                 demographic_keys: tuple[str, ...] = tables.DEMOGRAPHIC_KEYS, judged_by: str = "",
+                 run_ids: Mapping[str, str] | None = None, metrics: Sequence[str] = ()) -> None:
+        """``run_ids`` go into every row (:func:`faceedit_bench.report.tables.run_identifiers`: they say
+        who scored each score); ``metrics`` are the registered metrics, one sessions column each."""
+        self.out, self.store, self.max_sheets = out, store, max_sheets
         self.judged_by = judged_by
         self.keys = demographic_keys
-        self.steps = csv.writer(stack.enter_context(open(out / "steps.csv", "w", newline="")))
-        self.steps.writerow(self.STEP_COLUMNS + list(demographic_keys))
-        self.sessions_fh = stack.enter_context(open(out / "sessions.csv", "w", newline=""))
-        self.sessions: csv.DictWriter | None = None
+        self.run_ids = dict(run_ids or {})
+        self.metrics = list(metrics)
+        self.steps = tables.TableWriter(out / tables.STEPS_CSV, tables.step_columns(demographic_keys),
+                                        tables.column_types(tables.step_columns(demographic_keys)))
+        session_columns = tables.session_columns(self.metrics, demographic_keys)
+        self.sessions = tables.TableWriter(out / tables.SESSIONS_CSV, session_columns,
+                                           tables.column_types(session_columns, numeric=self.metrics))
+        # Closed with the run's stack; discarded there if the run fails, else committed by write_artifacts.
+        stack.push(self._exit)
         self.sheets = 0
         (out / "contact_sheets").mkdir(exist_ok=True)
 
+    def _exit(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        for table in (self.steps, self.sessions):
+            table.close() if exc_type is None else table.discard()
+
     def write(self, result: SessionResult, values: dict[str, float | None]) -> None:
         face, session = result.face, result.session
-        demo = [face.demographics.get(k) or "" for k in self.keys]
+        ids = self.run_ids
+        demo = {k: face.demographics.get(k) or "" for k in self.keys}
         base_hash = result.image_hashes[0] if result.image_hashes else ""
         rows = [(0, ["", "", "", ""], ["ok" if result.steps else "", "", ""], base_hash)]
         for state in result.steps:
@@ -47,18 +66,13 @@ class ArtifactWriter:
                          [state.outcome.value, state.reason, state.resumed], state.output_hash or ""))
         for k, step_fields, edit_fields, image_hash in rows:
             score = result.scores[k] if len(result.scores) > k else None
-            score_fields = ["", "", "", ""] if score is None else [
-                score.outcome.value, score.n_faces, _fmt(score.fss), self.scored_by]
-            self.steps.writerow([face.face_id, face.identity, session.session_id, k, *step_fields, *edit_fields,
-                                 image_hash, *score_fields, result.excluded or "",
-                                 *self._judge_fields(result.judged, k), *demo])
-        row = {"face_id": face.face_id, "identity": face.identity, "session_id": session.session_id,
-               "excluded": result.excluded or "", **{k: face.demographics.get(k) or "" for k in self.keys},
-               **{name: _fmt(v) for name, v in values.items()}}
-        if self.sessions is None:
-            self.sessions = csv.DictWriter(self.sessions_fh, fieldnames=list(row), extrasaction="ignore", restval="")
-            self.sessions.writeheader()
-        self.sessions.writerow(row)
+            score_fields = ["", "", ""] if score is None else [score.outcome.value, score.n_faces, _fmt(score.fss)]
+            values_in_order = [face.face_id, face.identity, session.session_id, k, *step_fields, *edit_fields,
+                               image_hash, *score_fields, result.excluded or "", *self._judge_fields(result.judged, k)]
+            self.steps.write({**ids, **dict(zip(tables.STEP_COLUMNS, values_in_order, strict=True)), **demo})
+        self.sessions.write({**ids, "face_id": face.face_id, "identity": face.identity,
+                             "session_id": session.session_id, "excluded": result.excluded or "", **demo,
+                             **{name: _fmt(v) for name, v in values.items()}})
         if result.steps and self.sheets < self.max_sheets:
             self._sheet(result)
 
@@ -89,7 +103,7 @@ class ArtifactWriter:
         title = f"{result.face.face_id} | {result.session.session_id}" + (
             f" | excluded: {result.excluded}" if result.excluded else "")
         name = contact_sheet_name(result.face.face_id, result.session.session_id)
-        (self.out / "contact_sheets" / name).write_bytes(render(title, tiles))
+        atomic.write_bytes(self.out / "contact_sheets" / name, render(title, tiles))
         self.sheets += 1
 
 
@@ -97,11 +111,24 @@ def _fmt(value: float | None) -> str:
     return "" if value is None else f"{value:.6g}"
 
 
-def write_artifacts(info: RunInfo, report: dict[str, Any], store: ImageStore | None = None) -> dict[str, str]:
+def write_artifacts(info: RunInfo, report: dict[str, Any], store: ImageStore | None = None,
+                    tables_from: ArtifactWriter | None = None) -> dict[str, str]:
+    """Move the run's finished tables into place and write report.json, config.yaml and
+    report.html, all under the run folder's lock (another process may be finishing the same run)."""
     out = info.output_dir
-    (out / "report.json").write_text(json.dumps(report, indent=2, sort_keys=False, default=str))
-    (out / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(info.config)))
-    # After report.json: a rendering problem can never lose the numbers.
-    write_html_report(out, report, store=store)
-    return {name: str(out / name) for name in
-            ("report.json", "report.html", "config.yaml", "steps.csv", "sessions.csv", "contact_sheets")}
+    if tables_from is not None:  # the Parquet conversion before the lock: hold it briefly
+        tables_from.steps.prepare()
+        tables_from.sessions.prepare()
+    with directory_lock(info.workspace, f"run-{out.name}", what=f"writing the run folder {out}"):
+        for folder in (out, out / "contact_sheets"):  # what earlier runs killed mid-write left behind
+            atomic.remove_stale_temporaries(folder)
+        if tables_from is not None:
+            tables_from.steps.commit()
+            tables_from.sessions.commit()
+        atomic.write_text(out / "report.json", json.dumps(report, indent=2, sort_keys=False, default=str))
+        atomic.write_text(out / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(info.config)))
+        # After report.json: a rendering problem can never lose the numbers.
+        write_html_report(out, report, store=store)
+    names = ("report.json", "report.html", "config.yaml", tables.STEPS_CSV, tables.SESSIONS_CSV,
+             tables.STEPS_PARQUET, tables.SESSIONS_PARQUET, "contact_sheets")
+    return {name: str(out / name) for name in names if (out / name).exists()}

@@ -12,8 +12,6 @@ import csv
 import importlib.util
 import io
 import math
-import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,9 @@ from typing import Any
 from faceedit_bench.execution.secrets import redact
 from faceedit_bench.report.contact_sheet import contact_sheet_name
 from faceedit_bench.report.contact_sheet import render as render_contact_sheet
+from faceedit_bench.report.tables import RUN_COLUMNS
 from faceedit_bench.report.templates import fmt_num, render
+from faceedit_bench.storage import atomic
 from faceedit_bench.storage.store import ImageStore, store_root_of_run
 
 REPORT_FILE = "report.html"
@@ -38,16 +38,7 @@ def write_html_report(run_dir: Path, report: Mapping[str, Any], *, store: ImageS
     """Write ``run_dir/report.html`` (atomically: a killed run never leaves half a page) and return its path."""
     run_dir = Path(run_dir)
     page = render_html_report(report, run_dir=run_dir, store=store, worst_sessions=worst_sessions)
-    target = run_dir / REPORT_FILE
-    fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".report-", suffix=".html")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(page)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return atomic.write_text(run_dir / REPORT_FILE, page)  # the umask's mode: a served report must be readable
 
 
 def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None, store: ImageStore | None = None,
@@ -235,7 +226,9 @@ def worst_sessions_section(report: Mapping[str, Any], run_dir: Path | None, stor
         out["note"] = f"No included session has a {display_name(RANKING_METRIC)} value."
         return out
     metric_columns = [m for m in (report.get("metrics") or {}) if m in picks[0]]
-    extra = [c for c in picks[0] if c not in SESSION_ID_COLUMNS and c not in metric_columns]
+    # The labels (demographics); not the run's identifiers, nor metrics this run did not compute.
+    not_shown = {*SESSION_ID_COLUMNS, *metric_columns, *RUN_COLUMNS, *(report.get("skipped_metrics") or {})}
+    extra = [c for c in picks[0] if c not in not_shown]
     out["columns"] = metric_columns + extra
     missing = [(r["face_id"], r["session_id"]) for r in picks
                if not (run_dir / "contact_sheets" / contact_sheet_name(r["face_id"], r["session_id"])).is_file()]

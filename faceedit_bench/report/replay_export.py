@@ -4,12 +4,12 @@ re-scored elsewhere (``editor=replay``) or shared: the basis of submissions."""
 from __future__ import annotations
 
 import csv
-import shutil
 from pathlib import Path
 
 from PIL import Image
 
 from faceedit_bench.errors import FaceEditBenchError
+from faceedit_bench.storage import atomic
 from faceedit_bench.storage.replay_layout import replay_extension, replay_step_path
 from faceedit_bench.storage.store import ImageStore, store_root_of_run
 
@@ -36,11 +36,11 @@ def export_replay(run_dir: Path, out: Path) -> dict[str, int]:
                 with Image.open(source) as im:  # the bytes are copied as they are: same hash, same scores
                     target = out / replay_step_path(row["face_id"], row["session_id"], k, replay_extension(im.format))
                 target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source, target)
+                atomic.write_bytes(target, source.read_bytes())
                 counts["images"] += 1
             elif row["outcome"] == "refused":
                 target = out / replay_step_path(row["face_id"], row["session_id"], k, ".refused")
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(row["reason"] or "refused")
+                atomic.write_text(target, row["reason"] or "refused")
                 counts["refused"] += 1
     return counts

@@ -28,6 +28,7 @@ from faceedit_bench.records import Outcome, TestSet
 from faceedit_bench.report.artifacts import ArtifactWriter, write_artifacts
 from faceedit_bench.report.run_report import build_report
 from faceedit_bench.report.summary import format_summary
+from faceedit_bench.report.tables import run_identifiers
 from faceedit_bench.run.admission import Admission
 from faceedit_bench.run.edit_stage import EditStage
 from faceedit_bench.run.engine import Engine, EngineStats
@@ -242,9 +243,10 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             stack.callback(engine.close)
             available = {"embedder", "judge"} if judge_scorer is not None else {"embedder"}
             aggregator = Aggregator(exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis)
-            scored_by = f"{conf.embedder.name} {embedder_identity.get('version', 'unknown')}"
-            writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets, scored_by,
-                                    judged_by=judge_scorer.label() if judge_scorer else "")
+            writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets,
+                                    judged_by=judge_scorer.label() if judge_scorer else "",
+                                    run_ids=run_identifiers(info.run_key, info.run_name, info.components),
+                                    metrics=[m.name for m in exp.metrics])
             faces = islice(dataset.faces(), conf.run.max_faces)
             stats = engine.run(faces, sessions, lambda result: writer.write(result, aggregator.add(result)))
             aggregator.face_exclusions.update(stats.face_exclusions)
@@ -266,7 +268,7 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             sections["judge_reliability"] = stats.judge_reliability
         report = build_report(info, exp.testset, sections, wall_time_s=time.perf_counter() - started,
                               computed=computed, stopped=stats.stopped)
-        artifacts = write_artifacts(info, report, store)
+        artifacts = write_artifacts(info, report, store, tables_from=writer)
         pm.hook.faceedit_run_end(run=info, report=report, artifacts=artifacts)
     except BaseException as exc:
         pm.hook.faceedit_run_error(run=info, error=exc)

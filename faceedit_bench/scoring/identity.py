@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.errors import ImageError
+from faceedit_bench.execution.parent_watch import exit_with_parent
 from faceedit_bench.records import (
     STOPPED_BY_BUDGET,
     AdmittedFace,
@@ -35,6 +36,7 @@ _worker: dict[str, Any] = {}
 
 
 def _init_worker(embedder: Any, store_root: str) -> None:
+    exit_with_parent()  # a parent killed with SIGKILL must not leave workers behind
     _worker["embedder"] = embedder
     _worker["store"] = ImageStore(Path(store_root))
 

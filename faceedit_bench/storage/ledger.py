@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from faceedit_bench.records import FaceEmbedding, JudgeAnswer, Outcome
+from faceedit_bench.storage.atomic import create_empty
+from faceedit_bench.storage.locks import directory_lock
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS edits (
@@ -85,10 +87,15 @@ class Ledger:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
+        # One process at a time creates the schema and switches to WAL (two at once can fail with
+        # "database is locked"). The file is created first with the umask's mode: SQLite would make
+        # it 0644 whatever the umask, and its -wal and -shm files take the database's mode.
+        with directory_lock(self.path.parent, self.path.name, what=f"opening the ledger {self.path}"):
+            create_empty(self.path)
+            self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(SCHEMA)
 
     def close(self) -> None:
         self._db.close()

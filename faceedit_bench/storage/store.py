@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
+from faceedit_bench.storage import atomic
 from faceedit_bench.storage.images import content_hash
 
 
@@ -17,7 +16,7 @@ def store_root_of_run(run_dir: Path) -> Path:
 class ImageStore:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.root.mkdir(parents=True, exist_ok=True)  # safe when several processes create it at once
 
     def path(self, digest: str) -> Path:
         return self.root / digest[:2] / digest
@@ -28,10 +27,7 @@ class ImageStore:
         target = self.path(digest)
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, target)
+            atomic.write_bytes(target, data)  # the umask's mode, not mkstemp's 0600
         return digest
 
     def get(self, digest: str) -> bytes:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.records import STEPS_PER_SESSION
+from faceedit_bench.storage.atomic import write_text
 from faceedit_bench.taxonomy import AttributeEntry, Category, Taxonomy, load_taxonomy
 
 GENERATOR = {"name": "template", "version": "1"}
@@ -253,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         path = frozen_dir() / f"{name}.json"
         content = generate(name)
         if args.write and (args.force or not path.exists()):
-            path.write_text(render(content), encoding="utf-8")
+            write_text(path, render(content))
             print(f"wrote {path}")
         elif args.check or args.write:
             same = path.exists() and json.loads(path.read_text(encoding="utf-8")) == content

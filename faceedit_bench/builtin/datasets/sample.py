@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +15,7 @@ from PIL import Image
 from faceedit_bench.builtin.datasets import _common as c
 from faceedit_bench.errors import DatasetError
 from faceedit_bench.records import Face
+from faceedit_bench.storage.atomic import atomic_open
 from faceedit_bench.storage.images import decode_rgb
 
 #: Bumped whenever the crop recipe changes, so stale cached files are never reused.
@@ -185,15 +184,8 @@ def _pad(im: Image.Image, pad: int) -> Image.Image:
 def _write_png(path: Path, image: Image.Image) -> None:
     """Write atomically, so a crash never leaves a truncated file that looks cached."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            image.save(fh, format="PNG", optimize=False)
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; cached images are meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(path, "wb") as fh:  # the umask's mode: cached images are meant to be shared
+        image.save(fh, format="PNG", optimize=False)
 
 
 def _sha256(path: Path) -> str:

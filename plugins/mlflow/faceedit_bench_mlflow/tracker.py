@@ -31,6 +31,7 @@ from faceedit_bench.api import (  # noqa: E402
     FaceEditBenchError,
     component_identity,
     component_version,
+    directory_lock,  # noqa: E402
     hookimpl,
     run_description,
     run_title,
@@ -99,21 +100,26 @@ class MlflowTracker:
     def faceedit_run_start(self, run: RunInfo) -> None:
         """Find the MLflow run tagged with ``run.run_key`` (resume it) or create one, then
         log tags and params. Raises when the store cannot be used: better before any work."""
-        client = self._client(self._uri_for(run))
-        experiment_id = self._experiment_id(client, run)
-        found = self._find_run(client, experiment_id, run.run_key)
-        title = run_title(run)
-        if found is None:
-            created = client.create_run(experiment_id, run_name=title, tags={RUN_KEY_TAG: run.run_key})
-            run_id, old_params = created.info.run_id, {}
-        else:
-            run_id, old_params = found.info.run_id, dict(found.data.params)
-            client.update_run(run_id, status="RUNNING", name=title)
-            if ERROR_TAG in found.data.tags:
-                client.delete_tag(run_id, ERROR_TAG)
-        params, policy_tags = _params(run.params, old_params)
-        _log_batches(client, run_id, tags=list({**_tags(run), **policy_tags}.items()), params=params)
-        _log_inputs(client, run_id, run)
+        uri = self._uri_for(run)
+        # Processes starting at once on one store take turns: MLflow's schema migration of a new
+        # store fails when two run it together, two finds-or-creates would give one run key two
+        # runs, and two first loggings of the same params would race.
+        with directory_lock(*_init_lock(run, uri), what=f"opening the MLflow store {lim.redact_uri(uri)}"):
+            client = self._client(uri)
+            experiment_id = self._experiment_id(client, run)
+            found = self._find_run(client, experiment_id, run.run_key)
+            title = run_title(run)
+            if found is None:
+                created = client.create_run(experiment_id, run_name=title, tags={RUN_KEY_TAG: run.run_key})
+                run_id, old_params = created.info.run_id, {}
+            else:
+                run_id, old_params = found.info.run_id, dict(found.data.params)
+                client.update_run(run_id, status="RUNNING", name=title)
+                if ERROR_TAG in found.data.tags:
+                    client.delete_tag(run_id, ERROR_TAG)
+            params, policy_tags = _params(run.params, old_params)
+            _log_batches(client, run_id, tags=list({**_tags(run), **policy_tags}.items()), params=params)
+            _log_inputs(client, run_id, run)
         with self._lock:
             self._active[run.run_key] = _Active(client, run_id)
         # Every run, new or resumed, says where it is tracked: the id to open, the store to open it in.
@@ -258,6 +264,13 @@ def _browse_hint(uri: str, run_id: str) -> str:
         return f"open it at {lim.redact_uri(uri)} (run id {run_id})"
     return (f"browse with `MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false mlflow server --workers 1 "
             f"--backend-store-uri {uri}`")
+def _init_lock(run: RunInfo, uri: str) -> tuple[Path, str]:
+    """Where the lock of an MLflow store lives: beside a SQLite file (whichever workspaces use
+    it), else in the run's workspace (a server migrates its own store)."""
+    if uri.startswith("sqlite:///"):
+        db = Path(uri.removeprefix("sqlite:///"))
+        return db.parent, db.name
+    return Path(run.workspace), "mlflow"
 
 
 def _tags(run: RunInfo) -> dict[str, str]:

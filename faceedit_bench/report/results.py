@@ -1,0 +1,219 @@
+"""``faceedit-bench results``: the runs of workspaces (or of an MLflow store) as one long table,
+one row per step (or per session) with the run's identifiers in every row.
+
+    faceedit-bench results .faceedit_bench --out steps.parquet
+    faceedit-bench results ws_a/runs/identity-pose-... ws_b --table sessions --out sessions.csv
+    faceedit-bench results --tracking-uri sqlite:///$PWD/.faceedit_bench/mlflow.db --out steps.parquet
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from faceedit_bench.errors import FaceEditBenchError
+from faceedit_bench.report import tables
+from faceedit_bench.storage.atomic import PendingFile
+
+TABLES = {"steps": (tables.STEPS_PARQUET, tables.STEPS_CSV), "sessions": (tables.SESSIONS_PARQUET, tables.SESSIONS_CSV)}
+#: Added by the gathering: a run stopped by its budget is partial, and says so in every row.
+COMPLETE_COLUMN = "run_complete"
+
+
+class ResultsError(FaceEditBenchError):
+    """A path that holds no runs, or an output the table cannot be written to."""
+
+
+@dataclass
+class Gathered:
+    table: Any  # pyarrow.Table
+    runs: list[str] = field(default_factory=list)  # run folders or MLflow run ids, in table order
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (where, why)
+
+
+# -- finding runs ---------------------------------------------------------------------------------
+
+
+def run_dirs(paths: Iterable[Path | str], skipped: list[tuple[str, str]] | None = None) -> list[Path]:
+    """The run folders named by ``paths``: each a run folder (with report.json), a workspace
+    (with runs/) or a workspace's runs/ folder. Folders of runs that never finished are listed
+    in ``skipped``."""
+    found: dict[Path, None] = {}
+    for raw in paths:
+        path = Path(raw).expanduser().resolve()
+        if (path / "report.json").is_file():
+            found[path] = None
+            continue
+        runs = path / "runs" if (path / "runs").is_dir() else path if path.name == "runs" and path.is_dir() else None
+        if runs is None:
+            raise ResultsError(
+                f"{raw}: neither a run folder (<workspace>/runs/<run>, holding report.json) nor a workspace "
+                "(holding runs/). Pass a workspace such as .faceedit_bench, or run folders under its runs/.")
+        for run in sorted(p for p in runs.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            if (run / "report.json").is_file():
+                found[run] = None
+            elif skipped is not None:
+                skipped.append((str(run), "no report.json: the run has not finished; rerun it to complete it"))
+    return list(found)
+
+
+# -- one run's table ------------------------------------------------------------------------------
+
+
+def _load_report(path: Path) -> dict[str, Any]:
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ResultsError(f"{path}: not a readable run report ({exc})") from None
+    if not isinstance(report, dict) or "run" not in report or "components" not in report:
+        raise ResultsError(f"{path}: not a faceedit_bench run report")
+    return report
+
+
+def _metric_names(report: Mapping[str, Any]) -> list[str]:
+    return [*(report.get("metrics") or {}), *(report.get("skipped_metrics") or {})]
+
+
+def with_identifiers(table: Any, report: Mapping[str, Any]) -> Any:
+    """``table`` with the run's identifier columns first, taken from its report where the table
+    lacks them (runs written before tables carried them: their ``embedder`` column named the
+    scorer and its version, and is replaced by the identifiers)."""
+    import pyarrow as pa
+
+    run = report.get("run") or {}
+    ids: dict[str, Any] = tables.run_identifiers(str(run.get("key", "")), str(run.get("name", "")),
+                                                 report.get("components") or {})
+    ids[COMPLETE_COLUMN] = bool(run.get("complete", True))
+    older = "run_key" not in table.column_names
+    columns: dict[str, Any] = {}
+    for name, value in ids.items():
+        if name in table.column_names and not older:
+            columns[name] = table.column(name)
+        else:
+            kind = pa.bool_() if isinstance(value, bool) else pa.string()
+            columns[name] = pa.array([value] * table.num_rows, type=kind)
+    for name in table.column_names:
+        if name not in columns:
+            columns[name] = table.column(name)
+    return pa.table(columns)
+
+
+def run_table(run_dir: Path, which: str = "steps") -> Any:
+    """One run folder's steps (or sessions) table, from its Parquet file, else its CSV."""
+    import pyarrow.parquet as pq
+
+    report = _load_report(run_dir / "report.json")
+    parquet, csv_name = TABLES[which]
+    if (run_dir / parquet).is_file():
+        table = pq.read_table(run_dir / parquet)
+    elif (run_dir / csv_name).is_file():
+        table = tables.read_csv_table(run_dir / csv_name, {m: "float64" for m in _metric_names(report)})
+    else:
+        raise ResultsError(f"{run_dir}: no {parquet} or {csv_name}; rerun the experiment to rewrite its tables")
+    return with_identifiers(table, report)
+
+
+def _mlflow_tables(tracking_uri: str, experiments: Sequence[str] | None,
+                   skipped: list[tuple[str, str]]) -> Iterator[tuple[str, Any]]:
+    """The steps table of every finished faceedit_bench run in an MLflow store (its artifacts)."""
+    from faceedit_bench.report.sources import finished_mlflow_runs
+
+    for artifacts in finished_mlflow_runs(tracking_uri, list(experiments or []) or None, skipped):
+        table = tables.read_csv_table(io.BytesIO(artifacts.steps_table),
+                                      {m: "float64" for m in _metric_names(artifacts.report)})
+        yield artifacts.label, with_identifiers(table, artifacts.report)
+
+
+# -- all of them ----------------------------------------------------------------------------------
+
+
+def gather(paths: Iterable[Path | str] = (), *, which: str = "steps", tracking_uri: str | None = None,
+           experiments: Sequence[str] | None = None) -> Gathered:
+    """One table of the runs under ``paths`` (and of the MLflow store at ``tracking_uri``).
+    Columns that only some runs have (a judge's, other demographic labels) are null elsewhere."""
+    import pyarrow as pa
+
+    if which not in TABLES:
+        raise ResultsError(f"unknown table {which!r}; choose one of {', '.join(TABLES)}")
+    skipped: list[tuple[str, str]] = []
+    parts: list[tuple[str, Any]] = []
+    for run_dir in run_dirs(paths, skipped):
+        try:
+            parts.append((str(run_dir), run_table(run_dir, which)))
+        except ResultsError as exc:
+            skipped.append((str(run_dir), str(exc)))
+    if tracking_uri:
+        if which != "steps":
+            raise ResultsError("from MLflow only the steps table is gathered (its artifact steps.csv); "
+                               "for sessions, pass the workspace folders")
+        parts.extend(_mlflow_tables(tracking_uri, experiments, skipped))
+    if not parts:
+        where = ", ".join(str(p) for p in paths) or tracking_uri or "(nothing given)"
+        raise ResultsError(f"no finished runs in {where}"
+                           + (f" ({len(skipped)} skipped: {skipped[0][0]}: {skipped[0][1]})" if skipped else "")
+                           + ". Run an experiment first, or pass the workspace it wrote to.")
+    table = pa.concat_tables([t for _, t in parts], promote_options="default")
+    return Gathered(table, [label for label, _ in parts], skipped)
+
+
+def check_out(out: Path | None) -> None:
+    if out is not None and out.suffix.lower() not in (".parquet", ".csv"):
+        raise ResultsError(f"--out {out}: give a .parquet or a .csv file, e.g. --out steps.parquet")
+
+
+def write_table(table: Any, out: Path | None) -> None:
+    """To ``out`` (.parquet or .csv, replaced atomically), or as CSV to stdout."""
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    if out is None:
+        pcsv.write_csv(table, sys.stdout.buffer)
+        sys.stdout.flush()
+        return
+    check_out(out)
+    suffix = out.suffix.lower()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pending = PendingFile(out, "wb")
+    try:
+        pending.close()
+        (pq.write_table if suffix == ".parquet" else pcsv.write_csv)(table, pending.tmp)
+    except BaseException:
+        pending.discard()
+        raise
+    pending.commit()
+
+
+# -- the subcommand -------------------------------------------------------------------------------
+
+
+def _command(args: argparse.Namespace) -> int:
+    if not args.paths and not args.tracking_uri:
+        raise ResultsError("give a workspace or run folders (e.g. `faceedit-bench results .faceedit_bench`), "
+                           "or --tracking-uri for an MLflow store")
+    check_out(args.out)  # before reading every run
+    gathered = gather(args.paths, which=args.table, tracking_uri=args.tracking_uri, experiments=args.experiment)
+    write_table(gathered.table, args.out)
+    editors = sorted({str(v) for v in gathered.table.column("editor").to_pylist()})
+    print(f"{gathered.table.num_rows} {args.table} rows from {len(gathered.runs)} run(s) "
+          f"(editors: {', '.join(editors)})" + (f"; wrote {args.out}" if args.out else ""), file=sys.stderr)
+    for where, why in gathered.skipped:
+        print(f"skipped {where}: {why}", file=sys.stderr)
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("results", help="gather the runs of workspaces (or an MLflow store) into one long table, "
+                                       "one row per step with the run's identifiers")
+    p.add_argument("paths", nargs="*", type=Path, help="workspaces (.faceedit_bench) or run folders (<workspace>/runs/<run>)")
+    p.add_argument("--out", type=Path, metavar="TABLE.parquet|.csv", help="write here (default: CSV to stdout)")
+    p.add_argument("--table", choices=sorted(TABLES), default="steps", help="one row per step (default) or per session")
+    p.add_argument("--tracking-uri", help="also gather the finished runs of this MLflow store (their steps.csv)")
+    p.add_argument("--experiment", action="append", metavar="NAME",
+                   help="with --tracking-uri: only this MLflow experiment (repeatable; default: every faceedit/*)")
+    p.set_defaults(func=_command)

@@ -1,0 +1,165 @@
+"""The schemas of a run's tables (steps, sessions) and their CSV and Parquet files.
+
+Columns come from these schemas, never from the rows that happen to be written first: a
+run whose first session is excluded has the same columns as any other. Every row starts with
+the run's identifiers (:data:`RUN_COLUMNS`), so the tables of many runs concatenate into one
+long table (``faceedit-bench results``).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from faceedit_bench.storage.atomic import PendingFile
+
+#: Who produced a row: the same in every row of a run.
+RUN_COLUMNS = ("run_key", "run_name", "editor", "editor_version", "testset", "testset_version", "testset_hash",
+               "dataset", "embedder", "embedder_version", "judge", "judge_version")
+#: One row per (face, session, k); k = 0 is the base image.
+STEP_COLUMNS = ("face_id", "identity", "session_id", "k", "instruction", "category", "sub_axis", "axis",
+                "outcome", "reason", "resumed", "image_hash", "score_outcome", "faces_detected", "fss",
+                "session_excluded", "sc", "sc_outcome", "state", "state_outcome", "judged_by")
+#: One row per (face, session), then the demographic keys and one column per registered metric.
+SESSION_COLUMNS = ("face_id", "identity", "session_id", "excluded")
+DEMOGRAPHIC_KEYS = ("gender", "skin_tone", "age_group")
+
+STEPS_CSV, SESSIONS_CSV = "steps.csv", "sessions.csv"
+STEPS_PARQUET, SESSIONS_PARQUET = "steps.parquet", "sessions.parquet"
+
+#: Arrow types of the columns that are not text; every other column is a string.
+_STEP_TYPES = {"k": "int64", "resumed": "bool", "faces_detected": "int64", "fss": "float64", "sc": "float64"}
+
+#: The description keys that name what a component's results depend on, most specific first.
+_VERSION_KEYS = ("model_version", "model", "version")
+
+
+def _get(component: Any, key: str) -> Any:
+    return component.get(key) if isinstance(component, Mapping) else getattr(component, key, None)
+
+
+def component_version(component: Any) -> str:
+    """The model version a component states in its description, else its plugin's version."""
+    description = _get(component, "description") or {}
+    for key in _VERSION_KEYS:
+        if description.get(key) not in (None, ""):
+            return str(description[key])
+    return str(_get(component, "provider_version") or "")
+
+
+def run_identifiers(run_key: str, run_name: str, components: Mapping[str, Any]) -> dict[str, str]:
+    """The :data:`RUN_COLUMNS` of a run, from its components (``RunInfo.components`` or the
+    ``components`` of its report.json); a component the run has none of (judge) is ``""``."""
+    ids = {"run_key": run_key, "run_name": run_name}
+    for kind in ("editor", "testset", "dataset", "embedder", "judge"):
+        component = components.get(kind)
+        ids[kind] = str(_get(component, "name") or "") if component is not None else ""
+        if kind in ("editor", "embedder", "judge"):
+            ids[f"{kind}_version"] = component_version(component) if component is not None else ""
+    testset = components.get("testset")
+    testset = (_get(testset, "description") or {}) if testset is not None else {}
+    ids["testset_version"] = str(testset.get("version") or "")
+    ids["testset_hash"] = str(testset.get("content_hash") or "")
+    return {c: ids[c] for c in RUN_COLUMNS}
+
+
+def step_columns(demographic_keys: Sequence[str] = DEMOGRAPHIC_KEYS) -> list[str]:
+    return [*RUN_COLUMNS, *STEP_COLUMNS, *demographic_keys]
+
+
+def session_columns(metrics: Sequence[str], demographic_keys: Sequence[str] = DEMOGRAPHIC_KEYS) -> list[str]:
+    return [*RUN_COLUMNS, *SESSION_COLUMNS, *demographic_keys, *metrics]
+
+
+def column_types(columns: Iterable[str], numeric: Iterable[str] = ()) -> dict[str, str]:
+    """Arrow type names: the steps table's typed columns, ``numeric`` as float64, the rest string."""
+    numeric = set(numeric)
+    return {c: "float64" if c in numeric else _STEP_TYPES.get(c, "string") for c in columns}
+
+
+class TableWriter:
+    """A CSV table with fixed columns, written to a temporary file and moved into place by
+    :meth:`commit` (with its Parquet twin), so a reader never sees a half-written table and
+    two processes writing the same run never interleave rows."""
+
+    def __init__(self, target: Path, columns: Sequence[str], types: Mapping[str, str]) -> None:
+        self.target, self.columns, self.types = Path(target), list(columns), dict(types)
+        self._csv = PendingFile(self.target, "w", encoding="utf-8", newline="")
+        self._writer = csv.DictWriter(self._csv.fh, fieldnames=self.columns, restval="", extrasaction="raise")
+        self._writer.writeheader()
+        self._parquet: PendingFile | None = None
+        self.rows = 0
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        """One row; a key outside the schema raises (a value must never be dropped silently)."""
+        self._writer.writerow(row)
+        self.rows += 1
+
+    def close(self) -> None:
+        self._csv.close()
+
+    def prepare(self) -> None:
+        """Close the CSV and convert it to Parquet beside it (still pending: nothing is replaced yet)."""
+        self._csv.close()
+        if self._parquet is None:
+            self._parquet = PendingFile(self.target.with_suffix(".parquet"), "wb")
+            self._parquet.close()
+            write_parquet(read_csv_table(self._csv.tmp, self.types), self._parquet.tmp)
+
+    def commit(self) -> list[Path]:
+        """Replace the CSV and Parquet files with the complete new ones."""
+        self.prepare()
+        assert self._parquet is not None
+        return [self._csv.commit(), self._parquet.commit()]
+
+    def discard(self) -> None:
+        self._csv.discard()
+        if self._parquet is not None:
+            self._parquet.discard()
+
+
+# -- reading and converting -------------------------------------------------------------------
+
+
+def _arrow_type(name: str) -> Any:
+    import pyarrow as pa
+
+    return {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(), "string": pa.string()}[name]
+
+
+def read_csv_table(source: Any, types: Mapping[str, str] | None = None) -> Any:
+    """A run table (path or file-like) as a ``pyarrow.Table``: ``types`` for the columns it
+    names, the steps table's known types for the rest, text otherwise; empty numbers are nulls,
+    empty text stays ``""``."""
+    import pyarrow.csv as pcsv
+
+    header = _header(source)
+    wanted = {**column_types(header), **dict(types or {})}
+    return pcsv.read_csv(
+        source,
+        parse_options=pcsv.ParseOptions(newlines_in_values=True),
+        convert_options=pcsv.ConvertOptions(
+            column_types={c: _arrow_type(wanted[c]) for c in header},
+            strings_can_be_null=False, null_values=[""], true_values=["True", "true"], false_values=["False", "false"],
+        ),
+    )
+
+
+def _header(source: Any) -> list[str]:
+    if hasattr(source, "read"):
+        position = source.tell()
+        line = source.readline()
+        source.seek(position)
+        text = line.decode("utf-8") if isinstance(line, bytes) else line
+    else:
+        with open(source, encoding="utf-8", newline="") as fh:
+            text = fh.readline()
+    return next(csv.reader([text]), [])
+
+
+def write_parquet(table: Any, path: Path | str) -> None:
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, str(path))
