@@ -14,6 +14,13 @@ from faceedit_bench.errors import ConfigError, DatasetError, FaceEditBenchError,
 from faceedit_bench.execution.batching import MicroBatcher, is_out_of_memory
 from faceedit_bench.execution.calls import CallLimits, GaveUp, RetryableError, limits_from_config
 from faceedit_bench.execution.cost import USAGE_KEYS, check_prices, cost_usd
+from faceedit_bench.execution.local_models import (
+    check_dtype,
+    hf_offline,
+    image_only_processor,
+    package_version,
+    torch_dtype,
+)
 from faceedit_bench.execution.secrets import MissingSecretError, read_secret, redact
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo, StepRecord, TrackedRun
 from faceedit_bench.plugin.protocols import AsyncEditor, Dataset, Editor, FaceEmbedder, Judge, TestSetLoader, Tracker
@@ -93,6 +100,7 @@ __all__ = [
     "TrackedRun",
     "Tracker",
     "as_rgb_uint8",
+    "check_dtype",
     "check_prices",
     "content_hash",
     "cost_usd",
@@ -100,12 +108,16 @@ __all__ = [
     "encode_png",
     "files_digest",
     "gradient_image",
+    "hf_offline",
     "hookimpl",
+    "image_only_processor",
     "is_out_of_memory",
     "limits_from_config",
     "metrics_for_tracking",
+    "package_version",
     "parse_answer",
     "read_secret",
     "redact",
     "sniff_mime",
+    "torch_dtype",
 ]

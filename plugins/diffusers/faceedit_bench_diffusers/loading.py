@@ -11,16 +11,14 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import ModelNotFoundError
+from faceedit_bench.api import ModelNotFoundError, hf_offline, image_only_processor
 
 _SNAPSHOT = re.compile(r"models--(?P<org>[^/]+?)--(?P<name>[^/]+)/snapshots/(?P<commit>[0-9a-f]{40})$")
-_DTYPES = ("bfloat16", "float16", "float32")
 #: A loaded tokenizer this small is the silent offline fallback of transformers, not a vocabulary.
 _MIN_TOKENIZER_SIZE = 3
 
@@ -37,10 +35,6 @@ class ModelSource:
 
     def describe(self) -> dict[str, Any]:
         return {"model": self.name, "revision": self.revision, "config_hash": self.config_hash}
-
-
-def offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def how_to_get(repo_id: str) -> str:
@@ -68,11 +62,11 @@ def _snapshot(repo_id: str, revision: str | None, allow_download: bool) -> Path:
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
-    local_only = offline() or not allow_download
+    local_only = hf_offline() or not allow_download
     try:
         return Path(snapshot_download(repo_id, revision=revision, local_files_only=local_only))
     except LocalEntryNotFoundError as exc:
-        why = "HF_HUB_OFFLINE is set" if offline() else "downloads are off (allow_download: false)"
+        why = "HF_HUB_OFFLINE is set" if hf_offline() else "downloads are off (allow_download: false)"
         raise ModelNotFoundError(f"model {repo_id!r}{'@' + revision if revision else ''} is not in the Hugging Face "
                             f"cache and {why}: {how_to_get(repo_id)}") from exc
 
@@ -121,14 +115,6 @@ def check_tokenizers(pipe: Any, source: ModelSource) -> None:
                                      f"(transformers falls back silently offline); {how_to_get(source.name)}")
 
 
-def torch_dtype(name: str) -> Any:
-    import torch
-
-    if name not in _DTYPES:
-        raise ValueError(f"dtype {name!r} is not one of {', '.join(_DTYPES)}")
-    return getattr(torch, name)
-
-
 def dtype_keyword(diffusers_version: str) -> str:
     """diffusers 0.42 renamed ``torch_dtype`` to ``dtype``; forks of older releases (Step1X) need
     the old name, and a misspelt keyword would silently load float32."""
@@ -152,27 +138,10 @@ def has_torchvision() -> bool:
     return importlib.util.find_spec("torchvision") is not None
 
 
-def image_only_processor(processor_class: str, tokenizer: Any, image_processor: Any) -> Any:
-    """A Qwen-VL processor without its video half. transformers builds the video half only with
-    torchvision (which this project avoids); editing and judging need only the image half."""
-    import transformers
-
-    base = getattr(transformers, processor_class)
-
-    class ImageOnlyProcessor(base):  # type: ignore[misc, valid-type]
-        def check_argument_for_proper_class(self, argument_name: str, argument: Any) -> Any:
-            if argument_name == "video_processor" and argument is None:
-                return None
-            return super().check_argument_for_proper_class(argument_name, argument)
-
-    ImageOnlyProcessor.__name__ = ImageOnlyProcessor.__qualname__ = f"ImageOnly{processor_class}"
-    return ImageOnlyProcessor(image_processor=image_processor, tokenizer=tokenizer,
-                              chat_template=getattr(tokenizer, "chat_template", None))
-
-
 def load_image_only_processor(directory: Path, processor_class: str) -> Any:
+    import transformers
     from transformers import AutoImageProcessor, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
     image_processor = AutoImageProcessor.from_pretrained(directory, local_files_only=True)
-    return image_only_processor(processor_class, tokenizer, image_processor)
+    return image_only_processor(getattr(transformers, processor_class), tokenizer, image_processor)

@@ -7,16 +7,14 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import ModelNotFoundError
+from faceedit_bench.api import ModelNotFoundError, hf_offline, image_only_processor
 
 _SNAPSHOT = re.compile(r"models--(?P<org>[^/]+?)--(?P<name>[^/]+)/snapshots/(?P<commit>[0-9a-f]{40})$")
-_DTYPES = ("bfloat16", "float16", "float32")
 
 
 @dataclass(frozen=True)
@@ -31,10 +29,6 @@ class ModelSource:
 
     def describe(self) -> dict[str, Any]:
         return {"model": self.name, "revision": self.revision, "config_hash": self.config_hash}
-
-
-def offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def how_to_get(repo_id: str) -> str:
@@ -56,9 +50,9 @@ def locate(model: str, *, revision: str | None = None, allow_download: bool = Fa
     from huggingface_hub.errors import LocalEntryNotFoundError
 
     try:
-        path = snapshot_download(str(model), revision=revision, local_files_only=offline() or not allow_download)
+        path = snapshot_download(str(model), revision=revision, local_files_only=hf_offline() or not allow_download)
     except LocalEntryNotFoundError as exc:
-        why = "HF_HUB_OFFLINE is set" if offline() else "downloads are off (allow_download: false)"
+        why = "HF_HUB_OFFLINE is set" if hf_offline() else "downloads are off (allow_download: false)"
         raise ModelNotFoundError(f"model {model!r} is not in the Hugging Face cache and {why}: "
                                  f"{how_to_get(str(model))}") from exc
     return _source(Path(path), str(model))
@@ -80,14 +74,6 @@ def _source(path: Path, name: str | None) -> ModelSource:
                        digest.hexdigest()[:16], config)
 
 
-def torch_dtype(name: str) -> Any:
-    import torch
-
-    if name not in _DTYPES:
-        raise ValueError(f"dtype {name!r} is not one of {', '.join(_DTYPES)}")
-    return getattr(torch, name)
-
-
 def device_map(device: str) -> str:
     """``auto``: spread over the CUDA devices (accelerate) when there are any, else the CPU."""
     import torch
@@ -103,6 +89,7 @@ def load_processor(path: Path, processor_class: str) -> Any:
     """The model's processor. Without torchvision transformers cannot build a Qwen-VL processor
     (its video half needs it) and ``AutoProcessor`` silently returns a bare tokenizer instead;
     judging needs only the image half, so it is built from the tokenizer and image processor."""
+    import transformers
     from transformers import AutoImageProcessor, AutoProcessor, AutoTokenizer
 
     if importlib.util.find_spec("torchvision") is not None:
@@ -115,8 +102,8 @@ def load_processor(path: Path, processor_class: str) -> Any:
         raise ModelNotFoundError(f"the tokenizer in {path} loaded with {len(tokenizer)} tokens: files are missing")
     if not getattr(tokenizer, "chat_template", None):
         tokenizer.chat_template = _processor_chat_template(path)
-    return image_only_processor(processor_class, tokenizer, AutoImageProcessor.from_pretrained(
-        path, local_files_only=True))
+    return image_only_processor(getattr(transformers, processor_class), tokenizer,
+                                AutoImageProcessor.from_pretrained(path, local_files_only=True))
 
 
 def _processor_chat_template(path: Path) -> str | None:
@@ -125,20 +112,3 @@ def _processor_chat_template(path: Path) -> str | None:
     if (path / "chat_template.json").is_file():
         return json.loads((path / "chat_template.json").read_text()).get("chat_template")
     return None
-
-
-def image_only_processor(processor_class: str, tokenizer: Any, image_processor: Any) -> Any:
-    """A Qwen-VL processor without its video half (which needs torchvision)."""
-    import transformers
-
-    base = getattr(transformers, processor_class)
-
-    class ImageOnlyProcessor(base):  # type: ignore[misc, valid-type]
-        def check_argument_for_proper_class(self, argument_name: str, argument: Any) -> Any:
-            if argument_name == "video_processor" and argument is None:
-                return None
-            return super().check_argument_for_proper_class(argument_name, argument)
-
-    ImageOnlyProcessor.__name__ = ImageOnlyProcessor.__qualname__ = f"ImageOnly{processor_class}"
-    return ImageOnlyProcessor(image_processor=image_processor, tokenizer=tokenizer,
-                              chat_template=getattr(tokenizer, "chat_template", None))
