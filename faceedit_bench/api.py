@@ -44,10 +44,19 @@ from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, p
 from faceedit_bench.storage.images import content_hash, decode_rgb, encode_png, sniff_mime
 
 if TYPE_CHECKING:
-    from faceedit_bench.testing import EditorContract, PixelEmbedder, PluginDistributionContract, gradient_image
+    from faceedit_bench.testing import (
+        DatasetContract,
+        EditorContract,
+        EmbedderContract,
+        JudgeContract,
+        PixelEmbedder,
+        PluginDistributionContract,
+        gradient_image,
+    )
 
 #: Names served lazily from :mod:`faceedit_bench.testing` (it imports pytest).
-_TESTING = ("EditorContract", "PluginDistributionContract", "PixelEmbedder", "gradient_image")
+_TESTING = ("DatasetContract", "EditorContract", "EmbedderContract", "JudgeContract", "PluginDistributionContract",
+            "PixelEmbedder", "gradient_image")
 
 
 def __getattr__(name: str) -> Any:
@@ -65,11 +74,13 @@ __all__ = [
     "ComponentInfo",
     "ConfigError",
     "Dataset",
+    "DatasetContract",
     "DatasetError",
     "EditRequest",
     "EditResult",
     "Editor",
     "EditorContract",
+    "EmbedderContract",
     "Face",
     "FaceEditBenchError",
     "FaceEmbedder",
@@ -78,6 +89,7 @@ __all__ = [
     "ImageError",
     "Judge",
     "JudgeAnswer",
+    "JudgeContract",
     "JudgeReply",
     "JudgeRequest",
     "LazyModels",

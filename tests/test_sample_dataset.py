@@ -13,6 +13,7 @@ from PIL import Image
 from faceedit_bench.builtin.datasets import sample as sample_module
 from faceedit_bench.builtin.datasets.sample import SampleDataset
 from faceedit_bench.errors import DatasetError
+from faceedit_bench.testing import DatasetContract
 
 dlib = pytest.importorskip("dlib")
 SAME_PERSON = 0.6  # dlib's documented same-person threshold on descriptor L2 distance
@@ -107,3 +108,7 @@ def test_missing_package_says_how_to_install(monkeypatch):
     monkeypatch.setattr(sample_module.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(DatasetError, match="pip install insightface scikit-image"):
         SampleDataset()
+
+
+class TestSampleDatasetContract(DatasetContract):
+    pass  # the module's dataset fixture
