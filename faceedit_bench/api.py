@@ -15,9 +15,12 @@ from faceedit_bench.execution.batching import MicroBatcher, is_out_of_memory
 from faceedit_bench.execution.calls import CallLimits, GaveUp, RetryableError, limits_from_config
 from faceedit_bench.execution.cost import USAGE_KEYS, check_prices, cost_usd
 from faceedit_bench.execution.local_models import (
+    ModelSource,
     check_dtype,
     hf_offline,
+    how_to_get,
     image_only_processor,
+    locate_model,
     package_version,
     torch_dtype,
 )
@@ -96,6 +99,7 @@ __all__ = [
     "MicroBatcher",
     "MissingSecretError",
     "ModelNotFoundError",
+    "ModelSource",
     "Outcome",
     "ParseFailure",
     "PixelEmbedder",
@@ -122,9 +126,11 @@ __all__ = [
     "gradient_image",
     "hf_offline",
     "hookimpl",
+    "how_to_get",
     "image_only_processor",
     "is_out_of_memory",
     "limits_from_config",
+    "locate_model",
     "metrics_for_tracking",
     "package_version",
     "parse_answer",

@@ -26,6 +26,7 @@ from faceedit_bench.api import (
     Outcome,
     check_dtype,
     is_out_of_memory,
+    locate_model,
     package_version,
     torch_dtype,
 )
@@ -59,8 +60,8 @@ class QwenVLJudge:
             raise ValueError("timeout_s must be positive")
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
-        self.source = loading.locate(model, revision=revision, allow_download=allow_download)
-        self.family = self.source.config.get("model_type", "")
+        self.source = locate_model(model, index_file="config.json", revision=revision, allow_download=allow_download)
+        self.family = self.source.index.get("model_type", "")
         if self.family not in PROCESSORS:
             raise ValueError(f"model {self.source.name!r} is a {self.family or 'unknown'!r} model; the qwen_vl judge "
                              f"runs {', '.join(sorted(PROCESSORS))} (Qwen2-VL, Qwen2.5-VL and Qwen3-VL families)")
