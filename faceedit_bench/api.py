@@ -21,7 +21,17 @@ from faceedit_bench.execution.calls import (
     retry_after_s,
 )
 from faceedit_bench.execution.cost import USAGE_KEYS, check_prices, cost_usd
-from faceedit_bench.execution.endpoints import Endpoint, resolve_endpoint
+from faceedit_bench.execution.endpoints import Endpoint, endpoint_identity, resolve_endpoint
+from faceedit_bench.execution.local_models import (
+    ModelSource,
+    check_dtype,
+    hf_offline,
+    how_to_get,
+    image_only_processor,
+    locate_model,
+    package_version,
+    torch_dtype,
+)
 from faceedit_bench.execution.secrets import MissingSecretError, read_secret, redact
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo, StepRecord, TrackedRun
 from faceedit_bench.plugin.protocols import AsyncEditor, Dataset, Editor, FaceEmbedder, Judge, TestSetLoader, Tracker
@@ -39,20 +49,28 @@ from faceedit_bench.records import (
     Step,
     TestSet,
 )
-from faceedit_bench.report.run_report import metrics_for_tracking
+from faceedit_bench.report.run_report import metrics_for_tracking, series_for_tracking
+from faceedit_bench.run.labels import component_identity, component_version, run_description, run_title
 from faceedit_bench.scoring.embedding import LazyModels, as_rgb_uint8, files_digest
 from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
-from faceedit_bench.storage.images import content_hash, decode_rgb, encode_png, plain_image, sniff_mime
-
-if TYPE_CHECKING:
-    from faceedit_bench.testing import EditorContract, PixelEmbedder, PluginDistributionContract, gradient_image
-from faceedit_bench.report.run_report import series_for_tracking
-from faceedit_bench.run.labels import component_identity, component_version, run_description, run_title
 from faceedit_bench.storage.atomic import atomic_open
+from faceedit_bench.storage.images import content_hash, decode_rgb, encode_png, plain_image, sniff_mime
 from faceedit_bench.storage.locks import directory_lock
 
+if TYPE_CHECKING:
+    from faceedit_bench.testing import (
+        DatasetContract,
+        EditorContract,
+        EmbedderContract,
+        JudgeContract,
+        PixelEmbedder,
+        PluginDistributionContract,
+        gradient_image,
+    )
+
 #: Names served lazily from :mod:`faceedit_bench.testing` (it imports pytest).
-_TESTING = ("EditorContract", "PluginDistributionContract", "PixelEmbedder", "gradient_image")
+_TESTING = ("DatasetContract", "EditorContract", "EmbedderContract", "JudgeContract", "PluginDistributionContract",
+            "PixelEmbedder", "gradient_image")
 
 
 def __getattr__(name: str) -> Any:
@@ -70,6 +88,7 @@ __all__ = [
     "ComponentInfo",
     "ConfigError",
     "Dataset",
+    "DatasetContract",
     "DatasetError",
     "EditRequest",
     "EditResult",
@@ -77,6 +96,7 @@ __all__ = [
     "EditorContract",
     "Endpoint",
     "EndpointUnreachable",
+    "EmbedderContract",
     "Face",
     "FaceEditBenchError",
     "FaceEmbedder",
@@ -85,12 +105,14 @@ __all__ = [
     "ImageError",
     "Judge",
     "JudgeAnswer",
+    "JudgeContract",
     "JudgeReply",
     "JudgeRequest",
     "LazyModels",
     "MicroBatcher",
     "MissingSecretError",
     "ModelNotFoundError",
+    "ModelSource",
     "Outcome",
     "ParseFailure",
     "PixelEmbedder",
@@ -108,6 +130,7 @@ __all__ = [
     "Tracker",
     "as_rgb_uint8",
     "atomic_open",
+    "check_dtype",
     "check_prices",
     "component_identity",
     "component_version",
@@ -116,12 +139,18 @@ __all__ = [
     "decode_rgb",
     "directory_lock",
     "encode_png",
+    "endpoint_identity",
     "files_digest",
     "gradient_image",
+    "hf_offline",
     "hookimpl",
+    "how_to_get",
+    "image_only_processor",
     "is_out_of_memory",
     "limits_from_config",
+    "locate_model",
     "metrics_for_tracking",
+    "package_version",
     "parse_answer",
     "plain_image",
     "read_secret",
@@ -132,4 +161,5 @@ __all__ = [
     "run_title",
     "series_for_tracking",
     "sniff_mime",
+    "torch_dtype",
 ]

@@ -13,6 +13,7 @@ from PIL import Image
 from faceedit_bench.builtin.datasets import sample as sample_module
 from faceedit_bench.builtin.datasets.sample import SampleDataset
 from faceedit_bench.errors import DatasetError
+from faceedit_bench.testing import DatasetContract
 
 dlib = pytest.importorskip("dlib")
 SAME_PERSON = 0.6  # dlib's documented same-person threshold on descriptor L2 distance
@@ -153,3 +154,5 @@ def test_no_edit_beats_mirroring_or_reencoding(plugins, compose, tmp_path):
     assert drops["identity"] == pytest.approx(0.0)
     assert drops["mirror"] > 5.0, drops  # measured about +18 (it was about -20 with mirrored references)
     assert drops["jpeg_q70"] > 0.0, drops  # measured about +4
+class TestSampleDatasetContract(DatasetContract):
+    pass  # the module's dataset fixture

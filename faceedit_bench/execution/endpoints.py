@@ -37,3 +37,11 @@ def resolve_endpoint(configured: str | None, *, env_var: str, default: str, para
         raise ConfigError(f"{where} is not an endpoint: it must start with http:// or https:// (e.g. {example}); "
                           f"leave {param} null and unset {env_var} for {default}.")
     return Endpoint(url, source, url.rstrip("/") == default.rstrip("/"))
+
+
+def endpoint_identity(base_url: str | None) -> dict[str, str]:
+    """What an endpoint adds to a component's identity (and so to its cache keys). A
+    non-default endpoint is part of it: a gateway or a compatible server may serve another
+    model under the same name. The public default is left out, so cache keys made before
+    stay valid; it is recorded as provenance in the report's calls section."""
+    return {"base_url": base_url} if base_url else {}

@@ -6,6 +6,7 @@ import pytest
 
 from faceedit_bench.builtin.datasets.celeba import CelebADataset
 from faceedit_bench.errors import ConfigError, DatasetError
+from faceedit_bench.testing import DatasetContract
 
 
 def ids(faces):
@@ -138,3 +139,9 @@ def test_missing_image_file_is_named(make_celeba):
 def test_bad_params(make_celeba, params):
     with pytest.raises(ConfigError):
         CelebADataset(root=make_celeba(), **params)
+
+
+class TestCelebADatasetContract(DatasetContract):
+    @pytest.fixture(params=["test", "all"])
+    def dataset(self, request, make_celeba):
+        return CelebADataset(root=make_celeba(), partition=request.param)

@@ -9,6 +9,7 @@ from scipy.io import loadmat
 from faceedit_bench.builtin.datasets.celebset import CelebSETDataset
 from faceedit_bench.builtin.datasets.imdb_wiki import age_on_july_first, matlab_date, read_mat
 from faceedit_bench.errors import ConfigError, DatasetError
+from faceedit_bench.testing import DatasetContract
 
 NAN = float("nan")
 
@@ -223,3 +224,11 @@ def test_mat_errors(make_imdb, imdb_entry, tmp_path):
 def test_bad_params(make_celebset_csv, params):
     with pytest.raises(ConfigError):
         CelebSETDataset(root=make_celebset_csv(CSV_ROWS), **params)
+
+
+class TestCelebSETDatasetContract(DatasetContract):
+    @pytest.fixture(params=["csv", "imdb.mat"])
+    def dataset(self, request, make_celebset_csv, make_imdb, imdb_entry):
+        if request.param == "csv":
+            return CelebSETDataset(root=make_celebset_csv(CSV_ROWS))
+        return CelebSETDataset(root=make_imdb(_imdb_entries(imdb_entry), SKINS), mat="imdb.mat", skin_tones="skin.csv")

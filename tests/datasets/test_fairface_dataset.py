@@ -6,6 +6,7 @@ import pytest
 
 from faceedit_bench.builtin.datasets.fairface import FairFaceDataset
 from faceedit_bench.errors import ConfigError, DatasetError
+from faceedit_bench.testing import DatasetContract
 
 HEADER = "file,age,gender,race,service_test"
 
@@ -92,3 +93,9 @@ def test_bad_header_and_missing_image(make_fairface):
 def test_bad_params(make_fairface, params):
     with pytest.raises(ConfigError):
         FairFaceDataset(root=make_fairface(), **params)
+
+
+class TestFairFaceDatasetContract(DatasetContract):
+    @pytest.fixture
+    def dataset(self, make_fairface):
+        return FairFaceDataset(root=make_fairface())

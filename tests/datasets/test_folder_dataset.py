@@ -6,6 +6,7 @@ import pytest
 
 from faceedit_bench.builtin.datasets.folder import FolderDataset
 from faceedit_bench.errors import ConfigError, DatasetError
+from faceedit_bench.testing import DatasetContract
 
 ROWS = [
     ("alice/portrait.jpg", "alice", "base", "female", "light", "27"),
@@ -134,3 +135,9 @@ def test_missing_image_and_bad_header(make_folder):
 def test_bad_params(make_folder, params):
     with pytest.raises(ConfigError):
         FolderDataset(root=make_folder(ROWS), **params)
+
+
+class TestFolderDatasetContract(DatasetContract):
+    @pytest.fixture
+    def dataset(self, make_folder):
+        return FolderDataset(root=make_folder(ROWS))

@@ -13,7 +13,7 @@ import asyncio
 import weakref
 from typing import Any
 
-from faceedit_bench.api import ConfigError, read_secret
+from faceedit_bench.api import ConfigError, endpoint_identity, read_secret
 
 #: ModelArk's international endpoint (region ap-southeast-1), the SDK's default. The EU region
 #: (eu-west-1) is https://ark.eu-west.bytepluses.com/api/v3 for the models it serves.
@@ -55,7 +55,7 @@ class ArkConnection:
         return client
 
     def describe(self) -> dict[str, Any]:
-        return {"base_url": self.base_url} if self.base_url else {}
+        return endpoint_identity(self.base_url)
 
     def __repr__(self) -> str:
         return f"ArkConnection(base_url={self.base_url!r}, api_key_env={self.api_key_env!r})"

@@ -14,12 +14,23 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from PIL import Image
 
-from faceedit_bench.api import CallLimits, EditRequest, EditResult, MicroBatcher, Outcome, decode_rgb, is_out_of_memory
+from faceedit_bench.api import (
+    CallLimits,
+    EditRequest,
+    EditResult,
+    MicroBatcher,
+    Outcome,
+    check_dtype,
+    decode_rgb,
+    is_out_of_memory,
+    locate_model,
+    package_version,
+    torch_dtype,
+)
 from faceedit_bench_diffusers import loading
 from faceedit_bench_diffusers.pipelines import PipelineSpec, images_of, pipeline_class
 
@@ -36,13 +47,6 @@ class _Item:
     request: EditRequest
     image: Image.Image
     seed: int
-
-
-def _package_version(name: str) -> str | None:
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return None
 
 
 def fit(image: Image.Image, resolution: int | None) -> Image.Image:
@@ -70,13 +74,14 @@ class DiffusersEditor:
                  batch_wait_s: float = 0.05, timeout_s: float = 3600.0, allow_download: bool = False,
                  extra_args: Mapping[str, Any] | None = None) -> None:
         _check(settings, resolution, seed, batch_size, timeout_s)
-        loading.torch_dtype(dtype)  # validates the name
+        check_dtype(dtype)
         self.spec = spec
         self.settings = dict(settings)
         self.resolution, self.seed, self.dtype = resolution, seed, dtype
         self.device, self.cpu_offload = device, cpu_offload
         self.extra_args = dict(extra_args or {})
-        self.source = loading.locate(model, revision=revision, allow_download=allow_download)
+        self.source = locate_model(model, index_file="model_index.json", revision=revision,
+                                   allow_download=allow_download)
         self.pipeline_class = pipeline_class(spec, pipeline, self.source.index)
         self._check_class_available()
         self.batch_size = batch_size if self.pipeline_class in spec.batched else 1
@@ -116,7 +121,7 @@ class DiffusersEditor:
             "seed": "per_step" if self.seed is None else self.seed,
             "noise": "torch CPU generator per image",
             "extra_args": self.extra_args,
-            "libraries": {name: _package_version(name) for name in ("diffusers", "transformers", "torch")},
+            "libraries": {name: package_version(name) for name in ("diffusers", "transformers", "torch")},
             "version": f"{self.source.name}@{self.source.revision or 'config-' + self.source.config_hash}",
         }
 
@@ -196,6 +201,7 @@ class DiffusersEditor:
 
     def _load(self) -> Any:
         import diffusers
+        import torch
 
         loading.check_components(self.source)
         components: dict[str, Any] = {}
@@ -203,7 +209,7 @@ class DiffusersEditor:
         if isinstance(processor, list) and processor[1] in _QWEN_PROCESSORS and not loading.has_torchvision():
             components["processor"] = loading.load_image_only_processor(self.source.path / "processor",
                                                                         processor[1])
-        components[loading.dtype_keyword(diffusers.__version__)] = loading.torch_dtype(self.dtype)
+        components[loading.dtype_keyword(diffusers.__version__)] = torch_dtype(torch, self.dtype)
         pipe = getattr(diffusers, self.pipeline_class).from_pretrained(self.source.path, local_files_only=True,
                                                                        **components)
         loading.check_tokenizers(pipe, self.source)

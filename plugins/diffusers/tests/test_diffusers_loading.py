@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from faceedit_bench_diffusers import editors, loading
 
+from faceedit_bench.api import ModelSource, locate_model
 from faceedit_bench.errors import ModelNotFoundError
 from faceedit_bench.records import EditRequest, Outcome
 from faceedit_bench.testing import gradient_image
@@ -60,16 +61,16 @@ def test_downloads_stay_off_unless_allowed(monkeypatch: pytest.MonkeyPatch) -> N
 
     monkeypatch.setattr("huggingface_hub.snapshot_download", fake_snapshot_download)
     with pytest.raises(ModelNotFoundError, match="allow_download: false"):
-        loading.locate("acme/absent")
+        locate_model("acme/absent", index_file="model_index.json")
     with pytest.raises(ModelNotFoundError):
-        loading.locate("acme/absent", allow_download=True)
+        locate_model("acme/absent", index_file="model_index.json", allow_download=True)
     assert [c["local_files_only"] for c in calls] == [True, False]
 
 
 @pytest.mark.parametrize("model", ["", "/no/such/dir", "not-a-repo-id", "a/b/c"])
 def test_nonsense_model_values_are_refused(model: str) -> None:
     with pytest.raises(ModelNotFoundError):
-        loading.locate(model)
+        locate_model(model, index_file="model_index.json")
 
 
 def test_a_directory_without_model_index_is_refused(tmp_path: Path) -> None:
@@ -92,7 +93,7 @@ def test_a_two_token_tokenizer_is_caught_after_loading() -> None:
     class Pipe:
         components = {"tokenizer": ["<unk>", "<pad>"], "text_encoder": object()}
 
-    source = loading.ModelSource("acme/x", Path("."), None, "h", {})
+    source = ModelSource("acme/x", Path("."), None, "h", {})
     with pytest.raises(ModelNotFoundError, match="2 tokens"):
         loading.check_tokenizers(Pipe(), source)
 

@@ -24,6 +24,7 @@ from PIL import Image
 
 from faceedit_bench.errors import ConfigError, ModelNotFoundError
 from faceedit_bench.records import FaceEmbedding, Outcome
+from faceedit_bench.testing import EmbedderContract
 
 # -- real faces ------------------------------------------------------------------------
 
@@ -286,3 +287,12 @@ def test_importing_the_plugin_loads_no_heavy_module():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- the contract every embedder passes --------------------------------------------------
+
+
+class TestDlibEmbedderContract(EmbedderContract):
+    @pytest.fixture
+    def face_rgb(self, tom: np.ndarray) -> np.ndarray:
+        return tom

@@ -14,7 +14,7 @@ from faceedit_bench.execution.secrets import MissingSecretError
 from faceedit_bench.records import JudgeAnswer, JudgeRequest, Outcome
 from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE, STATE_TEMPLATE
 from faceedit_bench.scoring.judge.service import JudgeService, parse_answer
-from faceedit_bench.testing import gradient_image
+from faceedit_bench.testing import JudgeContract, gradient_image
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import GARBAGE_TEXT, IMAGE_INPUT_TOKENS
 
@@ -165,3 +165,13 @@ def test_describe_and_missing_key(make_judge, fake, monkeypatch):
         GeminiJudge()
     monkeypatch.setenv("GOOGLE_API_KEY", KEY)
     assert GeminiJudge().limits.provider_key == "gemini:default:GOOGLE_API_KEY:gemini-2.5-flash"
+
+
+class TestGeminiJudgeContract(JudgeContract):
+    @pytest.fixture
+    def judge(self, make_judge):
+        return make_judge()
+
+    @pytest.fixture
+    def judge_calls(self, fake):
+        return lambda: len(fake.gemini_calls)

@@ -10,7 +10,7 @@
   slot ``a`` (0 or 1) decodes to the same box and keypoints ``faces[a]``, given as fractions
   of the detector input width and height, so NMS leaves one face per distinct slot.
   The score of slot ``a`` is ``faces[a].score`` times a gate. The gate is 1 when the image
-  has any contrast and 0 for a uniform image, so a blank black image has no face.
+  has any contrast and 0 for a uniform image, so a blank image has no face.
 """
 
 from __future__ import annotations
@@ -73,8 +73,11 @@ def fake_recognizer(path: Path, seed: int = 0) -> Path:
 def fake_detector(path: Path, faces: tuple[FakeFace, FakeFace] = (ALIGNED_CROP, ALIGNED_CROP)) -> Path:
     g = _Graph()
     x = "input.1"
-    # gate: 1 when the image has contrast, 0 for a uniform one.
-    spread = g.op("Sub", [g.op("ReduceMax", [x], keepdims=0), g.op("ReduceMin", [x], keepdims=0)])
+    # gate: 1 when the image has contrast, 0 for a uniform one. insightface letterboxes the image
+    # into a black canvas, so black pixels (-0.996 after its normalisation) are left out of the
+    # minimum: the padding around a uniform grey image is not contrast.
+    not_black = g.op("Where", [g.op("Less", [x, g.const(-0.99)]), g.const(10.0), x])
+    spread = g.op("Sub", [g.op("ReduceMax", [x], keepdims=0), g.op("ReduceMin", [not_black], keepdims=0)])
     gate = g.op("Clip", [g.op("Mul", [spread, g.const(100.0)]), g.const(0.0), g.const(1.0)])
     shape = g.op("Shape", [x])
     height = g.op("Cast", [g.op("Gather", [shape, g.const(2, np.int64)], axis=0)], to=TensorProto.FLOAT)

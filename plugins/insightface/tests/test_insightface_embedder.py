@@ -29,6 +29,7 @@ from PIL import Image
 
 from faceedit_bench.errors import ConfigError, ModelNotFoundError
 from faceedit_bench.records import FaceEmbedding, Outcome
+from faceedit_bench.testing import EmbedderContract
 
 
 def _image(name: str) -> np.ndarray:
@@ -266,3 +267,12 @@ def test_importing_the_plugin_loads_no_heavy_module(pack):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- the contract every embedder passes --------------------------------------------------
+
+
+class TestInsightFaceEmbedderContract(EmbedderContract):
+    @pytest.fixture
+    def face_rgb(self, colour_face: np.ndarray) -> np.ndarray:
+        return colour_face

@@ -11,7 +11,7 @@ import asyncio
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from faceedit_bench.api import ConfigError, Endpoint, read_secret, resolve_endpoint
+from faceedit_bench.api import ConfigError, Endpoint, endpoint_identity, read_secret, resolve_endpoint
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -63,11 +63,7 @@ class Connection:
         return client
 
     def describe(self) -> dict[str, Any]:
-        # A non-default endpoint is part of the component's identity (and so of its cache keys):
-        # a gateway or a compatible server may serve another model under the same name. The
-        # public endpoint is left out, so cache keys of runs made before stay valid; it is
-        # recorded as provenance in the report's calls section (CallLimits.endpoint).
-        return {"base_url": self.base_url} if self.base_url else {}
+        return endpoint_identity(self.base_url)
 
     def __repr__(self) -> str:
         return f"Connection(base_url={self.base_url!r}, api_key_env={self.api_key_env!r})"

@@ -16,7 +16,7 @@ from faceedit_bench.execution.secrets import MissingSecretError
 from faceedit_bench.plugin.protocols import Judge
 from faceedit_bench.records import JudgeReply, JudgeRequest, Outcome
 from faceedit_bench.scoring.judge.service import ParseFailure, parse_answer
-from faceedit_bench.testing import gradient_image
+from faceedit_bench.testing import JudgeContract, gradient_image
 from tests.fakes.answers import example_from_schema
 from tests.fakes.openai import DEFAULT_KEY, GARBAGE, REFUSAL, SYSTEM_FINGERPRINT, OpenAIFakeServer
 
@@ -186,3 +186,13 @@ def test_expected_answer_fits_the_strict_schema() -> None:
     answer = example_from_schema(to_strict_schema(SCHEMA))
     assert set(answer) == {"editing_success", "reasoning", "note"}
     Verdict.model_validate(answer)
+
+
+class TestOpenAIJudgeContract(JudgeContract):
+    @pytest.fixture(params=["chat", "responses"])
+    def judge(self, request: pytest.FixtureRequest, make_judge: Callable[..., OpenAIJudge]) -> OpenAIJudge:
+        return make_judge(api=request.param)
+
+    @pytest.fixture
+    def judge_calls(self, server: OpenAIFakeServer) -> Callable[[], int]:
+        return lambda: len(server.received)

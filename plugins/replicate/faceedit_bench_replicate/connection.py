@@ -13,7 +13,7 @@ import asyncio
 import weakref
 from typing import Any
 
-from faceedit_bench.api import ConfigError, read_secret
+from faceedit_bench.api import ConfigError, endpoint_identity, read_secret
 
 REPLICATE_BASE_URL = "https://api.replicate.com"
 
@@ -51,7 +51,7 @@ class ReplicateConnection:
         return client
 
     def describe(self) -> dict[str, Any]:
-        return {"base_url": self.base_url} if self.base_url else {}
+        return endpoint_identity(self.base_url)
 
     def __repr__(self) -> str:
         return f"ReplicateConnection(base_url={self.base_url!r}, api_key_env={self.api_key_env!r})"

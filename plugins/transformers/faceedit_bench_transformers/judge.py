@@ -15,10 +15,21 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from faceedit_bench.api import CallLimits, JudgeReply, JudgeRequest, MicroBatcher, Outcome, decode_rgb, is_out_of_memory
+from faceedit_bench.api import (
+    CallLimits,
+    JudgeReply,
+    JudgeRequest,
+    MicroBatcher,
+    Outcome,
+    check_dtype,
+    decode_rgb,
+    is_out_of_memory,
+    locate_model,
+    package_version,
+    torch_dtype,
+)
 from faceedit_bench_transformers import loading
 
 log = logging.getLogger(__name__)
@@ -32,13 +43,6 @@ PROCESSORS = {
 }
 
 
-def _package_version(name: str) -> str | None:
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return None
-
-
 class QwenVLJudge:
     """Construction only finds the model (failing with how to get it); weights load on the
     first call. Batches run one at a time in a worker thread."""
@@ -47,7 +51,7 @@ class QwenVLJudge:
                  dtype: str = "bfloat16", device: str = "auto", max_new_tokens: int = 1024,
                  temperature: float = 0.0, top_p: float = 1.0, batch_size: int = 8, batch_wait_s: float = 0.05,
                  timeout_s: float = 1800.0, allow_download: bool = False) -> None:
-        loading.torch_dtype(dtype)  # validates the name
+        check_dtype(dtype)
         if max_new_tokens < 1:
             raise ValueError("max_new_tokens must be at least 1")
         if temperature < 0 or not 0 < top_p <= 1:
@@ -56,8 +60,8 @@ class QwenVLJudge:
             raise ValueError("timeout_s must be positive")
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
-        self.source = loading.locate(model, revision=revision, allow_download=allow_download)
-        self.family = self.source.config.get("model_type", "")
+        self.source = locate_model(model, index_file="config.json", revision=revision, allow_download=allow_download)
+        self.family = self.source.index.get("model_type", "")
         if self.family not in PROCESSORS:
             raise ValueError(f"model {self.source.name!r} is a {self.family or 'unknown'!r} model; the qwen_vl judge "
                              f"runs {', '.join(sorted(PROCESSORS))} (Qwen2-VL, Qwen2.5-VL and Qwen3-VL families)")
@@ -88,7 +92,7 @@ class QwenVLJudge:
             "decoding": "greedy" if greedy else "sampling, seeded per request",
             "temperature": self.temperature,
             "top_p": None if greedy else self.top_p,
-            "libraries": {name: _package_version(name) for name in ("transformers", "torch")},
+            "libraries": {name: package_version(name) for name in ("transformers", "torch")},
             "version": f"{self.source.name}@{self.source.revision or 'config-' + self.source.config_hash}",
         }
 
@@ -171,6 +175,7 @@ class QwenVLJudge:
         return self._model, self._processor
 
     def _load(self) -> tuple[Any, Any]:
+        import torch
         from transformers import AutoModelForImageTextToText
 
         processor = loading.load_processor(self.source.path, PROCESSORS[self.family])
@@ -180,7 +185,7 @@ class QwenVLJudge:
         if processor.tokenizer.pad_token is None:
             processor.tokenizer.pad_token = processor.tokenizer.eos_token
         model = AutoModelForImageTextToText.from_pretrained(
-            self.source.path, dtype=loading.torch_dtype(self.dtype), device_map=loading.device_map(self.device),
+            self.source.path, dtype=torch_dtype(torch, self.dtype), device_map=loading.device_map(self.device),
             local_files_only=True)
         model.eval()
         return model, processor

@@ -21,7 +21,7 @@ from faceedit_bench.plugin.protocols import Judge
 from faceedit_bench.records import JudgeRequest, Outcome
 from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE
 from faceedit_bench.scoring.judge.service import JudgeService
-from faceedit_bench.testing import gradient_image
+from faceedit_bench.testing import JudgeContract, gradient_image
 
 VALID = '{"editing_success": 7, "overediting": 8, "reasoning": "hair is red, face kept"}'
 
@@ -218,3 +218,9 @@ def test_a_load_failure_is_an_api_error_with_the_reason(tiny_vlm: Callable[[str]
 def test_bad_parameters_are_refused(bad: dict[str, Any], tiny_vlm: Callable[[str], Path]) -> None:
     with pytest.raises(ValueError):
         make_judge(tiny_vlm("qwen2_5_vl"), **bad)
+
+
+class TestQwenVLJudgeContract(JudgeContract):
+    @pytest.fixture
+    def judge(self, tiny_vlm: Callable[[str], Path]) -> QwenVLJudge:
+        return make_judge(tiny_vlm("qwen2_5_vl"))
