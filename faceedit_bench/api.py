@@ -15,7 +15,7 @@ from faceedit_bench.components import AsyncEditor, Dataset, Editor, FaceEmbedder
 from faceedit_bench.cost import USAGE_KEYS, check_prices, cost_usd
 from faceedit_bench.embedding import LazyModels, as_rgb_uint8, files_digest
 from faceedit_bench.errors import ConfigError, DatasetError, FaceEditBenchError, ImageError, ModelNotFoundError
-from faceedit_bench.execution import CallLimits, GaveUp, RetryableError, limits_from_config
+from faceedit_bench.execution import CallLimits, GaveUp, RetryableError, count_request, limits_from_config
 from faceedit_bench.images import content_hash, decode_rgb, encode_png, sniff_mime
 from faceedit_bench.judging import Judge, JudgeAnswer, JudgeReply, JudgeRequest, ParseFailure, PromptTemplate
 from faceedit_bench.records import (
@@ -88,6 +88,7 @@ __all__ = [
     "check_prices",
     "content_hash",
     "cost_usd",
+    "count_request",
     "decode_rgb",
     "encode_png",
     "files_digest",
