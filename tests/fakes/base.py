@@ -12,6 +12,10 @@ serving, the generic faults and the bookkeeping:
 Generic faults: ``429`` (with ``Retry-After: retry_after``), ``500``, ``503``,
 ``timeout`` (answers only after ``hang_s``), ``truncated`` (announces more bytes than it
 sends, then closes). Any other fault name is passed to the provider handler.
+
+A provider fake may override ``draws_fault(method, path)`` so that only some requests (a task
+API's submissions, not its polls) draw faults and count against ``rpm_limit``, and may answer
+a ``FakeResponse`` with ``truncate=True`` to cut that one answer short like ``truncated``.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ class FakeResponse:
     body: bytes
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
+    truncate: bool = False  # announce more bytes than are sent, then close (a cut-off download)
 
     @classmethod
     def json(cls, status: int, obj: Any, **headers: str) -> FakeResponse:
@@ -127,6 +132,10 @@ class FakeServer:
 
     # -- serving -----------------------------------------------------------------------
 
+    def draws_fault(self, method: str, path: str) -> bool:
+        """Whether this request draws a fault (script, rates) and counts against ``rpm_limit``."""
+        return True
+
     def _pick_fault(self) -> str | None:
         with self._lock:
             if self.rpm_limit is not None:
@@ -156,7 +165,7 @@ class FakeServer:
             def _serve(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
-                fault = server._pick_fault()
+                fault = server._pick_fault() if server.draws_fault(self.command, self.path) else None
                 request = FakeRequest(self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
                                       body, fault)
                 with server._lock:
@@ -176,7 +185,7 @@ class FakeServer:
                 self.send_header("Content-Type", response.content_type)
                 for key, value in response.headers.items():
                     self.send_header(key, value)
-                if fault == "truncated":
+                if fault == "truncated" or response.truncate:
                     self.send_header("Content-Length", str(len(response.body) + 1000))
                     self.end_headers()
                     self.wfile.write(response.body[: len(response.body) // 2])
