@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-PLUGINS := plugins/dlib plugins/insightface plugins/mlflow plugins/gemini plugins/openai plugins/diffusers \
+PLUGINS := plugins/dlib plugins/insightface plugins/mlflow plugins/gemini plugins/openai plugins/bfl plugins/diffusers \
 	plugins/transformers
 # torch's CPU build first, in one pip command with what depends on it (uv would fetch a CUDA build).
 TORCH_STACK := torch==2.13.0 diffusers==0.42.1 transformers==5.24.0 accelerate==1.15.0
