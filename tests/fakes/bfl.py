@@ -20,7 +20,8 @@ Wire protocol (BFL API reference, ``api.bfl.ai/openapi.json``):
 Only submissions draw faults (``script([...])``, ``fault_rates``) and count against
 ``rpm_limit``; a submission's fault then decides what happens to its task. Generic faults of
 :mod:`tests.fakes.base` (``429`` with Retry-After, ``500``, ``503``, ``timeout``, ``truncated``)
-hit the submission itself. Task faults:
+hit the submission itself; after ``truncated`` and ``timeout`` the task exists all the same (its
+answer was cut short or came too late), as it would at BFL, which charges for it. Task faults:
 
 * ``request_moderated``: the first poll answers ``Request Moderated`` (the input was moderated);
 * ``content_moderated``: after generation, ``Content Moderated`` (the output was);
@@ -163,6 +164,8 @@ class BFLFakeServer(FakeServer):
             model = parts.path.removeprefix("/v1/")
             if model not in MODELS:
                 return bfl_error(404, "Not Found")
+            if fault in ("truncated", "timeout"):
+                fault = None  # the task is made all the same: only its answer is cut short or late
             if fault is not None and fault not in TASK_FAULTS:
                 return bfl_error(400, f"fake server: fault {fault!r} has no meaning on a submission")
             return self._submit(request, model, fault)
