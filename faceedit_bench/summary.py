@@ -53,8 +53,9 @@ def format_summary(report: dict[str, Any], output_dir: Path) -> str:
     if cost.get("estimated_usd") is not None:
         lines.append(f"Estimated cost: {cost['estimated_usd']:.4f} USD ({cost['new_usd']:.4f} USD new in this run)")
     for provider, c in (report.get("calls") or {}).items():
+        other = f"; besides, {c['other_requests']}" if c.get("other_requests") else ""  # polls, downloads
         lines.append(f"Calls {provider}: {c['calls']} calls, {c['attempts']} attempts, retries {c['retries'] or 0}, "
-                     f"gave up {c['gave_up'] or 0}")
+                     f"gave up {c['gave_up'] or 0}{other}")
     if not report["run"].get("complete", True):
         lines.append(f"STOPPED: {report['run'].get('stopped')}")
     lines.append(f"FSS scale: {report['scales']['fss']}")

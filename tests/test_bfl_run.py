@@ -53,6 +53,10 @@ def test_kontext_pro_runs_end_to_end_and_a_rerun_makes_no_call(plugins, compose,
     assert key == f"bfl:{bfl.url}:BFL_API_KEY:flux-kontext-pro" and stats["succeeded"] == stats["attempts"] == 24
     # Polls and downloads are counted apart from the 24 submissions the limiter admitted.
     assert stats["other_requests"] == {"poll": bfl.polls, "download": 24} and bfl.polls >= 24
+    from faceedit_bench.report import metrics_for_tracking
+
+    tracked = metrics_for_tracking(report)  # the tracker (MLflow) gets them as metrics too
+    assert [tracked[k] for k in sorted(tracked) if k.startswith("calls_") and "_other_" in k] == [24, bfl.polls]
     assert report["cost"]["estimated_usd"] == pytest.approx(24 * 0.04)
     assert report["cost"]["prices"]["editor"] == {"images_out": 0.04, "as_of": "2026-12-01"}
 
@@ -159,6 +163,7 @@ def test_the_command_runs_the_fault_mix_with_no_crash_and_no_leak(tmp_path):
         first = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
         assert first.returncode == 0, first.stderr[-3000:]
         assert "HTTP Request" not in first.stdout + first.stderr, "no log line per poll"
+        assert "besides, {'download': " in first.stdout  # the summary shows the polls, counted apart
         (report_path,) = (tmp_path / "ws" / "runs").glob("*/report.json")
         report = json.loads(report_path.read_text())
         assert report["counts"]["steps"] == {"ok": 5, "refused": 2, "api_error": 3, "skipped": 10}
