@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-PLUGINS := plugins/dlib plugins/insightface plugins/mlflow plugins/gemini plugins/openai plugins/diffusers \
+PLUGINS := plugins/dlib plugins/insightface plugins/mlflow plugins/gemini plugins/openai plugins/bfl plugins/diffusers \
 	plugins/byteplus plugins/replicate \
 	plugins/transformers
 # torch's CPU build first, in one pip command with what depends on it (uv would fetch a CUDA build).

@@ -6,7 +6,16 @@ enforces 600 requests/min (a sliding minute; above it: 429 with Retry-After), an
 `nano_banana` editor and the core's execution layer, inside a full engine run (50 faces x
 10 multi_axis sessions x 4 steps = 2,000 edit calls, then a rerun of the same experiment).
 A sequential client (one call at a time, same editor and retries) runs beside it for
-comparison. Usage: python benchmarks/bench_hosted.py [--calls 2000] [--sequential 100]
+comparison.
+
+BFL (``kontext_pro``, submit-then-poll) with the editor's SHIPPED defaults, against a fake BFL
+API that answers each submission after 300 ms, takes 2 s to generate, allows 24 active tasks
+(429 above) and 600 submissions/min (a sliding minute; 429 above): successful edits/min as a
+share of what those limits allow, min(600, 24 x 60 / 2.3 s) = 600/min, beside a sequential
+client. Polls are counted apart from submissions.
+
+Usage: python benchmarks/bench_hosted.py [--only gemini|bfl] [--calls 2000] [--sequential 100]
+       [--bfl-calls 800] [--bfl-sequential 12]
 """
 
 from __future__ import annotations
@@ -37,7 +46,20 @@ def bench_faces(tmp: str, n_faces: int) -> list[str]:
     return ["dataset=bench_faces", f"+dataset.params.root={tmp}", f"+dataset.params.n={n_faces}", "embedder=pixel"]
 
 
-def engine_run(server, tmp: str, data: list[str], *overrides: str,
+BFL_SUBMIT_S = 0.3
+BFL_GENERATION_S = 2.0
+BFL_ACTIVE = 24
+BFL_RPM = 600
+
+
+def gemini_editor(server) -> list[str]:
+    limits = "editor.params.limits"
+    return ["editor=nano_banana", f"editor.params.base_url={server.url}", f"{limits}.requests_per_minute={RPM}",
+            f"{limits}.tokens_per_minute=null", f"{limits}.max_concurrency=64", f"{limits}.max_attempts=8",
+            f"{limits}.backoff_initial_s=0.5"]
+
+
+def engine_run(server, tmp: str, data: list[str], *overrides: str, editor: list[str] | None = None,
                labels: tuple[str, ...] = ("first", "rerun")) -> dict:
     """Runs the experiment once per label (the same experiment: later labels are reruns)."""
     from bench_engine import bench_plugins
@@ -47,12 +69,9 @@ def engine_run(server, tmp: str, data: list[str], *overrides: str,
     from faceedit_bench.run.hydra_app import conf_dir
 
     plugins = bench_plugins()
-    limits = "editor.params.limits"
     with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
         cfg = compose(config_name="config", overrides=[
-            "editor=nano_banana", f"editor.params.base_url={server.url}", f"{limits}.requests_per_minute={RPM}",
-            f"{limits}.tokens_per_minute=null", f"{limits}.max_concurrency=64", f"{limits}.max_attempts=8",
-            f"{limits}.backoff_initial_s=0.5", "testset=multi_axis", *data, "tracking=none",
+            *(editor if editor is not None else gemini_editor(server)), "testset=multi_axis", *data, "tracking=none",
             f"run.workspace={tmp}/ws", "run.workers=1", "run.progress=false", "run.max_contact_sheets=0",
             *overrides])
     exp = build_experiment(cfg, plugins)
@@ -94,11 +113,31 @@ def sequential(server, n_calls: int) -> dict:
     return {"wall_s": time.perf_counter() - started, "ok": ok}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--calls", type=int, default=2000, help="edit calls (multiple of 40)")
-    parser.add_argument("--sequential", type=int, default=100, help="calls of the sequential client")
-    args = parser.parse_args()
+def sequential_bfl(server, n_calls: int) -> dict:
+    """One task at a time through the same editor (shipped defaults) and executor."""
+    from faceedit_bench.execution.calls import Executor
+    from faceedit_bench.plugin.manager import load_plugins
+    from faceedit_bench.records import EditRequest
+    from faceedit_bench.testing import gradient_image
+
+    editor = load_plugins().registry.create("editors", "kontext_pro", {"base_url": server.url})
+    image = gradient_image(0)
+
+    async def main() -> int:
+        executor = Executor(editor.limits)
+        ok = 0
+        for i in range(n_calls):
+            request = EditRequest(image, f"make the person's hair color red {i}", "f", "s", 1, i)
+            result = await executor.call(lambda r=request: editor.aedit(r))
+            ok += result.outcome.value == "ok"
+        return ok
+
+    started = time.perf_counter()
+    ok = asyncio.run(main())
+    return {"wall_s": time.perf_counter() - started, "ok": ok}
+
+
+def bench_gemini(args: argparse.Namespace) -> None:
     os.environ["GEMINI_API_KEY"] = KEY
     from tests.fakes.gemini import gemini_server
 
@@ -125,6 +164,59 @@ def main() -> None:
     print(f"\nfirst run: steps {first['steps']}; retries {first['calls'].get('retries')}; "
           f"gave up {first['calls'].get('gave_up')}")
     print(f"immediate rerun: {runs['rerun']['provider_calls']} provider calls, {runs['rerun']['wall_s']:.1f} s")
+
+
+def bench_bfl(args: argparse.Namespace) -> None:
+    os.environ["BFL_API_KEY"] = KEY
+    from tests.fakes.bfl import bfl_server
+
+    allowed = min(BFL_RPM, BFL_ACTIVE * 60 / (BFL_SUBMIT_S + BFL_GENERATION_S))
+    fake = {"api_key": KEY, "submit_latency_s": BFL_SUBMIT_S, "generation_s": BFL_GENERATION_S,
+            "max_active": BFL_ACTIVE, "rpm_limit": BFL_RPM, "retry_after": 1.0}
+    n_faces = max(1, args.bfl_calls // 40)
+    with tempfile.TemporaryDirectory() as tmp:
+        with bfl_server(**fake) as server:
+            # The shipped defaults: only the endpoint is changed.
+            runs = engine_run(server, tmp, bench_faces(tmp, n_faces),
+                              editor=["editor=kontext_pro", f"editor.params.base_url={server.url}"])
+            peak = server.peak_active
+            polls, downloads = server.polls, server.downloads
+        with bfl_server(**fake) as server:
+            seq = sequential_bfl(server, args.bfl_sequential)
+    first = runs["first"]
+    stats = first["calls"]
+    engine_rate = first["ok"] / first["wall_s"] * 60
+    seq_rate = seq["ok"] / seq["wall_s"] * 60
+    submitted_rate = stats["attempts"] / first["wall_s"] * 60
+    print(f"\nfake BFL API: {BFL_SUBMIT_S * 1000:.0f} ms per submission, {BFL_GENERATION_S:g} s generation, "
+          f"{BFL_ACTIVE} active tasks, {BFL_RPM} submissions/min enforced (429 above either); the limits allow "
+          f"{allowed:.0f} edits/min. Editor kontext_pro with its shipped defaults.")
+    print("| client | edits | succeeded | wall (s) | submissions/min | successful edits/min | share of what the "
+          "limits allow |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(f"| engine (execution layer) | {n_faces * 40} | {first['ok']} | {first['wall_s']:.1f} | "
+          f"{submitted_rate:.0f} | {engine_rate:.0f} | {engine_rate / allowed:.2f} |")
+    print(f"| sequential client, same editor | {args.bfl_sequential} | {seq['ok']} | {seq['wall_s']:.1f} | - | "
+          f"{seq_rate:.0f} | {seq_rate / allowed:.2f} |")
+    print(f"\nfirst run: steps {first['steps']}; submissions {stats['attempts']} (retries {stats.get('retries')}, "
+          f"gave up {stats.get('gave_up')}); counted apart: {stats.get('other_requests')} "
+          f"(fake saw {polls} polls, {downloads} downloads); peak active tasks at the fake {peak}; "
+          f"edit stage {first['edit_stage_s']:.1f} s")
+    print(f"immediate rerun: {runs['rerun']['provider_calls']} provider requests, {runs['rerun']['wall_s']:.1f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--only", choices=("gemini", "bfl"), help="run one of the two benchmarks")
+    parser.add_argument("--calls", type=int, default=2000, help="Gemini edit calls (multiple of 40)")
+    parser.add_argument("--sequential", type=int, default=100, help="calls of the sequential Gemini client")
+    parser.add_argument("--bfl-calls", type=int, default=800, help="BFL edits (multiple of 40)")
+    parser.add_argument("--bfl-sequential", type=int, default=12, help="tasks of the sequential BFL client")
+    args = parser.parse_args()
+    if args.only in (None, "gemini"):
+        bench_gemini(args)
+    if args.only in (None, "bfl"):
+        bench_bfl(args)
 
 
 if __name__ == "__main__":

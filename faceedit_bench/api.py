@@ -17,6 +17,7 @@ from faceedit_bench.execution.calls import (
     EndpointUnreachable,
     GaveUp,
     RetryableError,
+    count_request,
     limits_from_config,
     retry_after_s,
 )
@@ -136,6 +137,7 @@ __all__ = [
     "component_version",
     "content_hash",
     "cost_usd",
+    "count_request",
     "decode_rgb",
     "directory_lock",
     "encode_png",

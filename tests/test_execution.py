@@ -243,3 +243,33 @@ def test_endpoint_is_not_a_configurable_limit():
 
     with pytest.raises(ConfigError, match="unknown limits key"):
         limits_from_config({"endpoint": "http://x"}, {}, provider_key="p", what="editor x")
+def test_requests_inside_an_attempt_are_counted_apart_and_spend_no_request_budget():
+    from faceedit_bench.execution.calls import count_request
+
+    ex, _ = executor(requests_per_minute=60)
+    acquired = []
+    real_acquire = ex._requests.acquire
+
+    async def counting_acquire(amount: float = 1) -> None:
+        acquired.append(amount)
+        await real_acquire(amount)
+
+    ex._requests.acquire = counting_acquire
+
+    async def task() -> str:  # one submission, then polls and a download
+        for _ in range(5):
+            count_request("poll")
+        count_request("download")
+        return "ok"
+
+    fn = Script(RetryableError("server_error", "503", status=503))
+
+    async def main() -> None:
+        await ex.call(task)
+        await ex.call(fn)
+
+    asyncio.run(main())
+    assert len(acquired) == ex.stats.attempts == 3  # the limiter admits attempts only
+    assert ex.stats.as_dict()["other_requests"] == {"download": 1, "poll": 5}
+    count_request("poll")  # outside any attempt: counted nowhere, no error
+    assert ex.stats.other_requests["poll"] == 5

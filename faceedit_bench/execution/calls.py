@@ -21,6 +21,12 @@ place, so that every attempt is counted the same way for every provider:
   names the endpoint and the error instead of every call being retried for hours.
 
 SDK-level retries must be switched off by the plugins, so nothing retries unseen.
+
+A provider that answers through a task (submit, then poll, then download the result) makes
+the whole task ONE attempt: the rate limiters admit its one submission, the concurrency bound
+is then the provider's limit on active tasks, and the polls and downloads inside the attempt
+spend no request budget; the plugin counts them with :func:`count_request` (``other_requests``
+in the stats).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import email.utils
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -52,7 +59,8 @@ RETRYABLE_KINDS = ("rate_limited", "server_error", "timeout", "connection", "tru
 class CallLimits:
     """How calls to one provider may be made. Components that share a ``provider_key``
     (e.g. an editor and a judge on the same account) share one set of limits: the
-    first component to register a key decides them."""
+    first component to register a key decides them. ``max_concurrency`` bounds calls in
+    flight, retries' waits included: for a submit-then-poll provider, its active tasks."""
 
     provider_key: str
     max_concurrency: int = 16
@@ -208,13 +216,28 @@ class CallStats:
     gave_up: Counter[str] = field(default_factory=Counter)  # kind -> calls
     retries: Counter[str] = field(default_factory=Counter)  # kind -> retried attempts
     rate_wait_s: float = 0.0  # time spent waiting for the rate limiters
+    # kind -> requests made inside attempts besides the admitted one (polls, downloads), not rate-limited
+    other_requests: Counter[str] = field(default_factory=Counter)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "calls": self.calls, "attempts": self.attempts, "succeeded": self.succeeded,
             "gave_up": dict(sorted(self.gave_up.items())), "retries": dict(sorted(self.retries.items())),
-            "rate_wait_s": round(self.rate_wait_s, 3),
+            "rate_wait_s": round(self.rate_wait_s, 3), "other_requests": dict(sorted(self.other_requests.items())),
         }
+
+
+#: The stats of the executor whose attempt is running in this task (asyncio tasks copy it).
+_ATTEMPT_STATS: ContextVar[CallStats | None] = ContextVar("faceedit_attempt_stats", default=None)
+
+
+def count_request(kind: str, n: int = 1) -> None:
+    """Count ``n`` requests of ``kind`` (e.g. ``"poll"``, ``"download"``) that the running attempt
+    made besides the one its rate limiters admitted. They spend no request budget. Outside an
+    executor's attempt (a plugin's own tests) nothing is counted."""
+    stats = _ATTEMPT_STATS.get()
+    if stats is not None:
+        stats.other_requests[kind] += n
 
 
 def _wait_for(limits: CallLimits) -> Callable[[RetryCallState], float]:
@@ -285,6 +308,7 @@ class Executor:
         self._check_reachable()  # another call may have found the endpoint dead while this one waited
         await self._acquire()
         self.stats.attempts += 1
+        token = _ATTEMPT_STATS.set(self.stats)  # wait_for's task copies the context: count_request sees it
         try:
             result = await asyncio.wait_for(fn(), self.limits.timeout_s)
         except TimeoutError as exc:
@@ -292,6 +316,8 @@ class Executor:
         except RetryableError as exc:
             self._note_failure(exc)
             raise
+        finally:
+            _ATTEMPT_STATS.reset(token)
         self._answered, self._connect_failures = True, 0
         return result
 

@@ -146,6 +146,8 @@ def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
             put(metric_key("calls", provider, "retries", kind), n)
         for kind, n in stats["gave_up"].items():
             put(metric_key("calls", provider, "gave_up", kind), n)
+        for kind, n in (stats.get("other_requests") or {}).items():  # polls, downloads: not rate-limited
+            put(metric_key("calls", provider, "other", kind), n)
     for field, value in (report.get("performance") or {}).items():
         put(metric_key("perf", field), value)
     for row in report.get("disparity", []):

@@ -12,6 +12,10 @@ serving, the generic faults and the bookkeeping:
 Generic faults: ``429`` (with ``Retry-After: retry_after``), ``500``, ``503``,
 ``timeout`` (answers only after ``hang_s``), ``truncated`` (announces more bytes than it
 sends, then closes). Any other fault name is passed to the provider handler.
+
+A provider fake may override ``draws_fault(method, path)`` so that only some requests (a task
+API's submissions, not its polls) draw faults and count against ``rpm_limit``, and may answer
+a ``FakeResponse`` with ``truncate=True`` to cut that one answer short like ``truncated``.
 """
 
 from __future__ import annotations
@@ -129,6 +133,10 @@ class FakeServer:
 
     # -- serving -----------------------------------------------------------------------
 
+    def draws_fault(self, method: str, path: str) -> bool:
+        """Whether this request draws a fault (script, rates) and counts against ``rpm_limit``."""
+        return True
+
     def _pick_fault(self) -> str | None:
         with self._lock:
             if self.rpm_limit is not None:
@@ -158,7 +166,7 @@ class FakeServer:
             def _serve(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
-                fault = server._pick_fault()
+                fault = server._pick_fault() if server.draws_fault(self.command, self.path) else None
                 request = FakeRequest(self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
                                       body, fault)
                 with server._lock:
