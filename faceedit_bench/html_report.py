@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.contact_sheet import contact_sheet_name
-from faceedit_bench.contact_sheet import render as render_contact_sheet
+from faceedit_bench.contact_sheet import SheetStep, render_session
 from faceedit_bench.secrets import redact
 from faceedit_bench.store import ImageStore, store_root_of_run
 from faceedit_bench.templates import fmt_num, render
@@ -30,7 +30,9 @@ RANKING_METRIC = "drop_fss"  # the worst sessions are the ones that lost the mos
 DISPLAY_NAMES = {"drop_fss": "Drop_FSS", "sc": "SC", "oer": "OER", "fss": "FSS"}
 SESSION_ID_COLUMNS = ("face_id", "identity", "session_id", "excluded")
 AXIS_LABELS = {"fss": "FSS (the embedder's scale)", "sc": "SC x100"}
-MAX_ANNOTATED_CELLS = 400  # above this the heatmap's numbers would be unreadable; the cells table has them
+MAX_ANNOTATED_CELLS = 400
+#: steps.csv does not say which reference photo a session was measured against
+SHEET_REFERENCE_UNKNOWN = (None, "reference photo: not recorded in steps.csv (see the dataset)")  # above this the heatmap's numbers would be unreadable; the cells table has them
 
 
 def write_html_report(run_dir: Path, report: Mapping[str, Any], *, store: ImageStore | None = None,
@@ -269,17 +271,18 @@ def _render_missing_sheets(run_dir: Path, store: ImageStore,
         if not rows:
             continue
         rows.sort(key=lambda r: int(r.get("k") or 0))
-        tiles = []
+        sheet_steps = []
         for r in rows:
             digest = r.get("image_hash") or r.get("output_hash") or ""
             data = store.get(digest) if digest and digest in store else None
             fss = _float(r.get("fss"))
-            score = f"FSS {fmt_num(fss)}" if fss is not None else (r.get("score_outcome") or r.get("outcome") or "-")
-            caption = f"I{r.get('k')} {score}" + (f": {r['instruction']}" if r.get("instruction") else "")
-            tiles.append((data, caption))
+            note = "" if fss is not None else (r.get("score_outcome") or r.get("outcome") or "not scored")
+            if fss is not None and r.get("score_outcome") == "no_face":
+                note = "no face: FSS 0"
+            sheet_steps.append(SheetStep(int(r.get("k") or 0), data, fss, note, r.get("instruction") or ""))
         excluded = rows[0].get("session_excluded")
         title = f"{face_id} | {session_id}" + (f" | excluded: {excluded}" if excluded else "")
-        sheets[(face_id, session_id)] = render_contact_sheet(title, tiles)
+        sheets[(face_id, session_id)] = render_session(title, SHEET_REFERENCE_UNKNOWN, sheet_steps)
     return sheets
 
 

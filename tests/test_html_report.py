@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from faceedit_bench import html_report
+from faceedit_bench import contact_sheet, html_report
 from faceedit_bench.contact_sheet import render as render_sheet
 from faceedit_bench.html_report import contact_sheet_name, render_html_report, store_for_run_dir, write_html_report
 from faceedit_bench.store import ImageStore
@@ -280,7 +280,7 @@ def test_missing_contact_sheet_is_drawn_from_the_store(tmp_path: Path) -> None:
     page = render_html_report(v10_report(), run_dir=run, store=store, worst_sessions=2)
     assert "No contact sheet for this session" not in page
     drawn = [Image.open(io.BytesIO(data)) for data in _images(page)][-1]  # f2/s3, drawn now: I0..I4
-    assert drawn.width == 5 * 192
+    assert drawn.width == 6 * contact_sheet.TILE  # the reference photo, then I0..I4
 
 
 def test_worst_direction_comes_from_the_report(tmp_path: Path) -> None:
