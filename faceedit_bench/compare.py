@@ -22,7 +22,7 @@ from faceedit_bench.html_report import display_name
 from faceedit_bench.keys import fingerprint, portable
 from faceedit_bench.report import SCHEMA_ID
 from faceedit_bench.statistics import summarize
-from faceedit_bench.templates import fmt_ci, fmt_num, fmt_usd, render
+from faceedit_bench.templates import fmt_ci, fmt_num, fmt_p_equation, fmt_usd, render
 
 FORMATS = ("text", "markdown", "html")
 USABLE_OR_UNATTEMPTED = ("ok", "skipped")  # every other step outcome is an attempt without a usable image
@@ -364,7 +364,7 @@ def format_compare(result: Mapping[str, Any], fmt: str = "text") -> str:
 
 
 def _paired_line(m: Mapping[str, Any]) -> str:
-    return (f"{display_name(m['metric'])}: mean difference {fmt_ci(m)} n={m['n']}, p={fmt_num(m['p_value'])}"
+    return (f"{display_name(m['metric'])}: mean difference {fmt_ci(m)} n={m['n']}, {fmt_p_equation(m['p_value'])}"
             f" -> {m['verdict']}")
 
 

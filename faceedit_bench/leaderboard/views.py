@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from faceedit_bench.leaderboard.entries import Entry
+from faceedit_bench.templates import fmt_p_equation
 
 #: Step outcomes counted as failed attempts (everything but ok, refused and skipped).
 NOT_FAILED = frozenset({"ok", "refused", "skipped"})
@@ -240,7 +241,7 @@ def _contrast(contrast: str, labels: list[str], view_entries: list[Entry], metri
                 cells += [Cell("not tested", ""), Cell("n/a", "")]
             else:
                 flag = "BIAS" if d["bias"] else "no"
-                sub = f"p={fmt(d['p_value'])}" + (f", worst: {d.get('worst_group')}" if d["bias"] else "")
+                sub = fmt_p_equation(d["p_value"]) + (f", worst: {d.get('worst_group')}" if d["bias"] else "")
                 cells += [Cell(flag, "1" if d["bias"] else "0", sub, cls="bias" if d["bias"] else ""),
                           Cell(fmt(d["wd"]), sort_value(d["wd"]), cls="num")]
         rows.append(Row(e.id, e.status, cells))
