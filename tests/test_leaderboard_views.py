@@ -133,3 +133,31 @@ def test_submit_without_images_lists_hashes_but_no_files(tmp_path, plugins):
     assert len(record["files"]["images"]) == 12 and all(e["path"] is None for e in record["files"]["images"])
     assert len(record["files"]["refusals"]) == 1
     assert collect_submissions(tmp_path / "lb").entries[0].status == "unverified"
+
+
+def test_failed_column_counts_neither_refusals_nor_answers_without_an_image(tmp_path, plugins) -> None:
+    sub = _submit(tmp_path, plugins, editor="a", values=(1.0, 1.2, 1.1, 1.3))
+    rewrite_record(sub, lambda r: r["outcomes"].update(
+        steps={"ok": 8, "refused": 1, "no_image": 3, "api_error": 2, "invalid_image": 1, "skipped": 1}))
+    (view,) = build_views(collect_submissions(tmp_path / "lb").entries, _registry(drop_fss=False))
+    overall = view.sections[0]
+    cells = {c.title: cell for c, cell in zip(overall.columns, overall.rows[0].cells)}
+    assert cells["refused"].text == "1" and cells["no image"].text == "3"
+    assert cells["failed"].text == "3" and cells["failed"].sub == "api_error 2, invalid_image 1"
+
+
+def test_identity_baseline_is_a_reference_row_never_ranked(tmp_path, plugins) -> None:
+    _submit(tmp_path, plugins, editor="identity", values=(0.0, 0.0, 0.0, 0.0))
+    _submit(tmp_path, plugins, editor="alpha", values=(3.0, 3.4, 3.1, 3.6))
+    _submit(tmp_path, plugins, editor="beta", values=(1.0, 1.3, 1.2, 1.1))
+    result = build_leaderboard(tmp_path / "lb", plugins=plugins)
+    (view,) = build_views(result.collection.entries, _registry(drop_fss=False))
+    for section in view.sections:
+        assert [(r.id.split("-")[0], r.reference) for r in section.rows] == [
+            ("identity", True), ("beta", False), ("alpha", False)]
+    ranks = [r.cells[0].text for r in view.sections[0].rows]
+    assert ranks == ["ref", "1", "2"]  # Drop_FSS 0 would be "best", but no edit is not an editor's result
+    page = result.page.read_text()
+    reference_body = page[page.index('<tbody class="reference">'):page.index('<tbody class="ranked">')]
+    assert 'data-id="identity-' in reference_body and 'data-id="beta-' not in reference_body
+    assert "| ref (reference: no edit) | identity 1 (reference (no edit)" in result.table.read_text()

@@ -48,7 +48,8 @@ def render_markdown(views: list[View], rejected: list[Rejected], *, n_submission
         "",
         "Status: **verified** = the maintainers re-scored the submitted images with the pinned embedder (and judge) "
         "and every number reproduced within its stated tolerance; **unverified** = as submitted, not re-scored; "
-        "**failed** = re-scoring did not reproduce it (no rank). Only entries measured the same way (test set, "
+        "**failed** = re-scoring did not reproduce it (no rank); **ref** = the `identity` editor (the photo unchanged), "
+        "the no-edit baseline, listed first and never ranked. Only entries measured the same way (test set, "
         "dataset, embedder, judge, limits) share a table. Metric columns show mean [CI] (n sessions).",
     ]
     if not views:

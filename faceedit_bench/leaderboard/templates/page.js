@@ -38,7 +38,8 @@
       th.setAttribute("aria-sort", "none");
     });
     header.setAttribute("aria-sort", descending ? "descending" : "ascending");
-    var body = table.tBodies[0];
+    var body = table.querySelector("tbody.ranked");  // reference rows (no edit) stay above, unranked
+    if (!body) { return; }
     var rows = Array.prototype.slice.call(body.rows);
     rows.sort(function (a, b) {
       var x = sortKey(a, column);
