@@ -160,4 +160,4 @@ def test_identity_baseline_is_a_reference_row_never_ranked(tmp_path, plugins) ->
     page = result.page.read_text()
     reference_body = page[page.index('<tbody class="reference">'):page.index('<tbody class="ranked">')]
     assert 'data-id="identity-' in reference_body and 'data-id="beta-' not in reference_body
-    assert "| ref (reference: no edit) | identity 1 (reference (no edit)" in result.table.read_text()
+    assert "| ref | identity 1 (reference: no edit · identity-" in result.table.read_text()

@@ -155,7 +155,7 @@ def _rank(entries: list[Entry], metric: MetricInfo | None) -> tuple[list[Entry],
 
 def _rank_cell(e: Entry, ranks: Mapping[str, int | None]) -> Cell:
     if is_reference(e):
-        return Cell("ref", "", "reference: no edit", cls="reference")
+        return Cell("ref", "", cls="reference")
     rank = ranks.get(e.id)
     return Cell(str(rank) if rank is not None else "–", "" if rank is None else str(rank))
 
@@ -164,7 +164,7 @@ def _editor_cell(e: Entry) -> Cell:
     editor = e.record["editor"]
     sub = e.id + (f" · by {e.record['submitter']}" if e.record.get("submitter") else "")
     if is_reference(e):
-        sub = "reference (no edit) · " + sub
+        sub = "reference: no edit · " + sub
     return Cell(f"{editor['name']} {editor['version']}", editor["name"].lower(), sub)
 
 
