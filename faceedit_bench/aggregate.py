@@ -36,6 +36,7 @@ class _Group:
         self.steps: Counter[str] = Counter()
         self.values: dict[str, list[float]] = defaultdict(list)
         self.identities: dict[str, list[str]] = defaultdict(list)
+        self.trajectory: list[list[float]] = [[] for _ in range(STEPS_PER_SESSION + 1)]  # FSS_k, included sessions
 
 
 class Aggregator:
@@ -113,6 +114,8 @@ class Aggregator:
                 group.steps[state.outcome.value] += 1
             if result.excluded is None:
                 group.included += 1
+                for k, value in enumerate(result.fss or ()):
+                    group.trajectory[k].append(value)
                 for name, value in values.items():
                     if value is not None:
                         group.values[name].append(value)
@@ -180,6 +183,8 @@ class Aggregator:
                         "sessions_included": g.included,
                         "sessions_excluded": dict(sorted(g.excluded.items())),
                         "metrics": {m.name: summarize(g.values[m.name], self.confidence) for m in self.metrics},
+                        "trajectory": {"fss": [{"k": k, **summarize(v, self.confidence)}
+                                               for k, v in enumerate(g.trajectory)]},
                     }
                     for label, g in sorted(labels.items())
                 }

@@ -35,6 +35,15 @@ def test_noise_editor_loses_identity_step_by_step(plugins, compose, synthetic):
     assert traj[0] == pytest.approx(1.0)
     assert all(a > b for a, b in zip(traj, traj[1:])), traj  # chained: each step edits the previous output
     assert report["metrics"]["drop_fss"]["mean"] > 1.0
+    # FSS_k per demographic group: the included sessions of that group only, k = 0..4
+    groups = report["groups"]["gender"]
+    for label, g in groups.items():
+        points = g["trajectory"]["fss"]
+        assert [p["k"] for p in points] == [0, 1, 2, 3, 4] and {p["n"] for p in points} == {g["sessions_included"]}
+    pooled = [p["mean"] * p["n"] for p in report["trajectory"]["fss"]]
+    by_group = [sum(g["trajectory"]["fss"][k]["mean"] * g["trajectory"]["fss"][k]["n"] for g in groups.values())
+                for k in range(5)]
+    assert by_group == pytest.approx(pooled)  # the groups partition the included sessions
 
 
 def test_failed_steps_exclude_sessions_and_are_counted(plugins, compose, synthetic):
