@@ -17,7 +17,7 @@ from faceedit_bench.config import AnalysisConf
 from faceedit_bench.disparity import GroupTest, compare_groups
 from faceedit_bench.engine import SessionResult
 from faceedit_bench.metrics import SessionMetric, SessionScores
-from faceedit_bench.overediting import OvereditMatrix, StepOveredits, frequent_patterns
+from faceedit_bench.overediting import OvereditMatrix, StepOveredits, attribute_changes, frequent_patterns
 from faceedit_bench.records import STEPS_PER_SESSION, Outcome
 from faceedit_bench.statistics import summarize
 
@@ -200,6 +200,7 @@ class Aggregator:
             sections["overediting"] = {
                 **self.overediting.as_dict(),
                 "patterns": frequent_patterns(self.tracked_steps),
+                "attribute_changes": attribute_changes(self.tracked_steps),
                 "reconstruction": True,
             }
         return sections

@@ -15,8 +15,10 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+import yaml
 from scipy import stats
 
+from faceedit_bench.analysis.baselines import is_reference_editor
 from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.html_report import display_name
 from faceedit_bench.keys import fingerprint, portable
@@ -51,18 +53,61 @@ def load_run(path: Path) -> tuple[dict[str, Any], Path]:
     return report, file.parent
 
 
-def run_labels(reports: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Editor name and model version; the run key (then a position) tells apart runs that share them."""
-    def base(r: Mapping[str, Any]) -> str:
-        editor = r.get("components", {}).get("editor", {})
-        desc = editor.get("description") or {}
-        version = next((desc[k] for k in ("model_version", "model", "version") if desc.get(k)), None)
-        return f"{editor.get('name', '?')} ({version})" if version else str(editor.get("name", "?"))
+def _editor_label(r: Mapping[str, Any]) -> str:
+    editor = r.get("components", {}).get("editor", {})
+    desc = editor.get("description") or {}
+    version = next((desc[k] for k in ("model_version", "model", "version") if desc.get(k)), None)
+    return f"{editor.get('name', '?')} ({version})" if version else str(editor.get("name", "?"))
 
-    labels = [base(r) for r in reports]
+
+def _limits(config: Mapping[str, Any] | None) -> str:
+    run = (config or {}).get("run") or {}
+    limits = [f"{k}={run[k]}" for k in ("max_faces", "max_sessions") if run.get(k) is not None]
+    return ", ".join(limits) or "no limits"
+
+
+#: What may tell runs apart besides the editor, in the order labels name it.
+LABEL_ASPECTS: tuple[tuple[str, Callable[[Mapping[str, Any], Mapping[str, Any] | None], str]], ...] = (
+    ("test set", lambda r, c: f"{(r.get('testset') or {}).get('name')}"),
+    ("dataset", lambda r, c: str(((r.get("components") or {}).get("dataset") or {}).get("name"))),
+    ("embedder", lambda r, c: f"{((r.get('components') or {}).get('embedder') or {}).get('name')} "
+                              f"{(r.get('scales') or {}).get('embedder_version')}"),
+    ("judge", lambda r, c: (lambda j: "none" if not j else
+                            f"{j.get('name')} {(j.get('description') or {}).get('model_version') or ''}".strip())(
+        (r.get("components") or {}).get("judge"))),
+    ("limits", lambda r, c: _limits(c)),
+)
+
+
+def run_labels(reports: Sequence[Mapping[str, Any]],
+               configs: Sequence[Mapping[str, Any] | None] | None = None) -> list[str]:
+    """Editor name and model version, then what else differs between the runs (test set, dataset, embedder,
+    judge, limits), so each column says what it measured; the run key (then a position) tells apart runs that
+    share all of it. The identity editor is marked as the reference."""
+    configs = list(configs) if configs is not None else [None] * len(reports)
+    values = {name: [describe(r, c) for r, c in zip(reports, configs)] for name, describe in LABEL_ASPECTS}
+    differing = [name for name, vals in values.items() if len(set(vals)) > 1]
+    labels = []
+    for i, r in enumerate(reports):
+        extra = " · ".join(f"{name} {values[name][i]}" for name in differing)
+        labels.append(_editor_label(r) + (f" · {extra}" if extra else ""))
     labels = [f"{lab} [{r.get('run', {}).get('key', '')[:8]}]" if labels.count(lab) > 1 else lab
               for lab, r in zip(labels, reports)]
-    return [f"{lab} #{i + 1}" if labels.count(lab) > 1 else lab for i, lab in enumerate(labels)]
+    labels = [f"{lab} #{i + 1}" if labels.count(lab) > 1 else lab for i, lab in enumerate(labels)]
+    return [f"{lab} (reference: no edit)" if _is_reference(r) else lab for lab, r in zip(labels, reports)]
+
+
+def _is_reference(report: Mapping[str, Any]) -> bool:
+    return is_reference_editor(((report.get("components") or {}).get("editor") or {}).get("name"))
+
+
+def _config(run_dir: Path) -> Mapping[str, Any] | None:
+    """The run's config.yaml (limits are not in the report), or None."""
+    try:
+        config = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    return config if isinstance(config, dict) else None
 
 
 # ---------------------------------------------------------------- comparability
@@ -139,15 +184,20 @@ def _cell(value: float | None, text: str | None = None) -> dict[str, Any]:
     return {"value": value, "text": text if text is not None else fmt_num(value)}
 
 
+def _best(cells: Sequence[Mapping[str, Any]], higher_is_better: bool | None, exclude: set[int]) -> list[int]:
+    """The columns with the row's best value; reference runs (no edit) compete for nothing."""
+    values = [None if i in exclude else c["value"] for i, c in enumerate(cells)]
+    present = [v for v in values if v is not None and math.isfinite(v)]
+    if higher_is_better is None or len(present) < 2 or len(set(present)) == 1:
+        return []
+    target = max(present) if higher_is_better else min(present)
+    return [i for i, v in enumerate(values) if v == target]
+
+
 def _row(label: str, cells: list[dict[str, Any]], higher_is_better: bool | None,
          section: str) -> dict[str, Any]:
-    values = [c["value"] for c in cells]
-    present = [v for v in values if v is not None and math.isfinite(v)]
-    best: list[int] = []
-    if higher_is_better is not None and len(present) >= 2 and len(set(present)) > 1:
-        target = max(present) if higher_is_better else min(present)
-        best = [i for i, v in enumerate(values) if v == target]
-    return {"label": label, "section": section, "higher_is_better": higher_is_better, "cells": cells, "best": best}
+    return {"label": label, "section": section, "higher_is_better": higher_is_better, "cells": cells,
+            "best": _best(cells, higher_is_better, set())}
 
 
 def _direction(higher_is_better: bool | None) -> str:
@@ -333,11 +383,15 @@ def compare_runs(paths: Sequence[Path], *, confidence: float = 0.95) -> dict[str
                            "faceedit-bench compare <run_dir> <run_dir> [...]")
     loaded = [load_run(p) for p in paths]
     reports, run_dirs = [r for r, _ in loaded], [d for _, d in loaded]
-    labels = run_labels(reports)
+    labels = run_labels(reports, [_config(d) for d in run_dirs])
     runs = [{"label": lab, "path": str(d), "name": (r.get("run") or {}).get("name"),
              "key": (r.get("run") or {}).get("key"), "created_at": (r.get("run") or {}).get("created_at"),
-             "skipped_metrics": dict(r.get("skipped_metrics") or {})}
+             "skipped_metrics": dict(r.get("skipped_metrics") or {}), "reference": _is_reference(r)}
             for lab, r, d in zip(labels, reports, run_dirs)]
+    references = {i for i, r in enumerate(reports) if _is_reference(r)}
+    rows = metric_rows(reports) + outcome_rows(reports) + fairness_rows(reports) + cost_rows(reports)
+    for row in rows:
+        row["best"] = _best(row["cells"], row["higher_is_better"], references)
     keys = [r["key"] for r in runs]
     notes = [f"{runs[i]['label']} and {runs[j]['label']} have the same run key (the same experiment)"
              for i, j in combinations(range(len(runs)), 2) if keys[i] and keys[i] == keys[j]]
@@ -345,7 +399,7 @@ def compare_runs(paths: Sequence[Path], *, confidence: float = 0.95) -> dict[str
         "runs": runs,
         "warnings": comparability_warnings(reports, labels),
         "notes": notes,
-        "rows": metric_rows(reports) + outcome_rows(reports) + fairness_rows(reports) + cost_rows(reports),
+        "rows": rows,
         "paired": paired_comparisons(reports, run_dirs, labels, confidence=confidence),
         "confidence": confidence,
     }

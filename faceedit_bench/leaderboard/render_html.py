@@ -53,7 +53,7 @@ def render_page(views: list[View], rejected: list[Rejected], *, n_submissions: i
     context_views = [
         {"key": v.key, "label": v.label, "details": v.details, "rank_by": v.rank_by, "notes": v.notes,
          "sections": [{"contrast": s.contrast, "title": s.title, "columns": s.columns, "rows": s.rows,
-                       "anchor": view_anchor(v.key, s.contrast),
+                       "anchor": view_anchor(v.key, s.contrast), "tables": s.tables,
                        "plots": [forest_svg(p) for p in s.plots]} for s in v.sections]}
         for v in views
     ]

@@ -60,6 +60,10 @@ def render_markdown(views: list[View], rejected: list[Rejected], *, n_submission
         out += [f"- ranked by: {md(view.rank_by) if view.rank_by else 'no metric'}"]
         for section in view.sections:
             out += ["", f"### {md(section.title)}", ""] + _table(section)
+            for table in section.tables:
+                out += ["", f"#### {md(table.title)}", ""]
+                out += _table(table) if table.rows else ["No pattern reaches the threshold."]  # type: ignore[arg-type]
+                out += ["", md(table.note)] if table.note else []
         if view.notes:
             out += ["", "Notes: " + " ".join(md(n) for n in view.notes)]
     if rejected:

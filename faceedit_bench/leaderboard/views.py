@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from faceedit_bench.analysis.baselines import is_reference_editor
 from faceedit_bench.leaderboard.entries import Entry
 from faceedit_bench.templates import fmt_p_equation
 
@@ -20,13 +21,11 @@ from faceedit_bench.templates import fmt_p_equation
 #: answers (each has its own column), a skipped step was never attempted.
 NOT_FAILED = frozenset({"ok", "refused", "no_image", "skipped"})
 ALL = "all"
-#: Editors that edit nothing: a baseline to read the others against, shown as a reference row and never ranked
-#: (the unedited image keeps its identity perfectly, so it would top every identity metric).
-REFERENCE_EDITORS = frozenset({"identity"})
 
 
 def is_reference(e: Entry) -> bool:
-    return e.record["editor"]["name"] in REFERENCE_EDITORS
+    """A baseline (the identity editor): shown as a reference row above the ranked ones, never ranked."""
+    return is_reference_editor(e.record["editor"]["name"])
 
 
 @dataclass(frozen=True)
@@ -72,12 +71,23 @@ class Plot:
 
 
 @dataclass
+class Table:
+    """A further table of a section (e.g. the pooled overediting patterns), shown below its main table."""
+
+    title: str
+    columns: list[Column]
+    rows: list[Row]
+    note: str = ""
+
+
+@dataclass
 class Section:
     contrast: str  # ALL or a demographic attribute
     title: str
     columns: list[Column]
     rows: list[Row]
     plots: list[Plot] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
 
 
 @dataclass
@@ -316,7 +326,10 @@ def build_views(entries: list[Entry], registered: Mapping[str, Any], rank_by: st
         label += "".join(f" · {k}={limits[k]}" for k in ("max_faces", "max_sessions") if limits[k] is not None)
         notes = sorted({n for e in members for n in e.record["report_notes"]})
         views.append(View(key, label, _details(first), metrics, ranker.name if ranker else None, sections, notes))
+    from faceedit_bench.leaderboard.across import build_across_views  # it lays out these same cells
+
     views.sort(key=lambda v: (v.label, v.key))
+    views += sorted(build_across_views(entries, registered, rank_by), key=lambda v: (v.label, v.key))
     labels = [v.label for v in views]
     for v in views:
         if labels.count(v.label) > 1:  # same names, different content (hashes, limits): say which

@@ -1,0 +1,1 @@
+"""Analysis: statistics over scored sessions, groups and test sets."""
