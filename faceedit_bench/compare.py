@@ -18,7 +18,9 @@ from typing import Any
 import yaml
 from scipy import stats
 
+from faceedit_bench.analysis.across_testsets import across_testsets
 from faceedit_bench.analysis.baselines import is_reference_editor
+from faceedit_bench import plots
 from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.html_report import display_name
 from faceedit_bench.keys import fingerprint, portable
@@ -374,6 +376,54 @@ def paired_comparisons(reports: Sequence[Mapping[str, Any]], run_dirs: Sequence[
     return out
 
 
+# ---------------------------------------------------------------- across test sets (paper (a)'s Avg.)
+
+def across_testset_tables(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per measurement that several test sets share (dataset, embedder, judge): per metric, each editor's mean
+    on every test set and the Avg. over them (see :mod:`faceedit_bench.analysis.across_testsets`)."""
+    groups: dict[Any, list[Mapping[str, Any]]] = {}
+    for r in reports:
+        aspects = _aspects(r)
+        groups.setdefault(tuple(repr(aspects[a][1]) for a in ("dataset", "embedder", "judge")), []).append(r)
+    out = []
+    for members in groups.values():
+        testsets = {f"{(r.get('testset') or {}).get('name')} {(r.get('testset') or {}).get('version')}" for r in members}
+        if len(testsets) < 2:
+            continue
+        first = members[0]
+        names = list(dict.fromkeys(n for r in members for n in r.get("metrics") or {}))
+        tables = []
+        for name in names:
+            order, rows = across_testsets(
+                (_editor_label(r), ((r.get("components") or {}).get("editor") or {}).get("name", ""),
+                 f"{(r.get('testset') or {}).get('name')} {(r.get('testset') or {}).get('version')}",
+                 (r.get("metrics") or {}).get(name), (r.get("run") or {}).get("key", "")[:12]) for r in members)
+            order = sorted(order)
+            hib = {m["metrics"][name].get("higher_is_better") for m in members if name in (m.get("metrics") or {})}
+            direction = hib.pop() if len(hib) == 1 else None
+            table_rows = [{"editor": row.editor + (" (reference: no edit)" if row.reference else ""),
+                           "reference": row.reference,
+                           "cells": [_cell((row.cells.get(t) or {}).get("mean"),
+                                           fmt_num((row.cells.get(t) or {}).get("mean")) if t in row.cells
+                                           else "no run") for t in order],
+                           "avg": _cell(row.average(order), fmt_num(row.average(order)) if row.average(order) is not None
+                                        else f"n/a ({row.covered(order)} of {len(order)} test sets)")}
+                          for row in rows]
+            avgs = [row["avg"] for row in table_rows]
+            best = _best(avgs, direction, {i for i, row in enumerate(table_rows) if row["reference"]})
+            tables.append({"metric": name, "testsets": order, "rows": table_rows, "best": best,
+                           "direction": _direction(direction)})
+        comps = first.get("components") or {}
+        judge = comps.get("judge")
+        out.append({"title": f"{(comps.get('dataset') or {}).get('name')} · {_describe('embedder', first)} · "
+                             f"{'judge ' + str(judge.get('name')) if judge else 'no judge'}", "tables": tables})
+    return out
+
+
+ACROSS_LEGEND = ("Avg. = unweighted mean of the test-set means (paper (a), Tables 1, 2, 4), only when an editor was "
+                 "run on every test set of the table; no interval")
+
+
 # ---------------------------------------------------------------- the comparison
 
 def compare_runs(paths: Sequence[Path], *, confidence: float = 0.95) -> dict[str, Any]:
@@ -401,6 +451,12 @@ def compare_runs(paths: Sequence[Path], *, confidence: float = 0.95) -> dict[str
         "notes": notes,
         "rows": rows,
         "paired": paired_comparisons(reports, run_dirs, labels, confidence=confidence),
+        "across_testsets": across_testset_tables(reports),
+        "trajectories": [{"label": lab, "reference": _is_reference(r), "series": dict(r.get("trajectory") or {})}
+                         for lab, r in zip(labels, reports)],
+        "summaries": {name: [{"label": lab, **dict((r.get("metrics") or {}).get(name) or {})}
+                             for lab, r in zip(labels, reports) if name in (r.get("metrics") or {})]
+                      for name in dict.fromkeys(n for r in reports for n in r.get("metrics") or {})},
         "confidence": confidence,
     }
 
@@ -452,6 +508,14 @@ def _text(result: Mapping[str, Any]) -> str:
             lines.append("  ".join("-" * w for w in widths))
     lines += ["", f"* {BEST_LEGEND}"]
     lines += _skipped_notes(result)
+    for group in result.get("across_testsets") or []:
+        lines += ["", f"All test sets: {group['title']} ({ACROSS_LEGEND}; * best Avg.)"]
+        for t in group["tables"]:
+            lines += ["", f"  {display_name(t['metric'])}" + (f" ({t['direction']})" if t["direction"] else "")]
+            table = [["editor", *t["testsets"], "Avg."]] + [
+                [row["editor"], *(c["text"] for c in row["cells"]), row["avg"]["text"] + (" *" if i in t["best"] else "")]
+                for i, row in enumerate(t["rows"])]
+            lines += ["  " + line for line in _aligned(table)]
     lines += ["", f"Paired differences (first minus second, {result['confidence']:.0%} CI, shared included sessions):"]
     for p in result["paired"]:
         head = f"  {p['a']} - {p['b']}"
@@ -462,6 +526,16 @@ def _text(result: Mapping[str, Any]) -> str:
                      f"{p['only_b']} only in the second)")
         lines += [f"    {_paired_line(m)}" for m in p["metrics"]]
     return "\n".join(lines)
+
+
+def _aligned(table: list[list[str]]) -> list[str]:
+    widths = [max(len(r[col]) for r in table) for col in range(len(table[0]))]
+    lines = []
+    for n, r in enumerate(table):
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return lines
 
 
 def _md(text: str) -> str:
@@ -487,6 +561,16 @@ def _markdown(result: Mapping[str, Any]) -> str:
         lines.append(f"| {_md(row['label'])} | " + " | ".join(cells) + " |")
     lines += ["", f"Bold: {_md(BEST_LEGEND)}."]
     lines += [f"- {_md(n)}" for n in _skipped_notes(result)]
+    for group in result.get("across_testsets") or []:
+        lines += ["", f"**All test sets: {_md(group['title'])}** ({_md(ACROSS_LEGEND)}; bold: best Avg.)"]
+        for t in group["tables"]:
+            lines += ["", f"{_md(display_name(t['metric']))} {_md(t['direction'])}", "",
+                      "| editor | " + " | ".join(_md(x) for x in t["testsets"]) + " | Avg. |",
+                      "|---|" + "---|" * (len(t["testsets"]) + 1)]
+            for i, row in enumerate(t["rows"]):
+                avg = _md(row["avg"]["text"])
+                lines.append(f"| {_md(row['editor'])} | " + " | ".join(_md(c["text"]) for c in row["cells"])
+                             + f" | {'**' + avg + '**' if i in t['best'] else avg} |")
     lines += ["", f"Paired differences (first minus second, {result['confidence']:.0%} CI, shared included sessions):",
               ""]
     for p in result["paired"]:
@@ -501,4 +585,27 @@ def _markdown(result: Mapping[str, Any]) -> str:
 
 def _html(result: Mapping[str, Any]) -> str:
     return render("compare.html.j2", result=result, legend=BEST_LEGEND, skipped=_skipped_notes(result),
-                  display=display_name)
+                  display=display_name, across_legend=ACROSS_LEGEND, plots=compare_plots(result))
+
+
+def compare_plots(result: Mapping[str, Any]) -> dict[str, str | None]:
+    """The comparison's plots as data URIs: the runs' trajectories on one axis per series (FSS 0-1, SC 0-100)
+    and a forest plot of every metric (each run's mean and CI)."""
+    import base64
+
+    def uri(data: bytes | None) -> str | None:
+        return None if data is None else "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+
+    names = list(dict.fromkeys(n for run in result.get("trajectories") or [] for n in run["series"]))
+    panels = {f"{display_name(n)}_k": {run["label"]: run["series"][n] for run in result["trajectories"]
+                                       if run["series"].get(n)} for n in names}
+    metric_of = {f"{display_name(n)}_k": n for n in names}
+    forest_panels = {display_name(name): [(row["label"], [("", row)]) for row in rows]
+                     for name, rows in (result.get("summaries") or {}).items()}
+    return {
+        "trajectories": uri(plots.trajectory_lines(panels, metric_of=metric_of)),
+        "metrics": uri(plots.forest(forest_panels, metric_of={display_name(n): n for n in result.get("summaries") or {}},
+                                    xlabels={display_name(n): f"{display_name(n)}: each run's mean and CI"
+                                             for n in result.get("summaries") or {}})),
+        "unavailable": None if plots.available() else "plots need matplotlib (pip install matplotlib)",
+    }

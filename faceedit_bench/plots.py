@@ -46,6 +46,10 @@ def _no_mathtext() -> Any:
     return rc_context({"text.parse_math": False, "text.usetex": False})
 
 
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _finite(values: Sequence[Any]) -> list[float]:
     return [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
 
@@ -106,9 +110,9 @@ def trajectory_lines(panels: Mapping[str, Mapping[str, Sequence[Mapping[str, Any
                 colour = PALETTE[i % len(PALETTE)]
                 ks.update(p["k"] for p in points)
                 n_sessions = points[0].get("n")
-                shown = f"{label} (n={n_sessions})" if n_sessions is not None and len(lines) > 1 else label
+                shown = _short(label, 36) + (f" (n={n_sessions})" if n_sessions is not None and len(lines) > 1 else "")
                 ax.plot([p["k"] for p in points], [p["mean"] for p in points], marker=MARKERS[i % len(MARKERS)],
-                        color=colour, label=shown[:40])
+                        color=colour, label=shown)
                 _band(ax, points, colour)
             ax.set_ylim(*value_range(metric, [v for pts in lines.values() for v in _values(pts)]))
             ax.set_xticks(sorted(ks))
@@ -156,7 +160,7 @@ def forest(panels: Mapping[str, Sequence[tuple[str, Sequence[tuple[str, Mapping[
                     ax.plot([s["mean"]], [y], marker=MARKERS[i % len(MARKERS)], color=colour, linestyle="none")
                     n = f" n={s['n']}" if s.get("n") is not None else ""
                     ticks.append(y)
-                    labels.append((f"{label}{tag}: {name}{n}" if name else f"{label}{tag}{n}")[:56])
+                    labels.append(f"{_short(label, 44)}{tag}: {name}{n}" if name else f"{_short(label, 44)}{tag}{n}")
                     y += 1
                 y += 0.6
             ax.set_yticks(ticks, labels, fontsize=8)
