@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from scipy import stats
 
-from faceedit_bench.analysis.across_testsets import across_testsets
+from faceedit_bench.analysis.across_testsets import PATTERN_THRESHOLD, across_testsets, pooled_patterns
 from faceedit_bench.analysis.baselines import is_reference_editor
 from faceedit_bench import plots
 from faceedit_bench.errors import FaceEditBenchError
@@ -415,11 +415,20 @@ def across_testset_tables(reports: Sequence[Mapping[str, Any]]) -> list[dict[str
                            "direction": _direction(direction)})
         comps = first.get("components") or {}
         judge = comps.get("judge")
+        patterns = []
+        if judge:  # Table 3 over the test sets: every per-attribute count summed, then the threshold
+            editors: dict[str, list[Mapping[str, Any]]] = {}
+            for r in members:
+                editors.setdefault(_editor_label(r), []).append(r)
+            patterns = [{"editor": editor, "testsets": len(runs), "patterns": pooled_patterns(
+                (r.get("overediting") or {}).get("attribute_changes") for r in runs)} for editor, runs in editors.items()]
         out.append({"title": f"{(comps.get('dataset') or {}).get('name')} · {_describe('embedder', first)} · "
-                             f"{'judge ' + str(judge.get('name')) if judge else 'no judge'}", "tables": tables})
+                             f"{'judge ' + str(judge.get('name')) if judge else 'no judge'}", "tables": tables,
+                    "patterns": patterns})
     return out
 
 
+PATTERNS_MISSING = "not available: a run's report has no per-attribute overedit counts (before report 1.2); rerun it"
 ACROSS_LEGEND = ("Avg. = unweighted mean of the test-set means (paper (a), Tables 1, 2, 4), only when an editor was "
                  "run on every test set of the table; no interval")
 
@@ -516,6 +525,14 @@ def _text(result: Mapping[str, Any]) -> str:
                 [row["editor"], *(c["text"] for c in row["cells"]), row["avg"]["text"] + (" *" if i in t["best"] else "")]
                 for i, row in enumerate(t["rows"])]
             lines += ["  " + line for line in _aligned(table)]
+        for p in group["patterns"]:
+            lines += ["", f"  Frequent overediting patterns of {p['editor']}, pooled over {p['testsets']} test set(s):"]
+            if p["patterns"] is None:
+                lines.append(f"    {PATTERNS_MISSING}")
+            lines += [f"    {x['attribute']} -> {x['category']}: {x['count']}/{x['edits']} ({100 * x['share']:.1f}%)"
+                      for x in p["patterns"] or []]
+            if p["patterns"] == []:
+                lines.append(f"    none reaches {PATTERN_THRESHOLD:.0%}")
     lines += ["", f"Paired differences (first minus second, {result['confidence']:.0%} CI, shared included sessions):"]
     for p in result["paired"]:
         head = f"  {p['a']} - {p['b']}"
@@ -585,7 +602,8 @@ def _markdown(result: Mapping[str, Any]) -> str:
 
 def _html(result: Mapping[str, Any]) -> str:
     return render("compare.html.j2", result=result, legend=BEST_LEGEND, skipped=_skipped_notes(result),
-                  display=display_name, across_legend=ACROSS_LEGEND, plots=compare_plots(result))
+                  display=display_name, across_legend=ACROSS_LEGEND, plots=compare_plots(result),
+                  patterns_missing=PATTERNS_MISSING)
 
 
 def compare_plots(result: Mapping[str, Any]) -> dict[str, str | None]:

@@ -267,3 +267,21 @@ def test_all_test_sets_table_has_the_papers_avg(tmp_path: Path) -> None:
     assert "| beta (7) | 4 | 2 | **3** |" in format_compare(result, "markdown")
     page = format_compare(result, "html")
     assert "All test sets: sample" in page and 'alt="forest plot' in page and 'alt="per-step trajectories' in page
+
+
+def test_all_test_sets_pool_the_overediting_patterns(tmp_path: Path) -> None:
+    runs = []
+    for testset, (changed, edits) in {"pose": (1, 10), "hair": (4, 10)}.items():
+        r = v11_report("alpha")
+        r["testset"].update(name=testset, content_hash=hashlib.sha256(testset.encode()).hexdigest())
+        r["overediting"]["attribute_changes"] = {"edits": {"glasses": edits}, "changed": {"glasses": {"eye color": changed}}}
+        runs.append(_run(tmp_path, testset, r))
+    (group,) = compare_runs(runs)["across_testsets"]
+    (alpha,) = group["patterns"]
+    assert alpha["patterns"] == [{"attribute": "glasses", "category": "eye color", "count": 5, "edits": 20,
+                                  "share": 0.25}]  # 1/10 alone is no pattern; pooled it is 25%
+    old = v11_report("alpha")  # a 1.1 report has only its own patterns: pooling them would be biased
+    old["testset"].update(name="hair", content_hash="cd" * 32)
+    (group,) = compare_runs([runs[0], _run(tmp_path, "old", old)])["across_testsets"]
+    assert group["patterns"][0]["patterns"] is None
+    assert "not available" in format_compare(compare_runs([runs[0], _run(tmp_path, "old2", old)]), "html")
