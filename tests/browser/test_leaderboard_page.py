@@ -1,5 +1,6 @@
 """The built leaderboard page in a real headless Chromium: columns sort in the metric's
-direction, views switch, injected markup stays text, and the console stays clean.
+direction, views switch and have URL fragments, the identity baseline is a reference row,
+injected markup stays text, and the console stays clean; and a run's report.html shows its plots.
 
 Needs ``chromium`` and ``chromedriver`` (Debian: ``apt-get install chromium chromium-driver``;
 ``.ci/run`` installs them) and the ``selenium`` package; skipped with the reason otherwise,
@@ -244,4 +245,29 @@ def test_the_url_fragment_selects_a_view_and_follows_the_selection(browser, serv
     assert _visible(browser).get_attribute("id") == by_gender  # following an in-page link
     browser.execute_script("window.location.hash = 'v-nothing-here'")
     assert _visible(browser).get_attribute("id") == by_gender  # an unknown fragment: no change
+    assert _severe(browser) == []
+
+
+def test_report_page_renders_its_plots(browser, tmp_path):
+    """report.html in the browser: every plot (trajectories, per-group trajectories, the disparity forest, the
+    overediting heatmap) is an image that decodes, and p-values below 0.001 read "< 0.001"."""
+    from faceedit_bench.html_report import write_html_report
+    from tests.test_html_report import v11_report
+
+    report = v11_report()
+    report["disparity"][0]["p_value"] = 0.00002
+    run = tmp_path / "runs" / "r"
+    run.mkdir(parents=True)
+    page = write_html_report(run, report)
+    browser.get(page.as_uri())
+    plots = browser.execute_script(
+        "return Array.from(document.querySelectorAll('img.plot')).map(i => [i.alt, i.complete, i.naturalWidth])")
+    alts = [alt for alt, _, _ in plots]
+    for wanted in ("per-step trajectories", "FSS trajectories per demographic group", "forest plot",
+                   "overediting matrix"):
+        assert any(alt.startswith(wanted) for alt in alts), (wanted, alts)
+    assert all(complete and width > 300 for _, complete, width in plots), plots
+    forest = browser.find_element("id", "disparity-forest")
+    assert forest.is_displayed() and forest.size["width"] > 300
+    assert "< 0.001" in browser.find_element("id", "disparity").find_element("xpath", "following-sibling::table").text
     assert _severe(browser) == []
