@@ -185,3 +185,14 @@ def test_a_scoring_failure_ends_the_run_with_its_own_error_and_a_rerun_resumes(p
     report = run(plugins, compose, *overrides)
     assert len(calls.read_text().splitlines()) == made  # the rerun paid for no edit again
     assert report["counts"]["steps"] == {"ok": 32}
+
+
+def test_contact_sheets_show_the_reference_photo_then_every_step(plugins, compose, synthetic):
+    from PIL import Image
+
+    from faceedit_bench.contact_sheet import TILE
+
+    exp = build_experiment(compose(*synthetic, "testset=pose", "run.max_faces=1", "run.max_sessions=1"), plugins)
+    run_experiment(exp, plugins)
+    (sheet,) = (exp.info.output_dir / "contact_sheets").iterdir()
+    assert Image.open(sheet).width == 6 * TILE  # the reference photo, then I0..I4
