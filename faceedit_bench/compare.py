@@ -18,9 +18,9 @@ from typing import Any
 import yaml
 from scipy import stats
 
+from faceedit_bench import plots
 from faceedit_bench.analysis.across_testsets import PATTERN_THRESHOLD, across_testsets, pooled_patterns
 from faceedit_bench.analysis.baselines import is_reference_editor
-from faceedit_bench import plots
 from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.html_report import display_name
 from faceedit_bench.keys import fingerprint, portable

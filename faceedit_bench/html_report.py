@@ -18,9 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.contact_sheet import contact_sheet_name
-from faceedit_bench.contact_sheet import SheetStep, render_session
 from faceedit_bench import plots
+from faceedit_bench.contact_sheet import SheetStep, contact_sheet_name, render_session
 from faceedit_bench.secrets import redact
 from faceedit_bench.store import ImageStore, store_root_of_run
 from faceedit_bench.templates import fmt_num, render

@@ -37,7 +37,7 @@ def test_noise_editor_loses_identity_step_by_step(plugins, compose, synthetic):
     assert report["metrics"]["drop_fss"]["mean"] > 1.0
     # FSS_k per demographic group: the included sessions of that group only, k = 0..4
     groups = report["groups"]["gender"]
-    for label, g in groups.items():
+    for g in groups.values():
         points = g["trajectory"]["fss"]
         assert [p["k"] for p in points] == [0, 1, 2, 3, 4] and {p["n"] for p in points} == {g["sessions_included"]}
     pooled = [p["mean"] * p["n"] for p in report["trajectory"]["fss"]]
