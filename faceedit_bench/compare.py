@@ -588,6 +588,12 @@ def _markdown(result: Mapping[str, Any]) -> str:
                 avg = _md(row["avg"]["text"])
                 lines.append(f"| {_md(row['editor'])} | " + " | ".join(_md(c["text"]) for c in row["cells"])
                              + f" | {'**' + avg + '**' if i in t['best'] else avg} |")
+        for p in group["patterns"]:
+            lines += ["", f"Frequent overediting patterns of {_md(p['editor'])}, pooled over {p['testsets']} test set(s):"]
+            if p["patterns"] is None:
+                lines.append(f"- {_md(PATTERNS_MISSING)}")
+            lines += [f"- {_md(x['attribute'])} → {_md(x['category'])}: {x['count']}/{x['edits']} "
+                      f"({100 * x['share']:.1f}%)" for x in p["patterns"] or []]
     lines += ["", f"Paired differences (first minus second, {result['confidence']:.0%} CI, shared included sessions):",
               ""]
     for p in result["paired"]:

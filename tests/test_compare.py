@@ -280,6 +280,9 @@ def test_all_test_sets_pool_the_overediting_patterns(tmp_path: Path) -> None:
     (alpha,) = group["patterns"]
     assert alpha["patterns"] == [{"attribute": "glasses", "category": "eye color", "count": 5, "edits": 20,
                                   "share": 0.25}]  # 1/10 alone is no pattern; pooled it is 25%
+    result = compare_runs(runs)
+    assert "glasses -> eye color: 5/20 (25.0%)" in format_compare(result)
+    assert "glasses → eye color: 5/20 (25.0%)" in format_compare(result, "markdown")
     old = v11_report("alpha")  # a 1.1 report has only its own patterns: pooling them would be biased
     old["testset"].update(name="hair", content_hash="cd" * 32)
     (group,) = compare_runs([runs[0], _run(tmp_path, "old", old)])["across_testsets"]
