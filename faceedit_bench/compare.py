@@ -378,13 +378,15 @@ def paired_comparisons(reports: Sequence[Mapping[str, Any]], run_dirs: Sequence[
 
 # ---------------------------------------------------------------- across test sets (paper (a)'s Avg.)
 
-def across_testset_tables(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per measurement that several test sets share (dataset, embedder, judge): per metric, each editor's mean
-    on every test set and the Avg. over them (see :mod:`faceedit_bench.analysis.across_testsets`)."""
+def across_testset_tables(reports: Sequence[Mapping[str, Any]],
+                          configs: Sequence[Mapping[str, Any] | None] | None = None) -> list[dict[str, Any]]:
+    """Per measurement that several test sets share (dataset, embedder, judge, limits): per metric, each editor's
+    mean on every test set and the Avg. over them (see :mod:`faceedit_bench.analysis.across_testsets`)."""
     groups: dict[Any, list[Mapping[str, Any]]] = {}
-    for r in reports:
+    for r, config in zip(reports, configs if configs is not None else [None] * len(reports)):
         aspects = _aspects(r)
-        groups.setdefault(tuple(repr(aspects[a][1]) for a in ("dataset", "embedder", "judge")), []).append(r)
+        key = (*(repr(aspects[a][1]) for a in ("dataset", "embedder", "judge")), _limits(config))
+        groups.setdefault(key, []).append(r)
     out = []
     for members in groups.values():
         testsets = {f"{(r.get('testset') or {}).get('name')} {(r.get('testset') or {}).get('version')}" for r in members}
@@ -442,7 +444,8 @@ def compare_runs(paths: Sequence[Path], *, confidence: float = 0.95) -> dict[str
                            "faceedit-bench compare <run_dir> <run_dir> [...]")
     loaded = [load_run(p) for p in paths]
     reports, run_dirs = [r for r, _ in loaded], [d for _, d in loaded]
-    labels = run_labels(reports, [_config(d) for d in run_dirs])
+    configs = [_config(d) for d in run_dirs]
+    labels = run_labels(reports, configs)
     runs = [{"label": lab, "path": str(d), "name": (r.get("run") or {}).get("name"),
              "key": (r.get("run") or {}).get("key"), "created_at": (r.get("run") or {}).get("created_at"),
              "skipped_metrics": dict(r.get("skipped_metrics") or {}), "reference": _is_reference(r)}
@@ -460,7 +463,7 @@ def compare_runs(paths: Sequence[Path], *, confidence: float = 0.95) -> dict[str
         "notes": notes,
         "rows": rows,
         "paired": paired_comparisons(reports, run_dirs, labels, confidence=confidence),
-        "across_testsets": across_testset_tables(reports),
+        "across_testsets": across_testset_tables(reports, configs),
         "trajectories": [{"label": lab, "reference": _is_reference(r), "series": dict(r.get("trajectory") or {})}
                          for lab, r in zip(labels, reports)],
         "summaries": {name: [{"label": lab, **dict((r.get("metrics") or {}).get(name) or {})}

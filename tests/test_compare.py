@@ -262,6 +262,10 @@ def test_all_test_sets_table_has_the_papers_avg(tmp_path: Path) -> None:
     assert rows["alpha (7)"] == (["5", "3"], "4") and rows["beta (7)"] == (["4", "2"], "3")
     assert rows["gamma (7)"] == (["no run", "1"], "n/a (1 of 2 test sets)")
     assert [table["rows"][i]["editor"] for i in table["best"]] == ["beta (7)"]  # not identity (Avg. 0)
+    (runs[0] / "config.yaml").write_text("run:\n  max_faces: 3\n")  # alpha on pose with other limits
+    (group,) = compare_runs(runs)["across_testsets"]  # alpha's other run is alone: no longer averaged with it
+    assert next(r for r in group["tables"][0]["rows"] if r["editor"] == "alpha (7)")["avg"]["text"].startswith("n/a")
+    (runs[0] / "config.yaml").unlink()
     text = format_compare(result)
     assert "All test sets: sample" in text and re.search(r"beta \(7\)\s+4\s+2\s+3 \*", text)
     assert "| beta (7) | 4 | 2 | **3** |" in format_compare(result, "markdown")
