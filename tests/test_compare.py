@@ -212,3 +212,83 @@ def test_report_json_paths_and_duplicate_labels(tmp_path: Path) -> None:
     result = compare_runs([a / "report.json", b])
     labels = [r["label"] for r in result["runs"]]
     assert len(set(labels)) == 2 and all(label.startswith("same (7) [") for label in labels)
+
+
+def test_labels_say_what_differs_between_the_runs(tmp_path: Path) -> None:
+    judged = v11_report("alpha")
+    other_judge = v11_report("alpha")
+    other_judge["components"]["judge"]["description"]["model_version"] = "gpt-5"
+    result = compare_runs([_run(tmp_path, "a", judged), _run(tmp_path, "b", other_judge)])
+    assert [r["label"] for r in result["runs"]] == [
+        "alpha (gemini-2.5-flash-image-001) · judge gpt_judge gpt-4.1-2025-04-14",
+        "alpha (gemini-2.5-flash-image-001) · judge gpt_judge gpt-5"]
+    hair = v11_report("alpha")
+    hair["testset"].update(name="hair", content_hash="ab" * 32)
+    labels = [r["label"] for r in compare_runs([_run(tmp_path, "c", v11_report("alpha")),
+                                                _run(tmp_path, "d", hair)])["runs"]]
+    assert labels == ["alpha (gemini-2.5-flash-image-001) · test set pose",
+                      "alpha (gemini-2.5-flash-image-001) · test set hair"]
+
+
+def test_limits_from_config_tell_runs_apart(tmp_path: Path) -> None:
+    a, b = _run(tmp_path, "a", v10_report("alpha")), _run(tmp_path, "b", v10_report("alpha"))
+    (a / "config.yaml").write_text("run:\n  max_faces: 10\n  max_sessions: null\n")
+    (b / "config.yaml").write_text("run:\n  max_faces: null\n  max_sessions: null\n")
+    assert [r["label"] for r in compare_runs([a, b])["runs"]] == ["alpha (7) · limits max_faces=10",
+                                                                  "alpha (7) · limits no limits"]
+
+
+def test_the_identity_baseline_is_a_reference_never_best(tmp_path: Path) -> None:
+    baseline = _with_means(v10_report("identity"), drop_fss=0.0)
+    result = compare_runs([_run(tmp_path, "a", baseline), _run(tmp_path, "b", _with_means(v10_report("x"), drop_fss=9.0)),
+                           _run(tmp_path, "c", _with_means(v10_report("y"), drop_fss=12.0))])
+    assert result["runs"][0]["reference"] and result["runs"][0]["label"].endswith("(reference: no edit)")
+    assert _row(result, "Drop_FSS")["best"] == [1]  # 0.0 is the no-edit floor, not a winner
+
+
+def test_all_test_sets_table_has_the_papers_avg(tmp_path: Path) -> None:
+    runs = []
+    for editor, per in {"alpha": {"pose": 3.0, "hair": 5.0}, "beta": {"pose": 2.0, "hair": 4.0},
+                        "gamma": {"pose": 1.0}, "identity": {"pose": 0.0, "hair": 0.0}}.items():
+        for testset, mean in per.items():
+            r = _with_means(v10_report(editor), drop_fss=mean)
+            r["testset"].update(name=testset, content_hash=hashlib.sha256(testset.encode()).hexdigest())
+            runs.append(_run(tmp_path, f"{editor}-{testset}", r))
+    result = compare_runs(runs)
+    (group,) = result["across_testsets"]
+    (table,) = group["tables"]
+    assert table["testsets"] == ["hair 1.0.0", "pose 1.0.0"]
+    rows = {row["editor"]: ([c["text"] for c in row["cells"]], row["avg"]["text"]) for row in table["rows"]}
+    assert rows["alpha (7)"] == (["5", "3"], "4") and rows["beta (7)"] == (["4", "2"], "3")
+    assert rows["gamma (7)"] == (["no run", "1"], "n/a (1 of 2 test sets)")
+    assert [table["rows"][i]["editor"] for i in table["best"]] == ["beta (7)"]  # not identity (Avg. 0)
+    (runs[0] / "config.yaml").write_text("run:\n  max_faces: 3\n")  # alpha on pose with other limits
+    (group,) = compare_runs(runs)["across_testsets"]  # alpha's other run is alone: no longer averaged with it
+    assert next(r for r in group["tables"][0]["rows"] if r["editor"] == "alpha (7)")["avg"]["text"].startswith("n/a")
+    (runs[0] / "config.yaml").unlink()
+    text = format_compare(result)
+    assert "All test sets: sample" in text and re.search(r"beta \(7\)\s+4\s+2\s+3 \*", text)
+    assert "| beta (7) | 4 | 2 | **3** |" in format_compare(result, "markdown")
+    page = format_compare(result, "html")
+    assert "All test sets: sample" in page and 'alt="forest plot' in page and 'alt="per-step trajectories' in page
+
+
+def test_all_test_sets_pool_the_overediting_patterns(tmp_path: Path) -> None:
+    runs = []
+    for testset, (changed, edits) in {"pose": (1, 10), "hair": (4, 10)}.items():
+        r = v11_report("alpha")
+        r["testset"].update(name=testset, content_hash=hashlib.sha256(testset.encode()).hexdigest())
+        r["overediting"]["attribute_changes"] = {"edits": {"glasses": edits}, "changed": {"glasses": {"eye color": changed}}}
+        runs.append(_run(tmp_path, testset, r))
+    (group,) = compare_runs(runs)["across_testsets"]
+    (alpha,) = group["patterns"]
+    assert alpha["patterns"] == [{"attribute": "glasses", "category": "eye color", "count": 5, "edits": 20,
+                                  "share": 0.25}]  # 1/10 alone is no pattern; pooled it is 25%
+    result = compare_runs(runs)
+    assert "glasses -> eye color: 5/20 (25.0%)" in format_compare(result)
+    assert "glasses → eye color: 5/20 (25.0%)" in format_compare(result, "markdown")
+    old = v11_report("alpha")  # a 1.1 report has only its own patterns: pooling them would be biased
+    old["testset"].update(name="hair", content_hash="cd" * 32)
+    (group,) = compare_runs([runs[0], _run(tmp_path, "old", old)])["across_testsets"]
+    assert group["patterns"][0]["patterns"] is None
+    assert "not available" in format_compare(compare_runs([runs[0], _run(tmp_path, "old2", old)]), "html")

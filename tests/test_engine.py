@@ -35,6 +35,15 @@ def test_noise_editor_loses_identity_step_by_step(plugins, compose, synthetic):
     assert traj[0] == pytest.approx(1.0)
     assert all(a > b for a, b in zip(traj, traj[1:])), traj  # chained: each step edits the previous output
     assert report["metrics"]["drop_fss"]["mean"] > 1.0
+    # FSS_k per demographic group: the included sessions of that group only, k = 0..4
+    groups = report["groups"]["gender"]
+    for g in groups.values():
+        points = g["trajectory"]["fss"]
+        assert [p["k"] for p in points] == [0, 1, 2, 3, 4] and {p["n"] for p in points} == {g["sessions_included"]}
+    pooled = [p["mean"] * p["n"] for p in report["trajectory"]["fss"]]
+    by_group = [sum(g["trajectory"]["fss"][k]["mean"] * g["trajectory"]["fss"][k]["n"] for g in groups.values())
+                for k in range(5)]
+    assert by_group == pytest.approx(pooled)  # the groups partition the included sessions
 
 
 def test_failed_steps_exclude_sessions_and_are_counted(plugins, compose, synthetic):
@@ -176,3 +185,14 @@ def test_a_scoring_failure_ends_the_run_with_its_own_error_and_a_rerun_resumes(p
     report = run(plugins, compose, *overrides)
     assert len(calls.read_text().splitlines()) == made  # the rerun paid for no edit again
     assert report["counts"]["steps"] == {"ok": 32}
+
+
+def test_contact_sheets_show_the_reference_photo_then_every_step(plugins, compose, synthetic):
+    from PIL import Image
+
+    from faceedit_bench.report.contact_sheet import TILE
+
+    exp = build_experiment(compose(*synthetic, "testset=pose", "run.max_faces=1", "run.max_sessions=1"), plugins)
+    run_experiment(exp, plugins)
+    (sheet,) = (exp.info.output_dir / "contact_sheets").iterdir()
+    assert Image.open(sheet).width == 6 * TILE  # the reference photo, then I0..I4

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from faceedit_bench.report import contact_sheet
 from faceedit_bench.report import html as html_report
 from faceedit_bench.report.contact_sheet import render as render_sheet
 from faceedit_bench.report.html import contact_sheet_name, render_html_report, store_for_run_dir, write_html_report
@@ -89,6 +90,10 @@ def v11_report(editor: str = "gemini", **overrides: Any) -> dict[str, Any]:
     report["trajectory"]["sc"] = [{"k": k, **_summary(12, 70 - 3 * k, 5, 66 - 3 * k, 74 - 3 * k)} for k in (1, 2, 3, 4)]
     report["counts"]["steps_by_group"] = {"gender": {"female": {"ok": 27, "refused": 1},
                                                      "male": {"ok": 24, "refused": 8}}}
+    for label, fss in (("female", 0.8), ("male", 0.78)):
+        report["groups"]["gender"][label]["trajectory"] = {
+            "fss": [{"k": k, **_summary(6, fss - 0.04 * k, 0.02, fss - 0.04 * k - 0.01, fss - 0.04 * k + 0.01)}
+                    for k in range(5)]}
     report["counts"]["judge"] = {"sc@1": {"ok": 40, "parse_error": 2, "refused": 1}, "state@1": {"ok": 50}}
     categories = load_taxonomy().categories()
     matrix = [[0] * 35 for _ in range(35)]
@@ -205,7 +210,7 @@ def test_v11_report_renders_every_section(tmp_path: Path) -> None:
     # disparity: the biased row is marked, the other is not
     rows = re.findall(r'<tr class="(bias|)"><td>(\w+)</td>', page)
     assert ("bias", "Drop_FSS") in rows and ("", "SC") in rows
-    assert "0.0123 *" in page and "0.0456" in page and "0.61" in page and "0.61 *" not in page
+    assert "0.012 *" in page and "0.046" in page and "0.610" in page and "0.610 *" not in page
     assert "handlebar mustache" in page and "35.0%" in page and "7 / 20" in page
     assert "FAIL" in page and "editing_success: [7, 10]" in page and "editing_success: 6; overediting: 1" in page
     assert "<td>editing_success</td><td class=\"num\">10</td><td class=\"num\">7</td>" in page  # drift
@@ -218,8 +223,9 @@ def test_v11_report_renders_every_section(tmp_path: Path) -> None:
 def test_heatmap_and_trajectory_plots_are_embedded_pngs(tmp_path: Path) -> None:
     page = render_html_report(v11_report())
     assert 'alt="overediting matrix' in page and 'alt="per-step trajectories' in page
+    assert 'alt="FSS trajectories per demographic group' in page and 'alt="forest plot' in page
     images = [Image.open(io.BytesIO(data)) for data in _images(page)]
-    assert len(images) == 2 and all(im.format == "PNG" for im in images)
+    assert len(images) == 4 and all(im.format == "PNG" for im in images)
 
 
 def test_all_zero_overediting_matrix_draws_no_heatmap() -> None:
@@ -280,7 +286,7 @@ def test_missing_contact_sheet_is_drawn_from_the_store(tmp_path: Path) -> None:
     page = render_html_report(v10_report(), run_dir=run, store=store, worst_sessions=2)
     assert "No contact sheet for this session" not in page
     drawn = [Image.open(io.BytesIO(data)) for data in _images(page)][-1]  # f2/s3, drawn now: I0..I4
-    assert drawn.width == 5 * 192
+    assert drawn.width == 6 * contact_sheet.TILE  # the reference photo, then I0..I4
 
 
 def test_worst_direction_comes_from_the_report(tmp_path: Path) -> None:

@@ -122,9 +122,10 @@ def test_submit_verify_and_build_end_to_end(tracked, cli, tmp_path):
 
     code, out = cli("leaderboard", "build", "--dir", lb, "--tracking-uri", tracked.uri)
     assert code == 0 and "3 entries (2 verified, 1 from MLflow)" in out, out
-    # drop_fss: lower is better; strength 90 loses the most identity; only unsubmitted runs are unverified
-    assert _ranked((lb / "README.md").read_text()) == [("1", "identity", "verified"), ("2", "noise", "verified"),
-                                                       ("3", "noise", "unverified")]
+    # drop_fss: lower is better; strength 90 loses the most identity; only unsubmitted runs are unverified;
+    # the identity editor is the no-edit reference, never ranked
+    assert _ranked((lb / "README.md").read_text()) == [("ref", "identity", "verified"), ("1", "noise", "verified"),
+                                                       ("2", "noise", "unverified")]
     page = (lb / "index.html").read_text()
     assert page.count('data-status="verified"') == 4  # 2 entries x (all sessions, by gender)
     assert 'data-contrast="gender"' in page
@@ -223,3 +224,16 @@ def test_another_copy_of_the_dataset_cannot_verify(tracked, tmp_path):
         verify_submission(sub, plugins=tracked.plugins, workspace=tmp_path / "verify-ws",
                           overrides=[f"dataset.params.root={tracked.faces}"])
     assert not (tmp_path / "verify-ws" / "runs").exists()  # stopped before re-scoring
+
+
+def test_verify_rescores_outside_the_users_runs(tracked, cli, tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / "runs" / "my-experiment").mkdir(parents=True)
+    monkeypatch.setenv("FACEEDIT_BENCH_HOME", str(home))  # the user's default workspace
+    sub = _submit(tracked, tmp_path, "noise")
+    code, out = cli("verify", sub, "--set", f"dataset.params.root={tracked.faces}", "--set", "run.workers=1",
+                    "--record-dir", tmp_path / "lb" / "verifications")
+    assert code == 0 and "VERIFIED" in out, out
+    assert [p.name for p in (home / "runs").iterdir()] == ["my-experiment"]  # nothing added to the user's runs
+    (rescored,) = (home / "verifications" / "runs").iterdir()
+    assert f"re-scoring run: {rescored}" in out

@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from faceedit_bench.analysis.across_testsets import pooled_patterns
+from faceedit_bench.leaderboard.record import overedit_counts
 from faceedit_bench.leaderboard.submit import submit
 from faceedit_bench.leaderboard.verify import verify_submission
 from faceedit_bench.run.experiment import build_experiment, run_experiment
@@ -41,6 +43,12 @@ def test_a_judged_submission_verifies_only_with_the_same_judge_answers(plugins, 
         report = run_experiment(exp, plugins)
         assert report["metrics"]["sc"]["mean"] == pytest.approx(60.0)
         bundle = submit(str(exp.info.output_dir), out=tmp_path / "submissions", plugins=plugins, submitter="tests")
+        # every per-attribute overedit count travels with the record, so test sets can be pooled (Table 3)
+        counts = report["overediting"]["attribute_changes"]
+        assert sum(counts["edits"].values()) == sum(report["overediting"]["edits"])
+        record = json.loads((bundle / "submission.json").read_text())
+        assert record["schema_version"] == "1.1" and overedit_counts(record) == counts
+        assert pooled_patterns([counts]) == report["overediting"]["patterns"]
         settings = [f"dataset.params.root={tmp_path / 'faces'}", "run.workers=1",
                     f"judge.params.base_url={server.url}", *[f"judge.params.{s}" for s in FAST]]
         same = verify_submission(bundle, plugins=plugins, workspace=tmp_path / "verify-1", overrides=settings)

@@ -34,10 +34,11 @@ def _metric(values: list[float], hib: bool, unit: str = "%") -> dict[str, Any]:
 def write_fake_run(workspace: Path, *, editor: str = "identity", editor_version: str = "1",
                    values: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0), metric: str = "drop_fss", hib: bool = False,
                    embedder_version: str = "1", refused: int = 0, disparity: bool = True, schema_version: str = "1.1",
-                   notes: str = "") -> Path:
+                   notes: str = "", testset: str = "pose", attribute_changes: dict[str, Any] | None = None) -> Path:
     """A finished-looking run directory ``<workspace>/runs/<name>`` whose images are in
     ``<workspace>/store``: one face per value, one session each, 4 steps; the first ``refused``
-    faces had step 1 refused (their session is excluded)."""
+    faces had step 1 refused (their session is excluded). ``attribute_changes`` (the run report's overedit
+    counts per attribute) makes it a judged run."""
     store = ImageStore(workspace / "store")
     seed = int(hashlib.sha256(f"{editor}{values}".encode()).hexdigest()[:6], 16)
     rows, included = [], []
@@ -57,7 +58,7 @@ def write_fake_run(workspace: Path, *, editor: str = "identity", editor_version:
                              "instruction": "turn the head"})
         if i >= refused:
             included.append((gender, value))
-    key = hashlib.sha256(f"{editor}{editor_version}{values}{embedder_version}{refused}".encode()).hexdigest()
+    key = hashlib.sha256(f"{editor}{editor_version}{values}{embedder_version}{refused}{testset}".encode()).hexdigest()
     vals = [v for _, v in included]
     by_gender = {g: [v for gg, v in included if gg == g] for g in ("female", "male")}
     report: dict[str, Any] = {
@@ -75,7 +76,8 @@ def write_fake_run(workspace: Path, *, editor: str = "identity", editor_version:
                         "description": {"name": "pose"}},
             "tracking": {"name": "none", "provider": "builtin", "provider_version": "0.1.0", "description": {}},
         },
-        "testset": TESTSET,
+        "testset": {**TESTSET, "name": testset,
+                    "content_hash": TESTSET["content_hash"] if testset == "pose" else hashlib.sha256(testset.encode()).hexdigest()},
         "scales": {"fss": "cosine of centred 8x8 thumbnails (test only)", "embedder_version": embedder_version},
         "counts": {
             "faces": {"seen": len(values), "excluded": {}},
@@ -91,6 +93,11 @@ def write_fake_run(workspace: Path, *, editor: str = "identity", editor_version:
         "skipped_metrics": {"sc": "needs a judge"},
         "notes": ["made-up numbers for tests"],
     }
+    if attribute_changes is not None:
+        report["components"]["judge"] = {"name": "judge", "provider": "fake", "provider_version": "0",
+                                          "description": {"name": "judge", "version": "1"}}
+        report["overediting"] = {"categories": [], "matrix": [], "edits": [], "patterns": [],
+                                 "attribute_changes": attribute_changes}
     if disparity:
         report["disparity"] = [{
             "metric": metric, "contrast": "gender", "groups": {g: summarize(v) for g, v in by_gender.items()},
@@ -106,7 +113,7 @@ def write_fake_run(workspace: Path, *, editor: str = "identity", editor_version:
     writer.writeheader()
     writer.writerows(rows)
     (run_dir / "steps.csv").write_text(buf.getvalue())
-    config = {"editor": {"name": editor, "params": {}}, "testset": {"name": "pose", "params": {}},
+    config = {"editor": {"name": editor, "params": {}}, "testset": {"name": testset, "params": {}},
               "dataset": {"name": "synthetic", "params": {"root": str(workspace / "faces"), "n": len(values)}},
               "embedder": {"name": "pixel", "params": {}}, "judge": {"name": "none", "params": {}},
               "tracking": {"name": "none", "params": {}},

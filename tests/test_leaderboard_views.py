@@ -73,7 +73,7 @@ def test_counts_groups_and_bias_flags_are_shown(tmp_path, plugins):
     cells = {c.title: cell for c, cell in zip(gender.columns, gender.rows[0].cells)}
     assert cells["bias · drop_fss"].text == "BIAS" and "worst: male" in cells["bias · drop_fss"].sub
     assert cells["drop_fss · female"].text.startswith("9.250")
-    assert "BIAS (p=0.010, worst: male)" in result.table.read_text()
+    assert "BIAS (p = 0.010, worst: male)" in result.table.read_text()
 
 
 def test_verification_status_is_bound_to_the_submission_bytes(tmp_path, plugins):
@@ -133,3 +133,78 @@ def test_submit_without_images_lists_hashes_but_no_files(tmp_path, plugins):
     assert len(record["files"]["images"]) == 12 and all(e["path"] is None for e in record["files"]["images"])
     assert len(record["files"]["refusals"]) == 1
     assert collect_submissions(tmp_path / "lb").entries[0].status == "unverified"
+
+
+def test_failed_column_counts_neither_refusals_nor_answers_without_an_image(tmp_path, plugins) -> None:
+    sub = _submit(tmp_path, plugins, editor="a", values=(1.0, 1.2, 1.1, 1.3))
+    rewrite_record(sub, lambda r: r["outcomes"].update(
+        steps={"ok": 8, "refused": 1, "no_image": 3, "api_error": 2, "invalid_image": 1, "skipped": 1}))
+    (view,) = build_views(collect_submissions(tmp_path / "lb").entries, _registry(drop_fss=False))
+    overall = view.sections[0]
+    cells = {c.title: cell for c, cell in zip(overall.columns, overall.rows[0].cells)}
+    assert cells["refused"].text == "1" and cells["no image"].text == "3"
+    assert cells["failed"].text == "3" and cells["failed"].sub == "api_error 2, invalid_image 1"
+
+
+def test_identity_baseline_is_a_reference_row_never_ranked(tmp_path, plugins) -> None:
+    _submit(tmp_path, plugins, editor="identity", values=(0.0, 0.0, 0.0, 0.0))
+    _submit(tmp_path, plugins, editor="alpha", values=(3.0, 3.4, 3.1, 3.6))
+    _submit(tmp_path, plugins, editor="beta", values=(1.0, 1.3, 1.2, 1.1))
+    result = build_leaderboard(tmp_path / "lb", plugins=plugins)
+    (view,) = build_views(result.collection.entries, _registry(drop_fss=False))
+    for section in view.sections:
+        assert [(r.id.split("-")[0], r.reference) for r in section.rows] == [
+            ("identity", True), ("beta", False), ("alpha", False)]
+    ranks = [r.cells[0].text for r in view.sections[0].rows]
+    assert ranks == ["ref", "1", "2"]  # Drop_FSS 0 would be "best", but no edit is not an editor's result
+    page = result.page.read_text()
+    reference_body = page[page.index('<tbody class="reference">'):page.index('<tbody class="ranked">')]
+    assert 'data-id="identity-' in reference_body and 'data-id="beta-' not in reference_body
+    assert "| ref | identity 1 (reference: no edit · identity-" in result.table.read_text()
+
+
+def _across(views):
+    return [v for v in views if v.label.startswith("all test sets")]
+
+
+def test_all_test_sets_view_has_the_papers_avg_column_and_ranks_by_it(tmp_path, plugins) -> None:
+    means = {"alpha": {"pose": 3.0, "hair": 5.0, "accessories": 1.0, "multi_axis": 3.0},   # Avg. 3.0
+             "beta": {"pose": 2.0, "hair": 6.0, "accessories": 2.0, "multi_axis": 2.4},    # Avg. 3.1
+             "gamma": {"pose": 0.5, "hair": 0.5},                                           # two of four
+             "identity": {"pose": 0.0, "hair": 0.0, "accessories": 0.0, "multi_axis": 0.0}}
+    for editor, per in means.items():
+        for testset, mean in per.items():
+            _submit(tmp_path, plugins, editor=editor, testset=testset, values=(mean - 0.1, mean + 0.1))
+    views = build_views(collect_submissions(tmp_path / "lb").entries, _registry(drop_fss=False))
+    assert len(views) == 5  # one per test set, and the view over all of them
+    (view,) = _across(views)
+    (section,) = view.sections
+    titles = [c.title for c in section.columns]
+    assert titles[2:7] == ["drop_fss · accessories 1.0.0", "drop_fss · hair 1.0.0", "drop_fss · multi_axis 1.0.0",
+                           "drop_fss · pose 1.0.0", "drop_fss · Avg."]
+    table = {r.id: [c.text for c in r.cells] for r in section.rows}
+    assert [r.id for r in section.rows] == ["identity 1", "alpha 1", "beta 1", "gamma 1"]
+    assert table["alpha 1"][0] == "1" and table["alpha 1"][6] == "3.000"
+    assert table["beta 1"][0] == "2" and table["beta 1"][6] == "3.100"
+    assert table["identity 1"][0] == "ref"  # the baseline (Avg. 0) is not ranked
+    assert table["gamma 1"][0] == "–" and table["gamma 1"][6] == "n/a" and table["gamma 1"][2] == "n/a"
+    gamma_avg = next(r for r in section.rows if r.id == "gamma 1").cells[6]
+    assert gamma_avg.sub == "2 of 4 test sets"  # an average over a subset is not comparable: not given
+
+
+def test_all_test_sets_view_pools_the_overediting_patterns(tmp_path, plugins) -> None:
+    # Per test set, "hair color" -> "skin tone" stays below 15% (2/20, 1/10); pooled over both it is 3/30 = 10%.
+    # "beard" -> "mustache" is 3/20 = 15% on pose alone and 1/10 on hair: 4/30 = 13.3%, no longer a pattern.
+    # "glasses" -> "eye color" is 1/10 and 4/10: pooled 5/20 = 25%.
+    counts = {"pose": {"edits": {"hair color": 20, "beard": 20, "glasses": 10},
+                       "changed": {"hair color": {"skin tone": 2}, "beard": {"mustache": 3}, "glasses": {"eye color": 1}}},
+              "hair": {"edits": {"hair color": 10, "beard": 10, "glasses": 10},
+                       "changed": {"hair color": {"skin tone": 1}, "beard": {"mustache": 1}, "glasses": {"eye color": 4}}}}
+    for testset, c in counts.items():
+        _submit(tmp_path, plugins, editor="alpha", testset=testset, values=(1.0, 1.2), attribute_changes=c)
+    (view,) = _across(build_views(collect_submissions(tmp_path / "lb").entries, _registry(drop_fss=False)))
+    (patterns,) = view.sections[0].tables
+    assert [[c.text for c in r.cells] for r in patterns.rows] == [["alpha 1", "glasses", "eye color", "5 / 20", "25.0%"]]
+    result = build_leaderboard(tmp_path / "lb", plugins=plugins)
+    assert "Frequent overediting patterns, pooled over test sets" in result.page.read_text()
+    assert "| alpha 1 | glasses | eye color | 5 / 20 | 25.0% (over 2 test set(s)) |" in result.table.read_text()

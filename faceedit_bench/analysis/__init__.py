@@ -1,1 +1,1 @@
-"""Aggregating scores: session metrics, per-group aggregation, statistics, disparity."""
+"""Aggregating scores: session metrics, per-group and per-test-set aggregation, statistics, disparity."""

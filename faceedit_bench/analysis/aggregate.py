@@ -18,7 +18,7 @@ from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.config import AnalysisConf
 from faceedit_bench.records import STEPS_PER_SESSION, Outcome, SessionResult
-from faceedit_bench.scoring.overediting import OvereditMatrix, StepOveredits, frequent_patterns
+from faceedit_bench.scoring.overediting import OvereditMatrix, StepOveredits, attribute_changes, frequent_patterns
 
 #: Demographic keys never reported as groups (numeric or free-form).
 NOT_GROUPS = frozenset({"age"})
@@ -35,7 +35,7 @@ class _Group:
         self.steps: Counter[str] = Counter()
         self.values: dict[str, list[float]] = defaultdict(list)
         self.identities: dict[str, list[str]] = defaultdict(list)
-        self.trajectory: list[list[float]] = [[] for _ in range(STEPS_PER_SESSION + 1)]  # FSS_k of included sessions
+        self.trajectory: list[list[float]] = [[] for _ in range(STEPS_PER_SESSION + 1)]  # FSS_k, included sessions
 
 
 class Aggregator:
@@ -199,6 +199,7 @@ class Aggregator:
             sections["overediting"] = {
                 **self.overediting.as_dict(),
                 "patterns": frequent_patterns(self.tracked_steps),
+                "attribute_changes": attribute_changes(self.tracked_steps),
                 "reconstruction": True,
             }
         return sections

@@ -41,6 +41,8 @@ def _verify_command(args: argparse.Namespace) -> int:
         except ValueError:
             raise FaceEditBenchError(f"--max-tolerance takes METRIC=NUMBER (e.g. sc=2.0), not {item!r}.") from None
     result = verify_submission(args.submission, workspace=args.workspace, overrides=args.set, max_tolerance=caps)
+    if result.run_dir is not None:
+        print(f"re-scoring run: {result.run_dir}")
     if not args.no_record:
         print(f"recorded {write_verification(result, args.record_dir)}")
     if args.json:
@@ -88,7 +90,9 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser("verify", help="re-score a submission's images with the pinned embedder/judge and check "
                                       "every number reproduces")
     p.add_argument("submission", type=Path, help="submission directory, its submission.json, or a .zip of it")
-    p.add_argument("--workspace", type=Path, help="workspace for the re-scoring run (default: the usual one)")
+    p.add_argument("--workspace", type=Path,
+                   help="workspace for the re-scoring run (default: <default workspace>/verifications, so the "
+                        "replay run stays out of your own runs/)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="config value for the re-scoring run, e.g. dataset.params.root=/data/celeba (repeatable)")
     p.add_argument("--max-tolerance", action="append", default=[], metavar="METRIC=NUMBER",

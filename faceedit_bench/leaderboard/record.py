@@ -106,6 +106,29 @@ def _cost(cost: Any) -> dict[str, Any] | None:
     }
 
 
+def _overediting(section: Any) -> dict[str, Any] | None:
+    """The per-attribute overedit counts of a judged run (report 1.2), as lists: attribute names are free text."""
+    counts = section.get("attribute_changes") if isinstance(section, dict) else None
+    if not isinstance(counts, dict):
+        return None
+    return {
+        "attribute_edits": [{"attribute": _text(a, 100), "edits": int(n)} for a, n in counts["edits"].items()],
+        "attribute_changes": [{"attribute": _text(a, 100), "category": _text(c, 100), "count": int(n)}
+                              for a, changed in counts["changed"].items() for c, n in changed.items()],
+    }
+
+
+def overedit_counts(record: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A record's overedit counts back in the run report's shape (``edits``, ``changed``), or None."""
+    section = record.get("overediting")
+    if not section:
+        return None
+    changed: dict[str, dict[str, int]] = {}
+    for c in section["attribute_changes"]:
+        changed.setdefault(c["attribute"], {})[c["category"]] = c["count"]
+    return {"edits": {e["attribute"]: e["edits"] for e in section["attribute_edits"]}, "changed": changed}
+
+
 def _outcomes(report: Mapping[str, Any]) -> dict[str, Any]:
     counts = report["counts"]
     judge = counts.get("judge")
@@ -228,6 +251,7 @@ def build_record(artifacts: RunArtifacts, *, submission_id: str, registered: Map
         "disparity": _disparity(report.get("disparity")),
         "outcomes": _outcomes(report),
         "cost": _cost(report.get("cost")),
+        "overediting": _overediting(report.get("overediting")),
         "report_notes": [_text(n, 4000) for n in report.get("notes", [])],
         "files": {
             "steps_table": {"path": "steps.csv", "sha256": content_hash(artifacts.steps_table),

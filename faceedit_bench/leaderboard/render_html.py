@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import re
 from importlib import resources
 from typing import Any
 
@@ -34,6 +35,12 @@ def _environment() -> Any:
                        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
 
 
+def view_anchor(view_key: str, contrast: str) -> str:
+    """The URL fragment (and element id) of one view: ``#<measurement key>-<contrast>``, stable across builds
+    (the key is the measurement's fingerprint), so a link to a view keeps pointing at it."""
+    return f"v-{view_key[:12]}-" + re.sub(r"[^a-z0-9_]+", "_", contrast.lower())
+
+
 def _csp_hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
 
@@ -46,6 +53,7 @@ def render_page(views: list[View], rejected: list[Rejected], *, n_submissions: i
     context_views = [
         {"key": v.key, "label": v.label, "details": v.details, "rank_by": v.rank_by, "notes": v.notes,
          "sections": [{"contrast": s.contrast, "title": s.title, "columns": s.columns, "rows": s.rows,
+                       "anchor": view_anchor(v.key, s.contrast), "tables": s.tables,
                        "plots": [forest_svg(p) for p in s.plots]} for s in v.sections]}
         for v in views
     ]

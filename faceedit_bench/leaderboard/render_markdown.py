@@ -48,7 +48,8 @@ def render_markdown(views: list[View], rejected: list[Rejected], *, n_submission
         "",
         "Status: **verified** = the maintainers re-scored the submitted images with the pinned embedder (and judge) "
         "and every number reproduced within its stated tolerance; **unverified** = as submitted, not re-scored; "
-        "**failed** = re-scoring did not reproduce it (no rank). Only entries measured the same way (test set, "
+        "**failed** = re-scoring did not reproduce it (no rank); **ref** = the `identity` editor (the photo unchanged), "
+        "the no-edit baseline, listed first and never ranked. Only entries measured the same way (test set, "
         "dataset, embedder, judge, limits) share a table. Metric columns show mean [CI] (n sessions).",
     ]
     if not views:
@@ -59,6 +60,10 @@ def render_markdown(views: list[View], rejected: list[Rejected], *, n_submission
         out += [f"- ranked by: {md(view.rank_by) if view.rank_by else 'no metric'}"]
         for section in view.sections:
             out += ["", f"### {md(section.title)}", ""] + _table(section)
+            for table in section.tables:
+                out += ["", f"#### {md(table.title)}", ""]
+                out += _table(table) if table.rows else ["No pattern reaches the threshold."]  # type: ignore[arg-type]
+                out += ["", md(table.note)] if table.note else []
         if view.notes:
             out += ["", "Notes: " + " ".join(md(n) for n in view.notes)]
     if rejected:

@@ -36,6 +36,14 @@ from faceedit_bench.storage.atomic import write_text
 VERIFICATION_SCHEMA_ID = "faceedit_bench/verification"
 VERIFICATION_SCHEMA_VERSION = "1.0"
 DEFAULT_RECORD_DIR = Path("leaderboard") / "verifications"
+#: The re-scoring run's own workspace inside the user's: its replay run, store and ledger never mix with the
+#: user's runs/ (a verification is not one of their experiments), and a second verification reuses its cache.
+VERIFY_WORKSPACE = "verifications"
+
+
+def verification_workspace() -> Path:
+    """Where ``verify`` re-scores by default: ``<default workspace>/verifications`` (not ``<workspace>/runs``)."""
+    return default_workspace() / VERIFY_WORKSPACE
 MAX_MISMATCHES_RECORDED = 100
 
 
@@ -49,6 +57,7 @@ class Verification:
     compared: int = 0
     verifier: dict[str, Any] = field(default_factory=dict)
     verified_at: str = ""
+    run_dir: Path | None = None  # the re-scoring run (a local path: not part of the record)
 
     def as_record(self) -> dict[str, Any]:
         return {
@@ -215,14 +224,15 @@ def verify_submission(path: Path, *, plugins: Any = None, workspace: Path | None
                                      "Submit again without --no-images.")
         with tempfile.TemporaryDirectory(prefix="faceedit-verify-") as tmp:
             images = (root / IMAGES_DIR) if (root / IMAGES_DIR).is_dir() else Path(tmp)  # no image: all refused
-            cfg = _experiment_config(sub.record, images.resolve(), Path(workspace or default_workspace()).resolve(),
-                                     overrides or [], plugins)
+            cfg = _experiment_config(sub.record, images.resolve(),
+                                     Path(workspace or verification_workspace()).resolve(), overrides or [], plugins)
             exp = build_experiment(cfg, plugins)
             _check_pinned(sub.record, exp)
             _check_dataset(steps_table, exp)
             result.verifier |= {kind: {"name": c.name, "provider": c.provider, "version": c.provider_version}
                                 for kind, c in exp.info.components.items() if kind in ("embedder", "judge")}
             report = run_experiment(exp, plugins)
+        result.run_dir = exp.info.output_dir
         reproduced_steps = (exp.info.output_dir / "steps.csv").read_bytes()
         return _compare(sub, report, cfg, reproduced_steps, plugins, max_tolerance or {}, result)
 

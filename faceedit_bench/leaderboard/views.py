@@ -13,11 +13,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from faceedit_bench.analysis.baselines import is_reference_editor
 from faceedit_bench.leaderboard.entries import Entry
+from faceedit_bench.report.templates import fmt_p_equation
 
-#: Step outcomes counted as failed attempts (everything but ok, refused and skipped).
-NOT_FAILED = frozenset({"ok", "refused", "skipped"})
+#: Step outcomes that are not failed attempts: a refusal and an answer without an image are the provider's
+#: answers (each has its own column), a skipped step was never attempted.
+NOT_FAILED = frozenset({"ok", "refused", "no_image", "skipped"})
 ALL = "all"
+
+
+def is_reference(e: Entry) -> bool:
+    """A baseline (the identity editor): shown as a reference row above the ranked ones, never ranked."""
+    return is_reference_editor(e.record["editor"]["name"])
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,7 @@ class Row:
     id: str
     status: str
     cells: list[Cell]
+    reference: bool = False  # a baseline row (no rank; shown above the ranked rows)
 
 
 @dataclass
@@ -62,12 +71,23 @@ class Plot:
 
 
 @dataclass
+class Table:
+    """A further table of a section (e.g. the pooled overediting patterns), shown below its main table."""
+
+    title: str
+    columns: list[Column]
+    rows: list[Row]
+    note: str = ""
+
+
+@dataclass
 class Section:
     contrast: str  # ALL or a demographic attribute
     title: str
     columns: list[Column]
     rows: list[Row]
     plots: list[Plot] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
 
 
 @dataclass
@@ -123,28 +143,38 @@ def _rank(entries: list[Entry], metric: MetricInfo | None) -> tuple[list[Entry],
     """Competition ranking ("1, 1, 3") by the metric's mean in its direction; entries without a
     mean, and entries whose verification failed, are listed last without a rank."""
     def mean(e: Entry) -> float | None:
-        if metric is None or e.status == "failed":
+        if metric is None or e.status == "failed" or is_reference(e):
             return None
         return e.record["metrics"].get(metric.name, {}).get("mean")
 
     sign = -1.0 if metric is not None and metric.higher_is_better else 1.0
-    ranked = sorted(entries, key=lambda e: (mean(e) is None, sign * (mean(e) or 0.0), e.id))
+    ranked = sorted(entries, key=lambda e: (not is_reference(e), mean(e) is None, sign * (mean(e) or 0.0), e.id))
     ranks: dict[str, int | None] = {}
-    previous, position = None, 0
-    for i, e in enumerate(ranked, start=1):
+    previous, position, i = None, 0, 0
+    for e in ranked:
         m = mean(e)
         if m is None:
             ranks[e.id] = None
             continue
+        i += 1
         if m != previous:
             position, previous = i, m
         ranks[e.id] = position
     return ranked, ranks
 
 
+def _rank_cell(e: Entry, ranks: Mapping[str, int | None]) -> Cell:
+    if is_reference(e):
+        return Cell("ref", "", cls="reference")
+    rank = ranks.get(e.id)
+    return Cell(str(rank) if rank is not None else "–", "" if rank is None else str(rank))
+
+
 def _editor_cell(e: Entry) -> Cell:
     editor = e.record["editor"]
     sub = e.id + (f" · by {e.record['submitter']}" if e.record.get("submitter") else "")
+    if is_reference(e):
+        sub = "reference: no edit · " + sub
     return Cell(f"{editor['name']} {editor['version']}", editor["name"].lower(), sub)
 
 
@@ -165,30 +195,31 @@ def _overall(view_entries: list[Entry], metrics: list[MetricInfo], ranks: dict[s
     columns += [Column("sessions", "num", help="sessions included in the metrics / planned"),
                 Column("excluded", "num", help="sessions excluded from the metrics (a step without an image)"),
                 Column("refused", "num", help="edit steps the provider refused"),
-                Column("failed", "num", help="edit steps that failed: errors, no image, unreadable image"),
+                Column("no image", "num", help="edit steps answered without an image (no refusal stated)"),
+                Column("failed", "num", help="edit steps that failed: provider errors, failures, unreadable images"),
                 Column("cost (USD)", "num", help="estimated cost of the run, as its report states it"),
                 Column("notes", "text")]
     rows = []
     for e in view_entries:
         r, o = e.record, e.record["outcomes"]
-        rank = ranks.get(e.id)
-        cells = [Cell(str(rank) if rank is not None else "–", "" if rank is None else str(rank)),
-                 _editor_cell(e), _status_cell(e)]
+        cells = [_rank_cell(e, ranks), _editor_cell(e), _status_cell(e)]
         for m in metrics:
             text, sub = fmt_summary(r["metrics"].get(m.name))
             cells.append(Cell(text, sort_value(r["metrics"].get(m.name, {}).get("mean")), sub, cls="num"))
         sessions = o["sessions"]
         excluded = sum(sessions["excluded"].values())
         failed = sum(n for outcome, n in o["steps"].items() if outcome not in NOT_FAILED)
-        refused = o["steps"].get("refused", 0)
+        refused, no_image = o["steps"].get("refused", 0), o["steps"].get("no_image", 0)
         cost = (r.get("cost") or {}).get("estimated_usd")
         cells += [Cell(f"{sessions['included']}/{sessions['planned']}", str(sessions["included"]), cls="num"),
                   Cell(str(excluded), str(excluded), _reasons(sessions["excluded"]), cls="num"),
                   Cell(str(refused), str(refused), cls="num"),
-                  Cell(str(failed), str(failed), cls="num"),
+                  Cell(str(no_image), str(no_image), cls="num"),
+                  Cell(str(failed), str(failed), _reasons({k: v for k, v in o["steps"].items() if k not in NOT_FAILED}),
+                       cls="num"),
                   Cell("n/a" if cost is None else f"{cost:.4f}", sort_value(cost), cls="num"),
                   _notes_cell(e)]
-        rows.append(Row(e.id, e.status, cells))
+        rows.append(Row(e.id, e.status, cells, is_reference(e)))
     plots = [Plot(m.name, m.unit, m.higher_is_better, [""],
                   [(_label(e), [_point(e.record["metrics"].get(m.name))]) for e in view_entries]) for m in metrics]
     return Section(ALL, "all sessions", columns, rows, plots)
@@ -200,7 +231,7 @@ def _reasons(counts: Mapping[str, int]) -> str:
 
 def _label(e: Entry) -> str:
     editor = e.record["editor"]
-    return f"{editor['name']} {editor['version']} ({e.id})"
+    return f"{'[reference] ' if is_reference(e) else ''}{editor['name']} {editor['version']} ({e.id})"
 
 
 def _point(s: Mapping[str, Any] | None) -> tuple[float | None, float | None, float | None]:
@@ -240,10 +271,10 @@ def _contrast(contrast: str, labels: list[str], view_entries: list[Entry], metri
                 cells += [Cell("not tested", ""), Cell("n/a", "")]
             else:
                 flag = "BIAS" if d["bias"] else "no"
-                sub = f"p={fmt(d['p_value'])}" + (f", worst: {d.get('worst_group')}" if d["bias"] else "")
+                sub = fmt_p_equation(d["p_value"]) + (f", worst: {d.get('worst_group')}" if d["bias"] else "")
                 cells += [Cell(flag, "1" if d["bias"] else "0", sub, cls="bias" if d["bias"] else ""),
                           Cell(fmt(d["wd"]), sort_value(d["wd"]), cls="num")]
-        rows.append(Row(e.id, e.status, cells))
+        rows.append(Row(e.id, e.status, cells, is_reference(e)))
     plots = [Plot(f"{m.name} by {contrast}", m.unit, m.higher_is_better, labels,
                   [(_label(e), [_point(e.record["groups"].get(contrast, {}).get(label, {}).get("metrics", {})
                                        .get(m.name)) for label in labels]) for e in view_entries])
@@ -295,7 +326,10 @@ def build_views(entries: list[Entry], registered: Mapping[str, Any], rank_by: st
         label += "".join(f" · {k}={limits[k]}" for k in ("max_faces", "max_sessions") if limits[k] is not None)
         notes = sorted({n for e in members for n in e.record["report_notes"]})
         views.append(View(key, label, _details(first), metrics, ranker.name if ranker else None, sections, notes))
+    from faceedit_bench.leaderboard.across import build_across_views  # it lays out these same cells
+
     views.sort(key=lambda v: (v.label, v.key))
+    views += sorted(build_across_views(entries, registered, rank_by), key=lambda v: (v.label, v.key))
     labels = [v.label for v in views]
     for v in views:
         if labels.count(v.label) > 1:  # same names, different content (hashes, limits): say which

@@ -16,9 +16,9 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from faceedit_bench.plugin.payloads import RunInfo
-from faceedit_bench.records import Outcome, SessionResult
+from faceedit_bench.records import SessionResult
 from faceedit_bench.report import tables
-from faceedit_bench.report.contact_sheet import contact_sheet_name, render
+from faceedit_bench.report.contact_sheet import contact_sheet_name, render_session, session_reference, session_steps
 from faceedit_bench.report.html import write_html_report
 from faceedit_bench.storage import atomic
 from faceedit_bench.storage.locks import directory_lock
@@ -88,22 +88,12 @@ class ArtifactWriter:
         return [sc, sc_outcome, state, answer.outcome.value, self.judged_by]
 
     def _sheet(self, result: SessionResult) -> None:
-        def caption(k: int, fallback: str) -> str:
-            score = result.scores[k] if len(result.scores) > k else None
-            if score is None or score.fss is None:
-                return score.outcome.value if score else fallback
-            return f"FSS {_fmt(score.fss)}" + (" (no face)" if score.outcome is Outcome.NO_FACE else "")
-
-        tiles = [(self.store.get(result.image_hashes[0]), f"I0 {caption(0, '-')}")]
-        for state in result.steps:
-            step = result.session.steps[state.k - 1]
-            score = caption(state.k, state.outcome.value)
-            data = self.store.get(state.output_hash) if state.output_hash else None
-            tiles.append((data, f"I{state.k} {score}: {step.instruction}"))
+        steps = session_steps(result, self.store)
         title = f"{result.face.face_id} | {result.session.session_id}" + (
             f" | excluded: {result.excluded}" if result.excluded else "")
         name = contact_sheet_name(result.face.face_id, result.session.session_id)
-        atomic.write_bytes(self.out / "contact_sheets" / name, render(title, tiles))
+        atomic.write_bytes(self.out / "contact_sheets" / name,
+                           render_session(title, session_reference(result.face), steps))
         self.sheets += 1
 
 

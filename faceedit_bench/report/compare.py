@@ -15,14 +15,18 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+import yaml
 from scipy import stats
 
+from faceedit_bench.analysis.across_testsets import PATTERN_THRESHOLD, across_testsets, pooled_patterns
+from faceedit_bench.analysis.baselines import is_reference_editor
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.keys import fingerprint, portable
+from faceedit_bench.report import plots
 from faceedit_bench.report.html import display_name
 from faceedit_bench.report.run_report import SCHEMA_ID
-from faceedit_bench.report.templates import fmt_ci, fmt_num, fmt_usd, render
+from faceedit_bench.report.templates import fmt_ci, fmt_num, fmt_p_equation, fmt_usd, render
 
 FORMATS = ("text", "markdown", "html")
 USABLE_OR_UNATTEMPTED = ("ok", "skipped")  # every other step outcome is an attempt without a usable image
@@ -53,18 +57,61 @@ def load_run(path: Path) -> tuple[dict[str, Any], Path]:
     return report, file.parent
 
 
-def run_labels(reports: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Editor name and model version; the run key (then a position) tells apart runs that share them."""
-    def base(r: Mapping[str, Any]) -> str:
-        editor = r.get("components", {}).get("editor", {})
-        desc = editor.get("description") or {}
-        version = next((desc[k] for k in ("model_version", "model", "version") if desc.get(k)), None)
-        return f"{editor.get('name', '?')} ({version})" if version else str(editor.get("name", "?"))
+def _editor_label(r: Mapping[str, Any]) -> str:
+    editor = r.get("components", {}).get("editor", {})
+    desc = editor.get("description") or {}
+    version = next((desc[k] for k in ("model_version", "model", "version") if desc.get(k)), None)
+    return f"{editor.get('name', '?')} ({version})" if version else str(editor.get("name", "?"))
 
-    labels = [base(r) for r in reports]
+
+def _limits(config: Mapping[str, Any] | None) -> str:
+    run = (config or {}).get("run") or {}
+    limits = [f"{k}={run[k]}" for k in ("max_faces", "max_sessions") if run.get(k) is not None]
+    return ", ".join(limits) or "no limits"
+
+
+#: What may tell runs apart besides the editor, in the order labels name it.
+LABEL_ASPECTS: tuple[tuple[str, Callable[[Mapping[str, Any], Mapping[str, Any] | None], str]], ...] = (
+    ("test set", lambda r, c: f"{(r.get('testset') or {}).get('name')}"),
+    ("dataset", lambda r, c: str(((r.get("components") or {}).get("dataset") or {}).get("name"))),
+    ("embedder", lambda r, c: f"{((r.get('components') or {}).get('embedder') or {}).get('name')} "
+                              f"{(r.get('scales') or {}).get('embedder_version')}"),
+    ("judge", lambda r, c: (lambda j: "none" if not j else
+                            f"{j.get('name')} {(j.get('description') or {}).get('model_version') or ''}".strip())(
+        (r.get("components") or {}).get("judge"))),
+    ("limits", lambda r, c: _limits(c)),
+)
+
+
+def run_labels(reports: Sequence[Mapping[str, Any]],
+               configs: Sequence[Mapping[str, Any] | None] | None = None) -> list[str]:
+    """Editor name and model version, then what else differs between the runs (test set, dataset, embedder,
+    judge, limits), so each column says what it measured; the run key (then a position) tells apart runs that
+    share all of it. The identity editor is marked as the reference."""
+    configs = list(configs) if configs is not None else [None] * len(reports)
+    values = {name: [describe(r, c) for r, c in zip(reports, configs)] for name, describe in LABEL_ASPECTS}
+    differing = [name for name, vals in values.items() if len(set(vals)) > 1]
+    labels = []
+    for i, r in enumerate(reports):
+        extra = " · ".join(f"{name} {values[name][i]}" for name in differing)
+        labels.append(_editor_label(r) + (f" · {extra}" if extra else ""))
     labels = [f"{lab} [{r.get('run', {}).get('key', '')[:8]}]" if labels.count(lab) > 1 else lab
               for lab, r in zip(labels, reports)]
-    return [f"{lab} #{i + 1}" if labels.count(lab) > 1 else lab for i, lab in enumerate(labels)]
+    labels = [f"{lab} #{i + 1}" if labels.count(lab) > 1 else lab for i, lab in enumerate(labels)]
+    return [f"{lab} (reference: no edit)" if _is_reference(r) else lab for lab, r in zip(labels, reports)]
+
+
+def _is_reference(report: Mapping[str, Any]) -> bool:
+    return is_reference_editor(((report.get("components") or {}).get("editor") or {}).get("name"))
+
+
+def _config(run_dir: Path) -> Mapping[str, Any] | None:
+    """The run's config.yaml (limits are not in the report), or None."""
+    try:
+        config = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    return config if isinstance(config, dict) else None
 
 
 # ---------------------------------------------------------------- comparability
@@ -141,15 +188,20 @@ def _cell(value: float | None, text: str | None = None) -> dict[str, Any]:
     return {"value": value, "text": text if text is not None else fmt_num(value)}
 
 
+def _best(cells: Sequence[Mapping[str, Any]], higher_is_better: bool | None, exclude: set[int]) -> list[int]:
+    """The columns with the row's best value; reference runs (no edit) compete for nothing."""
+    values = [None if i in exclude else c["value"] for i, c in enumerate(cells)]
+    present = [v for v in values if v is not None and math.isfinite(v)]
+    if higher_is_better is None or len(present) < 2 or len(set(present)) == 1:
+        return []
+    target = max(present) if higher_is_better else min(present)
+    return [i for i, v in enumerate(values) if v == target]
+
+
 def _row(label: str, cells: list[dict[str, Any]], higher_is_better: bool | None,
          section: str) -> dict[str, Any]:
-    values = [c["value"] for c in cells]
-    present = [v for v in values if v is not None and math.isfinite(v)]
-    best: list[int] = []
-    if higher_is_better is not None and len(present) >= 2 and len(set(present)) > 1:
-        target = max(present) if higher_is_better else min(present)
-        best = [i for i, v in enumerate(values) if v == target]
-    return {"label": label, "section": section, "higher_is_better": higher_is_better, "cells": cells, "best": best}
+    return {"label": label, "section": section, "higher_is_better": higher_is_better, "cells": cells,
+            "best": _best(cells, higher_is_better, set())}
 
 
 def _direction(higher_is_better: bool | None) -> str:
@@ -326,6 +378,65 @@ def paired_comparisons(reports: Sequence[Mapping[str, Any]], run_dirs: Sequence[
     return out
 
 
+# ---------------------------------------------------------------- across test sets (paper (a)'s Avg.)
+
+def across_testset_tables(reports: Sequence[Mapping[str, Any]],
+                          configs: Sequence[Mapping[str, Any] | None] | None = None) -> list[dict[str, Any]]:
+    """Per measurement that several test sets share (dataset, embedder, judge, limits): per metric, each editor's
+    mean on every test set and the Avg. over them (see :mod:`faceedit_bench.analysis.across_testsets`)."""
+    groups: dict[Any, list[Mapping[str, Any]]] = {}
+    for r, config in zip(reports, configs if configs is not None else [None] * len(reports)):
+        aspects = _aspects(r)
+        key = (*(repr(aspects[a][1]) for a in ("dataset", "embedder", "judge")), _limits(config))
+        groups.setdefault(key, []).append(r)
+    out = []
+    for members in groups.values():
+        testsets = {f"{(r.get('testset') or {}).get('name')} {(r.get('testset') or {}).get('version')}" for r in members}
+        if len(testsets) < 2:
+            continue
+        first = members[0]
+        names = list(dict.fromkeys(n for r in members for n in r.get("metrics") or {}))
+        tables = []
+        for name in names:
+            order, rows = across_testsets(
+                (_editor_label(r), ((r.get("components") or {}).get("editor") or {}).get("name", ""),
+                 f"{(r.get('testset') or {}).get('name')} {(r.get('testset') or {}).get('version')}",
+                 (r.get("metrics") or {}).get(name), (r.get("run") or {}).get("key", "")[:12]) for r in members)
+            order = sorted(order)
+            hib = {m["metrics"][name].get("higher_is_better") for m in members if name in (m.get("metrics") or {})}
+            direction = hib.pop() if len(hib) == 1 else None
+            table_rows = [{"editor": row.editor + (" (reference: no edit)" if row.reference else ""),
+                           "reference": row.reference,
+                           "cells": [_cell((row.cells.get(t) or {}).get("mean"),
+                                           fmt_num((row.cells.get(t) or {}).get("mean")) if t in row.cells
+                                           else "no run") for t in order],
+                           "avg": _cell(row.average(order), fmt_num(row.average(order)) if row.average(order) is not None
+                                        else f"n/a ({row.covered(order)} of {len(order)} test sets)")}
+                          for row in rows]
+            avgs = [row["avg"] for row in table_rows]
+            best = _best(avgs, direction, {i for i, row in enumerate(table_rows) if row["reference"]})
+            tables.append({"metric": name, "testsets": order, "rows": table_rows, "best": best,
+                           "direction": _direction(direction)})
+        comps = first.get("components") or {}
+        judge = comps.get("judge")
+        patterns = []
+        if judge:  # Table 3 over the test sets: every per-attribute count summed, then the threshold
+            editors: dict[str, list[Mapping[str, Any]]] = {}
+            for r in members:
+                editors.setdefault(_editor_label(r), []).append(r)
+            patterns = [{"editor": editor, "testsets": len(runs), "patterns": pooled_patterns(
+                (r.get("overediting") or {}).get("attribute_changes") for r in runs)} for editor, runs in editors.items()]
+        out.append({"title": f"{(comps.get('dataset') or {}).get('name')} · {_describe('embedder', first)} · "
+                             f"{'judge ' + str(judge.get('name')) if judge else 'no judge'}", "tables": tables,
+                    "patterns": patterns})
+    return out
+
+
+PATTERNS_MISSING = "not available: a run's report has no per-attribute overedit counts (before report 1.2); rerun it"
+ACROSS_LEGEND = ("Avg. = unweighted mean of the test-set means (paper (a), Tables 1, 2, 4), only when an editor was "
+                 "run on every test set of the table; no interval")
+
+
 # ---------------------------------------------------------------- the comparison
 
 def compare_runs(paths: Sequence[Path], *, confidence: float = 0.95) -> dict[str, Any]:
@@ -335,11 +446,16 @@ def compare_runs(paths: Sequence[Path], *, confidence: float = 0.95) -> dict[str
                            "faceedit-bench compare <run_dir> <run_dir> [...]")
     loaded = [load_run(p) for p in paths]
     reports, run_dirs = [r for r, _ in loaded], [d for _, d in loaded]
-    labels = run_labels(reports)
+    configs = [_config(d) for d in run_dirs]
+    labels = run_labels(reports, configs)
     runs = [{"label": lab, "path": str(d), "name": (r.get("run") or {}).get("name"),
              "key": (r.get("run") or {}).get("key"), "created_at": (r.get("run") or {}).get("created_at"),
-             "skipped_metrics": dict(r.get("skipped_metrics") or {})}
+             "skipped_metrics": dict(r.get("skipped_metrics") or {}), "reference": _is_reference(r)}
             for lab, r, d in zip(labels, reports, run_dirs)]
+    references = {i for i, r in enumerate(reports) if _is_reference(r)}
+    rows = metric_rows(reports) + outcome_rows(reports) + fairness_rows(reports) + cost_rows(reports)
+    for row in rows:
+        row["best"] = _best(row["cells"], row["higher_is_better"], references)
     keys = [r["key"] for r in runs]
     notes = [f"{runs[i]['label']} and {runs[j]['label']} have the same run key (the same experiment)"
              for i, j in combinations(range(len(runs)), 2) if keys[i] and keys[i] == keys[j]]
@@ -347,8 +463,14 @@ def compare_runs(paths: Sequence[Path], *, confidence: float = 0.95) -> dict[str
         "runs": runs,
         "warnings": comparability_warnings(reports, labels),
         "notes": notes,
-        "rows": metric_rows(reports) + outcome_rows(reports) + fairness_rows(reports) + cost_rows(reports),
+        "rows": rows,
         "paired": paired_comparisons(reports, run_dirs, labels, confidence=confidence),
+        "across_testsets": across_testset_tables(reports, configs),
+        "trajectories": [{"label": lab, "reference": _is_reference(r), "series": dict(r.get("trajectory") or {})}
+                         for lab, r in zip(labels, reports)],
+        "summaries": {name: [{"label": lab, **dict((r.get("metrics") or {}).get(name) or {})}
+                             for lab, r in zip(labels, reports) if name in (r.get("metrics") or {})]
+                      for name in dict.fromkeys(n for r in reports for n in r.get("metrics") or {})},
         "confidence": confidence,
     }
 
@@ -366,7 +488,7 @@ def format_compare(result: Mapping[str, Any], fmt: str = "text") -> str:
 
 
 def _paired_line(m: Mapping[str, Any]) -> str:
-    return (f"{display_name(m['metric'])}: mean difference {fmt_ci(m)} n={m['n']}, p={fmt_num(m['p_value'])}"
+    return (f"{display_name(m['metric'])}: mean difference {fmt_ci(m)} n={m['n']}, {fmt_p_equation(m['p_value'])}"
             f" -> {m['verdict']}")
 
 
@@ -400,6 +522,22 @@ def _text(result: Mapping[str, Any]) -> str:
             lines.append("  ".join("-" * w for w in widths))
     lines += ["", f"* {BEST_LEGEND}"]
     lines += _skipped_notes(result)
+    for group in result.get("across_testsets") or []:
+        lines += ["", f"All test sets: {group['title']} ({ACROSS_LEGEND}; * best Avg.)"]
+        for t in group["tables"]:
+            lines += ["", f"  {display_name(t['metric'])}" + (f" ({t['direction']})" if t["direction"] else "")]
+            table = [["editor", *t["testsets"], "Avg."]] + [
+                [row["editor"], *(c["text"] for c in row["cells"]), row["avg"]["text"] + (" *" if i in t["best"] else "")]
+                for i, row in enumerate(t["rows"])]
+            lines += ["  " + line for line in _aligned(table)]
+        for p in group["patterns"]:
+            lines += ["", f"  Frequent overediting patterns of {p['editor']}, pooled over {p['testsets']} test set(s):"]
+            if p["patterns"] is None:
+                lines.append(f"    {PATTERNS_MISSING}")
+            lines += [f"    {x['attribute']} -> {x['category']}: {x['count']}/{x['edits']} ({100 * x['share']:.1f}%)"
+                      for x in p["patterns"] or []]
+            if p["patterns"] == []:
+                lines.append(f"    none reaches {PATTERN_THRESHOLD:.0%}")
     lines += ["", f"Paired differences (first minus second, {result['confidence']:.0%} CI, shared included sessions):"]
     for p in result["paired"]:
         head = f"  {p['a']} - {p['b']}"
@@ -410,6 +548,16 @@ def _text(result: Mapping[str, Any]) -> str:
                      f"{p['only_b']} only in the second)")
         lines += [f"    {_paired_line(m)}" for m in p["metrics"]]
     return "\n".join(lines)
+
+
+def _aligned(table: list[list[str]]) -> list[str]:
+    widths = [max(len(r[col]) for r in table) for col in range(len(table[0]))]
+    lines = []
+    for n, r in enumerate(table):
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return lines
 
 
 def _md(text: str) -> str:
@@ -435,6 +583,22 @@ def _markdown(result: Mapping[str, Any]) -> str:
         lines.append(f"| {_md(row['label'])} | " + " | ".join(cells) + " |")
     lines += ["", f"Bold: {_md(BEST_LEGEND)}."]
     lines += [f"- {_md(n)}" for n in _skipped_notes(result)]
+    for group in result.get("across_testsets") or []:
+        lines += ["", f"**All test sets: {_md(group['title'])}** ({_md(ACROSS_LEGEND)}; bold: best Avg.)"]
+        for t in group["tables"]:
+            lines += ["", f"{_md(display_name(t['metric']))} {_md(t['direction'])}", "",
+                      "| editor | " + " | ".join(_md(x) for x in t["testsets"]) + " | Avg. |",
+                      "|---|" + "---|" * (len(t["testsets"]) + 1)]
+            for i, row in enumerate(t["rows"]):
+                avg = _md(row["avg"]["text"])
+                lines.append(f"| {_md(row['editor'])} | " + " | ".join(_md(c["text"]) for c in row["cells"])
+                             + f" | {'**' + avg + '**' if i in t['best'] else avg} |")
+        for p in group["patterns"]:
+            lines += ["", f"Frequent overediting patterns of {_md(p['editor'])}, pooled over {p['testsets']} test set(s):"]
+            if p["patterns"] is None:
+                lines.append(f"- {_md(PATTERNS_MISSING)}")
+            lines += [f"- {_md(x['attribute'])} → {_md(x['category'])}: {x['count']}/{x['edits']} "
+                      f"({100 * x['share']:.1f}%)" for x in p["patterns"] or []]
     lines += ["", f"Paired differences (first minus second, {result['confidence']:.0%} CI, shared included sessions):",
               ""]
     for p in result["paired"]:
@@ -449,4 +613,28 @@ def _markdown(result: Mapping[str, Any]) -> str:
 
 def _html(result: Mapping[str, Any]) -> str:
     return render("compare.html.j2", result=result, legend=BEST_LEGEND, skipped=_skipped_notes(result),
-                  display=display_name)
+                  display=display_name, across_legend=ACROSS_LEGEND, plots=compare_plots(result),
+                  patterns_missing=PATTERNS_MISSING)
+
+
+def compare_plots(result: Mapping[str, Any]) -> dict[str, str | None]:
+    """The comparison's plots as data URIs: the runs' trajectories on one axis per series (FSS 0-1, SC 0-100)
+    and a forest plot of every metric (each run's mean and CI)."""
+    import base64
+
+    def uri(data: bytes | None) -> str | None:
+        return None if data is None else "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+
+    names = list(dict.fromkeys(n for run in result.get("trajectories") or [] for n in run["series"]))
+    panels = {f"{display_name(n)}_k": {run["label"]: run["series"][n] for run in result["trajectories"]
+                                       if run["series"].get(n)} for n in names}
+    metric_of = {f"{display_name(n)}_k": n for n in names}
+    forest_panels = {display_name(name): [(row["label"], [("", row)]) for row in rows]
+                     for name, rows in (result.get("summaries") or {}).items()}
+    return {
+        "trajectories": uri(plots.trajectory_lines(panels, metric_of=metric_of)),
+        "metrics": uri(plots.forest(forest_panels, metric_of={display_name(n): n for n in result.get("summaries") or {}},
+                                    xlabels={display_name(n): f"{display_name(n)}: each run's mean and CI"
+                                             for n in result.get("summaries") or {}})),
+        "unavailable": None if plots.available() else "plots need matplotlib (pip install matplotlib)",
+    }

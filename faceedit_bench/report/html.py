@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.execution.secrets import redact
-from faceedit_bench.report.contact_sheet import contact_sheet_name
-from faceedit_bench.report.contact_sheet import render as render_contact_sheet
+from faceedit_bench.report import plots
+from faceedit_bench.report.contact_sheet import SheetStep, contact_sheet_name, render_session
 from faceedit_bench.report.tables import RUN_COLUMNS
 from faceedit_bench.report.templates import fmt_num, render
 from faceedit_bench.storage import atomic
@@ -30,7 +30,9 @@ RANKING_METRIC = "drop_fss"  # the worst sessions are the ones that lost the mos
 DISPLAY_NAMES = {"drop_fss": "Drop_FSS", "sc": "SC", "oer": "OER", "fss": "FSS"}
 SESSION_ID_COLUMNS = ("face_id", "identity", "session_id", "excluded")
 AXIS_LABELS = {"fss": "FSS (the embedder's scale)", "sc": "SC x100"}
-MAX_ANNOTATED_CELLS = 400  # above this the heatmap's numbers would be unreadable; the cells table has them
+MAX_ANNOTATED_CELLS = 400
+#: steps.csv does not say which reference photo a session was measured against
+SHEET_REFERENCE_UNKNOWN = (None, "reference photo: not recorded in steps.csv (see the dataset)")  # above this the heatmap's numbers would be unreadable; the cells table has them
 
 
 def write_html_report(run_dir: Path, report: Mapping[str, Any], *, store: ImageStore | None = None,
@@ -54,8 +56,10 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "group_outcomes": group_outcome_tables(report),
         "groups": group_metric_tables(report),
         "disparity": disparity_rows(report),
+        "disparity_forest": _png_uri(plot_disparity_forest(report.get("disparity") or [])),
         "overediting": overediting(report),
         "trajectory": trajectory(report),
+        "group_trajectories": group_trajectories(report),
         "cost": report.get("cost"),
         "calls": call_rows(report),
         "performance": report.get("performance"),
@@ -193,6 +197,18 @@ def overediting(report: Mapping[str, Any]) -> dict[str, Any] | None:
             "plot_error": plot_unavailable()}
 
 
+def group_trajectories(report: Mapping[str, Any]) -> dict[str, Any]:
+    """FSS_k per demographic group (reports since 1.2 carry them), as a plot and as rows of numbers."""
+    by_attribute = {
+        attribute: {label: points for label, g in labels.items()
+                    if (points := ((g.get("trajectory") or {}).get("fss") or []))}
+        for attribute, labels in (report.get("groups") or {}).items()}
+    by_attribute = {attribute: lines for attribute, lines in by_attribute.items() if lines}
+    rows = [(attribute, label, points) for attribute, lines in by_attribute.items() for label, points in lines.items()]
+    return {"rows": rows, "plot": _png_uri(plot_group_trajectories(by_attribute)), "plot_error": plot_unavailable(),
+            "has_groups": bool(report.get("groups"))}
+
+
 def trajectory(report: Mapping[str, Any]) -> dict[str, Any]:
     series = {name: points for name, points in (report.get("trajectory") or {}).items() if points}
     return {"series": series, "plot": _png_uri(plot_trajectories(series)), "plot_error": plot_unavailable()}
@@ -262,17 +278,18 @@ def _render_missing_sheets(run_dir: Path, store: ImageStore,
         if not rows:
             continue
         rows.sort(key=lambda r: int(r.get("k") or 0))
-        tiles = []
+        sheet_steps = []
         for r in rows:
             digest = r.get("image_hash") or r.get("output_hash") or ""
             data = store.get(digest) if digest and digest in store else None
             fss = _float(r.get("fss"))
-            score = f"FSS {fmt_num(fss)}" if fss is not None else (r.get("score_outcome") or r.get("outcome") or "-")
-            caption = f"I{r.get('k')} {score}" + (f": {r['instruction']}" if r.get("instruction") else "")
-            tiles.append((data, caption))
+            note = "" if fss is not None else (r.get("score_outcome") or r.get("outcome") or "not scored")
+            if fss is not None and r.get("score_outcome") == "no_face":
+                note = "no face: FSS 0"
+            sheet_steps.append(SheetStep(int(r.get("k") or 0), data, fss, note, r.get("instruction") or ""))
         excluded = rows[0].get("session_excluded")
         title = f"{face_id} | {session_id}" + (f" | excluded: {excluded}" if excluded else "")
-        sheets[(face_id, session_id)] = render_contact_sheet(title, tiles)
+        sheets[(face_id, session_id)] = render_session(title, SHEET_REFERENCE_UNKNOWN, sheet_steps)
     return sheets
 
 
@@ -309,27 +326,41 @@ def _no_mathtext() -> Any:
 
 
 def plot_trajectories(series: Mapping[str, Sequence[Mapping[str, Any]]]) -> bytes | None:
-    """One panel per trajectory (FSS_k, SC_k: different scales), mean per step with its CI as a band."""
-    usable = {name: [p for p in points if p.get("mean") is not None] for name, points in series.items()}
-    usable = {name: points for name, points in usable.items() if points}
-    if not usable or (fig := _figure(4.2 * len(usable), 3.2)) is None:
+    """One panel per trajectory (FSS_k, SC_k: different scales), mean per step with its CI as a band, each on
+    its metric's full scale (FSS 0-1, SC 0-100), so a flat line looks flat."""
+    if plot_unavailable():
         return None
-    with _no_mathtext():
-        axes = fig.subplots(1, len(usable), squeeze=False)[0]
-        for ax, (name, points) in zip(axes, usable.items()):
-            ks = [p["k"] for p in points]
-            ax.plot(ks, [p["mean"] for p in points], marker="o", color="#1f4e79", label="mean")
-            band = [p for p in points if p.get("ci_low") is not None and p.get("ci_high") is not None]
-            if band:
-                ax.fill_between([p["k"] for p in band], [p["ci_low"] for p in band], [p["ci_high"] for p in band],
-                                alpha=0.25, color="#1f4e79", label="CI")
-            ax.set_xticks(ks)
-            ax.set_xlabel("step k")
-            ax.set_title(f"{display_name(name)}_k")
-            ax.set_ylabel(AXIS_LABELS.get(name, display_name(name)))
-            ax.legend(loc="best", fontsize=8)
-        fig.tight_layout()
-        return _png(fig)
+    panels = {f"{display_name(name)}_k": {"all included sessions": points} for name, points in series.items()}
+    return plots.trajectory_lines(panels, metric_of={f"{display_name(n)}_k": n for n in series},
+                                  ylabels={f"{display_name(n)}_k": AXIS_LABELS.get(n, display_name(n)) for n in series})
+
+
+def plot_group_trajectories(by_attribute: Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]]) -> bytes | None:
+    """FSS_k per demographic group, one panel per attribute, one line (with its CI band) per group."""
+    if plot_unavailable():
+        return None
+    panels = {f"FSS_k by {attribute}": lines for attribute, lines in by_attribute.items()}
+    return plots.trajectory_lines(panels, metric_of={title: "fss" for title in panels},
+                                  ylabels={title: AXIS_LABELS["fss"] for title in panels})
+
+
+def plot_disparity_forest(rows: Sequence[Mapping[str, Any]]) -> bytes | None:
+    """A forest plot per metric: per contrast, each group's mean with its CI; contrasts flagged as bias marked."""
+    if plot_unavailable():
+        return None
+    panels: dict[str, list[tuple[str, list[tuple[str, Mapping[str, Any] | None]]]]] = {}
+    metric_of: dict[str, str] = {}
+    marked: dict[str, set[str]] = {}
+    for d in rows:
+        metric = str(d.get("metric", "?"))
+        title = f"{display_name(metric)} by group"
+        metric_of[title] = metric
+        groups = list((d.get("groups") or {}).items())
+        panels.setdefault(title, []).append((str(d.get("contrast")), [(str(label), s) for label, s in groups]))
+        if d.get("bias"):
+            marked.setdefault(title, set()).add(str(d.get("contrast")))
+    xlabels = {title: f"{display_name(m)}: each group's mean and CI" for title, m in metric_of.items()}
+    return plots.forest(panels, metric_of=metric_of, marked=marked, xlabels=xlabels)
 
 
 def plot_overediting(categories: Sequence[str], matrix: Sequence[Sequence[int]],

@@ -12,7 +12,7 @@ from faceedit_bench.plugin.payloads import RunInfo
 from faceedit_bench.records import TestSet
 
 SCHEMA_ID = "faceedit_bench/run_report"
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 RECONSTRUCTION_NOTE = (
     "The Face-Edit-Attributes taxonomy and the test-set sessions are a reconstruction of paper (a)'s "

@@ -238,15 +238,31 @@ def frequent_patterns(edits: Iterable[StepOveredits], threshold: float | Fractio
     limit = threshold if isinstance(threshold, Fraction) else Fraction(str(threshold))
     if not 0 < limit <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
-    totals: Counter[str] = Counter()
-    hits: Counter[tuple[str, str]] = Counter()
-    for edit in edits:
-        totals[edit.attribute] += 1
-        for category in {o.changed_category for o in edit.overedits}:  # once per edit
-            hits[edit.attribute, category] += 1
+    totals, hits = _attribute_counts(edits)
     found = [
         {"attribute": attr, "category": cat, "count": n, "edits": totals[attr], "share": n / totals[attr]}
         for (attr, cat), n in hits.items()
         if totals[attr] >= min_edits and Fraction(n, totals[attr]) >= limit
     ]
     return sorted(found, key=lambda p: (-p["share"], -p["count"], p["attribute"], p["category"]))
+
+
+def _attribute_counts(edits: Iterable[StepOveredits]) -> tuple[Counter[str], Counter[tuple[str, str]]]:
+    totals: Counter[str] = Counter()
+    hits: Counter[tuple[str, str]] = Counter()
+    for edit in edits:
+        totals[edit.attribute] += 1
+        for category in {o.changed_category for o in edit.overedits}:  # once per edit
+            hits[edit.attribute, category] += 1
+    return totals, hits
+
+
+def attribute_changes(edits: Iterable[StepOveredits]) -> dict[str, Any]:
+    """Every count :func:`frequent_patterns` thresholds, below the threshold too, so that runs can be pooled
+    (Table 3 over several test sets): ``edits[attribute]`` state-tracked edits asking for it and
+    ``changed[attribute][category]`` of them that also changed that category."""
+    totals, hits = _attribute_counts(edits)
+    changed: dict[str, dict[str, int]] = {}
+    for (attribute, category), n in sorted(hits.items()):
+        changed.setdefault(attribute, {})[category] = n
+    return {"edits": dict(sorted(totals.items())), "changed": changed}

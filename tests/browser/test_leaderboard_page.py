@@ -1,5 +1,6 @@
 """The built leaderboard page in a real headless Chromium: columns sort in the metric's
-direction, views switch, injected markup stays text, and the console stays clean.
+direction, views switch and have URL fragments, the identity baseline is a reference row,
+injected markup stays text, and the console stays clean; and a run's report.html shows its plots.
 
 Needs ``chromium`` and ``chromedriver`` (Debian: ``apt-get install chromium chromium-driver``;
 ``.ci/run`` installs them) and the ``selenium`` package; skipped with the reason otherwise,
@@ -41,10 +42,11 @@ pytestmark = pytest.mark.skipif(MISSING is not None and not REQUIRED, reason=str
 
 @pytest.fixture
 def site(tmp_path, plugins) -> Path:
-    """Four submissions: three comparable ones (one with a hostile name and notes), one measured with
-    another embedder version (a second measurement view)."""
+    """Five submissions: three comparable ones (one with a hostile name and notes) and the identity baseline,
+    one measured with another embedder version (a second measurement view)."""
     out = tmp_path / "lb" / "submissions"
-    for editor, values, embedder in [("alpha", (3.0, 3.4, 3.1, 3.6), "1"), ("beta", (1.0, 1.3, 1.2, 1.1), "1"),
+    for editor, values, embedder in [("identity", (0.0, 0.0, 0.0, 0.0), "1"),
+                                     ("alpha", (3.0, 3.4, 3.1, 3.6), "1"), ("beta", (1.0, 1.3, 1.2, 1.1), "1"),
                                      ("gamma", (2.0, 2.2, 2.4, 2.1), "1"), ("delta", (5.0, 5.1, 5.2, 5.3), "2")]:
         run = write_fake_run(tmp_path / "ws", editor=editor, values=values, embedder_version=embedder)
         submit(str(run), out=out, plugins=plugins, notes=HOSTILE if editor == "gamma" else "")
@@ -111,14 +113,24 @@ def _column(section, title: str) -> tuple[object, int]:
 
 
 def _rows(section, column: int) -> list[tuple[str, str]]:
-    """(editor cell text's first word, the column's data-value) of each row, in page order."""
+    """(editor cell text's first word, the column's data-value) of each ranked row, in page order."""
     from selenium.webdriver.common.by import By
 
     out = []
-    for row in section.find_elements(By.CSS_SELECTOR, "tbody tr"):
+    for row in section.find_elements(By.CSS_SELECTOR, "tbody.ranked tr"):
         cells = row.find_elements(By.TAG_NAME, "td")
         out.append((row.get_attribute("data-id").split("-")[0], cells[column].get_attribute("data-value")))
     return out
+
+
+def _reference(section) -> list[tuple[str, str]]:
+    """(editor, rank cell) of the reference rows, which sit above the ranked rows."""
+    from selenium.webdriver.common.by import By
+
+    rows = section.find_elements(By.CSS_SELECTOR, "tbody tr")
+    marked = [r for r in rows if r.get_attribute("data-reference") == "true"]
+    assert rows[: len(marked)] == marked, "reference rows are not above the ranked rows"
+    return [(r.get_attribute("data-id").split("-")[0], r.find_elements(By.TAG_NAME, "td")[0].text) for r in marked]
 
 
 def _no_alert(driver) -> None:
@@ -153,6 +165,7 @@ def test_page_sorts_switches_views_and_runs_no_injected_code(browser, server, si
     values = [float(v) for _, v in _rows(overall, col)]
     assert values == sorted(values, reverse=True) and _rows(overall, col)[0][0] == "alpha"
     assert button.find_element("xpath", "..").get_attribute("aria-sort") == "descending"
+    assert _reference(overall) == [("identity", "ref")]  # the baseline stays above, unranked, whatever the order
     editor, col = _column(overall, "editor")
     editor.click()
     names = [v for _, v in _rows(overall, col)]
@@ -191,4 +204,70 @@ def test_page_from_a_local_file_has_no_console_errors(browser, site):
     _visible(browser)
     _no_alert(browser)
     assert browser.execute_script("return window.__pwned") is None
+    assert _severe(browser) == []
+
+
+def test_the_reference_row_is_marked_and_not_ranked_first(browser, server):
+    browser.get(server)
+    overall = _visible(browser)
+    assert _reference(overall) == [("identity", "ref")]
+    _, rank_col = _column(overall, "rank")
+    first = overall.find_elements("css selector", "tbody.ranked tr")[0]
+    assert first.get_attribute("data-id").startswith("beta-") and first.find_elements("tag name", "td")[0].text == "1"
+    assert "reference" in overall.find_element("css selector", "tbody.reference tr").get_attribute("class")
+
+
+def test_the_url_fragment_selects_a_view_and_follows_the_selection(browser, server):
+    from selenium.webdriver.support.ui import Select
+
+    browser.get(server)
+    first = _visible(browser).get_attribute("id")
+    Select(browser.find_element("id", "contrast")).select_by_value("gender")
+    by_gender = _visible(browser).get_attribute("id")
+    assert browser.execute_script("return window.location.hash") == "#" + by_gender
+
+    protocol = Select(browser.find_element("id", "protocol"))
+    protocol.select_by_index(1)
+    Select(browser.find_element("id", "contrast")).select_by_value("all")
+    other = _visible(browser).get_attribute("id")
+    link = browser.current_url
+    assert link.endswith("#" + other) and other != first
+
+    browser.get("about:blank")
+    browser.get(link)  # a fresh page opened from the link shows that view, with the controls set to it
+    shown = _visible(browser)
+    assert shown.get_attribute("id") == other
+    assert Select(browser.find_element("id", "protocol")).first_selected_option.get_attribute("value") == \
+        shown.get_attribute("data-protocol")
+    assert Select(browser.find_element("id", "contrast")).first_selected_option.get_attribute("value") == "all"
+
+    browser.execute_script("window.location.hash = arguments[0]", by_gender)
+    assert _visible(browser).get_attribute("id") == by_gender  # following an in-page link
+    browser.execute_script("window.location.hash = 'v-nothing-here'")
+    assert _visible(browser).get_attribute("id") == by_gender  # an unknown fragment: no change
+    assert _severe(browser) == []
+
+
+def test_report_page_renders_its_plots(browser, tmp_path):
+    """report.html in the browser: every plot (trajectories, per-group trajectories, the disparity forest, the
+    overediting heatmap) is an image that decodes, and p-values below 0.001 read "< 0.001"."""
+    from faceedit_bench.report.html import write_html_report
+    from tests.test_html_report import v11_report
+
+    report = v11_report()
+    report["disparity"][0]["p_value"] = 0.00002
+    run = tmp_path / "runs" / "r"
+    run.mkdir(parents=True)
+    page = write_html_report(run, report)
+    browser.get(page.as_uri())
+    plots = browser.execute_script(
+        "return Array.from(document.querySelectorAll('img.plot')).map(i => [i.alt, i.complete, i.naturalWidth])")
+    alts = [alt for alt, _, _ in plots]
+    for wanted in ("per-step trajectories", "FSS trajectories per demographic group", "forest plot",
+                   "overediting matrix"):
+        assert any(alt.startswith(wanted) for alt in alts), (wanted, alts)
+    assert all(complete and width > 300 for _, complete, width in plots), plots
+    forest = browser.find_element("id", "disparity-forest")
+    assert forest.is_displayed() and forest.size["width"] > 300
+    assert "< 0.001" in browser.find_element("id", "disparity").find_element("xpath", "following-sibling::table").text
     assert _severe(browser) == []

@@ -9,14 +9,37 @@
   if (!protocol || !contrast || !empty) { return; }  // a page without entries has no views
 
   function show() {
-    var shown = 0;
+    var shown = null;
     sections.forEach(function (section) {
       var on = section.getAttribute("data-protocol") === protocol.value &&
         section.getAttribute("data-contrast") === contrast.value;
       section.hidden = !on;
-      if (on) { shown += 1; }
+      if (on) { shown = section; }
     });
-    empty.hidden = shown > 0;
+    empty.hidden = shown !== null;
+    return shown;
+  }
+
+  // Each view has a URL fragment (its section's id): opening the page with it shows that view, and
+  // choosing a view puts its fragment in the address bar, so the view can be linked.
+  function fromFragment() {
+    var id = window.location.hash.slice(1);
+    if (!id) { return false; }
+    try { id = decodeURIComponent(id); } catch (e) { return false; }
+    var section = document.getElementById(id);
+    if (!section || sections.indexOf(section) < 0) { return false; }
+    protocol.value = section.getAttribute("data-protocol");
+    contrast.value = section.getAttribute("data-contrast");
+    show();
+    return true;
+  }
+
+  function choose() {
+    var section = show();
+    if (section && window.location.hash !== "#" + section.id) {
+      try { window.history.replaceState(null, "", "#" + section.id); }
+      catch (e) { window.location.hash = section.id; }  // some file:// pages refuse replaceState
+    }
   }
 
   function sortKey(row, column) {
@@ -38,7 +61,8 @@
       th.setAttribute("aria-sort", "none");
     });
     header.setAttribute("aria-sort", descending ? "descending" : "ascending");
-    var body = table.tBodies[0];
+    var body = table.querySelector("tbody.ranked");  // reference rows (no edit) stay above, unranked
+    if (!body) { return; }
     var rows = Array.prototype.slice.call(body.rows);
     rows.sort(function (a, b) {
       var x = sortKey(a, column);
@@ -53,7 +77,8 @@
   Array.prototype.forEach.call(document.querySelectorAll("button.sort"), function (button) {
     button.addEventListener("click", function () { sortBy(button); });
   });
-  protocol.addEventListener("change", show);
-  contrast.addEventListener("change", show);
-  show();
+  protocol.addEventListener("change", choose);
+  contrast.addEventListener("change", choose);
+  window.addEventListener("hashchange", fromFragment);
+  if (!fromFragment()) { show(); }
 }());

@@ -64,8 +64,25 @@ def fmt_usd(value: float | None) -> str:
     return f"${value:,.2f}" if abs(value) >= 0.1 else f"${value:.2g}"
 
 
+#: p-values below this are shown as "< 0.001": a permutation test's smallest p says how many resamples were
+#: drawn, not that the evidence is a thousand times stronger, and 1e-05 next to 0.04 reads as a different kind.
+P_FLOOR = 0.001
+
+
 def fmt_p(value: float | None) -> str:
-    return MISSING if value is None else f"{value:.3g}"
+    """A p-value to three decimals, ``< 0.001`` below that, n/a when none was computed."""
+    if value is None:
+        return MISSING
+    value = float(value)
+    if not math.isfinite(value):
+        return str(value)
+    return f"< {P_FLOOR:g}" if value < P_FLOOR else f"{value:.3f}"
+
+
+def fmt_p_equation(value: float | None) -> str:
+    """``p = 0.012``, ``p < 0.001`` or ``p n/a``: for running text and table sub-lines."""
+    text = fmt_p(value)
+    return f"p {text}" if text.startswith("<") or text == MISSING else f"p = {text}"
 
 
 @functools.cache

@@ -1,0 +1,174 @@
+"""Plots of the run report and of ``compare``: PNG bytes drawn by matplotlib's Agg canvas (no pyplot, so no
+global backend is touched), or ``None`` when matplotlib is missing or there is nothing to draw.
+
+Axes are chosen so that a flat line looks flat: FSS on at least 0–1 (its whole scale for a cosine similarity;
+wider only when a value lies outside), SC and OER (×100) on 0–100, and every other metric's axis includes 0.
+A zoomed axis would turn a 0.002 difference between two groups into a cliff.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+PALETTE = ("#1f4e79", "#c2410c", "#15803d", "#7e22ce", "#a16207", "#0e7490", "#be123c", "#4d7c0f")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+#: Full scales of metrics reported x100 (SC, OER): fixed axes.
+FULL_SCALE = {"sc": (0.0, 100.0), "oer": (0.0, 100.0)}
+DISPLAY = {"drop_fss": "Drop_FSS", "sc": "SC", "oer": "OER", "fss": "FSS"}
+
+
+def available() -> bool:
+    return importlib.util.find_spec("matplotlib") is not None
+
+
+def _figure(width: float, height: float) -> Any | None:
+    if not available():
+        return None
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), dpi=100)
+
+
+def _png(fig: Any) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def _no_mathtext() -> Any:
+    # Labels are data (editor names, group labels): a "$" in them must not be parsed as LaTeX math.
+    from matplotlib import rc_context
+
+    return rc_context({"text.parse_math": False, "text.usetex": False})
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _finite(values: Sequence[Any]) -> list[float]:
+    return [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+
+
+def value_range(metric: str, values: Sequence[Any]) -> tuple[float, float]:
+    """The axis range of ``metric``: its full scale where it has one (FSS 0–1, SC/OER 0–100), widened only to
+    show a value outside it; otherwise the data's range extended to 0."""
+    data = _finite(values)
+    if metric == "fss":
+        low, high = 0.0, 1.0
+    elif metric in FULL_SCALE:
+        low, high = FULL_SCALE[metric]
+    else:
+        low, high = min([0.0, *data]), max([0.0, *data])
+        if high - low < 1e-9:
+            high = low + 1.0  # every value 0: a unit axis, not a range of width zero
+    if data:
+        low, high = min(low, *data), max(high, *data)
+    pad = 0.03 * (high - low)
+    return low - pad, high + pad
+
+
+def _summary_points(points: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [p for p in points if p.get("mean") is not None]
+
+
+def _band(ax: Any, points: Sequence[Mapping[str, Any]], colour: str) -> None:
+    band = [p for p in points if p.get("ci_low") is not None and p.get("ci_high") is not None]
+    if band:
+        ax.fill_between([p["k"] for p in band], [p["ci_low"] for p in band], [p["ci_high"] for p in band],
+                        alpha=0.18, color=colour, linewidth=0)
+
+
+def _values(points: Sequence[Mapping[str, Any]]) -> list[Any]:
+    return [v for p in points for v in (p.get("mean"), p.get("ci_low"), p.get("ci_high"))]
+
+
+def trajectory_lines(panels: Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]], *,
+                     ylabels: Mapping[str, str] | None = None, metric_of: Mapping[str, str] | None = None,
+                     title_suffix: str = "") -> bytes | None:
+    """One panel per key of ``panels`` ({panel title: {line label: points k, mean, ci_low, ci_high}}), one line
+    per label with its CI as a band. ``metric_of`` names each panel's metric (its axis: FSS 0–1, SC 0–100)."""
+    usable = {title: {label: pts for label, p in lines.items() if (pts := _summary_points(p))}
+              for title, lines in panels.items()}
+    usable = {title: lines for title, lines in usable.items() if lines}
+    if not usable:
+        return None
+    n = len(usable)
+    fig = _figure(min(4.6 * n, 14.0), 3.5)
+    if fig is None:
+        return None
+    with _no_mathtext():
+        axes = fig.subplots(1, n, squeeze=False)[0]
+        for ax, (title, lines) in zip(axes, usable.items()):
+            metric = (metric_of or {}).get(title, "fss")
+            ks: set[int] = set()
+            for i, (label, points) in enumerate(lines.items()):
+                colour = PALETTE[i % len(PALETTE)]
+                ks.update(p["k"] for p in points)
+                n_sessions = points[0].get("n")
+                shown = _short(label, 36) + (f" (n={n_sessions})" if n_sessions is not None and len(lines) > 1 else "")
+                ax.plot([p["k"] for p in points], [p["mean"] for p in points], marker=MARKERS[i % len(MARKERS)],
+                        color=colour, label=shown)
+                _band(ax, points, colour)
+            ax.set_ylim(*value_range(metric, [v for pts in lines.values() for v in _values(pts)]))
+            ax.set_xticks(sorted(ks))
+            ax.set_xlabel("step k")
+            ax.set_title(f"{title}{title_suffix}", fontsize=10)
+            ax.set_ylabel((ylabels or {}).get(title, DISPLAY.get(metric, metric)))
+            ax.grid(axis="y", color="#e5e7eb")
+            ax.legend(loc="lower left", fontsize=7)
+        fig.tight_layout()
+        return _png(fig)
+
+
+def forest(panels: Mapping[str, Sequence[tuple[str, Sequence[tuple[str, Mapping[str, Any] | None]]]]], *,
+           metric_of: Mapping[str, str] | None = None, xlabels: Mapping[str, str] | None = None,
+           marked: Mapping[str, set[str]] | None = None) -> bytes | None:
+    """Forest plots, one panel per key: rows (label, [(series label, summary with mean/ci_low/ci_high/n)]), a
+    dot at each series' mean and a bar over its CI. Rows named in ``marked[panel]`` get a "BIAS" tag."""
+    def points(series: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[tuple[str, Mapping[str, Any]]]:
+        return [(name, s) for name, s in series if s and s.get("mean") is not None]
+
+    usable = {title: [(label, pts) for label, series in rows if (pts := points(series))]
+              for title, rows in panels.items()}
+    usable = {title: rows for title, rows in usable.items() if rows}
+    if not usable:
+        return None
+    height = sum(0.5 + 0.42 * sum(max(1, len(pts)) for _, pts in rows) for rows in usable.values())
+    fig = _figure(8.0, max(2.4, height + 0.4 * len(usable)))
+    if fig is None:
+        return None
+    with _no_mathtext():
+        axes = fig.subplots(len(usable), 1, squeeze=False,
+                            height_ratios=[sum(max(1, len(p)) for _, p in rows) + 1 for rows in usable.values()])
+        for ax, (title, rows) in zip(axes[:, 0], usable.items()):
+            metric = (metric_of or {}).get(title, title)
+            series_names = list(dict.fromkeys(name for _, pts in rows for name, _ in pts))
+            y, ticks, labels = 0.0, [], []
+            for label, pts in rows:
+                tag = " (BIAS)" if label in (marked or {}).get(title, set()) else ""
+                for name, s in pts:
+                    i = series_names.index(name)
+                    colour = PALETTE[i % len(PALETTE)]
+                    lo, hi = s.get("ci_low"), s.get("ci_high")
+                    if lo is not None and hi is not None:
+                        ax.plot([lo, hi], [y, y], color=colour, linewidth=2)
+                    ax.plot([s["mean"]], [y], marker=MARKERS[i % len(MARKERS)], color=colour, linestyle="none")
+                    n = f" n={s['n']}" if s.get("n") is not None else ""
+                    ticks.append(y)
+                    labels.append(f"{_short(label, 44)}{tag}: {name}{n}" if name else f"{_short(label, 44)}{tag}{n}")
+                    y += 1
+                y += 0.6
+            ax.set_yticks(ticks, labels, fontsize=8)
+            ax.invert_yaxis()
+            values = [v for _, pts in rows for _, s in pts for v in (s.get("mean"), s.get("ci_low"), s.get("ci_high"))]
+            ax.set_xlim(*value_range(metric, values))
+            ax.set_xlabel((xlabels or {}).get(title, DISPLAY.get(metric, metric)), fontsize=9)
+            ax.set_title(title, fontsize=10)
+            ax.grid(axis="x", color="#e5e7eb")
+        fig.tight_layout()
+        return _png(fig)
