@@ -47,4 +47,13 @@ def registered_metrics(plugins: Any = None) -> dict[str, Any]:
             out[name] = table.get(name).load()
         except Exception:  # a clash or a broken plugin: the report's own statement is used instead
             continue
+    from faceedit_bench.analysis.session_metrics import judge_metric_values
+
+    judge_metrics = plugins.registry["judge_metrics"]
+    for name in judge_metrics.names():
+        try:
+            values = judge_metric_values(judge_metrics.get(name).load())
+        except Exception:
+            continue
+        out.update({v.name: v for v in values if v.name not in out})
     return out

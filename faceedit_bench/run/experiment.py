@@ -8,7 +8,7 @@ import re
 import subprocess
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from omegaconf import OmegaConf
 
 from faceedit_bench import __version__
 from faceedit_bench.analysis.aggregate import Aggregator
+from faceedit_bench.analysis.session_metrics import judge_metric_values
 from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.calls import Budget, BudgetReached, Executors
@@ -28,11 +29,11 @@ from faceedit_bench.report.artifacts import ArtifactWriter, write_artifacts
 from faceedit_bench.report.run_report import build_report
 from faceedit_bench.report.summary import format_summary
 from faceedit_bench.run.engine import Engine, EngineParts
+from faceedit_bench.run.judges import create_judge, judge_scorer, select_judge_metrics
 from faceedit_bench.scoring.identity import EmbeddingService
 from faceedit_bench.scoring.judge.agreement import judge_human_agreement
 from faceedit_bench.scoring.judge.anchors import check_anchors
 from faceedit_bench.scoring.judge.metrics import JudgeScorer
-from faceedit_bench.scoring.judge.service import JudgeService
 from faceedit_bench.storage.ledger import Ledger
 from faceedit_bench.storage.store import ImageStore
 
@@ -44,6 +45,7 @@ class Experiment:
     components: dict[str, Any]  # kind -> the created object
     testset: TestSet
     metrics: list[Any]
+    judge_metrics: list[Any] = field(default_factory=list)
 
 
 # -- building -----------------------------------------------------------------------------
@@ -114,16 +116,19 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
     for group in ("testset", "dataset", "embedder", "editor", "tracking"):
         components[group], infos[group] = create_component(plugins, group, getattr(conf, group))
     if conf.judge.name != "none":
-        components["judge"], infos["judge"] = create_component(plugins, "judge", conf.judge)
+        components["judge"], infos["judge"] = create_judge(plugins, conf.judge, create_component)
+    judge_metrics = select_judge_metrics(plugins, list(conf.judge_metrics))
     testset: TestSet = components["testset"]
     labels = conf.analysis.human_labels
     if labels and not Path(labels).expanduser().is_file():
         raise ConfigError(f"analysis.human_labels={labels!r} is not a file; give the labels CSV or null")
     if labels and "judge" not in components:
         raise ConfigError("analysis.human_labels needs a judge to compare with (e.g. judge=gemini)")
-    metrics = [plugins.registry.get("metrics", n).load() for n in plugins.registry["metrics"].names()]
-    key = run_key({kind: {"name": i.name, "description": i.description} for kind, i in infos.items()},
-                  resolved["run"], resolved["analysis"])
+    metrics = session_metrics(plugins, judge_metrics)
+    identities: dict[str, Any] = {kind: {"name": i.name, "description": i.description} for kind, i in infos.items()}
+    if "judge" in components:  # what the judge is asked decides its numbers
+        identities["judge_metrics"] = {m.name: m.identity for m in judge_metrics}
+    key = run_key(identities, resolved["run"], resolved["analysis"])
     names = {g: infos[g].name for g in infos}
     run_name = f"{names['editor']}@{names['testset']}/{names['dataset']}/{names['embedder']}"
     workspace = Path(conf.run.workspace).expanduser().resolve()
@@ -147,7 +152,19 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
         components=infos, config=resolved, params=flatten(resolved), tags=tags,
         workspace=workspace, output_dir=output_dir,
     )
-    return Experiment(conf, info, components, testset, metrics)
+    return Experiment(conf, info, components, testset, metrics, judge_metrics)
+
+
+def session_metrics(plugins: Plugins, judge_metrics: list[Any]) -> list[Any]:
+    """The registered session metrics and the selected judge metrics' values, by name."""
+    metrics = {n: plugins.registry.get("metrics", n).load() for n in plugins.registry["metrics"].names()}
+    for jm in judge_metrics:
+        for value in judge_metric_values(jm):
+            if value.name in metrics:
+                raise ConfigError(f"judge metric {jm.name!r} reports a value named {value.name!r}, which another "
+                                  "metric already reports; rename one of them")
+            metrics[value.name] = value
+    return [metrics[n] for n in sorted(metrics)]
 
 
 # -- running ------------------------------------------------------------------------------
@@ -204,7 +221,9 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             engine = Engine(parts, pm.hook, progress)
             stack.callback(engine.close)
             available = {"embedder", "judge"} if judge_scorer is not None else {"embedder"}
-            aggregator = Aggregator(exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis)
+            aggregator = Aggregator(exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis,
+                                    judge_metrics=exp.judge_metrics,
+                                    panel=getattr(judge_scorer.service, "rule", None) if judge_scorer else None)
             scored_by = f"{conf.embedder.name} {embedder_identity.get('version', 'unknown')}"
             writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets, scored_by,
                                     judged_by=judge_scorer.label() if judge_scorer else "")
@@ -244,13 +263,10 @@ def _judge_scorer(exp: Experiment, ledger: Ledger, store: ImageStore, executors:
                   retry: frozenset[Outcome]) -> JudgeScorer | None:
     if "judge" not in exp.components:
         return None
-    conf, judge = exp.conf, exp.components["judge"]
-    identity = {"name": conf.judge.name, **exp.info.components["judge"].description}
-    judge_fp = fingerprint(portable(identity))
-    ledger.record_component(judge_fp, "judge", identity)
-    service = JudgeService(judge, judge_fp, executors.get(judge.limits), ledger, store,
-                           parse_attempts=conf.run.judge_parse_attempts, retry=retry)
-    return JudgeScorer(service, conf.judge.name, identity, seed=conf.run.seed)
+    conf = exp.conf
+    return judge_scorer(conf.judge.name, exp.components["judge"], exp.info.components["judge"].description,
+                        exp.judge_metrics, ledger, store, executors, parse_attempts=conf.run.judge_parse_attempts,
+                        retry=retry, seed=conf.run.seed)
 
 
 def _judge_reliability(engine: Engine, judge_scorer: JudgeScorer | None, ledger: Ledger, store: ImageStore,
