@@ -33,6 +33,7 @@ from faceedit_bench.records import (
 )
 from faceedit_bench.report.run_report import metrics_for_tracking
 from faceedit_bench.scoring.embedding import LazyModels, as_rgb_uint8, files_digest
+from faceedit_bench.scoring.judge.declared import JudgeMetric, JudgeValue, MetricJudgment
 from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
 from faceedit_bench.storage.images import content_hash, decode_rgb, encode_png, sniff_mime
 
@@ -71,9 +72,12 @@ __all__ = [
     "ImageError",
     "Judge",
     "JudgeAnswer",
+    "JudgeMetric",
     "JudgeReply",
     "JudgeRequest",
+    "JudgeValue",
     "LazyModels",
+    "MetricJudgment",
     "MicroBatcher",
     "MissingSecretError",
     "ModelNotFoundError",
