@@ -46,6 +46,11 @@ def format_summary(report: dict[str, Any], output_dir: Path) -> str:
                          f"p {row['p_value']:.4f}, worst {row.get('worst_group') or '-'}{mark}")
     if judge := report.get("counts", {}).get("judge"):
         lines.append(f"Judge answers: {judge}")
+    if panel := report.get("judge_panel"):
+        rule = panel.get("rule", {})
+        lines.append(f"Judge panel {rule.get('rule')} (primary {rule.get('primary')}): {panel['status']}; "
+                     f"{panel['flagged_items']} answer(s) flagged for review; members: "
+                     f"{report['counts'].get('judge_members')}")
     if reliability := report.get("judge_reliability"):
         lines.append(f"Judge anchors: {reliability['passed']} passed, {reliability['failed']} failed"
                      + (f"; DRIFT {reliability['drift']}" if reliability["drift"] else ""))

@@ -86,10 +86,16 @@ class JudgePanel:
         self.members = dict(members)
         self.descriptions = {k: dict(v) for k, v in descriptions.items()}
         self.rule = rule
-        self.prices: dict[str, float] = {}  # each member prices its own calls
+        # Each member prices its own calls (its service charges them); listed per member for the report.
+        self.prices = {m: dict(getattr(j, "prices", None) or {}) for m, j in self.members.items()
+                       if getattr(j, "prices", None)}
 
     def describe(self) -> dict[str, Any]:
-        return {"panel": self.rule.describe(), "members": self.descriptions}
+        models = ", ".join(f"{m}={d.get('model', d.get('version', d.get('name', '?')))}"
+                           for m, d in self.descriptions.items())
+        # "version": one line naming the rule and the members' models (leaderboards show it)
+        return {"version": f"panel {self.rule.rule} ({models})", "panel": self.rule.describe(),
+                "members": self.descriptions}
 
 
 # -- combining --------------------------------------------------------------------------------
