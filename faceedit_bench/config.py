@@ -134,6 +134,9 @@ class ExperimentConfig:
     dataset: ComponentConf = MISSING
     embedder: ComponentConf = MISSING
     judge: ComponentConf = field(default_factory=lambda: ComponentConf(name="none"))
+    # Judge metrics asked of every judged session, by registered name (`faceedit-bench plugins`
+    # lists them): sc = VIEScore SC, state = the state tracker (OER, overediting matrix).
+    judge_metrics: list[str] = field(default_factory=lambda: ["sc", "state"])
     tracking: ComponentConf = MISSING
     run: RunConf = field(default_factory=RunConf)
     analysis: AnalysisConf = field(default_factory=AnalysisConf)

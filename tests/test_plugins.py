@@ -108,6 +108,32 @@ def test_hook_faceedit_register_metrics():
     assert metric.higher_is_better is False
 
 
+def test_hook_faceedit_register_judge_metrics():
+    from pydantic import BaseModel, ConfigDict
+
+    from faceedit_bench.api import JudgeMetric, JudgeValue, PromptTemplate
+    from faceedit_bench.run.experiment import session_metrics
+    from faceedit_bench.run.judges import select_judge_metrics
+
+    class Answer(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        score: int
+
+    toy = JudgeMetric(name="toy", template=PromptTemplate("toy", "1", "Rate $instruction", Answer),
+                      images=("source", "current"), values=(JudgeValue("toy_score", True, "1-5", "a toy score",
+                                                                       point=lambda a: a["score"]),))
+    p = load_plugins(entry_points=False)
+    assert {"sc", "state"} <= set(p.registry["judge_metrics"].names())  # paper (a)'s, declared the same way
+    p.add(make_module("t", faceedit_register_judge_metrics=lambda register: register("toy", toy)), name="t")
+    assert p.registry.get("judge_metrics", "toy").provider == "t"
+    (selected,) = select_judge_metrics(p, ["toy"])
+    assert selected is toy
+    names = [m.name for m in session_metrics(p, [selected])]
+    assert names == sorted(names) and "toy_score" in names and "sc" not in names
+    with pytest.raises(UnknownComponentError, match="judge_metrics 'tyo'.*toy"):
+        select_judge_metrics(p, ["tyo"])
+
+
 def test_hook_faceedit_register_embedders():
     p = load_plugins()
     assert "dlib" in p.registry["embedders"].names()  # the first-party plugin distribution
@@ -279,7 +305,7 @@ def test_plugins_cli_lists_plugins_versions_and_registrations(capsys):
 def test_hook_faceedit_tracked_runs(tmp_path):
     """The first plugin that knows the URI answers; with none, the core says which plugin to install."""
     from faceedit_bench.errors import FaceEditBenchError
-    from faceedit_bench.leaderboard import sources
+    from faceedit_bench.report import sources
     from faceedit_bench.plugin.payloads import TrackedRun
 
     files = {"report.json": b"{}", "steps.csv": b"a\n", "config.yaml": b"run: {}\n"}

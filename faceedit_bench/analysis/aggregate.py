@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,7 @@ from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.config import AnalysisConf
 from faceedit_bench.records import STEPS_PER_SESSION, Outcome, SessionResult
-from faceedit_bench.scoring.overediting import OvereditMatrix, StepOveredits, attribute_changes, frequent_patterns
+from faceedit_bench.scoring.judge.panel import PanelTally
 
 #: Demographic keys never reported as groups (numeric or free-form).
 NOT_GROUPS = frozenset({"age"})
@@ -40,7 +40,7 @@ class _Group:
 
 class Aggregator:
     def __init__(self, metrics: list[SessionMetric], confidence: float, *, available: Iterable[str] = ("embedder",),
-                 analysis: AnalysisConf | None = None) -> None:
+                 analysis: AnalysisConf | None = None, judge_metrics: Sequence[Any] = (), panel: Any = None) -> None:
         available = set(available)
         self.metrics = [m for m in metrics if m.requires <= available]
         self.skipped = {m.name: SKIP_REASONS.get(next(iter(m.requires - available)), "requirements not met")
@@ -56,10 +56,14 @@ class Aggregator:
         self.values: dict[str, list[float]] = defaultdict(list)
         self.undefined: Counter[str] = Counter()
         self.trajectory: list[list[float]] = [[] for _ in range(STEPS_PER_SESSION + 1)]
-        self.sc_trajectory: list[list[float]] = [[] for _ in range(STEPS_PER_SESSION)]
+        # Per-step values of the step metrics (SC_k x 100 ...): value name -> k-1 -> values.
+        self.judge_trajectory: dict[str, list[list[float]]] = {
+            v.name: [[] for _ in range(STEPS_PER_SESSION)]
+            for m in judge_metrics if m.over == "steps" for v in m.values if v.point is not None}
         self.judge_answers: dict[str, Counter[str]] = defaultdict(Counter)  # template -> outcome -> n
-        self.overediting = OvereditMatrix.from_taxonomy()
-        self.tracked_steps: list[StepOveredits] = []
+        self.judge_reports = {m.name: m.report() for m in judge_metrics if m.report is not None}
+        self.panel = panel  # the panel's rule, when a panel judged
+        self.panel_tally = PanelTally()
         self.edit_cost_usd: float | None = None
         self.groups: dict[str, dict[str, _Group]] = defaultdict(dict)
 
@@ -76,20 +80,17 @@ class Aggregator:
         if judged is not None:
             for answer in judged.answers:
                 self.judge_answers[answer.template][answer.outcome.value] += 1
+            self.panel_tally.add(result.face.face_id, result.session.session_id, judged)
         values: dict[str, float | None] = {}
         fss = result.fss
         if fss is not None:
+            oer = judged.oer if judged else None
             scores = SessionScores(fss=fss, sc=judged.sc_steps if judged else None,
-                                   oer=judged.oer.oer if judged else None)
+                                   oer=oer.oer if oer is not None else None, judge=judged.values if judged else {})
             for k, value in enumerate(fss):
                 self.trajectory[k].append(value)
             if judged is not None:
-                for k, value in enumerate(judged.sc_steps):
-                    if value is not None:
-                        self.sc_trajectory[k].append(100.0 * value)
-                if judged.oer.defined:
-                    self.overediting.add_session(judged.oer)
-                    self.tracked_steps.extend(judged.oer.steps)
+                self._add_judged(judged)
             for metric in self.metrics:
                 value = metric.compute(scores)
                 if value is not None and not math.isfinite(value):
@@ -103,6 +104,19 @@ class Aggregator:
             self.sessions_excluded[result.excluded or "unscored"] += 1
         self._add_to_groups(result, values)
         return values
+
+    def _add_judged(self, judged: Any) -> None:
+        for name, judgment in judged.metrics.items():
+            scale = {v.name: v.scale for v in judgment.metric.values}
+            for k, points in zip(judgment.ks, judgment.points):
+                for value_name, steps in self.judge_trajectory.items():
+                    if points.get(value_name) is None:
+                        continue
+                    while len(steps) < k:
+                        steps.append([])
+                    steps[k - 1].append(scale[value_name] * points[value_name])
+            if name in self.judge_reports:
+                self.judge_reports[name].add(judgment)
 
     def _add_to_groups(self, result: SessionResult, values: dict[str, float | None]) -> None:
         for key, label in result.face.demographics.items():
@@ -194,12 +208,12 @@ class Aggregator:
         }
         if self.judged:
             sections["counts"]["judge"] = {t: dict(sorted(c.items())) for t, c in sorted(self.judge_answers.items())}
-            sections["trajectory"]["sc"] = [{"k": k + 1, **summarize(v, self.confidence)}
-                                            for k, v in enumerate(self.sc_trajectory)]
-            sections["overediting"] = {
-                **self.overediting.as_dict(),
-                "patterns": frequent_patterns(self.tracked_steps),
-                "attribute_changes": attribute_changes(self.tracked_steps),
-                "reconstruction": True,
-            }
+            for name, steps in self.judge_trajectory.items():
+                sections["trajectory"][name] = [{"k": k + 1, **summarize(v, self.confidence)}
+                                                for k, v in enumerate(steps)]
+            for report in self.judge_reports.values():
+                sections.update(report.sections())
+            if self.panel is not None:
+                sections["counts"]["judge_members"] = self.panel_tally.member_counts()
+                sections["judge_panel"] = self.panel_tally.section(self.panel.describe())
         return sections

@@ -6,8 +6,9 @@ counted); it never substitutes a number.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from faceedit_bench.records import STEPS_PER_SESSION
 
@@ -16,11 +17,13 @@ from faceedit_bench.records import STEPS_PER_SESSION
 class SessionScores:
     """What scorers measured on one complete session. ``fss[k]`` is FSS_k, k = 0..4;
     ``sc[k-1]`` is SC_k in [0, 1] (``None`` where the judge gave no usable answer) and
-    ``oer`` the raw overediting rate, both ``None`` without a judge."""
+    ``oer`` the raw overediting rate, both ``None`` without a judge. ``judge`` holds every
+    selected judge metric's session values by value name (``sc`` x100, ``oer`` x100, ...)."""
 
     fss: tuple[float, ...]
     sc: tuple[float | None, ...] | None = None
     oer: float | None = None
+    judge: Mapping[str, float | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -59,3 +62,19 @@ def semantic_consistency(scores: SessionScores) -> float | None:
 def overediting_rate(scores: SessionScores) -> float | None:
     """OER x 100 = 100 * overedits in the session / 4 (METHODOLOGY §2.5; counting rules §8.5)."""
     return None if scores.oer is None else 100.0 * scores.oer
+
+
+@dataclass(frozen=True)
+class _JudgedValue:
+    name: str
+
+    def __call__(self, scores: SessionScores) -> float | None:
+        return scores.judge.get(self.name)
+
+
+def judge_metric_values(metric: Any) -> list[SessionMetric]:
+    """A declared judge metric's values (``metric.values``, see
+    :mod:`faceedit_bench.scoring.judge.declared`) as session metrics that need a judge."""
+    return [SessionMetric(name=v.name, higher_is_better=v.higher_is_better, unit=v.unit, description=v.description,
+                          compute=_JudgedValue(v.name), requires=frozenset({"judge"}))
+            for v in metric.values]

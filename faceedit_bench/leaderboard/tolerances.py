@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from faceedit_bench.analysis.session_metrics import judge_metric_values
+
 #: Absolute tolerance of embedder-only metrics, in the metric's unit.
 EMBEDDER_TOLERANCE = 1e-6
 #: Absolute tolerance of judge metrics, in the metric's unit (x100 scales: one point).
@@ -47,4 +49,11 @@ def registered_metrics(plugins: Any = None) -> dict[str, Any]:
             out[name] = table.get(name).load()
         except Exception:  # a clash or a broken plugin: the report's own statement is used instead
             continue
+    judge_metrics = plugins.registry["judge_metrics"]
+    for name in judge_metrics.names():
+        try:
+            values = judge_metric_values(judge_metrics.get(name).load())
+        except Exception:
+            continue
+        out.update({v.name: v for v in values if v.name not in out})
     return out

@@ -49,6 +49,14 @@ def faceedit_register_metrics(register: Register) -> None:
 
 
 @hookspec
+def faceedit_register_judge_metrics(register: Register) -> None:
+    """Register judge metrics: ``register("name", metric)`` where ``metric`` is a
+    :class:`~faceedit_bench.scoring.judge.declared.JudgeMetric` (a prompt template with its answer
+    schema, the images it sees, its values and how they aggregate). A run selects metrics by name
+    with ``judge_metrics=[...]``."""
+
+
+@hookspec
 def faceedit_register_embedders(register: Register) -> None:
     """Register face-embedder factories returning a
     :class:`~faceedit_bench.plugin.protocols.FaceEmbedder`."""

@@ -36,6 +36,7 @@ DEFAULT_PLUGINS = (
     "faceedit_bench.builtin.datasets",
     "faceedit_bench.builtin.testsets",
     "faceedit_bench.builtin.metrics",
+    "faceedit_bench.builtin.judge_metrics",
     "faceedit_bench.builtin.trackers",
 )
 

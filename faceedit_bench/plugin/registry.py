@@ -25,6 +25,7 @@ KINDS: dict[str, str] = {
     "datasets": "dataset",
     "testsets": "testset",
     "trackers": "tracking",
+    "judge_metrics": "judge_metrics",
 }
 
 

@@ -77,15 +77,28 @@ class ArtifactWriter:
             self._sheet(result)
 
     def _judge_fields(self, judged: Any, k: int) -> list[Any]:
-        """SC_k (k >= 1) and the tracked state of I_k, each with its answer's outcome."""
+        """SC_k (k >= 1) and the tracked state of I_k, each with its answer's outcome; every other
+        judge metric's points and outcome at k (JSON), and the panel's disagreement flags."""
         if judged is None:
-            return ["", "", "", "", ""]
-        sc = sc_outcome = ""
-        if k >= 1:
-            sc, sc_outcome = _fmt(judged.sc_steps[k - 1]), judged.sc_answers[k - 1].outcome.value
-        answer = judged.state_answers[k]
-        state = json.dumps(answer.value, sort_keys=True) if answer.value is not None else ""
-        return [sc, sc_outcome, state, answer.outcome.value, self.judged_by]
+            return ["", "", "", "", "", "", ""]
+        sc = sc_outcome = state = state_outcome = ""
+        others: dict[str, Any] = {}
+        flags = []
+        for name, judgment in judged.metrics.items():
+            found = judgment.at(k)
+            if found is None:
+                continue
+            answer, points = found
+            flags += [f"{name}:{f}" for f in getattr(answer, "flags", ())]
+            if name == "sc":
+                sc, sc_outcome = _fmt(points.get("sc")), answer.outcome.value
+            elif name == "state":
+                state = json.dumps(answer.value, sort_keys=True) if answer.value is not None else ""
+                state_outcome = answer.outcome.value
+            else:
+                others[name] = {"outcome": answer.outcome.value, **points}
+        return [sc, sc_outcome, state, state_outcome, self.judged_by,
+                json.dumps(others, sort_keys=True) if others else "", ";".join(flags)]
 
     def _sheet(self, result: SessionResult) -> None:
         steps = session_steps(result, self.store)

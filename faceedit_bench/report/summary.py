@@ -150,6 +150,13 @@ def summary_renderables(report: dict[str, Any], output_dir: Path) -> list[Any]:
     tail: list[str] = []
     if judge := c.get("judge"):
         tail += [f"Judge answers {template}: {counts(outcomes)}" for template, outcomes in judge.items()]
+    if panel := report.get("judge_panel"):
+        rule = panel.get("rule", {})
+        tail.append(f"Judge panel {rule.get('rule')} (primary {rule.get('primary')}): "
+                    + "; ".join(f"{t} {counts(by_outcome)}" for t, by_outcome in panel["status"].items()) + "; "
+                    f"{panel['flagged_items']} answer(s) flagged for review")
+        tail += [f"  member {member}: {counts(outcomes)}"
+                 for member, outcomes in (c.get("judge_members") or {}).items()]
     if reliability := report.get("judge_reliability"):
         tail.append(f"Judge anchors: {reliability['passed']} passed, {reliability['failed']} failed"
                     + ("; DRIFT since the last check: " + ", ".join(f"{d['name']} {d['field']}"

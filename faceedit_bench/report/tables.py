@@ -21,7 +21,8 @@ RUN_COLUMNS = ("run_key", "run_name", "editor", "editor_version", "testset", "te
 #: One row per (face, session, k); k = 0 is the base image.
 STEP_COLUMNS = ("face_id", "identity", "session_id", "k", "instruction", "category", "sub_axis", "axis",
                 "outcome", "reason", "resumed", "image_hash", "score_outcome", "faces_detected", "fss",
-                "session_excluded", "sc", "sc_outcome", "state", "state_outcome", "judged_by")
+                "session_excluded", "sc", "sc_outcome", "state", "state_outcome", "judged_by", "judge_values",
+                "judge_flags")
 #: One row per (face, session), then the demographic keys and one column per registered metric.
 SESSION_COLUMNS = ("face_id", "identity", "session_id", "excluded")
 DEMOGRAPHIC_KEYS = ("gender", "skin_tone", "age_group")

@@ -8,7 +8,7 @@ import re
 import subprocess
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from omegaconf import OmegaConf
 
 from faceedit_bench import __version__
 from faceedit_bench.analysis.aggregate import Aggregator
+from faceedit_bench.analysis.session_metrics import judge_metric_values
 from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig, check_no_missing
 from faceedit_bench.errors import ConfigError, FaceEditBenchError
 from faceedit_bench.execution.calls import Budget, Executors
@@ -32,11 +33,11 @@ from faceedit_bench.report.tables import run_identifiers
 from faceedit_bench.run.admission import Admission
 from faceedit_bench.run.edit_stage import EditStage
 from faceedit_bench.run.engine import Engine, EngineStats
+from faceedit_bench.run.judges import create_judge, judge_scorer, select_judge_metrics
 from faceedit_bench.run.progress import open_progress, plan_stages
 from faceedit_bench.scoring.identity import EmbeddingService
 from faceedit_bench.scoring.judge.agreement import read_labels
 from faceedit_bench.scoring.judge.metrics import JudgeScorer
-from faceedit_bench.scoring.judge.service import JudgeService
 from faceedit_bench.scoring.stage import ScoreStage
 from faceedit_bench.storage.ledger import Ledger
 from faceedit_bench.storage.pixels import PIXELS_VERSION
@@ -51,6 +52,7 @@ class Experiment:
     components: dict[str, Any]  # kind -> the created object
     testset: TestSet
     metrics: list[Any]
+    judge_metrics: list[Any] = field(default_factory=list)
 
 
 # -- building -----------------------------------------------------------------------------
@@ -143,16 +145,19 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
     for group in ("testset", "dataset", "embedder", "editor", "tracking"):
         components[group], infos[group] = create_component(plugins, group, getattr(conf, group))
     if conf.judge.name != "none":
-        components["judge"], infos["judge"] = create_component(plugins, "judge", conf.judge)
+        components["judge"], infos["judge"] = create_judge(plugins, conf.judge, create_component)
+    judge_metrics = select_judge_metrics(plugins, list(conf.judge_metrics))
     testset: TestSet = components["testset"]
     if infos["dataset"].description.get("n_faces") == 0:
         raise ConfigError(f"dataset {conf.dataset.name!r} selects 0 faces, so the run would measure nothing; "
                           "check its annotations and dataset.params (limit, partition, allow_list).")
     if conf.analysis.human_labels:  # config.py checked it exists; a malformed or non-UTF-8 file fails now
         read_labels(Path(conf.analysis.human_labels).expanduser())
-    metrics = [plugins.registry.get("metrics", n).load() for n in plugins.registry["metrics"].names()]
-    key = run_key({kind: {"name": i.name, "description": i.description} for kind, i in infos.items()},
-                  resolved["run"], resolved["analysis"])
+    metrics = session_metrics(plugins, judge_metrics)
+    identities: dict[str, Any] = {kind: {"name": i.name, "description": i.description} for kind, i in infos.items()}
+    if "judge" in components:  # what the judge is asked decides its numbers
+        identities["judge_metrics"] = {m.name: m.identity for m in judge_metrics}
+    key = run_key(identities, resolved["run"], resolved["analysis"])
     names = {g: infos[g].name for g in infos}
     run_name = f"{names['editor']}@{names['testset']}/{names['dataset']}/{names['embedder']}"
     workspace = Path(conf.run.workspace).expanduser().resolve()
@@ -175,7 +180,19 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
         components=infos, config=resolved, params=flatten(resolved), tags=tags,
         workspace=workspace, output_dir=output_dir,
     )
-    return Experiment(conf, info, components, testset, metrics)
+    return Experiment(conf, info, components, testset, metrics, judge_metrics)
+
+
+def session_metrics(plugins: Plugins, judge_metrics: list[Any]) -> list[Any]:
+    """The registered session metrics and the selected judge metrics' values, by name."""
+    metrics = {n: plugins.registry.get("metrics", n).load() for n in plugins.registry["metrics"].names()}
+    for jm in judge_metrics:
+        for value in judge_metric_values(jm):
+            if value.name in metrics:
+                raise ConfigError(f"judge metric {jm.name!r} reports a value named {value.name!r}, which another "
+                                  "metric already reports; rename one of them")
+            metrics[value.name] = value
+    return [metrics[n] for n in sorted(metrics)]
 
 
 # -- running ------------------------------------------------------------------------------
@@ -242,7 +259,9 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             engine = Engine(admission, edit, score, progress)
             stack.callback(engine.close)
             available = {"embedder", "judge"} if judge_scorer is not None else {"embedder"}
-            aggregator = Aggregator(exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis)
+            aggregator = Aggregator(exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis,
+                                    judge_metrics=exp.judge_metrics,
+                                    panel=getattr(judge_scorer.service, "rule", None) if judge_scorer else None)
             writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets,
                                     judged_by=judge_scorer.label() if judge_scorer else "",
                                     run_ids=run_identifiers(info.run_key, info.run_name, info.components),
@@ -283,13 +302,10 @@ def _judge_scorer(exp: Experiment, ledger: Ledger, store: ImageStore, executors:
                   retry: frozenset[Outcome]) -> JudgeScorer | None:
     if "judge" not in exp.components:
         return None
-    conf, judge = exp.conf, exp.components["judge"]
-    identity = {"name": conf.judge.name, **exp.info.components["judge"].description}
-    judge_fp = fingerprint(portable(identity))
-    ledger.record_component(judge_fp, "judge", identity)
-    service = JudgeService(judge, judge_fp, executors.get(judge.limits), ledger, store,
-                           parse_attempts=conf.run.judge_parse_attempts, retry=retry)
-    return JudgeScorer(service, conf.judge.name, identity, seed=conf.run.seed)
+    conf = exp.conf
+    return judge_scorer(conf.judge.name, exp.components["judge"], exp.info.components["judge"].description,
+                        exp.judge_metrics, ledger, store, executors, parse_attempts=conf.run.judge_parse_attempts,
+                        retry=retry, seed=conf.run.seed)
 
 
 def _cost_section(exp: Experiment, aggregator: Aggregator, judge_scorer: Any, executors: Executors,

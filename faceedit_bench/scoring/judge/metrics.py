@@ -1,73 +1,104 @@
-"""The judge part of the score stage: semantic consistency per step and tracked states per image.
+"""The judge part of the score stage: every selected judge metric asked about every session.
 
-For a session whose 4 edits all returned an image:
+For a session whose edits all returned an image, each metric (:mod:`faceedit_bench.scoring.judge.declared`)
+asks its questions: paper (a)'s ``sc`` (VIEScore "tie" on (I_{k-1}, I_k, P_k), METHODOLOGY §2.5,
+§3; the pair I_{k-1} is our reading, §10.2) and ``state`` (the state tracker on I_0..I_K, §8.5, a
+reconstruction, from which :mod:`faceedit_bench.scoring.overediting` counts overedits and OER),
+and any metric a plugin registered.
 
-* SC_k = min(editing success, overediting) / 10 from the VIEScore "tie" judge on
-  (I_{k-1}, I_k, P_k) (METHODOLOGY §2.5, §3; the pair I_{k-1} is our reading, §10.2);
-* the state dictionary of I_0..I_4 from the state tracker (§8.5, a reconstruction), from
-  which :mod:`faceedit_bench.scoring.overediting` counts overedits and the session's OER.
-
-Every answer keeps its outcome. A step whose SC answer is not ``ok`` leaves the session's
-SC undefined; a missing state leaves its OER undefined. Nothing is filled in.
+Every answer keeps its outcome. A value whose answers are not all ``ok`` is undefined for
+the session. Nothing is filled in.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from faceedit_bench.records import JudgeAnswer, Outcome, Session
-from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE, STATE_TEMPLATE, sc_from_answer, state_from_answer
-from faceedit_bench.scoring.judge.service import JudgeService
-from faceedit_bench.scoring.overediting import SessionOER, session_oer
+from faceedit_bench.scoring.judge.declared import JudgeMetric, MetricJudgment, Question
+from faceedit_bench.scoring.judge.standard import SC_METRIC, STATE_METRIC
+from faceedit_bench.scoring.overediting import SessionOER
 
 
 @dataclass(frozen=True)
 class JudgedSession:
-    sc_answers: tuple[JudgeAnswer, ...]  # steps 1..4
-    state_answers: tuple[JudgeAnswer, ...]  # images I_0..I_4
-    oer: SessionOER
+    """Every selected metric's judgment of one session, by metric name."""
 
-    @property
-    def sc_steps(self) -> tuple[float | None, ...]:
-        """SC_k in [0, 1] for k = 1..4, ``None`` where the judge gave no usable answer."""
-        return tuple(sc_from_answer(a.value) if a.outcome is Outcome.OK and a.value else None
-                     for a in self.sc_answers)
+    metrics: Mapping[str, MetricJudgment]
 
     @property
     def answers(self) -> tuple[JudgeAnswer, ...]:
-        return self.sc_answers + self.state_answers
+        return tuple(a for m in self.metrics.values() for a in m.answers)
+
+    @property
+    def values(self) -> dict[str, float | None]:
+        """Session values of every metric, by value name."""
+        return {name: v for m in self.metrics.values() for name, v in m.values.items()}
+
+    # paper (a)'s metrics, by their old names (steps.csv, SessionScores.sc / .oer)
+    @property
+    def sc_answers(self) -> tuple[JudgeAnswer, ...]:
+        return self.metrics["sc"].answers if "sc" in self.metrics else ()
+
+    @property
+    def sc_steps(self) -> tuple[float | None, ...] | None:
+        """SC_k in [0, 1] for k = 1..K, ``None`` where the judge gave no usable answer."""
+        return tuple(p["sc"] for p in self.metrics["sc"].points) if "sc" in self.metrics else None
+
+    @property
+    def state_answers(self) -> tuple[JudgeAnswer, ...]:
+        return self.metrics["state"].answers if "state" in self.metrics else ()
+
+    @property
+    def oer(self) -> SessionOER | None:
+        return self.metrics["state"].detail if "state" in self.metrics else None
+
+
+def _skipped(question: Question, metric: JudgeMetric) -> JudgeAnswer:
+    t = metric.template
+    return JudgeAnswer(Outcome.SKIPPED, None, None, f"no {question.missing} image for this question", {},
+                       f"{t.name}@{t.version}", t.hash)
 
 
 class JudgeScorer:
-    def __init__(self, service: JudgeService, name: str, identity: dict[str, Any], seed: int = 0) -> None:
-        self.service = service
+    def __init__(self, service: Any, name: str, identity: dict[str, Any], seed: int = 0,
+                 metrics: Sequence[JudgeMetric] = (SC_METRIC, STATE_METRIC)) -> None:
+        self.service = service  # a JudgeService, or a panel's service (faceedit_bench.scoring.judge.panel)
         self.name = name
         self.identity = identity
         self.seed = seed
+        self.metrics = tuple(metrics)
 
     def describe(self) -> dict[str, Any]:
-        return {"sc": SC_TEMPLATE.describe(), "state": STATE_TEMPLATE.describe()}
+        """The prompt of every metric (the report's ``prompts`` section)."""
+        return {m.name: m.template.describe() for m in self.metrics}
 
     def label(self) -> str:
         """Who judged, for every judged row: the judge, its model and the prompts' versions and hashes."""
-        model = self.identity.get("model", self.identity.get("version", "?"))
+        describe = getattr(self.service, "describe_judge", None)
+        who = describe() if describe else self.identity.get("model", self.identity.get("version", "?"))
         prompts = "; ".join(f"{p['name']}@{p['version']} {p['hash'][:12]}" for p in self.describe().values())
-        return f"{self.name} {model}; {prompts}"
+        return f"{self.name} {who}; {prompts}"
 
-    async def score(self, sessions: Sequence[tuple[Sequence[str], Session]]) -> list[JudgedSession]:
-        """Judge sessions, given as (hashes of I_0..I_4, session), concurrently."""
-        return list(await asyncio.gather(*(self._session(hashes, session) for hashes, session in sessions)))
+    async def score(self, sessions: Sequence[tuple[Any, ...]]) -> list[JudgedSession]:
+        """Judge sessions, given as (hashes of I_0..I_K, session) pairs, concurrently. An item may
+        carry a third element, a mapping with ``references`` (hashes of the face's reference images)
+        and ``inputs`` (k -> role -> hash of a step's extra input)."""
+        return list(await asyncio.gather(*(self._session(*item) for item in sessions)))
 
-    async def _session(self, hashes: Sequence[str], session: Session) -> JudgedSession:
-        steps = session.steps
-        sc = [self.service.ask(SC_TEMPLATE, [hashes[k - 1], hashes[k]], self.seed, instruction=step.instruction)
-              for k, step in enumerate(steps, start=1)]
-        states = [self.service.ask(STATE_TEMPLATE, [h], self.seed) for h in hashes]
-        answers = await asyncio.gather(*sc, *states)
-        sc_answers, state_answers = tuple(answers[:len(sc)]), tuple(answers[len(sc):])
-        tracked = [state_from_answer(a.value) if a.outcome is Outcome.OK and a.value else None
-                   for a in state_answers]
-        return JudgedSession(sc_answers, state_answers, session_oer(tracked, steps))
+    async def _session(self, hashes: Sequence[str], session: Session,
+                       context: Mapping[str, Any] | None = None) -> JudgedSession:
+        context = context or {}
+        asked = [(m, m.questions(hashes, session, context.get("references", ()), context.get("inputs")))
+                 for m in self.metrics]
+        answers = iter(await asyncio.gather(*(self._ask(m, q) for m, questions in asked for q in questions)))
+        return JudgedSession({m.name: m.judge(questions, [next(answers) for _ in questions], session)
+                              for m, questions in asked})
+
+    async def _ask(self, metric: JudgeMetric, question: Question) -> JudgeAnswer:
+        if question.missing:
+            return _skipped(question, metric)
+        return await self.service.ask(metric.template, list(question.images), self.seed, **question.fields)

@@ -1,0 +1,125 @@
+"""Assembling the judge of an experiment: one judge or a panel, and the selected judge metrics.
+
+``judge=<name>`` creates one registered judge. ``judge=panel`` (or an entry such as
+``judge=paper_b_panel``) creates every member as its own component from
+``judge.params.members`` (label -> ``{name, params}``; each member keeps its own model, endpoint,
+limits and prices) and combines their answers by ``judge.params.rule``
+(:mod:`faceedit_bench.scoring.judge.panel`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from faceedit_bench import __version__
+from faceedit_bench.config import ComponentConf
+from faceedit_bench.errors import ConfigError
+from faceedit_bench.execution.calls import Executors
+from faceedit_bench.keys import fingerprint, portable
+from faceedit_bench.plugin.manager import BUILTIN_PROVIDER, Plugins
+from faceedit_bench.plugin.payloads import ComponentInfo
+from faceedit_bench.records import Outcome
+from faceedit_bench.scoring.judge.declared import JudgeMetric
+from faceedit_bench.scoring.judge.metrics import JudgeScorer
+from faceedit_bench.scoring.judge.panel import JudgePanel, PanelRule, PanelService
+from faceedit_bench.scoring.judge.service import JudgeService
+
+PANEL = "panel"
+PANEL_PARAMS = ("members", "rule", "primary", "tolerance", "quorum")
+
+
+def create_judge(plugins: Plugins, conf: ComponentConf,
+                 create_component: Callable[[Plugins, str, ComponentConf], tuple[Any, ComponentInfo]],
+                 ) -> tuple[Any, ComponentInfo]:
+    if conf.name != PANEL:
+        return create_component(plugins, "judge", conf)
+    params = dict(conf.params)
+    unknown = sorted(set(params) - set(PANEL_PARAMS))
+    if unknown:
+        raise ConfigError(f"judge 'panel' does not take parameter(s) {', '.join(unknown)}. "
+                          f"Accepted: {', '.join(PANEL_PARAMS)}.")
+    members = _member_confs(params.get("members"))
+    judges, descriptions = {}, {}
+    for label, member in members.items():
+        if member.name == PANEL:
+            raise ConfigError(f"judge.params.members.{label}: a panel member cannot itself be a panel")
+        try:
+            judges[label], info = create_component(plugins, "judge", member)
+        except ConfigError as exc:
+            raise ConfigError(f"judge.params.members.{label}: {exc}") from exc
+        descriptions[label] = {"name": member.name, "provider": info.provider,
+                               "provider_version": info.provider_version, **info.description}
+    try:
+        rule = PanelRule(rule=str(params.get("rule") or "paper_b"), members=tuple(members),
+                         primary=str(params.get("primary") or next(iter(members), "")),
+                         tolerance=float(params.get("tolerance", 1.0) if params.get("tolerance") is not None else 1.0),
+                         quorum=params.get("quorum"))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+    panel = JudgePanel(judges, descriptions, rule)
+    return panel, ComponentInfo("judge", PANEL, BUILTIN_PROVIDER, __version__, panel.describe())
+
+
+def _member_confs(raw: Any) -> dict[str, ComponentConf]:
+    """Members as label -> {name, params} (a list of {name, params} is labelled by name)."""
+    how = ("give them as judge.params.members.<label>={name: <judge>, params: {...}}, e.g. with "
+           "+judge@judge.params.members.gemini=gemini, or use judge=paper_b_panel")
+    if isinstance(raw, Mapping):
+        items = list(raw.items())
+    elif isinstance(raw, (list, tuple)):
+        items = []
+        for m in raw:
+            name = m.get("name") if isinstance(m, Mapping) else None
+            label = str(name)
+            n = 2
+            while any(label == existing for existing, _ in items):
+                label, n = f"{name}_{n}", n + 1
+            items.append((label, m))
+    else:
+        raise ConfigError(f"judge=panel needs judge.params.members: {how}")
+    out = {}
+    for label, m in items:
+        if not isinstance(m, Mapping) or not m.get("name"):
+            raise ConfigError(f"judge.params.members.{label} needs a judge name: {how}")
+        out[str(label)] = ComponentConf(name=str(m["name"]), params=dict(m.get("params") or {}))
+    if len(out) < 2:
+        raise ConfigError(f"a judge panel needs at least two members, got {len(out)}: {how}")
+    return out
+
+
+def select_judge_metrics(plugins: Plugins, names: list[str]) -> list[JudgeMetric]:
+    if not names:
+        raise ConfigError("judge_metrics is empty; select at least one (e.g. judge_metrics=[sc,state]) or judge=none")
+    if len(set(names)) != len(names):
+        raise ConfigError(f"judge_metrics lists a metric twice: {names}")
+    metrics = []
+    for name in names:
+        metric = plugins.registry.get("judge_metrics", name).load()
+        if not isinstance(metric, JudgeMetric):
+            raise ConfigError(f"judge metric {name!r} is registered as a {type(metric).__name__}, not a JudgeMetric "
+                              "(faceedit_bench.api.JudgeMetric); fix the plugin that registers it")
+        metrics.append(metric)
+    return metrics
+
+
+def judge_scorer(name: str, judge: Any, description: Mapping[str, Any], metrics: list[JudgeMetric], ledger: Any,
+                 store: Any, executors: Executors, *, parse_attempts: int, retry: frozenset[Outcome],
+                 seed: int) -> JudgeScorer:
+    """The scorer over one judge's service, or over a panel's members' services."""
+
+    def service(judge: Any, identity: dict[str, Any]) -> JudgeService:
+        fp = fingerprint(portable(identity))
+        ledger.record_component(fp, "judge", identity)
+        return JudgeService(judge, fp, executors.get(judge.limits), ledger, store,
+                            parse_attempts=parse_attempts, retry=retry)
+
+    identity = {"name": name, **description}
+    if isinstance(judge, JudgePanel):
+        # A member's identity is what it would have alone: its answers are shared with single-judge runs.
+        services = {label: service(member, {k: v for k, v in judge.descriptions[label].items()
+                                            if k not in ("provider", "provider_version")})
+                    for label, member in judge.members.items()}
+        return JudgeScorer(PanelService(services, judge.rule, judge.describe()), name, identity, seed=seed,
+                           metrics=metrics)
+    return JudgeScorer(service(judge, identity), name, identity, seed=seed, metrics=metrics)

@@ -1,0 +1,236 @@
+"""Judge metrics as declarations: what to ask, about which images, and how answers become values.
+
+A :class:`JudgeMetric` is data, not code in the core:
+
+* a versioned, hashed :class:`~faceedit_bench.scoring.judge.service.PromptTemplate` with its pydantic
+  answer schema;
+* the images the judge sees, by role, in the order the prompt names them (:data:`ROLES`);
+* what it is asked about: every step k = 1..K (``over="steps"``), every image I_0..I_K
+  (``over="images"``) or the session once, about its last image (``over="session"``);
+* one or several named values (:class:`JudgeValue`): how one answer becomes a number, and how
+  a session's numbers reduce to the session's value (the mean by default, or a custom reducer),
+  with the direction, unit and description reports render;
+* optionally a cross-session report section (the overediting matrix of the state tracker).
+
+A session value is undefined when any answer it needs is not ``ok``: a partial mean would
+favour sessions whose hard steps were refused or unparsable. Nothing is filled in.
+Plugins register metrics with the ``faceedit_register_judge_metrics`` hook; a run selects
+them by name (``judge_metrics=[sc,state]``).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel
+
+from faceedit_bench.keys import fingerprint
+from faceedit_bench.records import JudgeAnswer, Outcome, Session
+from faceedit_bench.scoring.judge.service import PromptTemplate
+
+#: Image roles a metric may name. ``references`` expands to every reference image of the face;
+#: ``input:<name>`` is a step's extra input image of that role.
+ROLES = ("source", "previous", "current", "references")
+INPUT_ROLE = re.compile(r"^input:[A-Za-z0-9_.-]+$")
+
+Over = Literal["steps", "images", "session"]
+
+#: Placeholder values every question offers its template.
+CONTEXT_FIELDS = ("instruction", "attribute", "category", "sub_axis", "axis", "k", "session_id", "previous")
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question of a session: which position (k), the images' hashes, the template's fields.
+    ``missing`` names a role with no image (the question is not asked; recorded as skipped)."""
+
+    k: int
+    images: tuple[str, ...]
+    fields: Mapping[str, str]
+    missing: str = ""
+
+
+@dataclass(frozen=True)
+class JudgeValue:
+    """One named number of a judge metric.
+
+    ``point`` turns one ``ok`` answer's value (a dict that fits the schema; numbers may be
+    non-integral after a panel's mean) into a number, or ``None``. The session value is
+    ``scale * sum(points) / len(points)``, or ``reduce(points)`` when a reducer is given;
+    undefined when any point is missing.
+    """
+
+    name: str
+    higher_is_better: bool
+    unit: str
+    description: str
+    point: Callable[[Mapping[str, Any]], float | None] | None = None
+    scale: float = 1.0
+    reduce: Callable[[Sequence[float]], float | None] | None = None
+
+    def session_value(self, points: Sequence[float | None]) -> float | None:
+        if not points or any(p is None for p in points):
+            return None
+        known = [p for p in points if p is not None]
+        if self.reduce is not None:
+            return self.reduce(known)
+        return self.scale * sum(known) / len(known)  # this order of operations: the pinned SC values
+
+
+@dataclass(frozen=True)
+class MetricJudgment:
+    """What one metric found in one session: its answers (one per question), each answer's
+    points per value, the session values, and the reducer's detail (e.g. the overedits)."""
+
+    metric: JudgeMetric
+    ks: tuple[int, ...]
+    answers: tuple[JudgeAnswer, ...]
+    points: tuple[Mapping[str, float | None], ...]
+    values: Mapping[str, float | None]
+    detail: Any = None
+
+    def at(self, k: int) -> tuple[JudgeAnswer, Mapping[str, float | None]] | None:
+        """The answer about position k (step k or image I_k), with its points."""
+        for i, kk in enumerate(self.ks):
+            if kk == k:
+                return self.answers[i], self.points[i]
+        return None
+
+
+class MetricReport(Protocol):
+    """A cross-session section of the run report (e.g. the overediting matrix)."""
+
+    def add(self, judgment: MetricJudgment) -> None: ...
+
+    def sections(self) -> dict[str, Any]: ...
+
+
+#: A custom session reducer: (answers, points, session) -> (session values, detail).
+SessionReducer = Callable[[Sequence[JudgeAnswer], Sequence[Mapping[str, float | None]], Session],
+                          tuple[Mapping[str, float | None], Any]]
+
+
+@dataclass(frozen=True)
+class JudgeMetric:
+    name: str
+    template: PromptTemplate
+    images: tuple[str, ...]
+    values: tuple[JudgeValue, ...]
+    over: Over = "steps"
+    description: str = ""
+    #: Placeholder values for a question (session, k); default: the step's fields (CONTEXT_FIELDS).
+    fields: Callable[[Session, int], Mapping[str, str]] | None = None
+    session: SessionReducer | None = None
+    report: Callable[[], MetricReport] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier():
+            raise ValueError(f"judge metric name {self.name!r} must be a Python identifier")
+        if self.over not in ("steps", "images", "session"):
+            raise ValueError(f"judge metric {self.name}: over={self.over!r}; use steps, images or session")
+        if not self.images:
+            raise ValueError(f"judge metric {self.name}: name at least one image role ({', '.join(ROLES)}, input:<role>)")
+        bad = [r for r in self.images if r not in ROLES and not INPUT_ROLE.match(r)]
+        if bad:
+            raise ValueError(f"judge metric {self.name}: unknown image role(s) {bad}; use {', '.join(ROLES)} "
+                             "or input:<role>")
+        if self.over == "images" and "previous" in self.images:
+            raise ValueError(f"judge metric {self.name}: over=images has no previous image for I_0")
+        if not self.values:
+            raise ValueError(f"judge metric {self.name}: declare at least one value")
+        if self.session is None:
+            lacking = [v.name for v in self.values if v.point is None]
+            if lacking:
+                raise ValueError(f"judge metric {self.name}: value(s) {lacking} need a point function "
+                                 "(or give the metric a session reducer)")
+        if self.fields is None:
+            names = {m.group("named") or m.group("braced")
+                     for m in string.Template.pattern.finditer(self.template.text)} - {None}
+            unknown = sorted(names - set(CONTEXT_FIELDS))
+            if unknown:
+                raise ValueError(f"judge metric {self.name}: template placeholder(s) {unknown} are not among "
+                                 f"{', '.join(CONTEXT_FIELDS)}; give the metric a fields function")
+        if not issubclass(self.template.schema, BaseModel):
+            raise ValueError(f"judge metric {self.name}: the template's schema must be a pydantic model")
+
+    # -- identity and description ----------------------------------------------------------
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "template": self.template.describe(), "images": list(self.images),
+                "over": self.over, "description": self.description,
+                "values": {v.name: {"higher_is_better": v.higher_is_better, "unit": v.unit,
+                                    "description": v.description, "scale": v.scale,
+                                    "reducer": "mean" if v.reduce is None and self.session is None else "custom"}
+                           for v in self.values}}
+
+    @cached_property
+    def identity(self) -> str:
+        """What decides this metric's numbers, for the run key (the template hash covers the prompt
+        and the schema; point and reducer functions are the metric's ``template.version``'s job)."""
+        return fingerprint(self.describe())
+
+    # -- questions -------------------------------------------------------------------------
+
+    def positions(self, session: Session) -> list[int]:
+        n = len(session.steps)
+        return {"steps": list(range(1, n + 1)), "images": list(range(n + 1)), "session": [n]}[self.over]
+
+    def questions(self, hashes: Sequence[str], session: Session,
+                  references: Sequence[str] = (), inputs: Mapping[int, Mapping[str, str]] | None = None,
+                  ) -> list[Question]:
+        out = []
+        for k in self.positions(session):
+            images: list[str] = []
+            missing = ""
+            for role in self.images:
+                if role == "source":
+                    images.append(hashes[0])
+                elif role == "current":
+                    images.append(hashes[k])
+                elif role == "previous":
+                    images.append(hashes[k - 1])
+                elif role == "references":
+                    if not references:
+                        missing = missing or "references"
+                    images.extend(references)
+                else:
+                    found = (inputs or {}).get(k, {}).get(role.split(":", 1)[1])
+                    if found is None:
+                        missing = missing or role
+                    else:
+                        images.append(found)
+            fields = self.fields(session, k) if self.fields is not None else step_fields(session, k)
+            out.append(Question(k, tuple(images), dict(fields), missing))
+        return out
+
+    def judge(self, questions: Sequence[Question], answers: Sequence[JudgeAnswer], session: Session) -> MetricJudgment:
+        points = tuple(self._points(a) for a in answers)
+        if self.session is not None:
+            values, detail = self.session(answers, points, session)
+            values = {v.name: values.get(v.name) for v in self.values}
+        else:
+            values = {v.name: v.session_value([p[v.name] for p in points]) for v in self.values}
+            detail = None
+        return MetricJudgment(self, tuple(q.k for q in questions), tuple(answers), points, values, detail)
+
+    def _points(self, answer: JudgeAnswer) -> dict[str, float | None]:
+        if answer.outcome is not Outcome.OK or not answer.value:
+            return {v.name: None for v in self.values}
+        return {v.name: (float(p) if (p := v.point(answer.value)) is not None else None) if v.point else None
+                for v in self.values}
+
+
+def step_fields(session: Session, k: int) -> dict[str, str]:
+    """The default placeholder values of position k: step k's instruction and taxonomy binding
+    (empty for I_0), its number and the session's earlier instructions."""
+    step = session.steps[k - 1] if 1 <= k <= len(session.steps) else None
+    previous = "\n".join(f"P{i}: {s.instruction}" for i, s in enumerate(session.steps[:max(k - 1, 0)], start=1))
+    return {"instruction": step.instruction if step else "", "attribute": step.attribute if step else "",
+            "category": step.category if step else "", "sub_axis": step.sub_axis if step else "",
+            "axis": step.axis if step else "", "k": str(k), "session_id": session.session_id,
+            "previous": previous or "none"}

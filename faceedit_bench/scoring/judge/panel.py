@@ -1,0 +1,291 @@
+"""Judge panels: several judges asked the same question, their answers combined by a stated rule.
+
+Each member is its own judge component (model, endpoint, limits, prices) with its own
+:class:`~faceedit_bench.scoring.judge.service.JudgeService`, so every member's answer is stored in
+the ledger under that member's own judgment key, and a member's answers are reused by any panel
+(or single-judge run) that asks it the same question. The combination is recomputed from the
+stored answers; the rule and the members are part of the panel's description and so of the run
+key and of every judged row's label.
+
+Rules, field by field over the answers' JSON (numbers; categorical fields are enums, lists of
+enums and booleans; free text is the primary's and never compared):
+
+* ``paper_b`` (paper (b)'s appendix, METHODOLOGY §4.4): numbers within ``tolerance`` of each other
+  (|g - o| <= 1 for two members) -> ``round(mean)`` (Python's round: half to even); otherwise the
+  primary member's number and a disagreement flag. A failed secondary -> the primary's answer
+  alone (status ``secondary_failed``, counted). A failed primary -> no answer (status
+  ``primary_failed``: the outcome is the primary's, the values are undefined).
+* ``mean`` / ``median``: of the members that answered; ``majority``: the most common value
+  (ties go to the earliest member in panel order, the primary first). These need ``quorum``
+  members with an ``ok`` answer (default: all); otherwise no answer (status ``too_few``).
+  Numbers further apart than ``tolerance`` are flagged (the combined value is still the rule's).
+
+Categorical fields follow the majority under every rule (ties: the primary) and are flagged when
+members differ.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from faceedit_bench.keys import fingerprint
+from faceedit_bench.records import JudgeAnswer, Outcome
+from faceedit_bench.scoring.judge.service import JudgeService, PromptTemplate
+
+RULES = ("paper_b", "mean", "median", "majority")
+#: Flagged items listed one by one in the report (all are counted).
+MAX_LISTED_FLAGS = 500
+
+
+@dataclass(frozen=True)
+class PanelRule:
+    rule: str
+    members: tuple[str, ...]  # labels, in panel order
+    primary: str
+    tolerance: float = 1.0
+    quorum: int | None = None  # mean/median/majority: ok answers needed (None: every member)
+
+    def __post_init__(self) -> None:
+        if self.rule not in RULES:
+            raise ValueError(f"judge.params.rule={self.rule!r}; choose one of {', '.join(RULES)}")
+        if len(self.members) < 2:
+            raise ValueError("a judge panel needs at least two members (judge.params.members)")
+        if self.primary not in self.members:
+            raise ValueError(f"judge.params.primary={self.primary!r} is not a member; members: "
+                             f"{', '.join(self.members)}")
+        if self.tolerance < 0:
+            raise ValueError("judge.params.tolerance must be >= 0")
+        if self.quorum is not None and not 1 <= self.quorum <= len(self.members):
+            raise ValueError(f"judge.params.quorum must be between 1 and {len(self.members)}")
+
+    def describe(self) -> dict[str, Any]:
+        return {"rule": self.rule, "primary": self.primary, "tolerance": self.tolerance,
+                "quorum": self.quorum if self.rule != "paper_b" else None, "members": list(self.members)}
+
+
+@dataclass(frozen=True)
+class PanelAnswer(JudgeAnswer):
+    """A combined answer, with every member's own answer and what the rule found."""
+
+    members: Mapping[str, JudgeAnswer] = field(default_factory=dict)
+    status: str = ""  # agreed | disagreed | secondary_failed | primary_failed | too_few
+    flags: tuple[str, ...] = ()  # answer fields (dotted paths) where members disagreed
+    failed: tuple[str, ...] = ()  # members without an ok answer
+
+
+class JudgePanel:
+    """The ``judge=panel`` component: member judges (already created) and the rule."""
+
+    def __init__(self, members: Mapping[str, Any], descriptions: Mapping[str, Mapping[str, Any]],
+                 rule: PanelRule) -> None:
+        self.members = dict(members)
+        self.descriptions = {k: dict(v) for k, v in descriptions.items()}
+        self.rule = rule
+        # Each member prices its own calls (its service charges them); listed per member for the report.
+        self.prices = {m: dict(getattr(j, "prices", None) or {}) for m, j in self.members.items()
+                       if getattr(j, "prices", None)}
+
+    def describe(self) -> dict[str, Any]:
+        models = ", ".join(f"{m}={d.get('model', d.get('version', d.get('name', '?')))}"
+                           for m, d in self.descriptions.items())
+        # "version": one line naming the rule and the members' models (leaderboards show it)
+        return {"version": f"panel {self.rule.rule} ({models})", "panel": self.rule.describe(),
+                "members": self.descriptions}
+
+
+# -- combining --------------------------------------------------------------------------------
+
+
+def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
+    while "$ref" in schema:
+        schema = root.get("$defs", {})[schema["$ref"].split("/")[-1]]
+    return schema
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _freeze(v: Any) -> Any:
+    if isinstance(v, list):
+        return tuple(sorted(map(repr, v)))
+    if isinstance(v, dict):
+        return tuple(sorted((k, _freeze(x)) for k, x in v.items()))
+    return v
+
+
+def _vote(values: Sequence[Any]) -> tuple[Any, bool]:
+    """The most common value (ties: the earliest) and whether the members differed."""
+    counts = Counter(_freeze(v) for v in values)
+    best = max(counts.values())
+    winner = next(v for v in values if counts[_freeze(v)] == best)
+    return winner, len(counts) > 1
+
+
+class _Combiner:
+    def __init__(self, rule: PanelRule, root: Mapping[str, Any]) -> None:
+        self.rule, self.root = rule, root
+        self.flags: list[str] = []
+
+    def value(self, values: Sequence[Any], schema: Mapping[str, Any], path: str) -> Any:
+        """``values`` in panel order, the primary's first."""
+        schema = _resolve(schema, self.root)
+        if all(isinstance(v, dict) for v in values):
+            props = schema.get("properties", {})
+            return {k: self.value([v[k] for v in values if k in v], props.get(k, {}), f"{path}{k}.")
+                    for k in values[0]}
+        if all(_is_number(v) for v in values):
+            return self.number(values, path[:-1])
+        categorical = ("enum" in schema or "const" in schema or schema.get("type") == "boolean"
+                       or "enum" in _resolve(schema.get("items", {}), self.root))
+        if not categorical:
+            return values[0]  # free text (reasoning): the primary's, never compared
+        winner, differ = _vote(values)
+        if differ:
+            self.flags.append(path[:-1])
+        return winner
+
+    def number(self, values: Sequence[float], path: str) -> float:
+        spread = max(values) - min(values)
+        rule = self.rule.rule
+        if rule == "paper_b":
+            if spread <= self.rule.tolerance:
+                return round(sum(values) / len(values))  # half to even, as paper (b)'s code
+            self.flags.append(path)
+            return values[0]
+        if spread > self.rule.tolerance:
+            self.flags.append(path)
+        if rule == "mean":
+            return statistics.fmean(values)
+        if rule == "median":
+            return statistics.median(values)
+        return _vote(values)[0]
+
+
+def combine(template: PromptTemplate, answers: Mapping[str, JudgeAnswer], rule: PanelRule) -> PanelAnswer:
+    """The panel's answer from its members' answers (keyed by member label)."""
+    order = [rule.primary, *(m for m in rule.members if m != rule.primary)]
+    ok = [m for m in order if answers[m].outcome is Outcome.OK and answers[m].value]
+    failed = tuple(m for m in order if m not in ok)
+    usage: dict[str, Any] = {}
+    for m in order:
+        for k, v in answers[m].usage.items():
+            if _is_number(v):
+                usage[k] = usage.get(k, 0) + v
+    base = {"raw": None, "usage": usage, "template": f"{template.name}@{template.version}",
+            "template_hash": template.hash, "resumed": all(a.resumed for a in answers.values()),
+            "members": dict(answers), "failed": failed}
+
+    def undefined(status: str, member: str) -> PanelAnswer:
+        a = answers[member]
+        return PanelAnswer(a.outcome, None, reason=f"{status}: {member} {a.outcome.value} {a.reason}".strip(),
+                           status=status, **base)
+
+    if rule.rule == "paper_b":
+        if rule.primary not in ok:
+            return undefined("primary_failed", rule.primary)
+        if len(ok) == 1:
+            return PanelAnswer(Outcome.OK, answers[rule.primary].value, reason="secondary failed: primary alone",
+                               status="secondary_failed", **base)
+    elif len(ok) < (rule.quorum or len(order)):
+        return undefined("too_few", failed[0])
+    combiner = _Combiner(rule, template.json_schema)
+    value = combiner.value([answers[m].value for m in ok], template.json_schema, "")
+    status = "disagreed" if combiner.flags else "agreed"
+    return PanelAnswer(Outcome.OK, value, reason="", status=status, flags=tuple(combiner.flags), **base)
+
+
+class PanelService:
+    """A :class:`JudgeService` look-alike for the scorers: asks every member, combines the answers."""
+
+    def __init__(self, services: Mapping[str, JudgeService], rule: PanelRule, describe: Mapping[str, Any]) -> None:
+        self.services = dict(services)
+        self.rule = rule
+        self.judge_fp = fingerprint(["panel", rule.describe(), {m: s.judge_fp for m, s in self.services.items()}])
+        self.description = describe
+
+    @property
+    def calls_made(self) -> int:
+        return sum(s.calls_made for s in self.services.values())
+
+    def run_cost_usd(self) -> float:
+        return sum(s.run_cost_usd() for s in self.services.values())
+
+    def describe_judge(self) -> str:
+        members = ", ".join(f"{m}={d.get('name', '?')} {d.get('model', d.get('version', '?'))}"
+                            for m, d in self.description.get("members", {}).items())
+        return f"panel({self.rule.rule}, primary {self.rule.primary}: {members})"
+
+    async def ask(self, template: PromptTemplate, image_hashes: Sequence[str], seed: int = 0, *,
+                  fresh: bool = False, **fields: str) -> PanelAnswer:
+        labels = list(self.services)
+        answers = await asyncio.gather(*(self.services[m].ask(template, image_hashes, seed, fresh=fresh, **fields)
+                                         for m in labels))
+        return combine(template, dict(zip(labels, answers)), self.rule)
+
+
+# -- reporting --------------------------------------------------------------------------------
+
+
+class PanelTally:
+    """Per-member outcomes, rule statuses and disagreement flags over a run's judged sessions."""
+
+    def __init__(self) -> None:
+        self.members: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+        self.status: dict[str, Counter[str]] = defaultdict(Counter)
+        self.flags: dict[str, Counter[str]] = defaultdict(Counter)
+        self.flagged: list[dict[str, Any]] = []
+        self.n_flagged = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.status)
+
+    def add(self, face_id: str, session_id: str, judged: Any) -> None:
+        for metric, judgment in judged.metrics.items():
+            for k, answer in zip(judgment.ks, judgment.answers):
+                if not isinstance(answer, PanelAnswer):
+                    continue
+                for member, a in answer.members.items():
+                    self.members[answer.template][member][a.outcome.value] += 1
+                self.status[answer.template][answer.status] += 1
+                for path in answer.flags:
+                    self.flags[answer.template][path] += 1
+                if answer.flags:
+                    self.n_flagged += 1
+                    if len(self.flagged) < MAX_LISTED_FLAGS:
+                        self.flagged.append({
+                            "face_id": face_id, "session_id": session_id, "metric": metric, "k": k,
+                            "fields": list(answer.flags),
+                            "members": {m: _at(a.value, answer.flags) for m, a in answer.members.items()},
+                            "kept": _at(answer.value, answer.flags)})
+
+    def member_counts(self) -> dict[str, dict[str, dict[str, int]]]:
+        return {t: {m: dict(sorted(c.items())) for m, c in members.items()} for t, members in sorted(self.members.items())}
+
+    def section(self, rule: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        return {
+            **({"rule": dict(rule)} if rule else {}),
+            "status": {t: dict(sorted(c.items())) for t, c in sorted(self.status.items())},
+            "members": self.member_counts(),
+            "flags": {t: dict(sorted(c.items())) for t, c in sorted(self.flags.items())},
+            "flagged_items": self.n_flagged,
+            "flagged": self.flagged,
+            "flagged_listed": len(self.flagged),
+        }
+
+
+def _at(value: Mapping[str, Any] | None, paths: Sequence[str]) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    out = {}
+    for path in paths:
+        v: Any = value
+        for part in path.split("."):
+            v = v.get(part) if isinstance(v, dict) else None
+        out[path] = v
+    return out
