@@ -42,9 +42,15 @@ def step_seed(run_seed: int, base_hash: str, session_id: str, k: int) -> int:
     return int(fingerprint([run_seed, base_hash, session_id, k])[:8], 16)
 
 
-def edit_key(editor_fp: str, input_hash: str, instruction: str, seed: int) -> str:
-    """One edit call: the editor (exact version and parameters), its input and instruction."""
-    return fingerprint(["edit", editor_fp, input_hash, instruction, seed])
+def edit_key(editor_fp: str, input_hash: str, instruction: str, seed: int,
+             extra_inputs: tuple[tuple[str, str], ...] = ()) -> str:
+    """One edit call: the editor (exact version and parameters), its input and instruction, and
+    the step's further inputs as (role, image hash) pairs (none for a one-image step, whose key
+    is what it always was)."""
+    parts: list[object] = ["edit", editor_fp, input_hash, instruction, seed]
+    if extra_inputs:
+        parts.append([list(pair) for pair in extra_inputs])
+    return fingerprint(parts)
 
 
 #: Run settings that change how a run executes, not what it measures: not part of its identity.

@@ -65,6 +65,24 @@ class NoiseEditor:
         return EditResult.ok(encode_png(np.clip(rgb + noise, 0, 255).astype(np.uint8)))
 
 
+class TwoImageEditor:
+    """Takes I_{k-1} and one further image; returns their pixel mean (a stand-in for a
+    multi-reference editor)."""
+
+    max_input_images = 2
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": "two_image", "version": "1"}
+
+    def edit(self, request: EditRequest) -> EditResult:
+        from faceedit_bench.storage.images import decode_rgb
+
+        images = [decode_rgb(b).astype(np.float32) for b in (request.image, *request.extra_images)]
+        size = min(i.shape[0] for i in images), min(i.shape[1] for i in images)
+        mean = sum(i[: size[0], : size[1]] for i in images) / len(images)
+        return EditResult.ok(encode_png(mean.astype(np.uint8)), inputs=len(images))
+
+
 class ScriptedEditor:
     """Returns a fixed outcome for chosen "session/k" keys and the input otherwise."""
 
@@ -145,3 +163,4 @@ def faceedit_register_embedders(register: Any) -> None:
 def faceedit_register_editors(register: Any) -> None:
     register("noise", NoiseEditor)
     register("scripted", ScriptedEditor)
+    register("two_image", TwoImageEditor)

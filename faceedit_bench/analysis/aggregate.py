@@ -17,7 +17,7 @@ from faceedit_bench.analysis.disparity import GroupTest, compare_groups
 from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.config import AnalysisConf
-from faceedit_bench.records import STEPS_PER_SESSION, Outcome, SessionResult
+from faceedit_bench.records import Outcome, SessionResult
 from faceedit_bench.scoring.judge.panel import PanelTally
 
 #: Demographic keys never reported as groups (numeric or free-form).
@@ -25,7 +25,15 @@ NOT_GROUPS = frozenset({"age"})
 
 SKIP_REASONS = {
     "judge": "needs an MLLM judge; none was configured (judge=none)",
+    "taxonomy": "this test set has no taxonomy binding",
 }
+
+
+def at(series: list[list[float]], k: int) -> list[float]:
+    """The values of step k, growing the series to k: sessions of a test set may differ in length."""
+    while len(series) <= k:
+        series.append([])
+    return series[k]
 
 
 class _Group:
@@ -35,7 +43,7 @@ class _Group:
         self.steps: Counter[str] = Counter()
         self.values: dict[str, list[float]] = defaultdict(list)
         self.identities: dict[str, list[str]] = defaultdict(list)
-        self.trajectory: list[list[float]] = [[] for _ in range(STEPS_PER_SESSION + 1)]  # FSS_k, included sessions
+        self.trajectory: list[list[float]] = []  # FSS_k, included sessions
 
 
 class Aggregator:
@@ -55,10 +63,10 @@ class Aggregator:
         self.edited_without_face = 0
         self.values: dict[str, list[float]] = defaultdict(list)
         self.undefined: Counter[str] = Counter()
-        self.trajectory: list[list[float]] = [[] for _ in range(STEPS_PER_SESSION + 1)]
+        self.trajectory: list[list[float]] = []  # k -> FSS_k of included sessions (K is the test set's)
         # Per-step values of the step metrics (SC_k x 100 ...): value name -> k-1 -> values.
         self.judge_trajectory: dict[str, list[list[float]]] = {
-            v.name: [[] for _ in range(STEPS_PER_SESSION)]
+            v.name: []
             for m in judge_metrics if m.over == "steps" for v in m.values if v.point is not None}
         self.judge_answers: dict[str, Counter[str]] = defaultdict(Counter)  # template -> outcome -> n
         self.judge_reports = {m.name: m.report() for m in judge_metrics if m.report is not None}
@@ -88,7 +96,7 @@ class Aggregator:
             scores = SessionScores(fss=fss, sc=judged.sc_steps if judged else None,
                                    oer=oer.oer if oer is not None else None, judge=judged.values if judged else {})
             for k, value in enumerate(fss):
-                self.trajectory[k].append(value)
+                at(self.trajectory, k).append(value)
             if judged is not None:
                 self._add_judged(judged)
             for metric in self.metrics:
@@ -112,9 +120,7 @@ class Aggregator:
                 for value_name, steps in self.judge_trajectory.items():
                     if points.get(value_name) is None:
                         continue
-                    while len(steps) < k:
-                        steps.append([])
-                    steps[k - 1].append(scale[value_name] * points[value_name])
+                    at(steps, k - 1).append(scale[value_name] * points[value_name])
             if name in self.judge_reports:
                 self.judge_reports[name].add(judgment)
 
@@ -128,7 +134,7 @@ class Aggregator:
             if result.excluded is None:
                 group.included += 1
                 for k, value in enumerate(result.fss or ()):
-                    group.trajectory[k].append(value)
+                    at(group.trajectory, k).append(value)
                 for name, value in values.items():
                     if value is not None:
                         group.values[name].append(value)
@@ -157,7 +163,7 @@ class Aggregator:
                               confidence=self.confidence)
 
     def sections(self) -> dict[str, Any]:
-        included = sum(len(v) for v in self.trajectory[:1])
+        included = len(self.trajectory[0]) if self.trajectory else 0
         excluded = sum(self.sessions_excluded.values())
         sections: dict[str, Any] = {
             "counts": {

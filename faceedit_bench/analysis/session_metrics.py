@@ -10,8 +10,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from faceedit_bench.records import STEPS_PER_SESSION
-
 
 @dataclass(frozen=True)
 class SessionScores:
@@ -42,9 +40,9 @@ def drop_fss(scores: SessionScores) -> float | None:
     Undefined when FSS_0 <= 0 (no identity to lose in the base image).
     """
     fss0 = scores.fss[0]
-    if fss0 <= 0:
+    k_steps = len(scores.fss) - 1  # K = 4 in paper (a); any K >= 1 in a format-2 test set
+    if fss0 <= 0 or k_steps < 1:
         return None
-    k_steps = STEPS_PER_SESSION
     return 100.0 / k_steps * sum((fss0 - scores.fss[k]) / fss0 for k in range(1, k_steps + 1))
 
 
@@ -60,7 +58,7 @@ def semantic_consistency(scores: SessionScores) -> float | None:
 
 
 def overediting_rate(scores: SessionScores) -> float | None:
-    """OER x 100 = 100 * overedits in the session / 4 (METHODOLOGY §2.5; counting rules §8.5)."""
+    """OER x 100 = 100 * overedits in the session / K (K = 4 in paper (a); METHODOLOGY §2.5, §8.5)."""
     return None if scores.oer is None else 100.0 * scores.oer
 
 
@@ -75,6 +73,7 @@ class _JudgedValue:
 def judge_metric_values(metric: Any) -> list[SessionMetric]:
     """A declared judge metric's values (``metric.values``, see
     :mod:`faceedit_bench.scoring.judge.declared`) as session metrics that need a judge."""
+    needs = frozenset({"judge", "taxonomy"} if getattr(metric, "needs_taxonomy", False) else {"judge"})
     return [SessionMetric(name=v.name, higher_is_better=v.higher_is_better, unit=v.unit, description=v.description,
-                          compute=_JudgedValue(v.name), requires=frozenset({"judge"}))
+                          compute=_JudgedValue(v.name), requires=needs)
             for v in metric.values]

@@ -92,7 +92,7 @@ def _calls(report: dict[str, Any]) -> Table | None:
     calls = report.get("calls") or {}
     if not calls:
         return None
-    table = _table("calls", "calls", "attempts", "retries", "gave up", "besides (polls, downloads)",
+    table = _table("calls", "calls", "attempts", "retries", "gave up", "besides",
                    right=("calls", "attempts"))
     for provider, c in calls.items():
         table.add_row(provider, str(c["calls"]), str(c["attempts"]), counts(c["retries"]), counts(c["gave_up"]),

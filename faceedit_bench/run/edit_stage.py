@@ -19,7 +19,8 @@ from faceedit_bench.execution.secrets import redact
 from faceedit_bench.keys import edit_key, step_seed
 from faceedit_bench.plugin.payloads import RunInfo, StepRecord
 from faceedit_bench.plugin.protocols import AsyncEditor
-from faceedit_bench.records import AdmittedFace, EditRequest, EditResult, Face, Outcome, Session, StepState
+from faceedit_bench.records import AdmittedFace, EditRequest, EditResult, Face, Outcome, Session, Step, StepState
+from faceedit_bench.run.inputs import InputResolver
 from faceedit_bench.run.progress import EDITING
 from faceedit_bench.storage.images import decode_rgb, plain_image
 from faceedit_bench.storage.ledger import EditRow, Ledger
@@ -43,6 +44,7 @@ class EditStage:
     executors: Executors
     hook: Any
     progress: Any = None
+    inputs: InputResolver | None = None  # resolves steps' further input images (test-set format 2)
     new_calls: int = 0
     wall_s: float = 0.0  # wall time spent in the edit stage
     peak_gpu_mem_bytes: int | None = None  # the largest a local editor reported
@@ -51,6 +53,8 @@ class EditStage:
 
     def __post_init__(self) -> None:
         self.is_async = isinstance(self.editor, AsyncEditor)
+        # Editors say how many input images they take (I_{k-1} included); most take one.
+        self.max_images = int(getattr(self.editor, "max_input_images", 1))
 
     async def edit_all(self, pairs: list[tuple[AdmittedFace, Session]]) -> list[list[StepState]]:
         started = time.perf_counter()
@@ -68,7 +72,7 @@ class EditStage:
                 duration = 0.0
             else:
                 try:
-                    state, duration = await self._step(face, session, step.k, step.instruction, current)
+                    state, duration = await self._step(face, session, step, current)
                 except BudgetReached as exc:
                     self.stopped = str(exc)
                     return states  # incomplete: reported as stopped, nothing recorded for it
@@ -78,15 +82,25 @@ class EditStage:
                 current = state.output_hash
         return states
 
-    async def _step(self, face: AdmittedFace, session: Session, k: int, instruction: str,
-                    input_hash: str) -> tuple[StepState, float]:
+    async def _step(self, face: AdmittedFace, session: Session, step: Step, input_hash: str) -> tuple[StepState, float]:
+        k, instruction = step.k, step.instruction
+        roles, extras, problem = self.inputs.resolve(face.face, step) if step.inputs and self.inputs else ((), (), None)
+        if step.inputs and self.inputs is None:
+            problem = "this run resolves no further input images"
+        if problem is None and 1 + len(extras) > self.max_images:
+            problem = (f"the step needs {1 + len(extras)} input images ({', '.join(('previous', *roles))}); "
+                       f"this editor takes at most {self.max_images}")
+        if problem is not None:  # never sent: an image is not silently dropped
+            return StepState(k, Outcome.UNSUPPORTED, problem, input_hash, None, False), 0.0
         seed = step_seed(self.run_seed, face.base_hash, session.session_id, k)
-        key = edit_key(self.editor_fp, input_hash, instruction, seed)
+        key = edit_key(self.editor_fp, input_hash, instruction, seed, tuple(zip(roles, extras)))
         row = self.ledger.get_edit(key)
         if row is not None and row.outcome not in self.retry:
             return StepState(k, row.outcome, row.reason, input_hash, row.output_hash, True, row.usage), row.duration_s
         image = plain_image(self.store.get(input_hash), label=f"input image {input_hash[:12]}")
-        request = EditRequest(image, instruction, face.face.face_id, session.session_id, k, seed)
+        request = EditRequest(image, instruction, face.face.face_id, session.session_id, k, seed,
+                              extra_images=tuple(plain_image(self.store.get(h), label=f"input image {h[:12]}")
+                                                 for h in extras), extra_roles=roles)
         started = time.perf_counter()
         result = await self._call(request)
         duration = time.perf_counter() - started

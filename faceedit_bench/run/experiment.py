@@ -33,6 +33,7 @@ from faceedit_bench.report.tables import run_identifiers
 from faceedit_bench.run.admission import Admission
 from faceedit_bench.run.edit_stage import EditStage
 from faceedit_bench.run.engine import Engine, EngineStats
+from faceedit_bench.run.inputs import InputResolver
 from faceedit_bench.run.judges import create_judge, judge_scorer, select_judge_metrics
 from faceedit_bench.run.progress import open_progress, plan_stages
 from faceedit_bench.scoring.identity import EmbeddingService
@@ -53,6 +54,12 @@ class Experiment:
     testset: TestSet
     metrics: list[Any]
     judge_metrics: list[Any] = field(default_factory=list)
+
+    @property
+    def asked_judge_metrics(self) -> list[Any]:
+        """The selected judge metrics this test set allows (a metric that needs a taxonomy
+        binding is skipped, with the reason, for free-text steps)."""
+        return [m for m in self.judge_metrics if self.testset.bound or not m.needs_taxonomy]
 
 
 # -- building -----------------------------------------------------------------------------
@@ -253,14 +260,15 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
                                   min_base_fss=getattr(dataset, "min_base_fss", None),
                                   single_face_only=bool(getattr(dataset, "single_face_only", False)))
             edit = EditStage(info, c["editor"], editor_fp, store, ledger, conf.run.seed, retry, executors, pm.hook,
-                             progress)
+                             progress, inputs=InputResolver(store, dataset.faces, conf.run.seed))
             score = ScoreStage(embeddings, c["embedder"].similarity, judge_scorer, ledger=ledger, store=store,
                                human_labels=conf.analysis.human_labels, seed=conf.run.seed)
             engine = Engine(admission, edit, score, progress)
             stack.callback(engine.close)
-            available = {"embedder", "judge"} if judge_scorer is not None else {"embedder"}
+            available = {"embedder", *(["judge"] if judge_scorer is not None else []),
+                         *(["taxonomy"] if exp.testset.bound else [])}
             aggregator = Aggregator(exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis,
-                                    judge_metrics=exp.judge_metrics,
+                                    judge_metrics=exp.asked_judge_metrics,
                                     panel=getattr(judge_scorer.service, "rule", None) if judge_scorer else None)
             writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets,
                                     judged_by=judge_scorer.label() if judge_scorer else "",
@@ -304,7 +312,7 @@ def _judge_scorer(exp: Experiment, ledger: Ledger, store: ImageStore, executors:
         return None
     conf = exp.conf
     return judge_scorer(conf.judge.name, exp.components["judge"], exp.info.components["judge"].description,
-                        exp.judge_metrics, ledger, store, executors, parse_attempts=conf.run.judge_parse_attempts,
+                        exp.asked_judge_metrics, ledger, store, executors, parse_attempts=conf.run.judge_parse_attempts,
                         retry=retry, seed=conf.run.seed)
 
 

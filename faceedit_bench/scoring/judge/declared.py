@@ -127,6 +127,9 @@ class JudgeMetric:
     fields: Callable[[Session, int], Mapping[str, str]] | None = None
     session: SessionReducer | None = None
     report: Callable[[], MetricReport] | None = None
+    #: It asks about the steps' taxonomy binding (categories, sub-axes): skipped, with the reason, for a
+    #: test set whose steps have none.
+    needs_taxonomy: bool = False
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():

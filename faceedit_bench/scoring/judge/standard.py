@@ -87,4 +87,5 @@ STATE_METRIC = JudgeMetric(
                     "(METHODOLOGY §2.5; counting rules reconstructed, §8.5)."),),
     session=_oer,
     report=OvereditReport,
+    needs_taxonomy=True,
 )

@@ -33,6 +33,9 @@ DEFAULT_LIMITS: Mapping[str, Any] = MappingProxyType({
 class NanoBananaEditor:
     """Edits one image with one instruction through a Gemini image model."""
 
+    #: I_{k-1} and up to two further images (Gemini image models work best with up to three inputs).
+    max_input_images = 3
+
     def __init__(self, model: str = "gemini-2.5-flash-image", base_url: str | None = None,
                  api_version: str | None = None, api_key_env: Sequence[str] = DEFAULT_KEY_ENVS,
                  response_modalities: Sequence[str] = ("IMAGE",), temperature: float | None = None,
@@ -74,8 +77,8 @@ class NanoBananaEditor:
     async def aedit(self, request: EditRequest) -> EditResult:
         from google.genai import types
 
-        contents = [types.Part.from_bytes(data=request.image, mime_type=image_mime(request.image)),
-                    request.instruction]
+        contents = [types.Part.from_bytes(data=image, mime_type=image_mime(image))
+                    for image in (request.image, *request.extra_images)] + [request.instruction]
         try:
             response = await self.connection.generate(self.model, contents, self._config(request.seed))
         except PermanentAPIError as exc:

@@ -46,6 +46,8 @@ class GptImageEditor:
     """See the module docstring and ``conf/editor/gpt_image.yaml`` for the parameters."""
 
     name = "gpt_image"
+    #: images.edit takes up to 16 images (sent as ``image[]``); I_{k-1} is the first.
+    max_input_images = 16
 
     def __init__(self, model: str = "gpt-image-1", size: str | None = "auto", quality: str | None = "high",
                  input_fidelity: str | None = "high", output_format: str = "png", base_url: str | None = None,
@@ -74,7 +76,8 @@ class GptImageEditor:
     async def aedit(self, request: EditRequest) -> EditResult:
         client = self.connection.client(self.limits.timeout_s)
         try:
-            response = await client.images.edit(model=self.model, image=upload(request.image),
+            images = [upload(data, f"image_{i}") for i, data in enumerate((request.image, *request.extra_images))]
+            response = await client.images.edit(model=self.model, image=images if len(images) > 1 else images[0],
                                                 prompt=request.instruction, n=1, **self.params)
         except Exception as exc:  # failure_outcome re-raises what is not an API failure
             outcome, reason = failure_outcome(exc)

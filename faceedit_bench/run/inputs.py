@@ -1,0 +1,65 @@
+"""The further input images a step names (test-set format 2), resolved to stored images.
+
+A ``file`` input is an image shipped with the test set. A ``dataset`` input is another face
+of the dataset, chosen by a documented, seeded rule that depends only on the two faces' ids
+and labels (never on the order faces arrive in):
+
+- ``other_gender``: a face whose ``gender`` label differs;
+- ``other_gender_other_race``: a face whose ``gender`` and ``race`` labels both differ
+  (paper (b)'s WinoBias pairing: a male and a female source of different races).
+
+Among the faces that fit, the one with the smallest sha256("<seed>|<face id>|<candidate id>")
+is taken. A face with no fitting partner (or without the labels the rule reads) cannot form
+the request: the step ends as ``unsupported``, with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+
+from faceedit_bench.records import Face, Step
+from faceedit_bench.storage.images import read_image
+from faceedit_bench.storage.store import ImageStore
+
+RULE_LABELS = {"other_gender": ("gender",), "other_gender_other_race": ("gender", "race")}
+
+
+class InputResolver:
+    def __init__(self, store: ImageStore, faces: Callable[[], Iterable[Face]], seed: int = 0) -> None:
+        self.store, self._faces, self.seed = store, faces, seed
+        self._candidates: list[Face] | None = None  # the dataset's faces, read on first need
+        self._files: dict[str, str] = {}  # path -> stored hash
+
+    def resolve(self, face: Face, step: Step) -> tuple[tuple[str, ...], tuple[str, ...], str | None]:
+        """(roles, stored hashes) of the step's inputs in order, or a reason they cannot be had."""
+        roles, hashes = [], []
+        for spec in step.inputs:
+            if spec.source == "file":
+                digest = self._files.get(spec.path or "")
+                if digest is None:
+                    digest = self._files[spec.path or ""] = self.store.put(read_image(spec.path)[0])
+            else:
+                partner = self.partner(face, spec.rule or "")
+                if partner is None:
+                    return (), (), (f"input {spec.role!r}: the dataset has no face that fits rule {spec.rule} "
+                                    f"for {face.face_id} (labels {dict(face.demographics)})")
+                digest = self.store.put(read_image(partner.image)[0])
+            roles.append(spec.role)
+            hashes.append(digest)
+        return tuple(roles), tuple(hashes), None
+
+    def partner(self, face: Face, rule: str) -> Face | None:
+        labels = RULE_LABELS[rule]
+        own = [face.demographics.get(key) for key in labels]
+        if any(v is None for v in own):
+            return None
+        if self._candidates is None:
+            self._candidates = list(self._faces())
+        fits = [c for c in self._candidates
+                if all(c.demographics.get(key) not in (None, value) for key, value in zip(labels, own))]
+        return min(fits, key=lambda c: self._rank(face, c), default=None)
+
+    def _rank(self, face: Face, candidate: Face) -> str:
+        return hashlib.sha256(f"{self.seed}|{face.face_id}|{candidate.face_id}".encode()).hexdigest()
+
