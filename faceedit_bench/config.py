@@ -105,9 +105,22 @@ class AnalysisConf:
     # A CSV of human labels (faceedit_bench/scoring/judge/agreement.py); with a judge, the judge-human
     # agreement (tracker accuracy per key, SC rank correlation) is reported. None: skipped.
     human_labels: str | None = None
+    # One group against all others pooled, per attribute (e.g. {race: White}: White vs non-White,
+    # Mann-Whitney U). Attributes with three or more groups also get k-group tests (Kruskal-Wallis,
+    # max - min with a bootstrap CI) without being named here.
+    one_vs_rest: dict[str, str] = field(default_factory=dict)
+    # Intersectional groups: pairs of attributes crossed (paper (a)'s gender x skin tone cells).
+    intersections: list[list[str]] = field(default_factory=lambda: [["gender", "skin_tone"]])
 
     def __post_init__(self) -> None:
         key = "analysis"
+        if not isinstance(self.one_vs_rest, dict) or not all(
+                isinstance(v, str) and v.strip() for v in self.one_vs_rest.values()):
+            _reject(f"{key}.one_vs_rest", self.one_vs_rest, "a mapping of attribute -> group, e.g. {race: White}")
+        if not isinstance(self.intersections, list) or not all(
+                isinstance(pair, (list, tuple)) and len(pair) == 2 and len(set(pair)) == 2 for pair in self.intersections):
+            _reject(f"{key}.intersections", self.intersections,
+                    "a list of attribute pairs, e.g. [[gender, skin_tone]]")
         if not isinstance(self.contrasts, dict):
             _reject(f"{key}.contrasts", self.contrasts, "a mapping of attribute -> [group_a, group_b]")
         for attribute, groups in self.contrasts.items():

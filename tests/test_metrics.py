@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from scipy import stats
 
@@ -115,3 +116,32 @@ def test_overediting_rate_by_hand():
     # a missing tracked state: undefined, never "no overedits"
     missing = session_oer([states[0], None, *states[2:]], steps)
     assert missing.oer is None and overediting_rate(SessionScores((1.0,) * 5, oer=missing.oer)) is None
+
+
+def test_k_group_and_one_vs_rest_tests_in_the_report_agree_with_scipy():
+    """Race with four groups: Kruskal-Wallis across them and White vs the rest (Mann-Whitney U),
+    on the sessions' Drop_FSS, equal scipy's on the same values."""
+    from faceedit_bench.config import AnalysisConf
+
+    rng = np.random.default_rng(3)
+    races = ["White", "Black", "Indian", "East Asian"]
+    agg = Aggregator([SessionMetric("drop_fss", False, "%", "", drop_fss)], 0.95,
+                     analysis=AnalysisConf(n_resamples=199, one_vs_rest={"race": "White"}, intersections=[]))
+    by_race: dict[str, list[float]] = {r: [] for r in races}
+    for i in range(40):
+        race = races[i % 4]
+        fss = (0.9, *(0.9 - rng.uniform(0, 0.3) - 0.05 * (i % 4) for _ in range(4)))
+        result = session(f"f{i}", "male", fss)
+        result.face.demographics["race"] = race  # type: ignore[index]
+        values = agg.add(result)
+        by_race[race].append(values["drop_fss"])
+    tests = agg.sections()["group_tests"]
+    kruskal = tests["k_groups"]["race"]["drop_fss"]
+    h, p = stats.kruskal(*(by_race[r] for r in sorted(races)))
+    assert kruskal["kruskal"]["h"] == pytest.approx(h) and kruskal["kruskal"]["p_value"] == pytest.approx(p)
+    assert kruskal["disparity"]["ci_low"] <= kruskal["disparity"]["value"] <= kruskal["disparity"]["ci_high"]
+    versus = tests["one_vs_rest"]["race=White"]["drop_fss"]
+    rest = [v for r in races if r != "White" for v in by_race[r]]
+    u, p = stats.mannwhitneyu(by_race["White"], rest, alternative="two-sided")
+    assert versus["u"] == pytest.approx(u) and versus["p_value"] == pytest.approx(p)
+    assert "gender" not in tests["k_groups"]  # two groups: the WD tests cover them

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from faceedit_bench.analysis.disparity import GroupTest, compare_groups
+from faceedit_bench.analysis.group_report import Row, group_statistics
 from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.config import AnalysisConf
@@ -74,6 +75,7 @@ class Aggregator:
         self.panel_tally = PanelTally()
         self.edit_cost_usd: float | None = None
         self.groups: dict[str, dict[str, _Group]] = defaultdict(dict)
+        self.rows: list[Row] = []  # (labels, metric values) of every included session, for the group tests
 
     def add(self, result: SessionResult) -> dict[str, float | None]:
         """Count one session; returns its metric values (empty when excluded)."""
@@ -125,6 +127,8 @@ class Aggregator:
                 self.judge_reports[name].add(judgment)
 
     def _add_to_groups(self, result: SessionResult, values: dict[str, float | None]) -> None:
+        if result.excluded is None:
+            self.rows.append(({k: v for k, v in result.face.demographics.items() if k not in NOT_GROUPS}, values))
         for key, label in result.face.demographics.items():
             if label is None or key in NOT_GROUPS:
                 continue
@@ -210,6 +214,7 @@ class Aggregator:
                 for key, labels in sorted(self.groups.items())
             },
             "disparity": self.disparity(),
+            "group_tests": group_statistics(self.rows, self.metrics, self.analysis, self.confidence),
             "skipped_metrics": dict(sorted(self.skipped.items())),
         }
         if self.judged:
