@@ -77,7 +77,7 @@ def _write_instructions_command(args: argparse.Namespace) -> int:
 
     from faceedit_bench.config import ComponentConf
     from faceedit_bench.plugin.manager import get_plugins
-    from faceedit_bench.run.experiment import check_params
+    from faceedit_bench.run.components import check_params
     from faceedit_bench.testsets import load_testset, parse_testset
     from faceedit_bench.testsets.generator import render
     from faceedit_bench.testsets.mllm import write_testset

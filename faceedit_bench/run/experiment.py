@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 import subprocess
@@ -18,10 +17,9 @@ from omegaconf import OmegaConf
 from faceedit_bench import __version__
 from faceedit_bench.analysis.aggregate import Aggregator
 from faceedit_bench.analysis.session_metrics import judge_metric_values
-from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig, check_no_missing
-from faceedit_bench.errors import ConfigError, FaceEditBenchError
+from faceedit_bench.config import ExperimentConfig, check_no_missing
+from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.calls import Budget, Executors
-from faceedit_bench.execution.secrets import redact
 from faceedit_bench.keys import fingerprint, portable, run_key
 from faceedit_bench.plugin.manager import Plugins
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo
@@ -31,8 +29,10 @@ from faceedit_bench.report.run_report import build_report
 from faceedit_bench.report.summary import format_summary
 from faceedit_bench.report.tables import run_identifiers
 from faceedit_bench.run.admission import Admission
+from faceedit_bench.run.components import create_component
+from faceedit_bench.run.cost_section import cost_section
 from faceedit_bench.run.edit_stage import EditStage
-from faceedit_bench.run.engine import Engine, EngineStats
+from faceedit_bench.run.engine import Engine
 from faceedit_bench.run.inputs import InputResolver
 from faceedit_bench.run.judges import create_judge, judge_scorer, select_judge_metrics
 from faceedit_bench.run.progress import open_progress, plan_stages
@@ -63,64 +63,6 @@ class Experiment:
 
 
 # -- building -----------------------------------------------------------------------------
-
-
-def create_component(plugins: Plugins, group: str, conf: ComponentConf) -> tuple[Any, ComponentInfo]:
-    kind = GROUP_KINDS[group]
-    registration = plugins.registry.get(kind, conf.name)
-    factory = registration.load()
-    check_params(group, conf, factory)
-    obj = _construct(group, conf, factory)
-    description = dict(obj.describe()) if hasattr(obj, "describe") else {}
-    if isinstance(obj, TestSet):
-        description = {"name": obj.name, "version": obj.version, "content_hash": obj.content_hash}
-    info = ComponentInfo(group, conf.name, registration.provider,
-                         plugins.provider_version(registration.provider), description)
-    return obj, info
-
-
-def _construct(group: str, conf: ComponentConf, factory: Any) -> Any:
-    """The component, or, when its factory rejects a parameter value (ValueError, TypeError),
-    a ConfigError naming the component and the parameter(s) its message mentions."""
-    try:
-        return factory(**conf.params)
-    except FaceEditBenchError:
-        raise
-    except (ValueError, TypeError) as exc:
-        text = redact(f"{exc}")
-        # The parameter(s) the message is about: named in it, or else whose (text) value it quotes.
-        named = [n for n in conf.params if re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", text)] or [
-            n for n, v in conf.params.items() if isinstance(v, str) and len(v) > 1 and v in text]
-        if named:
-            which = "parameter " + ", ".join(f"{group}.params.{n}={redact(repr(conf.params[n]))}" for n in named)
-        else:
-            which = f"its parameters ({', '.join(f'{group}.params.{n}' for n in conf.params) or 'none given'})"
-        raise ConfigError(f"{group} {conf.name!r} rejected {which}: {type(exc).__name__}: {text}. "
-                          f"Fix the value on the command line or in the {group} config.") from exc
-
-
-def check_params(group: str, conf: ComponentConf, factory: Any) -> None:
-    """Reject unknown parameters with the list of accepted ones, before anything runs."""
-    try:
-        sig = inspect.signature(factory)
-    except (TypeError, ValueError):
-        return
-    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
-        return
-    accepted = [n for n, p in sig.parameters.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    unknown = sorted(set(conf.params) - set(accepted))
-    if unknown:
-        raise ConfigError(
-            f"{group} {conf.name!r} does not take parameter(s) {', '.join(unknown)}. "
-            f"Accepted: {', '.join(accepted) or '(none)'}."
-        )
-    missing = [n for n, p in sig.parameters.items()
-               if p.default is p.empty and p.kind is not p.VAR_POSITIONAL and n not in conf.params]
-    if missing:
-        raise ConfigError(
-            f"{group} {conf.name!r} needs parameter(s) {', '.join(missing)}: "
-            + " ".join(f"{group}.params.{m}=..." for m in missing)
-        )
 
 
 def flatten(obj: Any, prefix: str = "") -> dict[str, str]:
@@ -280,9 +222,9 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
         computed = {"embeddings": embeddings.computed, "edit_calls": stats.new_edit_calls,
                     "judge_calls": judge_scorer.service.calls_made if judge_scorer else 0}
         sections = aggregator.sections()
-        sections["cost"] = _cost_section(exp, aggregator, judge_scorer, executors, stats)
+        sections["cost"] = cost_section(exp, aggregator, judge_scorer, executors, stats)
         sections["counts"]["images_converted"] = dict(sorted(stats.image_conversions.items()))
-        sections["cost"] = _cost_section(exp, aggregator, judge_scorer, executors, engine)
+        sections["cost"] = cost_section(exp, aggregator, judge_scorer, executors, engine)
         sections["calls"] = executors.stats()
         sections["performance"] = {
             "edit_stage_s": round(stats.edit_stage_s, 3), "score_stage_s": round(stats.score_stage_s, 3),
@@ -314,43 +256,6 @@ def _judge_scorer(exp: Experiment, ledger: Ledger, store: ImageStore, executors:
     return judge_scorer(conf.judge.name, exp.components["judge"], exp.info.components["judge"].description,
                         exp.asked_judge_metrics, ledger, store, executors, parse_attempts=conf.run.judge_parse_attempts,
                         retry=retry, seed=conf.run.seed)
-
-
-def _cost_section(exp: Experiment, aggregator: Aggregator, judge_scorer: Any, executors: Executors,
-                  stats: EngineStats) -> dict[str, Any]:
-    """Estimated USD from recorded usage and each component's price table."""
-    prices = {kind: dict(getattr(exp.components[kind], "prices", None) or {})
-              for kind in ("editor", "judge") if kind in exp.components}
-    by_component = {"editor": aggregator.edit_cost_usd if prices.get("editor") else None}
-    if judge_scorer is not None:
-        by_component["judge"] = judge_scorer.service.run_cost_usd() if prices.get("judge") else None
-    known = [v for v in by_component.values() if v is not None]
-    estimated = sum(known) if known else None
-    # Projection from what the faces run so far cost: run a few faces first to price the rest.
-    faces_seen = len(aggregator.faces_seen)
-    dataset_faces = exp.info.components["dataset"].description.get("n_faces")
-    per_face = estimated / faces_seen if estimated is not None and faces_seen else None
-    return {
-        "estimated_usd": estimated,
-        "per_face_usd": per_face,
-        "projected_dataset_usd": per_face * dataset_faces
-        if per_face is not None and isinstance(dataset_faces, int) else None,
-        "new_usd": executors.budget.spent_usd,
-        "by_component": by_component,
-        "prices": prices,
-        "budget_usd": executors.budget.limit_usd,
-        "stopped_by_budget": stats.stopped is not None,
-        "free": [kind for kind in ("editor", "judge") if kind in exp.components and _free(exp.components[kind])],
-    }
-
-
-def _free(component: Any) -> bool:
-    """Costs nothing per call: makes no provider calls (no price table at all, like ``identity``), or runs a
-    local model. A hosted component without a price table is unknown, never free."""
-    if not hasattr(component, "prices"):
-        return True
-    provider_key = str(getattr(getattr(component, "limits", None), "provider_key", ""))
-    return provider_key.startswith("local:") and not component.prices
 
 
 def _expected_faces(n_faces: Any, limit: int | None) -> int | None:
