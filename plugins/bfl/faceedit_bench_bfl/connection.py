@@ -9,35 +9,18 @@ The signed result URLs are fetched without it: they carry their own signature.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
-import time
 import weakref
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from faceedit_bench.api import ConfigError, RetryableError, read_secret, redact
+from faceedit_bench.api import ConfigError, RetryableError, read_secret, redact, retry_after_s
 from faceedit_bench_bfl.models import REGIONS
 
 
 class PermanentError(Exception):
     """A failure another attempt will not fix (401, 402, 403, 404, 422 ...): ``api_error``."""
-
-
-def retry_after_s(headers: Mapping[str, str]) -> float | None:
-    """Seconds from ``Retry-After`` (seconds or an HTTP date)."""
-    raw = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
-    if raw is None:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, email.utils.parsedate_to_datetime(raw).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return None
 
 
 def detail(body: bytes) -> str:

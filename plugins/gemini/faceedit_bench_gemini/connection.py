@@ -14,12 +14,10 @@ what calls use (the SDK would otherwise also read ``GOOGLE_GENAI_API_VERSION`` a
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import os
 import re
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -33,6 +31,7 @@ from faceedit_bench.api import (
     resolve_endpoint,
     sniff_mime,
 )
+from faceedit_bench.api import retry_after_s as header_retry_after_s
 
 GOOGLE_ENDPOINT = "https://generativelanguage.googleapis.com/"
 #: google-genai's standard variable for another Gemini API endpoint.
@@ -198,13 +197,9 @@ def retry_after_s(exc: Any) -> float | None:
     """How long the provider asked to wait: the ``Retry-After`` header (seconds or an HTTP
     date) and Google's ``google.rpc.RetryInfo`` detail (``retryDelay: "12s"``); the longer wins."""
     waits: list[float] = []
-    headers = getattr(getattr(exc, "response", None), "headers", None)
-    if headers is not None:
-        raw = next((str(v) for k, v in headers.items() if str(k).lower() == "retry-after"), None)
-        if raw is not None:
-            wait = _parse_retry_after(raw)
-            if wait is not None:
-                waits.append(wait)
+    wait = header_retry_after_s(getattr(getattr(exc, "response", None), "headers", None))
+    if wait is not None:
+        waits.append(wait)
     details = getattr(exc, "details", None)
     error = details.get("error", details) if isinstance(details, dict) else {}
     for detail in error.get("details", []) if isinstance(error, dict) else []:
@@ -214,14 +209,3 @@ def retry_after_s(exc: Any) -> float | None:
                 waits.append(float(match.group(1)))
     return max(waits) if waits else None
 
-
-def _parse_retry_after(raw: str) -> float | None:
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())

@@ -76,7 +76,7 @@ class GptImageEditor:
     async def aedit(self, request: EditRequest) -> EditResult:
         client = self.connection.client(self.limits.timeout_s)
         try:
-            images = [upload(data, f"image_{i}") for i, data in enumerate((request.image, *request.extra_images))]
+            images = [upload(data, f"image_{i}" if i else "image") for i, data in enumerate((request.image, *request.extra_images))]
             response = await client.images.edit(model=self.model, image=images if len(images) > 1 else images[0],
                                                 prompt=request.instruction, n=1, **self.params)
         except Exception as exc:  # failure_outcome re-raises what is not an API failure

@@ -15,34 +15,12 @@ execution layer; permanent ones become ``refused`` (a safety block) or ``api_err
 
 from __future__ import annotations
 
-import email.utils
 import json
-import time
-from collections.abc import Mapping
 
-from faceedit_bench.api import Outcome, RetryableError
+from faceedit_bench.api import Outcome, RetryableError, retry_after_s
 
 #: Error codes of a request the provider's safety system rejected (``content_filter``: Azure OpenAI).
 REFUSAL_CODES = frozenset({"moderation_blocked", "content_policy_violation", "content_filter"})
-
-
-def retry_after_s(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
-    if not headers:
-        return None
-    lower = {k.lower(): v for k, v in headers.items()}
-    try:
-        if "retry-after-ms" in lower:
-            return max(0.0, float(lower["retry-after-ms"]) / 1000.0)
-        if "retry-after" in lower:
-            return max(0.0, float(lower["retry-after"]))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(lower.get("retry-after", ""))
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def _incomplete_body(exc: BaseException) -> bool:
