@@ -23,6 +23,7 @@ from faceedit_bench.execution.calls import (
 )
 from faceedit_bench.execution.cost import USAGE_KEYS, check_prices, cost_usd
 from faceedit_bench.execution.endpoints import Endpoint, endpoint_identity, resolve_endpoint
+from faceedit_bench.execution.failures import incomplete_body
 from faceedit_bench.execution.local_models import (
     ModelSource,
     check_dtype,
@@ -152,6 +153,7 @@ __all__ = [
     "hookimpl",
     "how_to_get",
     "image_only_processor",
+    "incomplete_body",
     "is_out_of_memory",
     "limits_from_config",
     "locate_model",

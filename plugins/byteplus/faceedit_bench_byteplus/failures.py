@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 
-from faceedit_bench.api import Outcome, RetryableError, redact, retry_after_s
+from faceedit_bench.api import Outcome, RetryableError, incomplete_body, redact, retry_after_s
 
 #: 429 codes that waiting does not fix: the account's quota or the safe-experience spending cap.
 PERMANENT_429 = frozenset({"QuotaExceeded", "SetLimitExceeded", "AccountOverdueError"})
@@ -38,17 +38,6 @@ def is_refusal_code(code: str | None) -> bool:
     if not code:
         return False
     return "SensitiveContentDetected" in code or code.endswith("RiskDetection") or "RiskDetection." in code
-
-
-def _incomplete_body(exc: BaseException) -> bool:
-    seen: BaseException | None = exc
-    while seen is not None:
-        text = str(seen).lower()
-        if type(seen).__name__ in ("RemoteProtocolError", "IncompleteRead", "ReadError") and (
-                "message body" in text or "incomplete" in text):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
 
 
 def _message(exc: object) -> str:
@@ -70,7 +59,7 @@ def failure_outcome(exc: Exception) -> tuple[Outcome, str]:
         raise RetryableError("timeout", "the request timed out (client timeout)") from exc
     if isinstance(exc, ark.ArkAPIConnectionError):
         cause = redact(f"{type(exc.__cause__).__name__}: {exc.__cause__}") if exc.__cause__ else "no detail"
-        if _incomplete_body(exc):
+        if incomplete_body(exc):
             raise RetryableError("truncated", f"the answer was cut short ({cause})") from exc
         raise RetryableError("connection", f"connection error ({cause})") from exc
     if isinstance(exc, ark.ArkAPIResponseValidationError):

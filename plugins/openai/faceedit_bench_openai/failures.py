@@ -17,21 +17,10 @@ from __future__ import annotations
 
 import json
 
-from faceedit_bench.api import Outcome, RetryableError, retry_after_s
+from faceedit_bench.api import Outcome, RetryableError, incomplete_body, retry_after_s
 
 #: Error codes of a request the provider's safety system rejected (``content_filter``: Azure OpenAI).
 REFUSAL_CODES = frozenset({"moderation_blocked", "content_policy_violation", "content_filter"})
-
-
-def _incomplete_body(exc: BaseException) -> bool:
-    seen: BaseException | None = exc
-    while seen is not None:
-        text = str(seen).lower()
-        if type(seen).__name__ in ("RemoteProtocolError", "IncompleteRead") and (
-                "message body" in text or "incomplete" in text):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
 
 
 def _message(exc: object) -> str:
@@ -51,7 +40,7 @@ def failure_outcome(exc: Exception) -> tuple[Outcome, str]:
     if isinstance(exc, openai.APITimeoutError):
         raise RetryableError("timeout", "the request timed out (client timeout)") from exc
     if isinstance(exc, openai.APIConnectionError):
-        if _incomplete_body(exc):
+        if incomplete_body(exc):
             raise RetryableError("truncated", f"the answer was cut short: {exc.__cause__}") from exc
         raise RetryableError("connection", f"{exc} ({exc.__cause__ or 'no detail'})") from exc
     if isinstance(exc, openai.APIResponseValidationError):

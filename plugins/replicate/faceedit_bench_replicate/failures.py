@@ -15,20 +15,9 @@ from __future__ import annotations
 import json
 import re
 
-from faceedit_bench.api import Outcome, RetryableError, redact
+from faceedit_bench.api import Outcome, RetryableError, incomplete_body, redact
 
 _THROTTLED = re.compile(r"available in\s+~?(\d+(?:\.\d+)?)\s*second", re.IGNORECASE)
-
-
-def _incomplete_body(exc: BaseException) -> bool:
-    seen: BaseException | None = exc
-    while seen is not None:
-        text = str(seen).lower()
-        if type(seen).__name__ in ("RemoteProtocolError", "ReadError", "IncompleteRead") and (
-                "message body" in text or "incomplete" in text):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
 
 
 def transport_failure(exc: BaseException) -> RetryableError | None:
@@ -40,7 +29,7 @@ def transport_failure(exc: BaseException) -> RetryableError | None:
         return RetryableError("truncated", f"the answer is not complete JSON ({text})")
     if isinstance(exc, httpx.TimeoutException):
         return RetryableError("timeout", text)
-    if _incomplete_body(exc) or isinstance(exc, httpx.DecodingError):
+    if incomplete_body(exc) or isinstance(exc, httpx.DecodingError):
         return RetryableError("truncated", f"the answer was cut short ({text})")
     if isinstance(exc, (httpx.TransportError, OSError)):
         return RetryableError("connection", text)
