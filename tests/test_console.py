@@ -14,7 +14,8 @@ import pytest
 
 from faceedit_bench.cli import build_parser, main
 from faceedit_bench.report.summary import cost_line, fmt_p, format_summary
-from faceedit_bench.run.experiment import _free, build_experiment, run_experiment
+from faceedit_bench.run.cost_section import _free
+from faceedit_bench.run.experiment import build_experiment, run_experiment
 
 BIN = Path(sys.executable).parent / "faceedit-bench"
 REST = re.compile(r"``|:(class|func|mod|data|meth|attr|ref):`")

@@ -43,7 +43,7 @@ def test_multirun_prints_one_table_of_all_jobs_and_goes_on_past_a_failed_one(tmp
     assert "Traceback" not in out.stderr  # a job's traceback is in its own log, not on the console
     assert failed["error"].splitlines()[0] in (sweep / "1" / "faceedit_bench.log").read_text()
     table = out.stdout[out.stdout.index("2 jobs of the sweep"):]
-    assert table.count("editor=identity") == 1 and table.count("editor=replay") == 1
+    assert table.count("│ editor=identity ") == 1 and table.count("│ editor=replay ") == 1  # one row a job
     assert ok["run_dir"] in table and "complete" in table and "failed" in table
     assert "all with: testset=pose" in table
     assert (sweep / "summary.txt").read_text().strip() == table.strip()

@@ -170,7 +170,6 @@ def summary_renderables(report: dict[str, Any], output_dir: Path) -> list[Any]:
         tail.append(f"STOPPED: {run.get('stopped')}")
     tail.append(f"FSS scale: {report['scales']['fss']}")  # said once: it applies to every FSS number above
     tail += _skipped(report)
-    tail.append(f"Artifacts: {output_dir}")
     parts += [Text(""), Text("\n".join(tail))]
     return parts
 
@@ -181,4 +180,5 @@ def format_summary(report: dict[str, Any], output_dir: Path, width: int | None =
     width = width or max(100, shutil.get_terminal_size((120, 24)).columns)
     console = Console(file=buffer, width=width, no_color=True, highlight=False, emoji=False, markup=False)
     console.print(Group(*summary_renderables(report, output_dir)))
-    return buffer.getvalue().rstrip("\n")
+    # The run folder is a path to copy: printed as it is, never wrapped to the terminal's width.
+    return buffer.getvalue().rstrip("\n") + f"\nArtifacts: {output_dir}"
