@@ -305,8 +305,8 @@ def test_plugins_cli_lists_plugins_versions_and_registrations(capsys):
 def test_hook_faceedit_tracked_runs(tmp_path):
     """The first plugin that knows the URI answers; with none, the core says which plugin to install."""
     from faceedit_bench.errors import FaceEditBenchError
-    from faceedit_bench.report import sources
     from faceedit_bench.plugin.payloads import TrackedRun
+    from faceedit_bench.report import sources
 
     files = {"report.json": b"{}", "steps.csv": b"a\n", "config.yaml": b"run: {}\n"}
     tracked = TrackedRun("r1", "FINISHED", {"plugins": "faceedit-bench-x==1.0"}, {}, files)

@@ -20,7 +20,8 @@ from faceedit_bench.analysis.aggregate import Aggregator
 from faceedit_bench.analysis.session_metrics import judge_metric_values
 from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig, check_no_missing
 from faceedit_bench.errors import ConfigError, FaceEditBenchError
-from faceedit_bench.execution.calls import Budget, Executors
+from faceedit_bench.execution.budget import Budget
+from faceedit_bench.execution.calls import Executors
 from faceedit_bench.execution.secrets import redact
 from faceedit_bench.keys import fingerprint, portable, run_key
 from faceedit_bench.plugin.manager import Plugins
