@@ -119,7 +119,7 @@ def _compare_command(args: argparse.Namespace) -> int:
 
 def _report_command(args: argparse.Namespace) -> int:
     from faceedit_bench.report.compared_runs import load_run
-    from faceedit_bench.report.html import store_for_run_dir, write_html_report
+    from faceedit_bench.report.html_file import store_for_run_dir, write_html_report
     from faceedit_bench.storage.store import ImageStore
 
     report, run_dir = load_run(args.run)

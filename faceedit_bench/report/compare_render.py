@@ -9,7 +9,7 @@ from faceedit_bench.analysis.across_testsets import PATTERN_THRESHOLD
 from faceedit_bench.report import plots
 from faceedit_bench.report.compare_across_testsets import ACROSS_LEGEND, PATTERNS_MISSING
 from faceedit_bench.report.compared_runs import CompareError
-from faceedit_bench.report.html import display_name
+from faceedit_bench.report.metric_names import display_name
 from faceedit_bench.report.templates import fmt_ci, fmt_p_equation, render
 
 FORMATS = ("text", "markdown", "html")

@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from faceedit_bench.report.html import display_name
+from faceedit_bench.report.metric_names import display_name
 from faceedit_bench.report.templates import fmt_ci, fmt_num, fmt_usd
 
 USABLE_OR_UNATTEMPTED = ("ok", "skipped")  # every other step outcome is an attempt without a usable image
