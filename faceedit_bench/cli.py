@@ -104,7 +104,8 @@ def _write_instructions_command(args: argparse.Namespace) -> int:
 
 
 def _compare_command(args: argparse.Namespace) -> int:
-    from faceedit_bench.report.compare import compare_runs, format_compare
+    from faceedit_bench.report.compare import compare_runs
+    from faceedit_bench.report.compare_render import format_compare
 
     result = compare_runs(args.runs)
     print(json.dumps(result, indent=2) if args.json else format_compare(result, args.format))
@@ -117,8 +118,8 @@ def _compare_command(args: argparse.Namespace) -> int:
 
 
 def _report_command(args: argparse.Namespace) -> int:
-    from faceedit_bench.report.compare import load_run
-    from faceedit_bench.report.html import store_for_run_dir, write_html_report
+    from faceedit_bench.report.compared_runs import load_run
+    from faceedit_bench.report.html_file import store_for_run_dir, write_html_report
     from faceedit_bench.storage.store import ImageStore
 
     report, run_dir = load_run(args.run)

@@ -230,7 +230,7 @@ class JudgeRequest:
 class JudgeReply:
     """What the model said, unparsed: ``ok`` with ``text``, or ``refused`` (a provider
     safety block or a model refusal) with the reason. Transient failures are raised as
-    :class:`~faceedit_bench.execution.calls.RetryableError` instead; permanent API failures
+    :class:`~faceedit_bench.execution.call_errors.RetryableError` instead; permanent API failures
     (400, 401 ...) are returned as ``api_error`` with the status in ``reason``."""
 
     outcome: Outcome

@@ -31,8 +31,8 @@ import numpy as np
 import pytest
 
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution.calls import CallLimits
 from faceedit_bench.execution.cost import USAGE_KEYS, check_prices
+from faceedit_bench.execution.limits import CallLimits
 from faceedit_bench.plugin.protocols import Dataset, FaceEmbedder, Judge
 from faceedit_bench.records import EditRequest, EditResult, Face, FaceEmbedding, JudgeReply, JudgeRequest, Outcome
 from faceedit_bench.storage.images import decode_rgb, encode_png

@@ -13,7 +13,10 @@ from typing import Any
 
 import pytest
 
-from faceedit_bench.report.compare import CompareError, compare_runs, format_compare, paired_difference
+from faceedit_bench.report.compare import compare_runs
+from faceedit_bench.report.compare_render import format_compare
+from faceedit_bench.report.compared_runs import CompareError
+from faceedit_bench.report.paired_differences import paired_difference
 from tests.test_html_report import HOSTILE, v10_report, v11_report
 
 

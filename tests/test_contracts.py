@@ -14,7 +14,7 @@ import pytest
 from _pytest.outcomes import Failed, Skipped
 
 from faceedit_bench import api
-from faceedit_bench.execution.calls import CallLimits
+from faceedit_bench.execution.limits import CallLimits
 from faceedit_bench.records import Face, FaceEmbedding, JudgeReply, Outcome
 from faceedit_bench.storage.images import decode_rgb
 from faceedit_bench.testing import DatasetContract, EmbedderContract, JudgeContract, PixelEmbedder, gradient_image

@@ -6,16 +6,10 @@ import asyncio
 
 import pytest
 
-from faceedit_bench.execution.calls import (
-    UNREACHABLE_AFTER,
-    Budget,
-    BudgetReached,
-    CallLimits,
-    EndpointUnreachable,
-    Executor,
-    GaveUp,
-    RetryableError,
-)
+from faceedit_bench.execution.budget import Budget, BudgetReached
+from faceedit_bench.execution.call_errors import UNREACHABLE_AFTER, EndpointUnreachable, GaveUp, RetryableError
+from faceedit_bench.execution.calls import Executor
+from faceedit_bench.execution.limits import CallLimits
 
 
 class Script:
@@ -239,7 +233,7 @@ def test_the_endpoint_is_reported_with_the_call_counts():
 
 def test_endpoint_is_not_a_configurable_limit():
     from faceedit_bench.errors import ConfigError
-    from faceedit_bench.execution.calls import limits_from_config
+    from faceedit_bench.execution.limits import limits_from_config
 
     with pytest.raises(ConfigError, match="unknown limits key"):
         limits_from_config({"endpoint": "http://x"}, {}, provider_key="p", what="editor x")

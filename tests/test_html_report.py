@@ -17,8 +17,10 @@ from PIL import Image
 
 from faceedit_bench.report import contact_sheet
 from faceedit_bench.report import html as html_report
+from faceedit_bench.report.contact_sheet import contact_sheet_name
 from faceedit_bench.report.contact_sheet import render as render_sheet
-from faceedit_bench.report.html import contact_sheet_name, render_html_report, store_for_run_dir, write_html_report
+from faceedit_bench.report.html import render_html_report
+from faceedit_bench.report.html_file import store_for_run_dir, write_html_report
 from faceedit_bench.storage.store import ImageStore
 from faceedit_bench.taxonomy import load_taxonomy
 

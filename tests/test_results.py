@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from faceedit_bench.report.tables import RUN_COLUMNS
 
 from faceedit_bench.cli import main
+from faceedit_bench.report.tables import RUN_COLUMNS
 from faceedit_bench.run.experiment import build_experiment, run_experiment
 
 

@@ -32,10 +32,9 @@ in the stats).
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -44,166 +43,11 @@ from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
-from faceedit_bench.errors import ConfigError, FaceEditBenchError
-from faceedit_bench.execution.cost import cost_usd
-from faceedit_bench.execution.endpoints import Endpoint
-from faceedit_bench.execution.secrets import redact
+from faceedit_bench.execution.budget import Budget
+from faceedit_bench.execution.call_errors import UNREACHABLE_AFTER, EndpointUnreachable, GaveUp, RetryableError
+from faceedit_bench.execution.limits import CallLimits
 
 T = TypeVar("T")
-
-#: Kinds of transient failure a plugin may report.
-RETRYABLE_KINDS = ("rate_limited", "server_error", "timeout", "connection", "truncated")
-
-
-@dataclass(frozen=True)
-class CallLimits:
-    """How calls to one provider may be made. Components that share a ``provider_key``
-    (e.g. an editor and a judge on the same account) share one set of limits: the
-    first component to register a key decides them. ``max_concurrency`` bounds calls in
-    flight, retries' waits included: for a submit-then-poll provider, its active tasks."""
-
-    provider_key: str
-    max_concurrency: int = 16
-    requests_per_minute: float | None = None
-    tokens_per_minute: float | None = None
-    tokens_per_call: int = 0  # reserved against tokens_per_minute before each attempt
-    max_attempts: int = 6
-    timeout_s: float = 120.0
-    backoff_initial_s: float = 1.0
-    backoff_max_s: float = 60.0
-    # Where the calls go and how that was chosen (set by the component, never configured as a
-    # limit): named when the endpoint cannot be reached, and recorded in the report's calls.
-    endpoint: str = ""
-    endpoint_source: str = ""
-
-    def __post_init__(self) -> None:
-        if self.max_concurrency < 1 or self.max_attempts < 1:
-            raise ValueError("max_concurrency and max_attempts must be at least 1")
-        for name in ("requests_per_minute", "tokens_per_minute"):
-            value = getattr(self, name)
-            if value is not None and value <= 0:
-                raise ValueError(f"{name} must be positive (or null for no limit)")
-
-
-LIMIT_FIELDS = tuple(name for name in CallLimits.__dataclass_fields__
-                     if name not in ("provider_key", "endpoint", "endpoint_source"))
-
-
-def limits_from_config(limits: Mapping[str, Any], defaults: Mapping[str, Any], *, provider_key: str,
-                       what: str, endpoint: Endpoint | None = None) -> CallLimits:
-    """``CallLimits`` from a component's ``limits`` config mapping; keys left out keep the
-    component's ``defaults``. The provider key and the endpoint are the component's own, never
-    configured as limits."""
-    if not isinstance(limits, Mapping):
-        raise ConfigError(f"{what}: limits must be a mapping of {', '.join(LIMIT_FIELDS)}, not {limits!r}")
-    unknown = sorted(set(limits) - set(LIMIT_FIELDS))
-    if unknown:
-        hint = (" (provider_key is derived by the component from its endpoint, key variable and model)"
-                if "provider_key" in unknown else "")
-        raise ConfigError(f"{what}: unknown limits key(s) {', '.join(unknown)}{hint}. "
-                          f"Accepted: {', '.join(LIMIT_FIELDS)}")
-    where = {"endpoint": endpoint.url, "endpoint_source": endpoint.source} if endpoint else {}
-    try:
-        return CallLimits(provider_key=provider_key, **{**defaults, **limits}, **where)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{what}: invalid limits: {exc}") from exc
-
-
-class RetryableError(Exception):
-    """A transient failure of one attempt; ``kind`` is one of :data:`RETRYABLE_KINDS`."""
-
-    def __init__(self, kind: str, message: str, *, status: int | None = None,
-                 retry_after: float | None = None) -> None:
-        if kind not in RETRYABLE_KINDS:
-            raise ValueError(f"unknown retryable kind {kind!r}; use one of {RETRYABLE_KINDS}")
-        super().__init__(message)
-        self.kind = kind
-        self.status = status
-        self.retry_after = retry_after
-
-
-def retry_after_s(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds a provider asked to wait, from ``retry-after-ms`` or ``Retry-After`` (seconds or
-    an HTTP date); ``None`` when it did not say. For plugins building a :class:`RetryableError`."""
-    if not headers:
-        return None
-    lower = {str(k).lower(): str(v).strip() for k, v in headers.items()}
-    try:
-        if "retry-after-ms" in lower:
-            return max(0.0, float(lower["retry-after-ms"]) / 1000.0)
-        if "retry-after" in lower:
-            return max(0.0, float(lower["retry-after"]))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(lower.get("retry-after", ""))
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-class GaveUp(Exception):
-    """Every attempt failed; the caller records the call as ``api_error``."""
-
-    def __init__(self, last: RetryableError, attempts: int) -> None:
-        status = f" (HTTP {last.status})" if last.status else ""
-        super().__init__(f"{last.kind}{status} after {attempts} attempt(s): {last}")
-        self.kind = last.kind
-        self.status = last.status
-        self.attempts = attempts
-
-
-class BudgetReached(Exception):
-    """The run's spending budget is used up; no new call is started."""
-
-
-#: Attempts in a row (of one call or of several) that must fail to connect, with no answer
-#: ever received from the provider, before its endpoint is taken for dead. Stopping early costs
-#: little when wrong (nothing finished is lost; the rerun resumes); not stopping costs hours.
-UNREACHABLE_AFTER = 3
-
-
-class EndpointUnreachable(FaceEditBenchError):
-    """A provider never answered: the first calls all failed to connect. The run stops with
-    this message instead of retrying every call (an hour for a wrong host name)."""
-
-    def __init__(self, limits: CallLimits, error: RetryableError, attempts: int) -> None:
-        where = limits.endpoint or f"the endpoint of {limits.provider_key}"
-        source = f" ({limits.endpoint_source})" if limits.endpoint_source else ""
-        super().__init__(redact(
-            f"Cannot connect to {where}{source}: {error}. {attempts} attempts in a row failed to connect and no "
-            "call to it has ever succeeded, so the run stops instead of retrying every call. Check the endpoint "
-            "(the component's base_url, or the SDK's *_BASE_URL environment variable; config wins), that its host "
-            "name resolves and its server is running, and the network or proxy. Every finished step is kept: "
-            "run the same command again to resume."))
-        self.limits, self.error, self.attempts = limits, error, attempts
-
-
-@dataclass
-class Budget:
-    """Estimated spending of this invocation, in USD, against an optional limit."""
-
-    limit_usd: float | None = None
-    spent_usd: float = 0.0
-
-    def check(self) -> None:
-        if self.limit_usd is not None and self.spent_usd >= self.limit_usd:
-            raise BudgetReached(
-                f"run.budget_usd={self.limit_usd:g} reached (estimated spend {self.spent_usd:.4f} USD); "
-                "rerun the same command to resume from here, with a higher run.budget_usd to go further"
-            )
-
-    def add(self, usd: float) -> None:
-        self.spent_usd += usd
-
-    def charge(self, usage: Mapping[str, Any], prices: Mapping[str, float] | None) -> dict[str, Any]:
-        """``usage`` with its estimated ``cost_usd`` (when there is a price table), counted
-        against the budget."""
-        spent = cost_usd(usage, prices)
-        if spent is None:
-            return dict(usage)
-        self.add(spent)
-        return {**usage, "cost_usd": spent}
 
 
 @dataclass

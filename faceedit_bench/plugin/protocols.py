@@ -12,7 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from faceedit_bench.execution.calls import CallLimits
+from faceedit_bench.execution.limits import CallLimits
 from faceedit_bench.records import EditRequest, EditResult, Face, FaceEmbedding, JudgeReply, JudgeRequest, TestSet
 
 
@@ -38,7 +38,7 @@ class AsyncEditor(Protocol):
 
     ``aedit`` makes ONE attempt. It returns ``ok`` / ``refused`` / ``no_image`` (and
     ``api_error`` for a permanent failure such as a 400, with the status in ``reason``), and
-    raises :class:`~faceedit_bench.execution.calls.RetryableError` for transient failures; the
+    raises :class:`~faceedit_bench.execution.call_errors.RetryableError` for transient failures; the
     engine retries, rate-limits, times out and counts. ``limits`` says how calls may be
     made; ``prices`` maps usage keys (see :mod:`faceedit_bench.execution.cost`) to USD per unit, or is
     empty when the editor costs nothing per call.

@@ -19,7 +19,7 @@ from faceedit_bench.plugin.payloads import RunInfo
 from faceedit_bench.records import SessionResult
 from faceedit_bench.report import tables
 from faceedit_bench.report.contact_sheet import contact_sheet_name, render_session, session_reference, session_steps
-from faceedit_bench.report.html import write_html_report
+from faceedit_bench.report.html_file import write_html_report
 from faceedit_bench.storage import atomic
 from faceedit_bench.storage.locks import directory_lock
 from faceedit_bench.storage.store import ImageStore

@@ -9,38 +9,28 @@ from __future__ import annotations
 
 import base64
 import csv
-import importlib.util
-import io
-import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from faceedit_bench.execution.secrets import redact
-from faceedit_bench.report import plots
-from faceedit_bench.report.contact_sheet import SheetStep, contact_sheet_name, render_session
+from faceedit_bench.report.contact_sheet import contact_sheet_name
+from faceedit_bench.report.html_plots import (
+    plot_disparity_forest,
+    plot_group_trajectories,
+    plot_overediting,
+    plot_trajectories,
+    plot_unavailable,
+)
+from faceedit_bench.report.html_sheet_redraw import float_or_none, render_missing_sheets
+from faceedit_bench.report.metric_names import display_name
 from faceedit_bench.report.tables import RUN_COLUMNS
 from faceedit_bench.report.templates import fmt_num, render
-from faceedit_bench.storage import atomic
-from faceedit_bench.storage.store import ImageStore, store_root_of_run
+from faceedit_bench.storage.store import ImageStore
 
-REPORT_FILE = "report.html"
 WORST_SESSIONS = 6
 RANKING_METRIC = "drop_fss"  # the worst sessions are the ones that lost the most identity
-DISPLAY_NAMES = {"drop_fss": "Drop_FSS", "sc": "SC", "oer": "OER", "fss": "FSS"}
 SESSION_ID_COLUMNS = ("face_id", "identity", "session_id", "excluded")
-AXIS_LABELS = {"fss": "FSS (the embedder's scale)", "sc": "SC x100"}
-MAX_ANNOTATED_CELLS = 400
-#: steps.csv does not say which reference photo a session was measured against
-SHEET_REFERENCE_UNKNOWN = (None, "reference photo: not recorded in steps.csv (see the dataset)")  # above this the heatmap's numbers would be unreadable; the cells table has them
-
-
-def write_html_report(run_dir: Path, report: Mapping[str, Any], *, store: ImageStore | None = None,
-                      worst_sessions: int = WORST_SESSIONS) -> Path:
-    """Write ``run_dir/report.html`` (atomically: a killed run never leaves half a page) and return its path."""
-    run_dir = Path(run_dir)
-    page = render_html_report(report, run_dir=run_dir, store=store, worst_sessions=worst_sessions)
-    return atomic.write_text(run_dir / REPORT_FILE, page)  # the umask's mode: a served report must be readable
 
 
 def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None, store: ImageStore | None = None,
@@ -56,7 +46,7 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "group_outcomes": group_outcome_tables(report),
         "groups": group_metric_tables(report),
         "disparity": disparity_rows(report),
-        "disparity_forest": _png_uri(plot_disparity_forest(report.get("disparity") or [])),
+        "disparity_forest": _plot_uri(plot_disparity_forest, report.get("disparity") or []),
         "overediting": overediting(report),
         "trajectory": trajectory(report),
         "group_trajectories": group_trajectories(report),
@@ -69,16 +59,6 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "display": display_name,
     }
     return redact(render("report.html.j2", **context))
-
-
-def store_for_run_dir(run_dir: Path) -> ImageStore | None:
-    """The workspace's image store of ``<workspace>/runs/<run>``, when it exists (never created here)."""
-    root = store_root_of_run(run_dir)
-    return ImageStore(root) if root.is_dir() else None
-
-
-def display_name(metric: str) -> str:
-    return DISPLAY_NAMES.get(metric, metric)
 
 
 # ---------------------------------------------------------------- sections (plain data for the template)
@@ -192,7 +172,7 @@ def overediting(report: Mapping[str, Any]) -> dict[str, Any] | None:
     edits = list(section.get("edits_per_category") or section.get("edits") or [0] * len(categories))
     cells = sorted(((matrix[i][j], categories[i], categories[j]) for i in range(len(matrix))
                     for j in range(len(matrix[i])) if matrix[i][j]), key=lambda c: (-c[0], c[1], c[2]))
-    return {"heatmap": _png_uri(plot_overediting(categories, matrix, edits)), "cells": cells[:20],
+    return {"heatmap": _plot_uri(plot_overediting, categories, matrix, edits), "cells": cells[:20],
             "total": sum(c[0] for c in cells), "edits": sum(edits), "patterns": section.get("patterns") or [],
             "plot_error": plot_unavailable()}
 
@@ -205,13 +185,13 @@ def group_trajectories(report: Mapping[str, Any]) -> dict[str, Any]:
         for attribute, labels in (report.get("groups") or {}).items()}
     by_attribute = {attribute: lines for attribute, lines in by_attribute.items() if lines}
     rows = [(attribute, label, points) for attribute, lines in by_attribute.items() for label, points in lines.items()]
-    return {"rows": rows, "plot": _png_uri(plot_group_trajectories(by_attribute)), "plot_error": plot_unavailable(),
+    return {"rows": rows, "plot": _plot_uri(plot_group_trajectories, by_attribute), "plot_error": plot_unavailable(),
             "has_groups": bool(report.get("groups"))}
 
 
 def trajectory(report: Mapping[str, Any]) -> dict[str, Any]:
     series = {name: points for name, points in (report.get("trajectory") or {}).items() if points}
-    return {"series": series, "plot": _png_uri(plot_trajectories(series)), "plot_error": plot_unavailable()}
+    return {"series": series, "plot": _plot_uri(plot_trajectories, series), "plot_error": plot_unavailable()}
 
 
 def call_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -235,7 +215,7 @@ def worst_sessions_section(report: Mapping[str, Any], run_dir: Path | None, stor
     with open(sessions_csv, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     scored = [(value, row) for row in rows if not row.get("excluded")
-              and (value := _float(row.get(RANKING_METRIC))) is not None]
+              and (value := float_or_none(row.get(RANKING_METRIC))) is not None]
     scored.sort(key=lambda pair: pair[0], reverse=not info.get("higher_is_better", False))
     picks = [row for _, row in scored[:limit]]
     if not picks:
@@ -248,7 +228,7 @@ def worst_sessions_section(report: Mapping[str, Any], run_dir: Path | None, stor
     out["columns"] = metric_columns + extra
     missing = [(r["face_id"], r["session_id"]) for r in picks
                if not (run_dir / "contact_sheets" / contact_sheet_name(r["face_id"], r["session_id"])).is_file()]
-    rendered = _render_missing_sheets(run_dir, store, missing) if missing and store is not None else {}
+    rendered = render_missing_sheets(run_dir, store, missing) if missing and store is not None else {}
     for r in picks:
         path = run_dir / "contact_sheets" / contact_sheet_name(r["face_id"], r["session_id"])
         sheet = path.read_bytes() if path.is_file() else rendered.get((r["face_id"], r["session_id"]))
@@ -260,151 +240,15 @@ def worst_sessions_section(report: Mapping[str, Any], run_dir: Path | None, stor
     return out
 
 
-def _render_missing_sheets(run_dir: Path, store: ImageStore,
-                           wanted: Sequence[tuple[str, str]]) -> dict[tuple[str, str], bytes]:
-    """Contact sheets drawn from the image hashes in steps.csv (streamed: it has one row per step of the run)."""
-    steps_csv = run_dir / "steps.csv"
-    if not steps_csv.is_file():
-        return {}
-    keys = set(wanted)
-    steps: dict[tuple[str, str], list[dict[str, str]]] = {key: [] for key in keys}
-    with open(steps_csv, newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            key = (row.get("face_id", ""), row.get("session_id", ""))
-            if key in keys:
-                steps[key].append(row)
-    sheets = {}
-    for (face_id, session_id), rows in steps.items():
-        if not rows:
-            continue
-        rows.sort(key=lambda r: int(r.get("k") or 0))
-        sheet_steps = []
-        for r in rows:
-            digest = r.get("image_hash") or r.get("output_hash") or ""
-            data = store.get(digest) if digest and digest in store else None
-            fss = _float(r.get("fss"))
-            note = "" if fss is not None else (r.get("score_outcome") or r.get("outcome") or "not scored")
-            if fss is not None and r.get("score_outcome") == "no_face":
-                note = "no face: FSS 0"
-            sheet_steps.append(SheetStep(int(r.get("k") or 0), data, fss, note, r.get("instruction") or ""))
-        excluded = rows[0].get("session_excluded")
-        title = f"{face_id} | {session_id}" + (f" | excluded: {excluded}" if excluded else "")
-        sheets[(face_id, session_id)] = render_session(title, SHEET_REFERENCE_UNKNOWN, sheet_steps)
-    return sheets
-
-
-# ---------------------------------------------------------------- plots (PNG bytes; matplotlib without pyplot)
-
-def plot_unavailable() -> str | None:
-    """Why plots are missing from the page, or ``None`` when they can be drawn."""
-    if importlib.util.find_spec("matplotlib") is None:
-        return "plots need matplotlib, which is not installed (pip install matplotlib); the tables have the numbers"
-    return None
-
-
-def _figure(width: float, height: float) -> Any | None:
-    """A matplotlib Figure drawn by the Agg canvas (no pyplot, so no global backend is touched); ``None``
-    without matplotlib."""
-    if plot_unavailable():
-        return None
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(width, height), dpi=100)
-
-
-def _png(fig: Any) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
-
-
-def _no_mathtext() -> Any:
-    # Category names and labels are data: a "$" in them must not be parsed as LaTeX math.
-    from matplotlib import rc_context
-
-    return rc_context({"text.parse_math": False, "text.usetex": False})
-
-
-def plot_trajectories(series: Mapping[str, Sequence[Mapping[str, Any]]]) -> bytes | None:
-    """One panel per trajectory (FSS_k, SC_k: different scales), mean per step with its CI as a band, each on
-    its metric's full scale (FSS 0-1, SC 0-100), so a flat line looks flat."""
-    if plot_unavailable():
-        return None
-    panels = {f"{display_name(name)}_k": {"all included sessions": points} for name, points in series.items()}
-    return plots.trajectory_lines(panels, metric_of={f"{display_name(n)}_k": n for n in series},
-                                  ylabels={f"{display_name(n)}_k": AXIS_LABELS.get(n, display_name(n)) for n in series})
-
-
-def plot_group_trajectories(by_attribute: Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]]) -> bytes | None:
-    """FSS_k per demographic group, one panel per attribute, one line (with its CI band) per group."""
-    if plot_unavailable():
-        return None
-    panels = {f"FSS_k by {attribute}": lines for attribute, lines in by_attribute.items()}
-    return plots.trajectory_lines(panels, metric_of={title: "fss" for title in panels},
-                                  ylabels={title: AXIS_LABELS["fss"] for title in panels})
-
-
-def plot_disparity_forest(rows: Sequence[Mapping[str, Any]]) -> bytes | None:
-    """A forest plot per metric: per contrast, each group's mean with its CI; contrasts flagged as bias marked."""
-    if plot_unavailable():
-        return None
-    panels: dict[str, list[tuple[str, list[tuple[str, Mapping[str, Any] | None]]]]] = {}
-    metric_of: dict[str, str] = {}
-    marked: dict[str, set[str]] = {}
-    for d in rows:
-        metric = str(d.get("metric", "?"))
-        title = f"{display_name(metric)} by group"
-        metric_of[title] = metric
-        groups = list((d.get("groups") or {}).items())
-        panels.setdefault(title, []).append((str(d.get("contrast")), [(str(label), s) for label, s in groups]))
-        if d.get("bias"):
-            marked.setdefault(title, set()).add(str(d.get("contrast")))
-    xlabels = {title: f"{display_name(m)}: each group's mean and CI" for title, m in metric_of.items()}
-    return plots.forest(panels, metric_of=metric_of, marked=marked, xlabels=xlabels)
-
-
-def plot_overediting(categories: Sequence[str], matrix: Sequence[Sequence[int]],
-                     edits_per_category: Sequence[int]) -> bytes | None:
-    """Heatmap of overedit counts [intended category][changed category], keeping only rows and columns with
-    a count (35x35 mostly empty cells would be unreadable)."""
-    n = len(matrix)
-    rows = [i for i in range(n) if any(matrix[i])]
-    cols = [j for j in range(n) if any(matrix[i][j] for i in range(n))]
-    if not rows or (fig := _figure(max(4.0, 0.38 * len(cols) + 3.0), max(3.0, 0.32 * len(rows) + 2.2))) is None:
-        return None
-    values = [[matrix[i][j] for j in cols] for i in rows]
-    with _no_mathtext():
-        ax = fig.subplots()
-        image = ax.imshow(values, cmap="Reds", aspect="auto", vmin=0)
-        ax.set_xticks(range(len(cols)), [categories[j] for j in cols], rotation=60, ha="right", fontsize=8)
-        edits = list(edits_per_category) + [0] * (n - len(edits_per_category))
-        ax.set_yticks(range(len(rows)), [f"{categories[i]} ({edits[i]} edits)" for i in rows], fontsize=8)
-        if len(rows) * len(cols) <= MAX_ANNOTATED_CELLS:
-            top = max(max(r) for r in values)
-            for y, row in enumerate(values):
-                for x, v in enumerate(row):
-                    if v:
-                        ax.text(x, y, str(v), ha="center", va="center", fontsize=7,
-                                color="white" if v > top / 2 else "black")
-        ax.set_xlabel("changed category")
-        ax.set_ylabel("intended category")
-        fig.colorbar(image, ax=ax, label="overedits")
-        fig.tight_layout()
-        return _png(fig)
-
-
 # ---------------------------------------------------------------- helpers
+
+def _plot_uri(draw: Callable[..., bytes | None], *args: Any) -> str | None:
+    """A plot as a data URI; none when plots cannot be drawn (asked here, so the page's note and its plots agree)."""
+    return None if plot_unavailable() else _png_uri(draw(*args))
+
 
 def _png_uri(data: bytes | None) -> str | None:
     return None if data is None else "data:image/png;base64," + base64.b64encode(data).decode("ascii")
-
-
-def _float(text: Any) -> float | None:
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) else None
 
 
 def _flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:

@@ -25,7 +25,7 @@ def available() -> bool:
     return importlib.util.find_spec("matplotlib") is not None
 
 
-def _figure(width: float, height: float) -> Any | None:
+def figure(width: float, height: float) -> Any | None:
     if not available():
         return None
     from matplotlib.figure import Figure
@@ -33,13 +33,13 @@ def _figure(width: float, height: float) -> Any | None:
     return Figure(figsize=(width, height), dpi=100)
 
 
-def _png(fig: Any) -> bytes:
+def png_bytes(fig: Any) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()
 
 
-def _no_mathtext() -> Any:
+def no_mathtext() -> Any:
     # Labels are data (editor names, group labels): a "$" in them must not be parsed as LaTeX math.
     from matplotlib import rc_context
 
@@ -98,10 +98,10 @@ def trajectory_lines(panels: Mapping[str, Mapping[str, Sequence[Mapping[str, Any
     if not usable:
         return None
     n = len(usable)
-    fig = _figure(min(4.6 * n, 14.0), 3.5)
+    fig = figure(min(4.6 * n, 14.0), 3.5)
     if fig is None:
         return None
-    with _no_mathtext():
+    with no_mathtext():
         axes = fig.subplots(1, n, squeeze=False)[0]
         for ax, (title, lines) in zip(axes, usable.items()):
             metric = (metric_of or {}).get(title, "fss")
@@ -122,7 +122,7 @@ def trajectory_lines(panels: Mapping[str, Mapping[str, Sequence[Mapping[str, Any
             ax.grid(axis="y", color="#e5e7eb")
             ax.legend(loc="lower left", fontsize=7)
         fig.tight_layout()
-        return _png(fig)
+        return png_bytes(fig)
 
 
 def forest(panels: Mapping[str, Sequence[tuple[str, Sequence[tuple[str, Mapping[str, Any] | None]]]]], *,
@@ -139,10 +139,10 @@ def forest(panels: Mapping[str, Sequence[tuple[str, Sequence[tuple[str, Mapping[
     if not usable:
         return None
     height = sum(0.5 + 0.42 * sum(max(1, len(pts)) for _, pts in rows) for rows in usable.values())
-    fig = _figure(8.0, max(2.4, height + 0.4 * len(usable)))
+    fig = figure(8.0, max(2.4, height + 0.4 * len(usable)))
     if fig is None:
         return None
-    with _no_mathtext():
+    with no_mathtext():
         axes = fig.subplots(len(usable), 1, squeeze=False,
                             height_ratios=[sum(max(1, len(p)) for _, p in rows) + 1 for rows in usable.values()])
         for ax, (title, rows) in zip(axes[:, 0], usable.items()):
@@ -171,4 +171,4 @@ def forest(panels: Mapping[str, Sequence[tuple[str, Sequence[tuple[str, Mapping[
             ax.set_title(title, fontsize=10)
             ax.grid(axis="x", color="#e5e7eb")
         fig.tight_layout()
-        return _png(fig)
+        return png_bytes(fig)

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from faceedit_bench.errors import ImageError
-from faceedit_bench.execution.calls import BudgetReached, EndpointUnreachable, Executors, GaveUp
+from faceedit_bench.execution.budget import BudgetReached
+from faceedit_bench.execution.call_errors import EndpointUnreachable, GaveUp
+from faceedit_bench.execution.calls import Executors
 from faceedit_bench.execution.secrets import redact
 from faceedit_bench.keys import edit_key, step_seed
 from faceedit_bench.plugin.payloads import RunInfo, StepRecord

@@ -19,7 +19,8 @@ from faceedit_bench.analysis.aggregate import Aggregator
 from faceedit_bench.analysis.session_metrics import judge_metric_values
 from faceedit_bench.config import ExperimentConfig, check_no_missing
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution.calls import Budget, Executors
+from faceedit_bench.execution.budget import Budget
+from faceedit_bench.execution.calls import Executors
 from faceedit_bench.keys import fingerprint, portable, run_key
 from faceedit_bench.plugin.manager import Plugins
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo

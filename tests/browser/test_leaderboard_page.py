@@ -251,7 +251,7 @@ def test_the_url_fragment_selects_a_view_and_follows_the_selection(browser, serv
 def test_report_page_renders_its_plots(browser, tmp_path):
     """report.html in the browser: every plot (trajectories, per-group trajectories, the disparity forest, the
     overediting heatmap) is an image that decodes, and p-values below 0.001 read "< 0.001"."""
-    from faceedit_bench.report.html import write_html_report
+    from faceedit_bench.report.html_file import write_html_report
     from tests.test_html_report import v11_report
 
     report = v11_report()

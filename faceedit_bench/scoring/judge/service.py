@@ -21,7 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from faceedit_bench.execution.calls import BudgetReached, EndpointUnreachable, Executor, GaveUp
+from faceedit_bench.execution.budget import BudgetReached
+from faceedit_bench.execution.call_errors import EndpointUnreachable, GaveUp
+from faceedit_bench.execution.calls import Executor
 from faceedit_bench.execution.secrets import redact
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.plugin.protocols import Judge

@@ -10,7 +10,7 @@ import pytest
 from faceedit_bench_gemini.connection import PermanentAPIError, api_seed, classify, image_mime, retry_after_s
 from google.genai import errors
 
-from faceedit_bench.execution.calls import RetryableError
+from faceedit_bench.execution.call_errors import RetryableError
 
 
 class _Response:

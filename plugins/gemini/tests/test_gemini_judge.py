@@ -9,7 +9,8 @@ import pytest
 from faceedit_bench_gemini.judge import GeminiJudge
 from gemini_helpers import KEY, run
 
-from faceedit_bench.execution.calls import Executor, RetryableError
+from faceedit_bench.execution.call_errors import RetryableError
+from faceedit_bench.execution.calls import Executor
 from faceedit_bench.execution.secrets import MissingSecretError
 from faceedit_bench.records import JudgeAnswer, JudgeRequest, Outcome
 from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE, STATE_TEMPLATE

@@ -12,7 +12,8 @@ from faceedit_bench_gemini.editor import NanoBananaEditor
 from gemini_helpers import FAST_LIMITS, INSTRUCTION, KEY, edit_request, run
 
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution.calls import Executor, GaveUp, RetryableError
+from faceedit_bench.execution.call_errors import GaveUp, RetryableError
+from faceedit_bench.execution.calls import Executor
 from faceedit_bench.execution.cost import cost_usd
 from faceedit_bench.execution.secrets import MissingSecretError
 from faceedit_bench.records import Outcome

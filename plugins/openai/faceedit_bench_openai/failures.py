@@ -1,6 +1,6 @@
 """What a failed OpenAI call means: retry it, or record it as an outcome.
 
-Transient failures raise :class:`~faceedit_bench.execution.calls.RetryableError` for the core's
+Transient failures raise :class:`~faceedit_bench.execution.call_errors.RetryableError` for the core's
 execution layer; permanent ones become ``refused`` (a safety block) or ``api_error`` with
 ``HTTP <status>: <message>``. Behaviour of the openai SDK (3.x) this relies on:
 

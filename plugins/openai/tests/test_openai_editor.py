@@ -14,7 +14,8 @@ from faceedit_bench_openai.editor import GptImageEditor
 from PIL import Image
 
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution.calls import Executor, RetryableError
+from faceedit_bench.execution.call_errors import RetryableError
+from faceedit_bench.execution.calls import Executor
 from faceedit_bench.execution.cost import cost_usd
 from faceedit_bench.execution.secrets import MissingSecretError
 from faceedit_bench.plugin.protocols import AsyncEditor

@@ -11,7 +11,7 @@ import openai
 import pytest
 from faceedit_bench_openai.failures import failure_outcome, retry_after_s
 
-from faceedit_bench.execution.calls import RetryableError
+from faceedit_bench.execution.call_errors import RetryableError
 from faceedit_bench.records import Outcome
 
 

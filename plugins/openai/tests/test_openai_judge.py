@@ -11,7 +11,7 @@ from faceedit_bench_openai.judge import OpenAIJudge
 from faceedit_bench_openai.strict_schema import to_strict_schema
 from pydantic import BaseModel, ConfigDict, Field
 
-from faceedit_bench.execution.calls import RetryableError
+from faceedit_bench.execution.call_errors import RetryableError
 from faceedit_bench.execution.secrets import MissingSecretError
 from faceedit_bench.plugin.protocols import Judge
 from faceedit_bench.records import JudgeReply, JudgeRequest, Outcome

@@ -1,0 +1,82 @@
+"""How a hosted call fails: a transient attempt (:class:`RetryableError`, with the provider's
+``Retry-After``), a call whose every attempt failed (:class:`GaveUp`), a dead endpoint
+(:class:`EndpointUnreachable`)."""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Mapping
+
+from faceedit_bench.errors import FaceEditBenchError
+from faceedit_bench.execution.limits import CallLimits
+from faceedit_bench.execution.secrets import redact
+
+#: Kinds of transient failure a plugin may report.
+RETRYABLE_KINDS = ("rate_limited", "server_error", "timeout", "connection", "truncated")
+
+
+class RetryableError(Exception):
+    """A transient failure of one attempt; ``kind`` is one of :data:`RETRYABLE_KINDS`."""
+
+    def __init__(self, kind: str, message: str, *, status: int | None = None,
+                 retry_after: float | None = None) -> None:
+        if kind not in RETRYABLE_KINDS:
+            raise ValueError(f"unknown retryable kind {kind!r}; use one of {RETRYABLE_KINDS}")
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+        self.retry_after = retry_after
+
+
+def retry_after_s(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds a provider asked to wait, from ``retry-after-ms`` or ``Retry-After`` (seconds or
+    an HTTP date); ``None`` when it did not say. For plugins building a :class:`RetryableError`."""
+    if not headers:
+        return None
+    lower = {str(k).lower(): str(v).strip() for k, v in headers.items()}
+    try:
+        if "retry-after-ms" in lower:
+            return max(0.0, float(lower["retry-after-ms"]) / 1000.0)
+        if "retry-after" in lower:
+            return max(0.0, float(lower["retry-after"]))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(lower.get("retry-after", ""))
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class GaveUp(Exception):
+    """Every attempt failed; the caller records the call as ``api_error``."""
+
+    def __init__(self, last: RetryableError, attempts: int) -> None:
+        status = f" (HTTP {last.status})" if last.status else ""
+        super().__init__(f"{last.kind}{status} after {attempts} attempt(s): {last}")
+        self.kind = last.kind
+        self.status = last.status
+        self.attempts = attempts
+
+
+#: Attempts in a row (of one call or of several) that must fail to connect, with no answer
+#: ever received from the provider, before its endpoint is taken for dead. Stopping early costs
+#: little when wrong (nothing finished is lost; the rerun resumes); not stopping costs hours.
+UNREACHABLE_AFTER = 3
+
+
+class EndpointUnreachable(FaceEditBenchError):
+    """A provider never answered: the first calls all failed to connect. The run stops with
+    this message instead of retrying every call (an hour for a wrong host name)."""
+
+    def __init__(self, limits: CallLimits, error: RetryableError, attempts: int) -> None:
+        where = limits.endpoint or f"the endpoint of {limits.provider_key}"
+        source = f" ({limits.endpoint_source})" if limits.endpoint_source else ""
+        super().__init__(redact(
+            f"Cannot connect to {where}{source}: {error}. {attempts} attempts in a row failed to connect and no "
+            "call to it has ever succeeded, so the run stops instead of retrying every call. Check the endpoint "
+            "(the component's base_url, or the SDK's *_BASE_URL environment variable; config wins), that its host "
+            "name resolves and its server is running, and the network or proxy. Every finished step is kept: "
+            "run the same command again to resume."))
+        self.limits, self.error, self.attempts = limits, error, attempts

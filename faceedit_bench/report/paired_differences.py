@@ -1,0 +1,93 @@
+"""Paired differences of two runs on the (face, session) units both included: mean, Student-t interval,
+paired t-test p-value and a verdict."""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Mapping, Sequence
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from scipy import stats
+
+from faceedit_bench.analysis.statistics import summarize
+from faceedit_bench.report.comparability import pair_differences
+
+
+def _session_values(run_dir: Path, metrics: Sequence[str]) -> dict[tuple[str, str], dict[str, float]] | None:
+    path = run_dir / "sessions.csv"
+    if not path.is_file():
+        return None
+    out = {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            if row.get("excluded"):
+                continue
+            values = {}
+            for m in metrics:
+                try:
+                    v = float(row.get(m) or "nan")
+                except ValueError:
+                    continue
+                if math.isfinite(v):
+                    values[m] = v
+            out[(row.get("face_id", ""), row.get("session_id", ""))] = values
+    return out
+
+
+def paired_difference(a: Sequence[float], b: Sequence[float], *, confidence: float = 0.95) -> dict[str, Any]:
+    """Mean of a - b over paired units with a Student-t interval and a two-sided paired t-test p-value."""
+    diffs = [x - y for x, y in zip(a, b, strict=True)]
+    s = summarize(diffs, confidence)
+    p = None
+    if s["n"] >= 2 and s["sd"]:
+        t = s["mean"] / (s["sd"] / math.sqrt(s["n"]))
+        p = float(2 * stats.t.sf(abs(t), df=s["n"] - 1))
+    return {**s, "p_value": p}
+
+
+def _verdict(d: Mapping[str, Any], a: str, b: str, higher_is_better: bool | None) -> str:
+    if d["n"] < 2 or d["ci_low"] is None:
+        return "too few shared sessions for an interval"
+    if higher_is_better is None:
+        return "direction unknown"
+    if d["ci_low"] > 0 or d["ci_high"] < 0:
+        a_higher = d["ci_low"] > 0
+        return f"{a if a_higher == higher_is_better else b} better (CI excludes 0)"
+    return "no clear difference (CI includes 0)"
+
+
+def paired_comparisons(reports: Sequence[Mapping[str, Any]], run_dirs: Sequence[Path], labels: Sequence[str],
+                       *, confidence: float = 0.95) -> list[dict[str, Any]]:
+    """For every pair of runs: per metric, the mean paired difference (first minus second) over the
+    (face, session) units included in both, or why it was not computed."""
+    out = []
+    for i, j in combinations(range(len(reports)), 2):
+        entry: dict[str, Any] = {"a": labels[i], "b": labels[j], "metrics": [], "reason": None}
+        out.append(entry)
+        differs = pair_differences(reports[i], reports[j])
+        if differs:
+            entry["reason"] = f"not computed: the runs differ in {', '.join(differs)}"
+            continue
+        metrics = [m for m in reports[i].get("metrics") or {} if m in (reports[j].get("metrics") or {})]
+        va, vb = _session_values(run_dirs[i], metrics), _session_values(run_dirs[j], metrics)
+        if va is None or vb is None:
+            missing = run_dirs[i] if va is None else run_dirs[j]
+            entry["reason"] = f"not computed: no sessions.csv in {missing}"
+            continue
+        shared = sorted(set(va) & set(vb))
+        entry.update(shared_sessions=len(shared), only_a=len(set(va) - set(vb)), only_b=len(set(vb) - set(va)))
+        if not shared:
+            entry["reason"] = "not computed: the runs share no included (face, session) unit"
+            continue
+        for m in metrics:
+            units = [u for u in shared if m in va[u] and m in vb[u]]
+            d = paired_difference([va[u][m] for u in units], [vb[u][m] for u in units], confidence=confidence)
+            hib = reports[i]["metrics"][m].get("higher_is_better")
+            if hib != reports[j]["metrics"][m].get("higher_is_better"):
+                hib = None
+            entry["metrics"].append({"metric": m, "higher_is_better": hib, **d,
+                                     "verdict": _verdict(d, labels[i], labels[j], hib)})
+    return out
