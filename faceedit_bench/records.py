@@ -207,7 +207,7 @@ class SessionResult:
 
     @property
     def fss(self) -> tuple[float, ...] | None:
-        """FSS_0..FSS_4 of an included session, else None."""
+        """FSS_0..FSS_K of an included session, else None."""
         if self.excluded is not None:
             return None
         return tuple(s.fss for s in self.scores if s.fss is not None)
