@@ -13,6 +13,7 @@ import hashlib
 import json
 import re
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -321,3 +322,7 @@ def test_paper_b_panel_end_to_end_with_gemini_and_openai(plugins, compose, synth
     assert description["panel"]["rule"] == "paper_b" and set(description["members"]) == {"gemini", "gpt"}
     assert description["members"]["gpt"]["model"] == "gpt-5-mini-2025-08-07"
     assert rerun["judge_panel"]["status"] == status
+    (page,) = (Path(compose().run.workspace) / "runs").glob("identity-*/report.html")
+    html = page.read_text()
+    assert 'id="judge-panel"' in html and "Rule paper_b" in html and "secondary_failed: 1" in html
+    assert 'id="group-tests"' in html  # gender x skin_tone: the synthetic faces have no skin tone, said so

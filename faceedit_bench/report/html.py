@@ -47,6 +47,8 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "groups": group_metric_tables(report),
         "disparity": disparity_rows(report),
         "disparity_forest": _plot_uri(plot_disparity_forest, report.get("disparity") or []),
+        "group_tests": group_test_rows(report),
+        "judge_panel": report.get("judge_panel"),
         "overediting": overediting(report),
         "trajectory": trajectory(report),
         "group_trajectories": group_trajectories(report),
@@ -161,6 +163,29 @@ def disparity_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
         rows.append({**d, "groups": list((d.get("groups") or {}).items()),
                      "significant": p is not None and alpha is not None and p < alpha,
                      "clustered_p": clustered.get("p_value"), "clusters": clustered.get("clusters") or {}})
+    return rows
+
+
+def group_test_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per metric of each k-group, one-vs-rest and intersectional test (``group_tests``)."""
+    tests = report.get("group_tests") or {}
+    rows = []
+    for kind, label in (("k_groups", "k groups"), ("intersections", "intersection"), ("one_vs_rest", "one vs rest")):
+        for what, by_metric in (tests.get(kind) or {}).items():
+            if "reason" in by_metric and not isinstance(by_metric.get("reason"), dict):
+                rows.append({"kind": label, "what": what, "metric": "", "reason": by_metric["reason"]})
+                continue
+            for metric, r in by_metric.items():
+                disparity, kruskal = r.get("disparity") or {}, r.get("kruskal") or {}
+                rows.append({
+                    "kind": label, "what": what, "metric": metric, "groups": r.get("groups"),
+                    "statistic": (f"U {r['u']:g}" if r.get("u") is not None else
+                                  f"H {kruskal['h']:.3g}, df {kruskal.get('df')}" if kruskal.get("h") is not None else None),
+                    "p_value": r.get("p_value", kruskal.get("p_value")),
+                    "spread": disparity.get("value", r.get("mean_difference")),
+                    "spread_ci": (disparity.get("ci_low"), disparity.get("ci_high")),
+                    "worst": disparity.get("worst_group") or r.get("worst_group"),
+                    "reason": r.get("reason") or kruskal.get("reason") or disparity.get("reason")})
     return rows
 
 
