@@ -40,6 +40,8 @@ def test_single_edits_k1(plugins, compose, synthetic, tmp_path):
     assert report["counts"]["sessions"]["included"] == 8  # 4 faces x 2 single-edit sessions
     assert [p["k"] for p in report["trajectory"]["fss"]] == [0, 1]
     assert report["metrics"]["drop_fss"]["n"] == 8 and report["metrics"]["drop_fss"]["mean"] > 0
+    (page,) = (tmp_path / "ws" / "runs").glob("noise-*/report.html")
+    assert "free (no provider calls, or a local model)" in page.read_text()  # as the console says
 
 
 def test_two_chained_free_text_steps_skip_what_needs_a_taxonomy(plugins, compose, synthetic, tmp_path, monkeypatch):
