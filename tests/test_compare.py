@@ -295,3 +295,15 @@ def test_all_test_sets_pool_the_overediting_patterns(tmp_path: Path) -> None:
     (group,) = compare_runs([runs[0], _run(tmp_path, "old", old)])["across_testsets"]
     assert group["patterns"][0]["patterns"] is None
     assert "not available" in format_compare(compare_runs([runs[0], _run(tmp_path, "old2", old)]), "html")
+
+
+def test_a_run_whose_components_cost_nothing_per_call_reads_free():
+    from faceedit_bench.report.compare_rows import cost_rows
+
+    free = {"cost": {"estimated_usd": None, "by_component": {"editor": None}, "free": ["editor"]},
+            "counts": {"sessions": {"included": 4}}}
+    unpriced = {"cost": {"estimated_usd": None, "by_component": {"editor": None}, "free": []},
+                "counts": {"sessions": {"included": 4}}}
+    total = cost_rows([free, unpriced])[0]
+    texts = [c["text"] for c in total["cells"]]
+    assert texts[0].startswith("free") and texts[1] == "unknown (no price table)"

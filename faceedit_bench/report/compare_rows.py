@@ -115,6 +115,9 @@ def cost_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         cost = r.get("cost")
         if cost is None:
             return cell(None, "not recorded")
+        components = set(cost.get("by_component") or {})
+        if cost.get("estimated_usd") is None and components and components <= set(cost.get("free") or []):
+            return cell(None, "free (no per-call price; GPU time is not priced)")  # not ranked against prices
         return cell(cost.get("estimated_usd"), fmt_usd(cost.get("estimated_usd")))
 
     def per_session(r: Mapping[str, Any]) -> dict[str, Any]:
