@@ -88,39 +88,14 @@ def engine_run(server, tmp: str, data: list[str], *overrides: str, editor: list[
     return out
 
 
-def sequential(server, n_calls: int) -> dict:
+def sequential(editor_name: str, params: dict, n_calls: int) -> dict:
+    """One call at a time through the same editor and executor: the baseline of each table."""
     from faceedit_bench.execution.calls import Executor
     from faceedit_bench.plugin.manager import load_plugins
     from faceedit_bench.records import EditRequest
     from faceedit_bench.testing import gradient_image
 
-    editor = load_plugins().registry.create("editors", "nano_banana", {
-        "base_url": server.url, "limits": {"requests_per_minute": RPM, "tokens_per_minute": None,
-                                           "max_attempts": 8, "backoff_initial_s": 0.5}})
-    image = gradient_image(0)
-
-    async def main() -> int:
-        executor = Executor(editor.limits)
-        ok = 0
-        for i in range(n_calls):
-            request = EditRequest(image, f"make the person's hair color red {i}", "f", "s", 1, i)
-            result = await executor.call(lambda r=request: editor.aedit(r))
-            ok += result.outcome.value == "ok"
-        return ok
-
-    started = time.perf_counter()
-    ok = asyncio.run(main())
-    return {"wall_s": time.perf_counter() - started, "ok": ok}
-
-
-def sequential_bfl(server, n_calls: int) -> dict:
-    """One task at a time through the same editor (shipped defaults) and executor."""
-    from faceedit_bench.execution.calls import Executor
-    from faceedit_bench.plugin.manager import load_plugins
-    from faceedit_bench.records import EditRequest
-    from faceedit_bench.testing import gradient_image
-
-    editor = load_plugins().registry.create("editors", "kontext_pro", {"base_url": server.url})
+    editor = load_plugins().registry.create("editors", editor_name, params)
     image = gradient_image(0)
 
     async def main() -> int:
@@ -148,7 +123,9 @@ def bench_gemini(args: argparse.Namespace) -> None:
             runs = engine_run(server, tmp, bench_faces(tmp, n_faces))
         with gemini_server(api_key=KEY, latency_s=LATENCY_S, rpm_limit=RPM, fault_rates=FAULTS, retry_after=1.0,
                            seed=2) as server:
-            seq = sequential(server, args.sequential)
+            seq = sequential("nano_banana", {"base_url": server.url, "limits": {
+                "requests_per_minute": RPM, "tokens_per_minute": None, "max_attempts": 8, "backoff_initial_s": 0.5}},
+                args.sequential)
     first = runs["first"]
     engine_rate = first["ok"] / first["wall_s"] * 60
     seq_rate = seq["ok"] / seq["wall_s"] * 60
@@ -182,7 +159,7 @@ def bench_bfl(args: argparse.Namespace) -> None:
             peak = server.peak_active
             polls, downloads = server.polls, server.downloads
         with bfl_server(**fake) as server:
-            seq = sequential_bfl(server, args.bfl_sequential)
+            seq = sequential("kontext_pro", {"base_url": server.url}, args.bfl_sequential)  # shipped defaults
     first = runs["first"]
     stats = first["calls"]
     engine_rate = first["ok"] / first["wall_s"] * 60
