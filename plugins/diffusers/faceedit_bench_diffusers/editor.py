@@ -47,6 +47,7 @@ class _Item:
     request: EditRequest
     image: Image.Image
     seed: int
+    extras: tuple[Image.Image, ...] = ()  # the step's further input images, in the request's order
 
 
 def fit(image: Image.Image, resolution: int | None) -> Image.Image:
@@ -85,12 +86,15 @@ class DiffusersEditor:
         self.pipeline_class = pipeline_class(spec, pipeline, self.source.index)
         self._check_class_available()
         self.batch_size = batch_size if self.pipeline_class in spec.batched else 1
+        # The engine gives a request with more images than this the outcome ``unsupported``.
+        self.max_input_images = spec.max_input_images(self.pipeline_class)
         # One batch in flight: the timeout then covers one batch (the first includes loading).
         self.limits = CallLimits(provider_key=f"local:{self.source.name}", max_concurrency=self.batch_size,
                                  requests_per_minute=None, max_attempts=1, timeout_s=timeout_s)
         self.prices: dict[str, float] = {}
         self._batcher: MicroBatcher[_Item, EditResult] = MicroBatcher(
-            self._edit_batch, max_batch=self.batch_size, wait_s=batch_wait_s, group=lambda item: item.image.size)
+            self._edit_batch, max_batch=self.batch_size, wait_s=batch_wait_s,
+            group=lambda item: (item.image.size, len(item.extras)))
         self._pipe: Any = None
         self._load_error: Exception | None = None
         self._lock = threading.Lock()
@@ -128,15 +132,25 @@ class DiffusersEditor:
     # -- calls -----------------------------------------------------------------------------
 
     async def aedit(self, request: EditRequest) -> EditResult:
-        return await self._batcher.submit(self._prepare(request))
+        return self._unsupported(request) or await self._batcher.submit(self._prepare(request))
 
     def edit(self, request: EditRequest) -> EditResult:
         """The same edit without the event loop (a batch of one)."""
-        return self._edit_batch([self._prepare(request)])[0]
+        return self._unsupported(request) or self._edit_batch([self._prepare(request)])[0]
+
+    def _unsupported(self, request: EditRequest) -> EditResult | None:
+        """The engine never sends more images than ``max_input_images``; a direct caller may."""
+        n = 1 + len(request.extra_images)
+        if n <= self.max_input_images:
+            return None
+        return EditResult(Outcome.UNSUPPORTED,
+                          reason=f"{self.pipeline_class} takes at most {self.max_input_images} input image(s), got {n}")
 
     def _prepare(self, request: EditRequest) -> _Item:
         image = fit(Image.fromarray(decode_rgb(request.image, label="input image")), self.resolution)
-        return _Item(request, image, request.seed if self.seed is None else self.seed)
+        extras = tuple(fit(Image.fromarray(decode_rgb(data, label=f"input image {i + 2}")), self.resolution)
+                       for i, data in enumerate(request.extra_images))
+        return _Item(request, image, request.seed if self.seed is None else self.seed, extras)
 
     def _edit_batch(self, items: Sequence[_Item]) -> list[EditResult]:
         try:
@@ -182,7 +196,9 @@ class DiffusersEditor:
         generators = [torch.Generator("cpu").manual_seed(item.seed) for item in items]
         args = self.spec.arguments(self.settings, n, height, width)
         if n == 1:  # plain values: the form every pipeline accepts, batched or not
-            args.update(image=items[0].image, prompt=items[0].request.instruction, generator=generators[0])
+            # Several inputs: one list, the image being edited first (the output takes its size: height/width).
+            image = [items[0].image, *items[0].extras] if items[0].extras else items[0].image
+            args.update(image=image, prompt=items[0].request.instruction, generator=generators[0])
         else:
             args.update(image=[i.image for i in items], prompt=[i.request.instruction for i in items],
                         generator=generators)

@@ -1,5 +1,6 @@
 """What differs between the pipelines: which classes an editor accepts, which of them take a
-batch of (image, instruction) pairs in one call, and how generation settings become call
+batch of (image, instruction) pairs in one call, which take several input images for one
+instruction (FLUX.2, Qwen-Image-Edit Plus: ``image=[...]``, the edited image first), and how generation settings become call
 arguments (InstructPix2Pix has ``image_guidance_scale``, Kontext and Qwen ``true_cfg_scale``,
 FLUX.2 neither, FLUX.1 img2img ``strength`` ...).
 """
@@ -7,7 +8,7 @@ FLUX.2 neither, FLUX.1 img2img ``strength`` ...).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 Args = dict[str, Any]
@@ -21,6 +22,12 @@ class PipelineSpec:
     batched: frozenset[str]  # those that edit several (image, instruction) pairs per call
     arguments: Callable[[Mapping[str, Any], int, int, int], Args]  # (settings, n, height, width) -> kwargs
     install_hint: str = ""  # how to get a class that released diffusers lacks
+    #: Classes that take several input images for one instruction (``image=[...]``), with the most
+    #: images the model's authors recommend; every other class takes one.
+    multi_image: Mapping[str, int] = field(default_factory=dict)
+
+    def max_input_images(self, pipeline_class: str) -> int:
+        return self.multi_image.get(pipeline_class, 1)
 
 
 def _common(settings: Mapping[str, Any]) -> Args:
@@ -79,11 +86,14 @@ SPECS: dict[str, PipelineSpec] = {spec.editor: spec for spec in (
                  frozenset({"FluxImg2ImgPipeline"}), flux1_args),
     PipelineSpec("flux_kontext_dev", "black-forest-labs/FLUX.1-Kontext-dev", ("FluxKontextPipeline",),
                  frozenset({"FluxKontextPipeline"}), kontext_args),
-    # Plus (2509, 2511) takes a list of reference images for ONE instruction: no batching.
+    # Plus (2509, 2511) takes a list of reference images for ONE instruction: no batching. Its model card
+    # states 1 to 3 input images as the range it was trained for.
     PipelineSpec("qwen_image_edit", "Qwen/Qwen-Image-Edit-2511", ("QwenImageEditPlusPipeline", "QwenImageEditPipeline"),
-                 frozenset({"QwenImageEditPipeline"}), qwen_args),
-    # FLUX.2 treats a list of images as references for one prompt: no batching.
-    PipelineSpec("flux2_dev", "black-forest-labs/FLUX.2-dev", ("Flux2Pipeline",), frozenset(), flux2_args),
+                 frozenset({"QwenImageEditPipeline"}), qwen_args, multi_image={"QwenImageEditPlusPipeline": 3}),
+    # FLUX.2 treats a list of images as references for one prompt: no batching. BFL recommends at most 6
+    # reference images for [dev] (its API models take 8).
+    PipelineSpec("flux2_dev", "black-forest-labs/FLUX.2-dev", ("Flux2Pipeline",), frozenset(), flux2_args,
+                 multi_image={"Flux2Pipeline": 6}),
     # The Step1X-Edit v1p2 pipeline asserts a batch of one.
     PipelineSpec("step1x_edit", "stepfun-ai/Step1X-Edit-v1p2", ("Step1XEditPipelineV1P2",), frozenset(), step1x_args,
                  _STEP1X_HINT),

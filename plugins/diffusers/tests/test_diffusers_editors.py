@@ -203,3 +203,60 @@ def test_defaults_are_the_seed_papers(factory: str, expected: dict[str, Any]) ->
 
     defaults = {n: p.default for n, p in inspect.signature(getattr(editors, factory)).parameters.items()}
     assert expected.items() <= defaults.items()
+
+
+#: The pipelines that take several input images for one instruction, with the most they declare.
+MULTI_IMAGE = {"flux2_dev": 6, "qwen_image_edit_plus": 3}
+
+
+@pytest.mark.parametrize("case", list(MULTI_IMAGE))
+def test_multi_image_pipelines_get_every_input_image_as_one_list(case: str,
+                                                                 tiny_model: Callable[[str], Path]) -> None:
+    model, extra, _ = CASES[case]
+    editor = create(case, tiny_params(tiny_model(model), **extra))
+    assert editor.max_input_images == MULTI_IMAGE[case]
+    real, calls = editor._loaded(), []
+
+    def recording(**arguments: Any) -> Any:
+        calls.append(arguments["image"])
+        return real(**arguments)
+
+    editor._pipe = recording
+    partner = gradient_image(7, size=32)  # another size: it is fitted to the resolution too
+    two = EditRequest(gradient_image(1, size=48), "put the two people side by side", "face-1", "s-1", 1, 3,
+                      extra_images=(partner,), extra_roles=("partner",))
+    one = EditRequest(two.image, two.instruction, "face-1", "s-1", 1, 3)
+    with_partner, alone = run_all(editor, [two]) + run_all(editor, [one])
+    assert [with_partner.outcome, alone.outcome] == [Outcome.OK, Outcome.OK], [with_partner.reason, alone.reason]
+    listed, single = calls
+    assert isinstance(listed, list) and [im.size for im in listed] == [(64, 64), (64, 64)]
+    assert np.array_equal(np.asarray(listed[0]), np.asarray(single))  # the edited image first, as alone
+    assert isinstance(single, Image.Image)  # one image: the plain value, as before
+    assert decode_rgb(with_partner.image).shape == (64, 64, 3)
+    assert with_partner.image != alone.image  # the second image reached the model
+
+
+@pytest.mark.parametrize(("case", "n_images"), [("qwen_image_edit_plus", 4), ("qwen_image_edit", 2),
+                                                ("instruct_pix2pix", 2)])
+def test_more_images_than_declared_is_unsupported_not_dropped(case: str, n_images: int,
+                                                              tiny_model: Callable[[str], Path]) -> None:
+    model, extra, _ = CASES[case]
+    editor = create(case, tiny_params(tiny_model(model), **extra))
+    assert editor.max_input_images == n_images - 1
+    extras = tuple(gradient_image(10 + i, size=48) for i in range(n_images - 1))
+    too_many = EditRequest(gradient_image(1, size=48), "edit", "face-1", "s-1", 1, 3, extra_images=extras)
+    (result,) = run_all(editor, [too_many])
+    assert result.outcome is Outcome.UNSUPPORTED and result.image is None
+    assert f"at most {n_images - 1} input image" in result.reason
+    assert editor.edit(too_many).outcome is Outcome.UNSUPPORTED
+
+
+def test_max_input_images_follows_the_pipeline_class_and_keeps_the_identity(
+        tiny_model: Callable[[str], Path]) -> None:
+    """A single-image pipeline of a multi-image editor takes one image; describe() (the run key) is unchanged."""
+    assert SPECS["qwen_image_edit"].max_input_images("QwenImageEditPipeline") == 1
+    assert SPECS["qwen_image_edit"].max_input_images("QwenImageEditPlusPipeline") == 3
+    assert all(spec.max_input_images(cls) == 1 for name, spec in SPECS.items()
+               if name not in ("flux2_dev", "qwen_image_edit") for cls in spec.classes)
+    description = create("flux2_dev", tiny_params(tiny_model("flux2_dev"))).describe()
+    assert "max_input_images" not in description
