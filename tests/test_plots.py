@@ -1,4 +1,5 @@
-"""Plot axes that do not turn a flat line into drama: FSS on 0-1, SC/OER on 0-100, other metrics from 0."""
+"""Plot axes that do not turn a flat line into drama: a metric's registered bounds (FSS 0-1, SC/OER 0-100), other
+metrics from 0."""
 
 from __future__ import annotations
 
@@ -7,20 +8,28 @@ import io
 from PIL import Image
 
 from faceedit_bench.report import plots
+from faceedit_bench.report.measures import FSS, bounds_of, report_measures
+from faceedit_bench.scoring.judge.standard import SC_METRIC
+
+FSS_BOUNDS = bounds_of("fss", {"fss": FSS})
 
 
 def test_fss_axis_spans_its_scale_even_when_every_value_is_the_same() -> None:
-    low, high = plots.value_range("fss", [0.8012, 0.8011, 0.8013])
+    low, high = plots.value_range([0.8012, 0.8011, 0.8013], FSS_BOUNDS)
     assert low <= 0.0 and high >= 1.0  # a 0.0002 spread stays a flat line
-    low, high = plots.value_range("fss", [-0.2, 0.9])
+    low, high = plots.value_range([-0.2, 0.9], FSS_BOUNDS)
     assert low <= -0.2 and high >= 1.0  # widened to show a value outside 0-1, never narrowed
 
 
-def test_x100_metrics_use_their_full_scale_and_others_include_zero() -> None:
-    assert plots.value_range("sc", [61.0, 62.0])[0] <= 0.0 and plots.value_range("sc", [61.0, 62.0])[1] >= 100.0
-    low, high = plots.value_range("drop_fss", [10.4, 10.5])
+def test_x100_metrics_use_their_registered_scale_and_others_include_zero() -> None:
+    sc_bounds = SC_METRIC.values[0].bounds  # the registration states it; the report carries it
+    assert sc_bounds == (0.0, 100.0)
+    assert plots.value_range([61.0, 62.0], sc_bounds)[0] <= 0.0 and plots.value_range([61.0, 62.0], sc_bounds)[1] >= 100.0
+    old = report_measures({"metrics": {"sc": {"higher_is_better": True, "unit": "x100"}}})  # a 1.2 report
+    assert bounds_of("sc", old) == (0.0, 100.0) and old["sc"]["label"] == "SC"
+    low, high = plots.value_range([10.4, 10.5])
     assert low <= 0.0 and high >= 10.5
-    low, high = plots.value_range("drop_fss", [0.0, 0.0])  # the identity baseline: a unit axis, not width 0
+    low, high = plots.value_range([0.0, 0.0])  # the identity baseline: a unit axis, not width 0
     assert low <= 0.0 and high >= 1.0
 
 

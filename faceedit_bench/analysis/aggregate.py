@@ -15,7 +15,7 @@ import numpy as np
 
 from faceedit_bench.analysis.disparity import GroupTest, compare_groups
 from faceedit_bench.analysis.group_report import Row, group_statistics
-from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores
+from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores, registered_measures
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.config import AnalysisConf
 from faceedit_bench.records import Outcome, SessionResult
@@ -51,6 +51,7 @@ class Aggregator:
     def __init__(self, metrics: list[SessionMetric], confidence: float, *, available: Iterable[str] = ("embedder",),
                  analysis: AnalysisConf | None = None, judge_metrics: Sequence[Any] = (), panel: Any = None) -> None:
         available = set(available)
+        self.registered = list(metrics)  # computed or skipped: the report says how to read each
         self.metrics = [m for m in metrics if m.requires <= available]
         self.skipped = {m.name: SKIP_REASONS.get(next(iter(m.requires - available)), "requirements not met")
                         for m in metrics if not m.requires <= available}
@@ -192,6 +193,9 @@ class Aggregator:
                     "higher_is_better": m.higher_is_better,
                     "unit": m.unit,
                     "description": m.description,
+                    "label": m.label or m.name,
+                    "bounds": list(m.bounds) if m.bounds is not None else None,
+                    "requires": sorted(m.requires),
                     **summarize(self.values[m.name], self.confidence),
                     "undefined_sessions": self.undefined[m.name],
                 }
@@ -216,6 +220,7 @@ class Aggregator:
             "disparity": self.disparity(),
             "group_tests": group_statistics(self.rows, self.metrics, self.analysis, self.confidence),
             "skipped_metrics": dict(sorted(self.skipped.items())),
+            "measures": registered_measures(self.registered),
         }
         if self.judged:
             sections["counts"]["judge"] = {t: dict(sorted(c.items())) for t, c in sorted(self.judge_answers.items())}

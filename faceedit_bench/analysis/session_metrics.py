@@ -6,7 +6,7 @@ counted); it never substitutes a number.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,10 @@ class SessionMetric:
     description: str
     compute: Callable[[SessionScores], float | None]
     requires: frozenset[str] = frozenset({"embedder"})
+    #: How pages name it (``Drop_FSS``); the name when empty.
+    label: str = ""
+    #: The values it can take (SC and OER x100: 0-100), for plot axes; None when open-ended.
+    bounds: tuple[float, float] | None = None
 
 
 def drop_fss(scores: SessionScores) -> float | None:
@@ -75,5 +79,15 @@ def judge_metric_values(metric: Any) -> list[SessionMetric]:
     :mod:`faceedit_bench.scoring.judge.declared`) as session metrics that need a judge."""
     needs = frozenset({"judge", "taxonomy"} if getattr(metric, "needs_taxonomy", False) else {"judge"})
     return [SessionMetric(name=v.name, higher_is_better=v.higher_is_better, unit=v.unit, description=v.description,
-                          compute=_JudgedValue(v.name), requires=needs)
+                          compute=_JudgedValue(v.name), requires=needs, label=getattr(v, "label", ""),
+                          bounds=getattr(v, "bounds", None))
             for v in metric.values]
+
+
+def registered_measures(metrics: Iterable[SessionMetric]) -> dict[str, dict[str, Any]]:
+    """How to read each registered metric (computed or skipped in a run): the run report's ``measures``
+    entries (docs/run_report.md), from the registration only."""
+    return {m.name: {"label": m.label or m.name, "higher_is_better": m.higher_is_better, "unit": m.unit,
+                     "description": m.description, "bounds": list(m.bounds) if m.bounds is not None else None,
+                     "requires": sorted(m.requires), "section": "metrics"}
+            for m in metrics}

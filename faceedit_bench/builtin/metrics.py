@@ -19,6 +19,7 @@ def faceedit_register_metrics(register: Any) -> None:
             unit="%",
             description="Mean percent drop of face similarity to the references over the 4 edits (METHODOLOGY §2.5).",
             compute=drop_fss,
+            label="Drop_FSS",
         ),
         description="Identity loss over a session, in percent (lower is better).",
     )

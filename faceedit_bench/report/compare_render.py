@@ -9,6 +9,7 @@ from faceedit_bench.analysis.across_testsets import PATTERN_THRESHOLD
 from faceedit_bench.report import plots
 from faceedit_bench.report.compare_across_testsets import ACROSS_LEGEND, PATTERNS_MISSING
 from faceedit_bench.report.compared_runs import CompareError
+from faceedit_bench.report.measures import bounds_of
 from faceedit_bench.report.metric_names import display_name
 from faceedit_bench.report.templates import fmt_ci, fmt_p_equation, render
 
@@ -24,8 +25,8 @@ def format_compare(result: Mapping[str, Any], fmt: str = "text") -> str:
     return {"text": _text, "markdown": _markdown, "html": _html}[fmt](result)
 
 
-def _paired_line(m: Mapping[str, Any]) -> str:
-    return (f"{display_name(m['metric'])}: mean difference {fmt_ci(m)} n={m['n']}, {fmt_p_equation(m['p_value'])}"
+def _paired_line(m: Mapping[str, Any], measures: Mapping[str, Any] | None = None) -> str:
+    return (f"{display_name(m['metric'], measures)}: mean difference {fmt_ci(m)} n={m['n']}, {fmt_p_equation(m['p_value'])}"
             f" -> {m['verdict']}")
 
 
@@ -36,7 +37,7 @@ def _skipped_notes(result: Mapping[str, Any]) -> list[str]:
         for name, reason in run["skipped_metrics"].items():
             runs.setdefault((name, reason), []).append(run["label"])
     everyone = len(result["runs"])
-    return [f"{display_name(name)} skipped in {'every run' if len(labels) == everyone else ', '.join(labels)}: "
+    return [f"{display_name(name, result.get('measures'))} skipped in {'every run' if len(labels) == everyone else ', '.join(labels)}: "
             f"{reason}" for (name, reason), labels in runs.items()]
 
 
@@ -62,7 +63,7 @@ def _text(result: Mapping[str, Any]) -> str:
     for group in result.get("across_testsets") or []:
         lines += ["", f"All test sets: {group['title']} ({ACROSS_LEGEND}; * best Avg.)"]
         for t in group["tables"]:
-            lines += ["", f"  {display_name(t['metric'])}" + (f" ({t['direction']})" if t["direction"] else "")]
+            lines += ["", f"  {display_name(t['metric'], result.get('measures'))}" + (f" ({t['direction']})" if t["direction"] else "")]
             table = [["editor", *t["testsets"], "Avg."]] + [
                 [row["editor"], *(c["text"] for c in row["cells"]), row["avg"]["text"] + (" *" if i in t["best"] else "")]
                 for i, row in enumerate(t["rows"])]
@@ -83,7 +84,7 @@ def _text(result: Mapping[str, Any]) -> str:
             continue
         lines.append(f"{head}: {p['shared_sessions']} shared sessions ({p['only_a']} only in the first, "
                      f"{p['only_b']} only in the second)")
-        lines += [f"    {_paired_line(m)}" for m in p["metrics"]]
+        lines += [f"    {_paired_line(m, result.get('measures'))}" for m in p["metrics"]]
     return "\n".join(lines)
 
 
@@ -123,7 +124,7 @@ def _markdown(result: Mapping[str, Any]) -> str:
     for group in result.get("across_testsets") or []:
         lines += ["", f"**All test sets: {_md(group['title'])}** ({_md(ACROSS_LEGEND)}; bold: best Avg.)"]
         for t in group["tables"]:
-            lines += ["", f"{_md(display_name(t['metric']))} {_md(t['direction'])}", "",
+            lines += ["", f"{_md(display_name(t['metric'], result.get('measures')))} {_md(t['direction'])}", "",
                       "| editor | " + " | ".join(_md(x) for x in t["testsets"]) + " | Avg. |",
                       "|---|" + "---|" * (len(t["testsets"]) + 1)]
             for i, row in enumerate(t["rows"]):
@@ -144,13 +145,13 @@ def _markdown(result: Mapping[str, Any]) -> str:
             lines.append(f"- {head}: {_md(p['reason'])}")
             continue
         lines.append(f"- {head}: {p['shared_sessions']} shared sessions")
-        lines += [f"  - {_md(_paired_line(m))}" for m in p["metrics"]]
+        lines += [f"  - {_md(_paired_line(m, result.get('measures')))}" for m in p["metrics"]]
     return "\n".join(lines) + "\n"
 
 
 def _html(result: Mapping[str, Any]) -> str:
     return render("compare.html.j2", result=result, legend=BEST_LEGEND, skipped=_skipped_notes(result),
-                  display=display_name, across_legend=ACROSS_LEGEND, plots=compare_plots(result),
+                  display=lambda name: display_name(name, result.get("measures")), across_legend=ACROSS_LEGEND, plots=compare_plots(result),
                   patterns_missing=PATTERNS_MISSING)
 
 
@@ -162,16 +163,17 @@ def compare_plots(result: Mapping[str, Any]) -> dict[str, str | None]:
     def uri(data: bytes | None) -> str | None:
         return None if data is None else "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
+    measures = result.get("measures") or {}
     names = list(dict.fromkeys(n for run in result.get("trajectories") or [] for n in run["series"]))
-    panels = {f"{display_name(n)}_k": {run["label"]: run["series"][n] for run in result["trajectories"]
-                                       if run["series"].get(n)} for n in names}
-    metric_of = {f"{display_name(n)}_k": n for n in names}
-    forest_panels = {display_name(name): [(row["label"], [("", row)]) for row in rows]
-                     for name, rows in (result.get("summaries") or {}).items()}
+    steps = {n: f"{display_name(n, measures)}_k" for n in names}
+    panels = {steps[n]: {run["label"]: run["series"][n] for run in result["trajectories"]
+                         if run["series"].get(n)} for n in names}
+    summaries = result.get("summaries") or {}
+    metrics = {n: display_name(n, measures) for n in summaries}
+    forest_panels = {metrics[name]: [(row["label"], [("", row)]) for row in rows] for name, rows in summaries.items()}
     return {
-        "trajectories": uri(plots.trajectory_lines(panels, metric_of=metric_of)),
-        "metrics": uri(plots.forest(forest_panels, metric_of={display_name(n): n for n in result.get("summaries") or {}},
-                                    xlabels={display_name(n): f"{display_name(n)}: each run's mean and CI"
-                                             for n in result.get("summaries") or {}})),
+        "trajectories": uri(plots.trajectory_lines(panels, bounds={steps[n]: bounds_of(n, measures) for n in names})),
+        "metrics": uri(plots.forest(forest_panels, bounds={metrics[n]: bounds_of(n, measures) for n in summaries},
+                                    xlabels={metrics[n]: f"{metrics[n]}: each run's mean and CI" for n in summaries})),
         "unavailable": None if plots.available() else "plots need matplotlib (pip install matplotlib)",
     }

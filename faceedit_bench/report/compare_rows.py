@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from faceedit_bench.report.metric_names import display_name
+from faceedit_bench.report.metric_names import display_name, merged_measures
 from faceedit_bench.report.templates import fmt_ci, fmt_num, fmt_usd
 
 USABLE_OR_UNATTEMPTED = ("ok", "skipped")  # every other step outcome is an attempt without a usable image
@@ -39,6 +39,7 @@ def direction_text(higher_is_better: bool | None) -> str:
 
 
 def metric_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    measures = merged_measures(reports)
     names: list[str] = []
     for r in reports:
         names += [n for n in list(r.get("metrics") or {}) + list(r.get("skipped_metrics") or {}) if n not in names]
@@ -57,7 +58,7 @@ def metric_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             else:
                 cells.append(cell(m.get("mean"), f"{fmt_ci(m)} n={m.get('n')}"))
         about = ", ".join(x for x in (unit, direction_text(hib)) if x)
-        label = f"{display_name(name)} ({about})" if about else display_name(name)
+        label = f"{display_name(name, measures)} ({about})" if about else display_name(name, measures)
         rows.append(_row(label, cells, hib, "metrics"))
     return rows
 

@@ -23,18 +23,19 @@ from faceedit_bench.report.html_plots import (
     plot_unavailable,
 )
 from faceedit_bench.report.html_sheet_redraw import float_or_none, render_missing_sheets
+from faceedit_bench.report.measures import identity_metric, report_measures
 from faceedit_bench.report.metric_names import display_name
 from faceedit_bench.report.tables import RUN_COLUMNS
 from faceedit_bench.report.templates import fmt_num, render
 from faceedit_bench.storage.store import ImageStore
 
 WORST_SESSIONS = 6
-RANKING_METRIC = "drop_fss"  # the worst sessions are the ones that lost the most identity
 SESSION_ID_COLUMNS = ("face_id", "identity", "session_id", "excluded")
 
 
 def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None, store: ImageStore | None = None,
                        worst_sessions: int = WORST_SESSIONS) -> str:
+    measures = report_measures(report)
     context = {
         "header": header(report),
         "components": components(report),
@@ -46,19 +47,19 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "group_outcomes": group_outcome_tables(report),
         "groups": group_metric_tables(report),
         "disparity": disparity_rows(report),
-        "disparity_forest": _plot_uri(plot_disparity_forest, report.get("disparity") or []),
+        "disparity_forest": _plot_uri(plot_disparity_forest, report.get("disparity") or [], measures),
         "group_tests": group_test_rows(report),
         "judge_panel": report.get("judge_panel"),
         "overediting": overediting(report),
-        "trajectory": trajectory(report),
-        "group_trajectories": group_trajectories(report),
+        "trajectory": trajectory(report, measures),
+        "group_trajectories": group_trajectories(report, measures),
         "cost": report.get("cost"),
         "calls": call_rows(report),
         "performance": report.get("performance"),
         "judge_reliability": report.get("judge_reliability"),
         "judged": "judge" in (report.get("components") or {}),
         "worst": worst_sessions_section(report, run_dir, store, worst_sessions),
-        "display": display_name,
+        "display": lambda name: display_name(name, measures),
     }
     return redact(render("report.html.j2", **context))
 
@@ -202,7 +203,7 @@ def overediting(report: Mapping[str, Any]) -> dict[str, Any] | None:
             "plot_error": plot_unavailable()}
 
 
-def group_trajectories(report: Mapping[str, Any]) -> dict[str, Any]:
+def group_trajectories(report: Mapping[str, Any], measures: Mapping[str, Any]) -> dict[str, Any]:
     """FSS_k per demographic group (reports since 1.2 carry them), as a plot and as rows of numbers."""
     by_attribute = {
         attribute: {label: points for label, g in labels.items()
@@ -210,13 +211,13 @@ def group_trajectories(report: Mapping[str, Any]) -> dict[str, Any]:
         for attribute, labels in (report.get("groups") or {}).items()}
     by_attribute = {attribute: lines for attribute, lines in by_attribute.items() if lines}
     rows = [(attribute, label, points) for attribute, lines in by_attribute.items() for label, points in lines.items()]
-    return {"rows": rows, "plot": _plot_uri(plot_group_trajectories, by_attribute), "plot_error": plot_unavailable(),
+    return {"rows": rows, "plot": _plot_uri(plot_group_trajectories, by_attribute, measures), "plot_error": plot_unavailable(),
             "has_groups": bool(report.get("groups"))}
 
 
-def trajectory(report: Mapping[str, Any]) -> dict[str, Any]:
+def trajectory(report: Mapping[str, Any], measures: Mapping[str, Any]) -> dict[str, Any]:
     series = {name: points for name, points in (report.get("trajectory") or {}).items() if points}
-    return {"series": series, "plot": _plot_uri(plot_trajectories, series), "plot_error": plot_unavailable()}
+    return {"series": series, "plot": _plot_uri(plot_trajectories, series, measures), "plot_error": plot_unavailable()}
 
 
 def call_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -227,12 +228,14 @@ def call_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def worst_sessions_section(report: Mapping[str, Any], run_dir: Path | None, store: ImageStore | None,
                            limit: int) -> dict[str, Any]:
-    """The included sessions with the worst ``RANKING_METRIC`` (direction from the report), with contact sheets."""
-    out: dict[str, Any] = {"metric": RANKING_METRIC, "rows": [], "columns": [], "note": None}
-    info = (report.get("metrics") or {}).get(RANKING_METRIC)
+    """The included sessions with the worst value of the run's identity metric (Drop_FSS in paper (a); direction
+    from the report), with contact sheets."""
+    ranking = identity_metric(report)
+    out: dict[str, Any] = {"metric": ranking or "", "rows": [], "columns": [], "note": None}
+    info = (report.get("metrics") or {}).get(ranking or "")
     sessions_csv = run_dir / "sessions.csv" if run_dir is not None else None
     if info is None:
-        out["note"] = f"{display_name(RANKING_METRIC)} was not computed in this run."
+        out["note"] = "No session metric was computed in this run."
         return out
     if sessions_csv is None or not sessions_csv.is_file():
         out["note"] = "sessions.csv was not found next to the report."
@@ -240,11 +243,11 @@ def worst_sessions_section(report: Mapping[str, Any], run_dir: Path | None, stor
     with open(sessions_csv, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     scored = [(value, row) for row in rows if not row.get("excluded")
-              and (value := float_or_none(row.get(RANKING_METRIC))) is not None]
+              and (value := float_or_none(row.get(ranking))) is not None]
     scored.sort(key=lambda pair: pair[0], reverse=not info.get("higher_is_better", False))
     picks = [row for _, row in scored[:limit]]
     if not picks:
-        out["note"] = f"No included session has a {display_name(RANKING_METRIC)} value."
+        out["note"] = f"No included session has a {display_name(ranking or '', report_measures(report))} value."
         return out
     metric_columns = [m for m in (report.get("metrics") or {}) if m in picks[0]]
     # The labels (demographics); not the run's identifiers, nor metrics this run did not compute.

@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from faceedit_bench.report import plots
-from faceedit_bench.report.metric_names import display_name
+from faceedit_bench.report.measures import FSS, bounds_of
+from faceedit_bench.report.metric_names import Measures, display_name
 
-AXIS_LABELS = {"fss": "FSS (the embedder's scale)", "sc": "SC x100"}
 MAX_ANNOTATED_CELLS = 400  # above this the heatmap's numbers would be unreadable; the cells table has them
 
 
@@ -21,26 +21,35 @@ def plot_unavailable() -> str | None:
     return None
 
 
-def plot_trajectories(series: Mapping[str, Sequence[Mapping[str, Any]]]) -> bytes | None:
+def axis_label(name: str, measures: Measures) -> str:
+    """``SC (x100)``: the metric's label and unit as its registration states them."""
+    unit = str(((measures or {}).get(name) or {}).get("unit") or "")
+    return f"{display_name(name, measures)} ({unit})" if unit else display_name(name, measures)
+
+
+def plot_trajectories(series: Mapping[str, Sequence[Mapping[str, Any]]], measures: Measures) -> bytes | None:
     """One panel per trajectory (FSS_k, SC_k: different scales), mean per step with its CI as a band, each on
-    its metric's full scale (FSS 0-1, SC 0-100), so a flat line looks flat."""
+    its metric's full scale where its registration states one (FSS 0-1, SC 0-100), so a flat line looks flat."""
     if plot_unavailable():
         return None
-    panels = {f"{display_name(name)}_k": {"all included sessions": points} for name, points in series.items()}
-    return plots.trajectory_lines(panels, metric_of={f"{display_name(n)}_k": n for n in series},
-                                  ylabels={f"{display_name(n)}_k": AXIS_LABELS.get(n, display_name(n)) for n in series})
+    titles = {name: f"{display_name(name, measures)}_k" for name in series}
+    panels = {titles[name]: {"all included sessions": points} for name, points in series.items()}
+    return plots.trajectory_lines(panels, bounds={titles[n]: bounds_of(n, measures) for n in series},
+                                  ylabels={titles[n]: axis_label(n, measures) for n in series})
 
 
-def plot_group_trajectories(by_attribute: Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]]) -> bytes | None:
+def plot_group_trajectories(by_attribute: Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]],
+                            measures: Measures) -> bytes | None:
     """FSS_k per demographic group, one panel per attribute, one line (with its CI band) per group."""
     if plot_unavailable():
         return None
-    panels = {f"FSS_k by {attribute}": lines for attribute, lines in by_attribute.items()}
-    return plots.trajectory_lines(panels, metric_of={title: "fss" for title in panels},
-                                  ylabels={title: AXIS_LABELS["fss"] for title in panels})
+    fss = {"fss": FSS, **(measures or {})}
+    panels = {f"{display_name('fss', fss)}_k by {attribute}": lines for attribute, lines in by_attribute.items()}
+    return plots.trajectory_lines(panels, bounds={title: bounds_of("fss", fss) for title in panels},
+                                  ylabels={title: axis_label("fss", fss) for title in panels})
 
 
-def plot_disparity_forest(rows: Sequence[Mapping[str, Any]]) -> bytes | None:
+def plot_disparity_forest(rows: Sequence[Mapping[str, Any]], measures: Measures) -> bytes | None:
     """A forest plot per metric: per contrast, each group's mean with its CI; contrasts flagged as bias marked."""
     if plot_unavailable():
         return None
@@ -49,14 +58,15 @@ def plot_disparity_forest(rows: Sequence[Mapping[str, Any]]) -> bytes | None:
     marked: dict[str, set[str]] = {}
     for d in rows:
         metric = str(d.get("metric", "?"))
-        title = f"{display_name(metric)} by group"
+        title = f"{display_name(metric, measures)} by group"
         metric_of[title] = metric
         groups = list((d.get("groups") or {}).items())
         panels.setdefault(title, []).append((str(d.get("contrast")), [(str(label), s) for label, s in groups]))
         if d.get("bias"):
             marked.setdefault(title, set()).add(str(d.get("contrast")))
-    xlabels = {title: f"{display_name(m)}: each group's mean and CI" for title, m in metric_of.items()}
-    return plots.forest(panels, metric_of=metric_of, marked=marked, xlabels=xlabels)
+    xlabels = {title: f"{axis_label(m, measures)}: each group's mean and CI" for title, m in metric_of.items()}
+    return plots.forest(panels, bounds={t: bounds_of(m, measures) for t, m in metric_of.items()}, marked=marked,
+                        xlabels=xlabels)
 
 
 def plot_overediting(categories: Sequence[str], matrix: Sequence[Sequence[int]],

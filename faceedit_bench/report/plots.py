@@ -1,9 +1,10 @@
 """Plots of the run report and of ``compare``: PNG bytes drawn by matplotlib's Agg canvas (no pyplot, so no
 global backend is touched), or ``None`` when matplotlib is missing or there is nothing to draw.
 
-Axes are chosen so that a flat line looks flat: FSS on at least 0–1 (its whole scale for a cosine similarity;
-wider only when a value lies outside), SC and OER (×100) on 0–100, and every other metric's axis includes 0.
-A zoomed axis would turn a 0.002 difference between two groups into a cliff.
+Axes are chosen so that a flat line looks flat: a metric with bounds in its registration (the report's
+``measures``: FSS 0–1, SC and OER ×100 0–100) is drawn on at least its whole scale (wider only when a value
+lies outside), and every other metric's axis includes 0. A zoomed axis would turn a 0.002 difference between
+two groups into a cliff.
 """
 
 from __future__ import annotations
@@ -16,9 +17,7 @@ from typing import Any
 
 PALETTE = ("#1f4e79", "#c2410c", "#15803d", "#7e22ce", "#a16207", "#0e7490", "#be123c", "#4d7c0f")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-#: Full scales of metrics reported x100 (SC, OER): fixed axes.
-FULL_SCALE = {"sc": (0.0, 100.0), "oer": (0.0, 100.0)}
-DISPLAY = {"drop_fss": "Drop_FSS", "sc": "SC", "oer": "OER", "fss": "FSS"}
+Bounds = Mapping[str, "tuple[float, float] | None"]
 
 
 def available() -> bool:
@@ -54,14 +53,12 @@ def _finite(values: Sequence[Any]) -> list[float]:
     return [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
 
 
-def value_range(metric: str, values: Sequence[Any]) -> tuple[float, float]:
-    """The axis range of ``metric``: its full scale where it has one (FSS 0–1, SC/OER 0–100), widened only to
+def value_range(values: Sequence[Any], bounds: tuple[float, float] | None = None) -> tuple[float, float]:
+    """An axis range: the metric's full scale where it has ``bounds`` (FSS 0–1, SC/OER 0–100), widened only to
     show a value outside it; otherwise the data's range extended to 0."""
     data = _finite(values)
-    if metric == "fss":
-        low, high = 0.0, 1.0
-    elif metric in FULL_SCALE:
-        low, high = FULL_SCALE[metric]
+    if bounds is not None:
+        low, high = bounds
     else:
         low, high = min([0.0, *data]), max([0.0, *data])
         if high - low < 1e-9:
@@ -88,10 +85,10 @@ def _values(points: Sequence[Mapping[str, Any]]) -> list[Any]:
 
 
 def trajectory_lines(panels: Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]], *,
-                     ylabels: Mapping[str, str] | None = None, metric_of: Mapping[str, str] | None = None,
+                     ylabels: Mapping[str, str] | None = None, bounds: Bounds | None = None,
                      title_suffix: str = "") -> bytes | None:
     """One panel per key of ``panels`` ({panel title: {line label: points k, mean, ci_low, ci_high}}), one line
-    per label with its CI as a band. ``metric_of`` names each panel's metric (its axis: FSS 0–1, SC 0–100)."""
+    per label with its CI as a band. ``bounds`` gives a panel's metric's scale (its axis: FSS 0–1, SC 0–100)."""
     usable = {title: {label: pts for label, p in lines.items() if (pts := _summary_points(p))}
               for title, lines in panels.items()}
     usable = {title: lines for title, lines in usable.items() if lines}
@@ -104,7 +101,6 @@ def trajectory_lines(panels: Mapping[str, Mapping[str, Sequence[Mapping[str, Any
     with no_mathtext():
         axes = fig.subplots(1, n, squeeze=False)[0]
         for ax, (title, lines) in zip(axes, usable.items()):
-            metric = (metric_of or {}).get(title, "fss")
             ks: set[int] = set()
             for i, (label, points) in enumerate(lines.items()):
                 colour = PALETTE[i % len(PALETTE)]
@@ -114,11 +110,11 @@ def trajectory_lines(panels: Mapping[str, Mapping[str, Sequence[Mapping[str, Any
                 ax.plot([p["k"] for p in points], [p["mean"] for p in points], marker=MARKERS[i % len(MARKERS)],
                         color=colour, label=shown)
                 _band(ax, points, colour)
-            ax.set_ylim(*value_range(metric, [v for pts in lines.values() for v in _values(pts)]))
+            ax.set_ylim(*value_range([v for pts in lines.values() for v in _values(pts)], (bounds or {}).get(title)))
             ax.set_xticks(sorted(ks))
             ax.set_xlabel("step k")
             ax.set_title(f"{title}{title_suffix}", fontsize=10)
-            ax.set_ylabel((ylabels or {}).get(title, DISPLAY.get(metric, metric)))
+            ax.set_ylabel((ylabels or {}).get(title, title))
             ax.grid(axis="y", color="#e5e7eb")
             ax.legend(loc="lower left", fontsize=7)
         fig.tight_layout()
@@ -126,7 +122,7 @@ def trajectory_lines(panels: Mapping[str, Mapping[str, Sequence[Mapping[str, Any
 
 
 def forest(panels: Mapping[str, Sequence[tuple[str, Sequence[tuple[str, Mapping[str, Any] | None]]]]], *,
-           metric_of: Mapping[str, str] | None = None, xlabels: Mapping[str, str] | None = None,
+           bounds: Bounds | None = None, xlabels: Mapping[str, str] | None = None,
            marked: Mapping[str, set[str]] | None = None) -> bytes | None:
     """Forest plots, one panel per key: rows (label, [(series label, summary with mean/ci_low/ci_high/n)]), a
     dot at each series' mean and a bar over its CI. Rows named in ``marked[panel]`` get a "BIAS" tag."""
@@ -146,7 +142,6 @@ def forest(panels: Mapping[str, Sequence[tuple[str, Sequence[tuple[str, Mapping[
         axes = fig.subplots(len(usable), 1, squeeze=False,
                             height_ratios=[sum(max(1, len(p)) for _, p in rows) + 1 for rows in usable.values()])
         for ax, (title, rows) in zip(axes[:, 0], usable.items()):
-            metric = (metric_of or {}).get(title, title)
             series_names = list(dict.fromkeys(name for _, pts in rows for name, _ in pts))
             y, ticks, labels = 0.0, [], []
             for label, pts in rows:
@@ -166,8 +161,8 @@ def forest(panels: Mapping[str, Sequence[tuple[str, Sequence[tuple[str, Mapping[
             ax.set_yticks(ticks, labels, fontsize=8)
             ax.invert_yaxis()
             values = [v for _, pts in rows for _, s in pts for v in (s.get("mean"), s.get("ci_low"), s.get("ci_high"))]
-            ax.set_xlim(*value_range(metric, values))
-            ax.set_xlabel((xlabels or {}).get(title, DISPLAY.get(metric, metric)), fontsize=9)
+            ax.set_xlim(*value_range(values, (bounds or {}).get(title)))
+            ax.set_xlabel((xlabels or {}).get(title, title), fontsize=9)
             ax.set_title(title, fontsize=10)
             ax.grid(axis="x", color="#e5e7eb")
         fig.tight_layout()

@@ -10,9 +10,10 @@ from typing import Any
 from faceedit_bench import __version__
 from faceedit_bench.plugin.payloads import RunInfo
 from faceedit_bench.records import TestSet
+from faceedit_bench.report.measures import collect_measures
 
 SCHEMA_ID = "faceedit_bench/run_report"
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 
 RECONSTRUCTION_NOTE = (
     "The Face-Edit-Attributes taxonomy and the test-set sessions are a reconstruction of paper (a)'s "
@@ -66,6 +67,7 @@ def build_report(info: RunInfo, testset: TestSet, sections: dict[str, Any], *,
             "embedder_version": str(embedder.get("version", "unknown")),
         },
         **sections,
+        "measures": collect_measures(sections),  # how to read every named quantity (since 1.3)
         "notes": [RECONSTRUCTION_NOTE, *([JUDGE_NOTE] if "overediting" in sections else [])],
     }
 

@@ -9,7 +9,7 @@ A :class:`JudgeMetric` is data, not code in the core:
   (``over="images"``) or the session once, about its last image (``over="session"``);
 * one or several named values (:class:`JudgeValue`): how one answer becomes a number, and how
   a session's numbers reduce to the session's value (the mean by default, or a custom reducer),
-  with the direction, unit and description reports render;
+  with the direction, unit, description, label and bounds reports and the leaderboard render;
 * optionally a cross-session report section (the overediting matrix of the state tracker).
 
 A session value is undefined when any answer it needs is not ``ok``: a partial mean would
@@ -72,6 +72,10 @@ class JudgeValue:
     point: Callable[[Mapping[str, Any]], float | None] | None = None
     scale: float = 1.0
     reduce: Callable[[Sequence[float]], float | None] | None = None
+    #: How reports and the leaderboard name it (``SC``); the name when empty.
+    label: str = ""
+    #: The values a session can take (e.g. (0, 100)), for plot axes; None when open-ended.
+    bounds: tuple[float, float] | None = None
 
     def session_value(self, points: Sequence[float | None]) -> float | None:
         if not points or any(p is None for p in points):

@@ -47,7 +47,7 @@ SC_METRIC = JudgeMetric(
         name="sc", higher_is_better=True, unit="x100",
         description="Semantic consistency: mean over the 4 steps of min(editing success, overediting)/10 from "
                     "the VIEScore-style judge on (I_k-1, I_k, P_k), x100 (METHODOLOGY §2.5, §3).",
-        point=sc_point, scale=100.0),),
+        point=sc_point, scale=100.0, label="SC", bounds=(0.0, 100.0)),),
 )
 
 
@@ -84,7 +84,7 @@ STATE_METRIC = JudgeMetric(
     values=(JudgeValue(
         name="oer", higher_is_better=False, unit="x100",
         description="Overediting rate: unrequested sub-axis changes per edit found by the state tracker, x100 "
-                    "(METHODOLOGY §2.5; counting rules reconstructed, §8.5)."),),
+                    "(METHODOLOGY §2.5; counting rules reconstructed, §8.5).", label="OER", bounds=(0.0, 100.0)),),
     session=_oer,
     report=OvereditReport,
     needs_taxonomy=True,
