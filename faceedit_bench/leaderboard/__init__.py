@@ -8,6 +8,6 @@ Submissions come from strangers: everything read from one is bounded, validated 
 from faceedit_bench.leaderboard.errors import SubmissionRejected, VerificationUnavailable
 
 SUBMISSION_SCHEMA_ID = "faceedit_bench/submission"
-SUBMISSION_SCHEMA_VERSION = "1.1"
+SUBMISSION_SCHEMA_VERSION = "1.2"
 
 __all__ = ["SUBMISSION_SCHEMA_ID", "SUBMISSION_SCHEMA_VERSION", "SubmissionRejected", "VerificationUnavailable"]

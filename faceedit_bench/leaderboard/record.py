@@ -1,8 +1,9 @@
 """From a run (report.json, config.yaml, steps.csv) to a submission record.
 
 The same function turns the verifier's re-scored run into a record, so the submitted and
-the reproduced numbers are compared field by field in one shape. Run report 1.0 and 1.1
-are both accepted: sections a report lacks (disparity, cost, judge call counts) are null.
+the reproduced numbers are compared field by field in one shape. Run reports 1.0 to 1.3
+are accepted: sections a report lacks (disparity, cost, judge call counts, group tests, judge
+panel, audit) are null, and an older report's measures are rebuilt from its metrics.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from faceedit_bench.keys import portable
 from faceedit_bench.leaderboard import SUBMISSION_SCHEMA_ID, SUBMISSION_SCHEMA_VERSION
 from faceedit_bench.leaderboard.errors import SubmissionRejected
+from faceedit_bench.leaderboard.record_sections import record_sections
 from faceedit_bench.leaderboard.tolerances import default_tolerance
 from faceedit_bench.report.sources import RunArtifacts
 from faceedit_bench.storage.images import content_hash
@@ -252,6 +254,7 @@ def build_record(artifacts: RunArtifacts, *, submission_id: str, registered: Map
         "outcomes": _outcomes(report),
         "cost": _cost(report.get("cost")),
         "overediting": _overediting(report.get("overediting")),
+        **record_sections(report),  # measures, group tests, judge panel, audit (submission 1.2)
         "report_notes": [_text(n, 4000) for n in report.get("notes", [])],
         "files": {
             "steps_table": {"path": "steps.csv", "sha256": content_hash(artifacts.steps_table),

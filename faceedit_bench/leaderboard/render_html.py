@@ -49,12 +49,16 @@ def render_page(views: list[View], rejected: list[Rejected], *, n_submissions: i
     js, css = _asset("page.js"), _asset("page.css")
     csp = (f"default-src 'none'; script-src {_csp_hash(js)}; style-src {_csp_hash(css)}; img-src data:; "
            "base-uri 'none'; form-action 'none'")
-    contrasts = [ALL] + sorted({s.contrast for v in views for s in v.sections if s.contrast != ALL})
+    titles = {s.contrast: s.title for v in views for s in v.sections}
+    # all sessions, then the demographic contrasts, then the named views and the tests (sections with a note)
+    named = {s.contrast for v in views for s in v.sections if s.note}
+    contrasts = [(c, "all sessions" if c == ALL else titles[c]) for c in
+                 [ALL] + sorted(set(titles) - named - {ALL}) + sorted(named - {ALL})]
     context_views = [
         {"key": v.key, "label": v.label, "details": v.details, "rank_by": v.rank_by, "notes": v.notes,
          "sections": [{"contrast": s.contrast, "title": s.title, "columns": s.columns, "rows": s.rows,
-                       "anchor": view_anchor(v.key, s.contrast), "tables": s.tables,
-                       "plots": [forest_svg(p) for p in s.plots]} for s in v.sections]}
+                       "anchor": view_anchor(v.key, s.contrast), "tables": s.tables, "note": s.note,
+                       "rank_by": s.rank_by, "plots": [forest_svg(p) for p in s.plots]} for s in v.sections]}
         for v in views
     ]
     return _environment().get_template("page.html.j2").render(

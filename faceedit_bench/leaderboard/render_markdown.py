@@ -59,7 +59,10 @@ def render_markdown(views: list[View], rejected: list[Rejected], *, n_submission
         out += [f"- {md(name)}: {md(value)}" for name, value in view.details]
         out += [f"- ranked by: {md(view.rank_by) if view.rank_by else 'no metric'}"]
         for section in view.sections:
-            out += ["", f"### {md(section.title)}", ""] + _table(section)
+            out += ["", f"### {md(section.title)}", ""]
+            if section.note:
+                out += [md(section.note) + (f" Ranked by {md(section.rank_by)}." if section.rank_by else ""), ""]
+            out += _table(section)
             for table in section.tables:
                 out += ["", f"#### {md(table.title)}", ""]
                 out += _table(table) if table.rows else ["No pattern reaches the threshold."]  # type: ignore[arg-type]

@@ -1,6 +1,8 @@
 """The leaderboard's tables, independent of the output format: one view per measurement
 protocol (test set x dataset x embedder x judge x limits), and in each a section for all
-sessions plus one per demographic contrast. Markdown and HTML render these same cells.
+sessions, one per demographic contrast, one per named view its entries have values for
+(audit, creval: :mod:`~faceedit_bench.leaderboard.view_specs`), the group tests and the judge
+panel. Markdown and HTML render these same cells.
 
 Metric directions come from the registered metric's ``higher_is_better`` (the report's own
 statement for a metric this installation does not register), never from a list of names.
@@ -9,7 +11,7 @@ statement for a metric this installation does not register), never from a list o
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +36,7 @@ class MetricInfo:
     unit: str
     higher_is_better: bool
     description: str
+    label: str = ""
 
 
 @dataclass
@@ -88,6 +91,8 @@ class Section:
     rows: list[Row]
     plots: list[Plot] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
+    rank_by: str | None = None  # a section ranked otherwise than its view (the named views)
+    note: str = ""  # what the section shows, above its table
 
 
 @dataclass
@@ -135,24 +140,25 @@ def metric_infos(entries: list[Entry], registered: Mapping[str, Any]) -> list[Me
             hib = bool(stated[0]["higher_is_better"])
         else:
             continue  # contradictory statements and no registration: no direction to rank by
-        out.append(MetricInfo(name, stated[0]["unit"], hib, stated[0]["description"]))
+        label = next((str(m["label"]) for e in entries if isinstance(m := (e.record.get("measures") or {}).get(name), dict)
+                      and m.get("label")), name)
+        out.append(MetricInfo(name, stated[0]["unit"], hib, stated[0]["description"], label))
     return out
 
 
-def _rank(entries: list[Entry], metric: MetricInfo | None) -> tuple[list[Entry], dict[str, int | None]]:
-    """Competition ranking ("1, 1, 3") by the metric's mean in its direction; entries without a
-    mean, and entries whose verification failed, are listed last without a rank."""
-    def mean(e: Entry) -> float | None:
-        if metric is None or e.status == "failed" or is_reference(e):
-            return None
-        return e.record["metrics"].get(metric.name, {}).get("mean")
+def rank_entries(entries: list[Entry], mean: Callable[[Entry], float | None],
+                 higher_is_better: bool) -> tuple[list[Entry], dict[str, int | None]]:
+    """Competition ranking ("1, 1, 3") by ``mean(entry)`` in the given direction; entries without a
+    value, and entries whose verification failed, are listed last without a rank; baselines first."""
+    def value(e: Entry) -> float | None:
+        return None if e.status == "failed" or is_reference(e) else mean(e)
 
-    sign = -1.0 if metric is not None and metric.higher_is_better else 1.0
-    ranked = sorted(entries, key=lambda e: (not is_reference(e), mean(e) is None, sign * (mean(e) or 0.0), e.id))
+    sign = -1.0 if higher_is_better else 1.0
+    ranked = sorted(entries, key=lambda e: (not is_reference(e), value(e) is None, sign * (value(e) or 0.0), e.id))
     ranks: dict[str, int | None] = {}
     previous, position, i = None, 0, 0
     for e in ranked:
-        m = mean(e)
+        m = value(e)
         if m is None:
             ranks[e.id] = None
             continue
@@ -163,14 +169,22 @@ def _rank(entries: list[Entry], metric: MetricInfo | None) -> tuple[list[Entry],
     return ranked, ranks
 
 
-def _rank_cell(e: Entry, ranks: Mapping[str, int | None]) -> Cell:
+def _rank(entries: list[Entry], metric: MetricInfo | None) -> tuple[list[Entry], dict[str, int | None]]:
+    """Ranked by the metric's mean in its direction (no metric: no ranks)."""
+    if metric is None:
+        return rank_entries(entries, lambda e: None, False)
+    return rank_entries(entries, lambda e: e.record["metrics"].get(metric.name, {}).get("mean"),
+                        metric.higher_is_better)
+
+
+def rank_cell(e: Entry, ranks: Mapping[str, int | None]) -> Cell:
     if is_reference(e):
         return Cell("ref", "", cls="reference")
     rank = ranks.get(e.id)
     return Cell(str(rank) if rank is not None else "–", "" if rank is None else str(rank))
 
 
-def _editor_cell(e: Entry) -> Cell:
+def editor_cell(e: Entry) -> Cell:
     editor = e.record["editor"]
     sub = e.id + (f" · by {e.record['submitter']}" if e.record.get("submitter") else "")
     if is_reference(e):
@@ -178,11 +192,11 @@ def _editor_cell(e: Entry) -> Cell:
     return Cell(f"{editor['name']} {editor['version']}", editor["name"].lower(), sub)
 
 
-def _status_cell(e: Entry) -> Cell:
+def status_cell(e: Entry) -> Cell:
     return Cell(e.status, e.status, e.status_note, cls=f"status {e.status}")
 
 
-def _notes_cell(e: Entry) -> Cell:
+def notes_cell(e: Entry) -> Cell:
     url = e.record.get("url")
     href = url if isinstance(url, str) and url.startswith("https://") else None
     return Cell(e.record.get("notes") or "", (e.record.get("notes") or "").lower(), url or "", cls="notes", href=href)
@@ -202,7 +216,7 @@ def _overall(view_entries: list[Entry], metrics: list[MetricInfo], ranks: dict[s
     rows = []
     for e in view_entries:
         r, o = e.record, e.record["outcomes"]
-        cells = [_rank_cell(e, ranks), _editor_cell(e), _status_cell(e)]
+        cells = [rank_cell(e, ranks), editor_cell(e), status_cell(e)]
         for m in metrics:
             text, sub = fmt_summary(r["metrics"].get(m.name))
             cells.append(Cell(text, sort_value(r["metrics"].get(m.name, {}).get("mean")), sub, cls="num"))
@@ -218,10 +232,10 @@ def _overall(view_entries: list[Entry], metrics: list[MetricInfo], ranks: dict[s
                   Cell(str(failed), str(failed), _reasons({k: v for k, v in o["steps"].items() if k not in NOT_FAILED}),
                        cls="num"),
                   Cell("n/a" if cost is None else f"{cost:.4f}", sort_value(cost), cls="num"),
-                  _notes_cell(e)]
+                  notes_cell(e)]
         rows.append(Row(e.id, e.status, cells, is_reference(e)))
     plots = [Plot(m.name, m.unit, m.higher_is_better, [""],
-                  [(_label(e), [_point(e.record["metrics"].get(m.name))]) for e in view_entries]) for m in metrics]
+                  [(entry_label(e), [point(e.record["metrics"].get(m.name))]) for e in view_entries]) for m in metrics]
     return Section(ALL, "all sessions", columns, rows, plots)
 
 
@@ -229,12 +243,12 @@ def _reasons(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if v)
 
 
-def _label(e: Entry) -> str:
+def entry_label(e: Entry) -> str:
     editor = e.record["editor"]
     return f"{'[reference] ' if is_reference(e) else ''}{editor['name']} {editor['version']} ({e.id})"
 
 
-def _point(s: Mapping[str, Any] | None) -> tuple[float | None, float | None, float | None]:
+def point(s: Mapping[str, Any] | None) -> tuple[float | None, float | None, float | None]:
     if not s:
         return (None, None, None)
     return (s.get("mean"), s.get("ci_low"), s.get("ci_high"))
@@ -260,7 +274,7 @@ def _contrast(contrast: str, labels: list[str], view_entries: list[Entry], metri
     rows = []
     for e in view_entries:
         groups = e.record["groups"].get(contrast, {})
-        cells = [_editor_cell(e), _status_cell(e)]
+        cells = [editor_cell(e), status_cell(e)]
         for m in metrics:
             for label in labels:
                 s = groups.get(label, {}).get("metrics", {}).get(m.name)
@@ -276,7 +290,7 @@ def _contrast(contrast: str, labels: list[str], view_entries: list[Entry], metri
                           Cell(fmt(d["wd"]), sort_value(d["wd"]), cls="num")]
         rows.append(Row(e.id, e.status, cells, is_reference(e)))
     plots = [Plot(f"{m.name} by {contrast}", m.unit, m.higher_is_better, labels,
-                  [(_label(e), [_point(e.record["groups"].get(contrast, {}).get(label, {}).get("metrics", {})
+                  [(entry_label(e), [point(e.record["groups"].get(contrast, {}).get(label, {}).get("metrics", {})
                                        .get(m.name)) for label in labels]) for e in view_entries])
              for m in metrics]
     return Section(contrast, f"by {contrast}", columns, rows, plots)
@@ -298,6 +312,16 @@ def _details(entry: Entry) -> list[tuple[str, str]]:
     ]
 
 
+def _further_sections(entries: list[Entry], metrics: list[MetricInfo], registered: Mapping[str, Any]) -> list[Section]:
+    """The named views (audit, creval ...), the group tests and the judge panel, where entries have them."""
+    from faceedit_bench.leaderboard.group_test_sections import group_tests_section, judge_panel_section
+    from faceedit_bench.leaderboard.spec_sections import spec_sections  # they lay out these same cells
+
+    labels = {m.name: m.label or m.name for m in metrics}
+    found = [group_tests_section(entries, lambda name: labels.get(name, name)), judge_panel_section(entries)]
+    return spec_sections(entries, registered) + [s for s in found if s is not None]
+
+
 def build_views(entries: list[Entry], registered: Mapping[str, Any], rank_by: str | None = None) -> list[View]:
     """Group entries by protocol and lay out each group's sections."""
     groups: dict[str, list[Entry]] = defaultdict(list)
@@ -317,6 +341,7 @@ def build_views(entries: list[Entry], registered: Mapping[str, Any], rank_by: st
                 contrasts[attribute].update(labels)
         for attribute in sorted(contrasts):
             sections.append(_contrast(attribute, sorted(contrasts[attribute]), ordered, metrics))
+        sections += _further_sections(ordered, metrics, registered)
         first = members[0]
         t, judge = first.record["testset"], first.record["judge"]
         label = (f"{t['name']} {t['version']} · {first.record['dataset']['name']} · "

@@ -1,0 +1,126 @@
+"""The sections of the named views (:mod:`faceedit_bench.leaderboard.view_specs`) in one measurement's
+table: one row per entry, ranked by the view's ``rank_by`` value in its stated direction."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from faceedit_bench.leaderboard.entries import Entry
+from faceedit_bench.leaderboard.view_specs import VIEW_SPECS, ValueSpec, ViewSpec, value_of
+from faceedit_bench.leaderboard.views import (
+    NOT_FAILED,
+    Cell,
+    Column,
+    Plot,
+    Row,
+    Section,
+    editor_cell,
+    entry_label,
+    fmt_summary,
+    is_reference,
+    notes_cell,
+    point,
+    rank_cell,
+    rank_entries,
+    sort_value,
+    status_cell,
+)
+
+
+@dataclass(frozen=True)
+class ValueInfo:
+    spec: ValueSpec
+    label: str
+    unit: str
+    higher_is_better: bool | None  # None: no registration or submission states it; shown, never ranked by
+    description: str
+
+
+def _stated(entries: list[Entry], spec: ValueSpec) -> list[Mapping[str, Any]]:
+    """What the submissions say about a value: their measures, and an audit rate's inline statement."""
+    out = []
+    for e in entries:
+        m = (e.record.get("measures") or {}).get(spec.name)
+        if isinstance(m, Mapping):
+            out.append(m)
+        rate = ((e.record.get("audit") or {}).get("rates") or {}).get(spec.name)
+        if spec.source == "audit.rates" and isinstance(rate, Mapping) and isinstance(rate.get("higher_is_better"), bool):
+            out.append(rate)
+    return out
+
+
+def value_info(spec: ValueSpec, entries: list[Entry], registered: Mapping[str, Any]) -> ValueInfo:
+    if spec.by:  # a gap between groups: smaller is better, whatever the rate's own direction
+        rate = value_info(ValueSpec(spec.name, "audit.rates"), entries, registered)
+        return ValueInfo(spec, f"{rate.label} max−min by {spec.by}", "pp", False,
+                         f"The largest minus the smallest {spec.by} group's {rate.label}, in percentage points, "
+                         "with its bootstrap interval. Lower is better.")
+    stated = _stated(entries, spec)
+    reg = registered.get(spec.name)
+    directions = {m["higher_is_better"] for m in stated if isinstance(m.get("higher_is_better"), bool)}
+    if reg is not None and isinstance(getattr(reg, "higher_is_better", None), bool):
+        hib: bool | None = reg.higher_is_better
+    else:
+        hib = directions.pop() if len(directions) == 1 else None
+    first = stated[0] if stated else {}
+    label = str(first.get("label") or getattr(reg, "label", "") or spec.name)
+    unit = "%" if spec.source == "audit.rates" else str(first.get("unit") or getattr(reg, "unit", "") or "")
+    about = {True: " Higher is better.", False: " Lower is better.", None: " No submission states its direction."}
+    description = str(first.get("description") or getattr(reg, "description", "") or "") + about[hib]
+    return ValueInfo(spec, label, unit, hib, description.strip())
+
+
+def _has_any(entries: list[Entry], spec: ViewSpec) -> bool:
+    return any(value_of(e.record, v) is not None for e in entries for v in spec.values)
+
+
+def spec_section(spec: ViewSpec, entries: list[Entry], registered: Mapping[str, Any]) -> Section | None:
+    """The view's section over one measurement's entries, or None when no entry has any of its values."""
+    if not _has_any(entries, spec):
+        return None
+    infos = [value_info(v, entries, registered) for v in spec.values]
+    ranker = next(i for i in infos if i.spec.name == spec.rank_by and not i.spec.by)
+
+    def mean(e: Entry) -> float | None:
+        return (value_of(e.record, ranker.spec) or {}).get("mean")
+
+    ordered, ranks = rank_entries(entries, mean if ranker.higher_is_better is not None else (lambda e: None),
+                                  bool(ranker.higher_is_better))
+    columns = [Column("rank", "num"), Column("editor", "text"), Column("status", "text")]
+    columns += [Column(f"{i.label} ({i.unit})" if i.unit else i.label, "num",
+                       "" if i.higher_is_better is None else str(i.higher_is_better).lower(), i.description)
+                for i in infos]
+    columns += [Column("sessions", "num", help="sessions included / planned"),
+                Column("refused", "num", help="edit steps the provider refused (hard refusals)"),
+                Column("failed", "num", help="edit steps that failed (provider errors, unsupported requests ...)"),
+                Column("notes", "text")]
+    rows = []
+    for e in ordered:
+        cells = [rank_cell(e, ranks), editor_cell(e), status_cell(e)]
+        for i in infos:
+            s = value_of(e.record, i.spec)
+            text, sub = fmt_summary(s)
+            if s is not None and s.get("sub"):
+                sub = s["sub"]
+            cells.append(Cell(text if s is not None else "n/a", sort_value((s or {}).get("mean")),
+                              sub if s is not None else "not in this run", cls="num"))
+        o = e.record["outcomes"]
+        sessions, steps = o["sessions"], o["steps"]
+        failed = sum(n for outcome, n in steps.items() if outcome not in NOT_FAILED)
+        cells += [Cell(f"{sessions['included']}/{sessions['planned']}", str(sessions["included"]), cls="num"),
+                  Cell(str(steps.get("refused", 0)), str(steps.get("refused", 0)), cls="num"),
+                  Cell(str(failed), str(failed), cls="num"), notes_cell(e)]
+        rows.append(Row(e.id, e.status, cells, is_reference(e)))
+    plots = [Plot(f"{i.label}", i.unit, i.higher_is_better is not False, [""],
+                  [(entry_label(e), [point(value_of(e.record, i.spec))]) for e in ordered]) for i in infos]
+    note = spec.description
+    if ranker.higher_is_better is None:
+        note += f" Not ranked: no submission states whether a higher {ranker.label} is better."
+    return Section(spec.key, spec.title, columns, rows, plots, rank_by=ranker.label, note=note)
+
+
+def spec_sections(entries: list[Entry], registered: Mapping[str, Any],
+                  specs: tuple[ViewSpec, ...] = VIEW_SPECS) -> list[Section]:
+    return [s for spec in specs if (s := spec_section(spec, entries, registered)) is not None]
