@@ -47,7 +47,7 @@ def test_a_judged_submission_verifies_only_with_the_same_judge_answers(plugins, 
         counts = report["overediting"]["attribute_changes"]
         assert sum(counts["edits"].values()) == sum(report["overediting"]["edits"])
         record = json.loads((bundle / "submission.json").read_text())
-        assert record["schema_version"] == "1.1" and overedit_counts(record) == counts
+        assert record["schema_version"] == "1.2" and overedit_counts(record) == counts
         assert pooled_patterns([counts]) == report["overediting"]["patterns"]
         settings = [f"dataset.params.root={tmp_path / 'faces'}", "run.workers=1",
                     f"judge.params.base_url={server.url}", *[f"judge.params.{s}" for s in FAST]]
