@@ -191,3 +191,28 @@ def test_named_views_of_runs_in_a_real_mlflow_store(tmp_path, plugins):
     assert _editors(_section(view, "audit")) == ["tracked_b", "tracked_a"]
     assert _editors(_section(view, "creval")) == ["tracked_a", "tracked_b"]
     assert all(e.status == "unverified" and e.source == "mlflow" for e in result.collection.entries)
+
+
+def test_verification_compares_the_audit_rates_within_a_point():
+    from faceedit_bench.leaderboard.reproduction import _compare_audit, _Comparer
+
+    def audit(rate, gap, by="race"):
+        return {"rates": {"soft_erasure_rate": {"rate": rate, "ci_low": 0.1, "ci_high": 0.3, "n": 40}},
+                "disparity": {"soft_erasure_rate": [{"max_minus_min_pp": gap, "by": by}]}}
+
+    same = _Comparer()
+    _compare_audit(same, audit(0.200, 10.0), audit(0.205, 10.6))
+    assert same.mismatches == [] and same.compared == 8
+    off = _Comparer()
+    _compare_audit(off, audit(0.20, 10.0), audit(0.25, 13.0))
+    assert [m.field for m in off.mismatches] == ["audit.rates.soft_erasure_rate.rate",
+                                                 "audit.disparity.soft_erasure_rate.race"]
+    hostile = _Comparer()
+    _compare_audit(hostile, audit("0.2", 10.0), audit(0.2, 10.0))  # text where a number belongs: a mismatch
+    assert [m.field for m in hostile.mismatches] == ["audit.rates.soft_erasure_rate.rate"]
+    missing = _Comparer()
+    _compare_audit(missing, audit(0.2, 10.0), None)  # stated but not reproduced
+    assert "audit.rates (names)" in [m.field for m in missing.mismatches]
+    nothing = _Comparer()
+    _compare_audit(nothing, None, audit(0.2, 10.0))  # a submission without the audit: nothing to compare
+    assert nothing.compared == 0
