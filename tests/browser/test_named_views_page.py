@@ -13,9 +13,9 @@ import pytest
 from faceedit_bench.leaderboard.build import build_leaderboard
 from faceedit_bench.leaderboard.submit import submit
 from tests.browser.test_leaderboard_page import (  # noqa: F401 - the browser fixture and page helpers
-    _QuietHandler,
     _column,
     _no_alert,
+    _QuietHandler,
     _rows,
     _severe,
     _visible,
@@ -56,7 +56,7 @@ def _choose(driver, contrast: str):
     return shown
 
 
-def test_audit_view_ranks_by_soft_erasure_and_sorts_gaps_smallest_first(browser, named_server):
+def test_audit_view_ranks_by_soft_erasure_and_sorts_gaps_smallest_first(browser, named_server):  # noqa: F811
     browser.get(named_server)
     options = [o.text for o in browser.find_elements("css selector", "#contrast option")]
     assert "audit: soft erasure and race change" in options and "CREval: overall, IF, VC, VQ" in options
@@ -82,7 +82,7 @@ def test_audit_view_ranks_by_soft_erasure_and_sorts_gaps_smallest_first(browser,
     assert _severe(browser) == []
 
 
-def test_creval_view_ranks_highest_first_and_tests_and_panel_are_views(browser, named_server):
+def test_creval_view_ranks_highest_first_and_tests_and_panel_are_views(browser, named_server):  # noqa: F811
     browser.get(named_server)
     creval = _choose(browser, "creval")
     _, rank = _column(creval, "rank")

@@ -1,0 +1,147 @@
+"""The leaderboard's cells, tables and views as plain data (the renderers' input), and the cells every
+table shares: an entry's rank, editor, status and notes, and a summary as ``mean [lo, hi]``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from faceedit_bench.analysis.baselines import is_reference_editor
+from faceedit_bench.leaderboard.entries import Entry
+
+
+def is_reference(e: Entry) -> bool:
+    """A baseline (the identity editor): shown as a reference row above the ranked ones, never ranked."""
+    return is_reference_editor(e.record["editor"]["name"])
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    name: str
+    unit: str
+    higher_is_better: bool
+    description: str
+    label: str = ""
+
+
+@dataclass
+class Cell:
+    text: str
+    value: str = ""  # sort key: a number as text, or "" (always sorted last)
+    sub: str = ""  # a second, smaller line
+    cls: str = ""
+    href: str | None = None  # https links only
+
+
+@dataclass
+class Column:
+    title: str
+    kind: str  # "num" or "text"
+    hib: str = ""  # "true"/"false" for metric columns: the first click sorts best first
+    help: str = ""
+
+
+@dataclass
+class Row:
+    id: str
+    status: str
+    cells: list[Cell]
+    reference: bool = False  # a baseline row (no rank; shown above the ranked rows)
+
+
+@dataclass
+class Plot:
+    title: str
+    unit: str
+    higher_is_better: bool
+    series: list[str]  # group labels; [""] for one series
+    rows: list[tuple[str, list[tuple[float | None, float | None, float | None]]]]  # label, per series (mean, lo, hi)
+
+
+@dataclass
+class Table:
+    """A further table of a section (e.g. the pooled overediting patterns), shown below its main table."""
+
+    title: str
+    columns: list[Column]
+    rows: list[Row]
+    note: str = ""
+
+
+@dataclass
+class Section:
+    contrast: str  # ALL or a demographic attribute
+    title: str
+    columns: list[Column]
+    rows: list[Row]
+    plots: list[Plot] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    rank_by: str | None = None  # a section ranked otherwise than its view (the named views)
+    note: str = ""  # what the section shows, above its table
+
+
+@dataclass
+class View:
+    key: str
+    label: str
+    details: list[tuple[str, str]]
+    metrics: list[MetricInfo]
+    rank_by: str | None
+    sections: list[Section]
+    notes: list[str]
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "n/a"
+    return f"{float(value):.{digits}f}"
+
+
+def sort_value(value: Any) -> str:
+    return "" if value is None else repr(float(value))
+
+
+def fmt_summary(s: Mapping[str, Any] | None) -> tuple[str, str]:
+    """(``mean [lo, hi]``, ``n=..``)."""
+    if not s or s.get("mean") is None:
+        return "n/a", f"n={s.get('n', 0)}" if s else ""
+    ci = f" [{fmt(s['ci_low'])}, {fmt(s['ci_high'])}]" if s.get("ci_low") is not None else " (no CI)"
+    return f"{fmt(s['mean'])}{ci}", f"n={s.get('n', 0)}"
+
+
+
+def rank_cell(e: Entry, ranks: Mapping[str, int | None]) -> Cell:
+    if is_reference(e):
+        return Cell("ref", "", cls="reference")
+    rank = ranks.get(e.id)
+    return Cell(str(rank) if rank is not None else "–", "" if rank is None else str(rank))
+
+
+def editor_cell(e: Entry) -> Cell:
+    editor = e.record["editor"]
+    sub = e.id + (f" · by {e.record['submitter']}" if e.record.get("submitter") else "")
+    if is_reference(e):
+        sub = "reference: no edit · " + sub
+    return Cell(f"{editor['name']} {editor['version']}", editor["name"].lower(), sub)
+
+
+def status_cell(e: Entry) -> Cell:
+    return Cell(e.status, e.status, e.status_note, cls=f"status {e.status}")
+
+
+def notes_cell(e: Entry) -> Cell:
+    url = e.record.get("url")
+    href = url if isinstance(url, str) and url.startswith("https://") else None
+    return Cell(e.record.get("notes") or "", (e.record.get("notes") or "").lower(), url or "", cls="notes", href=href)
+
+
+def entry_label(e: Entry) -> str:
+    editor = e.record["editor"]
+    return f"{'[reference] ' if is_reference(e) else ''}{editor['name']} {editor['version']} ({e.id})"
+
+
+def point(s: Mapping[str, Any] | None) -> tuple[float | None, float | None, float | None]:
+    if not s:
+        return (None, None, None)
+    return (s.get("mean"), s.get("ci_low"), s.get("ci_high"))
