@@ -13,6 +13,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from faceedit_bench.report.measures import bounds_of, label_of, report_measures
+
 
 def fmt_p(p: float | None) -> str:
     if p is None:
@@ -42,7 +44,7 @@ def _table(*columns: str, right: tuple[str, ...] = ()) -> Table:
 
 def _metrics(report: dict[str, Any]) -> Table:
     table = _table("metric", "n", "mean", "95% CI", "unit", "direction", right=("n", "mean"))
-    for name, m in report["metrics"].items():
+    for name, m in report["metrics"].items():  # by name: what metrics=[...] and rank_by are given
         mean, ci = _ci(m)
         table.add_row(name, str(m["n"]), mean, ci, m.get("unit") or "",
                       "higher is better" if m["higher_is_better"] else "lower is better")
@@ -53,9 +55,13 @@ def _trajectories(report: dict[str, Any]) -> Table:
     table = _table("trajectory", *(f"k={p['k']}" for p in report["trajectory"]["fss"]),
                    right=tuple(f"k={p['k']}" for p in report["trajectory"]["fss"]))
     width = len(report["trajectory"]["fss"])
+    measures = report_measures(report)
     for series, points in report["trajectory"].items():
-        cells = {p["k"]: _ci(p, 1 if series == "sc" else 3)[0] for p in points}
-        table.add_row(f"{series.upper()}_k mean", *(cells.get(p["k"], "") for p in report["trajectory"]["fss"]))
+        bounds = bounds_of(series, measures)
+        digits = 1 if bounds is not None and bounds[1] - bounds[0] >= 10 else 3  # x100 scales: one decimal
+        cells = {p["k"]: _ci(p, digits)[0] for p in points}
+        table.add_row(f"{label_of(series, measures)}_k mean",
+                      *(cells.get(p["k"], "") for p in report["trajectory"]["fss"]))
     for key, labels in report["groups"].items():
         for label, g in labels.items():
             points = (g.get("trajectory") or {}).get("fss")
