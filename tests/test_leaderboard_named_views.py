@@ -216,3 +216,24 @@ def test_verification_compares_the_audit_rates_within_a_point():
     nothing = _Comparer()
     _compare_audit(nothing, None, audit(0.2, 10.0))  # a submission without the audit: nothing to compare
     assert nothing.compared == 0
+
+
+def test_a_k_group_attribute_shows_its_spread_and_kruskal_wallis_beside_the_groups(tmp_path, plugins):
+    import json as _json
+
+    run = write_named_run(tmp_path / "ws", editor="raced", group_tests=True)
+    report = _json.loads((run / "report.json").read_text())
+    report["groups"]["race"] = {race: {"sessions_included": 3, "sessions_excluded": {},
+                                       "metrics": {"drop_fss": g}}
+                                for race, g in report["group_tests"]["k_groups"]["race"]["drop_fss"]["groups"].items()}
+    (run / "report.json").write_text(_json.dumps(report))
+    submit(str(run), out=tmp_path / "lb" / "submissions", plugins=plugins)
+    (view,) = build_views(collect_submissions(tmp_path / "lb").entries, {})
+    race = _section(view, "race")
+    cells = _cells(race, race.rows[0])
+    assert cells["drop_fss · White"].text.startswith("4.000")
+    assert cells["max−min · drop_fss"].text == "2.000 [0.500, 3.500]" and cells["max−min · drop_fss"].sub == "worst: White"
+    assert cells["Kruskal–Wallis · drop_fss"].text == "p = 0.061" and cells["Kruskal–Wallis · drop_fss"].sub == "H 5.600, df 2"
+    assert cells["bias · drop_fss"].text == "not tested"  # two-group WD tests are for two-group contrasts
+    gender = _section(view, "gender")
+    assert not any(c.title.startswith("max−min") for c in gender.columns)

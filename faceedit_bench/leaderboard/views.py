@@ -144,8 +144,29 @@ def _disparity_row(e: Entry, metric: str, contrast: str) -> Mapping[str, Any] | 
     return None
 
 
+def _k_groups(e: Entry, contrast: str, metric: str) -> Mapping[str, Any] | None:
+    found = (((e.record.get("group_tests") or {}).get("k_groups") or {}).get(contrast) or {}).get(metric)
+    return found if isinstance(found, Mapping) else None
+
+
+def _k_group_cells(e: Entry, contrast: str, metric: str) -> list[Cell]:
+    """max − min of the group means [bootstrap CI] and the Kruskal–Wallis p of a k-group attribute (race)."""
+    t = _k_groups(e, contrast, metric)
+    if t is None:
+        return [Cell("not tested", ""), Cell("n/a", "")]
+    d, kw = t.get("disparity") or {}, t.get("kruskal") or {}
+    ci = f" [{fmt(d['ci_low'])}, {fmt(d['ci_high'])}]" if d.get("ci_low") is not None else ""
+    spread = Cell(f"{fmt(d.get('value'))}{ci}", sort_value(d.get("value")),
+                  f"worst: {d['worst_group']}" if d.get("worst_group") else str(d.get("reason") or ""), cls="num")
+    p = kw.get("p_value")
+    return [spread, Cell("n/a" if p is None else fmt_p_equation(p), sort_value(p),
+                         f"H {fmt(kw.get('h'))}, df {kw.get('df')}" if kw.get("h") is not None
+                         else str(kw.get("reason") or ""), cls="num")]
+
+
 def _contrast(contrast: str, labels: list[str], view_entries: list[Entry], metrics: list[MetricInfo]) -> Section:
     columns = [Column("editor", "text"), Column("status", "text")]
+    k_groups = {m.name for m in metrics for e in view_entries if _k_groups(e, contrast, m.name) is not None}
     for m in metrics:
         hib = "true" if m.higher_is_better else "false"
         columns += [Column(f"{m.name} · {label}", "num", hib, f"{m.name} ({m.unit}) of the {label} group")
@@ -154,6 +175,11 @@ def _contrast(contrast: str, labels: list[str], view_entries: list[Entry], metri
                            "bias flag of the disparity test (Wasserstein distance over the threshold and "
                            "permutation p-value under alpha); 'not tested' when the run computed none"),
                     Column(f"WD · {m.name}", "num", "false", "Wasserstein distance between the groups' values")]
+        if m.name in k_groups:
+            columns += [Column(f"max−min · {m.name}", "num", "false",
+                               "the largest group mean minus the smallest, with its bootstrap interval"),
+                        Column(f"Kruskal–Wallis · {m.name}", "num", "", "p-value of the Kruskal-Wallis test "
+                                                                         "across the groups")]
     rows = []
     for e in view_entries:
         groups = e.record["groups"].get(contrast, {})
@@ -171,6 +197,8 @@ def _contrast(contrast: str, labels: list[str], view_entries: list[Entry], metri
                 sub = fmt_p_equation(d["p_value"]) + (f", worst: {d.get('worst_group')}" if d["bias"] else "")
                 cells += [Cell(flag, "1" if d["bias"] else "0", sub, cls="bias" if d["bias"] else ""),
                           Cell(fmt(d["wd"]), sort_value(d["wd"]), cls="num")]
+            if m.name in k_groups:
+                cells += _k_group_cells(e, contrast, m.name)
         rows.append(Row(e.id, e.status, cells, is_reference(e)))
     plots = [Plot(f"{m.name} by {contrast}", m.unit, m.higher_is_better, labels,
                   [(entry_label(e), [point(e.record["groups"].get(contrast, {}).get(label, {}).get("metrics", {})
