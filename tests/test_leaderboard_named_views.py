@@ -237,3 +237,28 @@ def test_a_k_group_attribute_shows_its_spread_and_kruskal_wallis_beside_the_grou
     assert cells["bias · drop_fss"].text == "not tested"  # two-group WD tests are for two-group contrasts
     gender = _section(view, "gender")
     assert not any(c.title.startswith("max−min") for c in gender.columns)
+
+
+def test_markup_in_a_submissions_labels_and_audit_stays_text(tmp_path, plugins):
+    from tests.test_leaderboard_support import rewrite_record
+
+    hostile = '<script>alert(1)</script>'
+    sub = _submit(tmp_path, plugins, editor="sly", soft_erasure=0.2, creval=50.0, panel=True, group_tests=True)
+
+    def inject(record):
+        record["measures"]["creval"]["label"] = hostile
+        record["audit"]["rates"]["soft_erasure_rate"]["label"] = hostile
+        record["audit"]["disparity"]["soft_erasure_rate"]["max_group"] = hostile
+        record["judge_panel"]["rule"]["primary"] = hostile
+        record["audit"]["rates"]["soft_erasure_rate"]["rate"] = "0.2"  # text where a number belongs
+
+    rewrite_record(sub, inject)
+    result = build_leaderboard(tmp_path / "lb", plugins=plugins)
+    assert not result.collection.rejected
+    page = result.page.read_text()
+    assert hostile not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<script>" not in result.table.read_text()
+    (view,) = build_views(result.collection.entries, {})
+    audit = _section(view, "audit")
+    assert audit.columns[3].title == f"{hostile} (%)"  # shown as text (escaped above)
+    assert audit.rows[0].cells[3].text == "n/a"  # not a number: no value, never a made-up one

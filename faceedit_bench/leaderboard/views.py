@@ -128,7 +128,7 @@ def _overall(view_entries: list[Entry], metrics: list[MetricInfo], ranks: dict[s
                   Cell("n/a" if cost is None else f"{cost:.4f}", sort_value(cost), cls="num"),
                   notes_cell(e)]
         rows.append(Row(e.id, e.status, cells, is_reference(e)))
-    plots = [Plot(m.name, m.unit, m.higher_is_better, [""],
+    plots = [Plot(m.label or m.name, m.unit, m.higher_is_better, [""],
                   [(entry_label(e), [point(e.record["metrics"].get(m.name))]) for e in view_entries]) for m in metrics]
     return Section(ALL, "all sessions", columns, rows, plots)
 
@@ -200,7 +200,7 @@ def _contrast(contrast: str, labels: list[str], view_entries: list[Entry], metri
             if m.name in k_groups:
                 cells += _k_group_cells(e, contrast, m.name)
         rows.append(Row(e.id, e.status, cells, is_reference(e)))
-    plots = [Plot(f"{m.name} by {contrast}", m.unit, m.higher_is_better, labels,
+    plots = [Plot(f"{m.label or m.name} by {contrast}", m.unit, m.higher_is_better, labels,
                   [(entry_label(e), [point(e.record["groups"].get(contrast, {}).get(label, {}).get("metrics", {})
                                        .get(m.name)) for label in labels]) for e in view_entries])
              for m in metrics]
