@@ -247,7 +247,7 @@ def test_markup_in_a_submissions_labels_and_audit_stays_text(tmp_path, plugins):
 
     def inject(record):
         record["measures"]["creval"]["label"] = hostile
-        record["audit"]["rates"]["soft_erasure_rate"]["label"] = hostile
+        record["measures"]["soft_erasure_rate"]["label"] = hostile
         record["audit"]["disparity"]["soft_erasure_rate"]["max_group"] = hostile
         record["judge_panel"]["rule"]["primary"] = hostile
         record["audit"]["rates"]["soft_erasure_rate"]["rate"] = "0.2"  # text where a number belongs
