@@ -127,8 +127,9 @@ def test_submit_verify_and_build_end_to_end(tracked, cli, tmp_path):
     assert _ranked((lb / "README.md").read_text()) == [("ref", "identity", "verified"), ("1", "noise", "verified"),
                                                        ("2", "noise", "unverified")]
     page = (lb / "index.html").read_text()
-    assert page.count('data-status="verified"') == 4  # 2 entries x (all sessions, by gender)
-    assert 'data-contrast="gender"' in page
+    # 2 entries x (all sessions, by gender, group tests: the gender x skin tone intersection, with its reason)
+    assert page.count('data-status="verified"') == 6
+    assert 'data-contrast="gender"' in page and 'data-contrast="group tests"' in page
     code, _ = cli("leaderboard", "build", "--dir", lb, "--tracking-uri", tracked.uri)
     assert (lb / "index.html").read_text() == page  # same inputs, same bytes
 
