@@ -262,3 +262,10 @@ def test_markup_in_a_submissions_labels_and_audit_stays_text(tmp_path, plugins):
     audit = _section(view, "audit")
     assert audit.columns[3].title == f"{hostile} (%)"  # shown as text (escaped above)
     assert audit.rows[0].cells[3].text == "n/a"  # not a number: no value, never a made-up one
+
+
+def test_a_metric_this_installation_lacks_gets_the_tolerance_its_report_states(tmp_path, plugins):
+    sub = _submit(tmp_path, plugins, editor="hats", plugin_score=3.0)
+    record = json.loads((sub / "submission.json").read_text())
+    assert record["measures"]["hat_present"]["requires"] == ["judge"]  # not registered here: the report says so
+    assert record["metrics"]["hat_present"]["tolerance"] == 1.0 and record["metrics"]["drop_fss"]["tolerance"] == 1e-6

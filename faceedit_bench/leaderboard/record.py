@@ -199,12 +199,14 @@ def build_record(artifacts: RunArtifacts, *, submission_id: str, registered: Map
     components = report["components"]
     has_judge = "judge" in components
     images, refusals = step_files(artifacts.steps_table)
+    sections = record_sections(report)
     metrics = {}
     for name, m in report["metrics"].items():
+        stated = (sections["measures"].get(name) or {}).get("requires")
         metrics[name] = {f: m.get(f) for f in METRIC_FIELDS} | {
             "n": int(m.get("n") or 0),
             "undefined_sessions": int(m.get("undefined_sessions") or 0),
-            "tolerance": default_tolerance(name, registered, has_judge),
+            "tolerance": default_tolerance(name, registered, has_judge, stated),
         }
     return {
         "schema": SUBMISSION_SCHEMA_ID,
@@ -254,7 +256,7 @@ def build_record(artifacts: RunArtifacts, *, submission_id: str, registered: Map
         "outcomes": _outcomes(report),
         "cost": _cost(report.get("cost")),
         "overediting": _overediting(report.get("overediting")),
-        **record_sections(report),  # measures, group tests, judge panel, audit (submission 1.2)
+        **sections,  # measures, group tests, judge panel, audit (submission 1.2)
         "report_notes": [_text(n, 4000) for n in report.get("notes", [])],
         "files": {
             "steps_table": {"path": "steps.csv", "sha256": content_hash(artifacts.steps_table),

@@ -9,7 +9,7 @@ states its tolerance per metric; the verifier refuses tolerances looser than its
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from faceedit_bench.analysis.session_metrics import judge_metric_values
@@ -22,18 +22,23 @@ JUDGE_TOLERANCE = 1.0
 P_VALUE_TOLERANCE = 0.01
 
 
-def needs_judge(name: str, registered: Mapping[str, Any], has_judge: bool) -> bool:
-    """Whether metric ``name`` depends on a judge: from its registration's ``requires``;
-    a metric no installed plugin registers is assumed judge-based only when a judge ran."""
+def needs_judge(name: str, registered: Mapping[str, Any], has_judge: bool,
+                stated: Iterable[str] | None = None) -> bool:
+    """Whether metric ``name`` depends on a judge: from its registration's ``requires``, else from the
+    ``requires`` the run report states for it (report 1.3); otherwise it is assumed judge-based only
+    when a judge ran."""
     metric = registered.get(name)
     requires = getattr(metric, "requires", None)
+    if requires is None:
+        requires = list(stated or ()) or None
     if requires is None:
         return has_judge
     return "judge" in requires
 
 
-def default_tolerance(name: str, registered: Mapping[str, Any], has_judge: bool) -> float:
-    return JUDGE_TOLERANCE if needs_judge(name, registered, has_judge) else EMBEDDER_TOLERANCE
+def default_tolerance(name: str, registered: Mapping[str, Any], has_judge: bool,
+                      stated: Iterable[str] | None = None) -> float:
+    return JUDGE_TOLERANCE if needs_judge(name, registered, has_judge, stated) else EMBEDDER_TOLERANCE
 
 
 def registered_metrics(plugins: Any = None) -> dict[str, Any]:
