@@ -269,3 +269,22 @@ def test_a_metric_this_installation_lacks_gets_the_tolerance_its_report_states(t
     record = json.loads((sub / "submission.json").read_text())
     assert record["measures"]["hat_present"]["requires"] == ["judge"]  # not registered here: the report says so
     assert record["metrics"]["hat_present"]["tolerance"] == 1.0 and record["metrics"]["drop_fss"]["tolerance"] == 1e-6
+
+
+def test_the_shapes_read_here_follow_the_run_report_schema(tmp_path):
+    """The audit's rates and disparities, measures with labels and bounds, group tests and panel counts, as
+    docs/leaderboard_views.md states them, validate against run_report.schema.json (1.3)."""
+    from pathlib import Path
+
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parent.parent / "faceedit_bench/schemas/run_report.schema.json").read_text())
+    run = write_named_run(tmp_path / "ws", editor="all", soft_erasure=0.2, race_change=0.1, creval=50.0,
+                          plugin_score=3.0, panel=True, group_tests=True)
+    report = json.loads((run / "report.json").read_text())
+    jsonschema.validate(report, schema)
+    assert report["measures"]["soft_erasure_rate"]["section"] == "audit"
+    assert report["measures"]["creval"]["bounds"] == [0.0, 100.0]
+    report["audit"]["disparity"]["race_change_rate"] = {"max_minus_min_pp": 3.0}  # no "by": which groups?
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(report, schema)
