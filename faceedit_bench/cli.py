@@ -57,7 +57,7 @@ def _testset_command(args: argparse.Namespace) -> int:
     if args.action == "show":
         print(testsets.describe_testset(testsets.load_testset(args.name)))
         return 0
-    names = [args.name] if args.name else list(testsets.TESTSET_NAMES)
+    names = [args.name] if args.name else list(testsets.BUILTIN_NAMES)
     stale = [n for n in names if not testsets.frozen_matches_generator(n)]
     for n in names:
         print(f"{n}: {'DIFFERS from the generator' if n in stale else 'matches the generator'}")

@@ -54,7 +54,7 @@ class Face:
 
 
 #: How a step's ``dataset`` input picks another face (documented in faceedit_bench/run/inputs.py).
-INPUT_RULES = ("other_gender", "other_gender_other_race")
+INPUT_RULES = ("other_gender", "other_gender_other_race", "female_other_race", "male_other_race")
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,9 @@ class Step:
     """One instruction P_k of a session. The taxonomy binding (attribute, category,
     sub-axis, axis) is ``None`` for a free-text instruction; metrics that need it (OER, the
     overediting matrix) are then skipped. ``prompt_id`` / ``prompt_category`` name the
-    instruction in a published prompt list (e.g. "O-01", "Occupational/Authority")."""
+    instruction in a published prompt list (e.g. "O-01", "Occupational/Authority"). ``meta`` holds
+    further published facts about the prompt as text (e.g. WinoBias ``target_occupation``,
+    ``stereotyped_gender``), for judge metrics that need them."""
 
     k: int
     instruction: str
@@ -87,6 +89,7 @@ class Step:
     prompt_id: str | None = None
     prompt_category: str | None = None
     inputs: tuple[StepInput, ...] = ()
+    meta: Mapping[str, str] = field(default_factory=dict, hash=False, compare=True)
 
     @property
     def bound(self) -> bool:
