@@ -184,6 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     from faceedit_bench.leaderboard.cli import add_parsers
 
     add_parsers(sub)  # submit, verify, leaderboard build
+    from faceedit_bench.builtin.datasets.portraits_cli import add_parser as add_portraits_parser
+
+    add_portraits_parser(sub)  # portraits select|show|check|approve
     for action in sub._choices_actions:  # `faceedit-bench <command> --help` says what the command does
         command = sub.choices[action.dest]
         if command.description is None:

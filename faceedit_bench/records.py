@@ -172,6 +172,18 @@ class FaceEmbedding:
     reason: str = ""
 
 
+@dataclass(frozen=True)
+class DetectedFace:
+    """One face a detector found: its box ``(left, top, right, bottom)`` in pixels, the detector's
+    score, and named landmarks ``{name: (x, y)}``. Names: ``left_eye`` / ``right_eye`` (the eye
+    centres on the image's left and right), ``nose_tip``, optionally ``mouth_left`` / ``mouth_right``
+    and ``jaw_left`` / ``jaw_right`` (the face contour at eye height, image left and right)."""
+
+    box: tuple[float, float, float, float]
+    score: float
+    landmarks: Mapping[str, tuple[float, float]] = field(default_factory=dict, hash=False)
+
+
 # -- results the stages hand on (edit stage -> score stage -> analysis -> report) ----------
 
 

@@ -66,7 +66,8 @@ def build_report(info: RunInfo, testset: TestSet, sections: dict[str, Any], *,
             "embedder_version": str(embedder.get("version", "unknown")),
         },
         **sections,
-        "notes": [RECONSTRUCTION_NOTE, *([JUDGE_NOTE] if "overediting" in sections else [])],
+        "notes": [RECONSTRUCTION_NOTE, *([JUDGE_NOTE] if "overediting" in sections else []),
+                  *[str(n) for n in info.components["dataset"].description.get("notes") or []]],
     }
 
 
