@@ -12,8 +12,7 @@ import pytest
 from faceedit_bench.cli import main
 from faceedit_bench.records import Face, Step
 from faceedit_bench.run.inputs import InputResolver
-from faceedit_bench.testsets import BUILTIN_NAMES, frozen_matches_generator, load_testset, regenerate
-from faceedit_bench.testsets import paper_b
+from faceedit_bench.testsets import BUILTIN_NAMES, frozen_matches_generator, load_testset, paper_b, regenerate
 
 #: The frozen files' content hashes: a change of a prompt, an id or a label changes these.
 HASHES = {"diagnostic": "39c8cebfa4ce810aaf08967f45040f13d401e94c4798f93b2e5c562879f74f2e",
