@@ -60,7 +60,8 @@ def _testset_command(args: argparse.Namespace) -> int:
     names = [args.name] if args.name else list(testsets.BUILTIN_NAMES)
     stale = [n for n in names if not testsets.frozen_matches_generator(n)]
     for n in names:
-        print(f"{n}: {'DIFFERS from the generator' if n in stale else 'matches the generator'}")
+        source = "its published source" if n in testsets.PAPER_B_NAMES else "the generator"
+        print(f"{n}: {'DIFFERS from' if n in stale else 'matches'} {source}")
     return 1 if stale else 0
 
 

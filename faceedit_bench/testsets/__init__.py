@@ -196,7 +196,9 @@ def load_testset(name_or_path: str | Path) -> TestSet:
 
 def describe_testset(ts: TestSet) -> str:
     """Human-readable rendering (``faceedit-bench testset show``): header, then every step."""
-    label = "RECONSTRUCTION (not the paper's sessions)" if ts.reconstruction else "user-defined"
+    published = ts.name in PAPER_B_NAMES and ts.content_hash == _load_builtin(ts.name).content_hash
+    label = ("RECONSTRUCTION (not the paper's sessions)" if ts.reconstruction
+             else "paper (b)'s published prompts" if published else "user-defined")
     lengths = sorted({len(s.steps) for s in ts.sessions})
     lines = [
         f"Test set {ts.name} v{ts.version} [{label}]",
