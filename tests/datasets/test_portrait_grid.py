@@ -80,6 +80,7 @@ def test_seed_orders_candidates_and_per_cell(make_real_fairface, detector, tmp_p
     # two portraits per cell: the one cell with two candidates that pass holds neither twice
     manifest = _select(root, tmp_path / "two", detector, tmp_path, per_cell=2)
     assert {c["status"] for c in manifest["cells"] if c["portraits"]} == {"partial"}
+    assert any("3 cells have fewer than 2 portraits" in n for n in manifest["notes"])
     # max_checks stops a cell early: the blurred and dark astronaut cell checks only its first candidate
     one = _select(root, tmp_path / "one", detector, tmp_path, max_checks=1)
     assert sum(next(c for c in one["cells"] if c["cell"] == "Latino_Female_50s")["rejections"].values()) == 1

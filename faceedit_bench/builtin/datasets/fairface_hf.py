@@ -57,7 +57,8 @@ class ParquetSplit:
 
     @functools.cached_property
     def rows(self) -> list[dict[str, Any]]:
-        """Every row's labels as names: ``age``, ``gender``, ``race``, ``service_test``, and its ``image_path``."""
+        """Every row's labels as names (``age``, ``gender``, ``race``) and ``service_test``; the image column
+        is not read here (it holds every image's bytes)."""
         out: list[dict[str, Any]] = []
         for i, path in enumerate(self.files):
             pf = self._open(path)
@@ -66,10 +67,9 @@ class ParquetSplit:
                 self._offsets.append(len(out))
                 self._groups.append((i, g))
                 table = pf.read_row_group(g, columns=["age", "gender", "race", "service_test"])
-                paths = pf.read_row_group(g, columns=["image"]).column("image").combine_chunks().field("path")
-                for row, image_path in zip(table.to_pylist(), paths.to_pylist()):
+                for row in table.to_pylist():
                     out.append({**{k: self._name(path, len(out), k, row[k], names[k]) for k in CLASS_NAMES},
-                                "service_test": row["service_test"], "image_path": image_path})
+                                "service_test": row["service_test"]})
         return out
 
     def image_file(self, index: int, stem: str) -> Path:

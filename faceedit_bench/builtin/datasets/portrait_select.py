@@ -57,6 +57,7 @@ def select_grid(dataset: FairFaceDataset, detector: FaceDetector, out: Path, *, 
         if progress:
             progress(f"{spec['cell']}: {entry['status']} ({entry['checked']} checked of {len(ranked)})")
     missing = [c["cell"] for c in cells if c["status"] == "missing"]
+    partial = [c["cell"] for c in cells if c["status"] == "partial"]
     manifest: dict[str, Any] = {
         "format": grid.FORMAT, "format_version": grid.FORMAT_VERSION, "version": version,
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -70,7 +71,8 @@ def select_grid(dataset: FairFaceDataset, detector: FaceDetector, out: Path, *, 
         "cells": cells,
         "rejections": {r: total[r] for r in REASONS if total[r]},
         "missing_cells": missing,
-        "notes": [grid.missing_note(missing, len(cells))] if missing else [],
+        "notes": ([grid.missing_note(missing, len(cells))] if missing else [])
+        + ([f"{len(partial)} cells have fewer than {per_cell} portraits: {', '.join(partial)}"] if partial else []),
     }
     manifest["content_hash"] = grid.content_hash(manifest)
     write_manifest(out, manifest)
