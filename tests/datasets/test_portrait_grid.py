@@ -87,6 +87,13 @@ def test_seed_orders_candidates_and_per_cell(make_real_fairface, detector, tmp_p
     with pytest.raises(ConfigError):
         _select(root, tmp_path / "x", detector, tmp_path, per_cell=2, max_checks=1)
 
+    class EmbedOnly:  # an embedder that cannot report faces with landmarks
+        def describe(self):
+            return {"name": "embed_only"}
+
+    with pytest.raises(ConfigError, match="no detect"):
+        _select(root, tmp_path / "y", EmbedOnly(), tmp_path)
+
 
 def test_frozen_manifest_is_the_dataset_and_tampering_is_caught(make_real_fairface, detector, tmp_path):
     out = tmp_path / "grid"

@@ -28,6 +28,7 @@ from faceedit_bench.errors import ConfigError, DatasetError, ImageError
 from faceedit_bench.plugin.protocols import FaceDetector
 from faceedit_bench.storage.atomic import atomic_open, write_text
 from faceedit_bench.storage.images import decode_rgb
+from faceedit_bench.storage.locks import file_lock
 
 Progress = Callable[[str], None]
 
@@ -138,7 +139,17 @@ def is_fairface_root(root: Path) -> bool:
 def ensure_selection(root: Path, folder: Path, *, split: str, padding: float, seed: int, detector: str,
                      auto_select: bool) -> Path:
     """The selection folder for a FairFace root: ``folder`` as it is, or, when it is missing and
-    ``auto_select`` is on, a new selection made with the default criteria (not yet approved by a person)."""
+    ``auto_select`` is on, a new selection made with the default criteria (not yet approved by a person).
+    Locked, so the jobs of a sweep that start together make it once; the manifest is written last, so a
+    selection cut short is made again."""
+    with file_lock(folder.parent / f".{folder.name}.lock", what=f"selecting the portrait grid into {folder}",
+                   timeout=3600):
+        return _ensure_selection(root, folder, split=split, padding=padding, seed=seed, detector=detector,
+                                 auto_select=auto_select)
+
+
+def _ensure_selection(root: Path, folder: Path, *, split: str, padding: float, seed: int, detector: str,
+                      auto_select: bool) -> Path:
     if (folder / grid.MANIFEST).exists():
         made = grid.read_manifest(folder, verify=False)
         asked = {"split": split, "padding": padding, "seed": seed}
