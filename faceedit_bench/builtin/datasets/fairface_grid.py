@@ -93,7 +93,6 @@ class FairFaceGridDataset:
             "cells_filled": len(grid.cells()) - len(missing),
             "missing_cells": missing,
             "notes": self.notes(),
-            **({"caveat": " ".join(self.notes())} if self.notes() else {}),
             "n_faces": len(self._bases()),
         }
 
