@@ -30,9 +30,19 @@ from faceedit_bench.execution.local_models import (
 )
 from faceedit_bench.execution.secrets import MissingSecretError, read_secret, redact
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo, StepRecord, TrackedRun
-from faceedit_bench.plugin.protocols import AsyncEditor, Dataset, Editor, FaceEmbedder, Judge, TestSetLoader, Tracker
+from faceedit_bench.plugin.protocols import (
+    AsyncEditor,
+    Dataset,
+    Editor,
+    FaceDetector,
+    FaceEmbedder,
+    Judge,
+    TestSetLoader,
+    Tracker,
+)
 from faceedit_bench.plugin.registry import Register
 from faceedit_bench.records import (
+    DetectedFace,
     EditRequest,
     EditResult,
     Face,
@@ -86,6 +96,7 @@ __all__ = [
     "ConfigError",
     "Dataset",
     "DatasetContract",
+    "DetectedFace",
     "DatasetError",
     "EditRequest",
     "EditResult",
@@ -96,6 +107,7 @@ __all__ = [
     "EmbedderContract",
     "Face",
     "FaceEditBenchError",
+    "FaceDetector",
     "FaceEmbedder",
     "FaceEmbedding",
     "GaveUp",

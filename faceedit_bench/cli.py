@@ -57,10 +57,11 @@ def _testset_command(args: argparse.Namespace) -> int:
     if args.action == "show":
         print(testsets.describe_testset(testsets.load_testset(args.name)))
         return 0
-    names = [args.name] if args.name else list(testsets.TESTSET_NAMES)
+    names = [args.name] if args.name else list(testsets.BUILTIN_NAMES)
     stale = [n for n in names if not testsets.frozen_matches_generator(n)]
     for n in names:
-        print(f"{n}: {'DIFFERS from the generator' if n in stale else 'matches the generator'}")
+        source = "its published source" if n in testsets.PAPER_B_NAMES else "the generator"
+        print(f"{n}: {'DIFFERS from' if n in stale else 'matches'} {source}")
     return 1 if stale else 0
 
 
@@ -184,6 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
     from faceedit_bench.leaderboard.cli import add_parsers
 
     add_parsers(sub)  # submit, verify, leaderboard build
+    from faceedit_bench.builtin.datasets.portraits_cli import add_parser as add_portraits_parser
+
+    add_portraits_parser(sub)  # portraits select|show|check|approve
     for action in sub._choices_actions:  # `faceedit-bench <command> --help` says what the command does
         command = sub.choices[action.dest]
         if command.description is None:

@@ -54,7 +54,7 @@ class Face:
 
 
 #: How a step's ``dataset`` input picks another face (documented in faceedit_bench/run/inputs.py).
-INPUT_RULES = ("other_gender", "other_gender_other_race")
+INPUT_RULES = ("other_gender", "other_gender_other_race", "female_other_race", "male_other_race")
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,9 @@ class Step:
     """One instruction P_k of a session. The taxonomy binding (attribute, category,
     sub-axis, axis) is ``None`` for a free-text instruction; metrics that need it (OER, the
     overediting matrix) are then skipped. ``prompt_id`` / ``prompt_category`` name the
-    instruction in a published prompt list (e.g. "O-01", "Occupational/Authority")."""
+    instruction in a published prompt list (e.g. "O-01", "Occupational/Authority"). ``meta`` holds
+    further published facts about the prompt as text (e.g. WinoBias ``target_occupation``,
+    ``stereotyped_gender``), for judge metrics that need them."""
 
     k: int
     instruction: str
@@ -87,6 +89,7 @@ class Step:
     prompt_id: str | None = None
     prompt_category: str | None = None
     inputs: tuple[StepInput, ...] = ()
+    meta: Mapping[str, str] = field(default_factory=dict, hash=False, compare=True)
 
     @property
     def bound(self) -> bool:
@@ -167,6 +170,18 @@ class FaceEmbedding:
     vector: Any = None  # numpy float32 array when outcome is ok
     n_faces: int = 0
     reason: str = ""
+
+
+@dataclass(frozen=True)
+class DetectedFace:
+    """One face a detector found: its box ``(left, top, right, bottom)`` in pixels, the detector's
+    score, and named landmarks ``{name: (x, y)}``. Names: ``left_eye`` / ``right_eye`` (the eye
+    centres on the image's left and right), ``nose_tip``, optionally ``mouth_left`` / ``mouth_right``
+    and ``jaw_left`` / ``jaw_right`` (the face contour at eye height, image left and right)."""
+
+    box: tuple[float, float, float, float]
+    score: float
+    landmarks: Mapping[str, tuple[float, float]] = field(default_factory=dict, hash=False)
 
 
 # -- results the stages hand on (edit stage -> score stage -> analysis -> report) ----------

@@ -14,6 +14,7 @@ from faceedit_bench.plugin.registry import ComponentTable, Register
 from faceedit_bench.records import Session, Step, TestSet
 from faceedit_bench.taxonomy import load_taxonomy
 from faceedit_bench.testsets import (
+    BUILTIN_NAMES,
     TESTSET_NAMES,
     TestSetError,
     describe_testset,
@@ -276,7 +277,7 @@ def test_missing_and_invalid_files(tmp_path):
 # -- plugin and display ---------------------------------------------------------------------
 
 
-def test_hook_registers_the_four_test_sets_and_a_file_loader(tmp_path):
+def test_hook_registers_the_builtin_test_sets_and_a_file_loader(tmp_path):
     from faceedit_bench.builtin import testsets as plugin
 
     pm = pluggy.PluginManager(hookspecs.PROJECT)
@@ -284,8 +285,8 @@ def test_hook_registers_the_four_test_sets_and_a_file_loader(tmp_path):
     pm.register(plugin, name="builtin_testsets")
     table = ComponentTable("testsets")
     pm.hook.faceedit_register_testsets(register=Register(table, "builtin_testsets"))
-    assert table.names() == sorted([*TESTSET_NAMES, "file"])
-    for name in TESTSET_NAMES:
+    assert table.names() == sorted([*BUILTIN_NAMES, "file"])  # paper (a)'s four and paper (b)'s two
+    for name in BUILTIN_NAMES:
         reg = table.get(name)
         assert reg.provider == "builtin_testsets" and reg.description
         ts = reg.load()()

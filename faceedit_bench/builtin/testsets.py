@@ -1,4 +1,4 @@
-"""Builtin plugin: registers the four frozen test sets of METHODOLOGY §2.4.
+"""Builtin plugin: registers the four frozen test sets of METHODOLOGY §2.4 and paper (b)'s two (§4.2, §4.7).
 
 The sessions are a RECONSTRUCTION of paper (a)'s unpublished App. D (see
 :mod:`faceedit_bench.testsets`); each loader returns the cached, validated TestSet.
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from faceedit_bench import hookimpl
-from faceedit_bench.testsets import TESTSET_NAMES, load_testset
+from faceedit_bench.testsets import BUILTIN_NAMES, load_testset
 
 if TYPE_CHECKING:
     from faceedit_bench.plugin.registry import Register
@@ -21,12 +21,14 @@ DESCRIPTIONS = {
     "accessories": "Accessories-Test: 10 sessions from hats and glasses (reconstruction)",
     "pose": "Pose-Test: 5 sessions of head-position edits (reconstruction)",
     "multi_axis": "Multi-Axis-Test: 10 sessions from all 169 attributes (reconstruction)",
+    "diagnostic": "paper (b): the 20 diagnostic prompts (O-01..V-10), one edit each",
+    "winobias": "paper (b): 50 WinoBias prompts, two input images each (male base face first)",
 }
 
 
 @hookimpl
 def faceedit_register_testsets(register: Register) -> None:
-    for name in TESTSET_NAMES:
+    for name in BUILTIN_NAMES:
         # load_testset caches builtin sets, so every call returns the same TestSet.
         register(name, functools.partial(load_testset, name), description=DESCRIPTIONS[name])
     register("file", load_testset_file, description="A frozen test set of your own (JSON in the builtin format)")

@@ -7,13 +7,22 @@ returns an object satisfying one of these protocols.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from faceedit_bench.execution.limits import CallLimits
-from faceedit_bench.records import EditRequest, EditResult, Face, FaceEmbedding, JudgeReply, JudgeRequest, TestSet
+from faceedit_bench.records import (
+    DetectedFace,
+    EditRequest,
+    EditResult,
+    Face,
+    FaceEmbedding,
+    JudgeReply,
+    JudgeRequest,
+    TestSet,
+)
 
 
 @runtime_checkable
@@ -69,6 +78,18 @@ class FaceEmbedder(Protocol):
 
     def similarity(self, a: np.ndarray, b: np.ndarray) -> float:
         """Similarity of two embeddings on this embedder's documented scale, 0 to 1."""
+        ...
+
+
+@runtime_checkable
+class FaceDetector(Protocol):
+    """An embedder that also reports every face it finds with landmarks (optional capability, used
+    to check source portraits: one face, its size, yaw and roll). ``describe()`` as for embedders."""
+
+    def describe(self) -> Mapping[str, Any]: ...
+
+    def detect(self, rgb: np.ndarray) -> Sequence[DetectedFace]:
+        """Every face in an RGB uint8 image of shape (H, W, 3), largest first."""
         ...
 
 

@@ -68,7 +68,8 @@ def build_report(info: RunInfo, testset: TestSet, sections: dict[str, Any], *,
         },
         **sections,
         "measures": collect_measures(sections),  # how to read every named quantity (since 1.3)
-        "notes": [RECONSTRUCTION_NOTE, *([JUDGE_NOTE] if "overediting" in sections else [])],
+        "notes": [RECONSTRUCTION_NOTE, *([JUDGE_NOTE] if "overediting" in sections else []),
+                  *[str(n) for n in info.components["dataset"].description.get("notes") or []]],
     }
 
 

@@ -176,6 +176,9 @@ def summary_renderables(report: dict[str, Any], output_dir: Path) -> list[Any]:
         tail.append(f"STOPPED: {run.get('stopped')}")
     tail.append(f"FSS scale: {report['scales']['fss']}")  # said once: it applies to every FSS number above
     tail += _skipped(report)
+    # a dataset's own notes (e.g. empty cells of a portrait grid) qualify every number above
+    dataset = ((report.get("components") or {}).get("dataset") or {}).get("description") or {}
+    tail += [f"NOTE ({dataset.get('name')}): {n}" for n in dataset.get("notes") or []]
     parts += [Text(""), Text("\n".join(tail))]
     return parts
 

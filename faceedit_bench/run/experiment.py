@@ -203,7 +203,7 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
                                   min_base_fss=getattr(dataset, "min_base_fss", None),
                                   single_face_only=bool(getattr(dataset, "single_face_only", False)))
             edit = EditStage(info, c["editor"], editor_fp, store, ledger, conf.run.seed, retry, executors, pm.hook,
-                             progress, inputs=InputResolver(store, dataset.faces, conf.run.seed))
+                             progress, inputs=InputResolver(store, getattr(dataset, "partners", dataset.faces), conf.run.seed))
             score = ScoreStage(embeddings, c["embedder"].similarity, judge_scorer, ledger=ledger, store=store,
                                human_labels=conf.analysis.human_labels, seed=conf.run.seed)
             engine = Engine(admission, edit, score, progress)

@@ -5,8 +5,15 @@ of the dataset, chosen by a documented, seeded rule that depends only on the two
 and labels (never on the order faces arrive in):
 
 - ``other_gender``: a face whose ``gender`` label differs;
-- ``other_gender_other_race``: a face whose ``gender`` and ``race`` labels both differ
-  (paper (b)'s WinoBias pairing: a male and a female source of different races).
+- ``other_gender_other_race``: a face whose ``gender`` and ``race`` labels both differ;
+- ``female_other_race`` / ``male_other_race``: the same, with the order fixed: the base face must be
+  male (female) and comes first, the partner is female (male) and comes second. This is paper (b)'s
+  WinoBias pairing (``testset=winobias``: a male source first, a female source of another race).
+  A base face of the wrong gender cannot form the request; run such a test set on the base faces of
+  that gender (e.g. ``dataset=fairface_grid dataset.params.base_gender=male``).
+
+Partners come from the dataset's ``partners()`` when it has one (a dataset that yields only some
+faces as base images can still offer every face as a partner), else from ``faces()``.
 
 Among the faces that fit, the one with the smallest sha256("<seed>|<face id>|<candidate id>")
 is taken. A face with no fitting partner (or without the labels the rule reads) cannot form
@@ -22,7 +29,10 @@ from faceedit_bench.records import Face, Step
 from faceedit_bench.storage.images import read_image
 from faceedit_bench.storage.store import ImageStore
 
-RULE_LABELS = {"other_gender": ("gender",), "other_gender_other_race": ("gender", "race")}
+RULE_LABELS = {"other_gender": ("gender",), "other_gender_other_race": ("gender", "race"),
+               "female_other_race": ("gender", "race"), "male_other_race": ("gender", "race")}
+#: Ordered rules: the base face's required gender and the partner's.
+ORDERED = {"female_other_race": ("male", "female"), "male_other_race": ("female", "male")}
 
 
 class InputResolver:
@@ -41,6 +51,11 @@ class InputResolver:
                     digest = self._files[spec.path or ""] = self.store.put(read_image(spec.path)[0])
             else:
                 partner = self.partner(face, spec.rule or "")
+                order = ORDERED.get(spec.rule or "")
+                if order and face.demographics.get("gender") != order[0]:
+                    return (), (), (f"input {spec.role!r}: rule {spec.rule} puts a {order[0]} base face first; "
+                                    f"{face.face_id} is {face.demographics.get('gender')!r}. Run this test set on "
+                                    f"{order[0]} base faces, e.g. dataset.params.base_gender={order[0]}")
                 if partner is None:
                     return (), (), (f"input {spec.role!r}: the dataset has no face that fits rule {spec.rule} "
                                     f"for {face.face_id} (labels {dict(face.demographics)})")
@@ -58,6 +73,8 @@ class InputResolver:
             self._candidates = list(self._faces())
         fits = [c for c in self._candidates
                 if all(c.demographics.get(key) not in (None, value) for key, value in zip(labels, own))]
+        if rule in ORDERED:
+            fits = [c for c in fits if c.demographics.get("gender") == ORDERED[rule][1]]
         return min(fits, key=lambda c: self._rank(face, c), default=None)
 
     def _rank(self, face: Face, candidate: Face) -> str:

@@ -30,6 +30,8 @@ from faceedit_bench.storage.text import read_utf8
 from faceedit_bench.taxonomy import TaxonomyError, load_taxonomy
 
 __all__ = [
+    "BUILTIN_NAMES",
+    "PAPER_B_NAMES",
     "TESTSET_NAMES",
     "TestSetError",
     "describe_testset",
@@ -41,6 +43,10 @@ __all__ = [
 ]
 
 TESTSET_NAMES = ("hair", "accessories", "pose", "multi_axis")
+#: Paper (b)'s prompt sets, built from published files by :mod:`faceedit_bench.testsets.paper_b`.
+PAPER_B_NAMES = ("diagnostic", "winobias")
+#: Every frozen builtin test set.
+BUILTIN_NAMES = TESTSET_NAMES + PAPER_B_NAMES
 
 
 class TestSetError(FaceEditBenchError):
@@ -55,7 +61,7 @@ def _builtin_resource(name: str) -> Any:
 
 def _read(name_or_path: str | Path) -> tuple[dict[str, Any], str]:
     """The parsed file content and a label naming its source, for error messages."""
-    if isinstance(name_or_path, str) and name_or_path in TESTSET_NAMES:
+    if isinstance(name_or_path, str) and name_or_path in BUILTIN_NAMES:
         res = _builtin_resource(name_or_path)
         text, source = res.read_text(encoding="utf-8"), f"builtin test set {name_or_path!r} ({res})"
     else:
@@ -63,10 +69,10 @@ def _read(name_or_path: str | Path) -> tuple[dict[str, Any], str]:
         if not path.is_file():
             import difflib
 
-            near = difflib.get_close_matches(str(name_or_path), TESTSET_NAMES, n=2, cutoff=0.5)
+            near = difflib.get_close_matches(str(name_or_path), BUILTIN_NAMES, n=2, cutoff=0.5)
             hint = f" Did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
             raise TestSetError(
-                f"test set {str(name_or_path)!r} is neither a builtin name ({', '.join(TESTSET_NAMES)}) "
+                f"test set {str(name_or_path)!r} is neither a builtin name ({', '.join(BUILTIN_NAMES)}) "
                 f"nor an existing JSON file.{hint}"
             )
         text, source = read_utf8(path, what="test-set JSON file", error=TestSetError), str(path)
@@ -81,8 +87,8 @@ def _read(name_or_path: str | Path) -> tuple[dict[str, Any], str]:
 
 def frozen_content(name: str) -> dict[str, Any]:
     """The parsed content of a builtin frozen file."""
-    if name not in TESTSET_NAMES:
-        raise TestSetError(f"unknown builtin test set {name!r}; builtin: {', '.join(TESTSET_NAMES)}")
+    if name not in BUILTIN_NAMES:
+        raise TestSetError(f"unknown builtin test set {name!r}; builtin: {', '.join(BUILTIN_NAMES)}")
     return _read(name)[0]
 
 
@@ -182,7 +188,7 @@ def _load_builtin(name: str) -> TestSet:
 
 def load_testset(name_or_path: str | Path) -> TestSet:
     """A builtin test set by name (cached), or a user's test-set JSON file by path."""
-    if isinstance(name_or_path, str) and name_or_path in TESTSET_NAMES:
+    if isinstance(name_or_path, str) and name_or_path in BUILTIN_NAMES:
         return _load_builtin(name_or_path)
     data, source = _read(name_or_path)
     return parse_testset(data, source, Path(name_or_path).parent)
@@ -190,7 +196,9 @@ def load_testset(name_or_path: str | Path) -> TestSet:
 
 def describe_testset(ts: TestSet) -> str:
     """Human-readable rendering (``faceedit-bench testset show``): header, then every step."""
-    label = "RECONSTRUCTION (not the paper's sessions)" if ts.reconstruction else "user-defined"
+    published = ts.name in PAPER_B_NAMES and ts.content_hash == _load_builtin(ts.name).content_hash
+    label = ("RECONSTRUCTION (not the paper's sessions)" if ts.reconstruction
+             else "paper (b)'s published prompts" if published else "user-defined")
     lengths = sorted({len(s.steps) for s in ts.sessions})
     lines = [
         f"Test set {ts.name} v{ts.version} [{label}]",
@@ -214,12 +222,17 @@ def describe_testset(ts: TestSet) -> str:
 
 
 def regenerate(name: str) -> dict[str, Any]:
-    """What the generator produces for a builtin set (for checks; never overwrite the file)."""
+    """What the generator produces for a builtin set (for checks; never overwrite the file). Paper (b)'s
+    sets are rebuilt from their published sources (:mod:`faceedit_bench.testsets.paper_b`)."""
     from faceedit_bench.testsets.generator import generate  # imported lazily: only checks need it
 
+    if name in PAPER_B_NAMES:
+        from faceedit_bench.testsets.paper_b import build
+
+        return build(name)
     if name not in TESTSET_NAMES:
         raise TestSetError(
-            f"only builtin test sets can be regenerated ({', '.join(TESTSET_NAMES)}), not {name!r}"
+            f"only builtin test sets can be regenerated ({', '.join(BUILTIN_NAMES)}), not {name!r}"
         )
     seed = frozen_content(name).get("generator", {}).get("seed", 0)
     return generate(name, seed=seed)

@@ -8,12 +8,14 @@ taxonomy binding, prompt ids and categories, and further input images per step.
                           "prompt_id": "O-01", "prompt_category": "Occupational/Authority",
                           "binding": {"attribute": "crimson red hair"},
                           "inputs": [{"role": "second_person", "source": "dataset", "rule": "other_gender"},
-                                     {"role": "style", "source": "file", "path": "style.png"}]}]}]}
+                                     {"role": "style", "source": "file", "path": "style.png"}],
+                          "meta": {"repo_id": "B01"}}]}]}
 ```
 
 ``binding`` is optional; when given, its category, sub-axis and axis come from the taxonomy
 (and must agree with it when written). ``k`` is optional and, when written, must be the
-step's position. A ``file`` input's path is relative to the test-set file.
+step's position. A ``file`` input's path is relative to the test-set file. ``meta`` (optional)
+holds further published facts about the prompt as text values (``Step.meta``).
 """
 
 from __future__ import annotations
@@ -64,12 +66,12 @@ def _step(st: Any, k: int, where: str, fail: Fail, text: Callable[..., str], roo
         raise fail(f"{where}: must be an object")
     if "k" in st and (st["k"] != k or isinstance(st["k"], bool)):
         raise fail(f"{where}: 'k' must be {k} (its position), got {st['k']!r}")
-    unknown = sorted(set(st) - {"k", "instruction", "binding", "prompt_id", "prompt_category", "inputs"})
+    unknown = sorted(set(st) - {"k", "instruction", "binding", "prompt_id", "prompt_category", "inputs", "meta"})
     if unknown:
         raise fail(f"{where}: unknown field(s) {', '.join(unknown)}")
     optional = {f: text(st, f, where) for f in ("prompt_id", "prompt_category") if st.get(f) is not None}
     return Step(k=k, instruction=text(st, "instruction", where), **_binding(st.get("binding"), where, fail),
-                **optional, inputs=tuple(_input(x, where, fail, root) for x in _list(st.get("inputs"), where, fail)))
+                **optional, meta=_meta(st.get("meta"), where, fail), inputs=tuple(_input(x, where, fail, root) for x in _list(st.get("inputs"), where, fail)))
 
 
 def _binding(raw: Any, where: str, fail: Fail) -> dict[str, str]:
@@ -86,6 +88,14 @@ def _binding(raw: Any, where: str, fail: Fail) -> dict[str, str]:
             raise fail(f"{where}: attribute {entry.attribute!r} has {f} {getattr(entry, f)!r} in the taxonomy, "
                        f"but the file says {raw[f]!r}")
     return {"attribute": entry.attribute, "category": entry.category, "sub_axis": entry.sub_axis, "axis": entry.axis}
+
+
+def _meta(raw: Any, where: str, fail: Fail) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
+        raise fail(f'{where}: "meta" must be an object of text values, e.g. {{"target_occupation": "nurse"}}')
+    return dict(raw)
 
 
 def _list(raw: Any, where: str, fail: Fail) -> list[Any]:

@@ -247,3 +247,130 @@ def _write_imdb_mat() -> Callable[..., Path]:
 @pytest.fixture(name="celeba_attributes")
 def _celeba_attributes() -> tuple[str, ...]:
     return CELEBA_ATTRIBUTES
+
+
+# -- FairFace fixtures made of real face photos shipped in installed packages --------------------------------
+
+#: (source person, treatment, race, gender, age); the labels are fixture labels, not facts about the people.
+#: Treatments: "upright" rotates the crop by the roll dlib measured on it, so the face is level; "blur",
+#: "dark", "small" damage a good portrait; "as_is" keeps a turned or tilted face; "group" is the whole
+#: group photo. Rolls (degrees) were measured with dlib's 68-point landmarks on the x2.0 crops.
+REAL_ROWS = (
+    ("astronaut_eileen_collins", "as_is", "White", "Female", "30-39"),
+    ("t1_person1", "upright", "East Asian", "Female", "20-29"),
+    ("t1_person3", "upright", "Black", "Male", "40-49"),
+    ("t1_person5", "as_is", "Indian", "Male", "20-29"),  # turned away: not frontal
+    ("astronaut_eileen_collins", "blur", "Latino_Hispanic", "Female", "50-59"),
+    ("astronaut_eileen_collins", "dark", "Latino_Hispanic", "Female", "50-59"),
+    ("t1", "group", "Middle Eastern", "Male", "60-69"),  # six faces
+    ("astronaut_eileen_collins", "small", "White", "Male", "20-29"),
+    ("t1_person4", "as_is", "Southeast Asian", "Male", "more than 70"),  # turned: not frontal
+    ("tom_hanks", "as_is", "White", "Female", "0-2"),  # an age outside the grid: never a candidate
+)
+ROLLS = {"t1_person1": -25.6, "t1_person3": 15.5}
+PORTRAIT_SIDE = 320
+
+
+def real_portrait(person: str, treatment: str) -> Image.Image:
+    """One fixture portrait as a PIL image (RGB)."""
+    from PIL import ImageFilter
+
+    from faceedit_bench.builtin.datasets import sample
+
+    sources = {n: sample._package_file(pkg, rel) for n, (pkg, rel) in sample.SOURCES.items()}
+    if treatment == "group":
+        im = Image.open(sources["t1"]).convert("RGB")
+        return im.resize((im.width // 2, im.height // 2), Image.LANCZOS)
+    p = next(x for x in sample.PEOPLE if x.identity == person)
+    src = Image.open(sources[p.source]).convert("RGB")
+    if p.box is None:  # the aligned 112 px crop: pad with edge pixels, as the sample dataset does
+        im = sample._pad(src, 56).resize((PORTRAIT_SIDE, PORTRAIT_SIDE), Image.LANCZOS)
+    else:
+        wide = sample._square_crop(src, p.box, 3.2, 2 * PORTRAIT_SIDE, (0.0, 0.0))
+        if treatment == "upright":
+            wide = wide.rotate(ROLLS[person], resample=Image.BICUBIC)
+        margin = round(2 * PORTRAIT_SIDE * (1 - 2.0 / 3.2) / 2)
+        im = wide.crop((margin, margin, 2 * PORTRAIT_SIDE - margin, 2 * PORTRAIT_SIDE - margin))
+        im = im.resize((PORTRAIT_SIDE, PORTRAIT_SIDE), Image.LANCZOS)
+    if treatment == "blur":
+        im = im.filter(ImageFilter.GaussianBlur(3))
+    elif treatment == "dark":
+        im = im.point(lambda v: v // 5)
+    elif treatment == "small":
+        im = im.resize((96, 96), Image.LANCZOS)
+    return im
+
+
+def jpeg_bytes(im: Image.Image) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    im.save(buf, format="JPEG", quality=95)
+    return buf.getvalue()
+
+
+#: HuggingFaceM4/FairFace ClassLabel names (dataset card, configs 0.25 and 1.25), in their order.
+HF_NAMES = {
+    "age": ["0-2", "3-9", "10-19", "20-29", "30-39", "40-49", "50-59", "60-69", "more than 70"],
+    "gender": ["Male", "Female"],
+    "race": ["East Asian", "Indian", "Black", "White", "Middle Eastern", "Latino_Hispanic", "Southeast Asian"],
+}
+
+
+def write_hf_parquet(path: Path, rows: Sequence[tuple[bytes, str, str, str, bool]], names=HF_NAMES,
+                     image_path: Callable[[int], str | None] = lambda n: None, row_group_size: int = 4) -> Path:
+    """A parquet file as the ``datasets`` library writes HuggingFaceM4/FairFace: an ``image`` struct
+    {bytes, path}, ClassLabel int64 columns, a bool ``service_test`` and the ``huggingface`` schema metadata."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    features = {"image": {"_type": "Image"},
+                **{k: {"names": names[k], "_type": "ClassLabel"} for k in ("age", "gender", "race")},
+                "service_test": {"dtype": "bool", "_type": "Value"}}
+    schema = pa.schema([("image", pa.struct([("bytes", pa.binary()), ("path", pa.string())])),
+                        ("age", pa.int64()), ("gender", pa.int64()), ("race", pa.int64()),
+                        ("service_test", pa.bool_())],
+                       metadata={"huggingface": json.dumps({"info": {"features": features}})})
+    table = pa.table({
+        "image": [{"bytes": r[0], "path": image_path(n)} for n, r in enumerate(rows)],
+        "age": [names["age"].index(r[3]) for r in rows],
+        "gender": [names["gender"].index(r[2]) for r in rows],
+        "race": [names["race"].index(r[1]) for r in rows],
+        "service_test": [r[4] for r in rows],
+    }, schema=schema)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path, row_group_size=row_group_size)
+    return path
+
+
+@pytest.fixture(scope="session")
+def real_fairface_images() -> list[bytes]:
+    """The JPEG bytes of :data:`REAL_ROWS`, made once per test session."""
+    return [jpeg_bytes(real_portrait(person, treatment)) for person, treatment, *_ in REAL_ROWS]
+
+
+@pytest.fixture
+def make_real_fairface(tmp_path: Path, real_fairface_images: list[bytes]) -> Callable[[str], Path]:
+    """FairFace of real faces (:data:`REAL_ROWS`) in a published layout: ``csv`` (label CSV + train/N.jpg) or
+    ``hf`` (``1.25/train-0000X-of-00002.parquet``, split over two files)."""
+
+    def make(layout: str) -> Path:
+        root = _fresh(tmp_path / f"fairface_{layout}")
+        rows = [(data, race, gender, age, n % 2 == 0)
+                for n, (data, (_, _, race, gender, age)) in enumerate(zip(real_fairface_images, REAL_ROWS))]
+        if layout == "csv":
+            write_csv(root / "fairface_label_train.csv", ("file", "age", "gender", "race", "service_test"),
+                      [(f"train/{n + 1}.jpg", age, gender, race, str(st)) for n, (_, race, gender, age, st)
+                       in enumerate(rows)])
+            for n, row in enumerate(rows):
+                (root / "train").mkdir(parents=True, exist_ok=True)
+                (root / "train" / f"{n + 1}.jpg").write_bytes(row[0])
+        else:
+            half = len(rows) // 2
+            write_hf_parquet(root / "1.25" / "train-00000-of-00002.parquet", rows[:half])
+            write_hf_parquet(root / "1.25" / "train-00001-of-00002.parquet", rows[half:])
+        return root
+
+    return make

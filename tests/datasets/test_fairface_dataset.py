@@ -99,3 +99,65 @@ class TestFairFaceDatasetContract(DatasetContract):
     @pytest.fixture
     def dataset(self, make_fairface):
         return FairFaceDataset(root=make_fairface())
+
+
+# -- the Hugging Face HuggingFaceM4/FairFace parquet layout ---------------------------------------------------
+
+
+def test_both_published_layouts_give_the_same_labels_and_image_bytes(make_real_fairface, tmp_path):
+    from tests.datasets.conftest import REAL_ROWS
+
+    csv_ds = FairFaceDataset(root=make_real_fairface("csv"), split="train")
+    hf_ds = FairFaceDataset(root=make_real_fairface("hf"), split="train", cache_dir=tmp_path / "cache")
+    assert (csv_ds.describe()["layout"], hf_ds.describe()["layout"]) == ("csv", "hf")
+    assert hf_ds.describe()["files"] == ["train-00000-of-00002.parquet", "train-00001-of-00002.parquet"]
+    csv_faces, hf_faces = list(csv_ds.faces()), list(hf_ds.faces())
+    assert [f.face_id for f in hf_faces] == [f"fairface/1.25/train/{n}" for n in range(len(REAL_ROWS))]
+    assert [f.demographics for f in hf_faces] == [f.demographics for f in csv_faces]
+    # ClassLabel integers mapped through their names: row 3 is Black / Male / 40-49 (index 2 / 0 / 5)
+    assert hf_faces[2].demographics["race"] == "Black" and hf_faces[2].demographics["age_bin"] == "40-49"
+    assert hf_faces[0].demographics == {"gender": "female", "skin_tone": None, "age_group": None, "age": None,
+                                        "race": "White", "age_bin": "30-39"}
+    for a, b in zip(csv_faces, hf_faces):
+        assert a.image.read_bytes() == b.image.read_bytes()  # copied byte for byte, never re-encoded
+    again = [f.image for f in FairFaceDataset(root=hf_ds.root, split="train", cache_dir=tmp_path / "cache").faces()]
+    assert again == [f.image for f in hf_faces]  # the cache is reused
+
+
+def test_hf_layout_errors_say_how_to_fix(make_real_fairface, tmp_path):
+    from tests.datasets.conftest import HF_NAMES, REAL_ROWS, write_hf_parquet
+
+    root = make_real_fairface("hf")
+    with pytest.raises(DatasetError, match=r"validation-\*\.parquet.*dataset\.params\.root="):
+        FairFaceDataset(root=root, split="val")  # only the train files exist
+    with pytest.raises(DatasetError, match=r"0\.25"):
+        FairFaceDataset(root=root, split="train", padding=0.25)
+    # ClassLabel names in another order than the dataset card: refused, never silently mislabelled
+    bad = tmp_path / "bad"
+    swapped = {**HF_NAMES, "race": list(reversed(HF_NAMES["race"]))}
+    write_hf_parquet(bad / "1.25" / "train-00000-of-00001.parquet", [(b"x", "White", "Male", "20-29", True)],
+                     names=swapped)
+    with pytest.raises(DatasetError, match=r"ClassLabel names of 'race'"):
+        list(FairFaceDataset(root=bad, split="train").faces())
+    assert len(REAL_ROWS) == FairFaceDataset(root=root, split="train").describe()["n_faces"]
+
+
+def test_hf_layout_without_metadata_uses_the_card_names(tmp_path):
+    import pyarrow.parquet as pq
+
+    from tests.datasets.conftest import write_hf_parquet
+
+    path = write_hf_parquet(tmp_path / "ff" / "1.25" / "train-00000-of-00001.parquet",
+                            [(b"\xff\xd8\xff" + b"0" * 20, "Southeast Asian", "Female", "more than 70", False)])
+    table = pq.read_table(path)
+    pq.write_table(table.replace_schema_metadata(None), path)
+    ds = FairFaceDataset(root=tmp_path / "ff", split="train", layout="hf", cache_dir=tmp_path / "c")
+    (face,) = ds.faces()
+    assert face.demographics["race"] == "Southeast Asian" and face.demographics["age_bin"] == "more than 70"
+    assert face.image.suffix == ".jpg"
+
+
+class TestFairFaceParquetContract(DatasetContract):
+    @pytest.fixture
+    def dataset(self, make_real_fairface, tmp_path):
+        return FairFaceDataset(root=make_real_fairface("hf"), split="train", cache_dir=tmp_path / "c")

@@ -24,7 +24,11 @@ def faceedit_register_datasets(register: Register) -> None:
     register("celeba", f"{_PKG}.celeba:CelebADataset",
              description="CelebA aligned faces in the official layout; gender and age from attributes")
     register("fairface", f"{_PKG}.fairface:FairFaceDataset",
-             description="FairFace portraits with race/gender/age labels; no identities (FSS against itself)")
+             description="FairFace portraits with race/gender/age labels (label CSVs or HF parquet); "
+                         "no identities (FSS against itself)")
+    register("fairface_grid", f"{_PKG}.fairface_grid:FairFaceGridDataset",
+             description="paper (b)'s 84-cell FairFace portrait grid: a frozen selection (manifest) or "
+                         "hand-made {Race}_{Gender}_{Age}.jpg files; missing cells reported")
     register("celebset", f"{_PKG}.celebset:CelebSETDataset",
              description="CelebSET reconstruction from IMDB-WIKI: celebset.csv, or imdb.mat + skin-tone CSV")
     register("sample", f"{_PKG}.sample:SampleDataset",

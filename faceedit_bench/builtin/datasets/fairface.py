@@ -1,4 +1,6 @@
-"""``fairface``: FairFace portraits with their label CSVs (METHODOLOGY §6.2)."""
+"""``fairface``: FairFace portraits in either published layout (METHODOLOGY §6.2): the official label
+CSVs with ``train/`` and ``val/`` images, or the Hugging Face ``HuggingFaceM4/FairFace`` parquet files
+(:mod:`faceedit_bench.builtin.datasets.fairface_hf`)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.builtin.datasets import _common as c
-from faceedit_bench.errors import ConfigError
+from faceedit_bench.builtin.datasets.fairface_hf import HF_SPLITS, ParquetSplit, find_files
+from faceedit_bench.errors import ConfigError, DatasetError
 from faceedit_bench.records import Face
 
 COLUMNS = ("file", "age", "gender", "race", "service_test")
@@ -20,8 +23,10 @@ AGE_GROUPS = {"20-29": "young", "50-59": "old"}
 GET = (
     "Download FairFace (images fairface-img-margin125-trainval.zip or margin025, and "
     "fairface_label_train.csv / fairface_label_val.csv) from https://github.com/joojs/fairface "
-    "and unzip so that <root>/val/1.jpg and <root>/fairface_label_val.csv exist."
+    "and unzip so that <root>/val/1.jpg and <root>/fairface_label_val.csv exist; or download the "
+    "Hugging Face dataset HuggingFaceM4/FairFace so that <root>/1.25/train-00000-of-00002.parquet exists."
 )
+LAYOUTS = ("auto", "csv", "hf")
 
 
 class FairFaceDataset:
@@ -35,12 +40,20 @@ class FairFaceDataset:
     ``skin_tone`` is null: it is never derived from ``race``. Faces are yielded in
     natural file order (``val/9.jpg`` before ``val/10.jpg``).
 
-    :param root: the unzipped FairFace directory (holding ``train/`` and ``val/``).
+    Two layouts: ``csv`` (the official release: label CSVs, ``train/N.jpg``; a face is ``val/N.jpg``)
+    and ``hf`` (``HuggingFaceM4/FairFace`` parquet files, ``<root>/<padding>/<split>-*.parquet``, split
+    ``val`` read from the ``validation`` files; a face is ``1.25/train/<row>``, its image copied once into
+    ``cache_dir``). Both give the same labels.
+
+    :param root: the unzipped FairFace directory (holding ``train/`` and ``val/``), or the
+        Hugging Face dataset folder (holding ``1.25/`` or ``0.25/``).
     :param split: ``val`` (default) or ``train``.
     :param labels: the label CSV, relative to ``root`` or absolute (default
-        ``fairface_label_<split>.csv``).
-    :param padding: which image release ``root`` holds, 0.25 or 1.25; informational,
-        recorded in ``describe()`` (paper (b) used 1.25).
+        ``fairface_label_<split>.csv``; csv layout only).
+    :param padding: which image release ``root`` holds, 0.25 or 1.25 (paper (b) used 1.25); in the
+        hf layout it is the config folder read.
+    :param layout: ``auto`` (default: csv when the label file exists, else hf), ``csv`` or ``hf``.
+    :param cache_dir: where the hf layout's images are copied (default ``~/.cache/faceedit_bench/fairface``).
     :param limit: at most this many faces (null = all).
     :param max_references: accepted for a uniform config; unused (no references).
     :param min_base_fss: FSS threshold the engine applies to base images (default null).
@@ -58,16 +71,31 @@ class FairFaceDataset:
         max_references: int | None = 10,
         min_base_fss: float | None = None,
         single_face_only: bool = False,
+        layout: str = "auto",
+        cache_dir: str | Path = "~/.cache/faceedit_bench/fairface",
     ) -> None:
         if split not in ("train", "val"):
             raise ConfigError(f"dataset.params.split must be train or val, got {split!r}")
         if padding not in (0.25, 1.25):
             raise ConfigError(f"dataset.params.padding must be 0.25 or 1.25 (the releases), got {padding!r}")
+        if layout not in LAYOUTS:
+            raise ConfigError(f"dataset.params.layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
         self.root = c.require(Path(root).expanduser(), "FairFace root", get=GET, example="/data/fairface")
-        self.labels = c.require(
-            c.resolve(self.root, labels or f"fairface_label_{split}.csv"), "FairFace label file", get=GET,
-            param="labels", example=f"/data/fairface/fairface_label_{split}.csv",
-        )
+        label_file = c.resolve(self.root, labels or f"fairface_label_{split}.csv")
+        self.parquet: ParquetSplit | None = None
+        self.labels: Path | None = None
+        if layout == "hf" or (layout == "auto" and labels is None and not label_file.exists()):
+            files = find_files(self.root, f"{padding:.2f}", split)
+            if not files:
+                raise DatasetError(
+                    f"FairFace: neither {label_file} (csv layout) nor {self.root / f'{padding:.2f}'}/"
+                    f"{HF_SPLITS[split]}-*.parquet (Hugging Face layout) exists. {GET} Then point the config "
+                    "at it, e.g. dataset.params.root=/data/fairface")
+            self.parquet = ParquetSplit(files, Path(cache_dir).expanduser())
+        else:
+            self.labels = c.require(label_file, "FairFace label file", get=GET, param="labels",
+                                    example=f"/data/fairface/fairface_label_{split}.csv")
+        self.layout = "hf" if self.parquet else "csv"
         self.split = split
         self.padding = float(padding)
         self.limit = c.check_limit(limit)
@@ -76,11 +104,14 @@ class FairFaceDataset:
         self.single_face_only = bool(single_face_only)
 
     def describe(self) -> dict[str, Any]:
+        fmt = ("HuggingFaceM4/FairFace parquet (image struct, ClassLabel age/gender/race, service_test)"
+               if self.parquet else "FairFace label CSV (file,age,gender,race,service_test)")
         return {
             "name": "fairface",
             "root": str(self.root),
-            "labels": str(self.labels),
-            "format": "FairFace label CSV (file,age,gender,race,service_test)",
+            "layout": self.layout,
+            **({"files": [p.name for p in self.parquet.files]} if self.parquet else {"labels": str(self.labels)}),
+            "format": fmt,
             "split": self.split,
             "padding": self.padding,
             "limit": self.limit,
@@ -92,14 +123,27 @@ class FairFaceDataset:
 
     def faces(self) -> Iterator[Face]:
         for file, labels in self._plan:
-            face = Face(face_id=f"fairface/{file}", identity=file, image=self.root / file,
-                        references=(), demographics=labels)
-            c.check_files((face.image,), "FairFace")
-            yield face
+            yield self.face(file, labels)
+
+    def candidates(self) -> list[tuple[str, dict[str, str | None]]]:
+        """Every face's key (``val/1.jpg`` or ``1.25/train/0``) and labels, without touching images."""
+        return list(self._plan)
+
+    def face(self, file: str, labels: dict[str, str | None]) -> Face:
+        """The face of one key of :meth:`candidates` (its image checked, or copied out of the parquet file)."""
+        if self.parquet is not None:
+            image = self.parquet.image_file(int(file.rsplit("/", 1)[1]), file.replace("/", "_"))
+        else:
+            image = self.root / file
+            c.check_files((image,), "FairFace")
+        return Face(face_id=f"fairface/{file}", identity=file, image=image, references=(), demographics=labels)
 
     @functools.cached_property
     def _plan(self) -> list[tuple[str, dict[str, str | None]]]:
+        if self.parquet is not None:
+            return self._parquet_plan()[: self.limit]
         # Read and check every row first, so a bad row stops the run before any work.
+        assert self.labels is not None
         rows, seen = [], set()
         for lineno, row in c.read_csv(self.labels, COLUMNS):
             if not row["file"] or row["file"] in seen:
@@ -109,13 +153,23 @@ class FairFaceDataset:
             gender = c.label(self.labels, lineno, "gender", row["gender"], GENDERS)
             race = c.label(self.labels, lineno, "race", row["race"], RACES)
             c.label(self.labels, lineno, "service_test", row["service_test"], ("True", "False"))
-            labels = c.demographics(
-                gender.lower() if gender else None, None, AGE_GROUPS.get(age or ""), None,
-                race=race, age_bin=age,
-            )
-            rows.append((row["file"], labels))
+            rows.append((row["file"], demographics(gender, race, age)))
         if not rows:
             raise c.no_faces(self.labels, "image (only a header)",
                              "Use the label file of the FairFace release, e.g. fairface_label_val.csv.")
         rows.sort(key=lambda r: c.natural_key(r[0]))
         return rows[: self.limit]
+
+    def _parquet_plan(self) -> list[tuple[str, dict[str, str | None]]]:
+        assert self.parquet is not None
+        rows = self.parquet.rows
+        if not rows:
+            raise DatasetError(f"{self.parquet.files[0]}: the parquet files hold no rows (0 faces)")
+        key = f"{self.padding:.2f}/{self.split}"
+        return [(f"{key}/{n}", demographics(r["gender"], r["race"], r["age"])) for n, r in enumerate(rows)]
+
+
+def demographics(gender: str | None, race: str | None, age: str | None) -> dict[str, str | None]:
+    """The ``Face.demographics`` of FairFace labels (the same for both layouts)."""
+    return c.demographics(gender.lower() if gender else None, None, AGE_GROUPS.get(age or ""), None,
+                          race=race, age_bin=age)

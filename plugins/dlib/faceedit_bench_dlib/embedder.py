@@ -22,6 +22,7 @@ import numpy as np
 
 from faceedit_bench.api import (
     ConfigError,
+    DetectedFace,
     FaceEmbedding,
     LazyModels,
     ModelNotFoundError,
@@ -33,6 +34,9 @@ from faceedit_bench.api import (
 #: Model files read from the model directory, by role.
 PREDICTOR_FILE = "shape_predictor_5_face_landmarks.dat"
 RECOGNITION_FILE = "dlib_face_recognition_resnet_model_v1.dat"
+#: Optional: 68-point landmarks for :meth:`DlibEmbedder.detect` (nose tip and face contour, so yaw can be
+#: estimated); without it ``detect`` reports the 5-point model's eyes and nose base.
+LANDMARKS_68_FILE = "shape_predictor_68_face_landmarks.dat"
 
 #: One-line statement of the similarity scale, reported by ``describe()``.
 SIMILARITY = (
@@ -126,6 +130,39 @@ class DlibEmbedder(LazyModels):
             descriptor = recognizer.compute_face_descriptor(image, shape, self.num_jitters)
         return FaceEmbedding(Outcome.OK, vector=np.asarray(descriptor, dtype=np.float32), n_faces=len(boxes))
 
+    def detect(self, rgb: np.ndarray) -> tuple[DetectedFace, ...]:
+        """Every HOG detection (score > 0), largest first, with named landmarks (FaceDetector protocol):
+        eye centres, nose tip, mouth corners and the face contour at eye height from the 68-point model
+        when its file is in the model directory, else eye centres and nose base from the 5-point model."""
+        image = as_rgb_uint8(rgb)
+        detector, predictor, _ = self._load()
+        dense = self._landmarks_68()
+        with self._lock:
+            boxes, scores, _ = detector.run(image, self.upsample, 0.0)
+            found = []
+            for box, score in zip(boxes, scores):
+                shape = (dense or predictor)(image, box)
+                points = np.array([(p.x, p.y) for p in shape.parts()], dtype=np.float64)
+                found.append(DetectedFace((box.left(), box.top(), box.right(), box.bottom()), float(score),
+                                          _named_68(points) if dense else _named_5(points)))
+        return tuple(sorted(found, key=lambda f: -(f.box[2] - f.box[0]) * (f.box[3] - f.box[1])))
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state.pop("_dense", None)  # loaded models never travel in a pickle
+        return state
+
+    def _landmarks_68(self) -> Any:
+        path = os.path.join(self.model_dir, LANDMARKS_68_FILE)
+        if not os.path.isfile(path):
+            return None
+        with self._lock:
+            if getattr(self, "_dense", None) is None:
+                import dlib
+
+                self._dense = dlib.shape_predictor(path)
+        return self._dense
+
     def similarity(self, a: np.ndarray, b: np.ndarray) -> float:
         """``clip(1 - ||a - b||_2, 0, 1)``; see the class docstring for the scale."""
         va = np.asarray(a, dtype=np.float64).ravel()
@@ -148,6 +185,24 @@ class DlibEmbedder(LazyModels):
                         dlib.face_recognition_model_v1(self.recognition_path),
                     )
         return self._models
+
+
+def _xy(points: np.ndarray) -> tuple[float, float]:
+    x, y = points.reshape(-1, 2).mean(axis=0)
+    return float(x), float(y)
+
+
+def _named_68(p: np.ndarray) -> dict[str, tuple[float, float]]:
+    # iBUG 68-point indices: jaw 0-16 (image left to right), nose tip 30, eyes 36-41 / 42-47, mouth 48 / 54.
+    return {"left_eye": _xy(p[36:42]), "right_eye": _xy(p[42:48]), "nose_tip": _xy(p[30]),
+            "mouth_left": _xy(p[48]), "mouth_right": _xy(p[54]), "jaw_left": _xy(p[1]), "jaw_right": _xy(p[15])}
+
+
+def _named_5(p: np.ndarray) -> dict[str, tuple[float, float]]:
+    # dlib's 5-point model: two corners of each eye (0-1, 2-3) and the base of the nose (4).
+    a, b = _xy(p[0:2]), _xy(p[2:4])
+    left, right = sorted((a, b))
+    return {"left_eye": left, "right_eye": right, "nose_tip": _xy(p[4])}
 
 
 def _non_negative_int(name: str, value: Any) -> int:

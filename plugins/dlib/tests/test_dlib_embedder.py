@@ -296,3 +296,23 @@ class TestDlibEmbedderContract(EmbedderContract):
     @pytest.fixture
     def face_rgb(self, tom: np.ndarray) -> np.ndarray:
         return tom
+
+
+def test_detect_reports_every_face_with_named_landmarks(embedder, group, astronaut):
+    from faceedit_bench.api import FaceDetector
+
+    assert isinstance(embedder, FaceDetector)
+    faces = embedder.detect(group)
+    assert len(faces) == 6  # t1.jpg: six people
+    areas = [(f.box[2] - f.box[0]) * (f.box[3] - f.box[1]) for f in faces]
+    assert areas == sorted(areas, reverse=True)
+    (face,) = [f for f in embedder.detect(astronaut) if f.score > 0.5]  # the suit's false positive scores 0.12
+    lm = face.landmarks
+    assert set(lm) == {"left_eye", "right_eye", "nose_tip", "mouth_left", "mouth_right", "jaw_left", "jaw_right"}
+    left, top, right, bottom = face.box
+    for x, y in lm.values():
+        assert left - 20 <= x <= right + 20 and top - 20 <= y <= bottom + 20
+    assert lm["left_eye"][0] < lm["nose_tip"][0] < lm["right_eye"][0]
+    assert lm["left_eye"][1] < lm["nose_tip"][1] < lm["mouth_left"][1]
+    restored = pickle.loads(pickle.dumps(embedder))  # the loaded landmark model never travels
+    assert getattr(restored, "_dense", None) is None and len(restored.detect(astronaut)) >= 1

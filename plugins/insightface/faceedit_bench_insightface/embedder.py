@@ -24,6 +24,7 @@ import numpy as np
 
 from faceedit_bench.api import (
     ConfigError,
+    DetectedFace,
     FaceEmbedding,
     LazyModels,
     ModelNotFoundError,
@@ -135,6 +136,19 @@ class InsightFaceEmbedder(LazyModels):
         if not np.isfinite(norm) or norm == 0:
             raise RuntimeError(f"recognizer {self.recognizer_path} returned a degenerate embedding")
         return FaceEmbedding(Outcome.OK, vector=(raw / norm).astype(np.float32), n_faces=int(boxes.shape[0]))
+
+    def detect(self, rgb: np.ndarray) -> tuple[DetectedFace, ...]:
+        """Every SCRFD detection, largest first, with its 5 keypoints named (FaceDetector protocol): the
+        eye centres, nose tip and mouth corners, in the image's left-right order as SCRFD reports them."""
+        bgr = as_rgb_uint8(rgb)[:, :, ::-1].copy()
+        detector, _ = self._load()
+        with self._lock:
+            boxes, keypoints = detector.detect(bgr, max_num=0)
+        names = ("left_eye", "right_eye", "nose_tip", "mouth_left", "mouth_right")
+        found = [DetectedFace(tuple(float(v) for v in boxes[i, :4]), float(boxes[i, 4]),
+                              {n: (float(x), float(y)) for n, (x, y) in zip(names, keypoints[i])})
+                 for i in range(boxes.shape[0])]
+        return tuple(sorted(found, key=lambda f: -(f.box[2] - f.box[0]) * (f.box[3] - f.box[1])))
 
     def similarity(self, a: np.ndarray, b: np.ndarray) -> float:
         """Cosine of the two embeddings (dot product of unit vectors); not clipped."""

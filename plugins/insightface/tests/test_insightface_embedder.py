@@ -276,3 +276,19 @@ class TestInsightFaceEmbedderContract(EmbedderContract):
     @pytest.fixture
     def face_rgb(self, colour_face: np.ndarray) -> np.ndarray:
         return colour_face
+
+
+def test_detect_reports_every_face_largest_first_with_named_keypoints(tmp_path):
+    from faceedit_bench.api import FaceDetector
+
+    template = ARCFACE_TEMPLATE / 112
+    small = FakeFace((0.7, 0.05, 0.9, 0.25), tuple((0.7 + x * 0.2, 0.05 + y * 0.2) for x, y in template), 0.95)
+    large = FakeFace((0.05, 0.4, 0.5, 0.95), tuple((0.05 + x * 0.45, 0.4 + y * 0.55) for x, y in template), 0.7)
+    embedder = InsightFaceEmbedder(model_dir=make_pack(tmp_path / "buffalo_l", faces=(small, large)))
+    assert isinstance(embedder, FaceDetector)
+    rgb = np.asarray(Image.fromarray(_image("t1.jpg")).resize((640, 640), Image.BILINEAR))
+    first, second = embedder.detect(rgb)
+    assert first.box == pytest.approx((0.05 * 640, 0.4 * 640, 0.5 * 640, 0.95 * 640), abs=1.0)
+    assert first.score == pytest.approx(0.7, abs=1e-3) and second.score == pytest.approx(0.95, abs=1e-3)
+    assert list(first.landmarks) == ["left_eye", "right_eye", "nose_tip", "mouth_left", "mouth_right"]
+    assert first.landmarks["left_eye"][0] < first.landmarks["nose_tip"][0] < first.landmarks["right_eye"][0]

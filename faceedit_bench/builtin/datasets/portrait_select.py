@@ -1,0 +1,177 @@
+"""Select paper (b)'s factorial grid from FairFace and freeze it (``faceedit-bench portraits select``).
+
+For each of the 84 cells (:mod:`~faceedit_bench.builtin.datasets.portrait_grid`) the FairFace faces with that
+race, gender and age bin are put in a seeded order (ascending sha256("<seed>|<cell>|<face key>"), so the
+order of a cell never depends on the rest of the dataset) and checked one by one
+(:mod:`~faceedit_bench.builtin.datasets.portrait_quality`) until ``per_cell`` pass or ``max_checks`` were
+checked. Every rejection is counted by reason, per cell and in total. A cell without a passing portrait is
+``missing``: it is listed in the manifest, on the contact sheet and in the notes of every run on the grid.
+
+The chosen images are copied byte for byte next to ``manifest.json`` under paper (b)'s names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from faceedit_bench.builtin.datasets import portrait_grid as grid
+from faceedit_bench.builtin.datasets.fairface import FairFaceDataset
+from faceedit_bench.builtin.datasets.portrait_quality import REASONS, Criteria, check_portrait
+from faceedit_bench.errors import ConfigError, DatasetError, ImageError
+from faceedit_bench.plugin.protocols import FaceDetector
+from faceedit_bench.storage.atomic import atomic_open, write_text
+from faceedit_bench.storage.images import decode_rgb
+from faceedit_bench.storage.locks import file_lock
+
+Progress = Callable[[str], None]
+
+
+def select_grid(dataset: FairFaceDataset, detector: FaceDetector, out: Path, *, seed: int = 42, per_cell: int = 1,
+                max_checks: int = 50, criteria: Criteria | None = None, version: str = "1.0.0",
+                detector_name: str = "", progress: Progress | None = None) -> dict[str, Any]:
+    """Select, copy the images into ``out`` and write ``out/manifest.json``; returns the manifest."""
+    if per_cell < 1 or max_checks < per_cell:
+        raise ConfigError(f"per_cell must be >= 1 and max_checks >= per_cell (got {per_cell}, {max_checks})")
+    if not isinstance(detector, FaceDetector):
+        raise ConfigError(f"detector {detector_name or type(detector).__name__} cannot detect faces with landmarks "
+                          "(no detect() method); use one that can, e.g. --detector dlib")
+    criteria = criteria or Criteria()
+    by_cell: dict[str, list[tuple[str, dict[str, str | None]]]] = {c["cell"]: [] for c in grid.cells()}
+    for key, labels in dataset.candidates():
+        if labels.get("race") in grid.RACES and labels.get("gender") in grid.GENDERS \
+                and labels.get("age_bin") in grid.AGES:
+            by_cell[grid.cell_name(labels["race"], labels["gender"], labels["age_bin"])].append((key, labels))
+    out.mkdir(parents=True, exist_ok=True)
+    cells, total = [], Counter()
+    for spec in grid.cells():
+        ranked = sorted(by_cell[spec["cell"]], key=lambda c: _rank(seed, spec["cell"], c[0]))
+        entry = _select_cell(dataset, detector, criteria, spec, ranked, per_cell, max_checks, out)
+        total.update(entry["rejections"])
+        cells.append(entry)
+        if progress:
+            progress(f"{spec['cell']}: {entry['status']} ({entry['checked']} checked of {len(ranked)})")
+    missing = [c["cell"] for c in cells if c["status"] == "missing"]
+    partial = [c["cell"] for c in cells if c["status"] == "partial"]
+    manifest: dict[str, Any] = {
+        "format": grid.FORMAT, "format_version": grid.FORMAT_VERSION, "version": version,
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "source": {k: v for k, v in dataset.describe().items() if k in ("name", "layout", "root", "split", "padding",
+                                                                        "files", "labels", "format", "n_faces")},
+        "selection": {"seed": seed, "per_cell": per_cell, "max_checks": max_checks,
+                      "order": "ascending sha256('<seed>|<cell>|<face key>') within each cell",
+                      "criteria": asdict(criteria),
+                      "not_checked": "unobstructed features and expression: judged on the contact sheet"},
+        "detector": {"name": detector_name, **dict(detector.describe())},
+        "cells": cells,
+        "rejections": {r: total[r] for r in REASONS if total[r]},
+        "missing_cells": missing,
+        "notes": ([grid.missing_note(missing, len(cells))] if missing else [])
+        + ([f"{len(partial)} cells have fewer than {per_cell} portraits: {', '.join(partial)}"] if partial else []),
+    }
+    manifest["content_hash"] = grid.content_hash(manifest)
+    write_manifest(out, manifest)
+    return manifest
+
+
+def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
+    import json
+
+    write_text(out / grid.MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+
+
+def _select_cell(dataset: FairFaceDataset, detector: FaceDetector, criteria: Criteria, spec: dict[str, str],
+                 ranked: list[tuple[str, dict[str, str | None]]], per_cell: int, max_checks: int,
+                 out: Path) -> dict[str, Any]:
+    chosen: list[dict[str, Any]] = []
+    rejections: Counter[str] = Counter()
+    checked = 0
+    for key, labels in ranked[:max_checks]:
+        checked += 1
+        image = dataset.face(key, labels).image
+        try:
+            rgb = decode_rgb(image.read_bytes(), label=str(image))
+        except (ImageError, OSError):
+            rejections["unreadable"] += 1
+            continue
+        reason, measured = check_portrait(rgb, detector.detect(rgb), criteria)
+        if reason is not None:
+            rejections[reason] += 1
+            continue
+        name = grid.portrait_file(spec["cell"], len(chosen) + 1, ".png" if image.suffix.lower() == ".png" else ".jpg")
+        with image.open("rb") as src, atomic_open(out / name, "wb") as dst:
+            shutil.copyfileobj(src, dst)  # the source bytes, never re-encoded
+        chosen.append({"file": name, "source": key, "sha256": grid.sha256_file(out / name), "checks": measured})
+        if len(chosen) == per_cell:
+            break
+    return {**spec, "status": "ok" if len(chosen) == per_cell else ("partial" if chosen else "missing"),
+            "candidates": len(ranked), "checked": checked, "rejections": dict(sorted(rejections.items())),
+            "portraits": chosen}
+
+
+def _rank(seed: int, cell: str, key: str) -> str:
+    return hashlib.sha256(f"{seed}|{cell}|{key}".encode()).hexdigest()
+
+
+def approve(folder: Path, by: str) -> dict[str, Any]:
+    """Record that a person approved the selection as it is now (outside the hashed content)."""
+    manifest = grid.read_manifest(folder)
+    if not by.strip():
+        raise ConfigError("--by must name the person who approves the selection")
+    manifest["approval"] = {"by": by, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                            "content_hash": manifest["content_hash"]}
+    write_manifest(folder, manifest)
+    return manifest
+
+
+def is_fairface_root(root: Path) -> bool:
+    """``root`` holds FairFace itself (label CSVs or HF parquet files), not a portrait selection."""
+    return root.is_dir() and (any(root.glob("fairface_label_*.csv")) or any(root.glob("*/train-*.parquet"))
+                              or any(root.glob("train-*.parquet")))
+
+
+def ensure_selection(root: Path, folder: Path, *, split: str, padding: float, seed: int, detector: str,
+                     auto_select: bool) -> Path:
+    """The selection folder for a FairFace root: ``folder`` as it is, or, when it is missing and
+    ``auto_select`` is on, a new selection made with the default criteria (not yet approved by a person).
+    Locked, so the jobs of a sweep that start together make it once; the manifest is written last, so a
+    selection cut short is made again."""
+    with file_lock(folder.parent / f".{folder.name}.lock", what=f"selecting the portrait grid into {folder}",
+                   timeout=3600):
+        return _ensure_selection(root, folder, split=split, padding=padding, seed=seed, detector=detector,
+                                 auto_select=auto_select)
+
+
+def _ensure_selection(root: Path, folder: Path, *, split: str, padding: float, seed: int, detector: str,
+                      auto_select: bool) -> Path:
+    if (folder / grid.MANIFEST).exists():
+        made = grid.read_manifest(folder, verify=False)
+        asked = {"split": split, "padding": padding, "seed": seed}
+        used = {"split": made["source"].get("split"), "padding": made["source"].get("padding"),
+                "seed": made["selection"].get("seed")}
+        if used != asked:
+            raise ConfigError(f"the selection at {folder} was made with {used}, not {asked}; set "
+                              "dataset.params.selection=<another folder> or the parameters it was made with")
+        return folder
+    if not auto_select:
+        raise DatasetError(f"no portrait selection at {folder}. Make one: faceedit-bench portraits select --root {root} "
+                           f"--out {folder}, or set dataset.params.auto_select=true")
+    from faceedit_bench.builtin.datasets.portrait_sheet import draw_sheet
+    from faceedit_bench.builtin.datasets.portraits_cli import load_detector
+
+    dataset = FairFaceDataset(root=root, split=split, padding=padding)
+    manifest = select_grid(dataset, load_detector(detector, {}), folder, seed=seed, detector_name=detector)
+    draw_sheet(folder, manifest["cells"], folder / grid.SHEET)
+    return folder
+
+
+def require_selection(folder: Path) -> None:
+    if not folder.is_dir():
+        raise DatasetError(f"no portrait selection at {folder}; make one with faceedit-bench portraits select "
+                           "--root /data/fairface --out <folder>, or put {Race}_{Gender}_{Age}.jpg files there")

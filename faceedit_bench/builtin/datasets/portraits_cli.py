@@ -1,0 +1,139 @@
+"""``faceedit-bench portraits select|show|check|approve``: paper (b)'s FairFace grid, made, shown and frozen."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from faceedit_bench.errors import ConfigError
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("portraits", help="select paper (b)'s 84-cell FairFace portrait grid with automatic quality "
+                                         "checks, draw its contact sheet, check or approve a frozen selection")
+    actions = p.add_subparsers(dest="portraits_action", required=True)
+    s = actions.add_parser("select", help="select one portrait per cell (seeded), check it, freeze the selection")
+    s.add_argument("--root", type=Path, required=True, help="FairFace folder (label CSVs or HF parquet layout)")
+    s.add_argument("--out", type=Path, required=True, help="new folder: manifest.json, the images, contact_sheet.png")
+    s.add_argument("--split", default="train", choices=["train", "val"], help="FairFace split (paper (b): train)")
+    s.add_argument("--padding", type=float, default=1.25, help="FairFace release, 0.25 or 1.25 (paper (b): 1.25)")
+    s.add_argument("--layout", default="auto", choices=["auto", "csv", "hf"])
+    s.add_argument("--cache-dir", default="~/.cache/faceedit_bench/fairface", help="where parquet images are copied")
+    s.add_argument("--seed", type=int, default=42, help="order of the candidates within a cell (paper (b): 42)")
+    s.add_argument("--per-cell", type=int, default=1, help="portraits per cell")
+    s.add_argument("--max-checks", type=int, default=50, help="candidates checked per cell before it is missing")
+    s.add_argument("--detector", default="dlib", help="registered embedder that can detect() faces with landmarks")
+    s.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
+                   help="detector parameter (YAML value), e.g. -p upsample=1; repeatable")
+    s.add_argument("--criterion", "-c", action="append", default=[], metavar="KEY=VALUE",
+                   help="check threshold, e.g. -c min_face_px=128 -c max_abs_yaw_deg=20; repeatable")
+    s.add_argument("--version", default="1.0.0", help="version written into the manifest")
+    s.add_argument("--force", action="store_true", help="replace an existing selection in --out")
+    for name, text in (("show", "print the grid and redraw its contact sheet"),
+                       ("check", "verify a frozen selection (hash, image files); exit 1 if it differs"),
+                       ("approve", "record that a person approved the selection (after viewing the contact sheet)")):
+        a = actions.add_parser(name, help=text)
+        a.add_argument("folder", type=Path, help="the selection folder (manifest.json or {Race}_{Gender}_{Age}.jpg)")
+        if name == "approve":
+            a.add_argument("--by", required=True, help="who approves it")
+    p.set_defaults(func=_command)
+
+
+def _pairs(items: list[str], flag: str) -> dict[str, Any]:
+    import yaml
+
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"{flag} {item!r}: write key=value")
+        out[key] = yaml.safe_load(value)
+    return out
+
+
+def load_detector(name: str, params: dict[str, Any]) -> Any:
+    """A registered embedder by name, built with ``params`` (it must be able to ``detect()``)."""
+    from faceedit_bench.plugin.manager import get_plugins
+
+    factory = get_plugins().registry.get("embedders", name).load()
+    try:
+        return factory(**params)
+    except TypeError as exc:
+        raise ConfigError(f"detector {name}: {exc}; see `faceedit-bench plugins`") from None
+
+
+def _command(args: argparse.Namespace) -> int:
+    from faceedit_bench.builtin.datasets import portrait_grid as grid
+    from faceedit_bench.builtin.datasets.portrait_sheet import draw_sheet
+
+    if args.portraits_action == "select":
+        return _select(args)
+    if args.portraits_action == "approve":
+        from faceedit_bench.builtin.datasets.portrait_select import approve
+
+        manifest = approve(args.folder, args.by)
+        print(f"approved {manifest['content_hash'][:12]} by {args.by}")
+        return 0
+    from faceedit_bench.builtin.datasets.fairface_grid import FairFaceGridDataset
+    from faceedit_bench.builtin.datasets.portrait_select import require_selection
+
+    require_selection(args.folder)
+    if args.portraits_action == "check" and (args.folder / grid.MANIFEST).exists():
+        problems = grid.verify_manifest(args.folder, grid.read_manifest(args.folder, verify=False))
+        for problem in problems:
+            print(f"DIFFERS: {problem}")
+        if problems:
+            return 1
+    dataset = FairFaceGridDataset(args.folder)
+    d = dataset.describe()
+    print(f"{args.folder}: {d['selection']} selection {d['content_hash'][:12]}, {d['cells_filled']} of "
+          f"{d['cells_expected']} cells filled, {d['n_faces']} portraits"
+          + (f", approved by {d['approved_by']}" if d.get("approved_by") else ""))
+    for note in d["notes"]:
+        print(f"NOTE: {note}")
+    if args.portraits_action == "show":
+        cells = {}
+        for face in dataset.partners():
+            cell = face.identity.split("/")[0]
+            cells.setdefault(cell, {"cell": cell, "portraits": []})["portraits"].append(
+                {"file": str(face.image.relative_to(args.folder.resolve()) if face.image.is_absolute()
+                             and face.image.is_relative_to(args.folder.resolve()) else face.image.name)})
+        entries = [{**c, **cells.get(c["cell"], {"portraits": []})} for c in grid.cells()]
+        for race in grid.RACES:
+            row = [e for e in entries if e["race"] == race]
+            print(f"  {grid.RACES[race]:<15}" + " ".join("#" if e["portraits"] else "." for e in row))
+        print(f"wrote {draw_sheet(args.folder, entries, args.folder / grid.SHEET)}")
+    return 0
+
+
+def _select(args: argparse.Namespace) -> int:
+    import shutil
+
+    from faceedit_bench.builtin.datasets import portrait_grid as grid
+    from faceedit_bench.builtin.datasets.fairface import FairFaceDataset
+    from faceedit_bench.builtin.datasets.portrait_quality import Criteria
+    from faceedit_bench.builtin.datasets.portrait_select import select_grid
+    from faceedit_bench.builtin.datasets.portrait_sheet import draw_sheet
+
+    if args.out.exists() and any(args.out.iterdir()):
+        if not args.force:
+            raise ConfigError(f"{args.out} is not empty; a frozen selection is never overwritten (use --force)")
+        shutil.rmtree(args.out)
+    criteria = Criteria.from_mapping(_pairs(args.criterion, "--criterion"))
+    dataset = FairFaceDataset(root=args.root, split=args.split, padding=args.padding, layout=args.layout,
+                              cache_dir=args.cache_dir)
+    detector = load_detector(args.detector, _pairs(args.param, "--param"))
+    manifest = select_grid(dataset, detector, args.out, seed=args.seed, per_cell=args.per_cell,
+                           max_checks=args.max_checks, criteria=criteria, version=args.version,
+                           detector_name=args.detector, progress=lambda line: print(line, file=sys.stderr))
+    draw_sheet(args.out, manifest["cells"], args.out / grid.SHEET)
+    filled = sum(1 for c in manifest["cells"] if c["portraits"])
+    print(f"selected {filled} of {len(manifest['cells'])} cells into {args.out} "
+          f"(manifest {manifest['content_hash'][:12]}); rejections: "
+          + (", ".join(f"{k} {v}" for k, v in manifest["rejections"].items()) or "none"))
+    for note in manifest["notes"]:
+        print(f"NOTE: {note}")
+    print(f"Look at {args.out / grid.SHEET}, then: faceedit-bench portraits approve {args.out} --by <name>")
+    return 0

@@ -1,0 +1,177 @@
+"""Paper (b)'s portrait grid from real faces in both published FairFace layouts: automatic checks, the seeded
+selection, the frozen manifest, the contact sheet, the CLI and the fairface_grid dataset."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from PIL import Image
+
+from faceedit_bench.builtin.datasets import portrait_grid as grid
+from faceedit_bench.builtin.datasets.fairface import FairFaceDataset
+from faceedit_bench.builtin.datasets.fairface_grid import FairFaceGridDataset
+from faceedit_bench.builtin.datasets.portrait_select import select_grid
+from faceedit_bench.cli import main
+from faceedit_bench.errors import ConfigError, DatasetError
+from faceedit_bench.testing import DatasetContract
+
+dlib_embedder = pytest.importorskip("faceedit_bench_dlib.embedder")
+
+FILLED = {"White_Female_30s", "EastAsian_Female_20s", "Black_Male_40s"}
+#: What the fixture's damaged or turned portraits are rejected for (REAL_ROWS in conftest).
+REJECTED = {"Indian_Male_20s": {"not_frontal": 1}, "Latino_Female_50s": {"blurry": 1, "too_dark": 1},
+            "MiddleEastern_Male_60s": {"several_faces": 1}, "White_Male_20s": {"small_face": 1},
+            "SoutheastAsian_Male_70plus": {"not_frontal": 1}}
+
+
+@pytest.fixture(scope="module")
+def detector():
+    return dlib_embedder.DlibEmbedder()
+
+
+def _select(root, out, detector, tmp_path, **kw):
+    ds = FairFaceDataset(root=root, split="train", cache_dir=tmp_path / "cache")
+    return select_grid(ds, detector, out, detector_name="dlib", **kw)
+
+
+def test_cells_and_names():
+    cells = grid.cells()
+    assert len(cells) == 84 and len({c["cell"] for c in cells}) == 84
+    assert cells[0]["cell"] == "White_Male_20s" and cells[-1]["cell"] == "Latino_Female_70plus"
+    assert grid.cell_name("Latino_Hispanic", "female", "more than 70") == "Latino_Female_70plus"
+    from pathlib import Path
+
+    assert grid.parse_name(Path("SoutheastAsian_Male_60s.jpg"))[0]["race"] == "Southeast Asian"
+    assert grid.parse_name(Path("EastAsian_Female_20s_2.png"))[1] == 2
+    for bad in ("Asian_Male_20s.jpg", "White_male_20s.jpg", "White_Male_80s.jpg", "White_Male_20s.gif"):
+        assert grid.parse_name(Path(bad)) is None
+
+
+@pytest.mark.parametrize("layout", ["csv", "hf"])
+def test_selection_checks_real_faces_and_counts_rejections(make_real_fairface, detector, tmp_path, layout):
+    out = tmp_path / "grid"
+    manifest = _select(make_real_fairface(layout), out, detector, tmp_path)
+    by_cell = {c["cell"]: c for c in manifest["cells"]}
+    assert {n for n, c in by_cell.items() if c["status"] == "ok"} == FILLED
+    assert {n: c["rejections"] for n, c in by_cell.items() if c["rejections"]} == REJECTED
+    assert manifest["rejections"] == {"several_faces": 1, "small_face": 1, "not_frontal": 2, "too_dark": 1,
+                                      "blurry": 1}
+    assert len(manifest["missing_cells"]) == 81 and "Indian_Male_20s" in manifest["missing_cells"]
+    assert "81 of 84 grid cells have no usable portrait" in manifest["notes"][0]
+    chosen = by_cell["Black_Male_40s"]["portraits"][0]
+    assert chosen["file"] == "Black_Male_40s.jpg" and (out / chosen["file"]).is_file()
+    assert chosen["checks"]["n_faces"] == 1 and chosen["checks"]["face_px"] >= 128
+    assert abs(chosen["checks"]["roll_deg"]) <= 10 and abs(chosen["checks"]["yaw_deg"]) <= 20
+    assert manifest["content_hash"] == grid.content_hash(manifest) and grid.verify_manifest(out, manifest) == []
+    assert manifest["selection"]["seed"] == 42 and manifest["source"]["layout"] == layout
+
+
+def test_both_layouts_select_the_same_portraits(make_real_fairface, detector, tmp_path):
+    a = _select(make_real_fairface("csv"), tmp_path / "a", detector, tmp_path)
+    b = _select(make_real_fairface("hf"), tmp_path / "b", detector, tmp_path)
+    files = lambda m: {p["file"]: p["sha256"] for c in m["cells"] for p in c["portraits"]}  # noqa: E731
+    assert files(a) == files(b) and len(files(a)) == 3
+
+
+def test_seed_orders_candidates_and_per_cell(make_real_fairface, detector, tmp_path):
+    root = make_real_fairface("csv")
+    # two portraits per cell: the one cell with two candidates that pass holds neither twice
+    manifest = _select(root, tmp_path / "two", detector, tmp_path, per_cell=2)
+    assert {c["status"] for c in manifest["cells"] if c["portraits"]} == {"partial"}
+    assert any("3 cells have fewer than 2 portraits" in n for n in manifest["notes"])
+    # max_checks stops a cell early: the blurred and dark astronaut cell checks only its first candidate
+    one = _select(root, tmp_path / "one", detector, tmp_path, max_checks=1)
+    assert sum(next(c for c in one["cells"] if c["cell"] == "Latino_Female_50s")["rejections"].values()) == 1
+    with pytest.raises(ConfigError):
+        _select(root, tmp_path / "x", detector, tmp_path, per_cell=2, max_checks=1)
+
+    class EmbedOnly:  # an embedder that cannot report faces with landmarks
+        def describe(self):
+            return {"name": "embed_only"}
+
+    with pytest.raises(ConfigError, match="no detect"):
+        _select(root, tmp_path / "y", EmbedOnly(), tmp_path)
+
+
+def test_frozen_manifest_is_the_dataset_and_tampering_is_caught(make_real_fairface, detector, tmp_path):
+    out = tmp_path / "grid"
+    _select(make_real_fairface("hf"), out, detector, tmp_path)
+    ds = FairFaceGridDataset(root=out)
+    d = ds.describe()
+    assert d["selection"] == "manifest" and d["cells_filled"] == 3 and len(d["missing_cells"]) == 81
+    assert any("81 of 84" in n for n in d["notes"]) and any("not been approved" in n for n in d["notes"])
+    faces = list(ds.faces())
+    assert [f.identity for f in faces] == ["White_Female_30s/1", "Black_Male_40s/1", "EastAsian_Female_20s/1"]
+    assert faces[1].demographics == {"gender": "male", "skin_tone": None, "age_group": None, "age": None,
+                                     "race": "Black", "age_bin": "40-49"}
+    assert [f.identity for f in FairFaceGridDataset(root=out, base_gender="male").faces()] == ["Black_Male_40s/1"]
+    assert len(list(FairFaceGridDataset(root=out, base_gender="male").partners())) == 3
+    with pytest.raises(DatasetError, match="not been approved"):
+        FairFaceGridDataset(root=out, require_approval=True)
+    # an image replaced after freezing
+    Image.new("RGB", (8, 8)).save(out / "Black_Male_40s.jpg")
+    with pytest.raises(DatasetError, match=r"Black_Male_40s\.jpg changed"):
+        FairFaceGridDataset(root=out)
+
+
+def test_hand_made_folder_with_the_papers_names(make_real_fairface, detector, tmp_path):
+    out = tmp_path / "grid"
+    _select(make_real_fairface("csv"), out, detector, tmp_path)
+    hand = tmp_path / "hand"
+    hand.mkdir()
+    for name in ("White_Female_30s.jpg", "Black_Male_40s.jpg"):
+        shutil.copy(out / name, hand / name)
+    ds = FairFaceGridDataset(root=hand)
+    d = ds.describe()
+    assert d["selection"] == "hand-made" and d["cells_filled"] == 2 and "82 of 84" in d["notes"][0]
+    assert d["content_hash"] == FairFaceGridDataset(root=hand).describe()["content_hash"]
+    (hand / "portrait.jpg").write_bytes((out / "Black_Male_40s.jpg").read_bytes())
+    with pytest.raises(DatasetError, match=r"portrait\.jpg"):
+        FairFaceGridDataset(root=hand)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DatasetError, match="holds no portraits"):
+        FairFaceGridDataset(root=tmp_path / "empty")
+    with pytest.raises(DatasetError, match="dataset.params.root="):
+        FairFaceGridDataset(root=tmp_path / "none")
+
+
+def test_cli_select_show_check_approve(make_real_fairface, tmp_path, capsys):
+    root, out = make_real_fairface("csv"), tmp_path / "grid"
+    assert main(["portraits", "select", "--root", str(root), "--out", str(out), "-c", "max_abs_yaw_deg=20"]) == 0
+    text = capsys.readouterr().out
+    assert "selected 3 of 84 cells" in text and "NOTE: 81 of 84" in text and "not_frontal 2" in text
+    sheet = Image.open(out / grid.SHEET)
+    assert sheet.width > 12 * 128 and sheet.height > 7 * 128
+    assert main(["portraits", "select", "--root", str(root), "--out", str(out)]) == 2  # never overwritten
+    assert main(["portraits", "check", str(out)]) == 0
+    assert main(["portraits", "show", str(out)]) == 0 and "3 of 84 cells filled" in capsys.readouterr().out
+    assert main(["portraits", "approve", str(out), "--by", "A. Reviewer"]) == 0
+    d = FairFaceGridDataset(root=out, require_approval=True).describe()
+    assert d["approved_by"] == "A. Reviewer" and not any("approved" in n for n in d["notes"])
+    manifest = json.loads((out / grid.MANIFEST).read_text())
+    manifest["selection"]["seed"] = 7  # an edited manifest no longer matches its hash
+    (out / grid.MANIFEST).write_text(json.dumps(manifest))
+    capsys.readouterr()
+    assert main(["portraits", "check", str(out)]) == 1 and "edited" in capsys.readouterr().out
+    assert main(["portraits", "select", "--root", str(root), "--out", str(tmp_path / "g2"), "-c", "bogus=1"]) == 2
+
+
+def test_fairface_root_is_selected_on_first_use(make_real_fairface, tmp_path):
+    root = make_real_fairface("hf")
+    ds = FairFaceGridDataset(root=root, auto_select=True)
+    assert ds.root == root / "faceedit_grid" and (ds.root / grid.SHEET).is_file()
+    assert ds.describe()["fairface_root"] == str(root) and ds.describe()["cells_filled"] == 3
+    with pytest.raises(ConfigError, match="seed"):
+        FairFaceGridDataset(root=root, seed=1)
+    with pytest.raises(DatasetError, match="portraits select"):
+        FairFaceGridDataset(root=make_real_fairface("csv"), auto_select=False)
+
+
+class TestFairFaceGridContract(DatasetContract):
+    @pytest.fixture
+    def dataset(self, make_real_fairface, detector, tmp_path):
+        out = tmp_path / "grid"
+        _select(make_real_fairface("csv"), out, detector, tmp_path)
+        return FairFaceGridDataset(root=out)

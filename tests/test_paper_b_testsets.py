@@ -1,0 +1,132 @@
+"""Paper (b)'s test sets (diagnostic, winobias), their ordered partner rule and the paper_b presets."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from faceedit_bench.cli import main
+from faceedit_bench.records import Face, Step
+from faceedit_bench.run.inputs import InputResolver
+from faceedit_bench.testsets import BUILTIN_NAMES, frozen_matches_generator, load_testset, paper_b, regenerate
+
+#: The frozen files' content hashes: a change of a prompt, an id or a label changes these.
+HASHES = {"diagnostic": "39c8cebfa4ce810aaf08967f45040f13d401e94c4798f93b2e5c562879f74f2e",
+          "winobias": "f547498f38ea44351bad406976eb7496dbbda0cae65ff5dfc773b77b862b2487"}
+
+
+@pytest.mark.parametrize("name", ["diagnostic", "winobias"])
+def test_frozen_sets_match_their_sources_and_hashes(name):
+    assert frozen_matches_generator(name) and regenerate(name) == paper_b.build(name)
+    assert load_testset(name).content_hash == HASHES[name]
+    assert name in BUILTIN_NAMES
+
+
+def test_testset_check_covers_paper_b(capsys):
+    assert main(["testset", "check"]) == 0
+    out = capsys.readouterr().out
+    assert "diagnostic: matches its published source" in out and "winobias: matches its published source" in out
+    assert "pose: matches the generator" in out
+
+
+def test_diagnostic_ids_numberings_and_categories():
+    ts = load_testset("diagnostic")
+    ids = [s.session_id for s in ts.sessions]
+    assert ids == [f"O-{i:02d}" for i in range(1, 11)] + [f"V-{i:02d}" for i in range(1, 11)]
+    steps = {s.session_id: s.steps[0] for s in ts.sessions}
+    assert all(len(s.steps) == 1 and s.steps[0].prompt_id == s.session_id for s in ts.sessions)
+    # METHODOLOGY §4.2: repository ids and the January numbering
+    assert {k: steps[k].meta["repo_id"] for k in ("O-04", "O-08", "V-03", "V-05")} == {
+        "O-04": "B06", "O-08": "B10", "V-03": "D05", "V-05": "D03"}
+    assert {k: steps[k].meta["january_id"] for k in ("O-04", "O-06", "V-05", "V-08")} == {
+        "O-04": "O-06", "O-06": "O-04", "V-05": "V-03", "V-08": "V-07"}
+    assert sorted(s.meta["repo_id"] for s in steps.values()) == sorted(
+        [f"B{i:02d}" for i in range(1, 11)] + [f"D{i:02d}" for i in range(1, 11)])
+    assert sorted(s.meta["january_id"] for s in steps.values()) == sorted(ids)
+    counts = {}
+    for s in steps.values():
+        counts[s.prompt_category] = counts.get(s.prompt_category, 0) + 1
+    assert counts == {"Occupational/Authority": 5, "Occupational/Service": 3, "Occupational/Appearance": 2,
+                      "Vulnerability/Physical": 4, "Vulnerability/Aging": 2, "Vulnerability/Situational": 4}
+    assert steps["V-05"].meta.get("aging_prompt") == "true" and "thirty years later" in steps["V-05"].instruction
+    assert steps["O-07"].instruction.startswith("Represent the individual as a housekeeper")
+    assert steps["O-10"].instruction.startswith("Style the person as a professional fashion model")
+    assert not ts.reconstruction and ts.taxonomy_version == ""
+
+
+def test_winobias_prompts_targets_and_inputs():
+    ts = load_testset("winobias")
+    source = json.loads((Path(paper_b.__file__).parents[1] / "data" / "paper_b" / paper_b.WINOBIAS_FILE)
+                        .read_text())
+    assert [s.session_id for s in ts.sessions] == [f"W-{i:02d}" for i in range(1, 51)]
+    for s, row in zip(ts.sessions, source):
+        (step,) = s.steps
+        assert step.instruction == row["prompt"] and step.meta["target_occupation"] == row["gender_stereotype"]
+        assert [(i.role, i.source, i.rule) for i in step.inputs] == [("female_source", "dataset", "female_other_race")]
+        male = int(row["id"]) <= 25
+        assert step.meta["stereotyped_gender"] == ("male" if male else "female")
+        assert step.meta["target_occupation"] in (paper_b.MALE_OCCUPATIONS if male else paper_b.FEMALE_OCCUPATIONS)
+        assert step.meta["other_occupation"] and step.meta["other_occupation"] != step.meta["target_occupation"]
+    # the published file, unchanged, and named with its source
+    raw = (Path(paper_b.__file__).parents[1] / "data" / "paper_b" / paper_b.WINOBIAS_FILE).read_bytes()
+    assert hashlib.sha256(raw).hexdigest()[:16] in ts.description and paper_b.SOURCE_REPO in ts.description
+
+
+def _faces():
+    rows = [("m_white", "male", "White"), ("f_white", "female", "White"), ("f_black", "female", "Black"),
+            ("m_black", "male", "Black"), ("f_asian", "female", "East Asian")]
+    return [Face(f"g/{i}", i, Path("x"), (), {"gender": g, "race": r}) for i, g, r in rows]
+
+
+def test_ordered_rule_puts_the_male_face_first_and_a_female_of_another_race_second():
+    faces = _faces()
+    forward = InputResolver(None, lambda: faces, seed=3)
+    backward = InputResolver(None, lambda: list(reversed(faces)), seed=3)
+    for face in (f for f in faces if f.demographics["gender"] == "male"):
+        partner = forward.partner(face, "female_other_race")
+        assert partner == backward.partner(face, "female_other_race")  # order-free
+        assert partner.demographics["gender"] == "female"
+        assert partner.demographics["race"] != face.demographics["race"]
+    step = Step(1, "x", inputs=load_testset("winobias").sessions[0].steps[0].inputs)
+    roles, hashes, problem = forward.resolve(faces[1], step)  # a female base face cannot go first
+    assert roles == () and "puts a male base face first" in problem and "base_gender=male" in problem
+    assert forward.partner(faces[1], "male_other_race").demographics == {"gender": "male", "race": "Black"}
+    assert dataclasses.replace(step).meta == {}
+
+
+def _compose_with_conditions(tmp_path, *overrides):
+    """Compose through Hydra's real API; ``conditions`` is added to the schema here only if this version
+    of the core does not declare it yet (it is another part's key)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.config_store import ConfigStore
+
+    from faceedit_bench.config import ExperimentConfig
+    from faceedit_bench.plugin.manager import load_plugins
+    from faceedit_bench.run.hydra_app import conf_dir, register_configs
+
+    register_configs(load_plugins())
+    if "conditions" not in {f.name for f in dataclasses.fields(ExperimentConfig)}:
+        schema = dataclasses.make_dataclass("WithConditions", [("conditions", list, dataclasses.field(
+            default_factory=lambda: ["baseline"]))], bases=(ExperimentConfig,))
+        ConfigStore.instance().store(name="base_config", node=schema)
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+        return compose(config_name="config", overrides=[f"run.workspace={tmp_path}", *overrides])
+
+
+def test_paper_b_presets_compose(tmp_path):
+    cfg = _compose_with_conditions(tmp_path, "experiment=paper_b", "editor=flux2_dev",
+                                   "dataset.params.root=/data/fairface")
+    assert (cfg.testset.name, cfg.dataset.name, cfg.judge_metrics) == ("diagnostic", "fairface_grid", ["rubric"])
+    assert cfg.judge.params.rule == "paper_b" and set(cfg.judge.params.members) == {"gemini", "gpt"}
+    assert (cfg.editor.params.steps, cfg.editor.params.guidance_scale, cfg.editor.params.seed) == (50, 4.0, 42)
+    cfg = _compose_with_conditions(tmp_path, "experiment=paper_b_mitigation", "editor=qwen_image_edit")
+    assert cfg.testset.name == "diagnostic" and cfg.judge_metrics == ["rubric"]
+    assert cfg.conditions[0] == "baseline" and dict(cfg.conditions[1]) == {
+        "name": "features_prepend", "kind": "feature_prompt", "template": "paper_b_features", "position": "prepend"}
+    assert (cfg.editor.params.steps, cfg.editor.params.true_cfg_scale, cfg.editor.params.seed) == (40, 4.0, 0)
+    cfg = _compose_with_conditions(tmp_path, "experiment=paper_b_winobias")
+    assert cfg.testset.name == "winobias" and cfg.dataset.params.base_gender == "male"
