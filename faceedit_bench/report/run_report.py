@@ -9,6 +9,7 @@ from typing import Any
 
 from faceedit_bench import __version__
 from faceedit_bench.plugin.payloads import RunInfo
+from faceedit_bench.report.audit_tracking import audit_metrics
 from faceedit_bench.records import TestSet
 
 SCHEMA_ID = "faceedit_bench/run_report"
@@ -164,4 +165,5 @@ def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
                 put(metric_key(key, label, name), m["mean"])
                 put(metric_key(key, label, name, "ci_low"), m["ci_low"])
                 put(metric_key(key, label, name, "ci_high"), m["ci_high"])
+    out.update(audit_metrics(report.get("audit"), metric_key))
     return out
