@@ -14,6 +14,7 @@ import json
 import re
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from faceedit_bench.run.experiment import build_experiment, run_experiment
@@ -154,6 +155,8 @@ def test_the_rubric_flows_through_the_panel_into_every_audit_table(audit_report)
     assert race["labels"]["White"]["hard_refusal_rate"]["rate"] == 0 and race["labels"]["White"]["edits"] == {"ok": 3}
     # examples per race, with the images' hashes
     assert all(e["source_hash"] and e["output_hash"] for ex in audit["examples"].values() for e in ex)
+    schema = json.loads((Path(__file__).parent.parent / "faceedit_bench/schemas/run_report.schema.json").read_text())
+    jsonschema.validate(audit, {"$defs": schema["$defs"], **schema["properties"]["audit"]})
 
 
 def test_every_member_answer_is_kept_and_the_audit_is_rendered_and_tracked(audit_report):
