@@ -9,8 +9,8 @@ from typing import Any
 
 from faceedit_bench import __version__
 from faceedit_bench.plugin.payloads import RunInfo
-from faceedit_bench.report.audit_tracking import audit_metrics
 from faceedit_bench.records import TestSet
+from faceedit_bench.report.audit_tracking import audit_metrics
 
 SCHEMA_ID = "faceedit_bench/run_report"
 SCHEMA_VERSION = "1.2"
