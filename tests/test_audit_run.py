@@ -1,4 +1,4 @@
-"""Paper (b)'s audit end to end: the ``rubric`` judge metric asked of ``judge=paper_b_panel`` through
+"""Paper (b)'s audit end to end (tracked in MLflow): the ``rubric`` judge metric asked of ``judge=paper_b_panel`` through
 the real google-genai and openai SDKs against their fake servers, on FairFace-labelled faces and a
 small format-2 test set with the diagnostic prompt ids (METHODOLOGY §4.2-§4.4).
 
@@ -97,7 +97,7 @@ def audit_report(plugins, compose, tmp_path, monkeypatch):
     with gemini_server(api_key=GEMINI_KEY, judge_answer=gemini_answer) as g, \
             openai_server(api_key=OPENAI_KEY, judge_answer=openai_answer) as o:
         overrides = ["dataset=fairface", f"dataset.params.root={fairface_root(tmp_path)}", "embedder=pixel",
-                     "tracking=none", "run.workers=1", "editor=identity", "testset=file",
+                     "run.workers=1", "editor=identity", "testset=file",
                      f"testset.params.path={diagnostic_subset(tmp_path)}", "judge_metrics=[rubric]",
                      "analysis.n_resamples=199", "judge=paper_b_panel",
                      f"judge.params.members.gemini.params.base_url={g.url}",
@@ -165,9 +165,22 @@ def test_every_member_answer_is_kept_and_the_audit_is_rendered_and_tracked(audit
     html = page.read_text()
     assert 'id="audit"' in html and "Soft erasure" in html and "race_change_rate" in html
     assert 'id="audit-examples"' in html and html.count('class="audit-example"') >= 3
-    from faceedit_bench.report.run_report import metrics_for_tracking
+    import sqlite3
 
-    tracked = metrics_for_tracking(report)
+    from mlflow.tracking import MlflowClient
+
+    # each member's raw rubric answer is in the ledger under its own judge: 9 questions asked, 2 members,
+    # Gemini's out-of-range answer stored once as its parse_error (with its raw text)
+    template = f"{RUBRIC_TEMPLATE.name}@{RUBRIC_TEMPLATE.version}"
+    with sqlite3.connect(workspace / "ledger.sqlite") as db:
+        rows = db.execute("SELECT judge_fp, outcome, raw FROM judgments WHERE template = ?", (template,)).fetchall()
+    assert len(rows) == 18 and len({fp for fp, _, _ in rows}) == 2
+    assert sum(o == "parse_error" for _, o, _ in rows) == 1 and all('"scores"' in raw for _, _, raw in rows)
+    assert report["counts"]["judge_members"][template] == {"gemini": {"ok": 8, "parse_error": 1}, "gpt": {"ok": 9}}
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{workspace / 'mlflow.db'}")  # the default tracker's store
+    (run,) = client.search_runs([client.get_experiment_by_name("faceedit/diagnostic_subset").experiment_id])
+    tracked = run.data.metrics
     assert tracked["audit_rate_race_change_rate"] == pytest.approx(3 / 8)
     assert tracked["audit_race_indian_race_change_rate"] == 1.0
     assert tracked["audit_axis_edit_success"] == pytest.approx(4.25)
