@@ -125,8 +125,8 @@ class AuditConf:
             _reject(f"{key}.attributes", self.attributes, "a list of demographic attributes, e.g. [race, gender, age_bin]")
         if not isinstance(self.focus, dict) or not all(isinstance(v, str) and v for v in self.focus.values()):
             _reject(f"{key}.focus", self.focus, "a mapping of attribute -> group, e.g. {race: White}")
-        if not isinstance(self.disparity_by, str) or not self.disparity_by:
-            _reject(f"{key}.disparity_by", self.disparity_by, "a demographic attribute, e.g. race")
+        if not isinstance(self.disparity_by, str) or self.disparity_by not in self.attributes:
+            _reject(f"{key}.disparity_by", self.disparity_by, f"one of {key}.attributes ({self.attributes})")
         _whole(f"{key}.examples_per_group", self.examples_per_group, 0)
 
 

@@ -136,6 +136,8 @@ def test_the_audit_thresholds_default_to_paper_b_and_are_checked():
         audit_rules(AuditConf(thresholds={"x": "race >= 3"}))
     with pytest.raises(ConfigError, match=r"analysis.audit.thresholds.x=.*edit_success >= 4"):
         AuditConf(thresholds={"x": "edit_success > 4"})
+    with pytest.raises(ConfigError, match=r"analysis.audit.disparity_by='skin_tone'.*one of analysis.audit.attributes"):
+        AuditConf(disparity_by="skin_tone")
 
 
 def test_a_bad_threshold_stops_the_run_before_any_work(plugins, compose, synthetic):
@@ -146,3 +148,29 @@ def test_a_bad_threshold_stops_the_run_before_any_work(plugins, compose, synthet
     assert "audit" not in run_experiment(exp, plugins)  # no rubric asked: no audit section
     with pytest.raises(ConfigError, match="must be a rule such as"):
         build_experiment(compose(*synthetic, "+analysis.audit.thresholds.x=oops"), plugins)
+
+
+def test_refused_and_unparsable_edits_are_counted_never_rated_and_the_page_says_so():
+    from faceedit_bench.analysis.audit import audit_section
+    from faceedit_bench.analysis.audit_items import AuditCollector
+    from faceedit_bench.records import SessionResult, StepState
+    from faceedit_bench.report.html import render_html_report
+    from tests.test_html_report import v11_report
+
+    collector = AuditCollector(("race", "gender", "age_bin"))
+    for n, race in enumerate(("White", "Indian", "Indian")):
+        state = StepState(1, Outcome.REFUSED, "blocked by a safety filter", f"in{n}", None, False)
+        collector.add(SessionResult(face(race=race), session("O-01"), [state], excluded="step_refused"))
+    audit = audit_section(collector, AuditConf(), n_resamples=99)
+    assert audit["items"] == 0 and audit["scored"] == 0
+    assert all(r["rate"] is None and r["n"] == 0 and r["reason"] for r in audit["rates"].values())
+    assert all(s["n"] == 0 and s["mean"] is None for s in audit["axes"].values())
+    race = audit["groups"]["race"]["labels"]
+    assert race["Indian"]["edits"] == {"refused": 2} and race["Indian"]["hard_refusal_rate"]["rate"] == 1.0
+    assert race["Indian"]["rates"]["soft_erasure_rate"]["rate"] is None  # refused is not soft erasure
+    assert audit["disparity"]["race_change_rate"]["max_minus_min_pp"] is None
+    assert audit["one_vs_rest"] == {"race=White": {"reason": "no scored edit has race=White"}}
+    assert audit["edits"]["by_prompt"] == {"O-01": {"refused": 3}}
+    html = render_html_report({**v11_report(), "audit": audit})
+    assert 'id="audit"' in html and "n/a: no items; a rate needs at least one" in html
+    assert "No scored edit of the aging prompt" in html
