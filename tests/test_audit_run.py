@@ -161,6 +161,11 @@ def test_the_rubric_flows_through_the_panel_into_every_audit_table(audit_report)
 
 def test_every_member_answer_is_kept_and_the_audit_is_rendered_and_tracked(audit_report):
     report, _, workspace = audit_report
+    from faceedit_bench.report.summary import format_summary
+
+    console = format_summary(report, workspace, width=160)
+    assert "audit (8 of 12 judged edits scored; thresholds: paper (b))" in console
+    assert "race_change_rate" in console and "100.0 (Indian - " in console
     (page,) = (workspace / "runs").glob("identity-*/report.html")
     html = page.read_text()
     assert 'id="audit"' in html and "Soft erasure" in html and "race_change_rate" in html
