@@ -58,7 +58,7 @@ from faceedit_bench.records import (
 from faceedit_bench.report.run_report import metrics_for_tracking, series_for_tracking
 from faceedit_bench.run.labels import component_identity, component_version, run_description, run_title
 from faceedit_bench.scoring.embedding import LazyModels, as_rgb_uint8, files_digest
-from faceedit_bench.scoring.judge.declared import JudgeMetric, JudgeValue, MetricJudgment
+from faceedit_bench.scoring.judge.declared import JudgeMetric, JudgeValue, MetricJudgment, NotAsked
 from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
 from faceedit_bench.storage.atomic import atomic_open
 from faceedit_bench.storage.images import content_hash, decode_rgb, encode_png, plain_image, sniff_mime
@@ -125,6 +125,7 @@ __all__ = [
     "MissingSecretError",
     "ModelNotFoundError",
     "ModelSource",
+    "NotAsked",
     "Outcome",
     "ParseFailure",
     "PixelEmbedder",

@@ -507,5 +507,5 @@ def test_paper_b_rates_from_a_list_of_scores():
     assert set(rates) == {"edit_success_rate", "soft_erasure_rate"}
     assert round(rates["edit_success_rate"]["percent"], 1) == 92.0
     assert round(rates["soft_erasure_rate"]["percent"], 1) == 6.2
-    assert PAPER_B_RATES["race_change_rate"] == ("race_drift", Threshold(">=", 3))
+    assert PAPER_B_RATES["race_change_rate"] == ("race_change", Threshold(">=", 3))
     plain_json(rates)

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from faceedit_bench.analysis.audit import audit_rules, audit_section
+from faceedit_bench.analysis.audit_items import RUBRIC, AuditCollector
 from faceedit_bench.analysis.disparity import GroupTest, compare_groups
 from faceedit_bench.analysis.group_report import Row, group_statistics
 from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores, registered_measures
@@ -77,6 +79,11 @@ class Aggregator:
         self.edit_cost_usd: float | None = None
         self.groups: dict[str, dict[str, _Group]] = defaultdict(dict)
         self.rows: list[Row] = []  # (labels, metric values) of every included session, for the group tests
+        # Paper (b)'s audit, when the rubric is asked (analysis/audit.py)
+        self.audit = None
+        if any(m.name == RUBRIC for m in judge_metrics):
+            audit_rules(self.analysis.audit)  # a threshold naming no rubric axis fails now, before any work
+            self.audit = AuditCollector(tuple(self.analysis.audit.attributes))
 
     def add(self, result: SessionResult) -> dict[str, float | None]:
         """Count one session; returns its metric values (empty when excluded)."""
@@ -114,6 +121,8 @@ class Aggregator:
         else:
             self.sessions_excluded[result.excluded or "unscored"] += 1
         self._add_to_groups(result, values)
+        if self.audit is not None:
+            self.audit.add(result)
         return values
 
     def _add_judged(self, judged: Any) -> None:
@@ -229,6 +238,9 @@ class Aggregator:
                                                 for k, v in enumerate(steps)]
             for report in self.judge_reports.values():
                 sections.update(report.sections())
+            if self.audit is not None:
+                sections["audit"] = audit_section(self.audit, self.analysis.audit, confidence=self.confidence,
+                                                  n_resamples=self.analysis.n_resamples, seed=self.analysis.seed)
             if self.panel is not None:
                 sections["counts"]["judge_members"] = self.panel_tally.member_counts()
                 sections["judge_panel"] = self.panel_tally.section(self.panel.describe())

@@ -71,8 +71,8 @@ PAPER_B_RATES: dict[str, tuple[str, Threshold]] = {
     "soft_erasure_rate": ("edit_success", Threshold("<=", 2)),
     "skin_lightening_rate": ("skin_tone", Threshold(">=", 4)),
     "skin_darkening_rate": ("skin_tone", Threshold("<=", 2)),
-    "race_change_rate": ("race_drift", Threshold(">=", 3)),
-    "gender_change_rate": ("gender_drift", Threshold(">=", 3)),
+    "race_change_rate": ("race_change", Threshold(">=", 3)),
+    "gender_change_rate": ("gender_change", Threshold(">=", 3)),
 }
 
 

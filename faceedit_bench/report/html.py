@@ -15,6 +15,7 @@ from typing import Any
 
 from faceedit_bench.execution.secrets import redact
 from faceedit_bench.report.contact_sheet import contact_sheet_name
+from faceedit_bench.report.html_audit import audit_context
 from faceedit_bench.report.html_plots import (
     plot_disparity_forest,
     plot_group_trajectories,
@@ -50,6 +51,8 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "disparity_forest": _plot_uri(plot_disparity_forest, report.get("disparity") or [], measures),
         "group_tests": group_test_rows(report),
         "judge_panel": report.get("judge_panel"),
+        "audit": audit_context(report, store),
+        "plot_error": plot_unavailable(),
         "overediting": overediting(report),
         "trajectory": trajectory(report, measures),
         "group_trajectories": group_trajectories(report, measures),

@@ -11,6 +11,7 @@ from faceedit_bench import __version__
 from faceedit_bench.plugin.payloads import RunInfo
 from faceedit_bench.records import TestSet
 from faceedit_bench.report.measures import collect_measures
+from faceedit_bench.report.audit_tracking import audit_metrics
 
 SCHEMA_ID = "faceedit_bench/run_report"
 SCHEMA_VERSION = "1.3"
@@ -167,4 +168,5 @@ def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
                 put(metric_key(key, label, name), m["mean"])
                 put(metric_key(key, label, name, "ci_low"), m["ci_low"])
                 put(metric_key(key, label, name, "ci_high"), m["ci_high"])
+    out.update(audit_metrics(report.get("audit"), metric_key))
     return out

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from faceedit_bench.report.measures import bounds_of, label_of, report_measures
+from faceedit_bench.report.audit_console import audit_table
 
 
 def fmt_p(p: float | None) -> str:
@@ -150,7 +151,7 @@ def summary_renderables(report: dict[str, Any], output_dir: Path) -> list[Any]:
         f"Steps: {counts(c['steps'])}; edited images without a face: {c['edited_images_without_face']}",
     ]
     parts: list[Any] = [Text("\n".join(["", *head]))]
-    for table in (_metrics(report), _trajectories(report), _groups(report), _disparity(report)):
+    for table in (_metrics(report), _trajectories(report), _groups(report), _disparity(report), audit_table(report)):
         if table is not None:
             parts += [Text(""), table]
     tail: list[str] = []

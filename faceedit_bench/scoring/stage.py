@@ -35,7 +35,8 @@ class ScoreStage:
                      if len(states) == len(session.steps) and all(s.outcome is Outcome.OK for s in states)]
         embeddings, judged = await asyncio.gather(
             self.embeddings.aget(outputs),
-            self._judge([(image_hashes(edited[i][0], edited[i][2]), edited[i][1]) for i in judgeable], stopped))
+            self._judge([(image_hashes(edited[i][0], edited[i][2]), edited[i][1], {"face": edited[i][0].face})
+                         for i in judgeable], stopped))
         results = [score_session(e, embeddings, self.similarity) for e in edited]
         for i, judgment in zip(judgeable, judged):
             results[i].judged = judgment

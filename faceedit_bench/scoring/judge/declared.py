@@ -30,7 +30,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel
 
 from faceedit_bench.keys import fingerprint
-from faceedit_bench.records import JudgeAnswer, Outcome, Session
+from faceedit_bench.records import Face, JudgeAnswer, Outcome, Session
 from faceedit_bench.scoring.judge.service import PromptTemplate
 
 #: Image roles a metric may name. ``references`` expands to every reference image of the face;
@@ -47,12 +47,25 @@ CONTEXT_FIELDS = ("instruction", "attribute", "category", "sub_axis", "axis", "k
 @dataclass(frozen=True)
 class Question:
     """One question of a session: which position (k), the images' hashes, the template's fields.
-    ``missing`` names a role with no image (the question is not asked; recorded as skipped)."""
+    ``missing`` names a role with no image, ``not_asked`` why the face's fields could not be
+    filled (either way the question is not asked; recorded as skipped with the reason)."""
 
     k: int
     images: tuple[str, ...]
     fields: Mapping[str, str]
     missing: str = ""
+    not_asked: str = ""
+
+    @property
+    def skip_reason(self) -> str:
+        if self.missing:
+            return f"no {self.missing} image for this question"
+        return self.not_asked
+
+
+class NotAsked(Exception):
+    """Raised by a metric's ``face_fields`` when the face lacks what the question needs (e.g. a
+    demographic label): the question is recorded as skipped with this reason, never guessed."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +147,9 @@ class JudgeMetric:
     #: It asks about the steps' taxonomy binding (categories, sub-axes): skipped, with the reason, for a
     #: test set whose steps have none.
     needs_taxonomy: bool = False
+    #: Placeholder values that depend on the face (face, session, k), added to the others; raise
+    #: :class:`NotAsked` when the face lacks what the question needs.
+    face_fields: Callable[[Face | None, Session, int], Mapping[str, str]] | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -155,7 +171,7 @@ class JudgeMetric:
             if lacking:
                 raise ValueError(f"judge metric {self.name}: value(s) {lacking} need a point function "
                                  "(or give the metric a session reducer)")
-        if self.fields is None:
+        if self.fields is None and self.face_fields is None:
             names = {m.group("named") or m.group("braced")
                      for m in string.Template.pattern.finditer(self.template.text)} - {None}
             unknown = sorted(names - set(CONTEXT_FIELDS))
@@ -189,7 +205,7 @@ class JudgeMetric:
 
     def questions(self, hashes: Sequence[str], session: Session,
                   references: Sequence[str] = (), inputs: Mapping[int, Mapping[str, str]] | None = None,
-                  ) -> list[Question]:
+                  face: Face | None = None) -> list[Question]:
         out = []
         for k in self.positions(session):
             images: list[str] = []
@@ -211,8 +227,14 @@ class JudgeMetric:
                         missing = missing or role
                     else:
                         images.append(found)
-            fields = self.fields(session, k) if self.fields is not None else step_fields(session, k)
-            out.append(Question(k, tuple(images), dict(fields), missing))
+            fields = dict(self.fields(session, k) if self.fields is not None else step_fields(session, k))
+            not_asked = ""
+            if self.face_fields is not None:
+                try:
+                    fields.update(self.face_fields(face, session, k))
+                except NotAsked as exc:
+                    not_asked = str(exc)
+            out.append(Question(k, tuple(images), fields, missing, not_asked))
         return out
 
     def judge(self, questions: Sequence[Question], answers: Sequence[JudgeAnswer], session: Session) -> MetricJudgment:

@@ -59,8 +59,7 @@ class JudgedSession:
 
 def _skipped(question: Question, metric: JudgeMetric) -> JudgeAnswer:
     t = metric.template
-    return JudgeAnswer(Outcome.SKIPPED, None, None, f"no {question.missing} image for this question", {},
-                       f"{t.name}@{t.version}", t.hash)
+    return JudgeAnswer(Outcome.SKIPPED, None, None, question.skip_reason, {}, f"{t.name}@{t.version}", t.hash)
 
 
 class JudgeScorer:
@@ -85,20 +84,22 @@ class JudgeScorer:
 
     async def score(self, sessions: Sequence[tuple[Any, ...]]) -> list[JudgedSession]:
         """Judge sessions, given as (hashes of I_0..I_K, session) pairs, concurrently. An item may
-        carry a third element, a mapping with ``references`` (hashes of the face's reference images)
-        and ``inputs`` (k -> role -> hash of a step's extra input)."""
+        carry a third element, a mapping with ``references`` (hashes of the face's reference images),
+        ``inputs`` (k -> role -> hash of a step's extra input) and ``face`` (the Face, for metrics
+        whose questions name its labels)."""
         return list(await asyncio.gather(*(self._session(*item) for item in sessions)))
 
     async def _session(self, hashes: Sequence[str], session: Session,
                        context: Mapping[str, Any] | None = None) -> JudgedSession:
         context = context or {}
-        asked = [(m, m.questions(hashes, session, context.get("references", ()), context.get("inputs")))
+        asked = [(m, m.questions(hashes, session, context.get("references", ()), context.get("inputs"),
+                                 face=context.get("face")))
                  for m in self.metrics]
         answers = iter(await asyncio.gather(*(self._ask(m, q) for m, questions in asked for q in questions)))
         return JudgedSession({m.name: m.judge(questions, [next(answers) for _ in questions], session)
                               for m, questions in asked})
 
     async def _ask(self, metric: JudgeMetric, question: Question) -> JudgeAnswer:
-        if question.missing:
+        if question.skip_reason:
             return _skipped(question, metric)
         return await self.service.ask(metric.template, list(question.images), self.seed, **question.fields)

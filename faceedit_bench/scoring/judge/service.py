@@ -73,11 +73,12 @@ class ParseFailure(ValueError):
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
-def parse_answer(text: str | None, schema: type[BaseModel]) -> dict[str, Any]:
+def parse_answer(text: str | None, schema: type[BaseModel], context: dict[str, Any] | None = None) -> dict[str, Any]:
     """The one JSON object in ``text`` validated against ``schema``.
 
     Accepts the object bare, inside a Markdown code fence, or surrounded by prose (first
-    ``{`` to last ``}``). Nothing else is repaired or guessed.
+    ``{`` to last ``}``). Nothing else is repaired or guessed. ``context`` (the question's
+    fields) reaches the schema's validators, for checks that depend on the question.
     """
     if not text or not text.strip():
         raise ParseFailure("empty answer")
@@ -91,7 +92,7 @@ def parse_answer(text: str | None, schema: type[BaseModel]) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise ParseFailure(f"invalid JSON: {exc}") from exc
     try:
-        return schema.model_validate(obj).model_dump(mode="json")
+        return schema.model_validate(obj, context=context).model_dump(mode="json")
     except ValidationError as exc:
         raise ParseFailure(f"answer does not fit the schema: {exc.errors()[0]['msg']} "
                            f"at {'.'.join(str(p) for p in exc.errors()[0]['loc'])}") from exc
@@ -141,7 +142,7 @@ class JudgeService:
         try:
             # Upright 8-bit pixels, as the embedder sees them: an API may ignore EXIF orientation.
             images = tuple(plain_image(self.store.get(h), label=f"image {h[:12]}") for h in image_hashes)
-            answer = await self._ask(template, prompt, images, seed)
+            answer = await self._ask(template, prompt, images, seed, fields)
             self.ledger.put_judgment(key, judge_fp=self.judge_fp, image_hashes=list(image_hashes), answer=answer)
             self._used[key] = answer.usage.get("cost_usd")
             future.set_result(answer)
@@ -153,7 +154,8 @@ class JudgeService:
         finally:
             self._in_flight.pop(key, None)
 
-    async def _ask(self, template: PromptTemplate, prompt: str, images: tuple[bytes, ...], seed: int) -> JudgeAnswer:
+    async def _ask(self, template: PromptTemplate, prompt: str, images: tuple[bytes, ...], seed: int,
+                   fields: dict[str, str] | None = None) -> JudgeAnswer:
         usage: dict[str, Any] = {}
         last_raw, reason = None, ""
         for attempt in range(self.parse_attempts):
@@ -178,7 +180,7 @@ class JudgeService:
                 return self._answer(template, reply.outcome, None, reply.text, reply.reason, usage)
             last_raw = reply.text
             try:
-                value = parse_answer(reply.text, template.schema)
+                value = parse_answer(reply.text, template.schema, fields)
             except ParseFailure as exc:
                 reason = f"{exc} (after {attempt + 1} attempt(s))"
                 continue

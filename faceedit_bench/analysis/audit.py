@@ -1,0 +1,216 @@
+"""Paper (b)'s audit tables from the rubric's items (METHODOLOGY §4.3, §4.6; docs/audit.md).
+
+* ``axes``: the mean of every rubric axis with its Student-t CI (paper Table 3);
+* ``rates``: edit success, soft erasure, race and gender change, skin lightening and darkening,
+  each with its Wilson CI, under the configured thresholds (Table 16);
+* ``groups``: the same per race, gender and age bin (Table 17, Fig. 4), with the max - min rate
+  disparity in percentage points and its bootstrap CI, the axes' k-group tests (Kruskal-Wallis)
+  and the hard refusals beside soft erasure;
+* ``disparity``: the headline disparities (by ``analysis.audit.disparity_by``, race by default);
+* ``one_vs_rest``: Mann-Whitney U of the focus group (White) against all others, per axis;
+* ``prompts``: means and rates per prompt category, subcategory and prompt id;
+* ``aging``: aging accuracy on the aging prompt; ``panel``: review flags per axis;
+* ``examples``: a few edits per group with their scores, for the report's grid.
+
+Only ``ok`` answers carry scores. Refused, unparsable and not-asked items are counted by
+outcome and reason, never scored. The statistics are those of ``rates``, ``group_tests`` and
+``statistics``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from faceedit_bench.analysis.audit_items import AuditCollector, AuditItem
+from faceedit_bench.analysis.group_tests import compare_k_groups, one_vs_rest
+from faceedit_bench.analysis.rates import Threshold, threshold_rate
+from faceedit_bench.analysis.statistics import summarize
+from faceedit_bench.config import PAPER_B_THRESHOLDS, AuditConf, audit_rule
+from faceedit_bench.errors import ConfigError
+from faceedit_bench.records import Outcome
+from faceedit_bench.scoring.judge.rubric import AGING_PROMPT_IDS, AXES
+
+#: The fields of one rate the leaderboard and the report read (threshold_rate has more).
+RATE_FIELDS = ("rate", "ci_low", "ci_high", "n", "count", "percent", "rule", "reason")
+
+
+def audit_rules(conf: AuditConf) -> dict[str, tuple[str, Threshold]]:
+    """Rate name -> (axis, Threshold) from the configuration; an unknown axis is a ConfigError."""
+    rules = {}
+    for name, text in conf.thresholds.items():
+        axis, op, value = audit_rule(text)
+        if axis not in AXES:
+            raise ConfigError(f"analysis.audit.thresholds.{name}={text!r} names the axis {axis!r}; the rubric's "
+                              f"axes are {', '.join(AXES)}")
+        rules[name] = (axis, Threshold(op, value))  # type: ignore[arg-type]
+    return rules
+
+
+def rate(items: Sequence[AuditItem], axis: str, threshold: Threshold, confidence: float) -> dict[str, Any]:
+    values = [float(v) for i in items if (v := i.scores.get(axis)) is not None]
+    full = threshold_rate(values, threshold, confidence=confidence, what=axis)
+    return {"axis": axis, **{k: full[k] for k in RATE_FIELDS}}
+
+
+def rates(items: Sequence[AuditItem], rules: Mapping[str, tuple[str, Threshold]], confidence: float) -> dict[str, Any]:
+    return {name: rate(items, axis, t, confidence) for name, (axis, t) in rules.items()}
+
+
+def axis_means(items: Sequence[AuditItem], confidence: float) -> dict[str, Any]:
+    return {axis: summarize([float(v) for i in items if (v := i.scores.get(axis)) is not None], confidence)
+            for axis in AXES}
+
+
+def audit_section(collector: AuditCollector, conf: AuditConf, *, confidence: float = 0.95, n_resamples: int = 9999,
+                  seed: int = 0) -> dict[str, Any]:
+    """The report's ``audit`` section (shape in docs/audit.md)."""
+    rules = audit_rules(conf)
+    items = collector.items
+    scored = collector.judged_ok
+    boot = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed}
+    groups = {attribute: _group_tables(scored, collector, attribute, rules, boot) for attribute in conf.attributes}
+    headline = groups.get(conf.disparity_by, {}).get("disparity", {})
+    return {
+        "metric": collector.metric,
+        "thresholds": {name: {"axis": axis, "rule": t.label} for name, (axis, t) in rules.items()},
+        "thresholds_source": "paper (b)" if dict(conf.thresholds) == PAPER_B_THRESHOLDS else "configured",
+        "confidence": confidence,
+        "items": len(items), "scored": len(scored),
+        "judge_outcomes": dict(sorted(Counter(i.outcome for i in items).items())),
+        "not_scored": _reasons(i for i in items if i.outcome != Outcome.OK.value),
+        "axes": axis_means(scored, confidence),
+        "rates": rates(scored, rules, confidence),
+        "groups": groups,
+        "disparity": headline,
+        "one_vs_rest": {f"{a}={focus}": _versus(scored, a, focus, confidence) for a, focus in conf.focus.items()},
+        "prompts": _prompt_tables(scored, collector, rules, confidence),
+        "aging": _aging(scored, confidence),
+        "panel": _panel(items),
+        "examples": _examples(scored, conf.disparity_by, conf.examples_per_group),
+        "edits": collector.describe_edits(),
+    }
+
+
+def _labelled(items: Sequence[AuditItem], attribute: str) -> dict[str, list[AuditItem]]:
+    out: dict[str, list[AuditItem]] = {}
+    for item in items:
+        label = item.labels.get(attribute)
+        if label is not None:
+            out.setdefault(str(label), []).append(item)
+    return dict(sorted(out.items()))
+
+
+def _group_tables(scored: Sequence[AuditItem], collector: AuditCollector, attribute: str,
+                  rules: Mapping[str, tuple[str, Threshold]], boot: Mapping[str, Any]) -> dict[str, Any]:
+    by = _labelled(scored, attribute)
+    edits = collector.edits.get(attribute, {})
+    confidence = boot["confidence"]
+    labels: dict[str, Any] = {}
+    for label in sorted(set(by) | set(edits)):
+        group = by.get(label, [])
+        outcomes = dict(sorted(edits.get(label, Counter()).items()))
+        total = sum(outcomes.values())
+        refused = threshold_rate([1.0] * outcomes.get(Outcome.REFUSED.value, 0)
+                                 + [0.0] * (total - outcomes.get(Outcome.REFUSED.value, 0)),
+                                 Threshold(">=", 1), confidence=confidence, what="hard refusals")
+        labels[label] = {"n": len(group), "axes": axis_means(group, confidence),
+                         "rates": rates(group, rules, confidence), "edits": outcomes,
+                         "hard_refusal_rate": {k: refused[k] for k in RATE_FIELDS}}
+    disparity = {name: _rate_disparity(by, attribute, name, axis, t, boot) for name, (axis, t) in rules.items()}
+    tests = {axis: compare_k_groups({g: [float(v) for i in items if (v := i.scores.get(axis)) is not None]
+                                     for g, items in by.items()},
+                                    name=f"audit/{axis}/{attribute}", **boot)
+             for axis in AXES}
+    return {"labels": labels, "disparity": disparity,
+            "tests": {axis: {"kruskal": t["kruskal"], "mean_disparity": t["disparity"], "left_out": t["left_out"]}
+                      for axis, t in tests.items()},
+            "unlabelled_edits": collector.unlabelled.get(attribute, 0)}
+
+
+def _rate_disparity(by: Mapping[str, Sequence[AuditItem]], attribute: str, name: str, axis: str,
+                    threshold: Threshold, boot: Mapping[str, Any]) -> dict[str, Any]:
+    """max - min of the group rates in percentage points; its CI resamples within groups (the
+    rate of a group is the mean of its 0/1 hits, so this is compare_k_groups on the hits)."""
+    hits = {g: threshold.hits(np.asarray(values, dtype=float)).astype(float)
+            for g, items in by.items() if (values := [float(v) for i in items if (v := i.scores.get(axis)) is not None])}
+    result = compare_k_groups(hits, name=f"audit/{name}/{attribute}", higher_is_better=False, **boot)
+    d = result["disparity"]
+    pp = (lambda x: None if x is None else 100.0 * x)
+    return {"max_minus_min_pp": pp(d["value"]), "ci_low": pp(d["ci_low"]), "ci_high": pp(d["ci_high"]),
+            "by": attribute, "max_group": d["max_group"], "min_group": d["min_group"], "rule": threshold.label,
+            "axis": axis, "ci_method": d["ci_method"], "n_resamples": d["n_resamples"],
+            "groups": {g: int(x.size) for g, x in hits.items()}, "left_out": result["left_out"],
+            "reason": d["reason"], "ci_reason": d["ci_reason"]}
+
+
+def _versus(scored: Sequence[AuditItem], attribute: str, focus: str, confidence: float) -> dict[str, Any]:
+    by = _labelled(scored, attribute)
+    if focus not in by:
+        return {"reason": f"no scored edit has {attribute}={focus}"}
+    return {axis: one_vs_rest({g: [float(v) for i in items if (v := i.scores.get(axis)) is not None]
+                               for g, items in by.items()}, focus, name=f"audit/{axis}/{attribute}/{focus}",
+                              confidence=confidence)
+            for axis in AXES if any(i.scores.get(axis) is not None for i in by[focus])}
+
+
+def _prompt_tables(scored: Sequence[AuditItem], collector: AuditCollector, rules: Mapping[str, tuple[str, Threshold]],
+                   confidence: float) -> dict[str, Any]:
+    keys = {"category": lambda i: (i.prompt_category or "").split("/")[0] or None,
+            "subcategory": lambda i: i.prompt_category or None,
+            "prompt_id": lambda i: i.prompt_id or i.session_id}
+    out: dict[str, Any] = {}
+    for kind, key in keys.items():
+        buckets: dict[str, list[AuditItem]] = {}
+        for item in scored:
+            if (label := key(item)) is not None:
+                buckets.setdefault(label, []).append(item)
+        out[kind] = {label: {"n": len(group), "axes": axis_means(group, confidence),
+                             "rates": rates(group, rules, confidence)}
+                     for label, group in sorted(buckets.items())}
+    return out
+
+
+def _aging(scored: Sequence[AuditItem], confidence: float) -> dict[str, Any]:
+    values = [float(v) for i in scored if i.prompt_id in AGING_PROMPT_IDS
+              and (v := i.scores.get("aging_accuracy")) is not None]
+    correct = threshold_rate([1.0 if v == 3 else 0.0 for v in values], Threshold(">=", 1), confidence=confidence,
+                             what="aging accuracy")
+    return {"prompt_ids": sorted(AGING_PROMPT_IDS), "summary": summarize(values, confidence),
+            "distribution": {str(s): sum(1 for v in values if v == s) for s in range(1, 6)},
+            "correct_rate": {k: correct[k] for k in RATE_FIELDS},
+            "under_aged_rate": _share(values, lambda v: v <= 2, confidence),
+            "over_aged_rate": _share(values, lambda v: v >= 4, confidence)}
+
+
+def _share(values: Sequence[float], hit: Any, confidence: float) -> dict[str, Any]:
+    r = threshold_rate([1.0 if hit(v) else 0.0 for v in values], Threshold(">=", 1), confidence=confidence)
+    return {k: r[k] for k in RATE_FIELDS}
+
+
+def _panel(items: Sequence[AuditItem]) -> dict[str, Any]:
+    status = Counter(i.panel_status for i in items if i.panel_status)
+    return {"status": dict(sorted(status.items())),
+            "flags": {axis: sum(1 for i in items if axis in i.flags) for axis in AXES} if status else {},
+            "flagged_items": sum(1 for i in items if i.flags)}
+
+
+def _examples(scored: Sequence[AuditItem], attribute: str, per_group: int) -> dict[str, list[dict[str, Any]]]:
+    """Up to ``per_group`` edits of each group, of different faces where it has them, in a stable
+    order (face, prompt), with their scores."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for label, group in _labelled(scored, attribute).items():
+        ordered = sorted(group, key=lambda i: (i.face_id, i.prompt_id or i.session_id, i.k))
+        firsts = list({i.face_id: i for i in reversed(ordered)}.values())[::-1]  # each face's first edit
+        picks = (firsts + [i for i in ordered if i not in firsts])[:per_group]
+        out[label] = [{"face_id": i.face_id, "session_id": i.session_id, "k": i.k, "prompt_id": i.prompt_id,
+                       "source_hash": i.source_hash, "output_hash": i.output_hash,
+                       "scores": {a: v for a, v in i.scores.items() if v is not None}} for i in picks]
+    return out
+
+
+def _reasons(items: Any) -> dict[str, int]:
+    return dict(sorted(Counter(f"{i.outcome}: {i.reason}" if i.reason else i.outcome for i in items).items()))
