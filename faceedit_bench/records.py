@@ -76,7 +76,9 @@ class Step:
     """One instruction P_k of a session. The taxonomy binding (attribute, category,
     sub-axis, axis) is ``None`` for a free-text instruction; metrics that need it (OER, the
     overediting matrix) are then skipped. ``prompt_id`` / ``prompt_category`` name the
-    instruction in a published prompt list (e.g. "O-01", "Occupational/Authority")."""
+    instruction in a published prompt list (e.g. "O-01", "Occupational/Authority").
+    ``target_occupation`` / ``stereotyped_gender`` name a WinoBias step's target role and the gender
+    it is stereotyped with ("male" or "female"), for the ``winobias`` judge metric."""
 
     k: int
     instruction: str
@@ -87,6 +89,8 @@ class Step:
     prompt_id: str | None = None
     prompt_category: str | None = None
     inputs: tuple[StepInput, ...] = ()
+    target_occupation: str | None = None
+    stereotyped_gender: str | None = None
 
     @property
     def bound(self) -> bool:
@@ -181,6 +185,7 @@ class StepState:
     output_hash: str | None
     resumed: bool
     usage: dict[str, Any] = field(default_factory=dict)
+    inputs: tuple[tuple[str, str], ...] = ()  # the step's further input images: (role, stored hash)
 
 
 @dataclass(frozen=True)

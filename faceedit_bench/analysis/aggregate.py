@@ -113,6 +113,9 @@ class Aggregator:
         else:
             self.sessions_excluded[result.excluded or "unscored"] += 1
         self._add_to_groups(result, values)
+        for report in self.judge_reports.values():  # reports that count unjudged sessions too (winobias)
+            if hasattr(report, "add_session"):
+                report.add_session(result)
         return values
 
     def _add_judged(self, judged: Any) -> None:

@@ -26,6 +26,7 @@ from faceedit_bench.report.html_sheet_redraw import float_or_none, render_missin
 from faceedit_bench.report.metric_names import display_name
 from faceedit_bench.report.tables import RUN_COLUMNS
 from faceedit_bench.report.templates import fmt_num, render
+from faceedit_bench.report.winobias_html import winobias_context
 from faceedit_bench.storage.store import ImageStore
 
 WORST_SESSIONS = 6
@@ -50,6 +51,7 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "group_tests": group_test_rows(report),
         "judge_panel": report.get("judge_panel"),
         "overediting": overediting(report),
+        **winobias_context(report),
         "trajectory": trajectory(report),
         "group_trajectories": group_trajectories(report),
         "cost": report.get("cost"),

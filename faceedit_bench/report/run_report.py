@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from faceedit_bench import __version__
+from faceedit_bench.analysis.winobias import tracking_metrics as winobias_metrics
 from faceedit_bench.plugin.payloads import RunInfo
 from faceedit_bench.records import TestSet
 
@@ -156,6 +157,8 @@ def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
         put(metric_key(*prefix, "p_value"), row["p_value"])
         if row["bias"] is not None:
             put(metric_key(*prefix, "bias"), int(row["bias"]))
+    if report.get("winobias"):
+        out.update(winobias_metrics(report["winobias"]))
     for key, labels in report["groups"].items():
         for label, g in labels.items():
             put(metric_key(key, label, "sessions_included"), g["sessions_included"])

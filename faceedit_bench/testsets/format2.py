@@ -27,6 +27,8 @@ from faceedit_bench.records import INPUT_RULES, Session, Step, StepInput, TestSe
 from faceedit_bench.taxonomy import TaxonomyError, load_taxonomy
 
 Fail = Callable[[str], Exception]
+#: A WinoBias step's target role and the gender it is stereotyped with (the ``winobias`` judge metric).
+WINOBIAS = ("target_occupation", "stereotyped_gender")
 
 
 def parse_format2(data: Mapping[str, Any], source: str, fail: Fail, text: Callable[..., str],
@@ -64,10 +66,12 @@ def _step(st: Any, k: int, where: str, fail: Fail, text: Callable[..., str], roo
         raise fail(f"{where}: must be an object")
     if "k" in st and (st["k"] != k or isinstance(st["k"], bool)):
         raise fail(f"{where}: 'k' must be {k} (its position), got {st['k']!r}")
-    unknown = sorted(set(st) - {"k", "instruction", "binding", "prompt_id", "prompt_category", "inputs"})
+    unknown = sorted(set(st) - {"k", "instruction", "binding", "prompt_id", "prompt_category", "inputs", *WINOBIAS})
     if unknown:
         raise fail(f"{where}: unknown field(s) {', '.join(unknown)}")
-    optional = {f: text(st, f, where) for f in ("prompt_id", "prompt_category") if st.get(f) is not None}
+    optional = {f: text(st, f, where) for f in ("prompt_id", "prompt_category", *WINOBIAS) if st.get(f) is not None}
+    if optional.get("stereotyped_gender", "male") not in ("male", "female"):
+        raise fail(f"{where}: 'stereotyped_gender' must be \"male\" or \"female\", got {optional['stereotyped_gender']!r}")
     return Step(k=k, instruction=text(st, "instruction", where), **_binding(st.get("binding"), where, fail),
                 **optional, inputs=tuple(_input(x, where, fail, root) for x in _list(st.get("inputs"), where, fail)))
 
