@@ -52,6 +52,7 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "judge_panel": report.get("judge_panel"),
         "overediting": overediting(report),
         **winobias_context(report),
+        "human": report.get("human_agreement"),
         "trajectory": trajectory(report),
         "group_trajectories": group_trajectories(report),
         "cost": report.get("cost"),
