@@ -66,6 +66,8 @@ def load_rated_runs(paths: Sequence[Path]) -> list[RatedRun]:
 def assign_editors(ratings: Ratings, runs: Sequence[RatedRun]) -> Ratings:
     """Ratings whose ``editor`` names a run; a CSV without editors fits exactly one run."""
     labels = [r.label for r in runs]
+    if not runs:
+        return ratings
     if ratings.editors == [""]:
         if len(runs) != 1:
             raise RatingsError(f"{ratings.source}: no editor column, but {len(runs)} runs are given; add a column "
@@ -73,7 +75,7 @@ def assign_editors(ratings: Ratings, runs: Sequence[RatedRun]) -> Ratings:
         rows = tuple(dataclasses.replace(r, editor=labels[0]) for r in ratings.rows)
         return dataclasses.replace(ratings, rows=rows)
     unknown = sorted(set(ratings.editors) - set(labels))
-    if runs and unknown:
+    if unknown:
         first = next(r for r in ratings.rows if r.editor in unknown)
         raise RatingsError(f"{ratings.source}, line {first.line}, column editor: {first.editor!r} is none of the "
                            f"given runs' editors ({', '.join(labels)}); name the editor as its run does, or "
