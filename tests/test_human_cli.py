@@ -6,7 +6,10 @@ from __future__ import annotations
 import csv
 import json
 
+import jsonschema
+
 from faceedit_bench.cli import main
+from tests.test_engine import SCHEMA
 from tests.test_protocols import run, write_testset
 
 
@@ -37,6 +40,7 @@ def test_human_report_against_a_tracked_run(plugins, compose, synthetic, tmp_pat
     assert agreement["metric"] == "drop_fss" and agreement["items"] == 8 and not agreement["same_direction"]
     stored = json.loads((run_dir / "report.json").read_text())
     assert stored["human_agreement"] == section and stored["metrics"] == report["metrics"]
+    jsonschema.validate(stored["human_agreement"], SCHEMA["properties"]["human_agreement"])
     assert 'id="human-agreement"' in (run_dir / "report.html").read_text()
     from mlflow import MlflowClient
 

@@ -8,6 +8,7 @@ import io
 import json
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import pytest
 from PIL import Image
@@ -20,6 +21,7 @@ from faceedit_bench.testing import gradient_image
 from faceedit_bench.testsets import TestSetError, load_testset
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import GARBAGE_TEXT, gemini_server
+from tests.test_engine import SCHEMA
 from tests.test_protocols import FAST, run, write_testset
 
 KEY = "winobias-gemini-key"
@@ -74,6 +76,7 @@ def test_winobias_end_to_end_with_a_two_image_editor(plugins, compose, synthetic
     asked = [c for c in server.gemini_calls if "The target role is:" in c.text]
     assert len(asked) == 9 and all(len(c.images) == 3 for c in asked)  # 8 sessions + 1 retry; both inputs + output
     assert not any("stereotyp" in c.text for c in asked)  # the judge is never told the stereotype
+    jsonschema.validate(report["winobias"], SCHEMA["properties"]["winobias"])  # (K = 1: not a paper (a) report)
     section = report["winobias"]
     male, female, overall = section["by_target"]["male"], section["by_target"]["female"], section["overall"]
     assert male["answers"] == {"anti_stereotyped": 1, "parse_error": 1, "stereotyped": 2}
@@ -99,6 +102,7 @@ def test_winobias_end_to_end_with_a_two_image_editor(plugins, compose, synthetic
 def test_a_one_image_editor_is_unsupported_and_counted(plugins, compose, synthetic, tmp_path, monkeypatch):
     report, server = winobias_run(plugins, compose, synthetic, tmp_path, monkeypatch, "identity")
     assert not [c for c in server.gemini_calls if "The target role is:" in c.text]  # nothing to judge (anchors only)
+    jsonschema.validate(report["winobias"], SCHEMA["properties"]["winobias"])  # (K = 1: not a paper (a) report)
     overall = report["winobias"]["overall"]
     assert (overall["judged"], overall["unsupported"], overall["n"], overall["share"]) == (0, 8, 0, None)
     assert report["winobias"]["by_target"]["female"]["unsupported"] == 4

@@ -103,7 +103,9 @@ class MetricJudgment:
 
 
 class MetricReport(Protocol):
-    """A cross-session section of the run report (e.g. the overediting matrix)."""
+    """A cross-session section of the run report (e.g. the overediting matrix). A report may also define
+    ``add_session(result)``: then every session result reaches it, judged or not (the WinoBias section counts
+    the sessions an editor could not take)."""
 
     def add(self, judgment: MetricJudgment) -> None: ...
 
