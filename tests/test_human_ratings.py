@@ -4,6 +4,7 @@ hand, the tests on human scores, VLM − human, and agreement of metrics with pe
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import krippendorff
@@ -226,3 +227,13 @@ def test_rank_table_follows_each_metrics_direction():
                        {"sc": True, "drop_fss": False})
     assert table["metrics"]["sc"]["x"]["rank"] == 1.0 and table["metrics"]["sc"]["y"]["rank"] == 2.5
     assert table["metrics"]["drop_fss"]["y"]["rank"] == 1.0 and "z" not in table["metrics"]["drop_fss"]
+
+
+def test_a_sessions_table_without_conditions_cannot_hide_two_values_per_item():
+    rows = ({"face_id": "f0", "session_id": "O-01", "excluded": "", "sc": "50"},
+            {"face_id": "f0", "session_id": "O-01", "excluded": "", "sc": "70"})
+    with pytest.raises(RatingsError, match=re.escape("several rows for item 'f0|O-01' and no condition column")):
+        RatedRun("flux", Path("flux"), {}, rows).values("sc")
+    with_conditions = tuple({**r, "condition": c} for r, c in zip(rows, ("baseline", "features")))
+    assert RatedRun("flux", Path("flux"), {}, with_conditions).values("sc") == {
+        ("f0|O-01", "baseline"): 50.0, ("f0|O-01", "features"): 70.0}

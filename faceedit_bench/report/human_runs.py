@@ -41,6 +41,10 @@ class RatedRun:
             if cell in ("", None) or row.get("excluded"):
                 continue
             key = (f"{row['face_id']}{ITEM_SEPARATOR}{row['session_id']}", row.get("condition") or BASELINE)
+            if key in out:  # several conditions in a table without the column: which value is which is unknown
+                raise RatingsError(f"{self.run_dir}: {SESSIONS_CSV} has several rows for item {key[0]!r} and no "
+                                   "condition column, so the ratings cannot be matched; rerun the experiment to "
+                                   "rewrite its tables")
             out[key] = float(cell)
         return out
 
