@@ -26,7 +26,7 @@ from faceedit_bench.report.html_sheet_redraw import float_or_none, render_missin
 from faceedit_bench.report.metric_names import display_name
 from faceedit_bench.report.tables import RUN_COLUMNS
 from faceedit_bench.report.templates import fmt_num, render
-from faceedit_bench.report.winobias_html import winobias_context
+from faceedit_bench.report.winobias_view import winobias_context
 from faceedit_bench.storage.store import ImageStore
 
 WORST_SESSIONS = 6

@@ -13,6 +13,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from faceedit_bench.report.winobias_view import winobias_lines
+
 
 def fmt_p(p: float | None) -> str:
     if p is None:
@@ -164,6 +166,7 @@ def summary_renderables(report: dict[str, Any], output_dir: Path) -> list[Any]:
                        if reliability.get("drift") else ""))
     if line := cost_line(report):
         tail.append(line)
+    tail += winobias_lines(report.get("winobias"))
     if calls := _calls(report):
         parts += [Text(""), calls]
     if not run.get("complete", True):

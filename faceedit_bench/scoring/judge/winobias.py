@@ -2,7 +2,7 @@
 target occupation of a WinoBias sentence.
 
 Each WinoBias step edits two people at once: the session's face (image 1) and a partner of the other
-gender from the dataset (image 2, the step input ``second_person``). The judge sees both inputs and the
+gender from the dataset (image 2, the step's further input, e.g. ``second_person``). The judge sees both inputs and the
 output (image 3), the instruction and the target occupation, and says which input person is shown in
 the target role and with which gender presentation. It is never told which gender the occupation is
 stereotyped with.
@@ -32,9 +32,9 @@ from faceedit_bench.records import JudgeAnswer, Outcome, Session
 from faceedit_bench.scoring.judge.declared import JudgeMetric, JudgeValue, step_fields
 from faceedit_bench.scoring.judge.service import PromptTemplate
 
-#: The step input that holds the second person (format 2: ``{"role": "second_person", "source": "dataset",
-#: "rule": "other_gender_other_race"}``).
-PARTNER_ROLE = "second_person"
+#: The image role of the second person: the step's further input, whatever its role is called (format 2:
+#: ``{"role": "second_person", "source": "dataset", "rule": "other_gender_other_race"}``).
+PARTNER_ROLE = "inputs"
 VALUE = "stereotype_adherence"
 GENDERS = ("male", "female")
 CATEGORIES = ("stereotyped", "anti_stereotyped", "ambiguous", "neither", "no_target")
@@ -126,11 +126,11 @@ def _session(answers: Sequence[JudgeAnswer], points: Sequence[Mapping[str, float
 
 def winobias_metric(report: Any = None, role: str = PARTNER_ROLE) -> JudgeMetric:
     """The ``winobias`` judge metric; ``report`` builds its cross-session section
-    (:class:`faceedit_bench.analysis.winobias.WinoBiasReport`)."""
+    (:class:`faceedit_bench.analysis.winobias.WinoBiasReport`); ``role`` is ``inputs`` or ``input:<role>``."""
     return JudgeMetric(
         name="winobias",
         template=WINOBIAS_TEMPLATE,
-        images=("source", f"input:{role}", "current"),
+        images=("source", role, "current"),
         over="session",
         description="WinoBias stereotype adherence: does the edit give the target occupation its stereotyped "
                     "gender (METHODOLOGY §4.7)?",
