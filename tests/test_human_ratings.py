@@ -237,3 +237,18 @@ def test_a_sessions_table_without_conditions_cannot_hide_two_values_per_item():
     with_conditions = tuple({**r, "condition": c} for r, c in zip(rows, ("baseline", "features")))
     assert RatedRun("flux", Path("flux"), {}, with_conditions).values("sc") == {
         ("f0|O-01", "baseline"): 50.0, ("f0|O-01", "features"): 70.0}
+
+
+def test_compare_ranks_editors_by_every_shared_metric():
+    from faceedit_bench.report.metric_ranks import format_ranks, metric_ranks
+
+    reports = [{"metrics": {"sc": {"mean": m, "higher_is_better": True}, "drop_fss": {"mean": d, "higher_is_better": False},
+                            "creval": {"mean": c, "higher_is_better": True}}}
+               for m, d, c in ((80, 10, 70), (60, 20, 65), (70, 5, 60))]
+    ranks = metric_ranks(reports, ["a", "b", "c"])
+    assert [ranks["metrics"]["sc"][s]["rank"] for s in "abc"] == [1.0, 3.0, 2.0]
+    assert [ranks["metrics"]["drop_fss"][s]["rank"] for s in "abc"] == [2.0, 3.0, 1.0]
+    taus = {(t["a"], t["b"]): t["tau"] for t in ranks["kendall"]}
+    assert taus[("sc", "creval")] == pytest.approx(stats.kendalltau([1, 3, 2], [1, 2, 3]).statistic)
+    assert any("Kendall tau sc vs creval: 0.333" in line for line in format_ranks(ranks))
+    assert metric_ranks(reports[:1], ["a"]) is None  # one editor: nothing to rank

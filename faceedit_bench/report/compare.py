@@ -16,6 +16,7 @@ from faceedit_bench.report.comparability import comparability_warnings
 from faceedit_bench.report.compare_across_testsets import across_testset_tables
 from faceedit_bench.report.compare_rows import best_columns, cost_rows, fairness_rows, metric_rows, outcome_rows
 from faceedit_bench.report.compared_runs import CompareError, is_reference_run, load_run, run_config, run_labels
+from faceedit_bench.report.metric_ranks import metric_ranks
 from faceedit_bench.report.paired_differences import paired_comparisons
 
 
@@ -51,5 +52,6 @@ def compare_runs(paths: Sequence[Path], *, confidence: float = 0.95) -> dict[str
         "summaries": {name: [{"label": lab, **dict((r.get("metrics") or {}).get(name) or {})}
                              for lab, r in zip(labels, reports) if name in (r.get("metrics") or {})]
                       for name in dict.fromkeys(n for r in reports for n in r.get("metrics") or {})},
+        "ranks": metric_ranks(reports, labels),
         "confidence": confidence,
     }
