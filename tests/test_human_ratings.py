@@ -181,6 +181,11 @@ def test_against_runs_a_metric_and_the_rank_table():
     ranks = section["rank_table"]
     assert ranks["metrics"]["sc"]["qwen"]["rank"] == 1.0 and ranks["metrics"]["sc"]["flux"]["rank"] == 2.0
     assert set(ranks["metrics"]) == {"human:edit_success", "sc"}
+    mapped = human_section(ratings, runs, vlm_axes={"edit_success": "sc"})["vlm_vs_human"]["by_axis"]["edit_success"]
+    sc = [10 * (1 + (i % 5)) + (i % 2) for i in range(8)] + [10 * (5 - (i % 4)) + (i % 2) for i in range(6)]
+    assert mapped["vlm"]["mean"] == pytest.approx(np.mean(sc))
+    with pytest.raises(RatingsError, match="the ratings have no axis 'skin'"):
+        human_section(ratings, runs, vlm_axes={"skin": "skin_tone"})
     with pytest.raises(RatingsError, match="no run has a value 'creval'"):
         human_section(ratings, runs, metrics=["creval"])
     with pytest.raises(RatingsError, match="'gpt' is none of the given runs' editors"):

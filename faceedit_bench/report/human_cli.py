@@ -102,11 +102,21 @@ def log_to_trackers(runs: Sequence[RatedRun], section: Mapping[str, Any], tracki
     return lines
 
 
+def _pairs(items: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        axis, sep, value = item.partition("=")
+        if not sep or not axis or not value:
+            raise FaceEditBenchError(f"--vlm-axis {item!r}: write AXIS=VALUE, e.g. --vlm-axis skin=skin_tone")
+        out[axis] = value
+    return out
+
+
 def _command(args: argparse.Namespace) -> int:
     low, high = args.scale
     ratings = read_ratings(args.ratings, scale=(low, high))
     runs = load_rated_runs(args.run)
-    section = human_section(ratings, runs, metrics=args.metric, against=args.against,
+    section = human_section(ratings, runs, metrics=args.metric, against=args.against, vlm_axes=_pairs(args.vlm_axis),
                             confidence=args.confidence, alpha=args.alpha)
     out = args.out or (runs[0].run_dir if runs else Path.cwd())
     out.mkdir(parents=True, exist_ok=True)
@@ -125,7 +135,9 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("human", help="human evaluation: import a ratings CSV, reliability (Fleiss' kappa, "
                                      "Krippendorff's alpha), tests, VLM - human, agreement of metrics with people")
     actions = p.add_subparsers(dest="action", required=True)
-    r = actions.add_parser("report", help="analyse a ratings CSV, alone or against the runs that made the outputs")
+    r = actions.add_parser("report", aliases=["import"],
+                           help="analyse a ratings CSV, alone or against the runs that made the outputs "
+                                "(and add it to those runs)")
     r.add_argument("ratings", type=Path, help="CSV: item,rater,axis,score[,condition,editor,race,gender,age_bin]")
     r.add_argument("--run", action="append", type=Path, default=[], metavar="RUN_DIR",
                    help="a run that made rated outputs (<workspace>/runs/<run>); repeat for several editors")
@@ -135,6 +147,9 @@ def add_parser(sub: Any) -> None:
                    help="the human axis the --metric values are compared with (default: edit_success)")
     r.add_argument("--scale", type=float, nargs=2, default=(1.0, 5.0), metavar=("LOW", "HIGH"),
                    help="the rating scale (default 1 5)")
+    r.add_argument("--vlm-axis", action="append", default=[], metavar="AXIS=VALUE",
+                   help="compare the human AXIS with the run's judge value VALUE (default: the value named like the "
+                        "axis), e.g. --vlm-axis skin=skin_tone; repeatable")
     r.add_argument("--confidence", type=float, default=0.95, help="confidence level of the intervals")
     r.add_argument("--alpha", type=float, default=0.05, help="family-wise level of the Holm correction")
     r.add_argument("--out", type=Path, help="folder for human_agreement.json/.html (default: the first run's folder)")

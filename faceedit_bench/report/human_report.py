@@ -29,9 +29,11 @@ HUMAN = "human"
 
 
 def human_section(ratings: Ratings, runs: Sequence[RatedRun] = (), *, metrics: Sequence[str] = (),
-                  against: str = "edit_success", confidence: float = 0.95, alpha: float = 0.05) -> dict[str, Any]:
+                  against: str = "edit_success", vlm_axes: Mapping[str, str] | None = None,
+                  confidence: float = 0.95, alpha: float = 0.05) -> dict[str, Any]:
+    """``vlm_axes`` maps a human axis to the run value it is compared with (default: the same name)."""
     ratings = assign_editors(ratings, runs)
-    vlm = vlm_scores(runs, ratings.axes) if runs else None
+    vlm = vlm_scores(runs, ratings.axes, vlm_axes) if runs else None
     section = human_agreement(ratings, vlm, confidence=confidence, alpha=alpha)
     section["runs"] = [{"editor": r.label, "run_dir": str(r.run_dir), "run_key": (r.report.get("run") or {}).get("key")}
                        for r in runs]

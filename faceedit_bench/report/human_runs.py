@@ -87,11 +87,18 @@ def assign_editors(ratings: Ratings, runs: Sequence[RatedRun]) -> Ratings:
     return ratings
 
 
-def vlm_scores(runs: Sequence[RatedRun], axes: Sequence[str]) -> dict[tuple[str, str, str, str], float]:
-    """(editor, item, condition, axis) -> the run's session value named like the axis (the rubric's values)."""
+def vlm_scores(runs: Sequence[RatedRun], axes: Sequence[str], names: Mapping[str, str] | None = None,
+               ) -> dict[tuple[str, str, str, str], float]:
+    """(editor, item, condition, axis) -> the run's session value named like the axis (the rubric's values),
+    or as ``names`` maps it."""
+    names = dict(names or {})
+    unknown = sorted(set(names) - set(axes))
+    if unknown:
+        raise RatingsError(f"--vlm-axis {unknown[0]}=...: the ratings have no axis {unknown[0]!r}; axes: "
+                           f"{', '.join(axes)}")
     out: dict[tuple[str, str, str, str], float] = {}
     for run in runs:
         for axis in axes:
-            for (item, condition), v in run.values(axis).items():
+            for (item, condition), v in run.values(names.get(axis, axis)).items():
                 out[(run.label, item, condition, axis)] = v
     return out
