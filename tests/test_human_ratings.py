@@ -257,3 +257,40 @@ def test_compare_ranks_editors_by_every_shared_metric():
     assert taus[("sc", "creval")] == pytest.approx(stats.kendalltau([1, 3, 2], [1, 2, 3]).statistic)
     assert any("Kendall tau sc vs creval: 0.333" in line for line in format_ranks(ranks))
     assert metric_ranks(reports[:1], ["a"]) is None  # one editor: nothing to rank
+
+
+# Paper (b) Table 5 (METHODOLOGY §4.6): VLM and human means on the same baseline outputs, per model and axis.
+TABLE5_AXES = ("edit_success", "skin_tone", "race_change", "gender_change", "age_change")
+TABLE5 = {"flux2_dev": ((4.63, 3.64, 1.62, 1.41, 2.98), (3.86, 3.22, 1.52, 1.50, 2.99)),
+          "step1x_edit": ((3.90, 3.46, 1.36, 1.37, 3.04), (2.97, 3.18, 1.39, 1.49, 3.09)),
+          "qwen_image_edit": ((4.60, 3.59, 1.42, 1.27, 2.87), (4.12, 3.19, 1.45, 1.34, 2.97))}
+
+
+def _integers(total: int, n: int) -> list[int]:
+    """n whole scores summing to total, as even as possible."""
+    q, r = divmod(total, n)
+    return [q + 1] * r + [q] * (n - r)
+
+
+def test_table5_is_reproduced_from_synthetic_per_item_scores():
+    """Per-item scores built to match Table 5's means (100 outputs per model, 3 raters each) give back every
+    cell, and the VLM's overestimate of edit success averages +0.72 as the paper says."""
+    items = 100
+    lines, runs = ["item,rater,axis,score,editor"], []
+    for editor, (vlm, human) in TABLE5.items():
+        rows = [{"face_id": f"f{i}", "session_id": "O-01", "excluded": ""} for i in range(items)]
+        for axis, v, h in zip(TABLE5_AXES, vlm, human):
+            for row, score in zip(rows, _integers(round(v * items), items)):
+                row[axis] = str(score)
+            ratings = _integers(round(h * items * 3), items * 3)
+            lines += [f"f{n // 3}|O-01,r{n % 3},{axis},{s},{editor}" for n, s in enumerate(ratings)]
+        runs.append(RatedRun(editor, Path(editor), {"metrics": {}}, tuple(rows)))
+    section = human_section(parse_ratings("\n".join(lines) + "\n"), runs)
+    table = section["vlm_vs_human"]["by_editor"]
+    for editor, (vlm, human) in TABLE5.items():
+        for axis, v, h in zip(TABLE5_AXES, vlm, human):
+            cell = table[editor]["baseline"][axis]
+            assert (round(cell["vlm"], 2), round(cell["human"], 2), cell["n"]) == (v, h, items)
+    overestimate = np.mean([table[e]["baseline"]["edit_success"]["difference"] for e in TABLE5])
+    assert overestimate == pytest.approx(0.7267, abs=1e-4) and int(overestimate * 100) == 72
+    assert section["vlm_vs_human"]["by_axis"]["edit_success"]["difference"] == pytest.approx(overestimate)
