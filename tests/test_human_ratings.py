@@ -239,6 +239,8 @@ def test_a_sessions_table_without_conditions_cannot_hide_two_values_per_item():
             {"face_id": "f0", "session_id": "O-01", "excluded": "", "sc": "70"})
     with pytest.raises(RatingsError, match=re.escape("several rows for item 'f0|O-01' and no condition column")):
         RatedRun("flux", Path("flux"), {}, rows).values("sc")
+    with pytest.raises(RatingsError, match="column 'session_id' holds 'O-01', not a number"):
+        RatedRun("flux", Path("flux"), {}, rows[:1]).values("session_id")
     with_conditions = tuple({**r, "condition": c} for r, c in zip(rows, ("baseline", "features")))
     assert RatedRun("flux", Path("flux"), {}, with_conditions).values("sc") == {
         ("f0|O-01", "baseline"): 50.0, ("f0|O-01", "features"): 70.0}

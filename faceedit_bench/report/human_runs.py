@@ -45,7 +45,11 @@ class RatedRun:
                 raise RatingsError(f"{self.run_dir}: {SESSIONS_CSV} has several rows for item {key[0]!r} and no "
                                    "condition column, so the ratings cannot be matched; rerun the experiment to "
                                    "rewrite its tables")
-            out[key] = float(cell)
+            try:
+                out[key] = float(cell)
+            except ValueError:
+                raise RatingsError(f"{self.run_dir}: {SESSIONS_CSV} column {column!r} holds {cell!r}, not a number; "
+                                   "name a metric or judge value column") from None
         return out
 
 
