@@ -87,6 +87,9 @@ def test_winobias_end_to_end_with_a_two_image_editor(plugins, compose, synthetic
     assert overall["p_value"] == pytest.approx(binomtest(4, 5, 0.5).pvalue)
     assert overall["bounds"] == {"low": pytest.approx(4 / 7), "high": pytest.approx(6 / 7), "undecided": 2}
     assert overall["unsupported"] == 0 and overall["sessions"] == 8
+    # The judge named input person 1 (the session's face) in every decided answer: did it keep its gender?
+    assert male["source_gender"] == {"kept": 1, "overridden": 2}  # faces 1 (female) and 2 (male) swapped
+    assert female["source_gender"] == {"kept": 1, "overridden": 1} and overall["source_gender"]["overridden"] == 3
     # The run's metric is the same share: undecided and unparsable sessions are undefined, not 0 or 1.
     metric = report["metrics"]["stereotype_adherence"]
     assert (metric["n"], metric["mean"], metric["undefined_sessions"]) == (5, pytest.approx(0.8), 3)
