@@ -107,10 +107,10 @@ def _group_tests(ratings: Ratings, means: Mapping[str, Mapping[Unit, float]], co
 
 def _paired(ratings: Ratings, means: Mapping[str, Mapping[Unit, float]], confidence: float, alpha: float,
             ) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
+    if BASELINE not in ratings.conditions:
+        return out  # nothing to pair the conditions with
     for condition in (c for c in ratings.conditions if c != BASELINE):
-        if BASELINE not in ratings.conditions:
-            break
         comparisons = []
         for axis, values in means.items():
             base = {(e, i): v for (e, i, c), v in values.items() if c == BASELINE}
