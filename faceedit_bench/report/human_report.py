@@ -93,8 +93,16 @@ def _ranks(ratings: Ratings, runs: Sequence[RatedRun], metrics: Sequence[str], a
 # -- console ------------------------------------------------------------------------------------------
 
 
-def _table(title: str, *columns: str) -> Table:
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+class _Titled(Table):
+    """A table printed under its own unwrapped title line."""
+
+    def __init__(self, title: str) -> None:
+        super().__init__(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+        self.heading = title
+
+
+def _table(title: str, *columns: str) -> _Titled:
+    table = _Titled(title)
     for i, column in enumerate(columns):
         table.add_column(column, justify="left" if i == 0 else "right")
     return table
@@ -149,6 +157,8 @@ def format_human(section: Mapping[str, Any], width: int = 120) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, no_color=True, highlight=False, emoji=False, markup=False)
     for part in parts:
+        if isinstance(part, _Titled):
+            console.print(part.heading, soft_wrap=True)
         console.print(part)
         console.print("")
     return buffer.getvalue().rstrip("\n")
