@@ -182,6 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
     from faceedit_bench.report.results import add_parser as add_results_parser
 
     add_results_parser(sub)  # results
+    from faceedit_bench.report.human_cli import add_parser as add_human_parser
+
+    add_human_parser(sub)  # human report
     from faceedit_bench.leaderboard.cli import add_parsers
 
     add_parsers(sub)  # submit, verify, leaderboard build

@@ -196,6 +196,7 @@ class StepState:
     output_hash: str | None
     resumed: bool
     usage: dict[str, Any] = field(default_factory=dict)
+    inputs: tuple[tuple[str, str], ...] = ()  # the step's further input images: (role, stored hash)
 
 
 @dataclass(frozen=True)

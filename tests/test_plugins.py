@@ -323,3 +323,34 @@ def test_hook_faceedit_tracked_runs(tmp_path):
             sources.from_mlflow("0" * 32, "unknown://store", tmp_path)
     finally:
         plugins_module.get_plugins = original
+
+
+def test_hook_faceedit_log_run_metrics(tmp_path):
+    """The first plugin that knows the URI logs the human_* metrics; an unknown URI is a clear error."""
+    from faceedit_bench.errors import FaceEditBenchError
+    from faceedit_bench.report.human_cli import log_to_trackers
+    from faceedit_bench.report.human_runs import RatedRun
+
+    logged: dict[str, dict[str, float]] = {}
+
+    def log(tracking_uri, run_key, metrics):
+        if not tracking_uri.startswith("toy:"):
+            return None
+        logged[run_key] = metrics
+        return "toy-run-1"
+
+    plugins = load_plugins(entry_points=False)
+    plugins.add(make_module("toy_tracker", faceedit_log_run_metrics=log), name="toy_tracker",
+                distribution="faceedit-bench-tests")
+    section = {"axes": {"edit_success": {"human": {"mean": 3.5}, "by_editor": {"e": {"mean": 3.0}},
+                                         "fleiss_kappa": {"value": 0.2}, "krippendorff_alpha": {"value": None}}}}
+    runs = [RatedRun("e", tmp_path / "runs" / "r", {"run": {"key": "k1"}}, ())]
+    original = plugins_module.get_plugins
+    plugins_module.get_plugins = lambda: plugins
+    try:
+        assert log_to_trackers(runs, section, "toy://store") == ["e: human metrics logged to tracker run toy-run-1"]
+        assert logged["k1"] == {"human_edit_success_mean": 3.0, "human_edit_success_fleiss_kappa": 0.2}
+        with pytest.raises(FaceEditBenchError, match="no installed tracker plugin reads unknown://"):
+            log_to_trackers(runs, section, "unknown://store")
+    finally:
+        plugins_module.get_plugins = original

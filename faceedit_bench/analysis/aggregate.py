@@ -123,6 +123,9 @@ class Aggregator:
         self._add_to_groups(result, values)
         if self.audit is not None:
             self.audit.add(result)
+        for report in self.judge_reports.values():  # reports that count unjudged sessions too (winobias)
+            if hasattr(report, "add_session"):
+                report.add_session(result)
         return values
 
     def _add_judged(self, judged: Any) -> None:

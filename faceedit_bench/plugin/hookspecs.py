@@ -120,3 +120,11 @@ def faceedit_tracked_runs(tracking_uri: str, run_id: str | None, experiments: li
     :class:`~faceedit_bench.errors.FaceEditBenchError` if it does not exist). Without: every
     finished faceedit_bench run of ``experiments`` (default: every ``faceedit/...``
     experiment), oldest first. Return None when the URI is not this tracker's."""
+
+
+@hookspec(firstresult=True)
+def faceedit_log_run_metrics(tracking_uri: str, run_key: str, metrics: dict[str, float]) -> str | None:
+    """Add ``metrics`` to the run this plugin's tracker recorded for ``run_key`` at ``tracking_uri``
+    (analyses done after the run, e.g. ``faceedit-bench human report --run``); return that run's id.
+    Return None when the URI is not this tracker's; raise a
+    :class:`~faceedit_bench.errors.FaceEditBenchError` when it is but holds no such run."""

@@ -17,6 +17,7 @@ from faceedit_bench.report.compare_across_testsets import across_testset_tables
 from faceedit_bench.report.compare_rows import best_columns, cost_rows, fairness_rows, metric_rows, outcome_rows
 from faceedit_bench.report.compared_runs import CompareError, is_reference_run, load_run, run_config, run_labels
 from faceedit_bench.report.metric_names import merged_measures
+from faceedit_bench.report.metric_ranks import metric_ranks
 from faceedit_bench.report.paired_differences import paired_comparisons
 
 
@@ -53,5 +54,6 @@ def compare_runs(paths: Sequence[Path], *, confidence: float = 0.95) -> dict[str
                              for lab, r in zip(labels, reports) if name in (r.get("metrics") or {})]
                       for name in dict.fromkeys(n for r in reports for n in r.get("metrics") or {})},
         "measures": merged_measures(reports),
+        "ranks": metric_ranks(reports, labels),
         "confidence": confidence,
     }

@@ -11,6 +11,7 @@ from faceedit_bench.report.compare_across_testsets import ACROSS_LEGEND, PATTERN
 from faceedit_bench.report.compared_runs import CompareError
 from faceedit_bench.report.measures import bounds_of
 from faceedit_bench.report.metric_names import display_name
+from faceedit_bench.report.metric_ranks import format_ranks
 from faceedit_bench.report.templates import fmt_ci, fmt_p_equation, render
 
 FORMATS = ("text", "markdown", "html")
@@ -76,6 +77,7 @@ def _text(result: Mapping[str, Any]) -> str:
                       for x in p["patterns"] or []]
             if p["patterns"] == []:
                 lines.append(f"    none reaches {PATTERN_THRESHOLD:.0%}")
+    lines += format_ranks(result.get("ranks"))
     lines += ["", f"Paired differences (first minus second, {result['confidence']:.0%} CI, shared included sessions):"]
     for p in result["paired"]:
         head = f"  {p['a']} - {p['b']}"

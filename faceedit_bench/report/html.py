@@ -28,6 +28,7 @@ from faceedit_bench.report.measures import identity_metric, report_measures
 from faceedit_bench.report.metric_names import display_name
 from faceedit_bench.report.tables import RUN_COLUMNS
 from faceedit_bench.report.templates import fmt_num, render
+from faceedit_bench.report.winobias_view import winobias_context
 from faceedit_bench.storage.store import ImageStore
 
 WORST_SESSIONS = 6
@@ -54,6 +55,8 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "audit": audit_context(report, store),
         "plot_error": plot_unavailable(),
         "overediting": overediting(report),
+        **winobias_context(report),
+        "human": report.get("human_agreement"),
         "trajectory": trajectory(report, measures),
         "group_trajectories": group_trajectories(report, measures),
         "cost": report.get("cost"),

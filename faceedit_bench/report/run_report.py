@@ -8,10 +8,11 @@ import time
 from typing import Any
 
 from faceedit_bench import __version__
+from faceedit_bench.analysis.winobias import tracking_metrics as winobias_metrics
 from faceedit_bench.plugin.payloads import RunInfo
 from faceedit_bench.records import TestSet
-from faceedit_bench.report.measures import collect_measures
 from faceedit_bench.report.audit_tracking import audit_metrics
+from faceedit_bench.report.measures import collect_measures
 
 SCHEMA_ID = "faceedit_bench/run_report"
 SCHEMA_VERSION = "1.3"
@@ -160,6 +161,8 @@ def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
         put(metric_key(*prefix, "p_value"), row["p_value"])
         if row["bias"] is not None:
             put(metric_key(*prefix, "bias"), int(row["bias"]))
+    if report.get("winobias"):
+        out.update(winobias_metrics(report["winobias"]))
     for key, labels in report["groups"].items():
         for label, g in labels.items():
             put(metric_key(key, label, "sessions_included"), g["sessions_included"])

@@ -13,8 +13,9 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from faceedit_bench.report.measures import bounds_of, label_of, report_measures
 from faceedit_bench.report.audit_console import audit_table
+from faceedit_bench.report.measures import bounds_of, label_of, report_measures
+from faceedit_bench.report.winobias_view import winobias_lines
 
 
 def fmt_p(p: float | None) -> str:
@@ -171,6 +172,7 @@ def summary_renderables(report: dict[str, Any], output_dir: Path) -> list[Any]:
                        if reliability.get("drift") else ""))
     if line := cost_line(report):
         tail.append(line)
+    tail += winobias_lines(report.get("winobias"))
     if calls := _calls(report):
         parts += [Text(""), calls]
     if not run.get("complete", True):

@@ -95,10 +95,12 @@ class EditStage:
         if problem is not None:  # never sent: an image is not silently dropped
             return StepState(k, Outcome.UNSUPPORTED, problem, input_hash, None, False), 0.0
         seed = step_seed(self.run_seed, face.base_hash, session.session_id, k)
-        key = edit_key(self.editor_fp, input_hash, instruction, seed, tuple(zip(roles, extras)))
+        given = tuple(zip(roles, extras))  # (role, hash): the judge sees them too (e.g. winobias)
+        key = edit_key(self.editor_fp, input_hash, instruction, seed, given)
         row = self.ledger.get_edit(key)
         if row is not None and row.outcome not in self.retry:
-            return StepState(k, row.outcome, row.reason, input_hash, row.output_hash, True, row.usage), row.duration_s
+            return (StepState(k, row.outcome, row.reason, input_hash, row.output_hash, True, row.usage, given),
+                    row.duration_s)
         image = plain_image(self.store.get(input_hash), label=f"input image {input_hash[:12]}")
         request = EditRequest(image, instruction, face.face.face_id, session.session_id, k, seed,
                               extra_images=tuple(plain_image(self.store.get(h), label=f"input image {h[:12]}")
@@ -116,7 +118,7 @@ class EditStage:
         row = EditRow(key, result.outcome, output_hash, reason, usage, duration)
         self.ledger.put_edit(key, editor_fp=self.editor_fp, face_id=face.face.face_id, session_id=session.session_id,
                              k=k, instruction=instruction, input_hash=input_hash, row=row)
-        return StepState(k, result.outcome, reason, input_hash, output_hash, False, usage), duration
+        return StepState(k, result.outcome, reason, input_hash, output_hash, False, usage, given), duration
 
     async def _call(self, request: EditRequest) -> EditResult:
         try:

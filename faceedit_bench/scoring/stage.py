@@ -16,6 +16,12 @@ from faceedit_bench.scoring.judge.agreement import judge_human_agreement
 from faceedit_bench.scoring.judge.anchors import check_anchors
 
 
+def judge_context(face: Any, states: Any) -> dict[str, Any]:
+    """What a judge metric may see besides I_0..I_K: the face (its labels) and each step's further
+    input images by role."""
+    return {"face": face, "inputs": {s.k: dict(s.inputs) for s in states if s.inputs}}
+
+
 class ScoreStage:
     def __init__(self, embeddings: EmbeddingService, similarity: Any, judge_scorer: Any = None, *,
                  ledger: Any = None, store: Any = None, human_labels: str | None = None, seed: int = 0) -> None:
@@ -35,7 +41,7 @@ class ScoreStage:
                      if len(states) == len(session.steps) and all(s.outcome is Outcome.OK for s in states)]
         embeddings, judged = await asyncio.gather(
             self.embeddings.aget(outputs),
-            self._judge([(image_hashes(edited[i][0], edited[i][2]), edited[i][1], {"face": edited[i][0].face})
+            self._judge([(image_hashes(edited[i][0], edited[i][2]), edited[i][1], judge_context(edited[i][0].face, edited[i][2]))
                          for i in judgeable], stopped))
         results = [score_session(e, embeddings, self.similarity) for e in edited]
         for i, judgment in zip(judgeable, judged):

@@ -29,6 +29,7 @@ from faceedit_bench.records import INPUT_RULES, Session, Step, StepInput, TestSe
 from faceedit_bench.taxonomy import TaxonomyError, load_taxonomy
 
 Fail = Callable[[str], Exception]
+#: A WinoBias step's target role and the gender it is stereotyped with (the ``winobias`` judge metric).
 
 
 def parse_format2(data: Mapping[str, Any], source: str, fail: Fail, text: Callable[..., str],
@@ -95,6 +96,8 @@ def _meta(raw: Any, where: str, fail: Fail) -> dict[str, str]:
         return {}
     if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
         raise fail(f'{where}: "meta" must be an object of text values, e.g. {{"target_occupation": "nurse"}}')
+    if raw.get("stereotyped_gender", "male") not in ("male", "female"):  # read by the winobias judge metric
+        raise fail(f"{where}: meta 'stereotyped_gender' must be \"male\" or \"female\", got {raw['stereotyped_gender']!r}")
     return dict(raw)
 
 

@@ -34,8 +34,9 @@ from faceedit_bench.records import Face, JudgeAnswer, Outcome, Session
 from faceedit_bench.scoring.judge.service import PromptTemplate
 
 #: Image roles a metric may name. ``references`` expands to every reference image of the face;
-#: ``input:<name>`` is a step's extra input image of that role.
-ROLES = ("source", "previous", "current", "references")
+#: ``inputs`` to every extra input image of the step, in the step's order; ``input:<name>`` is a step's
+#: extra input image of that role.
+ROLES = ("source", "previous", "current", "references", "inputs")
 INPUT_ROLE = re.compile(r"^input:[A-Za-z0-9_.-]+$")
 
 Over = Literal["steps", "images", "session"]
@@ -120,7 +121,9 @@ class MetricJudgment:
 
 
 class MetricReport(Protocol):
-    """A cross-session section of the run report (e.g. the overediting matrix)."""
+    """A cross-session section of the run report (e.g. the overediting matrix). A report may also define
+    ``add_session(result)``: then every session result reaches it, judged or not (the WinoBias section counts
+    the sessions an editor could not take)."""
 
     def add(self, judgment: MetricJudgment) -> None: ...
 
@@ -221,6 +224,11 @@ class JudgeMetric:
                     if not references:
                         missing = missing or "references"
                     images.extend(references)
+                elif role == "inputs":
+                    given = list((inputs or {}).get(k, {}).values())
+                    if not given:
+                        missing = missing or "input"
+                    images.extend(given)
                 else:
                     found = (inputs or {}).get(k, {}).get(role.split(":", 1)[1])
                     if found is None:

@@ -13,7 +13,8 @@ from faceedit_bench.api import hookimpl
 if TYPE_CHECKING:
     from faceedit_bench.api import Register, TrackedRun
 
-__all__ = ["faceedit_config_searchpath", "faceedit_register_trackers", "faceedit_tracked_runs"]
+__all__ = ["faceedit_config_searchpath", "faceedit_log_run_metrics", "faceedit_register_trackers",
+           "faceedit_tracked_runs"]
 
 
 @hookimpl
@@ -38,3 +39,12 @@ def faceedit_tracked_runs(tracking_uri: str, run_id: str | None, experiments: li
     if not runs.is_mlflow_uri(tracking_uri):
         return None
     return runs.tracked_runs(tracking_uri, run_id, experiments, files)
+
+
+@hookimpl
+def faceedit_log_run_metrics(tracking_uri: str, run_key: str, metrics: dict[str, float]) -> str | None:
+    from faceedit_bench_mlflow import runs
+
+    if not runs.is_mlflow_uri(tracking_uri):
+        return None
+    return runs.log_run_metrics(tracking_uri, run_key, metrics)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +74,26 @@ def tracked_runs(tracking_uri: str, run_id: str | None, experiments: list[str] |
     runs = client.search_runs(ids, filter_string="attributes.status = 'FINISHED'",
                               order_by=["attributes.start_time ASC"], max_results=50_000)
     return [_tracked(client, run, files) for run in runs if RUN_KEY_TAG in run.data.tags]
+
+
+def log_run_metrics(tracking_uri: str, run_key: str, metrics: dict[str, float]) -> str:
+    """Log ``metrics`` (one timestamp, batched) to the oldest run tagged with ``run_key``; its id."""
+    from mlflow.entities import Metric
+
+    from faceedit_bench_mlflow import _limits as lim
+    from faceedit_bench_mlflow.tracker import RUN_KEY_TAG
+
+    client = mlflow_client(tracking_uri)
+    ids = [e.experiment_id for e in client.search_experiments()]
+    quote = "'" if "'" not in run_key else '"'
+    found = client.search_runs(ids, filter_string=f"tags.`{RUN_KEY_TAG}` = {quote}{run_key}{quote}",
+                               order_by=["attributes.start_time ASC"], max_results=10) if ids else []
+    if not found:
+        raise FaceEditBenchError(f"no MLflow run with run key {run_key} in {lim.redact_uri(tracking_uri)}; was the "
+                                 "run tracked there (tracking=mlflow)? Pass --tracking-uri to name its store.")
+    run_id = found[0].info.run_id
+    keys = lim.unique_keys(metrics, lim.metric_key)
+    stamp = int(time.time() * 1000)
+    for chunk in lim.batches([(keys[k], float(v)) for k, v in metrics.items()], 1000):
+        client.log_batch(run_id, metrics=[Metric(key, value, stamp, 0) for key, value in chunk])
+    return str(run_id)

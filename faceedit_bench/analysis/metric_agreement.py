@@ -1,0 +1,103 @@
+"""Agreement of a metric with people (the layout of CREval's Table 3): given human scores and a metric's
+scores per (system, item), how well does the metric follow the people?
+
+- item level: Spearman's ρ and Kendall's τ-b over every (system, item) both scored;
+- system level: the same over the systems' means (on the items both scored), at least 3 systems;
+- pairwise accuracy of system rankings: the share of system pairs that the metric orders as the people do.
+  Pairs the people tie are left out (counted); a pair the metric ties while the people do not is a miss.
+- :func:`rank_table`: several metrics (SC, CREval, human ...) ranking the same systems side by side.
+
+``same_direction=False`` says the metric reads the other way round from the human score (a metric where
+lower is better against a human score where higher is better): its scores are negated before comparing,
+so a metric that agrees with people always has positive correlations.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+#: (system, item) -> score
+Scores = Mapping[tuple[Hashable, Hashable], float]
+MIN_SYSTEMS = 3
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
+
+
+def correlations(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
+    """Spearman and Kendall (τ-b) between paired scores, with their p-values (scipy)."""
+    n = len(x)
+    if n < 3:
+        return {"n": n, "spearman": None, "spearman_p": None, "kendall": None, "kendall_p": None,
+                "reason": f"{n} pair(s); correlations need at least 3"}
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return {"n": n, "spearman": None, "spearman_p": None, "kendall": None, "kendall_p": None,
+                "reason": "one side gives every pair the same score: no ranking to correlate"}
+    rho, tau = stats.spearmanr(x, y), stats.kendalltau(x, y)
+    return {"n": n, "spearman": _finite(rho.statistic), "spearman_p": _finite(rho.pvalue),
+            "kendall": _finite(tau.statistic), "kendall_p": _finite(tau.pvalue)}
+
+
+def system_means(scores: Scores, keys: Sequence[tuple[Hashable, Hashable]]) -> dict[Hashable, float]:
+    by_system: dict[Hashable, list[float]] = {}
+    for key in keys:
+        by_system.setdefault(key[0], []).append(scores[key])
+    return {s: float(np.mean(v)) for s, v in sorted(by_system.items(), key=lambda kv: str(kv[0]))}
+
+
+def pairwise_accuracy(human: Mapping[Hashable, float], metric: Mapping[Hashable, float]) -> dict[str, Any]:
+    """Share of system pairs ordered alike; human ties left out, metric-only ties count as misses."""
+    systems = [s for s in human if s in metric]
+    agree = pairs = human_ties = metric_ties = 0
+    for a, b in itertools.combinations(systems, 2):
+        dh, dm = human[a] - human[b], metric[a] - metric[b]
+        if dh == 0:
+            human_ties += 1
+            continue
+        pairs += 1
+        metric_ties += dm == 0
+        agree += (dh > 0) == (dm > 0) and dm != 0
+    return {"accuracy": agree / pairs if pairs else None, "agree": agree, "pairs": pairs,
+            "human_ties_left_out": human_ties, "metric_ties": metric_ties,
+            **({} if pairs else {"reason": "no pair of systems the people tell apart"})}
+
+
+def metric_agreement(human: Scores, metric: Scores, *, same_direction: bool = True) -> dict[str, Any]:
+    """Item-level and system-level correlations and pairwise accuracy of one metric against people."""
+    sign = 1.0 if same_direction else -1.0
+    oriented = {k: sign * v for k, v in metric.items()}
+    keys = sorted((k for k in human if k in oriented), key=lambda k: (str(k[0]), str(k[1])))
+    item = correlations([human[k] for k in keys], [oriented[k] for k in keys])
+    people, machine = system_means(human, keys), system_means(oriented, keys)
+    systems = list(people)
+    system = correlations([people[s] for s in systems], [machine[s] for s in systems]) \
+        if len(systems) >= MIN_SYSTEMS else {"n": len(systems), "spearman": None, "kendall": None,
+                                             "reason": f"{len(systems)} system(s); system-level correlations "
+                                                       f"need at least {MIN_SYSTEMS}"}
+    return {"same_direction": same_direction, "items": len(keys), "systems": systems,
+            "unmatched": {"human_only": sum(1 for k in human if k not in oriented),
+                          "metric_only": sum(1 for k in oriented if k not in human)},
+            "item_level": item, "system_level": system, "pairwise": pairwise_accuracy(people, machine),
+            "system_means": {"human": {str(s): v for s, v in people.items()},
+                             "metric": {str(s): sign * v for s, v in machine.items()}}}
+
+
+def rank_table(means: Mapping[str, Mapping[Hashable, float]], higher_is_better: Mapping[str, bool],
+               ) -> dict[str, Any]:
+    """Rank 1 = best under each metric (ties share the average rank); systems any metric scores."""
+    systems = sorted({s for m in means.values() for s in m}, key=str)
+    table: dict[str, dict[str, Any]] = {}
+    for name, values in means.items():
+        present = [s for s in systems if s in values and values[s] is not None and math.isfinite(values[s])]
+        sign = -1.0 if higher_is_better.get(name, True) else 1.0
+        ranks = stats.rankdata([sign * values[s] for s in present], method="average") if present else []
+        table[name] = {str(s): {"value": float(values[s]), "rank": float(r)} for s, r in zip(present, ranks)}
+    return {"systems": [str(s) for s in systems], "metrics": table,
+            "higher_is_better": {k: bool(higher_is_better.get(k, True)) for k in means}}

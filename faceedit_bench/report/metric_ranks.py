@@ -1,0 +1,64 @@
+"""The editors of several runs ranked by every metric they share (``faceedit-bench compare``): when two
+metrics (SC, CREval, a human score ...) rank the same editors, do they order them alike?
+
+Ranks follow each metric's ``higher_is_better`` (1 = best, ties share the mean rank); Kendall's τ-b between
+two metrics is computed on the ranks, so τ = 1 means the same order. Runs without a metric's mean are left
+out of that metric's column.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from scipy import stats
+
+from faceedit_bench.analysis.metric_agreement import MIN_SYSTEMS, rank_table
+
+
+def metric_ranks(reports: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> dict[str, Any] | None:
+    means: dict[str, dict[str, float]] = {}
+    directions: dict[str, bool] = {}
+    for label, report in zip(labels, reports):
+        for name, m in (report.get("metrics") or {}).items():
+            if isinstance(m.get("mean"), (int, float)) and not isinstance(m.get("mean"), bool):
+                means.setdefault(name, {})[label] = float(m["mean"])
+                directions[name] = bool(m.get("higher_is_better", True))
+    means = {n: v for n, v in means.items() if len(v) >= 2}
+    if len(means) < 2:
+        return None
+    table = rank_table(means, directions)
+    table["kendall"] = [_tau(a, b, table["metrics"]) for a, b in itertools.combinations(table["metrics"], 2)]
+    return table
+
+
+def _tau(a: str, b: str, metrics: Mapping[str, Mapping[str, Mapping[str, float]]]) -> dict[str, Any]:
+    shared = [s for s in metrics[a] if s in metrics[b]]
+    out: dict[str, Any] = {"a": a, "b": b, "systems": len(shared), "tau": None}
+    if len(shared) < MIN_SYSTEMS:
+        return {**out, "reason": f"{len(shared)} editor(s) ranked by both; Kendall's tau needs {MIN_SYSTEMS}"}
+    x, y = [metrics[a][s]["rank"] for s in shared], [metrics[b][s]["rank"] for s in shared]
+    if len(set(x)) < 2 or len(set(y)) < 2:
+        return {**out, "reason": "one metric ties every editor"}
+    return {**out, "tau": float(stats.kendalltau(x, y).statistic)}
+
+
+def format_ranks(ranks: Mapping[str, Any] | None) -> list[str]:
+    """The rank table as aligned text lines, then Kendall's tau between every two metrics."""
+    if not ranks:
+        return []
+    names = list(ranks["metrics"])
+    rows = [["editor", *names]] + [
+        [s, *(_cell(ranks["metrics"][n].get(s)) for n in names)] for s in ranks["systems"]]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["", "Ranks of the editors per metric (1 = best; the metric's own direction):"]
+    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    for t in ranks.get("kendall") or []:
+        value = f"{t['tau']:.3f}" if t["tau"] is not None else f"n/a ({t['reason']})"
+        lines.append(f"  Kendall tau {t['a']} vs {t['b']}: {value}")
+    return lines
+
+
+def _cell(cell: Mapping[str, float] | None) -> str:
+    return "n/a" if not cell else f"{cell['rank']:g} ({cell['value']:.4g})"
