@@ -74,7 +74,8 @@ class WinoBiasReport:
 
     def add_session(self, result: SessionResult) -> None:
         step = result.session.steps[-1]
-        group = step.stereotyped_gender if step.stereotyped_gender in GENDERS else "unlabelled"
+        stereotyped = step.meta.get("stereotyped_gender")
+        group = stereotyped if stereotyped in GENDERS else "unlabelled"
         judgment = (result.judged.metrics.get("winobias") if result.judged is not None else None)
         detail = judgment.detail if judgment is not None else None
         if isinstance(detail, WinoBiasJudgment):
