@@ -59,7 +59,8 @@ class JudgedSession:
 
 def _skipped(question: Question, metric: JudgeMetric) -> JudgeAnswer:
     t = metric.template
-    return JudgeAnswer(Outcome.SKIPPED, None, None, f"no {question.missing} image for this question", {},
+    what = "question set entry" if question.missing == "questions" else f"{question.missing} image"
+    return JudgeAnswer(Outcome.SKIPPED, None, None, f"no {what} for this question", {},
                        f"{t.name}@{t.version}", t.hash)
 
 

@@ -1,0 +1,49 @@
+"""creval_face (an EXTENSION, METHODOLOGY §5.4): questions written from the taxonomy, deterministic
+for the four frozen face test sets, answered by the gemini judge against the fake Gemini server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from faceedit_bench.run.experiment import build_experiment, run_experiment
+from faceedit_bench.scoring.creval.face import face_question_set, step_questions
+from faceedit_bench.testsets import TESTSET_NAMES, load_testset
+from tests.fakes.gemini import gemini_server
+
+KEY = "creval-face-gemini-key"
+FAST = ["limits.max_attempts=2", "limits.backoff_initial_s=0.01", "limits.requests_per_minute=6000",
+        "limits.tokens_per_minute=null"]
+
+
+def test_questions_follow_the_taxonomy():
+    session = load_testset("multi_axis").sessions[0]
+    qs = step_questions(session, 3)  # a panama hat, after a mustache (k=1) and mutton chops (k=2)
+    assert "summer panama hat" in qs["IF"][0].question
+    assert [q.weight for q in qs["VC"]] == [3] + [2] * 7  # identity, then the 7 other sub-axes
+    assert any("still long mutton chops" in q.question for q in qs["VC"])
+    assert len(qs["VQ"]) == 5 and all(q.weight == 1 for q in qs["VQ"])
+    assert {q.answer for m in qs.values() for q in m} == {"Yes"}
+
+
+def run(plugins, compose, synthetic, *overrides: str) -> dict:
+    cfg = compose(*synthetic, "analysis.n_resamples=99", *overrides)
+    return run_experiment(build_experiment(cfg, plugins), plugins)
+
+
+def test_creval_face_with_the_gemini_judge_scores_two_editors(plugins, compose, synthetic, monkeypatch):
+    from tests.fakes.creval import answer_body
+
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    judged = ["judge=gemini", "judge_metrics=[sc,creval_face]", "testset=pose", "run.max_sessions=1"]
+    with gemini_server(api_key=KEY, judge_answer=answer_body) as server:
+        common = [*judged, f"judge.params.base_url={server.url}", *[f"judge.params.{s}" for s in FAST]]
+        moved = run(plugins, compose, synthetic, "editor=noise", *common)
+        calls = server.calls
+        still = run(plugins, compose, synthetic, "editor=identity", *common)
+    print(json.dumps(moved["creval_face"]["table"], indent=1))
+    assert calls > 0
+    assert moved["metrics"]["creval_face"]["mean"] == pytest.approx(100.0)
+    assert still["metrics"]["creval_face_if"]["mean"] == pytest.approx(0.0)
+    assert still["metrics"]["creval_face"]["mean"] == pytest.approx(60.0)
