@@ -150,6 +150,9 @@ class ExperimentConfig:
     # Judge metrics asked of every judged session, by registered name (`faceedit-bench plugins`
     # lists them): sc = VIEScore SC, state = the state tracker (OER, overediting matrix).
     judge_metrics: list[str] = field(default_factory=lambda: ["sc", "state"])
+    # Frozen question sets the `creval` judge metric answers, as <loader>:<path> or a path (a .json file is a
+    # question-set file, a folder CREval-Bench's layout); `faceedit-bench questions generate` writes them.
+    questions: list[str] = field(default_factory=list)
     tracking: ComponentConf = MISSING
     run: RunConf = field(default_factory=RunConf)
     analysis: AnalysisConf = field(default_factory=AnalysisConf)

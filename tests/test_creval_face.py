@@ -47,3 +47,21 @@ def test_creval_face_with_the_gemini_judge_scores_two_editors(plugins, compose, 
     assert moved["metrics"]["creval_face"]["mean"] == pytest.approx(100.0)
     assert still["metrics"]["creval_face_if"]["mean"] == pytest.approx(0.0)
     assert still["metrics"]["creval_face"]["mean"] == pytest.approx(60.0)
+
+
+#: The creval_face question sets of the four frozen face test sets. A change to the taxonomy questions
+#: (faceedit_bench/scoring/creval/face.py) changes these: bump FACE_QUESTIONS_VERSION and re-pin.
+FACE_QUESTION_HASHES = {
+    "hair": "707514d90f20857dee14bd7c1a2475d266fab847d473f581ea1029b68ba9a94d",
+    "accessories": "0d871cba106afed08970265290416619cebf52ea6bec0486c1895672c9f74fd1",
+    "pose": "3ac412a48f6e30e38f4e1e56e8ff788e73f9feefc35cf2543f82955f22ae98e9",
+    "multi_axis": "11181068d83b0bf9dbe69c6d07129b5a4da7214b2cddfac3c0a055d7ed93f05e",
+}
+
+
+@pytest.mark.parametrize("name", TESTSET_NAMES)
+def test_face_question_sets_are_deterministic(name):
+    qset = face_question_set(load_testset(name))
+    assert qset.content_hash == FACE_QUESTION_HASHES[name]
+    assert qset.provenance["extension"] is True and qset.provenance["generator"] == "taxonomy"
+    assert len(qset.items) == sum(len(s.steps) for s in load_testset(name).sessions)

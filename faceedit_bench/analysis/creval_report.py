@@ -130,13 +130,18 @@ def creval_section(items: Sequence[ItemResult], *, metric: str, extension: bool,
 class CrevalReport:
     """The cross-session report of a CREval metric (the judge metric's ``report``)."""
 
-    def __init__(self, metric: str = "creval", *, extension: bool = False, confidence: float = 0.95) -> None:
+    def __init__(self, metric: str = "creval", *, extension: bool = False, confidence: float = 0.95,
+                 question_sets: Sequence[dict[str, Any]] = ()) -> None:
         self.metric, self.extension, self.confidence = metric, extension, confidence
+        self.question_sets = list(question_sets)
         self.items: list[ItemResult] = []
 
     def add(self, judgment: Any) -> None:
         self.items.extend(judgment.detail or ())
 
     def sections(self) -> dict[str, Any]:
-        return {self.metric: creval_section(self.items, metric=self.metric, extension=self.extension,
-                                            confidence=self.confidence)}
+        section = creval_section(self.items, metric=self.metric, extension=self.extension, confidence=self.confidence)
+        section["question_sets"] = self.question_sets or (
+            [{"name": "taxonomy", "generator": "taxonomy", "note": "faceedit-bench questions show <testset>"}]
+            if self.extension else [])
+        return {self.metric: section}

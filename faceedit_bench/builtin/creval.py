@@ -24,3 +24,23 @@ def faceedit_register_judge_metrics(register: Any) -> None:
                                            "0.4/0.4/0.2, x100 (select the sets with questions=[...]).")
     register("creval_face", CREVAL_FACE, description="EXTENSION: CREval QA scoring of taxonomy-bound face steps "
                                                      "with questions from the taxonomy, x100.")
+
+
+def load_bench_questions(path: str):  # noqa: ANN201 - returns a QuestionSet
+    from faceedit_bench.scoring.creval.bench import read_bench
+
+    return read_bench(path)[1]
+
+
+def load_file_questions(path: str):  # noqa: ANN201 - returns a QuestionSet
+    from faceedit_bench.scoring.creval.questions import load_question_set
+
+    return load_question_set(path)
+
+
+@hookimpl
+def faceedit_register_question_sets(register: Any) -> None:
+    register("file", load_file_questions, description="a frozen question-set JSON file (faceedit-bench questions "
+                                                      "generate writes one)")
+    register("creval_bench", load_bench_questions, description="CREval-Bench's published questions "
+                                                               "(bench/questiions_all/{IF,VC,VQ}/<item>.json)")

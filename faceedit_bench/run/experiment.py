@@ -37,6 +37,7 @@ from faceedit_bench.run.engine import Engine
 from faceedit_bench.run.inputs import InputResolver
 from faceedit_bench.run.judges import create_judge, judge_scorer, select_judge_metrics
 from faceedit_bench.run.progress import open_progress, plan_stages
+from faceedit_bench.run.questions import bind_questions
 from faceedit_bench.scoring.identity import EmbeddingService
 from faceedit_bench.scoring.judge.agreement import read_labels
 from faceedit_bench.scoring.judge.metrics import JudgeScorer
@@ -98,6 +99,8 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
         components["judge"], infos["judge"] = create_judge(plugins, conf.judge, create_component)
     judge_metrics = select_judge_metrics(plugins, list(conf.judge_metrics))
     testset: TestSet = components["testset"]
+    if "judge" in components:  # creval answers the run's frozen question sets (questions=[...])
+        judge_metrics, _ = bind_questions(plugins, judge_metrics, list(conf.questions), testset)
     if infos["dataset"].description.get("n_faces") == 0:
         raise ConfigError(f"dataset {conf.dataset.name!r} selects 0 faces, so the run would measure nothing; "
                           "check its annotations and dataset.params (limit, partition, allow_list).")

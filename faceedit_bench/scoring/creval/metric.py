@@ -124,9 +124,10 @@ def bind_question_sets(metric: JudgeMetric, sets: Sequence[QuestionSet]) -> Judg
         return None
 
     names = ", ".join(f"{q.name}@{q.version} ({q.content_hash[:12]})" for q in sets)
+    report = (functools.partial(metric.report, question_sets=[q.describe() for q in sets])
+              if metric.report is not None else None)
     bound = build_metric(metric.name, lookup, images=metric.images, extension=False,
-                         description=f"{CREVAL_METRIC.description} Question sets: {names}.",
-                         report=metric.report)
+                         description=f"{CREVAL_METRIC.description} Question sets: {names}.", report=report)
     return replace(bound, needs_taxonomy=metric.needs_taxonomy)
 
 
