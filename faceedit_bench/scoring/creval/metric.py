@@ -22,7 +22,7 @@ from typing import Any
 from faceedit_bench.records import JudgeAnswer, Outcome, Session
 from faceedit_bench.scoring.creval.face import face_item
 from faceedit_bench.scoring.creval.questions import METRICS, QuestionItem, QuestionSet, question_lines
-from faceedit_bench.scoring.creval.scoring import ItemResult, MetricScore, overall, score_metric
+from faceedit_bench.scoring.creval.scoring import ItemResult, MetricScore, score_metric
 from faceedit_bench.scoring.creval.templates import ANSWER_TEMPLATE
 from faceedit_bench.scoring.judge.declared import JudgeMetric, JudgeValue, Question
 
