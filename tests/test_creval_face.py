@@ -65,3 +65,24 @@ def test_face_question_sets_are_deterministic(name):
     assert qset.content_hash == FACE_QUESTION_HASHES[name]
     assert qset.provenance["extension"] is True and qset.provenance["generator"] == "taxonomy"
     assert len(qset.items) == sum(len(s.steps) for s in load_testset(name).sessions)
+
+
+def test_the_face_section_renders_in_report_html_and_is_tracked(plugins, compose, synthetic, monkeypatch, tmp_path):
+    from faceedit_bench.report.run_report import metrics_for_tracking
+    from tests.fakes.creval import answer_body
+
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    with gemini_server(api_key=KEY, judge_answer=answer_body) as server:
+        report = run(plugins, compose, synthetic, "editor=identity", "judge=gemini", "judge_metrics=[creval_face]",
+                     "testset=hair", "run.max_sessions=2", f"judge.params.base_url={server.url}",
+                     *[f"judge.params.{s}" for s in FAST])
+    section = report["creval_face"]
+    assert section["extension"] is True and section["items"]["judged"] == 4 * 2 * 4  # faces x sessions x steps
+    assert set(section["by_category"]) == {"Hair"} and section["by_dimension"]
+    assert section["most_failed"][0]["metric"] == "IF"  # nothing changed, so the IF questions fail
+    assert "creval_face_category_hair_if" in metrics_for_tracking(report)
+    (page,) = (tmp_path / "ws" / "runs").glob("identity-*/report.html")
+    html = page.read_text()
+    assert "QA scores (creval_face): an extension" in html and "Most-failed questions" in html
+    assert html.count('class="thumb"') >= 2  # an example's original and edited image
+    assert report["groups"]["gender"]["female"]["metrics"]["creval_face"]["n"] > 0  # the usual group statistics

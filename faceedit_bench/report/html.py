@@ -15,6 +15,7 @@ from typing import Any
 
 from faceedit_bench.execution.secrets import redact
 from faceedit_bench.report.contact_sheet import contact_sheet_name
+from faceedit_bench.report.creval import creval_sections
 from faceedit_bench.report.html_plots import (
     plot_disparity_forest,
     plot_group_trajectories,
@@ -50,6 +51,7 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "group_tests": group_test_rows(report),
         "judge_panel": report.get("judge_panel"),
         "overediting": overediting(report),
+        "creval": creval_sections(report, store),
         "trajectory": trajectory(report),
         "group_trajectories": group_trajectories(report),
         "cost": report.get("cost"),
