@@ -208,3 +208,24 @@ def test_table_rows_follow_table_s1_layout():
     assert [(r["category"], r["dimension"]) for r in rows] == [
         ("Stylization", "Material Transformation"), ("Stylization", "(all)"), ("(all)", "(all)")]
     assert rows[0]["avg"] == pytest.approx(0.4 * 100 + 0.4 * 100 + 0.2 * 100)
+
+
+def test_experiment_creval_runs_creval_bench_through_the_engine(plugins, compose, tmp_path, monkeypatch):
+    from faceedit_bench.run.experiment import build_experiment, run_experiment
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    reports = {}
+    with openai_server(api_key=KEY, judge_answer=answer_body) as server:
+        for editor in ("noise", "identity"):
+            cfg = compose("experiment=creval", f"dataset.params.root={FIXTURE}", f"editor={editor}",
+                          "embedder=pixel", "tracking=none", "run.workers=1", f"judge.params.base_url={server.url}/v1",
+                          "judge.params.limits.max_attempts=2", "judge.params.limits.backoff_initial_s=0.01")
+            reports[editor] = run_experiment(build_experiment(cfg, plugins), plugins)
+    moved, still = reports["noise"], reports["identity"]
+    assert moved["counts"]["sessions"]["included"] == 3  # one session per item, not items x items
+    assert "drop_fss" in moved["skipped_metrics"] and "drop_fss" not in moved["metrics"]
+    assert moved["metrics"]["creval"]["mean"] == pytest.approx(100.0)
+    assert still["metrics"]["creval_if"]["mean"] == pytest.approx(100 * 2 / 3)
+    assert [r["dimension"] for r in still["creval"]["table"]][:2] == ["Commercial Design", "(all)"]
+    assert set(still["groups"]["category"]) == {"Customization", "Stylization", "Contextualization"}
+    assert still["creval"]["question_sets"][0]["name"] == "creval_bench"

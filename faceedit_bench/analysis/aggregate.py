@@ -27,6 +27,7 @@ NOT_GROUPS = frozenset({"age"})
 SKIP_REASONS = {
     "judge": "needs an MLLM judge; none was configured (judge=none)",
     "taxonomy": "this test set has no taxonomy binding",
+    "embedder": "the dataset's images are not faces: identity is not measured",
 }
 
 
@@ -58,6 +59,7 @@ class Aggregator:
         self.analysis = analysis or AnalysisConf()
         self.judged = "judge" in available
         self.faces_seen: set[str] = set()
+        self.included = 0
         self.face_exclusions: Counter[str] = Counter()
         self.sessions_excluded: Counter[str] = Counter()
         self.steps: Counter[str] = Counter()
@@ -94,6 +96,7 @@ class Aggregator:
         values: dict[str, float | None] = {}
         fss = result.fss
         if fss is not None:
+            self.included += 1
             oer = judged.oer if judged else None
             scores = SessionScores(fss=fss, sc=judged.sc_steps if judged else None,
                                    oer=oer.oer if oer is not None else None, judge=judged.values if judged else {})
@@ -167,7 +170,7 @@ class Aggregator:
                               confidence=self.confidence)
 
     def sections(self) -> dict[str, Any]:
-        included = len(self.trajectory[0]) if self.trajectory else 0
+        included = self.included
         excluded = sum(self.sessions_excluded.values())
         sections: dict[str, Any] = {
             "counts": {

@@ -44,3 +44,15 @@ def faceedit_register_question_sets(register: Any) -> None:
                                                       "generate writes one)")
     register("creval_bench", load_bench_questions, description="CREval-Bench's published questions "
                                                                "(bench/questiions_all/{IF,VC,VQ}/<item>.json)")
+
+
+@hookimpl
+def faceedit_register_datasets(register: Any) -> None:
+    register("creval_bench", "faceedit_bench.builtin.datasets.creval_bench:CrevalBenchDataset",
+             description="CREval-Bench's source images in the published layout (not faces: no identity metrics)")
+
+
+@hookimpl
+def faceedit_register_testsets(register: Any) -> None:
+    register("creval_bench", "faceedit_bench.builtin.datasets.creval_bench:creval_bench_testset",
+             description="CREval-Bench: one single-edit session per item, tied to its image")

@@ -202,16 +202,18 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
                                  judged=judge_scorer is not None)
             progress = stack.enter_context(open_progress(stages, enabled=conf.run.progress, title=info.run_name,
                                                          interval_s=conf.run.progress_interval_s))
+            identity = bool(getattr(dataset, "measures_identity", True))  # False: not faces (CREval-Bench)
             admission = Admission(store, embeddings, c["embedder"].similarity,
                                   min_base_fss=getattr(dataset, "min_base_fss", None),
-                                  single_face_only=bool(getattr(dataset, "single_face_only", False)))
+                                  single_face_only=bool(getattr(dataset, "single_face_only", False)),
+                                  identity=identity)
             edit = EditStage(info, c["editor"], editor_fp, store, ledger, conf.run.seed, retry, executors, pm.hook,
                              progress, inputs=InputResolver(store, dataset.faces, conf.run.seed))
             score = ScoreStage(embeddings, c["embedder"].similarity, judge_scorer, ledger=ledger, store=store,
-                               human_labels=conf.analysis.human_labels, seed=conf.run.seed)
+                               human_labels=conf.analysis.human_labels, seed=conf.run.seed, identity=identity)
             engine = Engine(admission, edit, score, progress)
             stack.callback(engine.close)
-            available = {"embedder", *(["judge"] if judge_scorer is not None else []),
+            available = {*(["embedder"] if identity else []), *(["judge"] if judge_scorer is not None else []),
                          *(["taxonomy"] if exp.testset.bound else [])}
             aggregator = Aggregator(exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis,
                                     judge_metrics=exp.asked_judge_metrics,
