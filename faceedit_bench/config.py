@@ -153,6 +153,9 @@ class ExperimentConfig:
     # Frozen question sets the `creval` judge metric answers, as <loader>:<path> or a path (a .json file is a
     # question-set file, a folder CREval-Bench's layout); `faceedit-bench questions generate` writes them.
     questions: list[str] = field(default_factory=list)
+    # Shorthand for what a run reports, e.g. metrics=[fss,creval_face]: fss (identity, from the embedder) plus
+    # judge metrics, which then replace judge_metrics. null: judge_metrics decides.
+    metrics: list[str] | None = None
     tracking: ComponentConf = MISSING
     run: RunConf = field(default_factory=RunConf)
     analysis: AnalysisConf = field(default_factory=AnalysisConf)

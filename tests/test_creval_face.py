@@ -86,3 +86,62 @@ def test_the_face_section_renders_in_report_html_and_is_tracked(plugins, compose
     assert "QA scores (creval_face): an extension" in html and "Most-failed questions" in html
     assert html.count('class="thumb"') >= 2  # an example's original and edited image
     assert report["groups"]["gender"]["female"]["metrics"]["creval_face"]["n"] > 0  # the usual group statistics
+
+
+def test_the_issue_command_line_nano_banana_judged_by_gemini(plugins, compose, synthetic, monkeypatch):
+    """python -m faceedit_bench editor=nano_banana judge=gemini testset=multi_axis metrics=[fss,creval_face]"""
+    from tests.fakes.creval import answer_body
+
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    with gemini_server(api_key=KEY, judge_answer=answer_body) as server:
+        report = run(plugins, compose, synthetic, "editor=nano_banana", "judge=gemini", "testset=multi_axis",
+                     "metrics=[fss,creval_face]", "run.max_sessions=1", "run.max_faces=2",
+                     f"editor.params.base_url={server.url}", f"judge.params.base_url={server.url}",
+                     *[f"editor.params.{s}" for s in FAST], *[f"judge.params.{s}" for s in FAST])
+    assert {"drop_fss", "creval_face", "creval_face_if", "creval_face_vc", "creval_face_vq"} <= set(report["metrics"])
+    assert "sc" not in report["metrics"]  # metrics=[...] replaced judge_metrics
+    assert report["metrics"]["creval_face"]["n"] == 2
+    assert report["creval_face"]["items"]["outcomes"]["IF"] == {"ok": 8}  # 2 faces x 4 steps
+
+
+def test_metrics_naming_a_judge_metric_without_a_judge_is_refused(plugins, compose, synthetic):
+    from faceedit_bench.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="need a judge"):
+        build_experiment(compose(*synthetic, "metrics=[fss,creval_face]"), plugins)
+
+
+def test_creval_answers_mllm_written_questions_per_face_and_scores_two_editors(plugins, compose, synthetic,
+                                                                                 monkeypatch, tmp_path):
+    """Stage 2 on a dataset's faces (one item per face x single edit, bound to the base image's hash),
+    then stage 3 through the engine with questions=[file] for two editors."""
+    from faceedit_bench.scoring.creval.generate import SourceItem, generate_question_set
+    from tests.fake_plugin import SyntheticDataset
+    from tests.fakes.creval import answer_body
+
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    testset = tmp_path / "k1.json"
+    testset.write_text(json.dumps({"format": 2, "name": "k1", "version": "1", "sessions": [
+        {"session_id": "O-01", "steps": [{"instruction": "Present the person as a senior executive",
+                                         "prompt_category": "Occupational/Authority"}]}]}))
+    faces = list(SyntheticDataset(str(tmp_path / "faces")).faces())
+    items = [SourceItem(f"{f.face_id}|O-01", "O-01", 1, "Present the person as a senior executive", f.image,
+                        "Occupational", "Authority") for f in faces]
+    with gemini_server(api_key=KEY, judge_answer=answer_body) as server:
+        judge = plugins.registry.create("judges", "gemini", {"base_url": server.url})
+        qset, calls = generate_question_set(items, judge, "gemini", tmp_path / "ws", name="k1-questions")
+        assert calls == 12 and len(qset.items) == 4 and all(i.source_image for i in qset.items)
+        path = tmp_path / "k1-questions.json"
+        path.write_text(qset.to_json())
+        common = ["testset=file", f"testset.params.path={testset}", "judge=gemini", "judge_metrics=[creval]",
+                  f"questions=[{path}]", f"judge.params.base_url={server.url}", *[f"judge.params.{s}" for s in FAST]]
+        moved = run(plugins, compose, synthetic, "editor=noise", *common)
+        still = run(plugins, compose, synthetic, "editor=identity", *common)
+    # Q1 of every written list ("... now visible?", weight 2 of 11) fails for the editor that changes nothing
+    assert moved["metrics"]["creval"]["n"] == still["metrics"]["creval"]["n"] == 4
+    assert moved["metrics"]["creval"]["mean"] == pytest.approx(100.0)
+    assert still["metrics"]["creval"]["mean"] == pytest.approx(100 * 9 / 11)
+    assert still["creval"]["most_failed"][0]["question"] == "Is the requested change now visible?"
+    assert moved["creval"]["items"]["outcomes"]["IF"] == {"ok": 4}
+    assert moved["creval"]["question_sets"][0]["content_hash"] == qset.content_hash
+    assert moved["run"]["key"] != still["run"]["key"]

@@ -36,6 +36,7 @@ from faceedit_bench.run.edit_stage import EditStage
 from faceedit_bench.run.engine import Engine
 from faceedit_bench.run.inputs import InputResolver
 from faceedit_bench.run.judges import create_judge, judge_scorer, select_judge_metrics
+from faceedit_bench.run.metric_selection import judge_metric_names
 from faceedit_bench.run.progress import open_progress, plan_stages
 from faceedit_bench.run.questions import bind_questions
 from faceedit_bench.scoring.identity import EmbeddingService
@@ -97,7 +98,8 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
         components[group], infos[group] = create_component(plugins, group, getattr(conf, group))
     if conf.judge.name != "none":
         components["judge"], infos["judge"] = create_judge(plugins, conf.judge, create_component)
-    judge_metrics = select_judge_metrics(plugins, list(conf.judge_metrics))
+    names = judge_metric_names(conf.metrics, conf.judge_metrics, judged=conf.judge.name != "none")
+    judge_metrics = select_judge_metrics(plugins, names) if names or conf.metrics is None else []
     testset: TestSet = components["testset"]
     if "judge" in components:  # creval answers the run's frozen question sets (questions=[...])
         judge_metrics, _ = bind_questions(plugins, judge_metrics, list(conf.questions), testset)

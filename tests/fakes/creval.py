@@ -52,7 +52,8 @@ def _same_pixels(a: bytes, b: bytes) -> bool:
 
 def written_questions() -> str:
     return json.dumps({"questions": [
-        {"thinking": f"requirement {i} of the instruction", "question": f"Is requirement {i} met?",
+        {"thinking": f"requirement {i} of the instruction",
+         "question": "Is the requested change now visible?" if i == 1 else f"Is requirement {i} met?",
          "choices": ["Yes", "No"], "answer": "Yes", "weight": 1 + i % 3} for i in range(1, 6)]})
 
 
