@@ -8,6 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import pytest
 from PIL import Image
@@ -229,3 +230,5 @@ def test_experiment_creval_runs_creval_bench_through_the_engine(plugins, compose
     assert [r["dimension"] for r in still["creval"]["table"]][:2] == ["Commercial Design", "(all)"]
     assert set(still["groups"]["category"]) == {"Customization", "Stylization", "Contextualization"}
     assert still["creval"]["question_sets"][0]["name"] == "creval_bench"
+    schema = json.loads((Path(__file__).parent.parent / "faceedit_bench/schemas/run_report.schema.json").read_text())
+    jsonschema.validate(still["creval"], {**schema["$defs"]["creval"], "$defs": schema["$defs"]})
