@@ -20,7 +20,8 @@ FAST = ["limits.max_attempts=2", "limits.backoff_initial_s=0.01", "limits.reques
 def test_questions_follow_the_taxonomy():
     session = load_testset("multi_axis").sessions[0]
     qs = step_questions(session, 3)  # a panama hat, after a mustache (k=1) and mutton chops (k=2)
-    assert "summer panama hat" in qs["IF"][0].question
+    assert qs["IF"][0].question == ('Does the person now show the requested headwear, "summer panama hat" '
+                                    "(a kind of panama hat)?")
     assert [q.weight for q in qs["VC"]] == [3] + [2] * 7  # identity, then the 7 other sub-axes
     assert any("still long mutton chops" in q.question for q in qs["VC"])
     assert len(qs["VQ"]) == 5 and all(q.weight == 1 for q in qs["VQ"])
@@ -52,10 +53,10 @@ def test_creval_face_with_the_gemini_judge_scores_two_editors(plugins, compose, 
 #: The creval_face question sets of the four frozen face test sets. A change to the taxonomy questions
 #: (faceedit_bench/scoring/creval/face.py) changes these: bump FACE_QUESTIONS_VERSION and re-pin.
 FACE_QUESTION_HASHES = {
-    "hair": "707514d90f20857dee14bd7c1a2475d266fab847d473f581ea1029b68ba9a94d",
-    "accessories": "0d871cba106afed08970265290416619cebf52ea6bec0486c1895672c9f74fd1",
-    "pose": "3ac412a48f6e30e38f4e1e56e8ff788e73f9feefc35cf2543f82955f22ae98e9",
-    "multi_axis": "11181068d83b0bf9dbe69c6d07129b5a4da7214b2cddfac3c0a055d7ed93f05e",
+    "hair": "8487cc3a1d8147f7edbe66bf8994b90c482e1a089f91235ac608fd42f7c73695",
+    "accessories": "e922cbe16c4315363f978793d564147c6a440ae810dafecfcee95dc7c50c2c94",
+    "pose": "7f9849737d84e8852dfbc4c69ae137a78ab14e8909dfdf2af3eab373ca9c12f3",
+    "multi_axis": "33b39c6c20856869df97bcefbc3a66c42f350f0f06f4278b8ea151af4ba6feea",
 }
 
 
@@ -145,3 +146,33 @@ def test_creval_answers_mllm_written_questions_per_face_and_scores_two_editors(p
     assert moved["creval"]["items"]["outcomes"]["IF"] == {"ok": 4}
     assert moved["creval"]["question_sets"][0]["content_hash"] == qset.content_hash
     assert moved["run"]["key"] != still["run"]["key"]
+
+
+def test_the_hashes_do_not_depend_on_the_process(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    code = ("from faceedit_bench.scoring.creval.face import face_question_set as f; "
+            "from faceedit_bench.testsets import load_testset as l; print(f(l('multi_axis')).content_hash)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONHASHSEED": "12345"}).stdout.strip()
+    assert out == FACE_QUESTION_HASHES["multi_axis"]
+
+
+def test_questions_cli_freezes_shows_and_checks_the_taxonomy_questions(tmp_path, capsys):
+    from faceedit_bench.cli import main
+
+    out = tmp_path / "multi_axis_qa.json"
+    assert main(["questions", "generate", "--testset", "multi_axis", "--taxonomy", "--out", str(out)]) == 0
+    assert FACE_QUESTION_HASHES["multi_axis"] in capsys.readouterr().out
+    assert main(["questions", "check", str(out)]) == 0 and "matches the taxonomy generator" in capsys.readouterr().out
+    assert main(["questions", "generate", "--testset", "multi_axis", "--taxonomy", "--out", str(out)]) == 2
+    assert "never overwritten" in capsys.readouterr().err
+    assert main(["questions", "show", "multi_axis", "--item", "multi_axis-01/3"]) == 0
+    shown = capsys.readouterr().out
+    assert "VC Q1 w3 [Yes] Is the person in the second image recognisably the same person" in shown
+    data = json.loads(out.read_text())
+    data["items"][0]["questions"]["VC"][0]["weight"] = 1  # tampered after freezing
+    out.write_text(json.dumps(data))
+    assert main(["questions", "check", str(out)]) == 2 and "changed after it was frozen" in capsys.readouterr().err

@@ -46,7 +46,7 @@ def step_questions(session: Session, k: int, taxonomy: Taxonomy | None = None) -
         raise ValueError(f"{session.session_id} step {k} has no taxonomy binding")
     noun = NOUNS.get(step.sub_axis, step.sub_axis)
     if_questions = (
-        _q(1, f'Does the person now have {step.attribute} (the requested {noun}: "{step.category}")?', 1,
+        _q(1, f'Does the person now show the requested {noun}, "{step.attribute}" (a kind of {step.category})?', 1,
            f"the target attribute of step {k} ({step.sub_axis})"),
         _q(2, f"Is the change to the person's {noun} clearly visible in the second image compared with the first?", 1,
            "an edit too faint to see does not follow the instruction"),
