@@ -232,3 +232,28 @@ def test_experiment_creval_runs_creval_bench_through_the_engine(plugins, compose
     assert still["creval"]["question_sets"][0]["name"] == "creval_bench"
     schema = json.loads((Path(__file__).parent.parent / "faceedit_bench/schemas/run_report.schema.json").read_text())
     jsonschema.validate(still["creval"], {**schema["$defs"]["creval"], "$defs": schema["$defs"]})
+
+
+def test_the_question_sets_are_part_of_the_metric_identity():
+    a = bind_question_sets(CREVAL_METRIC, [one_item_set()])
+    other = QuestionSet("toy", "2", one_item_set().items)
+    assert a.identity == bind_question_sets(CREVAL_METRIC, [one_item_set()]).identity
+    assert a.identity != bind_question_sets(CREVAL_METRIC, [other]).identity != CREVAL_METRIC.identity
+
+
+def test_creval_without_question_sets_is_refused_before_anything_runs(plugins, compose, tmp_path, monkeypatch):
+    from faceedit_bench.errors import ConfigError
+
+    monkeypatch.setenv("CREVAL_KEY", KEY)
+    from faceedit_bench.run.experiment import build_experiment
+
+    base = ["dataset=synthetic", f"+dataset.params.root={tmp_path / 'faces'}", "embedder=pixel", "tracking=none",
+            "judge=gemini", "judge.params.api_key_env=CREVAL_KEY"]
+    with pytest.raises(ConfigError, match="answers frozen question sets"):
+        build_experiment(compose(*base, "judge_metrics=[creval]"), plugins)
+    with pytest.raises(ConfigError, match="does not exist"):
+        build_experiment(compose(*base, "judge_metrics=[creval]", f"questions=[{tmp_path / 'none.json'}]"), plugins)
+    with pytest.raises(ConfigError, match="creval is not selected"):
+        build_experiment(compose(*base, f"questions=[{FIXTURE}]"), plugins)
+    with pytest.raises(ConfigError, match="written for another test set"):  # CREval-Bench's items, pose's sessions
+        build_experiment(compose(*base, "testset=pose", "judge_metrics=[creval]", f"questions=[{FIXTURE}]"), plugins)
