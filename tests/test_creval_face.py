@@ -75,11 +75,12 @@ def test_the_face_section_renders_in_report_html_and_is_tracked(plugins, compose
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
     with gemini_server(api_key=KEY, judge_answer=answer_body) as server:
         report = run(plugins, compose, synthetic, "editor=identity", "judge=gemini", "judge_metrics=[creval_face]",
-                     "testset=hair", "run.max_sessions=2", f"judge.params.base_url={server.url}",
+                     "testset=hair", "run.max_sessions=2", "run.confidence=0.9", f"judge.params.base_url={server.url}",
                      *[f"judge.params.{s}" for s in FAST])
     section = report["creval_face"]
     assert section["extension"] is True and section["items"]["judged"] == 4 * 2 * 4  # faces x sessions x steps
     assert set(section["by_category"]) == {"Hair"} and section["by_dimension"]
+    assert section["confidence"] == 0.9
     assert section["most_failed"][0]["metric"] == "IF"  # nothing changed, so the IF questions fail
     assert "creval_face_category_hair_if" in metrics_for_tracking(report)
     (page,) = (tmp_path / "ws" / "runs").glob("identity-*/report.html")

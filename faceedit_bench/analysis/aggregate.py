@@ -73,6 +73,9 @@ class Aggregator:
             for m in judge_metrics if m.over == "steps" for v in m.values if v.point is not None}
         self.judge_answers: dict[str, Counter[str]] = defaultdict(Counter)  # template -> outcome -> n
         self.judge_reports = {m.name: m.report() for m in judge_metrics if m.report is not None}
+        for report in self.judge_reports.values():  # a report stating intervals states them at the run's level
+            if hasattr(report, "confidence"):
+                report.confidence = confidence
         self.panel = panel  # the panel's rule, when a panel judged
         self.panel_tally = PanelTally()
         self.edit_cost_usd: float | None = None
