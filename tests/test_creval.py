@@ -4,6 +4,7 @@ the real openai SDK against the fake OpenAI server."""
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 from pathlib import Path
@@ -230,6 +231,10 @@ def test_experiment_creval_runs_creval_bench_through_the_engine(plugins, compose
     assert [r["dimension"] for r in still["creval"]["table"]][:2] == ["Commercial Design", "(all)"]
     assert set(still["groups"]["category"]) == {"Customization", "Stylization", "Contextualization"}
     assert still["creval"]["question_sets"][0]["name"] == "creval_bench"
+    (answers,) = (tmp_path / "ws" / "runs").glob("identity-*/creval_answers.csv")
+    rows = list(csv.DictReader(answers.open()))
+    assert len(rows) == 24  # 3 items x 8 questions, each with its answer
+    assert {r["correct"] for r in rows if r["question"].startswith("Is the subject now shown")} == {"false"}
     schema = json.loads((Path(__file__).parent.parent / "faceedit_bench/schemas/run_report.schema.json").read_text())
     jsonschema.validate(still["creval"], {**schema["$defs"]["creval"], "$defs": schema["$defs"]})
 

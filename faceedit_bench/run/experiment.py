@@ -26,6 +26,7 @@ from faceedit_bench.plugin.manager import Plugins
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo
 from faceedit_bench.records import Outcome, TestSet
 from faceedit_bench.report.artifacts import ArtifactWriter, write_artifacts
+from faceedit_bench.report.creval_answers import write_answer_tables
 from faceedit_bench.report.run_report import build_report
 from faceedit_bench.report.summary import format_summary
 from faceedit_bench.report.tables import run_identifiers
@@ -245,6 +246,7 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
         report = build_report(info, exp.testset, sections, wall_time_s=time.perf_counter() - started,
                               computed=computed, stopped=stats.stopped)
         artifacts = write_artifacts(info, report, store, tables_from=writer)
+        artifacts.update({p.name: str(p) for p in write_answer_tables(info.output_dir, aggregator.judge_reports)})
         pm.hook.faceedit_run_end(run=info, report=report, artifacts=artifacts)
     except BaseException as exc:
         pm.hook.faceedit_run_error(run=info, error=exc)
