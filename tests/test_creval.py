@@ -262,3 +262,11 @@ def test_creval_without_question_sets_is_refused_before_anything_runs(plugins, c
         build_experiment(compose(*base, f"questions=[{FIXTURE}]"), plugins)
     with pytest.raises(ConfigError, match="written for another test set"):  # CREval-Bench's items, pose's sessions
         build_experiment(compose(*base, "testset=pose", "judge_metrics=[creval]", f"questions=[{FIXTURE}]"), plugins)
+
+
+def test_a_malformed_bench_file_is_a_clear_error(tmp_path):
+    root = tmp_path / "creval"
+    shutil.copytree(FIXTURE, root)
+    (root / "bench" / "questiions_all" / "IF" / "i2i_0101.json").write_text("{not json")
+    with pytest.raises(QuestionSetError, match="cannot read .*i2i_0101.json"):
+        read_bench(root)

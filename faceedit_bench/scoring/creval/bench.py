@@ -49,6 +49,13 @@ class BenchItem:
     dimension: str
 
 
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise QuestionSetError(f"cannot read {path}: {exc}") from exc
+
+
 def bench_dir(root: str | Path) -> Path:
     root = Path(root).expanduser()
     for candidate in (root / "bench", root):
@@ -68,9 +75,11 @@ def read_categories(bench: Path) -> dict[str, tuple[str, str]]:
     """Category.json as id (and name) -> (category, dimension)."""
     for path in (bench.parent / "code" / "Category.json", bench / "Category.json", bench / "code" / "Category.json"):
         if path.is_file():
-            rows = json.loads(path.read_text(encoding="utf-8"))
+            rows = _read_json(path)
             out = {}
-            for row in rows:
+            for row in rows if isinstance(rows, list) else []:
+                if not isinstance(row, dict) or "Category" not in row or "id" not in row:
+                    raise QuestionSetError(f"{path}: every entry needs an id and a Category")
                 names = _dimension_name(str(row["Category"]))
                 out[str(row["id"])] = names
                 out[str(row["Category"])] = names
@@ -93,11 +102,13 @@ def read_instructions(bench: Path) -> dict[str, tuple[str, str | None]]:
     path = bench / "instruction.json"
     if not path.is_file():
         raise QuestionSetError(f"{bench}: instruction.json is missing (the instruction of every item)")
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = _read_json(path)
     entries = ([{"id": k, **(v if isinstance(v, dict) else {"instruction": v})} for k, v in data.items()]
                if isinstance(data, dict) else data)
     out = {}
-    for i, entry in enumerate(entries):
+    for i, entry in enumerate(entries if isinstance(entries, list) else []):
+        if not isinstance(entry, dict):
+            raise QuestionSetError(f"{path} entry {i}: an entry must be an object")
         item, text = _first(entry, _ITEM_KEYS), _first(entry, _TEXT_KEYS)
         if item is None or not isinstance(text, str):
             raise QuestionSetError(f"{path} entry {i}: needs an item name ({'/'.join(_ITEM_KEYS)}) and an "
@@ -126,7 +137,7 @@ def read_bench(root: str | Path) -> tuple[list[BenchItem], QuestionSet]:
             continue
         questions = {}
         for m, f in files.items():
-            raw = json.loads(f.read_text(encoding="utf-8"))
+            raw = _read_json(f)
             questions[m] = parse_questions(raw.get("quality_check_questions") if isinstance(raw, dict) else None,
                                            str(f))
         items.append(BenchItem(stem, images[stem], text, category, dimension))
