@@ -201,6 +201,8 @@ def test_answering_scores_two_editors_in_table2_layout(tmp_path, monkeypatch):
     assert unchanged["most_failed"][0]["question"].startswith("Is the subject now shown")
     assert unchanged["most_failed"][0]["fail_rate"] == 1.0
     assert unchanged["examples"][0]["questions"][0]["answer"] == "no"
+    answers = list(csv.DictReader((tmp_path / "unchanged_answers.csv").open()))
+    assert len(answers) == 24 and {a["metric"] for a in answers} == {"IF", "VC", "VQ"}
 
 
 def test_table_rows_follow_table_s1_layout():

@@ -34,18 +34,16 @@ def answer_rows(items: Any) -> list[dict[str, Any]]:
     return rows
 
 
+def write_answer_table(path: Path, items: Any) -> Path:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS)
+    writer.writeheader()
+    writer.writerows(answer_rows(items))
+    atomic.write_text(path, buf.getvalue())
+    return path
+
+
 def write_answer_tables(out: Path, reports: Mapping[str, Any]) -> list[Path]:
     """One CSV per CREval report of the run (reports: the aggregator's judge-metric reports by metric)."""
-    written = []
-    for name, report in reports.items():
-        items = getattr(report, "items", None)
-        if name not in ("creval", "creval_face") or items is None:
-            continue
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(answer_rows(items))
-        path = out / f"{name}_answers.csv"
-        atomic.write_text(path, buf.getvalue())
-        written.append(path)
-    return written
+    return [write_answer_table(out / f"{name}_answers.csv", report.items) for name, report in reports.items()
+            if name in ("creval", "creval_face") and getattr(report, "items", None) is not None]

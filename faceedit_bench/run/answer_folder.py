@@ -32,7 +32,8 @@ def find_image(folder: Path, item: QuestionItem) -> Path | None:
 
 
 async def answer_folder(qset: QuestionSet, originals: Path, edited: Path, judge: Any, judge_name: str,
-                        workspace: Path, seed: int = 0) -> dict[str, Any]:
+                        workspace: Path, seed: int = 0) -> tuple[dict[str, Any], list[Any]]:
+    """The ``creval`` section of ``qset`` answered for ``edited``'s images, and its items."""
     identity = {"name": judge_name, **dict(judge.describe())}
     judge_fp = fingerprint(portable(identity))
     workspace.mkdir(parents=True, exist_ok=True)
@@ -65,7 +66,7 @@ async def answer_folder(qset: QuestionSet, originals: Path, edited: Path, judge:
     section["images_missing"] = dict(missing)
     section["judge"] = {"name": judge_name, "calls": service.calls_made,
                         "answers": dict(Counter(s.outcome.value for r in results for s in r.metrics.values()))}
-    return section
+    return section, results
 
 
 def table_text(section: dict[str, Any]) -> str:

@@ -158,16 +158,18 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
+    from faceedit_bench.report.creval_answers import write_answer_table
     from faceedit_bench.run.answer_folder import answer_folder, table_text
     from faceedit_bench.storage.atomic import write_text
 
     judge, judge_name = _judge(args.judge, args.param)
-    section = asyncio.run(answer_folder(_load_any(args.questions), Path(args.originals), Path(args.edited), judge,
-                                        judge_name, Path(args.workspace).expanduser()))
+    section, items = asyncio.run(answer_folder(_load_any(args.questions), Path(args.originals), Path(args.edited),
+                                               judge, judge_name, Path(args.workspace).expanduser()))
     print(table_text(section))
     if args.out:
         write_text(args.out, json.dumps(section, indent=1) + "\n")
-        print(f"wrote {args.out}")
+        answers = write_answer_table(args.out.with_name(f"{args.out.stem}_answers.csv"), items)
+        print(f"wrote {args.out} and {answers}")
     return 0
 
 
