@@ -21,7 +21,7 @@ import yaml
 
 from faceedit_bench.errors import FaceEditBenchError
 
-DESCRIPTION = __doc__
+DESCRIPTION = (__doc__ or "").replace("``", "")
 
 
 def _params(items: list[str]) -> dict[str, Any]:
