@@ -57,6 +57,14 @@ from faceedit_bench.records import (
 )
 from faceedit_bench.report.run_report import metrics_for_tracking, series_for_tracking
 from faceedit_bench.run.labels import component_identity, component_version, run_description, run_title
+from faceedit_bench.scoring.creval.questions import (
+    CheckQuestion,
+    QuestionItem,
+    QuestionSet,
+    QuestionSetError,
+    load_question_set,
+    parse_question_set,
+)
 from faceedit_bench.scoring.embedding import LazyModels, as_rgb_uint8, files_digest
 from faceedit_bench.scoring.judge.declared import JudgeMetric, JudgeValue, MetricJudgment, NotAsked
 from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
@@ -92,6 +100,7 @@ __all__ = [
     "USAGE_KEYS",
     "AsyncEditor",
     "CallLimits",
+    "CheckQuestion",
     "ComponentInfo",
     "ConfigError",
     "Dataset",
@@ -131,6 +140,9 @@ __all__ = [
     "PixelEmbedder",
     "PluginDistributionContract",
     "PromptTemplate",
+    "QuestionItem",
+    "QuestionSet",
+    "QuestionSetError",
     "Register",
     "RetryableError",
     "RunInfo",
@@ -163,10 +175,12 @@ __all__ = [
     "incomplete_body",
     "is_out_of_memory",
     "limits_from_config",
+    "load_question_set",
     "locate_model",
     "metrics_for_tracking",
     "package_version",
     "parse_answer",
+    "parse_question_set",
     "plain_image",
     "read_secret",
     "redact",

@@ -179,6 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", type=Path, help="<workspace>/runs/<run> or its report.json")
     p.add_argument("--store", type=Path, help="image store for missing contact sheets (default: <workspace>/store)")
     p.set_defaults(func=_report_command)
+    from faceedit_bench.run.questions_cli import add_parser as add_questions_parser
+
+    add_questions_parser(sub)  # questions generate/show/check/score
     from faceedit_bench.report.results import add_parser as add_results_parser
 
     add_results_parser(sub)  # results

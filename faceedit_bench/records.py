@@ -99,11 +99,16 @@ class Step:
 @dataclass(frozen=True)
 class Session:
     """K >= 1 instructions applied to every base image: K = 1 is a single edit of the base
-    image, K > 1 chains each edit on the previous step's output."""
+    image, K > 1 chains each edit on the previous step's output. ``face_id`` ties a session to the one
+    base image it is written for (a CREval-Bench item); None: every face of the dataset."""
 
     session_id: str
     test_set: str
     steps: tuple[Step, ...]
+    face_id: str | None = None
+
+    def applies_to(self, face_id: str) -> bool:
+        return self.face_id is None or self.face_id == face_id
 
     @property
     def bound(self) -> bool:

@@ -150,6 +150,13 @@ def test_hook_faceedit_register_testsets():
     assert ts.name == "pose" and len(ts.sessions) == 5
 
 
+def test_hook_faceedit_register_question_sets():
+    p = load_plugins(entry_points=False)
+    assert {"file", "creval_bench"} <= set(p.registry["question_sets"].names())
+    qset = p.registry.get("question_sets", "creval_bench").load()(str(Path(__file__).parent / "data" / "creval_bench"))
+    assert qset.name == "creval_bench" and len(qset.items) == 3
+
+
 def test_hook_faceedit_register_trackers():
     p = load_plugins(entry_points=False)
     assert "none" in p.registry["trackers"].names()

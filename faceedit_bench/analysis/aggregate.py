@@ -29,6 +29,7 @@ NOT_GROUPS = frozenset({"age"})
 SKIP_REASONS = {
     "judge": "needs an MLLM judge; none was configured (judge=none)",
     "taxonomy": "this test set has no taxonomy binding",
+    "embedder": "the dataset's images are not faces: identity is not measured",
 }
 
 
@@ -61,6 +62,7 @@ class Aggregator:
         self.analysis = analysis or AnalysisConf()
         self.judged = "judge" in available
         self.faces_seen: set[str] = set()
+        self.included = 0
         self.face_exclusions: Counter[str] = Counter()
         self.sessions_excluded: Counter[str] = Counter()
         self.steps: Counter[str] = Counter()
@@ -74,6 +76,9 @@ class Aggregator:
             for m in judge_metrics if m.over == "steps" for v in m.values if v.point is not None}
         self.judge_answers: dict[str, Counter[str]] = defaultdict(Counter)  # template -> outcome -> n
         self.judge_reports = {m.name: m.report() for m in judge_metrics if m.report is not None}
+        for report in self.judge_reports.values():  # a report stating intervals states them at the run's level
+            if hasattr(report, "confidence"):
+                report.confidence = confidence
         self.panel = panel  # the panel's rule, when a panel judged
         self.panel_tally = PanelTally()
         self.edit_cost_usd: float | None = None
@@ -102,6 +107,7 @@ class Aggregator:
         values: dict[str, float | None] = {}
         fss = result.fss
         if fss is not None:
+            self.included += 1
             oer = judged.oer if judged else None
             scores = SessionScores(fss=fss, sc=judged.sc_steps if judged else None,
                                    oer=oer.oer if oer is not None else None, judge=judged.values if judged else {})
@@ -180,7 +186,7 @@ class Aggregator:
                               confidence=self.confidence)
 
     def sections(self) -> dict[str, Any]:
-        included = len(self.trajectory[0]) if self.trajectory else 0
+        included = self.included
         excluded = sum(self.sessions_excluded.values())
         sections: dict[str, Any] = {
             "counts": {

@@ -74,6 +74,13 @@ def faceedit_register_testsets(register: Register) -> None:
 
 
 @hookspec
+def faceedit_register_question_sets(register: Register) -> None:
+    """Register question-set loaders for the CREval judge metrics: ``register("name", loader)`` where
+    ``loader(path)`` returns a :class:`~faceedit_bench.scoring.creval.questions.QuestionSet`. A run
+    names sets with ``questions=[<name>:<path>, ...]``."""
+
+
+@hookspec
 def faceedit_register_trackers(register: Register) -> None:
     """Register experiment-tracker factories (the ``tracking`` config group)."""
 

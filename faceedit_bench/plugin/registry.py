@@ -26,6 +26,7 @@ KINDS: dict[str, str] = {
     "testsets": "testset",
     "trackers": "tracking",
     "judge_metrics": "judge_metrics",
+    "question_sets": "questions",
 }
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from faceedit_bench.execution.secrets import redact
 from faceedit_bench.report.contact_sheet import contact_sheet_name
+from faceedit_bench.report.creval import creval_sections
 from faceedit_bench.report.html_audit import audit_context
 from faceedit_bench.report.html_plots import (
     plot_disparity_forest,
@@ -57,6 +58,7 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "overediting": overediting(report),
         **winobias_context(report),
         "human": report.get("human_agreement"),
+        "creval": creval_sections(report, store),
         "trajectory": trajectory(report, measures),
         "group_trajectories": group_trajectories(report, measures),
         "cost": report.get("cost"),

@@ -12,6 +12,7 @@ from faceedit_bench.analysis.winobias import tracking_metrics as winobias_metric
 from faceedit_bench.plugin.payloads import RunInfo
 from faceedit_bench.records import TestSet
 from faceedit_bench.report.audit_tracking import audit_metrics
+from faceedit_bench.report.creval import creval_tracking
 from faceedit_bench.report.measures import collect_measures
 
 SCHEMA_ID = "faceedit_bench/run_report"
@@ -172,4 +173,5 @@ def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
                 put(metric_key(key, label, name, "ci_low"), m["ci_low"])
                 put(metric_key(key, label, name, "ci_high"), m["ci_high"])
     out.update(audit_metrics(report.get("audit"), metric_key))
+    out.update(creval_tracking(report, metric_key))
     return out

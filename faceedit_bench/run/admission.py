@@ -20,9 +20,10 @@ log = logging.getLogger(__name__)
 
 class Admission:
     def __init__(self, store: ImageStore, embeddings: EmbeddingService, similarity: Any, *,
-                 min_base_fss: float | None = None, single_face_only: bool = False) -> None:
+                 min_base_fss: float | None = None, single_face_only: bool = False, identity: bool = True) -> None:
         self.store, self.embeddings, self.similarity = store, embeddings, similarity
         self.min_base_fss, self.single_face_only = min_base_fss, single_face_only
+        self.identity = identity  # False: the dataset's images are not faces; nothing is embedded
         self.image_conversions: Counter[str] = Counter()  # conversion -> dataset images decoded with it
         self._converted: set[str] = set()  # their hashes: a reference shared by faces counts once
 
@@ -57,6 +58,8 @@ class Admission:
                 continue
             # No references: the base image is its own reference (e.g. FairFace).
             candidates.append(AdmittedFace(face, base, refs or [base]))
+        if not self.identity:
+            return candidates, rejected
         embeddings = self.embeddings.get([h for c in candidates for h in (c.base_hash, *c.reference_hashes)])
         admitted = []
         for cand in candidates:

@@ -102,12 +102,12 @@ class Engine:
             self._advance(len(chunk), ADMISSION)
             if admitted and first_base_hash is None:
                 first_base_hash = admitted[0].base_hash
-            pairs = [(a, s) for a in admitted for s in sessions]
+            pairs = [(a, s) for a in admitted for s in sessions if s.applies_to(a.face.face_id)]
             edited, scored = self.run_async(self._edit_and_score(pairs, previous))
             self._hand_on(scored, on_result)
             for face, reason in rejected:
                 exclusions[reason] += 1
-                for session in sessions:
+                for session in (s for s in sessions if s.applies_to(face.face_id)):
                     self._advance(len(session.steps), EDITING)
                     self._advance(1, SCORING, JUDGING)
                     on_result(SessionResult(face, session, [], excluded=reason))

@@ -26,6 +26,7 @@ from faceedit_bench.plugin.manager import Plugins
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo
 from faceedit_bench.records import Outcome, TestSet
 from faceedit_bench.report.artifacts import ArtifactWriter, write_artifacts
+from faceedit_bench.report.creval_answers import write_answer_tables
 from faceedit_bench.report.run_report import build_report
 from faceedit_bench.report.summary import format_summary
 from faceedit_bench.report.tables import run_identifiers
@@ -36,7 +37,9 @@ from faceedit_bench.run.edit_stage import EditStage
 from faceedit_bench.run.engine import Engine
 from faceedit_bench.run.inputs import InputResolver
 from faceedit_bench.run.judges import create_judge, judge_scorer, select_judge_metrics
+from faceedit_bench.run.metric_selection import judge_metric_names
 from faceedit_bench.run.progress import open_progress, plan_stages
+from faceedit_bench.run.questions import bind_questions
 from faceedit_bench.scoring.identity import EmbeddingService
 from faceedit_bench.scoring.judge.agreement import read_labels
 from faceedit_bench.scoring.judge.metrics import JudgeScorer
@@ -96,8 +99,11 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
         components[group], infos[group] = create_component(plugins, group, getattr(conf, group))
     if conf.judge.name != "none":
         components["judge"], infos["judge"] = create_judge(plugins, conf.judge, create_component)
-    judge_metrics = select_judge_metrics(plugins, list(conf.judge_metrics))
+    names = judge_metric_names(conf.metrics, conf.judge_metrics, judged=conf.judge.name != "none")
+    judge_metrics = select_judge_metrics(plugins, names) if names or conf.metrics is None else []
     testset: TestSet = components["testset"]
+    if "judge" in components:  # creval answers the run's frozen question sets (questions=[...])
+        judge_metrics, _ = bind_questions(plugins, judge_metrics, list(conf.questions), testset)
     if infos["dataset"].description.get("n_faces") == 0:
         raise ConfigError(f"dataset {conf.dataset.name!r} selects 0 faces, so the run would measure nothing; "
                           "check its annotations and dataset.params (limit, partition, allow_list).")
@@ -199,16 +205,18 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
                                  judged=judge_scorer is not None)
             progress = stack.enter_context(open_progress(stages, enabled=conf.run.progress, title=info.run_name,
                                                          interval_s=conf.run.progress_interval_s))
+            identity = bool(getattr(dataset, "measures_identity", True))  # False: not faces (CREval-Bench)
             admission = Admission(store, embeddings, c["embedder"].similarity,
                                   min_base_fss=getattr(dataset, "min_base_fss", None),
-                                  single_face_only=bool(getattr(dataset, "single_face_only", False)))
+                                  single_face_only=bool(getattr(dataset, "single_face_only", False)),
+                                  identity=identity)
             edit = EditStage(info, c["editor"], editor_fp, store, ledger, conf.run.seed, retry, executors, pm.hook,
                              progress, inputs=InputResolver(store, getattr(dataset, "partners", dataset.faces), conf.run.seed))
             score = ScoreStage(embeddings, c["embedder"].similarity, judge_scorer, ledger=ledger, store=store,
-                               human_labels=conf.analysis.human_labels, seed=conf.run.seed)
+                               human_labels=conf.analysis.human_labels, seed=conf.run.seed, identity=identity)
             engine = Engine(admission, edit, score, progress)
             stack.callback(engine.close)
-            available = {"embedder", *(["judge"] if judge_scorer is not None else []),
+            available = {*(["embedder"] if identity else []), *(["judge"] if judge_scorer is not None else []),
                          *(["taxonomy"] if exp.testset.bound else [])}
             aggregator = Aggregator(exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis,
                                     judge_metrics=exp.asked_judge_metrics,
@@ -238,6 +246,7 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
         report = build_report(info, exp.testset, sections, wall_time_s=time.perf_counter() - started,
                               computed=computed, stopped=stats.stopped)
         artifacts = write_artifacts(info, report, store, tables_from=writer)
+        artifacts.update({p.name: str(p) for p in write_answer_tables(info.output_dir, aggregator.judge_reports)})
         pm.hook.faceedit_run_end(run=info, report=report, artifacts=artifacts)
     except BaseException as exc:
         pm.hook.faceedit_run_error(run=info, error=exc)

@@ -127,6 +127,17 @@ def image_hashes(face: AdmittedFace, states: list[StepState]) -> tuple[str | Non
     return (face.base_hash, *(s.output_hash for s in states))
 
 
+def unscored_session(edited: Edited) -> SessionResult:
+    """A session of images that are not faces: no FSS, excluded only when a step did not succeed."""
+    face, session, states = edited
+    hashes = image_hashes(face, states)
+    if len(states) < len(session.steps):
+        return SessionResult(face.face, session, states, excluded=STOPPED_BY_BUDGET, image_hashes=hashes)
+    failed = next((s for s in states if s.outcome is not Outcome.OK), None)
+    return SessionResult(face.face, session, states, excluded=f"step_{failed.outcome.value}" if failed else None,
+                         image_hashes=hashes)
+
+
 def score_session(edited: Edited, embeddings: dict[str, FaceEmbedding],
                   similarity: Callable[[Any, Any], float]) -> SessionResult:
     """FSS_0..FSS_k of one edited session, or why it is excluded from metrics."""

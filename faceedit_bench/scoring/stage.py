@@ -11,7 +11,7 @@ from typing import Any
 
 from faceedit_bench.execution.budget import BudgetReached
 from faceedit_bench.records import Edited, Outcome, SessionResult
-from faceedit_bench.scoring.identity import EmbeddingService, image_hashes, score_session
+from faceedit_bench.scoring.identity import EmbeddingService, image_hashes, score_session, unscored_session
 from faceedit_bench.scoring.judge.agreement import judge_human_agreement
 from faceedit_bench.scoring.judge.anchors import check_anchors
 
@@ -24,8 +24,10 @@ def judge_context(face: Any, states: Any) -> dict[str, Any]:
 
 class ScoreStage:
     def __init__(self, embeddings: EmbeddingService, similarity: Any, judge_scorer: Any = None, *,
-                 ledger: Any = None, store: Any = None, human_labels: str | None = None, seed: int = 0) -> None:
+                 ledger: Any = None, store: Any = None, human_labels: str | None = None, seed: int = 0,
+                 identity: bool = True) -> None:
         self.embeddings, self.similarity, self.judge_scorer = embeddings, similarity, judge_scorer
+        self.identity = identity  # False: images that are not faces, judged only (no FSS)
         self.ledger, self.store, self.human_labels, self.seed = ledger, store, human_labels, seed
         self.wall_s = 0.0  # wall time spent embedding and judging (overlaps the edit stage)
         self.stopped: str | None = None  # set when the budget stopped the judge
@@ -36,14 +38,15 @@ class ScoreStage:
         if not edited:
             return []
         started = time.perf_counter()
-        outputs = [s.output_hash for _, _, states in edited for s in states if s.output_hash]
+        outputs = [s.output_hash for _, _, states in edited for s in states if s.output_hash and self.identity]
         judgeable = [i for i, (_, session, states) in enumerate(edited)
                      if len(states) == len(session.steps) and all(s.outcome is Outcome.OK for s in states)]
         embeddings, judged = await asyncio.gather(
             self.embeddings.aget(outputs),
             self._judge([(image_hashes(edited[i][0], edited[i][2]), edited[i][1], judge_context(edited[i][0].face, edited[i][2]))
                          for i in judgeable], stopped))
-        results = [score_session(e, embeddings, self.similarity) for e in edited]
+        results = [score_session(e, embeddings, self.similarity) if self.identity else unscored_session(e)
+                   for e in edited]
         for i, judgment in zip(judgeable, judged):
             results[i].judged = judgment
         self.wall_s += time.perf_counter() - started

@@ -10,7 +10,9 @@ A :class:`JudgeMetric` is data, not code in the core:
 * one or several named values (:class:`JudgeValue`): how one answer becomes a number, and how
   a session's numbers reduce to the session's value (the mean by default, or a custom reducer),
   with the direction, unit, description, label and bounds reports and the leaderboard render;
-* optionally a cross-session report section (the overediting matrix of the state tracker).
+* optionally a cross-session report section (the overediting matrix of the state tracker);
+* optionally facets: each position asked once per facet, with its own placeholder values (CREval's
+  IF, VC and VQ question lists, one call each), reduced by a function that sees the questions.
 
 A session value is undefined when any answer it needs is not ``ok``: a partial mean would
 favour sessions whose hard steps were refused or unparsable. Nothing is filled in.
@@ -48,17 +50,21 @@ CONTEXT_FIELDS = ("instruction", "attribute", "category", "sub_axis", "axis", "k
 @dataclass(frozen=True)
 class Question:
     """One question of a session: which position (k), the images' hashes, the template's fields.
-    ``missing`` names a role with no image, ``not_asked`` why the face's fields could not be
-    filled (either way the question is not asked; recorded as skipped with the reason)."""
+    ``missing`` names a role with no image, or ``questions`` when a facet has nothing to ask;
+    ``not_asked`` says why the face's fields could not be filled (either way the question is not
+    asked; recorded as skipped with the reason). ``facet`` names the facet of a faceted metric."""
 
     k: int
     images: tuple[str, ...]
     fields: Mapping[str, str]
     missing: str = ""
     not_asked: str = ""
+    facet: str = ""
 
     @property
     def skip_reason(self) -> str:
+        if self.missing == "questions":
+            return "no question set entry for this question"
         if self.missing:
             return f"no {self.missing} image for this question"
         return self.not_asked
@@ -111,6 +117,7 @@ class MetricJudgment:
     points: tuple[Mapping[str, float | None], ...]
     values: Mapping[str, float | None]
     detail: Any = None
+    questions: tuple[Question, ...] = ()
 
     def at(self, k: int) -> tuple[JudgeAnswer, Mapping[str, float | None]] | None:
         """The answer about position k (step k or image I_k), with its points."""
@@ -133,6 +140,13 @@ class MetricReport(Protocol):
 #: A custom session reducer: (answers, points, session) -> (session values, detail).
 SessionReducer = Callable[[Sequence[JudgeAnswer], Sequence[Mapping[str, float | None]], Session],
                           tuple[Mapping[str, float | None], Any]]
+#: A reducer that also sees the questions (their facets and fields): (questions, answers, session) ->
+#: (session values, detail).
+QuestionReducer = Callable[[Sequence[Question], Sequence[JudgeAnswer], Session],
+                           tuple[Mapping[str, float | None], Any]]
+#: Placeholder values of one facet of a position: (session, k, facet, image hashes) -> fields, or None
+#: when there is nothing to ask (the question is recorded as skipped).
+FacetFields = Callable[[Session, int, str, Sequence[str]], Mapping[str, str] | None]
 
 
 @dataclass(frozen=True)
@@ -153,6 +167,10 @@ class JudgeMetric:
     #: Placeholder values that depend on the face (face, session, k), added to the others; raise
     #: :class:`NotAsked` when the face lacks what the question needs.
     face_fields: Callable[[Face | None, Session, int], Mapping[str, str]] | None = None
+    #: Ask every position once per facet, with ``facet_fields`` giving each facet's placeholder values.
+    facets: tuple[str, ...] = ()
+    facet_fields: FacetFields | None = None
+    reduce_questions: QuestionReducer | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -169,12 +187,14 @@ class JudgeMetric:
             raise ValueError(f"judge metric {self.name}: over=images has no previous image for I_0")
         if not self.values:
             raise ValueError(f"judge metric {self.name}: declare at least one value")
-        if self.session is None:
+        if self.facets and self.facet_fields is None:
+            raise ValueError(f"judge metric {self.name}: facets {list(self.facets)} need a facet_fields function")
+        if self.session is None and self.reduce_questions is None:
             lacking = [v.name for v in self.values if v.point is None]
             if lacking:
                 raise ValueError(f"judge metric {self.name}: value(s) {lacking} need a point function "
                                  "(or give the metric a session reducer)")
-        if self.fields is None and self.face_fields is None:
+        if self.fields is None and self.face_fields is None and self.facet_fields is None:
             names = {m.group("named") or m.group("braced")
                      for m in string.Template.pattern.finditer(self.template.text)} - {None}
             unknown = sorted(names - set(CONTEXT_FIELDS))
@@ -187,12 +207,16 @@ class JudgeMetric:
     # -- identity and description ----------------------------------------------------------
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "template": self.template.describe(), "images": list(self.images),
-                "over": self.over, "description": self.description,
-                "values": {v.name: {"higher_is_better": v.higher_is_better, "unit": v.unit,
-                                    "description": v.description, "scale": v.scale,
-                                    "reducer": "mean" if v.reduce is None and self.session is None else "custom"}
-                           for v in self.values}}
+        custom = self.session is not None or self.reduce_questions is not None
+        out = {"name": self.name, "template": self.template.describe(), "images": list(self.images),
+               "over": self.over, "description": self.description,
+               "values": {v.name: {"higher_is_better": v.higher_is_better, "unit": v.unit,
+                                   "description": v.description, "scale": v.scale,
+                                   "reducer": "mean" if v.reduce is None and not custom else "custom"}
+                          for v in self.values}}
+        if self.facets:  # only then: the identity of metrics without facets is unchanged
+            out["facets"] = list(self.facets)
+        return out
 
     @cached_property
     def identity(self) -> str:
@@ -235,6 +259,9 @@ class JudgeMetric:
                         missing = missing or role
                     else:
                         images.append(found)
+            if self.facets:
+                out.extend(self._facet_questions(session, k, tuple(images), missing))
+                continue
             fields = dict(self.fields(session, k) if self.fields is not None else step_fields(session, k))
             not_asked = ""
             if self.face_fields is not None:
@@ -245,15 +272,28 @@ class JudgeMetric:
             out.append(Question(k, tuple(images), fields, missing, not_asked))
         return out
 
+    def _facet_questions(self, session: Session, k: int, images: tuple[str, ...], missing: str) -> list[Question]:
+        assert self.facet_fields is not None
+        out = []
+        for facet in self.facets:
+            fields = None if missing else self.facet_fields(session, k, facet, images)
+            out.append(Question(k, images, dict(fields or {}), missing or ("" if fields is not None else "questions"),
+                                facet=facet))
+        return out
+
     def judge(self, questions: Sequence[Question], answers: Sequence[JudgeAnswer], session: Session) -> MetricJudgment:
         points = tuple(self._points(a) for a in answers)
-        if self.session is not None:
+        if self.reduce_questions is not None:
+            values, detail = self.reduce_questions(questions, answers, session)
+            values = {v.name: values.get(v.name) for v in self.values}
+        elif self.session is not None:
             values, detail = self.session(answers, points, session)
             values = {v.name: values.get(v.name) for v in self.values}
         else:
             values = {v.name: v.session_value([p[v.name] for p in points]) for v in self.values}
             detail = None
-        return MetricJudgment(self, tuple(q.k for q in questions), tuple(answers), points, values, detail)
+        return MetricJudgment(self, tuple(q.k for q in questions), tuple(answers), points, values, detail,
+                              tuple(questions))
 
     def _points(self, answer: JudgeAnswer) -> dict[str, float | None]:
         if answer.outcome is not Outcome.OK or not answer.value:

@@ -1,0 +1,74 @@
+"""The CREval sections of report.html and of the tracked metrics (docs/creval.md): per metric IF, VC, VQ
+and overall with CIs per category and dimension, the Table 2 layout, the most-failed questions, and
+example items shown with their images and every answered question."""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from PIL import Image
+
+from faceedit_bench.report.templates import fmt_ci
+
+SECTIONS = ("creval", "creval_face")
+COLUMNS = ("IF", "VC", "VQ", "overall")
+THUMBNAIL_PX = 256
+
+
+def _thumbnail(store: Any, image_hash: str | None) -> str | None:
+    if store is None or not image_hash:
+        return None
+    try:
+        image = Image.open(io.BytesIO(store.get(image_hash))).convert("RGB")
+    except Exception:  # a missing or unreadable image: the example is shown without it
+        return None
+    image.thumbnail((THUMBNAIL_PX, THUMBNAIL_PX))
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _group_rows(groups: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [{"label": label, "n": g.get("n"), "category": g.get("category"),
+             "cells": [fmt_ci(g.get(c)) for c in COLUMNS]} for label, g in groups.items()]
+
+
+def creval_sections(report: Mapping[str, Any], store: Any = None) -> list[dict[str, Any]]:
+    out = []
+    for name in SECTIONS:
+        section = report.get(name)
+        if not isinstance(section, Mapping):
+            continue
+        examples = [{**e, "original_uri": _thumbnail(store, (e.get("images") or {}).get("original")),
+                     "edited_uri": _thumbnail(store, (e.get("images") or {}).get("edited"))}
+                    for e in section.get("examples") or []]
+        out.append({"name": name, "extension": section.get("extension"), "weights": section.get("weights"),
+                    "item_counts": section.get("items") or {}, "missing": section.get("missing_answers") or {},
+                    "overall": [fmt_ci((section.get("overall") or {}).get(c)) for c in COLUMNS],
+                    "categories": _group_rows(section.get("by_category") or {}),
+                    "dimensions": _group_rows(section.get("by_dimension") or {}),
+                    "table": section.get("table") or [], "most_failed": section.get("most_failed") or [],
+                    "examples": examples, "question_sets": section.get("question_sets") or []})
+    return out
+
+
+def creval_tracking(report: Mapping[str, Any], metric_key: Callable[..., str]) -> dict[str, float]:
+    """Per category and dimension means of IF, VC, VQ and overall, for an experiment tracker
+    (``creval_category_stylization_if`` ...), and the missing answers per metric."""
+    out: dict[str, float] = {}
+    for name in SECTIONS:
+        section = report.get(name)
+        if not isinstance(section, Mapping):
+            continue
+        for level in ("by_category", "by_dimension"):
+            for label, group in (section.get(level) or {}).items():
+                for column in COLUMNS:
+                    mean = (group.get(column) or {}).get("mean")
+                    if isinstance(mean, (int, float)):
+                        out[metric_key(name, level.removeprefix("by_"), label, column)] = float(mean)
+        for metric, n in (section.get("missing_answers") or {}).items():
+            out[metric_key(name, "missing_answers", metric)] = float(n)
+    return out

@@ -1,0 +1,49 @@
+"""``creval_answers.csv`` (and ``creval_face_answers.csv``) in the run folder: every question of every
+judged item with the judge's answer, whether it matched, and the explanation, so any score can be read
+back to the answers it counts (docs/creval.md). An item whose call failed has one row with its outcome."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from faceedit_bench.storage import atomic
+
+COLUMNS = ("session_id", "k", "item_id", "category", "dimension", "metric", "outcome", "question_id", "question",
+           "weight", "expected", "answer", "correct", "explanation", "original_image", "edited_image")
+
+
+def answer_rows(items: Any) -> list[dict[str, Any]]:
+    rows = []
+    for item in items:
+        where = {"session_id": item.session_id, "k": item.k, "item_id": item.item_id, "category": item.category,
+                 "dimension": item.dimension, "original_image": item.images[0] if item.images else "",
+                 "edited_image": item.images[-1] if item.images else ""}
+        for metric, score in item.metrics.items():
+            if not score.results:
+                rows.append({**where, "metric": metric, "outcome": score.outcome.value, "explanation": score.reason})
+            for r in score.results:
+                rows.append({**where, "metric": metric, "outcome": score.outcome.value, "question_id": r.question_id,
+                             "question": r.question, "weight": r.weight, "expected": r.expected,
+                             "answer": "" if r.answer is None else r.answer,
+                             "correct": "missing" if r.answer is None else str(r.correct).lower(),
+                             "explanation": r.explanation})
+    return rows
+
+
+def write_answer_table(path: Path, items: Any) -> Path:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS)
+    writer.writeheader()
+    writer.writerows(answer_rows(items))
+    atomic.write_text(path, buf.getvalue())
+    return path
+
+
+def write_answer_tables(out: Path, reports: Mapping[str, Any]) -> list[Path]:
+    """One CSV per CREval report of the run (reports: the aggregator's judge-metric reports by metric)."""
+    return [write_answer_table(out / f"{name}_answers.csv", report.items) for name, report in reports.items()
+            if name in ("creval", "creval_face") and getattr(report, "items", None) is not None]

@@ -1,0 +1,79 @@
+"""Answering a question set for images edited elsewhere: CREval-Bench's own workflow (a folder of
+source images and a folder of edited images named alike), through the same judge interface, ledger
+cache, metric and report section as a run (METHODOLOGY §5.3)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from faceedit_bench.analysis.creval_report import creval_section
+from faceedit_bench.execution.calls import Executors
+from faceedit_bench.keys import fingerprint, portable
+from faceedit_bench.records import JudgeAnswer, Session, Step
+from faceedit_bench.scoring.creval.bench import IMAGE_SUFFIXES
+from faceedit_bench.scoring.creval.metric import CREVAL_METRIC, bind_question_sets
+from faceedit_bench.scoring.creval.questions import QuestionItem, QuestionSet
+from faceedit_bench.scoring.judge.service import JudgeService
+from faceedit_bench.storage.images import read_image
+from faceedit_bench.storage.ledger import Ledger
+from faceedit_bench.storage.store import ImageStore
+
+
+def find_image(folder: Path, item: QuestionItem) -> Path | None:
+    for stem in (item.item_id, item.session_id):
+        for suffix in IMAGE_SUFFIXES:
+            for name in (f"{stem}{suffix}", f"{stem}{suffix.upper()}"):
+                if (folder / name).is_file():
+                    return folder / name
+    return None
+
+
+async def answer_folder(qset: QuestionSet, originals: Path, edited: Path, judge: Any, judge_name: str,
+                        workspace: Path, seed: int = 0) -> tuple[dict[str, Any], list[Any]]:
+    """The ``creval`` section of ``qset`` answered for ``edited``'s images, and its items."""
+    identity = {"name": judge_name, **dict(judge.describe())}
+    judge_fp = fingerprint(portable(identity))
+    workspace.mkdir(parents=True, exist_ok=True)
+    ledger = Ledger(workspace / "ledger.sqlite")
+    store = ImageStore(workspace / "store")
+    metric = bind_question_sets(CREVAL_METRIC, [qset])
+    missing: Counter[str] = Counter()
+    try:
+        ledger.record_component(judge_fp, "judge", identity)
+        service = JudgeService(judge, judge_fp, Executors().get(judge.limits), ledger, store)
+
+        async def one(item: QuestionItem) -> list[Any]:
+            source, out = find_image(originals, item), find_image(edited, item)
+            if source is None or out is None:
+                missing["source image" if source is None else "edited image"] += 1
+                return []
+            hashes = [store.put(read_image(source)[0]), store.put(read_image(out)[0])]
+            where = f"{item.category}/{item.dimension}" if item.category else None
+            session = Session(item.session_id, qset.name, (Step(item.k, item.instruction, prompt_category=where),))
+            questions = metric.questions(hashes, session)
+            answers: list[JudgeAnswer] = list(await asyncio.gather(
+                *(service.ask(metric.template, list(q.images), seed, **q.fields) for q in questions)))
+            return list(metric.judge(questions, answers, session).detail or ())
+
+        results = [r for found in await asyncio.gather(*(one(i) for i in qset.items)) for r in found]
+    finally:
+        ledger.close()
+    section = creval_section(results, metric="creval", extension=False)
+    section["question_sets"] = [qset.describe()]
+    section["images_missing"] = dict(missing)
+    section["judge"] = {"name": judge_name, "calls": service.calls_made,
+                        "answers": dict(Counter(s.outcome.value for r in results for s in r.metrics.values()))}
+    return section, results
+
+
+def table_text(section: dict[str, Any]) -> str:
+    """The Table 2 / S1 layout as text: dimension rows, category rows, the overall row."""
+    head = f"{'category':<20} {'dimension':<36} {'n':>4} " + " ".join(f"{c:>7}" for c in ("IF", "VC", "VQ", "avg"))
+    lines = [head, "-" * len(head)]
+    for row in section["table"]:
+        cells = " ".join("      -" if row[c] is None else f"{row[c]:7.2f}" for c in ("IF", "VC", "VQ", "avg"))
+        lines.append(f"{row['category']:<20} {row['dimension']:<36} {row['n']:>4} {cells}")
+    return "\n".join(lines)

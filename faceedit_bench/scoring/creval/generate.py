@@ -1,0 +1,104 @@
+"""Stage 2 of CREval (METHODOLOGY §5.2): a judge writes each item's IF, VC and VQ questions.
+
+For every (source image, instruction) item and every metric, the judge (default: Qwen2.5-VL-72B-Instruct
+through the ``openai`` judge on an OpenAI-compatible server, as CREval's code does; any judge works)
+sees the source image and the instruction and writes at least 5 questions, each with its chain of
+thought, choices, expected answer and weight 1-3 (:data:`~faceedit_bench.scoring.creval.templates.WRITER_TEMPLATES`).
+Answers are validated strictly against the schema; an item whose answer for any metric is refused,
+unparsable or failed is listed under ``excluded`` with the outcome and reason, never half-frozen.
+Calls go through the judge interface and are cached in the ledger: writing again after an
+interruption, or rewriting the same set, asks only what is missing (zero calls when nothing is).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from faceedit_bench.execution.calls import Executors
+from faceedit_bench.keys import fingerprint, portable
+from faceedit_bench.records import Outcome
+from faceedit_bench.scoring.creval.questions import METRICS, CheckQuestion, QuestionItem, QuestionSet, merge_items
+from faceedit_bench.scoring.creval.templates import WRITER_TEMPLATES
+from faceedit_bench.scoring.judge.service import JudgeService
+from faceedit_bench.storage.images import read_image
+from faceedit_bench.storage.ledger import Ledger
+from faceedit_bench.storage.store import ImageStore
+
+GENERATOR_VERSION = "1"
+#: The generator CREval's code uses (METHODOLOGY §5.2), as ``openai`` judge parameters for a local
+#: OpenAI-compatible server (vLLM); change base_url / api_key_env for yours.
+DEFAULT_GENERATOR = ("openai", {"model": "Qwen/Qwen2.5-VL-72B-Instruct", "api": "chat", "strict": False,
+                                "temperature": 0.0, "max_output_tokens": 4096,
+                                "base_url": "http://127.0.0.1:8000/v1", "api_key_env": "VLLM_API_KEY"})
+
+
+@dataclass(frozen=True)
+class SourceItem:
+    """One (source image, instruction) to write questions for."""
+
+    item_id: str
+    session_id: str
+    k: int
+    instruction: str
+    image: Path
+    category: str | None = None
+    dimension: str | None = None
+    bind_image: bool = True  # record the image's hash (an item per face); False: the session's one image
+
+
+def _questions(value: Mapping[str, Any]) -> tuple[CheckQuestion, ...]:
+    return tuple(CheckQuestion(f"Q{i}", q["question"], q["answer"], q["weight"], tuple(q["choices"]), q["thinking"])
+                 for i, q in enumerate(value["questions"], start=1))
+
+
+async def _write_item(service: JudgeService, store: ImageStore, item: SourceItem,
+                      seed: int) -> tuple[QuestionItem | None, list[dict[str, str]]]:
+    data, _ = read_image(item.image)
+    image_hash = store.put(data)  # the same hash the run stores the base image under
+    answers = await asyncio.gather(*(service.ask(WRITER_TEMPLATES[m], [image_hash], seed, instruction=item.instruction)
+                                     for m in METRICS))
+    failed = [{"item_id": item.item_id, "metric": m, "outcome": a.outcome.value, "reason": a.reason or ""}
+              for m, a in zip(METRICS, answers) if a.outcome is not Outcome.OK or not a.value]
+    if failed:
+        return None, failed
+    return QuestionItem(item.item_id, item.session_id, item.k, item.instruction,
+                        {m: _questions(a.value) for m, a in zip(METRICS, answers) if a.value},
+                        image_hash if item.bind_image else None, item.category, item.dimension), []
+
+
+def generate_question_set(items: Sequence[SourceItem], judge: Any, judge_name: str, workspace: Path, *, name: str,
+                          version: str = "1.0.0", source: Mapping[str, Any] | None = None, seed: int = 0,
+                          description: str = "") -> tuple[QuestionSet, int]:
+    """The frozen question set ``judge`` writes for ``items``, and how many calls it made."""
+    identity = {"name": judge_name, **dict(judge.describe())}
+    judge_fp = fingerprint(portable(identity))
+    workspace.mkdir(parents=True, exist_ok=True)
+    ledger = Ledger(workspace / "ledger.sqlite")
+    store = ImageStore(workspace / "store")
+    try:
+        ledger.record_component(judge_fp, "judge", identity)
+        service = JudgeService(judge, judge_fp, Executors().get(judge.limits), ledger, store)
+
+        async def write_all() -> list[tuple[QuestionItem | None, list[dict[str, str]]]]:
+            return list(await asyncio.gather(*(_write_item(service, store, i, seed) for i in items)))
+
+        written = asyncio.run(write_all())
+    finally:
+        ledger.close()
+    excluded = tuple(e for _, failed in written for e in failed)
+    qset = QuestionSet(
+        name=name, version=version, items=merge_items(i for i, _ in written if i is not None),
+        provenance={"generator": "mllm", "generator_version": GENERATOR_VERSION,
+                    "generator_model": identity.get("model", identity.get("version")),
+                    "judge": portable(identity),
+                    "prompt_hashes": {m: WRITER_TEMPLATES[m].hash for m in METRICS},
+                    "prompts": {m: WRITER_TEMPLATES[m].describe() for m in METRICS},
+                    "seed": seed, "source_testset": dict(source or {})},
+        excluded=excluded,
+        description=description or f"CREval questions written by {judge_name} ({identity.get('model', '?')})",
+    )
+    return qset, service.calls_made
