@@ -86,7 +86,7 @@ def test_the_face_section_renders_in_report_html_and_is_tracked(plugins, compose
     (page,) = (tmp_path / "ws" / "runs").glob("identity-*/report.html")
     html = page.read_text()
     assert "QA scores (creval_face): an extension" in html and "Most-failed questions" in html
-    assert html.count('class="thumb"') >= 2  # an example's original and edited image
+    assert html.count('class="thumb-large"') >= 2  # an example's original and edited image
     assert report["groups"]["gender"]["female"]["metrics"]["creval_face"]["n"] > 0  # the usual group statistics
 
 

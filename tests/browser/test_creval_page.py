@@ -34,7 +34,7 @@ def test_the_qa_section_shows_tables_examples_and_images(browser, plugins, compo
     text = browser.find_element("tag name", "body").text
     assert "Most-failed questions" in text and "Examples with their answered questions" in text
     thumbs = browser.execute_script(
-        "return Array.from(document.querySelectorAll('img.thumb')).map(i => [i.complete, i.naturalWidth])")
+        "return Array.from(document.querySelectorAll('img.thumb-large')).map(i => [i.complete, i.naturalWidth])")
     assert thumbs and all(complete and width > 0 for complete, width in thumbs), thumbs
     assert HOSTILE in text  # shown as text ...
     assert browser.execute_script("return window.__pwned === undefined")  # ... never run
