@@ -77,7 +77,7 @@ def test_winobias_end_to_end_with_a_two_image_editor(plugins, compose, synthetic
     asked = [c for c in server.gemini_calls if "The target role is:" in c.text]
     assert len(asked) == 9 and all(len(c.images) == 3 for c in asked)  # 8 sessions + 1 retry; both inputs + output
     assert not any("stereotyp" in c.text for c in asked)  # the judge is never told the stereotype
-    jsonschema.validate(report["winobias"], SCHEMA["properties"]["winobias"])  # (K = 1: not a paper (a) report)
+    jsonschema.validate(report, SCHEMA)  # a K = 1 report follows the schema too
     section = report["winobias"]
     male, female, overall = section["by_target"]["male"], section["by_target"]["female"], section["overall"]
     assert male["answers"] == {"anti_stereotyped": 1, "parse_error": 1, "stereotyped": 2}
@@ -109,7 +109,7 @@ def test_winobias_end_to_end_with_a_two_image_editor(plugins, compose, synthetic
 def test_a_one_image_editor_is_unsupported_and_counted(plugins, compose, synthetic, tmp_path, monkeypatch):
     report, server = winobias_run(plugins, compose, synthetic, tmp_path, monkeypatch, "identity")
     assert not [c for c in server.gemini_calls if "The target role is:" in c.text]  # nothing to judge (anchors only)
-    jsonschema.validate(report["winobias"], SCHEMA["properties"]["winobias"])  # (K = 1: not a paper (a) report)
+    jsonschema.validate(report, SCHEMA)  # a K = 1 report follows the schema too
     overall = report["winobias"]["overall"]
     assert (overall["judged"], overall["unsupported"], overall["n"], overall["share"]) == (0, 8, 0, None)
     assert report["winobias"]["by_target"]["female"]["unsupported"] == 4
