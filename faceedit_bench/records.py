@@ -30,6 +30,7 @@ class Outcome(enum.StrEnum):
     PARSE_ERROR = "parse_error"  # a judge answer that does not fit its schema
     SKIPPED = "skipped"  # not attempted because an earlier step did not succeed
     UNSUPPORTED = "unsupported"  # the editor cannot take the request (e.g. more input images than it accepts)
+    PROMPT_FAILED = "prompt_failed"  # a prompt condition's text (feature prompt, rewrite) could not be made
 
 
 #: Outcomes worth another attempt when a run is resumed.
@@ -101,6 +102,9 @@ class Session:
     session_id: str
     test_set: str
     steps: tuple[Step, ...]
+    #: The prompt condition the session runs under (faceedit_bench/run/conditions.py); "baseline" is the
+    #: test set's own instructions.
+    condition: str = "baseline"
 
     @property
     def bound(self) -> bool:
@@ -181,6 +185,7 @@ class StepState:
     output_hash: str | None
     resumed: bool
     usage: dict[str, Any] = field(default_factory=dict)
+    prompt: str | None = None  # the prompt the editor received, where a condition composed one
 
 
 @dataclass(frozen=True)

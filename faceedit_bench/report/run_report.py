@@ -10,6 +10,7 @@ from typing import Any
 from faceedit_bench import __version__
 from faceedit_bench.plugin.payloads import RunInfo
 from faceedit_bench.records import TestSet
+from faceedit_bench.report.conditions_view import condition_metrics
 
 SCHEMA_ID = "faceedit_bench/run_report"
 SCHEMA_VERSION = "1.2"
@@ -164,4 +165,5 @@ def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
                 put(metric_key(key, label, name), m["mean"])
                 put(metric_key(key, label, name, "ci_low"), m["ci_low"])
                 put(metric_key(key, label, name, "ci_high"), m["ci_high"])
+    out.update(condition_metrics(report, metric_key))  # per prompt condition, and the paired deltas
     return out

@@ -19,12 +19,14 @@ from faceedit_bench.storage.atomic import PendingFile
 RUN_COLUMNS = ("run_key", "run_name", "editor", "editor_version", "testset", "testset_version", "testset_hash",
                "dataset", "embedder", "embedder_version", "judge", "judge_version")
 #: One row per (face, session, k); k = 0 is the base image.
-STEP_COLUMNS = ("face_id", "identity", "session_id", "k", "instruction", "category", "sub_axis", "axis",
+#: ``prompt`` is what the editor received: the instruction, or its composition under ``condition``.
+STEP_COLUMNS = ("face_id", "identity", "session_id", "condition", "k", "instruction", "prompt_id", "prompt_category",
+                "prompt", "category", "sub_axis", "axis",
                 "outcome", "reason", "resumed", "image_hash", "score_outcome", "faces_detected", "fss",
                 "session_excluded", "sc", "sc_outcome", "state", "state_outcome", "judged_by", "judge_values",
                 "judge_flags")
 #: One row per (face, session), then the demographic keys and one column per registered metric.
-SESSION_COLUMNS = ("face_id", "identity", "session_id", "excluded")
+SESSION_COLUMNS = ("face_id", "identity", "session_id", "condition", "excluded")
 DEMOGRAPHIC_KEYS = ("gender", "skin_tone", "age_group")
 
 STEPS_CSV, SESSIONS_CSV = "steps.csv", "sessions.csv"
