@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import numpy as np
 import pytest
 from scipy import stats
@@ -24,6 +25,7 @@ from faceedit_bench.run.conditions import join
 from faceedit_bench.run.experiment import build_experiment, run_experiment
 from faceedit_bench.scoring.judge.features import demographic_labels
 from faceedit_bench.storage.images import decode_rgb, encode_png
+from tests.test_engine import SCHEMA
 from tests.test_protocols import write_testset
 
 INSTRUCTIONS = {"O-01": "Present the person as a senior executive.", "V-05": "Show the person thirty years later.",
@@ -146,6 +148,7 @@ def test_feature_prompt_pairs_with_baseline_and_reports_paired_deltas(setup):
     report, out = setup(f"conditions=[baseline,{FEATURES},{FEATURES_STRICT}]")
     assert report["metrics"] == base_report["metrics"], "the main sections describe the baseline, unchanged"
     section = report["conditions"]
+    jsonschema.validate(report, SCHEMA)
     assert section["reference"] == "baseline" and section["order"] == ["baseline", "features", "features_strict"]
 
     # One judge question per source image, shared by both feature conditions (same template, same judge).
@@ -241,6 +244,7 @@ def test_rewrite_then_edit(setup):
 def test_a_stratified_sample_runs_the_same_items_under_every_condition(setup):
     report, out = setup(f"conditions=[baseline,{FEATURES}]", "run.sample={per_prompt: 2, by: [gender]}")
     sample = report["sample"]
+    jsonschema.validate(report, SCHEMA)
     assert sample["items"] == 6 and sample["items_per_prompt"] == {"O-01": 2, "O-07": 2, "V-05": 2}
     assert sample["items_per_stratum"] == {"female": 3, "male": 3}
     sessions = rows(out / "sessions.csv")
@@ -273,3 +277,30 @@ def test_joining_and_the_word_list():
     found = set(demographic_labels("Keep the Black woman's elderly look and Middle Eastern nose"))
     assert found == {("race", "black"), ("gender", "woman"), ("age", "elderly"), ("race", "middle eastern")}
     assert demographic_labels("a human, womanly look") == []  # whole words only
+
+
+def test_paper_b_mitigation_sample_is_stratified_proportional_and_order_free():
+    from faceedit_bench.records import Face, Session, Step
+    from faceedit_bench.run.sampling import stratified_sample
+
+    races = ["White", "Black", "Latino_Hispanic", "East Asian", "Southeast Asian", "Indian", "Middle Eastern"]
+    ages = ["20-29", "30-39", "40-49", "50-59", "60-69", "more than 70"]
+    faces = [Face(f"{r}_{g}_{a}", f"{r}_{g}_{a}", Path("x"), (), {"race": r, "gender": g, "age_bin": a})
+             for r in races for g in ("male", "female") for a in ages]
+    sessions = [Session(p, "diagnostic", (Step(1, f"prompt {p}", prompt_id=p),))
+                for p in [f"O-{i:02d}" for i in range(1, 11)] + [f"V-{i:02d}" for i in range(1, 11)]]
+    sample = stratified_sample(faces, sessions, per_prompt=25, by=["race", "gender", "age_bin"], seed=0)
+    assert len(sample.items) == 500 and set(sample.description["items_per_prompt"].values()) == {25}
+    chosen = {f.face_id: f for f in faces}
+    by_race = Counter(chosen[face_id].demographics["race"] for face_id, _ in sample.items)
+    by_gender = Counter(chosen[face_id].demographics["gender"] for face_id, _ in sample.items)
+    assert set(by_race.values()) <= {71, 72} and sum(by_race.values()) == 500  # 500 / 7 = 71.4
+    assert all(abs(n - 250) <= 1 for n in by_gender.values()) and len(by_gender) == 2  # serpentine: near, not exact
+    per_cell = Counter(face_id for face_id, _ in sample.items)  # 500 / 84 = 5.95 per cell
+    assert set(per_cell.values()) <= {5, 6} and len(per_cell) == 84
+    assert sum(1 for _, s in sample.items if s.startswith("O-")) == 250
+    again = stratified_sample(list(reversed(faces)), list(reversed(sessions)), per_prompt=25,
+                              by=["race", "gender", "age_bin"], seed=0)
+    assert again.items == sample.items  # content ids decide, not the order
+    other = stratified_sample(faces, sessions, per_prompt=25, by=["race", "gender", "age_bin"], seed=1)
+    assert other.items != sample.items and len(other.items) == 500
