@@ -304,3 +304,32 @@ def test_paper_b_mitigation_sample_is_stratified_proportional_and_order_free():
     assert again.items == sample.items  # content ids decide, not the order
     other = stratified_sample(faces, sessions, per_prompt=25, by=["race", "gender", "age_bin"], seed=1)
     assert other.items != sample.items and len(other.items) == 500
+
+
+GEMINI_KEY = "AIza-conditions-gemini-key"
+
+
+def gemini_features(request: dict) -> str:
+    schema = request["generationConfig"].get("responseJsonSchema") or {}
+    assert "identity_prompt" in schema.get("properties", {}), "only the feature texts are asked of this judge"
+    answer = {field: "clearly visible" for field in schema["properties"]}
+    answer["identity_prompt"] = "Maintain the person's light olive skin tone and wavy dark hair."
+    return json.dumps(answer)
+
+
+def test_a_condition_with_its_own_judge_through_the_gemini_sdk(setup, monkeypatch):
+    from tests.fakes.gemini import gemini_server
+
+    monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
+    with gemini_server(api_key=GEMINI_KEY, judge_answer=gemini_features) as server:
+        limits = "{max_attempts: 2, backoff_initial_s: 0.01, requests_per_minute: 6000, tokens_per_minute: null}"
+        condition = (f"{{name: features, kind: feature_prompt, position: prepend, judge: {{name: gemini, params: "
+                     f"{{base_url: '{server.url}', limits: {limits}}}}}}}")
+        report, out = setup(f"conditions=[baseline,{condition}]", "run.max_sessions=1")
+        assert server.calls == 8  # one feature text per source image, by the condition's judge
+    assert report["conditions"]["prompts"]["features"]["answers"] == {"ok": 8}
+    assert report["conditions"]["conditions"]["features"]["judge"] == "gemini"
+    prompts = {r["prompt"] for r in rows(out / "steps.csv") if r["condition"] == "features" and r["k"] == "1"}
+    assert prompts == {f"Maintain the person's light olive skin tone and wavy dark hair. {INSTRUCTIONS['O-01']}"}
+    test = report["conditions"]["comparisons"]["features"]["overall"]["metrics"]["sc"]
+    assert test["n_pairs"] == 8 and test["p_value"] is not None
