@@ -30,12 +30,12 @@ def condition_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
         overall = comparison.get("overall") or {}
         tables = []
         for attribute, groups in (comparison.get("by_group") or {}).items():
-            rows = [{"group": label, "items": family.get("items"),
+            rows = [{"group": label, "n_items": family.get("items"),
                      "cells": {m: _cell(family["metrics"][m]) for m in metrics if m in family.get("metrics", {})}}
                     for label, family in groups.items()]
             tables.append({"attribute": attribute, "rows": rows})
         comparisons.append({
-            "name": name, "vs": comparison.get("vs"), "items": overall.get("items"),
+            "name": name, "vs": comparison.get("vs"), "n_items": overall.get("items"),
             "overall": [{"metric": m, **_cell(t)} for m, t in (overall.get("metrics") or {}).items()],
             "tables": tables, "plot": _plot_uri(name, comparison, metrics)})
     per_condition = [{"name": name, "spec": (section.get("conditions") or {}).get(name, {}),
