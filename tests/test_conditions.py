@@ -333,3 +333,12 @@ def test_a_condition_with_its_own_judge_through_the_gemini_sdk(setup, monkeypatc
     assert prompts == {f"Maintain the person's light olive skin tone and wavy dark hair. {INSTRUCTIONS['O-01']}"}
     test = report["conditions"]["comparisons"]["features"]["overall"]["metrics"]["sc"]
     assert test["n_pairs"] == 8 and test["p_value"] is not None
+
+
+def test_a_panel_writes_condition_texts_with_its_primary_member_only(setup):
+    panel = ["judge=panel", "judge.params.primary=a", "+judge.params.members.a={name: cond_judge, params: {model: a}}",
+             "+judge.params.members.b={name: cond_judge, params: {model: b}}"]
+    report, _ = setup(f"conditions=[baseline,{FEATURES}]", "run.max_sessions=1", *panel)
+    assert ConditionJudge.calls["features"] == 8  # one per source image, by member a; b is not asked
+    assert ConditionJudge.calls["sc"] >= 2 * 2 * 8  # SC is asked of both members, under both conditions
+    assert "primary member" in report["conditions"]["conditions"]["features"]["judge"]

@@ -56,6 +56,15 @@ def build(plugins: Plugins, specs: list[dict[str, Any]], *, has_judge: bool,
     return BuiltConditions(conditions, judges)
 
 
+def _text_writer(service: Any) -> Any:
+    """The service that writes a condition's texts: the run's judge, or a panel's primary member. A free
+    text cannot be averaged, and the combination rules would keep the primary's text anyway; asking the
+    others would only cost. Paper (b) wrote its feature texts with one model (METHODOLOGY §4.5)."""
+    primary = getattr(getattr(service, "rule", None), "primary", None)
+    members = getattr(service, "services", None)
+    return members[primary] if primary and isinstance(members, dict) and primary in members else service
+
+
 class ConditionPlan:
     def __init__(self, built: BuiltConditions, run_scorer: Any, *, ledger: Any, store: Any, executors: Any,
                  retry: frozenset[Any], parse_attempts: int, seed: int, sample: dict[str, Any] | None) -> None:
@@ -71,7 +80,7 @@ class ConditionPlan:
                 services[c.name] = judge_scorer(info.name, judge, info.description, [], ledger, store, executors,
                                                 parse_attempts=parse_attempts, retry=retry, seed=seed).service
             else:
-                services[c.name] = run_scorer.service
+                services[c.name] = _text_writer(run_scorer.service)
         self.prompts = ConditionPrompts(built.conditions, services, seed) if services else None
 
     def sessions(self, sessions: tuple[Session, ...]) -> tuple[Session, ...]:

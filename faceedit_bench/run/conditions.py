@@ -71,7 +71,7 @@ class Condition:
         out: dict[str, Any] = {"name": self.name, "kind": self.kind}
         if self.template is not None:
             out.update(template=self.template.template.describe(), flagged=self.flagged,
-                       judge=self.judge["name"] if self.judge else "the run's judge")
+                       judge=self.judge["name"] if self.judge else "the run's judge (of a panel, its primary member)")
         if self.position is not None:
             out.update(position=self.position, joining=JOINING[self.position])
         return out
