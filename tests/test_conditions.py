@@ -342,3 +342,14 @@ def test_a_panel_writes_condition_texts_with_its_primary_member_only(setup):
     assert ConditionJudge.calls["features"] == 8  # one per source image, by member a; b is not asked
     assert ConditionJudge.calls["sc"] >= 2 * 2 * 8  # SC is asked of both members, under both conditions
     assert "primary member" in report["conditions"]["conditions"]["features"]["judge"]
+
+
+def test_a_leaderboard_submission_of_a_conditions_run_holds_the_reference_condition(setup, plugins, tmp_path):
+    from faceedit_bench.leaderboard.submit import submit
+
+    _, out = setup(f"conditions=[baseline,{FEATURES}]", "run.max_sessions=1")
+    record = json.loads((submit(str(out), out=tmp_path / "lb", plugins=plugins) / "submission.json").read_text())
+    steps = [r for r in rows(out / "steps.csv") if r["k"] == "1" and r["image_hash"]]
+    submitted = {(f["face_id"], f["session_id"], f["sha256"]) for f in record["files"]["images"]}
+    assert submitted == {(r["face_id"], r["session_id"], r["image_hash"]) for r in steps if r["condition"] == "baseline"}
+    assert any(r["condition"] == "features" for r in steps)  # there were others, left out

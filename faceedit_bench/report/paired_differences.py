@@ -14,6 +14,7 @@ from scipy import stats
 
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.report.comparability import pair_differences
+from faceedit_bench.report.tables import reference_condition
 
 
 def _session_values(run_dir: Path, metrics: Sequence[str]) -> dict[tuple[str, str], dict[str, float]] | None:
@@ -24,8 +25,7 @@ def _session_values(run_dir: Path, metrics: Sequence[str]) -> dict[tuple[str, st
     with open(path, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     # A run of several prompt conditions: compare what its main sections describe (baseline, else the first).
-    conditions = list(dict.fromkeys(row.get("condition") or "baseline" for row in rows))
-    reference = "baseline" if "baseline" in conditions or not conditions else conditions[0]
+    reference = reference_condition(row.get("condition") or "" for row in rows)
     for row in rows:
         if row.get("excluded") or (row.get("condition") or "baseline") != reference:
             continue

@@ -68,6 +68,13 @@ def run_identifiers(run_key: str, run_name: str, components: Mapping[str, Any]) 
     return {c: ids[c] for c in RUN_COLUMNS}
 
 
+def reference_condition(conditions: Iterable[str]) -> str:
+    """The prompt condition a run's main sections describe: ``baseline`` when the run has it, else the
+    first listed. An empty value (a table written before conditions existed) is the baseline."""
+    seen = list(dict.fromkeys(c or "baseline" for c in conditions))
+    return "baseline" if "baseline" in seen or not seen else seen[0]
+
+
 def step_columns(demographic_keys: Sequence[str] = DEMOGRAPHIC_KEYS) -> list[str]:
     return [*RUN_COLUMNS, *STEP_COLUMNS, *demographic_keys]
 
