@@ -353,3 +353,27 @@ def test_a_leaderboard_submission_of_a_conditions_run_holds_the_reference_condit
     submitted = {(f["face_id"], f["session_id"], f["sha256"]) for f in record["files"]["images"]}
     assert submitted == {(r["face_id"], r["session_id"], r["image_hash"]) for r in steps if r["condition"] == "baseline"}
     assert any(r["condition"] == "features" for r in steps)  # there were others, left out
+
+
+def test_chained_sessions_pair_per_step_too(plugins, compose, synthetic, tmp_path, setup):
+    path = write_testset(tmp_path / "k2.json", [{"session_id": f"s{i}", "steps": [
+        {"instruction": "Give the person a red scarf."}, {"instruction": "Now make the scarf blue."}]}
+        for i in range(3)], name="chain")
+    cfg = compose(*synthetic, "+dataset.params.n=8", "testset=file", f"testset.params.path={path}",
+                  "editor=prompt_noise", "judge=cond_judge", "judge_metrics=[sc]", "analysis.n_resamples=99",
+                  f"conditions=[baseline,{FEATURES}]")
+    exp = build_experiment(cfg, plugins)
+    report = run_experiment(exp, plugins)
+    by_step = report["conditions"]["comparisons"]["features"]["by_step"]
+    assert sorted(by_step) == ["1", "2"] and sorted(by_step["2"]["metrics"]) == ["fss", "sc"]
+    steps = rows(exp.info.output_dir / "steps.csv")
+    fss = {(r["condition"], r["face_id"], r["session_id"], r["k"]): r["fss"] for r in steps}
+    for k in ("1", "2"):
+        pairs = [(float(fss["baseline", f, s, k]), float(v)) for (c, f, s, kk), v in fss.items()
+                 if c == "features" and kk == k and v != "" and fss.get(("baseline", f, s, k), "") != ""]
+        d = np.array([b - a for a, b in pairs])
+        test = by_step[k]["metrics"]["fss"]
+        assert test["n_pairs"] == len(pairs) >= 12 and test["dropped"] == 24 - len(pairs)
+        assert test["mean_delta"] == pytest.approx(d.mean(), abs=1e-5)
+        assert test["p_value"] == pytest.approx(stats.wilcoxon(d).pvalue, rel=1e-3)
+    assert by_step["1"]["metrics"]["sc"]["n_pairs"] == by_step["1"]["metrics"]["fss"]["n_pairs"]

@@ -7,7 +7,9 @@ rest. It lists each condition's metric summaries and outcomes. For each other co
 gives the paired comparison with the reference:
 
 * A pair is one (face, session) under both conditions. For the single-step sessions of paper (b)
-  that is one (face, session, step). Sessions of K > 1 steps pair on their session values.
+  that is one (face, session, step). Sessions of K > 1 steps pair on their session values, and
+  also per (face, session, step) in ``by_step.<k>``: FSS_k (higher is better) and each judge
+  metric's per-step value (e.g. SC_k x 100).
 * For every metric value the run reports (FSS-based, judge metric values such as a rubric's axes
   ...), and for all pairs and for each demographic group (each label of each attribute): Δ =
   condition − reference. The report gives the mean Δ with its Student-t CI, the two-sided Wilcoxon
@@ -29,7 +31,8 @@ from faceedit_bench.analysis.paired import paired_comparison, paired_family
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.records import SessionResult
 
-Item = tuple[str, str]  # (face_id, session_id)
+Item = tuple[str, ...]  # (face_id, session_id), or (face_id, session_id, k) for a step
+Measure = tuple[str, bool | None]  # (value name, higher is better)
 
 
 class ConditionResults:
@@ -43,6 +46,10 @@ class ConditionResults:
         self.confidence, self.alpha = confidence, alpha
         self.items: dict[str, dict[Item, dict[str, float | None]]] = {name: {} for name in self.names}
         self.labels: dict[Item, dict[str, str]] = {}
+        # Sessions of K > 1 steps: k -> condition -> (face, session, k) -> per-step values.
+        self.steps: dict[int, dict[str, dict[Item, dict[str, float | None]]]] = defaultdict(
+            lambda: {name: {} for name in self.names})
+        self.step_measures: dict[str, bool | None] = {}
 
     @property
     def main(self) -> Aggregator:
@@ -55,7 +62,32 @@ class ConditionResults:
         self.items[condition][item] = dict(values)
         self.labels[item] = {k: str(v) for k, v in result.face.demographics.items()
                              if v is not None and k not in NOT_GROUPS}
+        if len(result.session.steps) > 1:
+            for k, step_values in self._step_values(result).items():
+                self.steps[k][condition][(*item, k)] = step_values
         return values
+
+    def _step_values(self, result: SessionResult) -> dict[int, dict[str, float | None]]:
+        """FSS_k and every judge metric's point at step k (scaled as reported), k = 1..K; nothing for an
+        excluded session (its values are undefined, and counted as dropped)."""
+        out: dict[int, dict[str, float | None]] = {k: {} for k in range(1, len(result.session.steps) + 1)}
+        self.step_measures.setdefault("fss", True)
+        if result.excluded is not None:
+            return out
+        for k in out:
+            out[k]["fss"] = result.scores[k].fss if len(result.scores) > k else None
+        judged = result.judged
+        for judgment in (judged.metrics.values() if judged is not None else ()):
+            if judgment.metric.over != "steps":
+                continue
+            for value in judgment.metric.values:
+                if value.point is None:
+                    continue
+                self.step_measures.setdefault(value.name, value.higher_is_better)
+                for k, points in zip(judgment.ks, judgment.points):
+                    point = points.get(value.name)
+                    out[k][value.name] = None if point is None else value.scale * point
+        return out
 
     # What the cost section and the run read of "the aggregator": every condition's edits cost.
     @property
@@ -100,19 +132,27 @@ class ConditionResults:
         for item in everything:
             for attribute, label in self.labels.get(item, {}).items():
                 by_group[attribute][label].append(item)
-        return {"vs": self.reference, "overall": self._family(condition, everything),
-                "by_group": {attribute: {label: self._family(condition, items)
-                                         for label, items in sorted(labels.items())}
-                             for attribute, labels in sorted(by_group.items())}}
+        measures = [(m.name, m.higher_is_better) for m in self.main.metrics]
+        out = {"vs": self.reference, "overall": self._family(condition, ref, other, everything, measures),
+               "by_group": {attribute: {label: self._family(condition, ref, other, items, measures)
+                                        for label, items in sorted(labels.items())}
+                            for attribute, labels in sorted(by_group.items())}}
+        if self.steps:
+            steps = sorted(self.step_measures.items())
+            out["by_step"] = {str(k): self._family(condition, by[self.reference], by[condition],
+                                                   sorted(set(by[self.reference]) | set(by[condition])), steps)
+                              for k, by in sorted(self.steps.items())}
+        return out
 
-    def _family(self, condition: str, items: Sequence[Item]) -> dict[str, Any]:
-        ref, other = self.items[self.reference], self.items[condition]
+    def _family(self, condition: str, ref: Mapping[Item, Mapping[str, float | None]],
+                other: Mapping[Item, Mapping[str, float | None]], items: Sequence[Item],
+                measures: Sequence[Measure]) -> dict[str, Any]:
         tests = []
-        for m in self.main.metrics:
-            a = _defined(ref, items, m.name)
-            b = _defined(other, items, m.name)
-            test = paired_comparison(a, b, name=m.name, first_label=self.reference, second_label=condition,
-                                     higher_is_better=m.higher_is_better, confidence=self.confidence)
+        for name, higher_is_better in measures:
+            a = _defined(ref, items, name)
+            b = _defined(other, items, name)
+            test = paired_comparison(a, b, name=name, first_label=self.reference, second_label=condition,
+                                     higher_is_better=higher_is_better, confidence=self.confidence)
             test["dropped"] = len(items) - test["n_pairs"]
             test["undefined"] = {self.reference: len(items) - len(a), condition: len(items) - len(b)}
             del test["unpaired"]  # `undefined` says it for every item, both sides
