@@ -377,3 +377,5 @@ def test_chained_sessions_pair_per_step_too(plugins, compose, synthetic, tmp_pat
         assert test["mean_delta"] == pytest.approx(d.mean(), abs=1e-5)
         assert test["p_value"] == pytest.approx(stats.wilcoxon(d).pvalue, rel=1e-3)
     assert by_step["1"]["metrics"]["sc"]["n_pairs"] == by_step["1"]["metrics"]["fss"]["n_pairs"]
+    page = (exp.info.output_dir / "report.html").read_text()
+    assert 'class="conditions-by-step"' in page and "FSS<sub>k</sub>" in page

@@ -37,7 +37,9 @@ def condition_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
         comparisons.append({
             "name": name, "vs": comparison.get("vs"), "n_items": overall.get("items"),
             "overall": [{"metric": m, **_cell(t)} for m, t in (overall.get("metrics") or {}).items()],
-            "tables": tables, "plot": _plot_uri(name, comparison, metrics)})
+            "tables": tables, "plot": _plot_uri(name, comparison, metrics),
+            "steps": [{"k": k, "cells": {m: _cell(t) for m, t in (family.get("metrics") or {}).items()}}
+                      for k, family in (comparison.get("by_step") or {}).items()]})
     per_condition = [{"name": name, "spec": (section.get("conditions") or {}).get(name, {}),
                       "prompts": (section.get("prompts") or {}).get(name), **summary}
                      for name, summary in (section.get("per_condition") or {}).items()]
