@@ -125,7 +125,9 @@ def setup(plugins, compose, synthetic, tmp_path):
                                        "prompt_category": "Vulnerability/Aging" if sid[0] == "V" else "Occupational"}]}
         for sid, text in INSTRUCTIONS.items()], name="diag")
 
-    def run(*overrides: str) -> tuple[dict, Path]:
+    def run(*overrides: str, watcher: Any = None) -> tuple[dict, Path]:
+        if watcher is not None:
+            plugins.pm.register(watcher)
         cfg = compose(*synthetic, "+dataset.params.n=8", "testset=file", f"testset.params.path={path}",
                       "editor=prompt_noise", "judge=cond_judge", "judge_metrics=[sc]", "analysis.n_resamples=99",
                       *overrides)
@@ -234,7 +236,16 @@ def test_feature_prompt_pairs_with_baseline_and_reports_paired_deltas(setup):
 
 
 def test_rewrite_then_edit(setup):
-    report, out = setup("conditions=[baseline,{name: rewrite, kind: rewrite}]")
+    seen = []
+
+    class Watcher:
+        @hookimpl
+        def faceedit_step_done(self, run, step):
+            seen.append((step.unit_key, step.condition, step.prompt))
+
+    report, out = setup("conditions=[baseline,{name: rewrite, kind: rewrite}]", watcher=Watcher())
+    assert len(seen) == 48 and len({key for key, _, _ in seen}) == 48  # a unit per (face, session, step, condition)
+    assert all(key.endswith("@rewrite") == (condition == "rewrite") and prompt for key, condition, prompt in seen)
     edited = [r for r in rows(out / "steps.csv") if r["k"] == "1" and r["condition"] == "rewrite"]
     assert len(edited) == 24 and all(r["prompt"] == f"Carefully: {r['instruction']}" for r in edited)
     assert ConditionJudge.calls["rewrite"] == 24  # one per (source image, instruction)

@@ -152,12 +152,13 @@ class EditStage:
 
     def _notify(self, face: Face, session: Session, state: StepState, duration: float) -> None:
         step = session.steps[state.k - 1]
+        unit = f"{face.face_id}/{session.session_id}/{state.k}"
         record = StepRecord(
-            unit_key=f"{face.face_id}/{session.session_id}/{state.k}", face_id=face.face_id,
+            unit_key=unit if session.condition == "baseline" else f"{unit}@{session.condition}", face_id=face.face_id,
             identity=face.identity, session_id=session.session_id, k=state.k, instruction=step.instruction,
             category=step.category, sub_axis=step.sub_axis, axis=step.axis, outcome=state.outcome.value,
             reason=state.reason, input_hash=state.input_hash, output_hash=state.output_hash,
-            resumed=state.resumed, duration_s=duration,
+            resumed=state.resumed, duration_s=duration, condition=session.condition, prompt=state.prompt or "",
         )
         self.hook.faceedit_step_done(run=self.info, step=record)
         if self.progress is not None:
