@@ -19,7 +19,18 @@ import pytest
 from scipy import stats
 
 from faceedit_bench import hookimpl
-from faceedit_bench.api import CallLimits, EditRequest, EditResult, JudgeReply, Outcome
+from pydantic import BaseModel, Field
+
+from faceedit_bench.api import (
+    CallLimits,
+    EditRequest,
+    EditResult,
+    JudgeMetric,
+    JudgeReply,
+    JudgeValue,
+    Outcome,
+    PromptTemplate,
+)
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.run.conditions import join
 from faceedit_bench.run.experiment import build_experiment, run_experiment
@@ -92,6 +103,10 @@ class ConditionJudge:
             ConditionJudge.calls["rewrite"] += 1
             instruction = request.prompt.split("Instruction: ", 1)[1].split("\n", 1)[0]
             return JudgeReply(Outcome.OK, json.dumps({"rewritten_instruction": f"Carefully: {instruction}"}))
+        if "sharp" in fields:
+            ConditionJudge.calls["toy"] += 1
+            h = _pixel_hash(request.images[-1])
+            return JudgeReply(Outcome.OK, json.dumps({"sharp": 1 + h % 5, "bright": 1 + (h // 5) % 5}))
         ConditionJudge.calls["sc"] += 1
         h = _pixel_hash(request.images[-1])
         return JudgeReply(Outcome.OK, json.dumps({"editing_success": h % 11, "overediting": (h // 11) % 11,
@@ -106,6 +121,22 @@ def faceedit_register_editors(register: Any) -> None:
 @hookimpl
 def faceedit_register_judges(register: Any) -> None:
     register("cond_judge", ConditionJudge)
+
+
+class ToyAnswer(BaseModel):
+    sharp: int = Field(ge=1, le=5)
+    bright: int = Field(ge=1, le=5)
+
+
+TOY = PromptTemplate(name="toy-axes", version="1", text="Rate the image for: $instruction", schema=ToyAnswer)
+
+
+@hookimpl
+def faceedit_register_judge_metrics(register: Any) -> None:
+    """A judge metric of two axes: one Holm family."""
+    register("toy", JudgeMetric(name="toy", template=TOY, images=("current",), values=(
+        JudgeValue("toy_sharp", True, "1-5", "sharpness", point=lambda a: a["sharp"]),
+        JudgeValue("toy_bright", True, "1-5", "brightness", point=lambda a: a["bright"]))))
 
 
 FEATURES = "{name: features, kind: feature_prompt, template: paper_b_features, position: append}"
@@ -147,8 +178,9 @@ def test_feature_prompt_pairs_with_baseline_and_reports_paired_deltas(setup):
     assert "conditions" not in base_report
     baseline_calls = len(PromptNoiseEditor.prompts)
     assert baseline_calls == 24
-    report, out = setup(f"conditions=[baseline,{FEATURES},{FEATURES_STRICT}]")
-    assert report["metrics"] == base_report["metrics"], "the main sections describe the baseline, unchanged"
+    report, out = setup(f"conditions=[baseline,{FEATURES},{FEATURES_STRICT}]", "judge_metrics=[sc,toy]")
+    assert {m: base_report["metrics"][m] for m in base_report["metrics"]} == {
+        m: report["metrics"][m] for m in base_report["metrics"]}, "the main sections describe the baseline, unchanged"
     section = report["conditions"]
     jsonschema.validate(report, SCHEMA)
     assert section["reference"] == "baseline" and section["order"] == ["baseline", "features", "features_strict"]
@@ -196,7 +228,7 @@ def test_feature_prompt_pairs_with_baseline_and_reports_paired_deltas(setup):
     sessions = rows(out / "sessions.csv")
     value = {(r["condition"], r["face_id"], r["session_id"]): r for r in sessions}
     comparison = section["comparisons"]["features"]
-    for metric in ("drop_fss", "sc"):
+    for metric in ("drop_fss", "sc", "toy_sharp", "toy_bright"):
         pairs = [(float(value["baseline", f, s][metric]), float(value["features", f, s][metric]))
                  for (c, f, s) in value if c == "features" and value[c, f, s][metric] != ""]
         d = np.array([b - a for a, b in pairs])
@@ -208,8 +240,12 @@ def test_feature_prompt_pairs_with_baseline_and_reports_paired_deltas(setup):
     from statsmodels.stats.multitest import multipletests
 
     overall = comparison["overall"]["metrics"]
-    holm = multipletests([overall["drop_fss"]["p_value"], overall["sc"]["p_value"]], method="holm")[1]
-    assert [overall["drop_fss"]["p_holm"], overall["sc"]["p_holm"]] == pytest.approx(list(holm))
+    # Holm across the axes of one metric source: the toy metric's two values; sc and drop_fss alone.
+    holm = multipletests([overall["toy_bright"]["p_value"], overall["toy_sharp"]["p_value"]], method="holm")[1]
+    assert [overall["toy_bright"]["p_holm"], overall["toy_sharp"]["p_holm"]] == pytest.approx(list(holm))
+    assert overall["toy_sharp"]["holm_family"] == "toy" and overall["toy_sharp"]["holm_m"] == 2
+    assert overall["sc"]["p_holm"] == overall["sc"]["p_value"] and overall["drop_fss"]["holm_family"] == "identity"
+    assert sorted(comparison["overall"]["holm"]) == ["identity", "sc", "toy"]
     # Per group (gender): the same, within the group.
     female = [(f, s) for (c, f, s), r in value.items() if c == "features" and r["gender"] == "female"
               and r["drop_fss"] != ""]
@@ -230,7 +266,7 @@ def test_feature_prompt_pairs_with_baseline_and_reports_paired_deltas(setup):
 
     # A rerun asks the judge nothing new and calls the editor for nothing.
     calls = Counter(ConditionJudge.calls)
-    again, _ = setup(f"conditions=[baseline,{FEATURES},{FEATURES_STRICT}]")
+    again, _ = setup(f"conditions=[baseline,{FEATURES},{FEATURES_STRICT}]", "judge_metrics=[sc,toy]")
     assert ConditionJudge.calls == calls and again["run"]["computed"]["edit_calls"] == 0
     assert again["conditions"]["comparisons"] == section["comparisons"]
 

@@ -14,8 +14,9 @@ gives the paired comparison with the reference:
   ...), and for all pairs and for each demographic group (each label of each attribute): Δ =
   condition − reference. The report gives the mean Δ with its Student-t CI, the two-sided Wilcoxon
   signed-rank p (:func:`faceedit_bench.analysis.paired.paired_comparison`, scipy) and Holm's
-  correction across the metric values of that family (statsmodels, one family per condition and
-  group).
+  correction (statsmodels) across the axes of one metric source: the values of one judge metric
+  (a rubric's axes, as paper (b) corrects across its axes), or the embedder's identity metrics.
+  There is one family per source, condition and group (or step).
 * ``n_pairs`` counts the pairs used. ``dropped`` counts the items seen under either condition whose
   value is undefined (or missing) on one side or both. ``undefined`` says on which side.
 """
@@ -39,7 +40,10 @@ class ConditionResults:
     """One aggregator per condition, and every item's metric values for pairing."""
 
     def __init__(self, names: Sequence[str], make: Callable[[], Aggregator], *, confidence: float,
-                 alpha: float) -> None:
+                 alpha: float, families: Mapping[str, str] | None = None) -> None:
+        """``families`` maps a metric value to its Holm family (its judge metric's name); a value not
+        named is in the family ``identity`` (Drop_FSS and the other embedder-based metrics)."""
+        self.families = dict(families or {})
         self.names = list(names)
         self.reference = "baseline" if "baseline" in self.names else self.names[0]
         self.aggregators = {name: make() for name in self.names}
@@ -123,7 +127,8 @@ class ConditionResults:
         return {"reference": self.reference, "order": self.names, "delta": "condition - reference",
                 "pair": "(face, session) under both conditions", "per_condition": per_condition,
                 "comparisons": comparisons, "confidence": self.confidence, "alpha": self.alpha,
-                "holm_family": "the metric values of one condition and group"}
+                "holm_family": "the values of one metric source (one judge metric, e.g. a rubric's axes; "
+                               "or the embedder's identity metrics) for one condition and group (or step)"}
 
     def compare(self, condition: str) -> dict[str, Any]:
         ref, other = self.items[self.reference], self.items[condition]
@@ -157,8 +162,16 @@ class ConditionResults:
             test["undefined"] = {self.reference: len(items) - len(a), condition: len(items) - len(b)}
             del test["unpaired"]  # `undefined` says it for every item, both sides
             tests.append(test)
-        family = paired_family(tests, alpha=self.alpha)
-        return {"items": len(items), "metrics": {t["name"]: t for t in family["tests"]}, "holm": family["holm"]}
+        by_family: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for test in tests:
+            by_family[self._family_of(test["name"])].append(test)
+        corrected = {name: paired_family(members, alpha=self.alpha) for name, members in sorted(by_family.items())}
+        out = {t["name"]: {**t, "holm_family": name} for name, f in corrected.items() for t in f["tests"]}
+        return {"items": len(items), "metrics": {t["name"]: out[t["name"]] for t in tests},
+                "holm": {name: f["holm"] for name, f in corrected.items()}}
+
+    def _family_of(self, name: str) -> str:
+        return self.families.get(name, "identity")
 
 
 def _defined(values: Mapping[Item, Mapping[str, float | None]], items: Sequence[Item], metric: str,

@@ -16,7 +16,7 @@ PLOT_ATTRIBUTES = ("race", "skin_tone", "gender")
 
 def _cell(test: Mapping[str, Any]) -> dict[str, Any]:
     return {key: test.get(key) for key in ("mean_delta", "ci_low", "ci_high", "p_value", "p_holm", "reject_holm",
-                                           "n_pairs", "dropped", "reason")}
+                                           "n_pairs", "dropped", "reason", "holm_family", "holm_m")}
 
 
 def condition_view(report: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -99,10 +99,14 @@ class ConditionPlan:
     def selects(self) -> Callable[[Face, Session], bool] | None:
         return self.sample.selects if self.sample is not None else None
 
-    def aggregator(self, make: Callable[[], Aggregator], *, confidence: float, alpha: float) -> Any:
+    def aggregator(self, make: Callable[[], Aggregator], *, confidence: float, alpha: float,
+                   judge_metrics: Iterable[Any] = ()) -> Any:
+        """One aggregator (baseline only), or one per condition; a judge metric's values are one Holm family."""
         if self.built.default:
             return make()
-        return ConditionResults([c.name for c in self.built.conditions], make, confidence=confidence, alpha=alpha)
+        families = {v.name: m.name for m in judge_metrics for v in m.values}
+        return ConditionResults([c.name for c in self.built.conditions], make, confidence=confidence, alpha=alpha,
+                                families=families)
 
     def add_sections(self, sections: dict[str, Any]) -> None:
         if "conditions" in sections:

@@ -224,7 +224,7 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
                 exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis,
                 judge_metrics=exp.asked_judge_metrics,
                 panel=getattr(judge_scorer.service, "rule", None) if judge_scorer else None),
-                confidence=conf.run.confidence, alpha=conf.analysis.alpha)
+                confidence=conf.run.confidence, alpha=conf.analysis.alpha, judge_metrics=exp.asked_judge_metrics)
             writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets,
                                     judged_by=judge_scorer.label() if judge_scorer else "",
                                     run_ids=run_identifiers(info.run_key, info.run_name, info.components),
