@@ -16,11 +16,10 @@ from typing import Any
 import jsonschema
 import numpy as np
 import pytest
+from pydantic import BaseModel, Field
 from scipy import stats
 
 from faceedit_bench import hookimpl
-from pydantic import BaseModel, Field
-
 from faceedit_bench.api import (
     CallLimits,
     EditRequest,
