@@ -31,7 +31,6 @@ from faceedit_bench.api import (
     PromptTemplate,
 )
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.run.conditions import join
 from faceedit_bench.run.experiment import build_experiment, run_experiment
 from faceedit_bench.scoring.judge.features import demographic_labels
 from faceedit_bench.storage.images import decode_rgb, encode_png
@@ -313,92 +312,6 @@ def test_bad_conditions_fail_before_any_work(setup, overrides, message):
     with pytest.raises(ConfigError, match=message):
         setup(*overrides)
     assert PromptNoiseEditor.prompts == [] and not ConditionJudge.calls
-
-
-def test_joining_and_the_word_list():
-    assert join("append", "Make it so.", "Maintain the person's eyes.") == "Make it so. Maintain the person's eyes."
-    assert join("append", "Make it so", "Maintain the person's eyes.") == "Make it so. Maintain the person's eyes."
-    assert join("prepend", "Make it so.", "Maintain the person's eyes") == "Maintain the person's eyes. Make it so."
-    assert demographic_labels("Maintain the person's Black hair and white beard.") == []
-    found = set(demographic_labels("Keep the Black woman's elderly look and Middle Eastern nose"))
-    assert found == {("race", "black"), ("gender", "woman"), ("age", "elderly"), ("race", "middle eastern")}
-    assert demographic_labels("a human, womanly look") == []  # whole words only
-
-
-def test_paper_b_mitigation_sample_is_stratified_proportional_and_order_free():
-    from faceedit_bench.records import Face, Session, Step
-    from faceedit_bench.run.sampling import stratified_sample
-
-    races = ["White", "Black", "Latino_Hispanic", "East Asian", "Southeast Asian", "Indian", "Middle Eastern"]
-    ages = ["20-29", "30-39", "40-49", "50-59", "60-69", "more than 70"]
-    faces = [Face(f"{r}_{g}_{a}", f"{r}_{g}_{a}", Path("x"), (), {"race": r, "gender": g, "age_bin": a})
-             for r in races for g in ("male", "female") for a in ages]
-    sessions = [Session(p, "diagnostic", (Step(1, f"prompt {p}", prompt_id=p),))
-                for p in [f"O-{i:02d}" for i in range(1, 11)] + [f"V-{i:02d}" for i in range(1, 11)]]
-    sample = stratified_sample(faces, sessions, per_prompt=25, by=["race", "gender", "age_bin"], seed=0)
-    assert len(sample.items) == 500 and set(sample.description["items_per_prompt"].values()) == {25}
-    chosen = {f.face_id: f for f in faces}
-    by_race = Counter(chosen[face_id].demographics["race"] for face_id, _ in sample.items)
-    by_gender = Counter(chosen[face_id].demographics["gender"] for face_id, _ in sample.items)
-    assert set(by_race.values()) <= {71, 72} and sum(by_race.values()) == 500  # 500 / 7 = 71.4
-    assert all(abs(n - 250) <= 1 for n in by_gender.values()) and len(by_gender) == 2  # serpentine: near, not exact
-    per_cell = Counter(face_id for face_id, _ in sample.items)  # 500 / 84 = 5.95 per cell
-    assert set(per_cell.values()) <= {5, 6} and len(per_cell) == 84
-    assert sum(1 for _, s in sample.items if s.startswith("O-")) == 250
-    again = stratified_sample(list(reversed(faces)), list(reversed(sessions)), per_prompt=25,
-                              by=["race", "gender", "age_bin"], seed=0)
-    assert again.items == sample.items  # content ids decide, not the order
-    other = stratified_sample(faces, sessions, per_prompt=25, by=["race", "gender", "age_bin"], seed=1)
-    assert other.items != sample.items and len(other.items) == 500
-
-
-GEMINI_KEY = "AIza-conditions-gemini-key"
-
-
-def gemini_features(request: dict) -> str:
-    schema = request["generationConfig"].get("responseJsonSchema") or {}
-    assert "identity_prompt" in schema.get("properties", {}), "only the feature texts are asked of this judge"
-    answer = {field: "clearly visible" for field in schema["properties"]}
-    answer["identity_prompt"] = "Maintain the person's light olive skin tone and wavy dark hair."
-    return json.dumps(answer)
-
-
-def test_a_condition_with_its_own_judge_through_the_gemini_sdk(setup, monkeypatch):
-    from tests.fakes.gemini import gemini_server
-
-    monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
-    with gemini_server(api_key=GEMINI_KEY, judge_answer=gemini_features) as server:
-        limits = "{max_attempts: 2, backoff_initial_s: 0.01, requests_per_minute: 6000, tokens_per_minute: null}"
-        condition = (f"{{name: features, kind: feature_prompt, position: prepend, judge: {{name: gemini, params: "
-                     f"{{base_url: '{server.url}', limits: {limits}}}}}}}")
-        report, out = setup(f"conditions=[baseline,{condition}]", "run.max_sessions=1")
-        assert server.calls == 8  # one feature text per source image, by the condition's judge
-    assert report["conditions"]["prompts"]["features"]["answers"] == {"ok": 8}
-    assert report["conditions"]["conditions"]["features"]["judge"] == "gemini"
-    prompts = {r["prompt"] for r in rows(out / "steps.csv") if r["condition"] == "features" and r["k"] == "1"}
-    assert prompts == {f"Maintain the person's light olive skin tone and wavy dark hair. {INSTRUCTIONS['O-01']}"}
-    test = report["conditions"]["comparisons"]["features"]["overall"]["metrics"]["sc"]
-    assert test["n_pairs"] == 8 and test["p_value"] is not None
-
-
-def test_a_panel_writes_condition_texts_with_its_primary_member_only(setup):
-    panel = ["judge=panel", "judge.params.primary=a", "+judge.params.members.a={name: cond_judge, params: {model: a}}",
-             "+judge.params.members.b={name: cond_judge, params: {model: b}}"]
-    report, _ = setup(f"conditions=[baseline,{FEATURES}]", "run.max_sessions=1", *panel)
-    assert ConditionJudge.calls["features"] == 8  # one per source image, by member a; b is not asked
-    assert ConditionJudge.calls["sc"] >= 2 * 2 * 8  # SC is asked of both members, under both conditions
-    assert "primary member" in report["conditions"]["conditions"]["features"]["judge"]
-
-
-def test_a_leaderboard_submission_of_a_conditions_run_holds_the_reference_condition(setup, plugins, tmp_path):
-    from faceedit_bench.leaderboard.submit import submit
-
-    _, out = setup(f"conditions=[baseline,{FEATURES}]", "run.max_sessions=1")
-    record = json.loads((submit(str(out), out=tmp_path / "lb", plugins=plugins) / "submission.json").read_text())
-    steps = [r for r in rows(out / "steps.csv") if r["k"] == "1" and r["image_hash"]]
-    submitted = {(f["face_id"], f["session_id"], f["sha256"]) for f in record["files"]["images"]}
-    assert submitted == {(r["face_id"], r["session_id"], r["image_hash"]) for r in steps if r["condition"] == "baseline"}
-    assert any(r["condition"] == "features" for r in steps)  # there were others, left out
 
 
 def test_chained_sessions_pair_per_step_too(plugins, compose, synthetic, tmp_path, setup):
