@@ -253,6 +253,11 @@ def test_feature_prompt_pairs_with_baseline_and_reports_paired_deltas(setup):
     assert group["n_pairs"] == len(female) and group["p_value"] == pytest.approx(stats.wilcoxon(d).pvalue, rel=1e-3)
 
     # The page shows the section, the by-group table and the plot; MLflow gets the deltas per condition.
+    from faceedit_bench.report.summary import format_summary
+
+    console = format_summary(report, out, width=160)
+    assert "Prompt conditions: baseline, features, features_strict" in console
+    assert "features - baseline" in console and "features_strict - baseline" in console
     page = (out / "report.html").read_text()
     assert 'id="conditions"' in page and "Δ by gender" in page.replace("&Delta;", "Δ") and "data:image/png" in page
     from faceedit_bench.report.run_report import metrics_for_tracking
