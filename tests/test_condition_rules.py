@@ -19,6 +19,10 @@ def test_joining_and_the_word_list():
     found = set(demographic_labels("Keep the Black woman's elderly look and Middle Eastern nose"))
     assert found == {("race", "black"), ("gender", "woman"), ("age", "elderly"), ("race", "middle eastern")}
     assert demographic_labels("a human, womanly look") == []  # whole words only
+    realistic = ("Maintain the person's deep brown skin with warm undertones, almond-shaped dark brown eyes, a broad "
+                 "nose, full lips, short black coily hair greying at the temples, a masculine jawline, male-pattern "
+                 "baldness and youthful skin.")
+    assert demographic_labels(realistic) == []  # shades and feature descriptions are not category labels
 
 
 def test_paper_b_mitigation_sample_is_stratified_proportional_and_order_free():

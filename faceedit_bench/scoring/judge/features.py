@@ -128,16 +128,16 @@ DEFAULT_TEMPLATES = {"feature_prompt": "paper_b_features", "rewrite": "instructi
 # -- demographic category labels ---------------------------------------------------------------------
 
 #: Words and phrases that name a demographic category, by attribute, matched as whole words,
-#: case-insensitively. FairFace's race names are here with their common variants. Skin shades
-#: ("deep brown", "fair") are not labels, because §4.5 asks for them.
+#: case-insensitively. FairFace's race names are here with their common variants. Not labels:
+#: skin shades ("deep brown", "fair"), which §4.5 asks for, and descriptions of features
+#: ("masculine jawline", "youthful skin", "male-pattern baldness").
 DEMOGRAPHIC_LABELS: dict[str, tuple[str, ...]] = {
     "race": ("east asian", "southeast asian", "south asian", "asian", "indian", "middle eastern", "latino",
              "latina", "latinx", "hispanic", "caucasian", "african american", "african", "arab", "arabic",
              "european", "ethnic", "ethnicity", "race", "racial", "mixed-race", "biracial"),
-    "gender": ("man", "woman", "men", "women", "male", "female", "boy", "girl", "gentleman", "lady",
-               "masculine", "feminine"),
+    "gender": ("man", "woman", "men", "women", "male", "female", "boy", "girl", "gentleman", "lady"),
     "age": ("elderly", "middle-aged", "teenager", "teenage", "senior citizen", "old man", "old woman",
-            "young man", "young woman", "youthful"),
+            "young man", "young woman"),
 }
 #: "Black" and "White" name a race only when capitalised and not describing a colour of something.
 COLOUR_RACE_WORDS = ("Black", "White")
