@@ -59,6 +59,9 @@ class RunConf:
     # Judge answers that do not fit their schema are asked again this many times in all,
     # then recorded as parse_error (never turned into a score).
     judge_parse_attempts: int = 2
+    # A stratified sample of (face, session) items instead of every pair, e.g. paper (b)'s mitigation
+    # sample: {per_prompt: 25, by: [race, gender, age_bin], seed: 0} (faceedit_bench/run/sampling.py).
+    sample: Any = None
 
     def __post_init__(self) -> None:
         # Every setting is checked here, when the config becomes objects: before any component,
@@ -76,6 +79,8 @@ class RunConf:
         _flag(f"{key}.progress", self.progress)
         if self.budget_usd is not None:
             _positive(f"{key}.budget_usd", self.budget_usd, "USD, or null for no limit")
+        if self.sample is not None:
+            self.sample = check_sample(self.sample)
         retryable = [o.value for o in Outcome if o is not Outcome.OK]
         if not isinstance(self.retry_outcomes, (list, tuple)):
             _reject(f"{key}.retry_outcomes", self.retry_outcomes, f"a list of outcomes from {', '.join(retryable)}")
@@ -211,11 +216,91 @@ class ExperimentConfig:
     analysis: AnalysisConf = field(default_factory=AnalysisConf)
     # Free-form tags added to the tracked run.
     tags: dict[str, str] = field(default_factory=dict)
+    # Prompt conditions the test set runs under (docs/protocols.md, "Prompt conditions"): baseline,
+    # {name, kind: feature_prompt, template, position: prepend|append}, {name, kind: rewrite, template}.
+    conditions: list[Any] = field(default_factory=lambda: ["baseline"])
 
     def __post_init__(self) -> None:
+        self.conditions = check_conditions(self.conditions)
         if self.analysis.human_labels and isinstance(self.judge, ComponentConf) and self.judge.name == "none":
             raise ConfigError("analysis.human_labels needs a judge to compare with (e.g. judge=gemini), "
                               "or set analysis.human_labels=null")
+
+
+#: Kinds of prompt condition, and the keys each entry of ``conditions`` may have.
+CONDITION_KEYS: dict[str, tuple[str, ...]] = {
+    "baseline": ("name", "kind"),
+    "feature_prompt": ("name", "kind", "template", "position", "flagged", "judge"),
+    "rewrite": ("name", "kind", "template", "flagged", "judge"),
+}
+CONDITION_EXAMPLE = ("e.g. conditions=[baseline,{name: features, kind: feature_prompt, template: paper_b_features, "
+                     "position: append}]")
+
+
+def check_conditions(raw: Any) -> list[dict[str, Any]]:
+    """``conditions`` as a list of complete entries (name, kind and the kind's settings; templates are
+    resolved by name when the experiment is built). A bare kind name stands for that kind's defaults."""
+    if not isinstance(raw, (list, tuple)) or not raw:
+        _reject("conditions", raw, f"a non-empty list of conditions ({CONDITION_EXAMPLE})")
+    out: list[dict[str, Any]] = []
+    for i, entry in enumerate(raw):
+        key = f"conditions[{i}]"
+        entry = {"name": entry, "kind": entry} if isinstance(entry, str) else entry
+        if not isinstance(entry, dict):
+            _reject(key, entry, f"a kind name ({', '.join(CONDITION_KEYS)}) or a mapping ({CONDITION_EXAMPLE})")
+        kind = entry.get("kind", "baseline" if entry.get("name") == "baseline" else None)
+        if kind not in CONDITION_KEYS:
+            _reject(f"{key}.kind", kind, f"one of {', '.join(CONDITION_KEYS)}")
+        unknown = sorted(set(entry) - set(CONDITION_KEYS[kind]))
+        if unknown:
+            raise ConfigError(f"{key} ({kind}) does not take {', '.join(unknown)}; it takes "
+                              f"{', '.join(CONDITION_KEYS[kind])}.")
+        name = entry.get("name", kind)
+        if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
+            _reject(f"{key}.name", name, "a name of letters, digits, '_' or '-'")
+        if (name == "baseline") != (kind == "baseline"):
+            _reject(f"{key}.name", name, "'baseline' exactly for the baseline condition and for no other")
+        spec: dict[str, Any] = {"name": name, "kind": kind}
+        if kind != "baseline":
+            template = entry.get("template")
+            if template is not None and not (isinstance(template, str) and template.strip()):
+                _reject(f"{key}.template", template, "a registered condition template name, or omitted")
+            flagged = entry.get("flagged", "keep")
+            if flagged not in ("keep", "exclude"):
+                _reject(f"{key}.flagged", flagged, "keep (count texts naming a demographic label) or exclude "
+                                                   "(end those edits as prompt_failed)")
+            judge = entry.get("judge")
+            if judge is not None and not (isinstance(judge, dict) and isinstance(judge.get("name"), str)
+                                          and set(judge) <= {"name", "params"}):
+                _reject(f"{key}.judge", judge, "{name: <judge>, params: {...}}, or omitted for the run's judge")
+            spec.update(template=template, flagged=flagged, judge=judge)
+        if kind == "feature_prompt":
+            position = entry.get("position", "append")
+            if position not in ("prepend", "append"):
+                _reject(f"{key}.position", position, "prepend (feature text, then the instruction) or append "
+                                                     "(the instruction, then the feature text)")
+            spec["position"] = position
+        if any(s["name"] == name for s in out):
+            raise ConfigError(f"conditions: the name {name!r} is used twice; give each condition its own name.")
+        out.append(spec)
+    return out
+
+
+def check_sample(raw: Any) -> dict[str, Any]:
+    """``run.sample`` with its defaults filled in (faceedit_bench/run/sampling.py)."""
+    example = "e.g. run.sample={per_prompt: 25, by: [race, gender, age_bin], seed: 0}"
+    if not isinstance(raw, dict) or "per_prompt" not in raw:
+        _reject("run.sample", raw, f"a mapping with per_prompt ({example}), or null for every (face, session)")
+    unknown = sorted(set(raw) - {"per_prompt", "by", "seed"})
+    if unknown:
+        raise ConfigError(f"run.sample does not take {', '.join(unknown)}; it takes per_prompt, by, seed ({example}).")
+    sample = {"per_prompt": raw["per_prompt"], "by": list(raw.get("by", ["race", "gender", "age_bin"])),
+              "seed": raw.get("seed", 0)}
+    _whole("run.sample.per_prompt", sample["per_prompt"], 1)
+    _whole("run.sample.seed", sample["seed"], 0)
+    if not all(isinstance(b, str) and b.strip() for b in sample["by"]):
+        _reject("run.sample.by", sample["by"], "a list of demographic attributes, e.g. [race, gender, age_bin]")
+    return sample
 
 
 # -- checks of single settings (each message names the key, the value and what is allowed) --

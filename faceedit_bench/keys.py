@@ -43,13 +43,16 @@ def step_seed(run_seed: int, base_hash: str, session_id: str, k: int) -> int:
 
 
 def edit_key(editor_fp: str, input_hash: str, instruction: str, seed: int,
-             extra_inputs: tuple[tuple[str, str], ...] = ()) -> str:
+             extra_inputs: tuple[tuple[str, str], ...] = (), condition: Any = None) -> str:
     """One edit call: the editor (exact version and parameters), its input and instruction, and
     the step's further inputs as (role, image hash) pairs (none for a one-image step, whose key
-    is what it always was)."""
+    is what it always was); under a prompt condition other than baseline, the condition's
+    identity too (a baseline edit's key is what it always was)."""
     parts: list[object] = ["edit", editor_fp, input_hash, instruction, seed]
     if extra_inputs:
         parts.append([list(pair) for pair in extra_inputs])
+    if condition is not None:
+        parts.append({"condition": condition})
     return fingerprint(parts)
 
 

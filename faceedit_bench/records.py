@@ -30,6 +30,7 @@ class Outcome(enum.StrEnum):
     PARSE_ERROR = "parse_error"  # a judge answer that does not fit its schema
     SKIPPED = "skipped"  # not attempted because an earlier step did not succeed
     UNSUPPORTED = "unsupported"  # the editor cannot take the request (e.g. more input images than it accepts)
+    PROMPT_FAILED = "prompt_failed"  # a prompt condition's text (feature prompt, rewrite) could not be made
 
 
 #: Outcomes worth another attempt when a run is resumed.
@@ -105,6 +106,9 @@ class Session:
     session_id: str
     test_set: str
     steps: tuple[Step, ...]
+    #: The prompt condition the session runs under (faceedit_bench/run/conditions.py); "baseline" is the
+    #: test set's own instructions.
+    condition: str = "baseline"
     face_id: str | None = None
 
     def applies_to(self, face_id: str) -> bool:
@@ -202,6 +206,7 @@ class StepState:
     resumed: bool
     usage: dict[str, Any] = field(default_factory=dict)
     inputs: tuple[tuple[str, str], ...] = ()  # the step's further input images: (role, stored hash)
+    prompt: str | None = None  # the prompt the editor received, where a condition composed one
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from faceedit_bench.leaderboard.errors import SubmissionRejected
 from faceedit_bench.leaderboard.record_sections import record_sections
 from faceedit_bench.leaderboard.tolerances import default_tolerance
 from faceedit_bench.report.sources import RunArtifacts
+from faceedit_bench.report.tables import reference_condition
 from faceedit_bench.storage.images import content_hash
 
 SUMMARY_FIELDS = ("n", "mean", "sd", "ci_low", "ci_high")
@@ -153,7 +154,8 @@ def _plugins(artifacts: RunArtifacts) -> dict[str, str]:
 
 
 def step_rows(steps_table: bytes) -> Iterator[dict[str, str]]:
-    """Rows of a steps.csv (any columns beyond the required ones are passed through)."""
+    """Rows of a steps.csv (any columns beyond the required ones are passed through). Of a run with
+    several prompt conditions, the rows of the condition its metrics describe (baseline, else the first)."""
     try:
         reader = csv.DictReader(io.StringIO(steps_table.decode("utf-8")))
         missing = [c for c in REQUIRED_STEP_COLUMNS if c not in (reader.fieldnames or [])]
@@ -161,7 +163,9 @@ def step_rows(steps_table: bytes) -> Iterator[dict[str, str]]:
             raise SubmissionRejected(f"steps.csv lacks the column(s) {', '.join(missing)}.")
         if "image_hash" not in reader.fieldnames and "output_hash" not in reader.fieldnames:  # type: ignore[operator]
             raise SubmissionRejected("steps.csv lacks the image hash column (image_hash).")
-        yield from reader
+        rows = list(reader)
+        reference = reference_condition(r.get("condition") or "" for r in rows)
+        yield from (r for r in rows if (r.get("condition") or "baseline") == reference)
     except (UnicodeDecodeError, csv.Error) as exc:
         raise SubmissionRejected(f"steps.csv is not a readable UTF-8 CSV table ({str(exc)[:200]}).") from None
 

@@ -57,6 +57,8 @@ class StepRecord:
     output_hash: str | None
     resumed: bool  # True when taken from the ledger instead of computed now
     duration_s: float
+    condition: str = "baseline"  # the prompt condition; the unit key ends in @<condition> for any other
+    prompt: str = ""  # what the editor received (the instruction, or its composition under the condition)
 
 
 @dataclass(frozen=True)

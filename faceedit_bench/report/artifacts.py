@@ -59,19 +59,24 @@ class ArtifactWriter:
         ids = self.run_ids
         demo = {k: face.demographics.get(k) or "" for k in self.keys}
         base_hash = result.image_hashes[0] if result.image_hashes else ""
-        rows = [(0, ["", "", "", ""], ["ok" if result.steps else "", "", ""], base_hash)]
+        rows = [(0, ["", "", "", "", "", "", ""], ["ok" if result.steps else "", "", ""], base_hash)]
         for state in result.steps:
             step = session.steps[state.k - 1]
-            rows.append((state.k, [step.instruction, step.category, step.sub_axis, step.axis],
+            # prompt: what reached the editor (empty for a step never sent: unsupported, prompt_failed ...)
+            prompt = state.prompt or ""
+            rows.append((state.k, [step.instruction, step.prompt_id or "", step.prompt_category or "", prompt,
+                                   step.category, step.sub_axis, step.axis],
                          [state.outcome.value, state.reason, state.resumed], state.output_hash or ""))
         for k, step_fields, edit_fields, image_hash in rows:
             score = result.scores[k] if len(result.scores) > k else None
             score_fields = ["", "", ""] if score is None else [score.outcome.value, score.n_faces, _fmt(score.fss)]
-            values_in_order = [face.face_id, face.identity, session.session_id, k, *step_fields, *edit_fields,
+            values_in_order = [face.face_id, face.identity, session.session_id, session.condition, k, *step_fields,
+                               *edit_fields,
                                image_hash, *score_fields, result.excluded or "", *self._judge_fields(result.judged, k)]
             self.steps.write({**ids, **dict(zip(tables.STEP_COLUMNS, values_in_order, strict=True)), **demo})
         self.sessions.write({**ids, "face_id": face.face_id, "identity": face.identity,
-                             "session_id": session.session_id, "excluded": result.excluded or "", **demo,
+                             "session_id": session.session_id, "condition": session.condition,
+                             "excluded": result.excluded or "", **demo,
                              **{name: _fmt(v) for name, v in values.items()}})
         if result.steps and self.sheets < self.max_sheets:
             self._sheet(result)
@@ -104,7 +109,9 @@ class ArtifactWriter:
         steps = session_steps(result, self.store)
         title = f"{result.face.face_id} | {result.session.session_id}" + (
             f" | excluded: {result.excluded}" if result.excluded else "")
-        name = contact_sheet_name(result.face.face_id, result.session.session_id)
+        session = result.session
+        name = contact_sheet_name(result.face.face_id, session.session_id if session.condition == "baseline"
+                                  else f"{session.session_id}@{session.condition}")
         atomic.write_bytes(self.out / "contact_sheets" / name,
                            render_session(title, session_reference(result.face), steps))
         self.sheets += 1

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.execution.secrets import redact
+from faceedit_bench.report.conditions_view import condition_view
 from faceedit_bench.report.contact_sheet import contact_sheet_name
 from faceedit_bench.report.creval import creval_sections
 from faceedit_bench.report.html_audit import audit_context
@@ -33,7 +34,7 @@ from faceedit_bench.report.winobias_view import winobias_context
 from faceedit_bench.storage.store import ImageStore
 
 WORST_SESSIONS = 6
-SESSION_ID_COLUMNS = ("face_id", "identity", "session_id", "excluded")
+SESSION_ID_COLUMNS = ("face_id", "identity", "session_id", "condition", "excluded")
 
 
 def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None, store: ImageStore | None = None,
@@ -55,6 +56,7 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "judge_panel": report.get("judge_panel"),
         "audit": audit_context(report, store),
         "plot_error": plot_unavailable(),
+        "conditions": condition_view(report),
         "overediting": overediting(report),
         **winobias_context(report),
         "human": report.get("human_agreement"),
@@ -250,6 +252,8 @@ def worst_sessions_section(report: Mapping[str, Any], run_dir: Path | None, stor
         return out
     with open(sessions_csv, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
+    reference = (report.get("conditions") or {}).get("reference")  # the condition the main sections describe
+    rows = [row for row in rows if reference is None or row.get("condition") == reference]
     scored = [(value, row) for row in rows if not row.get("excluded")
               and (value := float_or_none(row.get(ranking))) is not None]
     scored.sort(key=lambda pair: pair[0], reverse=not info.get("higher_is_better", False))

@@ -14,6 +14,7 @@ from scipy import stats
 
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.report.comparability import pair_differences
+from faceedit_bench.report.tables import reference_condition
 
 
 def _session_values(run_dir: Path, metrics: Sequence[str]) -> dict[tuple[str, str], dict[str, float]] | None:
@@ -22,18 +23,21 @@ def _session_values(run_dir: Path, metrics: Sequence[str]) -> dict[tuple[str, st
         return None
     out = {}
     with open(path, newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            if row.get("excluded"):
+        rows = list(csv.DictReader(fh))
+    # A run of several prompt conditions: compare what its main sections describe (baseline, else the first).
+    reference = reference_condition(row.get("condition") or "" for row in rows)
+    for row in rows:
+        if row.get("excluded") or (row.get("condition") or "baseline") != reference:
+            continue
+        values = {}
+        for m in metrics:
+            try:
+                v = float(row.get(m) or "nan")
+            except ValueError:
                 continue
-            values = {}
-            for m in metrics:
-                try:
-                    v = float(row.get(m) or "nan")
-                except ValueError:
-                    continue
-                if math.isfinite(v):
-                    values[m] = v
-            out[(row.get("face_id", ""), row.get("session_id", ""))] = values
+            if math.isfinite(v):
+                values[m] = v
+        out[(row.get("face_id", ""), row.get("session_id", ""))] = values
     return out
 
 

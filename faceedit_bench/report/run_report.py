@@ -12,6 +12,7 @@ from faceedit_bench.analysis.winobias import tracking_metrics as winobias_metric
 from faceedit_bench.plugin.payloads import RunInfo
 from faceedit_bench.records import TestSet
 from faceedit_bench.report.audit_tracking import audit_metrics
+from faceedit_bench.report.conditions_view import condition_metrics
 from faceedit_bench.report.creval import creval_tracking
 from faceedit_bench.report.measures import collect_measures
 
@@ -174,4 +175,5 @@ def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
                 put(metric_key(key, label, name, "ci_high"), m["ci_high"])
     out.update(audit_metrics(report.get("audit"), metric_key))
     out.update(creval_tracking(report, metric_key))
+    out.update(condition_metrics(report, metric_key))  # per prompt condition, and the paired deltas
     return out

@@ -96,6 +96,21 @@ def _disparity(report: dict[str, Any]) -> Table | None:
     return table
 
 
+def _conditions(report: dict[str, Any]) -> Table | None:
+    """Each condition paired with the reference, overall: Δ per metric with its CI, p and Holm's p."""
+    comparisons = (report.get("conditions") or {}).get("comparisons") or {}
+    if not comparisons:
+        return None
+    table = _table("condition - reference", "metric", "pairs", "dropped", "mean Δ", "95% CI", "p", "p Holm",
+                   right=("pairs", "dropped", "mean Δ", "p", "p Holm"))
+    for name, comparison in comparisons.items():
+        for metric, t in (comparison.get("overall") or {}).get("metrics", {}).items():
+            mean, ci = _ci({"mean": t.get("mean_delta"), "ci_low": t.get("ci_low"), "ci_high": t.get("ci_high")})
+            table.add_row(f"{name} - {comparison.get('vs')}", metric, str(t["n_pairs"]), str(t["dropped"]), mean, ci,
+                          fmt_p(t.get("p_value")), fmt_p(t.get("p_holm")) + (" *" if t.get("reject_holm") else ""))
+    return table
+
+
 def _calls(report: dict[str, Any]) -> Table | None:
     calls = report.get("calls") or {}
     if not calls:
@@ -152,7 +167,11 @@ def summary_renderables(report: dict[str, Any], output_dir: Path) -> list[Any]:
         f"Steps: {counts(c['steps'])}; edited images without a face: {c['edited_images_without_face']}",
     ]
     parts: list[Any] = [Text("\n".join(["", *head]))]
-    for table in (_metrics(report), _trajectories(report), _groups(report), _disparity(report), audit_table(report)):
+    if reference := (report.get("conditions") or {}).get("reference"):
+        parts.append(Text(f"Prompt conditions: {', '.join(report['conditions']['order'])}; the tables describe "
+                          f"{reference}, except the paired deltas"))
+    for table in (_metrics(report), _trajectories(report), _groups(report), _disparity(report),
+                  _conditions(report), audit_table(report)):
         if table is not None:
             parts += [Text(""), table]
     tail: list[str] = []

@@ -19,12 +19,14 @@ from faceedit_bench.storage.atomic import PendingFile
 RUN_COLUMNS = ("run_key", "run_name", "editor", "editor_version", "testset", "testset_version", "testset_hash",
                "dataset", "embedder", "embedder_version", "judge", "judge_version")
 #: One row per (face, session, k); k = 0 is the base image.
-STEP_COLUMNS = ("face_id", "identity", "session_id", "k", "instruction", "category", "sub_axis", "axis",
+#: ``prompt`` is what the editor received: the instruction, or its composition under ``condition``.
+STEP_COLUMNS = ("face_id", "identity", "session_id", "condition", "k", "instruction", "prompt_id", "prompt_category",
+                "prompt", "category", "sub_axis", "axis",
                 "outcome", "reason", "resumed", "image_hash", "score_outcome", "faces_detected", "fss",
                 "session_excluded", "sc", "sc_outcome", "state", "state_outcome", "judged_by", "judge_values",
                 "judge_flags")
 #: One row per (face, session), then the demographic keys and one column per registered metric.
-SESSION_COLUMNS = ("face_id", "identity", "session_id", "excluded")
+SESSION_COLUMNS = ("face_id", "identity", "session_id", "condition", "excluded")
 DEMOGRAPHIC_KEYS = ("gender", "skin_tone", "age_group")
 
 STEPS_CSV, SESSIONS_CSV = "steps.csv", "sessions.csv"
@@ -64,6 +66,13 @@ def run_identifiers(run_key: str, run_name: str, components: Mapping[str, Any]) 
     ids["testset_version"] = str(testset.get("version") or "")
     ids["testset_hash"] = str(testset.get("content_hash") or "")
     return {c: ids[c] for c in RUN_COLUMNS}
+
+
+def reference_condition(conditions: Iterable[str]) -> str:
+    """The prompt condition a run's main sections describe: ``baseline`` when the run has it, else the
+    first listed. An empty value (a table written before conditions existed) is the baseline."""
+    seen = list(dict.fromkeys(c or "baseline" for c in conditions))
+    return "baseline" if "baseline" in seen or not seen else seen[0]
 
 
 def step_columns(demographic_keys: Sequence[str] = DEMOGRAPHIC_KEYS) -> list[str]:

@@ -22,6 +22,7 @@ from faceedit_bench.keys import edit_key, step_seed
 from faceedit_bench.plugin.payloads import RunInfo, StepRecord
 from faceedit_bench.plugin.protocols import AsyncEditor
 from faceedit_bench.records import AdmittedFace, EditRequest, EditResult, Face, Outcome, Session, Step, StepState
+from faceedit_bench.run.conditions import ConditionPrompts, prompt_for
 from faceedit_bench.run.inputs import InputResolver
 from faceedit_bench.run.progress import EDITING
 from faceedit_bench.storage.images import decode_rgb, plain_image
@@ -47,6 +48,7 @@ class EditStage:
     hook: Any
     progress: Any = None
     inputs: InputResolver | None = None  # resolves steps' further input images (test-set format 2)
+    prompts: ConditionPrompts | None = None  # writes the prompts of non-baseline conditions
     new_calls: int = 0
     wall_s: float = 0.0  # wall time spent in the edit stage
     peak_gpu_mem_bytes: int | None = None  # the largest a local editor reported
@@ -85,7 +87,7 @@ class EditStage:
         return states
 
     async def _step(self, face: AdmittedFace, session: Session, step: Step, input_hash: str) -> tuple[StepState, float]:
-        k, instruction = step.k, step.instruction
+        k = step.k
         roles, extras, problem = self.inputs.resolve(face.face, step) if step.inputs and self.inputs else ((), (), None)
         if step.inputs and self.inputs is None:
             problem = "this run resolves no further input images"
@@ -94,13 +96,17 @@ class EditStage:
                        f"this editor takes at most {self.max_images}")
         if problem is not None:  # never sent: an image is not silently dropped
             return StepState(k, Outcome.UNSUPPORTED, problem, input_hash, None, False), 0.0
+        composed = await prompt_for(self.prompts, face, session, step)  # the step's prompt under its condition
+        if composed.prompt is None:  # never the baseline prompt instead: the step ends with the reason
+            return StepState(k, Outcome.PROMPT_FAILED, composed.failure or "", input_hash, None, False), 0.0
+        instruction = composed.prompt
         seed = step_seed(self.run_seed, face.base_hash, session.session_id, k)
         given = tuple(zip(roles, extras))  # (role, hash): the judge sees them too (e.g. winobias)
-        key = edit_key(self.editor_fp, input_hash, instruction, seed, given)
+        key = edit_key(self.editor_fp, input_hash, instruction, seed, given, composed.identity)
         row = self.ledger.get_edit(key)
         if row is not None and row.outcome not in self.retry:
-            return (StepState(k, row.outcome, row.reason, input_hash, row.output_hash, True, row.usage, given),
-                    row.duration_s)
+            return (StepState(k, row.outcome, row.reason, input_hash, row.output_hash, True, row.usage, given,
+                              instruction), row.duration_s)
         image = plain_image(self.store.get(input_hash), label=f"input image {input_hash[:12]}")
         request = EditRequest(image, instruction, face.face.face_id, session.session_id, k, seed,
                               extra_images=tuple(plain_image(self.store.get(h), label=f"input image {h[:12]}")
@@ -118,7 +124,8 @@ class EditStage:
         row = EditRow(key, result.outcome, output_hash, reason, usage, duration)
         self.ledger.put_edit(key, editor_fp=self.editor_fp, face_id=face.face.face_id, session_id=session.session_id,
                              k=k, instruction=instruction, input_hash=input_hash, row=row)
-        return StepState(k, result.outcome, reason, input_hash, output_hash, False, usage, given), duration
+        return (StepState(k, result.outcome, reason, input_hash, output_hash, False, usage, given, instruction),
+                duration)
 
     async def _call(self, request: EditRequest) -> EditResult:
         try:
@@ -147,12 +154,13 @@ class EditStage:
 
     def _notify(self, face: Face, session: Session, state: StepState, duration: float) -> None:
         step = session.steps[state.k - 1]
+        unit = f"{face.face_id}/{session.session_id}/{state.k}"
         record = StepRecord(
-            unit_key=f"{face.face_id}/{session.session_id}/{state.k}", face_id=face.face_id,
+            unit_key=unit if session.condition == "baseline" else f"{unit}@{session.condition}", face_id=face.face_id,
             identity=face.identity, session_id=session.session_id, k=state.k, instruction=step.instruction,
             category=step.category, sub_axis=step.sub_axis, axis=step.axis, outcome=state.outcome.value,
             reason=state.reason, input_hash=state.input_hash, output_hash=state.output_hash,
-            resumed=state.resumed, duration_s=duration,
+            resumed=state.resumed, duration_s=duration, condition=session.condition, prompt=state.prompt or "",
         )
         self.hook.faceedit_step_done(run=self.info, step=record)
         if self.progress is not None:

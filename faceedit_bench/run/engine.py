@@ -55,6 +55,7 @@ class Engine:
     def __init__(self, admission: Admission, edit: EditStage, score: ScoreStage, progress: Any = None) -> None:
         self.admission, self.edit, self.score = admission, edit, score
         self.progress = progress
+        self.select: Callable[[Face, Session], bool] | None = None  # a sample of (face, session) items (run.sample)
         self._loop = asyncio.new_event_loop()
 
     def run_async(self, coroutine: Any) -> Any:
@@ -102,12 +103,14 @@ class Engine:
             self._advance(len(chunk), ADMISSION)
             if admitted and first_base_hash is None:
                 first_base_hash = admitted[0].base_hash
-            pairs = [(a, s) for a in admitted for s in sessions if s.applies_to(a.face.face_id)]
+            pairs = [(a, s) for a in admitted for s in sessions
+                     if s.applies_to(a.face.face_id) and (self.select is None or self.select(a.face, s))]
             edited, scored = self.run_async(self._edit_and_score(pairs, previous))
             self._hand_on(scored, on_result)
             for face, reason in rejected:
                 exclusions[reason] += 1
-                for session in (s for s in sessions if s.applies_to(face.face_id)):
+                for session in (s for s in sessions
+                                if s.applies_to(face.face_id) and (self.select is None or self.select(face, s))):
                     self._advance(len(session.steps), EDITING)
                     self._advance(1, SCORING, JUDGING)
                     on_result(SessionResult(face, session, [], excluded=reason))

@@ -30,6 +30,7 @@ from faceedit_bench.report.creval_answers import write_answer_tables
 from faceedit_bench.report.run_report import build_report
 from faceedit_bench.report.summary import format_summary
 from faceedit_bench.report.tables import run_identifiers
+from faceedit_bench.run import condition_plan
 from faceedit_bench.run.admission import Admission
 from faceedit_bench.run.components import create_component
 from faceedit_bench.run.cost_section import cost_section
@@ -58,6 +59,7 @@ class Experiment:
     testset: TestSet
     metrics: list[Any]
     judge_metrics: list[Any] = field(default_factory=list)
+    conditions: Any = None  # condition_plan.BuiltConditions
 
     @property
     def asked_judge_metrics(self) -> list[Any]:
@@ -101,6 +103,8 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
         components["judge"], infos["judge"] = create_judge(plugins, conf.judge, create_component)
     names = judge_metric_names(conf.metrics, conf.judge_metrics, judged=conf.judge.name != "none")
     judge_metrics = select_judge_metrics(plugins, names) if names or conf.metrics is None else []
+    conditions = condition_plan.build(plugins, conf.conditions, has_judge="judge" in components,
+                                      create_component=create_component)
     testset: TestSet = components["testset"]
     if "judge" in components:  # creval answers the run's frozen question sets (questions=[...])
         judge_metrics, _ = bind_questions(plugins, judge_metrics, list(conf.questions), testset)
@@ -113,7 +117,10 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
     identities: dict[str, Any] = {kind: {"name": i.name, "description": i.description} for kind, i in infos.items()}
     if "judge" in components:  # what the judge is asked decides its numbers
         identities["judge_metrics"] = {m.name: m.identity for m in judge_metrics}
-    key = run_key(identities, resolved["run"], resolved["analysis"])
+    if conditions.identity() is not None:  # baseline only: the run key is what it was before conditions
+        identities["conditions"] = conditions.identity()
+    run_settings = {k: v for k, v in resolved["run"].items() if not (k == "sample" and v is None)}
+    key = run_key(identities, run_settings, resolved["analysis"])
     names = {g: infos[g].name for g in infos}
     run_name = f"{names['editor']}@{names['testset']}/{names['dataset']}/{names['embedder']}"
     workspace = Path(conf.run.workspace).expanduser().resolve()
@@ -136,7 +143,7 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
         components=infos, config=resolved, params=flatten(resolved), tags=tags,
         workspace=workspace, output_dir=output_dir,
     )
-    return Experiment(conf, info, components, testset, metrics, judge_metrics)
+    return Experiment(conf, info, components, testset, metrics, judge_metrics, conditions)
 
 
 def session_metrics(plugins: Plugins, judge_metrics: list[Any]) -> list[Any]:
@@ -191,7 +198,10 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
         store, ledger, conf.run.workers, retry,
     )
     dataset = c["dataset"]
-    sessions = exp.testset.sessions[: conf.run.max_sessions]
+    plan = condition_plan.ConditionPlan(exp.conditions, judge_scorer, ledger=ledger, store=store, executors=executors,
+                                        retry=retry, parse_attempts=conf.run.judge_parse_attempts, seed=conf.run.seed,
+                                        sample=conf.run.sample)
+    sessions = plan.sessions(exp.testset.sessions[: conf.run.max_sessions])  # once per prompt condition
     # The selected tracker receives the lifecycle hooks for this run only.
     tracker_name = pm.register(c["tracking"])
     started = time.perf_counter()
@@ -211,26 +221,31 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
                                   single_face_only=bool(getattr(dataset, "single_face_only", False)),
                                   identity=identity)
             edit = EditStage(info, c["editor"], editor_fp, store, ledger, conf.run.seed, retry, executors, pm.hook,
-                             progress, inputs=InputResolver(store, getattr(dataset, "partners", dataset.faces), conf.run.seed))
+                             progress, inputs=InputResolver(store, getattr(dataset, "partners", dataset.faces), conf.run.seed),
+                             prompts=plan.prompts)
             score = ScoreStage(embeddings, c["embedder"].similarity, judge_scorer, ledger=ledger, store=store,
                                human_labels=conf.analysis.human_labels, seed=conf.run.seed, identity=identity)
             engine = Engine(admission, edit, score, progress)
             stack.callback(engine.close)
             available = {*(["embedder"] if identity else []), *(["judge"] if judge_scorer is not None else []),
                          *(["taxonomy"] if exp.testset.bound else [])}
-            aggregator = Aggregator(exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis,
-                                    judge_metrics=exp.asked_judge_metrics,
-                                    panel=getattr(judge_scorer.service, "rule", None) if judge_scorer else None)
+            aggregator = plan.aggregator(lambda: Aggregator(
+                exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis,
+                judge_metrics=exp.asked_judge_metrics,
+                panel=getattr(judge_scorer.service, "rule", None) if judge_scorer else None),
+                confidence=conf.run.confidence, alpha=conf.analysis.alpha, judge_metrics=exp.asked_judge_metrics)
             writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets,
                                     judged_by=judge_scorer.label() if judge_scorer else "",
                                     run_ids=run_identifiers(info.run_key, info.run_name, info.components),
                                     metrics=[m.name for m in exp.metrics])
-            faces = islice(dataset.faces(), conf.run.max_faces)
+            faces = plan.faces(islice(dataset.faces(), conf.run.max_faces))
+            engine.select = plan.selects()
             stats = engine.run(faces, sessions, lambda result: writer.write(result, aggregator.add(result)))
             aggregator.face_exclusions.update(stats.face_exclusions)
         computed = {"embeddings": embeddings.computed, "edit_calls": stats.new_edit_calls,
                     "judge_calls": judge_scorer.service.calls_made if judge_scorer else 0}
         sections = aggregator.sections()
+        plan.add_sections(sections)
         sections["cost"] = cost_section(exp, aggregator, judge_scorer, executors, stats)
         sections["counts"]["images_converted"] = dict(sorted(stats.image_conversions.items()))
         sections["calls"] = executors.stats()
