@@ -104,6 +104,10 @@ class ConditionResults:
         return set().union(*(a.faces_seen for a in self.aggregators.values()))
 
     @property
+    def judge_reports(self) -> dict[str, Any]:  # the reference condition's (e.g. CREval's answer tables)
+        return self.main.judge_reports
+
+    @property
     def face_exclusions(self) -> Any:
         return self.main.face_exclusions
 
