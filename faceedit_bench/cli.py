@@ -128,6 +128,14 @@ def _report_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _merge_command(args: argparse.Namespace) -> int:
+    from faceedit_bench.run.merge import describe, merge_workspace
+
+    results = merge_workspace(args.workspace, report=not args.ledger_only)
+    print(describe(results))
+    return 2 if any(r.missing for r in results) else 0
+
+
 DESCRIPTION = """\
 faceedit-bench: everything that is not running an experiment (plugins, options, test sets,
 comparing and reporting runs, the leaderboard).
@@ -178,6 +186,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", type=Path, help="<workspace>/runs/<run> or its report.json")
     p.add_argument("--store", type=Path, help="image store for missing contact sheets (default: <workspace>/store)")
     p.set_defaults(func=_report_command)
+    p = sub.add_parser("merge", help="union the shard ledgers of sharded runs (run.shard=i/n) into the workspace "
+                                     "ledger, then write each finished experiment's one run (docs/sharding.md)")
+    p.add_argument("workspace", type=Path, help="the shared workspace the shards ran in (run.workspace)")
+    p.add_argument("--ledger-only", action="store_true", help="merge the ledgers, do not write the runs")
+    p.set_defaults(func=_merge_command)
     from faceedit_bench.report.results import add_parser as add_results_parser
 
     add_results_parser(sub)  # results

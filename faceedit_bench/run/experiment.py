@@ -37,6 +37,7 @@ from faceedit_bench.run.engine import Engine
 from faceedit_bench.run.inputs import InputResolver
 from faceedit_bench.run.judges import create_judge, judge_scorer, select_judge_metrics
 from faceedit_bench.run.progress import open_progress, plan_stages
+from faceedit_bench.run.shards import bind_gpu, open_ledger, select_faces, shard_run_info
 from faceedit_bench.scoring.identity import EmbeddingService
 from faceedit_bench.scoring.judge.agreement import read_labels
 from faceedit_bench.scoring.judge.metrics import JudgeScorer
@@ -88,6 +89,7 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
     check_no_missing(cfg)  # a `???` setting left unset: say which, with an example
     conf: ExperimentConfig = OmegaConf.to_object(cfg)  # validates every setting (config.py)
     check_writable_dir(conf.run.workspace)
+    bind_gpu(conf.run)  # a shard keeps one GPU, before any component initialises CUDA
     resolved = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(resolved, dict)
     components: dict[str, Any] = {}
@@ -125,11 +127,11 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
         **{f"{g}": i.name for g, i in infos.items()},
         **{str(k): str(v) for k, v in conf.tags.items()},
     }
-    info = RunInfo(
+    info = shard_run_info(RunInfo(
         run_key=key, run_name=run_name, experiment_name=f"faceedit/{testset.name}",
         components=infos, config=resolved, params=flatten(resolved), tags=tags,
         workspace=workspace, output_dir=output_dir,
-    )
+    ), conf.run.shard)
     return Experiment(conf, info, components, testset, metrics, judge_metrics)
 
 
@@ -168,7 +170,7 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     pm = plugins.pm
     workspace = info.workspace
     store = ImageStore(workspace / "store")
-    ledger = Ledger(workspace / "ledger.sqlite")
+    ledger = open_ledger(workspace, info, conf.run.shard)
     info.output_dir.mkdir(parents=True, exist_ok=True)
     retry = frozenset(Outcome(o) for o in conf.run.retry_outcomes)
     editor_identity = {"name": conf.editor.name, **info.components["editor"].description}
@@ -217,7 +219,7 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
                                     judged_by=judge_scorer.label() if judge_scorer else "",
                                     run_ids=run_identifiers(info.run_key, info.run_name, info.components),
                                     metrics=[m.name for m in exp.metrics])
-            faces = islice(dataset.faces(), conf.run.max_faces)
+            faces = select_faces(islice(dataset.faces(), conf.run.max_faces), conf.run.shard)
             stats = engine.run(faces, sessions, lambda result: writer.write(result, aggregator.add(result)))
             aggregator.face_exclusions.update(stats.face_exclusions)
         computed = {"embeddings": embeddings.computed, "edit_calls": stats.new_edit_calls,
