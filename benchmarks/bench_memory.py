@@ -39,6 +39,9 @@ def peak_rss_mb() -> float:
 
 def one(sessions: int, identities: int) -> dict:
     import numpy as np
+    import pyarrow.csv  # noqa: F401 - the report stage's libraries, loaded before the baseline
+    import pyarrow.parquet  # noqa: F401
+    import scipy.stats  # noqa: F401
 
     from faceedit_bench.analysis.aggregate import Aggregator
     from faceedit_bench.builtin.metrics import faceedit_register_metrics

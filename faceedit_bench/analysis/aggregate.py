@@ -1,20 +1,22 @@
 """From session results to test-set and per-group statistics.
 
-Only the per-session metric values are kept (a few floats per session); images and
-step details are written out as they stream past.
+Only the per-session metric values are kept, compactly (:mod:`faceedit_bench.analysis.compact`:
+a few bytes per session); images and step details are written out as they stream past.
 """
 
 from __future__ import annotations
 
 import math
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
+from faceedit_bench.analysis.compact import Codes, SessionRows, series
 from faceedit_bench.analysis.disparity import GroupTest, compare_groups
-from faceedit_bench.analysis.group_report import Row, group_statistics
+from faceedit_bench.analysis.group_report import group_statistics
 from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.config import AnalysisConf
@@ -30,11 +32,11 @@ SKIP_REASONS = {
 }
 
 
-def at(series: list[list[float]], k: int) -> list[float]:
+def at(steps: list[Any], k: int) -> Any:
     """The values of step k, growing the series to k: sessions of a test set may differ in length."""
-    while len(series) <= k:
-        series.append([])
-    return series[k]
+    while len(steps) <= k:
+        steps.append(series())
+    return steps[k]
 
 
 class _Group:
@@ -42,9 +44,9 @@ class _Group:
         self.included = 0
         self.excluded: Counter[str] = Counter()
         self.steps: Counter[str] = Counter()
-        self.values: dict[str, list[float]] = defaultdict(list)
-        self.identities: dict[str, list[str]] = defaultdict(list)
-        self.trajectory: list[list[float]] = []  # FSS_k, included sessions
+        self.values: dict[str, Any] = defaultdict(series)
+        self.identities: dict[str, Any] = defaultdict(lambda: array("q"))  # identity codes
+        self.trajectory: list[Any] = []  # FSS_k, included sessions
 
 
 class Aggregator:
@@ -62,7 +64,7 @@ class Aggregator:
         self.sessions_excluded: Counter[str] = Counter()
         self.steps: Counter[str] = Counter()
         self.edited_without_face = 0
-        self.values: dict[str, list[float]] = defaultdict(list)
+        self.values: dict[str, Any] = defaultdict(series)
         self.undefined: Counter[str] = Counter()
         self.trajectory: list[list[float]] = []  # k -> FSS_k of included sessions (K is the test set's)
         # Per-step values of the step metrics (SC_k x 100 ...): value name -> k-1 -> values.
@@ -75,7 +77,8 @@ class Aggregator:
         self.panel_tally = PanelTally()
         self.edit_cost_usd: float | None = None
         self.groups: dict[str, dict[str, _Group]] = defaultdict(dict)
-        self.rows: list[Row] = []  # (labels, metric values) of every included session, for the group tests
+        self.rows = SessionRows()  # (labels, metric values) of every included session, for the group tests
+        self.identity_codes = Codes()
 
     def add(self, result: SessionResult) -> dict[str, float | None]:
         """Count one session; returns its metric values (empty when excluded)."""
@@ -129,6 +132,7 @@ class Aggregator:
     def _add_to_groups(self, result: SessionResult, values: dict[str, float | None]) -> None:
         if result.excluded is None:
             self.rows.append(({k: v for k, v in result.face.demographics.items() if k not in NOT_GROUPS}, values))
+        identity = self.identity_codes(result.face.identity)
         for key, label in result.face.demographics.items():
             if label is None or key in NOT_GROUPS:
                 continue
@@ -142,7 +146,7 @@ class Aggregator:
                 for name, value in values.items():
                     if value is not None:
                         group.values[name].append(value)
-                        group.identities[name].append(result.face.identity)
+                        group.identities[name].append(identity)
             else:
                 group.excluded[result.excluded] += 1
 
@@ -159,7 +163,8 @@ class Aggregator:
                 tests.append(GroupTest(
                     metric=m.name, contrast=contrast, group_a=labels[0], group_b=labels[1],
                     values_a=np.asarray(a.values[m.name], dtype=float), values_b=np.asarray(b.values[m.name], dtype=float),
-                    clusters_a=np.asarray(a.identities[m.name]), clusters_b=np.asarray(b.identities[m.name]),
+                    clusters_a=self.identity_codes.sortable(a.identities[m.name]),
+                    clusters_b=self.identity_codes.sortable(b.identities[m.name]),
                     higher_is_better=m.higher_is_better,
                 ))
         return compare_groups(tests, n_resamples=self.analysis.n_resamples, seed=self.analysis.seed,

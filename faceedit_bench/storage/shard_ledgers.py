@@ -24,6 +24,8 @@ from faceedit_bench.records import FaceEmbedding, JudgeAnswer
 from faceedit_bench.storage.ledger import EditRow, Ledger
 from faceedit_bench.storage.locks import directory_lock
 
+MERGE_CACHE_KIB = 65536  # SQLite page cache of a merge: 64 MiB
+
 
 class ShardLedger(Ledger):
     """A shard's own ledger, answering lookups from the workspace ledger ``base`` where it has no row."""
@@ -94,6 +96,10 @@ def merge_ledger(main: Path, shard: Path) -> dict[str, int]:
     with directory_lock(main.parent, f"{main.name}.merge", what=f"merging {shard} into {main}"):
         db = sqlite3.connect(main, timeout=600, isolation_level=None)
         try:
+            # A bounded page cache (the merge's memory does not grow with the ledgers) large enough
+            # for the keys' B-trees; NORMAL sync in WAL mode, as the ledger itself runs.
+            db.execute(f"PRAGMA cache_size = -{MERGE_CACHE_KIB}")
+            db.execute("PRAGMA synchronous = NORMAL")
             db.execute("ATTACH DATABASE ? AS shard", (str(shard),))
             tables = db.execute("SELECT name, sql FROM shard.sqlite_master WHERE type = 'table' "
                                 "AND name NOT LIKE 'sqlite_%' ORDER BY name").fetchall()
