@@ -195,3 +195,53 @@ def test_one_gpu_per_shard():
     env = {"CUDA_VISIBLE_DEVICES": "0,1"}
     assert bind_gpu(RunConf(), env) is None and bind_gpu(RunConf(shard="1/2", one_gpu_per_shard=False), env) is None
     assert env["CUDA_VISIBLE_DEVICES"] == "0,1"
+
+
+def test_merge_rule_keeps_the_same_row_whatever_the_order(tmp_path):
+    from faceedit_bench.records import Outcome
+    from faceedit_bench.storage.ledger import EditRow, Ledger
+    from faceedit_bench.storage.shard_ledgers import merge_ledger
+
+    def shard(name: str, rows: list[tuple[str, Outcome, float]], anchor: str) -> Path:
+        ledger = Ledger(tmp_path / name / "ledger.sqlite")
+        ledger.record_component("fp", "editor", {"from": name})
+        for key, outcome, when in rows:
+            ledger.put_edit(key, editor_fp="fp", face_id="f", session_id="s", k=1, instruction="i", input_hash="h",
+                            row=EditRow(key, outcome, "out" if outcome is Outcome.OK else None, name, {}, 1.0))
+            ledger._db.execute("UPDATE edits SET created_at = ? WHERE edit_key = ?", (when, key))
+        ledger.put_anchor("anchor", {"seen": anchor})
+        ledger.close()
+        return tmp_path / name / "ledger.sqlite"
+
+    # "a": an ok edit retried elsewhere after failing here; "b": two failures, the later one wins.
+    one = shard("one", [("a", Outcome.OK, 10.0), ("b", Outcome.API_ERROR, 10.0)], "one")
+    two = shard("two", [("a", Outcome.API_ERROR, 20.0), ("b", Outcome.REFUSED, 30.0)], "two")
+    kept = []
+    for order in ((one, two), (two, one)):
+        main = tmp_path / f"main-{order[0].parent.name}.sqlite"
+        for path in order:
+            merge_ledger(main, path)
+        assert all(n == 0 for path in order for n in merge_ledger(main, path).values())  # merging again: nothing
+        kept.append(dump(main))
+        ledger = Ledger(main)
+        assert ledger.get_edit("a").outcome is Outcome.OK and ledger.get_edit("a").reason == "one"
+        assert ledger.get_edit("b").outcome is Outcome.REFUSED and ledger.get_edit("b").reason == "two"
+        ledger.close()
+    assert kept[0]["edits"] == kept[1]["edits"]
+    assert sorted(r[1] for r in kept[0]["anchors"]) == ['{"seen": "one"}', '{"seen": "two"}']  # the history, once
+    assert len(kept[0]["components"]) == 1
+
+
+def test_a_shard_reads_through_to_the_workspace_ledger(tmp_path):
+    from faceedit_bench.records import Outcome
+    from faceedit_bench.storage.ledger import EditRow, Ledger
+    from faceedit_bench.storage.shard_ledgers import ShardLedger
+
+    main = Ledger(tmp_path / "ledger.sqlite")
+    main.put_edit("done", editor_fp="fp", face_id="f", session_id="s", k=1, instruction="i", input_hash="h",
+                  row=EditRow("done", Outcome.OK, "out", "", {}, 1.0))
+    main.close()
+    shard = ShardLedger(tmp_path / "shard" / "ledger.sqlite", base=tmp_path / "ledger.sqlite")
+    assert shard.get_edit("done").output_hash == "out" and shard.get_edit("other") is None
+    shard.close()
+    assert dump(tmp_path / "shard" / "ledger.sqlite")["edits"] == []  # nothing copied: the shard writes its own
