@@ -245,3 +245,19 @@ def test_a_shard_reads_through_to_the_workspace_ledger(tmp_path):
     assert shard.get_edit("done").output_hash == "out" and shard.get_edit("other") is None
     shard.close()
     assert dump(tmp_path / "shard" / "ledger.sqlite")["edits"] == []  # nothing copied: the shard writes its own
+
+
+def test_the_cluster_preset_is_64_slurm_shards_within_the_account_limits(plugins):
+    from hydra import compose, initialize_config_dir
+
+    from faceedit_bench.config import parse_shard
+    from faceedit_bench.run.hydra_app import conf_dir, register_configs
+
+    register_configs(plugins)
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["experiment=paper_celeba_cluster"], return_hydra_config=True)
+    assert cfg.hydra.launcher._target_.endswith("SlurmLauncher") and cfg.hydra.launcher.gpus_per_node == 1
+    shards = [parse_shard(s) for s in cfg.hydra.sweeper.params["run.shard"].split(",")]
+    assert sorted(shards) == [(i, 64) for i in range(64)]
+    assert (cfg.dataset.name, cfg.embedder.name, cfg.judge.name) == ("celeba", "insightface", "gemini")
+    assert 64 * cfg.judge.params.limits.requests_per_minute <= 800  # the judge's default account limit
