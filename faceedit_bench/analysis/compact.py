@@ -72,8 +72,40 @@ class SessionRows(Sequence):
             self._present[name].append(1 if present else 0)
         self._n += 1
 
+    @classmethod
+    def of(cls, rows: Any) -> SessionRows:
+        """``rows`` (any iterable of Row tuples) as SessionRows."""
+        if isinstance(rows, SessionRows):
+            return rows
+        out = cls()
+        for row in rows:
+            out.append(row)
+        return out
+
     def __len__(self) -> int:
         return self._n
+
+    # -- columns, for statistics over all sessions without a dict per session ----------------
+
+    def attributes(self) -> list[str]:
+        """The attributes some session has a label for."""
+        return sorted(k for k, column in self._labels.items() if any(code >= 0 for code in column))
+
+    def codes(self, attribute: str) -> tuple[np.ndarray, list[str]]:
+        """Each session's label code for ``attribute`` (-1: none), and the labels by code."""
+        if attribute not in self._labels:
+            return np.full(self._n, -1, dtype=np.int32), []
+        return np.frombuffer(self._labels[attribute], dtype=np.int32), self._label_codes[attribute].names
+
+    def labels(self, attribute: str) -> list[str | None]:
+        codes, names = self.codes(attribute)
+        return [None if c < 0 else names[c] for c in codes.tolist()]
+
+    def values(self, metric: str) -> np.ndarray:
+        """Each session's value of ``metric``, NaN where undefined or not reported."""
+        if metric not in self._values:
+            return np.full(self._n, math.nan)
+        return np.frombuffer(self._values[metric], dtype=np.float64)
 
     def _row(self, i: int) -> tuple[dict[str, str | None], dict[str, float | None]]:
         labels = {}
