@@ -38,6 +38,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_statistics.py
 	$(BIN)/python benchmarks/bench_hosted.py
 	$(BIN)/python benchmarks/bench_overlap.py
+	$(BIN)/python benchmarks/bench_memory.py
+	$(BIN)/python benchmarks/bench_merge.py
 
 clean:
 	rm -rf $(VENV) .faceedit_bench

@@ -129,6 +129,14 @@ def _report_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _merge_command(args: argparse.Namespace) -> int:
+    from faceedit_bench.run.merge import describe, merge_workspace
+
+    results = merge_workspace(args.workspace, report=not args.ledger_only)
+    print(describe(results))
+    return 2 if any(r.missing for r in results) else 0
+
+
 DESCRIPTION = """\
 faceedit-bench: everything that is not running an experiment (plugins, options, test sets,
 comparing and reporting runs, the leaderboard).
@@ -182,6 +190,11 @@ def build_parser() -> argparse.ArgumentParser:
     from faceedit_bench.run.questions_cli import add_parser as add_questions_parser
 
     add_questions_parser(sub)  # questions generate/show/check/score
+    p = sub.add_parser("merge", help="union the shard ledgers of sharded runs (run.shard=i/n) into the workspace "
+                                     "ledger, then write each finished experiment's one run (docs/sharding.md)")
+    p.add_argument("workspace", type=Path, help="the shared workspace the shards ran in (run.workspace)")
+    p.add_argument("--ledger-only", action="store_true", help="merge the ledgers, do not write the runs")
+    p.set_defaults(func=_merge_command)
     from faceedit_bench.report.results import add_parser as add_results_parser
 
     add_results_parser(sub)  # results

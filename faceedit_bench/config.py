@@ -62,6 +62,11 @@ class RunConf:
     # A stratified sample of (face, session) items instead of every pair, e.g. paper (b)'s mitigation
     # sample: {per_prompt: 25, by: [race, gender, age_bin], seed: 0} (faceedit_bench/run/sampling.py).
     sample: Any = None
+    # Run one shard of the faces, "i/n" (0 <= i < n; null: all faces): e.g. a sweep
+    # run.shard=0/4,1/4,2/4,3/4, then `faceedit-bench merge <workspace>` (docs/sharding.md).
+    shard: str | None = None
+    # A shard that sees several GPUs keeps one (SLURM_LOCALID, else the shard index, picks it).
+    one_gpu_per_shard: bool = True
 
     def __post_init__(self) -> None:
         # Every setting is checked here, when the config becomes objects: before any component,
@@ -77,6 +82,9 @@ class RunConf:
         _whole(f"{key}.judge_parse_attempts", self.judge_parse_attempts, 1)
         _fraction(f"{key}.confidence", self.confidence, "e.g. 0.95 for 95% intervals")
         _flag(f"{key}.progress", self.progress)
+        _flag(f"{key}.one_gpu_per_shard", self.one_gpu_per_shard)
+        if self.shard is not None:
+            parse_shard(self.shard)
         if self.budget_usd is not None:
             _positive(f"{key}.budget_usd", self.budget_usd, "USD, or null for no limit")
         if self.sample is not None:
@@ -308,6 +316,19 @@ def check_sample(raw: Any) -> dict[str, Any]:
 
 def _show(value: Any) -> str:
     return json.dumps(value, default=str) if value is None or isinstance(value, (bool, list, dict)) else str(value)
+
+
+def parse_shard(value: Any, key: str = "run.shard") -> tuple[int, int]:
+    """``(i, n)`` of a shard spec ``"i/n"``, else a :class:`ConfigError` saying how to write one."""
+    text = str(value).strip()
+    index, sep, count = text.partition("/")
+    if not sep or not index.strip().isdigit() or not count.strip().isdigit():
+        _reject(key, value, 'a shard "i/n": shard i of n, counting from 0 (e.g. run.shard=0/4 ... run.shard=3/4)')
+    i, n = int(index), int(count)
+    if n < 1 or i >= n:
+        _reject(key, value, f"a shard i/n with n >= 1 and 0 <= i < n (for {max(n, 1)} shards: "
+                            f"run.shard=0/{max(n, 1)} ... run.shard={max(n, 1) - 1}/{max(n, 1)})")
+    return i, n
 
 
 def _reject(key: str, value: Any, allowed: str) -> None:

@@ -37,6 +37,12 @@ def _is_abs_path(value: Any) -> bool:
     return isinstance(value, str) and os.path.isabs(os.path.expanduser(value))
 
 
+def shard_of(face_id: str, n_shards: int) -> int:
+    """The shard (0 .. n_shards - 1) a face belongs to: from a hash of its id, so the split is the
+    same on every machine and in every order the dataset lists its faces."""
+    return int(fingerprint(["shard", face_id])[:16], 16) % n_shards
+
+
 def step_seed(run_seed: int, base_hash: str, session_id: str, k: int) -> int:
     """A deterministic seed per (base image, session, step), for stochastic editors."""
     return int(fingerprint([run_seed, base_hash, session_id, k])[:8], 16)
@@ -58,7 +64,7 @@ def edit_key(editor_fp: str, input_hash: str, instruction: str, seed: int,
 
 #: Run settings that change how a run executes, not what it measures: not part of its identity.
 RUNTIME_ONLY = ("workers", "progress", "progress_interval_s", "workspace", "max_contact_sheets", "retry_outcomes",
-                "budget_usd")
+                "budget_usd", "shard", "one_gpu_per_shard")
 
 
 def run_key(components: dict[str, Any], run_settings: dict[str, Any], analysis: dict[str, Any]) -> str:

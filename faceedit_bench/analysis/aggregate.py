@@ -1,12 +1,13 @@
 """From session results to test-set and per-group statistics.
 
-Only the per-session metric values are kept (a few floats per session); images and
-step details are written out as they stream past.
+Only the per-session metric values are kept, compactly (:mod:`faceedit_bench.analysis.compact`:
+a few bytes per session); images and step details are written out as they stream past.
 """
 
 from __future__ import annotations
 
 import math
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -15,8 +16,9 @@ import numpy as np
 
 from faceedit_bench.analysis.audit import audit_rules, audit_section
 from faceedit_bench.analysis.audit_items import RUBRIC, AuditCollector
+from faceedit_bench.analysis.compact import Codes, SessionRows, series
 from faceedit_bench.analysis.disparity import GroupTest, compare_groups
-from faceedit_bench.analysis.group_report import Row, group_statistics
+from faceedit_bench.analysis.group_report import group_statistics
 from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores, registered_measures
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.config import AnalysisConf
@@ -33,11 +35,11 @@ SKIP_REASONS = {
 }
 
 
-def at(series: list[list[float]], k: int) -> list[float]:
+def at(steps: list[Any], k: int) -> Any:
     """The values of step k, growing the series to k: sessions of a test set may differ in length."""
-    while len(series) <= k:
-        series.append([])
-    return series[k]
+    while len(steps) <= k:
+        steps.append(series())
+    return steps[k]
 
 
 class _Group:
@@ -45,9 +47,9 @@ class _Group:
         self.included = 0
         self.excluded: Counter[str] = Counter()
         self.steps: Counter[str] = Counter()
-        self.values: dict[str, list[float]] = defaultdict(list)
-        self.identities: dict[str, list[str]] = defaultdict(list)
-        self.trajectory: list[list[float]] = []  # FSS_k, included sessions
+        self.values: dict[str, Any] = defaultdict(series)
+        self.identities: dict[str, Any] = defaultdict(lambda: array("q"))  # identity codes
+        self.trajectory: list[Any] = []  # FSS_k, included sessions
 
 
 class Aggregator:
@@ -67,7 +69,7 @@ class Aggregator:
         self.sessions_excluded: Counter[str] = Counter()
         self.steps: Counter[str] = Counter()
         self.edited_without_face = 0
-        self.values: dict[str, list[float]] = defaultdict(list)
+        self.values: dict[str, Any] = defaultdict(series)
         self.undefined: Counter[str] = Counter()
         self.trajectory: list[list[float]] = []  # k -> FSS_k of included sessions (K is the test set's)
         # Per-step values of the step metrics (SC_k x 100 ...): value name -> k-1 -> values.
@@ -83,7 +85,8 @@ class Aggregator:
         self.panel_tally = PanelTally()
         self.edit_cost_usd: float | None = None
         self.groups: dict[str, dict[str, _Group]] = defaultdict(dict)
-        self.rows: list[Row] = []  # (labels, metric values) of every included session, for the group tests
+        self.rows = SessionRows()  # (labels, metric values) of every included session, for the group tests
+        self.identity_codes = Codes()
         # Paper (b)'s audit, when the rubric is asked (analysis/audit.py)
         self.audit = None
         if any(m.name == RUBRIC for m in judge_metrics):
@@ -148,6 +151,7 @@ class Aggregator:
     def _add_to_groups(self, result: SessionResult, values: dict[str, float | None]) -> None:
         if result.excluded is None:
             self.rows.append(({k: v for k, v in result.face.demographics.items() if k not in NOT_GROUPS}, values))
+        identity = self.identity_codes(result.face.identity)
         for key, label in result.face.demographics.items():
             if label is None or key in NOT_GROUPS:
                 continue
@@ -161,7 +165,7 @@ class Aggregator:
                 for name, value in values.items():
                     if value is not None:
                         group.values[name].append(value)
-                        group.identities[name].append(result.face.identity)
+                        group.identities[name].append(identity)
             else:
                 group.excluded[result.excluded] += 1
 
@@ -178,7 +182,8 @@ class Aggregator:
                 tests.append(GroupTest(
                     metric=m.name, contrast=contrast, group_a=labels[0], group_b=labels[1],
                     values_a=np.asarray(a.values[m.name], dtype=float), values_b=np.asarray(b.values[m.name], dtype=float),
-                    clusters_a=np.asarray(a.identities[m.name]), clusters_b=np.asarray(b.identities[m.name]),
+                    clusters_a=self.identity_codes.sortable(a.identities[m.name]),
+                    clusters_b=self.identity_codes.sortable(b.identities[m.name]),
                     higher_is_better=m.higher_is_better,
                 ))
         return compare_groups(tests, n_resamples=self.analysis.n_resamples, seed=self.analysis.seed,

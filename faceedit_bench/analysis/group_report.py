@@ -8,6 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
+from faceedit_bench.analysis.compact import SessionRows
 from faceedit_bench.analysis.group_tests import compare_k_groups, one_vs_rest
 from faceedit_bench.analysis.intersections import intersectional_groups
 
@@ -16,13 +19,14 @@ Row = tuple[Mapping[str, str | None], Mapping[str, float | None]]
 
 
 def group_statistics(rows: Sequence[Row], metrics: Iterable[Any], analysis: Any, confidence: float) -> dict[str, Any]:
+    rows = SessionRows.of(rows)  # columns: no dict per session, whatever the number of sessions
     metrics = list(metrics)
     common = {"confidence": confidence}
     boot = {"n_resamples": analysis.n_resamples, "seed": analysis.seed}
-    attributes = sorted({key for labels, _ in rows for key, v in labels.items() if v is not None})
     k_groups: dict[str, dict[str, Any]] = {}
-    for attribute in attributes:
-        if len({labels.get(attribute) for labels, _ in rows} - {None}) < 3:
+    for attribute in rows.attributes():
+        codes, _ = rows.codes(attribute)
+        if np.unique(codes[codes >= 0]).size < 3:
             continue  # two groups: the WD tests (disparity) cover them
         k_groups[attribute] = {m.name: compare_k_groups(_by(rows, attribute, m.name), name=f"{m.name}/{attribute}",
                                                         higher_is_better=m.higher_is_better, **common, **boot)
@@ -43,22 +47,23 @@ def group_statistics(rows: Sequence[Row], metrics: Iterable[Any], analysis: Any,
     return {"k_groups": k_groups, "one_vs_rest": versus, "intersections": crossed}
 
 
-def _by(rows: Sequence[Row], attribute: str, metric: str | None) -> dict[str, list[float]]:
+def _by(rows: SessionRows, attribute: str, metric: str | None) -> dict[str, list[float]]:
     """Values of ``metric`` per label of ``attribute`` (every label seen, when ``metric`` is None)."""
+    codes, names = rows.codes(attribute)
+    values = rows.values(metric) if metric is not None else None
     groups: dict[str, list[float]] = {}
-    for labels, values in rows:
-        label = labels.get(attribute)
-        if label is None:
-            continue
-        bucket = groups.setdefault(str(label), [])
-        if metric is not None and values.get(metric) is not None:
-            bucket.append(float(values[metric]))
+    for code in np.unique(codes[codes >= 0]).tolist():
+        in_group = codes == code
+        picked = values[in_group & ~np.isnan(values)] if values is not None else values
+        groups[names[code]] = [] if picked is None else picked.tolist()
     return dict(sorted(groups.items()))
 
 
-def _intersection(rows: Sequence[Row], first: str, second: str, metric: Any, common: dict[str, Any],
+def _intersection(rows: SessionRows, first: str, second: str, metric: Any, common: dict[str, Any],
                   boot: dict[str, Any]) -> dict[str, Any]:
-    kept = [(labels, values[metric.name]) for labels, values in rows if values.get(metric.name) is not None]
-    return intersectional_groups([v for _, v in kept], [lab.get(first) for lab, _ in kept],
-                                 [lab.get(second) for lab, _ in kept], name=f"{metric.name}/{first}x{second}",
+    values = rows.values(metric.name)
+    kept = np.flatnonzero(~np.isnan(values)).tolist()
+    first_labels, second_labels = rows.labels(first), rows.labels(second)
+    return intersectional_groups(values[kept].tolist(), [first_labels[i] for i in kept],
+                                 [second_labels[i] for i in kept], name=f"{metric.name}/{first}x{second}",
                                  higher_is_better=metric.higher_is_better, **common, **boot)

@@ -36,8 +36,16 @@ from faceedit_bench.analysis.statistics import summarize
 
 #: Bootstrap interval methods of ``scipy.stats.bootstrap`` accepted for the max − min disparity.
 CI_METHODS = ("percentile", "BCa", "basic")
-#: Resamples per bootstrap batch: bounds memory at about 8 x n x BATCH bytes.
+#: Resamples per bootstrap batch, at most: memory is about 24 x n x batch bytes for n values.
 BOOTSTRAP_BATCH = 1000
+#: A bootstrap's batches hold about this many bytes, so memory does not grow with the sessions: up
+#: to about 1,400 values a batch is BOOTSTRAP_BATCH resamples, beyond that fewer. The batch is a
+#: function of n only, so the same seed gives the same interval on every machine.
+BOOTSTRAP_BYTES = 32 * 2**20
+
+
+def bootstrap_batch(n_values: int) -> int:
+    return max(1, min(BOOTSTRAP_BATCH, BOOTSTRAP_BYTES // (24 * max(1, n_values))))
 
 
 def compare_k_groups(groups: Mapping[str, Sequence[float]], *, name: str, higher_is_better: bool = False,
@@ -198,7 +206,8 @@ def _disparity(samples: dict[str, np.ndarray], *, name: str, higher_is_better: b
     ordered = tuple(samples[g] for g in sorted(samples))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a degenerate BCa interval comes back as NaN, reported below
-        res = stats.bootstrap(ordered, _max_minus_min, n_resamples=n_resamples, batch=BOOTSTRAP_BATCH,
+        res = stats.bootstrap(ordered, _max_minus_min, n_resamples=n_resamples,
+                              batch=bootstrap_batch(sum(x.size for x in ordered)),
                               vectorized=True, paired=False, confidence_level=confidence, method=ci_method,
                               **rng_argument(stats.bootstrap, generator(seed, f"bootstrap/{name}")))
     low, high = number(res.confidence_interval.low), number(res.confidence_interval.high)

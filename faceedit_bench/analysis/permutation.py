@@ -10,9 +10,13 @@ from typing import Any
 
 import numpy as np
 
-#: Resamples per chunk. Memory per running test is about 30 x BLOCK x CHUNK bytes (7 MiB), plus
-#: about 30 x clusters x CHUNK bytes for the clustered analysis.
+#: Resamples per chunk. Memory per running test is about 30 x BLOCK x CHUNK bytes (7 MiB).
 CHUNK = 16384
+#: The clustered analysis holds about this many (cluster, resample) cells at once, about 20 bytes
+#: each (20 MiB per running test), whatever the number of clusters: its chunks hold
+#: CLUSTER_CELLS // clusters resamples (at most CHUNK, at least MIN_CLUSTER_CHUNK).
+CLUSTER_CELLS = 2**20
+MIN_CLUSTER_CHUNK = 64
 #: Sorted positions per block: the distance is accumulated once per block.
 BLOCK = 16
 #: Tie runs at least this long take one hypergeometric draw instead of one Bernoulli per session.
@@ -182,19 +186,21 @@ def clustered_test(test: Any, pool: Pool, n_resamples: int,
     units = np.concatenate([units_a, units_b + k_a])[pool.order]  # unit of each sorted session
     n_max = _partitions(k_a + k_b, k_a, n_resamples)
     exact = n_max is not None
-    observed = (np.arange(k_a + k_b) < k_a).astype(float)
+    observed = (np.arange(k_a + k_b) < k_a).astype(np.int32)
     if exact:
         chosen = np.array(list(itertools.combinations(range(k_a + k_b), k_a)), dtype=np.intp)
-        assignment = np.zeros((k_a + k_b, n_max + 1))
+        assignment = np.zeros((k_a + k_b, n_max + 1), dtype=np.int32)
         assignment[:, 0] = observed
-        assignment[chosen, np.arange(1, n_max + 1)[:, None]] = 1.0
+        assignment[chosen, np.arange(1, n_max + 1)[:, None]] = 1
         wd = _cluster_wd(pool, units, assignment)
     else:
+        chunk = cluster_chunk(k_a + k_b)
         parts = []
-        for start in range(0, n_resamples, CHUNK):
-            assignment = _random_assignment(k_a, k_b, min(CHUNK, n_resamples - start) + 1, rng)
+        for start in range(0, n_resamples, chunk):
+            assignment = _random_assignment(k_a, k_b, min(chunk, n_resamples - start) + 1, rng)
             assignment[:, 0] = observed
             parts.append(_cluster_wd(pool, units, assignment))
+            del assignment
         wd = np.concatenate([parts[0], *(w[1:] for w in parts[1:])])
     used = n_max if exact else n_resamples
     _, p = _p_value(wd, used, exact)
@@ -203,51 +209,67 @@ def clustered_test(test: Any, pool: Pool, n_resamples: int,
             "clusters": clusters, "shared_clusters": shared}, None
 
 
+def cluster_chunk(n_clusters: int) -> int:
+    """Resamples per chunk of the clustered analysis: a function of the number of clusters only
+    (never of the machine), so the same seed gives the same p-value everywhere. Up to about 100
+    clusters this is the session test's CHUNK (9,999 resamples in one chunk)."""
+    return max(MIN_CLUSTER_CHUNK, min(CHUNK, CLUSTER_CELLS // max(1, n_clusters)))
+
+
 def _random_assignment(k_a: int, k_b: int, cols: int, rng: np.random.Generator) -> np.ndarray:
-    """(k_a + k_b, cols) 0/1: each column puts a uniformly random k_a of the units in group A."""
+    """(k_a + k_b, cols) int32 0/1: each column puts a uniformly random k_a of the units in group A."""
     k = k_a + k_b
     raw = rng.bit_generator.random_raw((k * cols + 1) // 2).view(np.uint32)[: k * cols].reshape(k, cols)
-    u = ((raw * (k - np.arange(k, dtype=np.uint64))[:, None]) >> np.uint64(32)).astype(np.int32)
     out = np.empty((k, cols), dtype=np.int32)
     remaining = np.full(cols, k_a, dtype=np.int32)
+    u = np.empty(cols, dtype=np.uint64)
     for i in range(k):  # unit i joins A with probability (A places left) / (units left), as for sessions
-        np.subtract(u[i], remaining, out=out[i])
+        np.multiply(raw[i], np.uint64(k - i), out=u)  # uniform on [0, k - i) in the high 32 bits
+        np.right_shift(u, np.uint64(32), out=u)
+        np.subtract(u, remaining, out=out[i], casting="unsafe")
         np.right_shift(out[i], 31, out=out[i])
         np.add(remaining, out[i], out=remaining)
-    return -out
+    del raw
+    return np.negative(out, out=out)
 
 
 def _cluster_wd(pool: Pool, units: np.ndarray, assignment: np.ndarray) -> np.ndarray:
-    """WD of each column's partition, where assignment[u, col] = 1 puts unit u in group A."""
+    """WD of each column's partition, where assignment[u, col] = 1 puts unit u in group A.
+
+    Sorted sessions are taken in blocks: the running sum y below over a block is one gather and
+    one cumulative sum, exact in integers, read at the ends of the tie runs; those are weighted in
+    groups of BLOCK runs, so the result does not depend on the block size. Memory: the assignment,
+    one step per (unit, column), and a block of about CLUSTER_CELLS cells."""
     cols = assignment.shape[1]
     n_units = assignment.shape[0]
     unit_sizes = np.bincount(units, minlength=n_units)
-    in_a = assignment.astype(np.int64)
-    n_a = np.einsum("u,uc->c", unit_sizes, in_a)  # group sizes change with the clusters moved
+    n_a = np.einsum("u,uc->c", unit_sizes, assignment.astype(np.int64, copy=False))  # group sizes move with clusters
     # y = N c - n_a M (c: A sessions so far, M: sessions so far) grows by step[unit] per session;
     # |y| <= N**2, exact in int32 for all but huge tests
     exact_type = np.int32 if pool.n**2 < 2**31 else np.float64
-    step = (pool.n * in_a - n_a).astype(exact_type)
-    del in_a
-    # per run of tied values: its units (few sessions) or its session count per unit (many)
-    per_run = [units[a:b].tolist() if b - a <= 8 else np.bincount(units[a:b], minlength=n_units).astype(exact_type)
-               for a, b in zip(pool.run_start.tolist(), pool.run_end.tolist())]
+    step = assignment.astype(exact_type)
+    step *= pool.n
+    step -= n_a.astype(exact_type)
+    sessions_per_block = max(BLOCK, CLUSTER_CELLS // cols)
+    run_end, gap = pool.run_end, pool.gap
     acc = np.zeros(cols)
     y = np.zeros(cols, dtype=exact_type)
-    rows = np.empty((BLOCK, cols), dtype=exact_type)
-    row_views = list(rows)
-    for s in range(0, len(per_run), BLOCK):
-        p = min(BLOCK, len(per_run) - s)
-        prev = y
-        for j in range(p):
-            run, out = per_run[s + j], row_views[j]
-            if isinstance(run, list):
-                np.add(prev, step[run[0]], out=out)
-                for unit in run[1:]:
-                    out += step[unit]
-            else:
-                np.add(prev, np.einsum("u,uc->c", run, step), out=out)
-            prev = out
-        y = rows[p - 1].copy()
-        acc += _weighted_distance(rows[:p], pool.gap[s:s + p])
+    rows = np.empty((BLOCK, cols), dtype=exact_type)  # y after each run of the current group of BLOCK runs
+    filled, next_run = 0, 0
+    for first in range(0, pool.n, sessions_per_block):
+        last = min(pool.n, first + sessions_per_block)
+        block = np.take(step, units[first:last], axis=0)
+        np.cumsum(block, axis=0, dtype=exact_type, out=block)
+        block += y
+        y = block[-1].copy()
+        ends = int(np.searchsorted(run_end, last, side="right"))
+        for r in range(next_run, ends):  # runs ending in this block, in order
+            rows[filled] = block[run_end[r] - 1 - first]
+            filled += 1
+            if filled == BLOCK or r == gap.size - 1:
+                group = r + 1 - filled
+                acc += _weighted_distance(rows[:filled], gap[group:r + 1])
+                filled = 0
+        next_run = ends
+        del block
     return acc / (n_a * (pool.n - n_a))

@@ -116,7 +116,7 @@ class TableWriter:
         if self._parquet is None:
             self._parquet = PendingFile(self.target.with_suffix(".parquet"), "wb")
             self._parquet.close()
-            write_parquet(read_csv_table(self._csv.tmp, self.types), self._parquet.tmp)
+            csv_to_parquet(self._csv.tmp, self._parquet.tmp, self.types)
 
     def commit(self) -> list[Path]:
         """Replace the CSV and Parquet files with the complete new ones."""
@@ -145,16 +145,30 @@ def read_csv_table(source: Any, types: Mapping[str, str] | None = None) -> Any:
     empty text stays ``""``."""
     import pyarrow.csv as pcsv
 
+    return pcsv.read_csv(source, **_csv_options(source, types))
+
+
+def _csv_options(source: Any, types: Mapping[str, str] | None) -> dict[str, Any]:
+    import pyarrow.csv as pcsv
+
     header = _header(source)
     wanted = {**column_types(header), **dict(types or {})}
-    return pcsv.read_csv(
-        source,
-        parse_options=pcsv.ParseOptions(newlines_in_values=True),
-        convert_options=pcsv.ConvertOptions(
-            column_types={c: _arrow_type(wanted[c]) for c in header},
-            strings_can_be_null=False, null_values=[""], true_values=["True", "true"], false_values=["False", "false"],
-        ),
-    )
+    return {"parse_options": pcsv.ParseOptions(newlines_in_values=True),
+            "convert_options": pcsv.ConvertOptions(
+                column_types={c: _arrow_type(wanted[c]) for c in header}, strings_can_be_null=False,
+                null_values=[""], true_values=["True", "true"], false_values=["False", "false"])}
+
+
+def csv_to_parquet(source: Path | str, target: Path | str, types: Mapping[str, str] | None = None) -> None:
+    """The run table ``source`` as Parquet, converted batch by batch (the rows of :func:`read_csv_table`):
+    memory does not grow with the table."""
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    reader = pcsv.open_csv(str(source), **_csv_options(source, types))
+    with pq.ParquetWriter(str(target), reader.schema) as writer:
+        for batch in reader:
+            writer.write_batch(batch)
 
 
 def _header(source: Any) -> list[str]:

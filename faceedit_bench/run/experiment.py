@@ -41,6 +41,7 @@ from faceedit_bench.run.judges import create_judge, judge_scorer, select_judge_m
 from faceedit_bench.run.metric_selection import judge_metric_names
 from faceedit_bench.run.progress import open_progress, plan_stages
 from faceedit_bench.run.questions import bind_questions
+from faceedit_bench.run.shards import bind_gpu, open_ledger, select_faces, shard_run_info
 from faceedit_bench.scoring.identity import EmbeddingService
 from faceedit_bench.scoring.judge.agreement import read_labels
 from faceedit_bench.scoring.judge.metrics import JudgeScorer
@@ -93,6 +94,7 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
     check_no_missing(cfg)  # a `???` setting left unset: say which, with an example
     conf: ExperimentConfig = OmegaConf.to_object(cfg)  # validates every setting (config.py)
     check_writable_dir(conf.run.workspace)
+    bind_gpu(conf.run)  # a shard keeps one GPU, before any component initialises CUDA
     resolved = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(resolved, dict)
     components: dict[str, Any] = {}
@@ -138,11 +140,11 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
         **{f"{g}": i.name for g, i in infos.items()},
         **{str(k): str(v) for k, v in conf.tags.items()},
     }
-    info = RunInfo(
+    info = shard_run_info(RunInfo(
         run_key=key, run_name=run_name, experiment_name=f"faceedit/{testset.name}",
         components=infos, config=resolved, params=flatten(resolved), tags=tags,
         workspace=workspace, output_dir=output_dir,
-    )
+    ), conf.run.shard)
     return Experiment(conf, info, components, testset, metrics, judge_metrics, conditions)
 
 
@@ -181,7 +183,7 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     pm = plugins.pm
     workspace = info.workspace
     store = ImageStore(workspace / "store")
-    ledger = Ledger(workspace / "ledger.sqlite")
+    ledger = open_ledger(workspace, info, conf.run.shard)
     info.output_dir.mkdir(parents=True, exist_ok=True)
     retry = frozenset(Outcome(o) for o in conf.run.retry_outcomes)
     editor_identity = {"name": conf.editor.name, **info.components["editor"].description}
@@ -238,7 +240,8 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
                                     judged_by=judge_scorer.label() if judge_scorer else "",
                                     run_ids=run_identifiers(info.run_key, info.run_name, info.components),
                                     metrics=[m.name for m in exp.metrics])
-            faces = plan.faces(islice(dataset.faces(), conf.run.max_faces))
+            # The sample is drawn over all faces, then sharded, so shards together run the unsharded items.
+            faces = select_faces(plan.faces(islice(dataset.faces(), conf.run.max_faces)), conf.run.shard)
             engine.select = plan.selects()
             stats = engine.run(faces, sessions, lambda result: writer.write(result, aggregator.add(result)))
             aggregator.face_exclusions.update(stats.face_exclusions)

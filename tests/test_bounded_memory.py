@@ -1,0 +1,120 @@
+"""The statistics hold memory bounded by a budget, not by the number of identities or sessions, and
+give the results they gave before where the budget does not bind (same seed, same p-value)."""
+
+from __future__ import annotations
+
+import math
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from faceedit_bench.analysis import group_tests, permutation
+from faceedit_bench.analysis.compact import Codes, SessionRows
+from faceedit_bench.analysis.disparity import GroupTest, compare_groups
+
+
+def clustered(k: int, n: int, seed: int = 3, ties: bool = False, shift: float = 0.0) -> GroupTest:
+    rng = np.random.default_rng(seed)
+    identity = rng.integers(0, k, n)
+    values = rng.normal(0, 1, n) + rng.normal(0, 0.5, k)[identity]
+    in_a = (rng.random(k) < 0.5)[identity]
+    values = values + shift * in_a
+    if ties:
+        values = np.round(values * 2) / 2
+    labels = np.array([f"face{i:05d}" for i in identity])
+    return GroupTest(metric="m", contrast="c", group_a="a", group_b="b", values_a=values[in_a],
+                     values_b=values[~in_a], clusters_a=labels[in_a], clusters_b=labels[~in_a],
+                     higher_is_better=True, name=f"k{k}")
+
+
+def p_values(test: GroupTest, n_resamples: int = 1999) -> tuple[float, float]:
+    (result,) = compare_groups([test], n_resamples=n_resamples, workers=1)
+    return result["p_value"], result["clustered"]["p_value"]
+
+
+def test_chunks_shrink_with_the_clusters_and_keep_small_tests_unchanged():
+    assert permutation.cluster_chunk(10) == permutation.CHUNK  # as before: one chunk of CHUNK resamples
+    assert permutation.cluster_chunk(100) * 100 <= permutation.CLUSTER_CELLS
+    assert permutation.cluster_chunk(100) >= 9999  # the default 9,999 resamples are still one chunk
+    assert permutation.cluster_chunk(10_000) * 10_000 <= permutation.CLUSTER_CELLS
+    assert permutation.cluster_chunk(10**9) == permutation.MIN_CLUSTER_CHUNK
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_the_distance_does_not_depend_on_how_sessions_are_blocked(monkeypatch, ties):
+    test = clustered(60, 2000, ties=ties)
+    wide = p_values(test)
+    # The same chunks of resamples, the sorted sessions taken 16 at a time instead of thousands.
+    monkeypatch.setattr(permutation, "cluster_chunk", lambda k: permutation.CHUNK)
+    monkeypatch.setattr(permutation, "CLUSTER_CELLS", 64)
+    assert p_values(test) == wide  # bit for bit
+
+
+def test_narrow_chunks_agree_within_monte_carlo_error(monkeypatch):
+    test = clustered(400, 4000, shift=0.15)
+    n = 1999
+    session_p, wide = p_values(test, n)
+    monkeypatch.setattr(permutation, "CLUSTER_CELLS", 400 * 64)  # 64 resamples per chunk: another stream
+    same_session_p, narrow = p_values(test, n)
+    assert same_session_p == session_p  # the primary test never changes
+    assert narrow != wide
+    sd = math.sqrt(wide * (1 - wide) / n)
+    assert abs(narrow - wide) < 5 * sd + 2 / n
+
+
+def test_memory_of_the_clustered_analysis_does_not_grow_with_identities():
+    peaks = []
+    for k in (200, 4000):
+        test = clustered(k, 8000)
+        tracemalloc.start()
+        compare_groups([test], n_resamples=2999, workers=1)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    budget = 40 * permutation.CLUSTER_CELLS  # about 20 bytes a cell, twice over for temporaries
+    assert max(peaks) < budget, peaks
+    assert peaks[1] < 1.5 * peaks[0], peaks  # 20x the identities, about the same memory
+
+
+def test_bootstrap_batches_fit_the_budget_and_small_samples_are_unchanged(monkeypatch):
+    assert group_tests.bootstrap_batch(500) == group_tests.BOOTSTRAP_BATCH
+    assert group_tests.bootstrap_batch(100_000) * 100_000 * 24 <= group_tests.BOOTSTRAP_BYTES
+    assert group_tests.bootstrap_batch(10**9) == 1
+    rng = np.random.default_rng(0)
+    groups = {g: list(rng.normal(i, 1, 3000)) for i, g in enumerate("abc")}
+    tracemalloc.start()
+    result = group_tests.compare_k_groups(groups, name="big", n_resamples=999)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 3 * group_tests.BOOTSTRAP_BYTES, peak
+    low, high = result["disparity"]["ci_low"], result["disparity"]["ci_high"]
+    assert low < result["disparity"]["value"] < high and high - low < 0.2
+    # The interval with batches of BOOTSTRAP_BATCH resamples (another random stream) agrees.
+    monkeypatch.setattr(group_tests, "BOOTSTRAP_BYTES", 2**40)
+    wide = group_tests.compare_k_groups(groups, name="big", n_resamples=999)["disparity"]
+    assert (wide["ci_low"], wide["ci_high"]) != (low, high)
+    assert wide["ci_low"] == pytest.approx(low, abs=0.015) and wide["ci_high"] == pytest.approx(high, abs=0.015)
+
+
+def test_session_rows_read_back_as_given():
+    rows = SessionRows()
+    given = [({"gender": "male", "race": None}, {"drop_fss": 1.5, "sc": None}),
+             ({"gender": "female"}, {"drop_fss": -0.25}),
+             ({"gender": None, "race": "Black"}, {"drop_fss": 3.0, "sc": 70.0})]
+    for row in given:
+        rows.append(row)
+    assert len(rows) == 3
+    back = list(rows)
+    assert back[0] == ({"gender": "male", "race": None}, {"drop_fss": 1.5, "sc": None})
+    assert back[1] == ({"gender": "female", "race": None}, {"drop_fss": -0.25})  # sc never reported: absent
+    assert back[2] == rows[-1] == ({"gender": None, "race": "Black"}, {"drop_fss": 3.0, "sc": 70.0})
+    assert rows[1:] == back[1:]
+
+
+def test_identity_codes_sort_as_their_names():
+    codes = Codes()
+    names = ["id9", "id10", "a", "id9", "b"]
+    numbers = [codes(n) for n in names]
+    assert numbers == [0, 1, 2, 0, 3]
+    ranks = codes.sortable(numbers)
+    assert list(np.unique(ranks, return_inverse=True)[1]) == list(np.unique(np.array(names), return_inverse=True)[1])
