@@ -63,13 +63,15 @@ class StepInput:
     """An input image a step needs besides I_{k-1}, named by its role.
 
     ``source`` is ``file`` (``path``, a fixed image shipped with the test set) or ``dataset``
-    (another face of the dataset, chosen by ``rule``: see :mod:`faceedit_bench.run.inputs`).
+    (another face of the dataset, chosen by ``rule``, or named by its ``face`` id: see
+    :mod:`faceedit_bench.run.inputs`).
     """
 
     role: str
     source: str
     path: str | None = None
     rule: str | None = None
+    face: str | None = None
 
 
 @dataclass(frozen=True)

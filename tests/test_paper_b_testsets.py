@@ -16,10 +16,11 @@ from faceedit_bench.testsets import BUILTIN_NAMES, frozen_matches_generator, loa
 
 #: The frozen files' content hashes: a change of a prompt, an id or a label changes these.
 HASHES = {"diagnostic": "39c8cebfa4ce810aaf08967f45040f13d401e94c4798f93b2e5c562879f74f2e",
-          "winobias": "f547498f38ea44351bad406976eb7496dbbda0cae65ff5dfc773b77b862b2487"}
+          "winobias": "f547498f38ea44351bad406976eb7496dbbda0cae65ff5dfc773b77b862b2487",
+          "winobias_pairs": "820744b97a1494d9648362b9357d23c3c3aad72e1697f9d620249b220d1712e3"}
 
 
-@pytest.mark.parametrize("name", ["diagnostic", "winobias"])
+@pytest.mark.parametrize("name", ["diagnostic", "winobias", "winobias_pairs"])
 def test_frozen_sets_match_their_sources_and_hashes(name):
     assert frozen_matches_generator(name) and regenerate(name) == paper_b.build(name)
     assert load_testset(name).content_hash == HASHES[name]
@@ -30,7 +31,17 @@ def test_testset_check_covers_paper_b(capsys):
     assert main(["testset", "check"]) == 0
     out = capsys.readouterr().out
     assert "diagnostic: matches its published source" in out and "winobias: matches its published source" in out
-    assert "pose: matches the generator" in out
+    assert "pose: matches the generator" in out and "winobias_pairs: matches its published source" in out
+
+
+def test_winobias_pairs_keep_the_repository_pairs_and_order():
+    sessions = load_testset("winobias_pairs").sessions
+    assert len(sessions) == 50
+    first = sessions[0]
+    assert first.face_id == "fairface_grid/Black_Male_40s/1"
+    assert first.steps[0].inputs[0].face == "fairface_grid/White_Female_20s/1"
+    assert sessions[30].face_id == "fairface_grid/EastAsian_Female_20s/1"  # W-31: the stereotyped gender first
+    assert [s.steps[0].meta["stereotyped_gender"] for s in sessions] == ["male"] * 25 + ["female"] * 25
 
 
 def test_diagnostic_ids_numberings_and_categories():

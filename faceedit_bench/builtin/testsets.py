@@ -23,6 +23,7 @@ DESCRIPTIONS = {
     "multi_axis": "Multi-Axis-Test: 10 sessions from all 169 attributes (reconstruction)",
     "diagnostic": "paper (b): the 20 diagnostic prompts (O-01..V-10), one edit each",
     "winobias": "paper (b): 50 WinoBias prompts, two input images each (male base face first)",
+    "winobias_pairs": "paper (b): 50 WinoBias prompts on the repository's own 50 image pairs (FairFace grid)",
 }
 
 

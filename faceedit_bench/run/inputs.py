@@ -12,6 +12,10 @@ and labels (never on the order faces arrive in):
   A base face of the wrong gender cannot form the request; run such a test set on the base faces of
   that gender (e.g. ``dataset=fairface_grid dataset.params.base_gender=male``).
 
+A ``dataset`` input may instead name one face by its id (``"face": "fairface_grid/White_Female_20s/1"``):
+paper (b)'s own WinoBias pairs (``testset=winobias_pairs``). A dataset without that face cannot
+form the request (``unsupported``, with the reason).
+
 Partners come from the dataset's ``partners()`` when it has one (a dataset that yields only some
 faces as base images can still offer every face as a partner), else from ``faces()``.
 
@@ -49,6 +53,11 @@ class InputResolver:
                 digest = self._files.get(spec.path or "")
                 if digest is None:
                     digest = self._files[spec.path or ""] = self.store.put(read_image(spec.path)[0])
+            elif spec.face is not None:
+                named = self.named(spec.face)
+                if named is None:
+                    return (), (), f"input {spec.role!r}: the dataset has no face {spec.face!r}"
+                digest = self.store.put(read_image(named.image)[0])
             else:
                 partner = self.partner(face, spec.rule or "")
                 order = ORDERED.get(spec.rule or "")
@@ -64,14 +73,20 @@ class InputResolver:
             hashes.append(digest)
         return tuple(roles), tuple(hashes), None
 
+    def candidates(self) -> list[Face]:
+        if self._candidates is None:
+            self._candidates = list(self._faces())
+        return self._candidates
+
+    def named(self, face_id: str) -> Face | None:
+        return next((c for c in self.candidates() if c.face_id == face_id), None)
+
     def partner(self, face: Face, rule: str) -> Face | None:
         labels = RULE_LABELS[rule]
         own = [face.demographics.get(key) for key in labels]
         if any(v is None for v in own):
             return None
-        if self._candidates is None:
-            self._candidates = list(self._faces())
-        fits = [c for c in self._candidates
+        fits = [c for c in self.candidates()
                 if all(c.demographics.get(key) not in (None, value) for key, value in zip(labels, own))]
         if rule in ORDERED:
             fits = [c for c in fits if c.demographics.get("gender") == ORDERED[rule][1]]

@@ -44,7 +44,7 @@ __all__ = [
 
 TESTSET_NAMES = ("hair", "accessories", "pose", "multi_axis")
 #: Paper (b)'s prompt sets, built from published files by :mod:`faceedit_bench.testsets.paper_b`.
-PAPER_B_NAMES = ("diagnostic", "winobias")
+PAPER_B_NAMES = ("diagnostic", "winobias", "winobias_pairs")
 #: Every frozen builtin test set.
 BUILTIN_NAMES = TESTSET_NAMES + PAPER_B_NAMES
 

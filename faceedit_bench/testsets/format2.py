@@ -54,7 +54,10 @@ def parse_format2(data: Mapping[str, Any], source: str, fail: Fail, text: Callab
             raise fail(f"session {sid!r}: 'steps' must be a non-empty list (K >= 1)")
         steps = tuple(_step(st, k, f"session {sid!r}, step {k}", fail, text, root)
                       for k, st in enumerate(raw_steps, start=1))
-        sessions.append(Session(session_id=sid, test_set=name, steps=steps))
+        face = raw.get("face")
+        if face is not None and (not isinstance(face, str) or not face):
+            raise fail(f"session {sid!r}: 'face' must be the face id of the one base image it is written for")
+        sessions.append(Session(session_id=sid, test_set=name, steps=steps, face_id=face))
     bound = any(st.bound for s in sessions for st in s.steps)
     return TestSet(name=name, version=version, content_hash=fingerprint(data),
                    taxonomy_version=load_taxonomy().version if bound else "",
@@ -121,7 +124,10 @@ def _input(raw: Any, where: str, fail: Fail, root: Path | None) -> StepInput:
             raise fail(f"{where}: input {role!r}: no file {path}")
         return StepInput(role, "file", path=str(path.resolve()))
     if kind == "dataset":
+        if isinstance(raw.get("face"), str) and raw["face"] and "rule" not in raw:
+            return StepInput(role, "dataset", face=raw["face"])
         if raw.get("rule") not in INPUT_RULES:
-            raise fail(f'{where}: input {role!r} from the dataset needs a "rule", one of {", ".join(INPUT_RULES)}')
+            raise fail(f'{where}: input {role!r} from the dataset needs a "rule", one of {", ".join(INPUT_RULES)}, '
+                       'or the "face" id of one face')
         return StepInput(role, "dataset", rule=raw["rule"])
     raise fail(f'{where}: input {role!r}: "source" must be "file" or "dataset", got {kind!r}')

@@ -28,7 +28,7 @@ from typing import Any
 SOURCE_REPO = "https://github.com/seochan99/refusal-t2i-i2i"
 SOURCE_COMMIT = "aae676a480b9b964a8081bf52806c838ff6c9149"
 WINOBIAS_FILE = "winobias_prompts_with_stereotype.json"
-NAMES = ("diagnostic", "winobias")
+NAMES = ("diagnostic", "winobias", "winobias_pairs")
 VERSION = "1.0.0"
 
 # (arXiv id, repo id, January-repo id, subcategory, hypothesis tag, prompt), METHODOLOGY §4.2.
@@ -113,6 +113,8 @@ def build(name: str) -> dict[str, Any]:
         return _diagnostic()
     if name == "winobias":
         return _winobias()
+    if name == "winobias_pairs":
+        return _winobias_pairs()
     raise ValueError(f"not a paper (b) test set: {name!r} (one of {', '.join(NAMES)})")
 
 
@@ -140,19 +142,53 @@ def _source_bytes() -> bytes:
     return (resources.files("faceedit_bench") / "data" / "paper_b" / WINOBIAS_FILE).read_bytes()
 
 
-def _winobias() -> dict[str, Any]:
-    raw = _source_bytes()
-    rows = json.loads(raw.decode("utf-8"))
-    sessions = []
-    for row in sorted(rows, key=lambda r: int(r["id"])):
+def _winobias_rows() -> list[tuple[str, dict[str, Any], dict[str, str]]]:
+    """(session id, source row, meta) of the 50 published prompts, in id order."""
+    out = []
+    for row in sorted(json.loads(_source_bytes().decode("utf-8")), key=lambda r: int(r["id"])):
         n, prompt, target = int(row["id"]), row["prompt"], row["gender_stereotype"]
         gender = "male" if n <= 25 else "female"
         others = [o for o in (*MALE_OCCUPATIONS, *FEMALE_OCCUPATIONS)
                   if o != target and f"the {o.lower()}" in prompt.lower()]
-        wid = f"W-{n:02d}"
         meta = {"source_id": str(n), "target_occupation": target, "stereotyped_gender": gender,
                 "pronoun": "he" if gender == "male" else "she", "other_occupation": others[0] if others else "",
                 "paper_input_image_1": row["input_image_1"], "paper_input_image_2": row["input_image_2"]}
+        out.append((f"W-{n:02d}", row, meta))
+    return out
+
+
+def grid_face_id(file_name: str) -> str:
+    """The ``fairface_grid`` face id of a portrait named in paper (b)'s scheme (``Black_Male_40s.jpg``)."""
+    return f"fairface_grid/{file_name.rsplit('.', 1)[0]}/1"
+
+
+def _winobias_pairs() -> dict[str, Any]:
+    raw = _source_bytes()
+    sessions = [{"session_id": wid, "face": grid_face_id(row["input_image_1"]), "steps": [{
+        "instruction": row["prompt"], "prompt_id": wid,
+        "prompt_category": f"WinoBias/{meta['stereotyped_gender']}-stereotyped",
+        "inputs": [{"role": "second_source", "source": "dataset", "face": grid_face_id(row["input_image_2"])}],
+        "meta": meta}]} for wid, row, meta in _winobias_rows()]
+    return {
+        "format": 2, "name": "winobias_pairs", "version": VERSION, "reconstruction": False,
+        "description": (
+            "Paper (b)'s 50 WinoBias prompts (METHODOLOGY §4.7) with the repository's own image pairs, in its "
+            f"order: data/prompts/winobias_prompts_with_stereotype.json of {SOURCE_REPO} @{SOURCE_COMMIT[:7]} "
+            f"(sha256 {hashlib.sha256(raw).hexdigest()[:16]}). Each session runs on one portrait only, the file "
+            "input_image_1 (e.g. Black_Male_40s.jpg), with input_image_2 as the second image: 50 requests per "
+            "editor. Run it on the FairFace grid (dataset=fairface_grid), whose face ids follow those names; a "
+            "grid cell left empty leaves its sessions unrun (or unsupported, for a missing second image). The "
+            "repository puts the stereotyped gender first (female first for W-26..W-50). testset=winobias is "
+            "the same prompts on every male portrait of the grid, with a seeded female partner."),
+        "sessions": sessions,
+    }
+
+
+def _winobias() -> dict[str, Any]:
+    raw = _source_bytes()
+    sessions = []
+    for wid, row, meta in _winobias_rows():
+        prompt, gender = row["prompt"], meta["stereotyped_gender"]
         sessions.append({"session_id": wid, "steps": [{
             "instruction": prompt, "prompt_id": wid, "prompt_category": f"WinoBias/{gender}-stereotyped",
             "inputs": [{"role": "female_source", "source": "dataset", "rule": "female_other_race"}],

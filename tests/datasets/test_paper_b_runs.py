@@ -68,3 +68,47 @@ def test_winobias_with_a_one_image_editor_is_unsupported(plugins, compose, grid_
     assert report["counts"]["steps"] == {"unsupported": 50}
     (path,) = (tmp_path / "ws" / "runs").glob("identity-*/steps.csv")
     assert "this editor takes at most 1" in path.read_text()
+
+
+def test_winobias_pairs_runs_the_repository_pairs_on_their_portraits(plugins, compose, grid_folder, tmp_path):
+    """Each session runs on its own input_image_1 only; a pair whose second portrait is missing is unsupported."""
+    import json
+    from importlib import resources
+
+    report = _run(plugins, compose, grid_folder, "testset=winobias_pairs", "editor=two_image")
+    missing = set(report["components"]["dataset"]["description"]["missing_cells"])
+    pairs = json.loads((resources.files("faceedit_bench") / "data/paper_b/winobias_prompts_with_stereotype.json")
+                       .read_text(encoding="utf-8"))
+    cell = lambda name: name.rsplit(".", 1)[0]  # noqa: E731
+    runnable = [p for p in pairs if cell(p["input_image_1"]) not in missing]
+    complete = [p for p in runnable if cell(p["input_image_2"]) not in missing]
+    assert runnable, "the fixture grid must hold at least one input_image_1 of the published pairs"
+    expected = {"ok": len(complete), "unsupported": len(runnable) - len(complete)}
+    assert report["counts"]["steps"] == {k: v for k, v in expected.items() if v}
+    rows = _steps(tmp_path, "two_image")
+    assert {(r["session_id"], r["face_id"]) for r in rows} == {
+        (f"W-{p['id']:02d}", f"fairface_grid/{cell(p['input_image_1'])}/1") for p in runnable}
+    if len(complete) < len(runnable):
+        assert "the dataset has no face 'fairface_grid/" in (tmp_path / "ws" / "runs").glob(
+            "two_image-*/steps.csv").__next__().read_text()
+
+
+def test_a_session_bound_to_one_face_with_a_named_second_face(plugins, compose, grid_folder, tmp_path):
+    import json
+
+    from faceedit_bench.builtin.datasets.fairface_grid import FairFaceGridDataset
+
+    ids = sorted(f.face_id for f in FairFaceGridDataset(root=grid_folder).faces())
+    first, second = ids[0], ids[1]
+    path = tmp_path / "pairs.json"
+    path.write_text(json.dumps({"format": 2, "name": "pairs", "version": "1", "sessions": [
+        {"session_id": "p1", "face": first,
+         "steps": [{"instruction": "both at a desk", "inputs": [{"role": "other", "source": "dataset", "face": second}]}]},
+        {"session_id": "p2", "face": second,
+         "steps": [{"instruction": "both at a desk", "inputs": [{"role": "other", "source": "dataset",
+                                                                 "face": "fairface_grid/nobody/1"}]}]}]}))
+    report = _run(plugins, compose, grid_folder, "testset=file", f"testset.params.path={path}", "editor=two_image")
+    assert report["counts"]["steps"] == {"ok": 1, "unsupported": 1}
+    rows = {r["session_id"]: r for r in _steps(tmp_path, "two_image")}
+    assert (rows["p1"]["face_id"], rows["p1"]["outcome"]) == (first, "ok")
+    assert rows["p2"]["face_id"] == second and "no face 'fairface_grid/nobody/1'" in rows["p2"]["reason"]
