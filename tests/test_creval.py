@@ -109,10 +109,10 @@ def test_a_failed_call_excludes_the_item_from_that_metric_and_the_overall():
 # from where they are reproduced:
 # - OmniGen2: METHODOLOGY §5.3, read from the paper.
 # - Seedream 4.0, Gemini 2.5 Flash Image, Qwen-Image-Edit-2509, GPT-Image-1, FLUX.1 Kontext [dev] and Bagel:
-#   the "Main Results" table of the note at https://en.papernotes.org/CVPR2026/
-#   image_generation/creval_an_automated_interpretable_evaluation_for_creative_image_manipulation_und/
-# - FLUX.1 Kontext [pro] and ICEdit: the same site's Chinese edition of that note ("[论文解读] CREval ...",
-#   table 主实验), which repeats the six rows above with the same values.
+#   the "Main Results" table of a paper note, zhaoyang97/Paper-Notes-en @a87e1184 (published at en.papernotes.org),
+#   docs/CVPR2026/image_generation/creval_an_automated_interpretable_evaluation_for_creative_image_manipulation_und.md
+# - FLUX.1 Kontext [pro] and ICEdit: the 主实验 table of the Chinese edition of that note, M0rtzz/paper-notes
+#   @8cc0585a, same path, which repeats the six rows above with the same values.
 # In no source searched: the rows of UniWorld-V1, Step1X-Edit v1p2-preview and the "think" variants, and the
 # per-category (Table 2) and per-dimension (Table S1) values. Left out: a third note's prose, which ranks
 # GPT-Image-1 (avg 82.33) and Gemini 2.5 Flash Image (81.83) second and third; it gives no IF/VC/VQ rows, and
