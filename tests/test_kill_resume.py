@@ -1,11 +1,12 @@
 """A run killed midway (SIGKILL: no cleanup at all) or interrupted (Ctrl-C) resumes without
-redoing finished steps."""
+redoing finished steps; a run killed every few seconds still gets done."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -32,12 +33,31 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def run(tmp: Path, name: str, *overrides: str) -> subprocess.CompletedProcess[str]:
+def command(tmp: Path, name: str, *overrides: str) -> tuple[list[str], dict[str, str]]:
+    """The command line of one run of the experiment (its report goes to ``<name>.json``) and its environment."""
     script = tmp / "run.py"
     script.write_text(SCRIPT)
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    return subprocess.run([sys.executable, str(script), str(tmp / f"{name}.json"), *overrides],
-                          capture_output=True, text=True, env=env, cwd=tmp, timeout=300)
+    return [sys.executable, str(script), str(tmp / f"{name}.json"), *overrides], env
+
+
+def run(tmp: Path, name: str, *overrides: str) -> subprocess.CompletedProcess[str]:
+    args, env = command(tmp, name, *overrides)
+    return subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp, timeout=300)
+
+
+def finished_work(ledger: Path) -> int:
+    """Edits, embeddings and judge answers committed to the ledger (read as another process would)."""
+    if not ledger.exists():
+        return 0
+    db = sqlite3.connect(f"file:{ledger}?mode=ro", uri=True, timeout=30)
+    try:
+        return sum(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                   for table in ("edits", "embeddings", "judgments"))
+    except sqlite3.OperationalError:  # killed before the schema was created
+        return 0
+    finally:
+        db.close()
 
 
 def test_killed_run_resumes_and_matches_uninterrupted(tmp_path):
@@ -99,3 +119,63 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path):
         (report,) = [json.loads(p.read_text()) for p in (tmp_path / "ws" / "runs").glob("*/report.json")]
         assert report["counts"]["steps"] == {"ok": 24}
         assert server.calls <= 24 + 2  # only the calls in flight at the interrupt were paid twice
+
+
+KILL_EVERY_S = 5.0
+
+
+def test_a_run_killed_every_5_s_progresses_on_every_restart_and_reports_as_if_uninterrupted(tmp_path):
+    from tests.fakes.gemini import gemini_server
+
+    key = "test-kill-loop-key"
+    limits = ["limits.requests_per_minute=6000", "limits.tokens_per_minute=null", "limits.max_concurrency=4",
+              "limits.backoff_initial_s=0.05"]
+    with gemini_server(api_key=key, latency_s=0.15, seed=7) as editor, \
+            gemini_server(api_key=key, latency_s=0.05, seed=8) as judge:
+        common = ["dataset=synthetic", f"+dataset.params.root={tmp_path / 'faces'}", "+dataset.params.n=8",
+                  "embedder=pixel", "tracking=none", "run.workers=1", "run.progress=false", "testset=hair",
+                  "editor=nano_banana", f"editor.params.base_url={editor.url}",
+                  *(f"editor.params.{s}" for s in limits), "judge=gemini", f"judge.params.base_url={judge.url}",
+                  *(f"judge.params.{s}" for s in limits), "analysis.n_resamples=99"]
+        os.environ["GEMINI_API_KEY"] = key
+        ledger = tmp_path / "ws" / "ledger.sqlite"
+        args, env = command(tmp_path, "killed", *common, f"run.workspace={tmp_path / 'ws'}")
+        done, kills = [finished_work(ledger)], 0
+        while True:
+            proc = subprocess.Popen(args, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            try:
+                _, err = proc.communicate(timeout=KILL_EVERY_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()  # SIGKILL: no cleanup at all
+                proc.communicate()
+                kills += 1
+                done.append(finished_work(ledger))
+                assert done[-1] > done[-2], f"restart {kills} made no progress: {done}"
+                assert kills < 60, done
+                continue
+            assert proc.returncode == 0, err.decode()[-3000:]
+            break
+        assert kills >= 2, f"the run was too short to be killed twice: {done}"
+        edit_calls = editor.calls
+        uninterrupted = run(tmp_path, "uninterrupted", *common, f"run.workspace={tmp_path / 'ws2'}")
+        assert uninterrupted.returncode == 0, uninterrupted.stderr[-3000:]
+    assert edit_calls - (editor.calls - edit_calls) <= 4 * kills  # at most the calls in flight at each kill twice
+    a = json.loads((tmp_path / "killed.json").read_text())
+    b = json.loads((tmp_path / "uninterrupted.json").read_text())
+    assert a["counts"]["steps"] == {"ok": 8 * 10 * 4} and a["metrics"]["sc"]["n"] == 80
+    for section in ("metrics", "trajectory", "groups", "counts", "disparity"):
+        assert a[section] == b[section], section
+    assert a["run"]["key"] == b["run"]["key"]
+    killed_steps = (next((tmp_path / "ws" / "runs").iterdir()) / "steps.csv").read_text()
+    uninterrupted_steps = (next((tmp_path / "ws2" / "runs").iterdir()) / "steps.csv").read_text()
+    assert killed_steps.splitlines()[1:] == uninterrupted_steps.splitlines()[1:] or \
+        _without_resumed(killed_steps) == _without_resumed(uninterrupted_steps)
+
+
+def _without_resumed(table: str) -> list[list[str]]:
+    """steps.csv rows without the column that says whether a step came from the ledger."""
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(table)))
+    return [[v for k, v in row.items() if k != "resumed"] for row in rows]

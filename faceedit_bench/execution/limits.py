@@ -14,8 +14,9 @@ from faceedit_bench.execution.endpoints import Endpoint
 class CallLimits:
     """How calls to one provider may be made. Components that share a ``provider_key``
     (e.g. an editor and a judge on the same account) share one set of limits: the
-    first component to register a key decides them. ``max_concurrency`` bounds calls in
-    flight, retries' waits included: for a submit-then-poll provider, its active tasks."""
+    first component to register a key decides them. ``max_concurrency`` bounds attempts in
+    flight (a call waiting out its backoff holds none): for a submit-then-poll provider, its
+    active tasks."""
 
     provider_key: str
     max_concurrency: int = 16
