@@ -19,6 +19,7 @@ from typing import Any
 
 from faceedit_bench.errors import ImageError
 from faceedit_bench.execution.budget import BudgetReached
+from faceedit_bench.execution.busy_clock import BusyClock
 from faceedit_bench.execution.call_errors import EndpointUnreachable, GaveUp
 from faceedit_bench.execution.calls import CallTiming, Executors
 from faceedit_bench.execution.secrets import redact
@@ -28,7 +29,6 @@ from faceedit_bench.plugin.protocols import AsyncEditor
 from faceedit_bench.records import AdmittedFace, EditRequest, EditResult, Face, Outcome, Session, Step, StepState
 from faceedit_bench.run.inputs import InputResolver
 from faceedit_bench.run.progress import EDITING
-from faceedit_bench.run.stage_clock import BusyClock
 from faceedit_bench.storage.images import decode_rgb, plain_image
 from faceedit_bench.storage.ledger import EditRow, Ledger
 from faceedit_bench.storage.store import ImageStore

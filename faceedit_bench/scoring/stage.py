@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.execution.budget import BudgetReached
-from faceedit_bench.run.stage_clock import BusyClock
+from faceedit_bench.execution.busy_clock import BusyClock
 from faceedit_bench.records import Edited, Outcome, SessionResult
 from faceedit_bench.scoring.identity import EmbeddingService, image_hashes, score_session
 from faceedit_bench.scoring.judge.agreement import judge_human_agreement
