@@ -79,8 +79,9 @@ def test_killed_run_resumes_and_matches_uninterrupted(tmp_path):
     assert second.returncode == 0, second.stderr
     assert not list(run_dir.glob(".*.tmp")) and not list((run_dir / "contact_sheets").glob(".*.tmp"))
     done = calls.read_text().splitlines()
-    assert len(done) == 4 * 10 * 4  # every step edited exactly once across both attempts
-    assert len(set(done)) == len(done)
+    assert len(set(done)) == 4 * 10 * 4  # every step edited
+    # Edited twice: at most those finished in the killed run's last commit window, never all its 50.
+    assert len(done) - 4 * 10 * 4 < 50, len(done)
 
     # Resumed and uninterrupted runs (seeded noise edits) give identical results.
     uninterrupted = run(tmp_path, "uninterrupted", *common, f"run.workspace={tmp_path / 'ws2'}")

@@ -42,8 +42,16 @@ _worker: dict[str, Any] = {}
 ADMISSION, SCORING = 0, 1
 
 
+#: How much lower the embedding workers' CPU priority is than the run's: on a busy machine the
+#: process making the provider calls (little CPU, but late calls waste the rate limit) goes
+#: first, and the embeddings catch up in the gaps. On an idle machine it changes nothing.
+WORKER_NICENESS = 5
+
+
 def _init_worker(embedder: Any, store_root: str) -> None:
     exit_with_parent()  # a parent killed with SIGKILL must not leave workers behind
+    if hasattr(os, "nice"):
+        os.nice(WORKER_NICENESS)
     _worker["embedder"] = embedder
     _worker["store"] = ImageStore(Path(store_root))
 
