@@ -33,6 +33,7 @@ in the stats).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -162,7 +163,8 @@ class Executor:
 
     async def _attempt(self, fn: Callable[[], Awaitable[T]], timing: CallTiming) -> T:
         self._check_reachable()  # another call may have found the endpoint dead while this one waited
-        async with self._slots:  # one slot per attempt: released while the call backs off
+        # One slot per attempt, released while the call backs off (unless the limits keep it per call).
+        async with contextlib.nullcontext() if self.limits.keep_slot_in_backoff else self._slots:
             self._check_reachable()
             await self._acquire()
             self.stats.attempts += 1
@@ -220,7 +222,8 @@ class Executor:
             reraise=True,
         )
         try:
-            result = await retrying(self._attempt, fn, timing if timing is not None else CallTiming())
+            async with self._slots if self.limits.keep_slot_in_backoff else contextlib.nullcontext():
+                result = await retrying(self._attempt, fn, timing if timing is not None else CallTiming())
         except RetryableError as exc:
             self.stats.gave_up[exc.kind] += 1
             self._note_push_back(exc)

@@ -27,6 +27,10 @@ class CallLimits:
     timeout_s: float = 120.0
     backoff_initial_s: float = 1.0
     backoff_max_s: float = 60.0
+    # Keep the concurrency slot while a call waits out its backoff (off: the slot serves other
+    # calls meanwhile). On, calls take strict turns: a reproducible order of calls, for a provider
+    # that counts a waiting client against its concurrency or for scripted fault tests.
+    keep_slot_in_backoff: bool = False
     # Where the calls go and how that was chosen (set by the component, never configured as a
     # limit): named when the endpoint cannot be reached, and recorded in the report's calls.
     endpoint: str = ""

@@ -66,11 +66,16 @@ class EditStage:
         self._busy = BusyClock()
         self._editor_thread: ThreadPoolExecutor | None = None
 
+    #: Sessions at once for a hosted editor, at least: a few faces' sessions take turns at its slots.
+    MIN_HOSTED_SESSIONS = 16
+
     @property
     def concurrency(self) -> int:
         """How many sessions keep this editor busy: twice its calls in flight (a session waits
         between its chained steps), or for a local editor a few around its one edit at a time."""
-        return 2 * self.editor.limits.max_concurrency if self.is_async else 4
+        if not self.is_async:
+            return 4
+        return max(self.MIN_HOSTED_SESSIONS, 2 * self.editor.limits.max_concurrency)
 
     async def edit_all(self, pairs: list[tuple[AdmittedFace, Session]]) -> list[list[StepState]]:
         return list(await asyncio.gather(*(self.edit_session(a, s) for a, s in pairs)))
