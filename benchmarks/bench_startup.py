@@ -32,6 +32,9 @@ KEY = "bench-startup-key"
 def launch(server, workspace: Path, faces: int, tracking: str) -> float:
     """Seconds from launch to the fake's first request (the run then goes on to its end)."""
     env = {**os.environ, "GEMINI_API_KEY": KEY, "FACEEDIT_BENCH_HOME": str(workspace)}
+    # Bytecode is kept, as an installed package has it (the first launch writes it).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.setdefault("PYTHONPYCACHEPREFIX", str(workspace / "pycache"))
     args = [sys.executable, "-m", "faceedit_bench", "editor=nano_banana", f"editor.params.base_url={server.url}",
             "testset=pose", f"run.max_faces={faces}", "run.max_sessions=1", f"tracking={tracking}",
             "run.progress=false"]

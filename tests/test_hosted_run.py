@@ -334,16 +334,16 @@ def test_a_scoring_failure_stops_the_edits_in_flight_and_a_rerun_resumes(plugins
 
     with gemini_server(api_key=GEMINI_KEY, latency_s=0.05) as editor:
         overrides = (*synthetic, *nano_banana(editor), "editor.params.limits.max_concurrency=2", "testset=pose",
-                     "+dataset.params.n=8", "run.max_sessions=1")
+                     "+dataset.params.n=24", "run.max_sessions=1")
         monkeypatch.setattr(EmbeddingService, "aget", broken_aget)
         with pytest.raises(RuntimeError, match="embedding workers died"):
             run(plugins, compose, *overrides)
         first = editor.calls
-        assert 4 <= first < 32  # the first session was edited, the others stopped part way
+        assert 4 <= first < 96  # the first session was edited, the others stopped part way
         monkeypatch.setattr(EmbeddingService, "aget", real_aget)
         report = run(plugins, compose, *overrides)
-    assert report["counts"]["steps"] == {"ok": 32}
-    assert editor.calls <= 32 + 2  # at most the calls in flight when it stopped were paid twice
+    assert report["counts"]["steps"] == {"ok": 96}
+    assert editor.calls <= 96 + 2  # at most the calls in flight when it stopped were paid twice
 
 
 def _interrupt() -> None:
