@@ -3,10 +3,18 @@
 A fake Gemini server (tests/fakes) answers every generateContent call after 300 ms,
 enforces 600 requests/min (a sliding minute; above it: 429 with Retry-After), and injects
 429s on 5% and 500s on 2% of requests. The real google-genai SDK calls it through the
-`nano_banana` editor and the core's execution layer, inside a full engine run (50 faces x
-10 multi_axis sessions x 4 steps = 2,000 edit calls, then a rerun of the same experiment).
-A sequential client (one call at a time, same editor and retries) runs beside it for
-comparison.
+`nano_banana` editor and the core's execution layer, inside a full engine run with the
+SHIPPED defaults (contact sheets, embedding workers, concurrency, retries and backoff): only
+the account's limits are set, as a user of that tier would (600 requests/min, no token
+limit). The faces are real (views of the `sample` photos, each with its original as the
+reference) and scored by the dlib embedder: 40 faces x 10 multi_axis sessions x 4 steps =
+1,600 edit calls, then a rerun of the same experiment. A sequential client (one call at a
+time, same editor and retries) runs beside it. The same run with the `gemini` judge on a
+second fake (1,000 requests/min, its account limit) reports how much of the editing time the
+judge was busy too.
+
+Rates are given over the edit span (first to last edit request the fake received) and over
+the whole run (run_experiment, admission to report).
 
 BFL (``kontext_pro``, submit-then-poll) with the editor's SHIPPED defaults, against a fake BFL
 API that answers each submission after 300 ms, takes 2 s to generate, allows 24 active tasks
@@ -14,8 +22,8 @@ API that answers each submission after 300 ms, takes 2 s to generate, allows 24 
 share of what those limits allow, min(600, 24 x 60 / 2.3 s) = 600/min, beside a sequential
 client. Polls are counted apart from submissions.
 
-Usage: python benchmarks/bench_hosted.py [--only gemini|bfl] [--calls 2000] [--sequential 100]
-       [--bfl-calls 800] [--bfl-sequential 12]
+Usage: python benchmarks/bench_hosted.py [--only gemini|judged|bfl] [--calls 1600] [--judged-calls 800]
+       [--sequential 100] [--bfl-calls 800] [--bfl-sequential 12]
 """
 
 from __future__ import annotations
@@ -52,16 +60,22 @@ BFL_ACTIVE = 24
 BFL_RPM = 600
 
 
+JUDGE_RPM = 1000
+#: What the benchmarks of other stages fix so that they measure only their own stage.
+LEAN = ("run.workers=1", "run.max_contact_sheets=0")
+
+
 def gemini_editor(server) -> list[str]:
+    """The shipped nano_banana defaults with the account's limits: 600 requests/min, no token limit."""
     limits = "editor.params.limits"
     return ["editor=nano_banana", f"editor.params.base_url={server.url}", f"{limits}.requests_per_minute={RPM}",
-            f"{limits}.tokens_per_minute=null", f"{limits}.max_concurrency=64", f"{limits}.max_attempts=8",
-            f"{limits}.backoff_initial_s=0.5"]
+            f"{limits}.tokens_per_minute=null"]
 
 
 def engine_run(server, tmp: str, data: list[str], *overrides: str, editor: list[str] | None = None,
-               labels: tuple[str, ...] = ("first", "rerun")) -> dict:
-    """Runs the experiment once per label (the same experiment: later labels are reruns)."""
+               labels: tuple[str, ...] = ("first", "rerun"), lean: bool = True) -> dict:
+    """Runs the experiment once per label (the same experiment: later labels are reruns).
+    ``lean`` fixes one embedding worker and no contact sheets; otherwise the shipped defaults."""
     from bench_engine import bench_plugins
     from hydra import compose, initialize_config_dir
 
@@ -72,8 +86,7 @@ def engine_run(server, tmp: str, data: list[str], *overrides: str, editor: list[
     with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
         cfg = compose(config_name="config", overrides=[
             *(editor if editor is not None else gemini_editor(server)), "testset=multi_axis", *data, "tracking=none",
-            f"run.workspace={tmp}/ws", "run.workers=1", "run.progress=false", "run.max_contact_sheets=0",
-            *overrides])
+            f"run.workspace={tmp}/ws", "run.progress=false", *(LEAN if lean else ()), *overrides])
     exp = build_experiment(cfg, plugins)
     out = {}
     for label in labels:
@@ -84,7 +97,8 @@ def engine_run(server, tmp: str, data: list[str], *overrides: str, editor: list[
         out[label] = {"wall_s": time.perf_counter() - started, "provider_calls": server.calls - before,
                       "ok": report["counts"]["steps"].get("ok", 0), "steps": report["counts"]["steps"],
                       "calls": next(iter(report["calls"].values()), {}),
-                      "edit_stage_s": report["performance"]["edit_stage_s"]}
+                      "edit_stage_s": report["performance"]["edit_stage_s"],
+                      "requests": list(server.requests[before:])}
     return out
 
 
@@ -112,6 +126,31 @@ def sequential(editor_name: str, params: dict, n_calls: int) -> dict:
     return {"wall_s": time.perf_counter() - started, "ok": ok}
 
 
+def span(requests) -> tuple[float, float]:
+    """When a fake received its first request and answered its last (monotonic seconds)."""
+    times = [r.received_at for r in requests]
+    return (min(times), max(times) + LATENCY_S) if times else (0.0, 0.0)
+
+
+def busy_seconds(requests, bin_s: float = 1.0) -> set[int]:
+    """The bins of ``bin_s`` seconds in which the fake received at least one request."""
+    return {int(r.received_at // bin_s) for r in requests}
+
+
+def real_faces_data(tmp: str, n_faces: int) -> list[str]:
+    from bench_overlap import real_faces
+
+    return real_faces(Path(tmp) / "faces", n_faces)
+
+
+def rates(run: dict) -> dict:
+    start, end = span(run["requests"])
+    edit_span = max(1e-9, end - start)
+    return {"edit_span_s": edit_span, "requests_span": run["provider_calls"] / edit_span * 60 / RPM,
+            "ok_span": run["ok"] / edit_span * 60 / RPM, "requests_run": run["provider_calls"] / run["wall_s"] * 60 / RPM,
+            "ok_run": run["ok"] / run["wall_s"] * 60 / RPM}
+
+
 def bench_gemini(args: argparse.Namespace) -> None:
     os.environ["GEMINI_API_KEY"] = KEY
     from tests.fakes.gemini import gemini_server
@@ -120,27 +159,55 @@ def bench_gemini(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         with gemini_server(api_key=KEY, latency_s=LATENCY_S, rpm_limit=RPM, fault_rates=FAULTS, retry_after=1.0,
                            seed=1) as server:
-            runs = engine_run(server, tmp, bench_faces(tmp, n_faces))
+            runs = engine_run(server, tmp, real_faces_data(tmp, n_faces), lean=False)
         with gemini_server(api_key=KEY, latency_s=LATENCY_S, rpm_limit=RPM, fault_rates=FAULTS, retry_after=1.0,
                            seed=2) as server:
             seq = sequential("nano_banana", {"base_url": server.url, "limits": {
-                "requests_per_minute": RPM, "tokens_per_minute": None, "max_attempts": 8, "backoff_initial_s": 0.5}},
-                args.sequential)
+                "requests_per_minute": RPM, "tokens_per_minute": None}}, args.sequential)
     first = runs["first"]
-    engine_rate = first["ok"] / first["wall_s"] * 60
-    seq_rate = seq["ok"] / seq["wall_s"] * 60
-    attempts_rate = first["provider_calls"] / first["wall_s"] * 60
-    print(f"fake provider: {LATENCY_S * 1000:.0f} ms latency, {RPM} requests/min enforced, "
-          f"faults injected: {FAULTS}")
-    print("| client | edit calls | succeeded | wall (s) | requests/min sent | successes/min | share of limit |")
+    r = rates(first)
+    seq_share = seq["ok"] / seq["wall_s"] * 60 / RPM
+    print(f"fake provider: {LATENCY_S * 1000:.0f} ms latency, {RPM} requests/min enforced, faults injected: "
+          f"{FAULTS}; nano_banana with its shipped defaults, dlib embedder, contact sheets")
+    print("| client | edit calls | succeeded | edit span (s) | run wall (s) | requests / limit (span; run) | "
+          "successful edits / limit (span; run) |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    print(f"| engine (execution layer) | {n_faces * 40} | {first['ok']} | {first['wall_s']:.1f} | "
-          f"{attempts_rate:.0f} | {engine_rate:.0f} | {engine_rate / RPM:.2f} |")
-    print(f"| sequential, same retries | {args.sequential} | {seq['ok']} | {seq['wall_s']:.1f} | - | "
-          f"{seq_rate:.0f} | {seq_rate / RPM:.2f} |")
+    print(f"| engine | {n_faces * 40} | {first['ok']} | {r['edit_span_s']:.1f} | {first['wall_s']:.1f} | "
+          f"{r['requests_span']:.2f}; {r['requests_run']:.2f} | {r['ok_span']:.2f}; {r['ok_run']:.2f} |")
+    print(f"| sequential, same retries | {args.sequential} | {seq['ok']} | - | {seq['wall_s']:.1f} | - | "
+          f"{seq_share:.2f} |")
+    print(f"engine / sequential (successful edits/min, whole run): {r['ok_run'] / seq_share:.2f}x")
     print(f"\nfirst run: steps {first['steps']}; retries {first['calls'].get('retries')}; "
           f"gave up {first['calls'].get('gave_up')}")
     print(f"immediate rerun: {runs['rerun']['provider_calls']} provider calls, {runs['rerun']['wall_s']:.1f} s")
+
+
+def bench_judged(args: argparse.Namespace) -> None:
+    """The same engine run with a judge: how much of the editing time the judge was busy too."""
+    os.environ["GEMINI_API_KEY"] = KEY
+    from tests.fakes.gemini import gemini_server
+
+    n_faces = max(1, args.judged_calls // 40)
+    limits = "judge.params.limits"
+    with tempfile.TemporaryDirectory() as tmp:
+        with gemini_server(api_key=KEY, latency_s=LATENCY_S, rpm_limit=RPM, fault_rates=FAULTS, retry_after=1.0,
+                           seed=3) as editor, \
+                gemini_server(api_key=KEY, latency_s=LATENCY_S, rpm_limit=JUDGE_RPM, seed=4) as judge:
+            run = engine_run(editor, tmp, real_faces_data(tmp, n_faces), "judge=gemini",
+                             f"judge.params.base_url={judge.url}", f"{limits}.requests_per_minute={JUDGE_RPM}",
+                             f"{limits}.tokens_per_minute=null", labels=("run",), lean=False)["run"]
+            judge_requests = list(judge.requests)
+    r = rates(run)
+    edit_bins, judge_bins = busy_seconds(run["requests"]), busy_seconds(judge_requests)
+    j_start, j_end = span(judge_requests)
+    print(f"\nwith the gemini judge ({JUDGE_RPM} requests/min, 300 ms, no faults) on {n_faces} faces x 10 sessions:")
+    print("| edit calls | judge calls | edit span (s) | judge span (s) | run wall (s) | seconds both providers were "
+          "busy | share of the edit span | successful edits / limit (span; run) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    both = len(edit_bins & judge_bins)
+    print(f"| {run['provider_calls']} | {len(judge_requests)} | {r['edit_span_s']:.1f} | {j_end - j_start:.1f} | "
+          f"{run['wall_s']:.1f} | {both} | {both / r['edit_span_s']:.2f} | {r['ok_span']:.2f}; {r['ok_run']:.2f} |")
+    print(f"steps {run['steps']}")
 
 
 def bench_bfl(args: argparse.Namespace) -> None:
@@ -184,14 +251,17 @@ def bench_bfl(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--only", choices=("gemini", "bfl"), help="run one of the two benchmarks")
-    parser.add_argument("--calls", type=int, default=2000, help="Gemini edit calls (multiple of 40)")
+    parser.add_argument("--only", choices=("gemini", "judged", "bfl"), help="run one of the benchmarks")
+    parser.add_argument("--calls", type=int, default=1600, help="Gemini edit calls (multiple of 40)")
+    parser.add_argument("--judged-calls", type=int, default=800, help="Gemini edit calls with a judge")
     parser.add_argument("--sequential", type=int, default=100, help="calls of the sequential Gemini client")
     parser.add_argument("--bfl-calls", type=int, default=800, help="BFL edits (multiple of 40)")
     parser.add_argument("--bfl-sequential", type=int, default=12, help="tasks of the sequential BFL client")
     args = parser.parse_args()
     if args.only in (None, "gemini"):
         bench_gemini(args)
+    if args.only in (None, "judged"):
+        bench_judged(args)
     if args.only in (None, "bfl"):
         bench_bfl(args)
 

@@ -87,15 +87,18 @@ class ScriptedEditor:
     """Returns a fixed outcome for chosen "session/k" keys and the input otherwise."""
 
     def __init__(self, script: dict[str, str] | None = None, calls_file: str | None = None,
-                 die_after: int | None = None, noise: float = 0.0, hang_after: int | None = None) -> None:
+                 die_after: int | None = None, noise: float = 0.0, hang_after: int | None = None,
+                 seconds_per_edit: float = 0.0) -> None:
         self.script = script or {}
+        self.seconds_per_edit = seconds_per_edit
         self.noise = noise
         self.calls_file = calls_file
         self.die_after = die_after
         self.hang_after = hang_after
 
     def describe(self) -> dict[str, Any]:
-        # calls_file, die_after and hang_after only observe or interrupt; they do not change outputs.
+        # calls_file, die_after, hang_after and seconds_per_edit only observe, interrupt or slow down; they do
+        # not change outputs.
         return {"name": "scripted", "version": "1", "script": self.script, "noise": self.noise}
 
     def calls(self) -> list[str]:
@@ -106,6 +109,7 @@ class ScriptedEditor:
             os.kill(os.getpid(), signal.SIGKILL)  # a killed run: no cleanup, no except, no finally
         if self.hang_after is not None and len(self.calls()) >= self.hang_after:
             time.sleep(3600)  # a run that is busy when it is killed from outside
+        time.sleep(self.seconds_per_edit)  # a model's time per edit
         if self.calls_file:
             with open(self.calls_file, "a") as fh:
                 fh.write(f"{request.face_id} {request.session_id} {request.k}\n")

@@ -70,9 +70,9 @@ def test_kontext_pro_runs_end_to_end_and_a_rerun_makes_no_call(plugins, compose,
 def test_every_fault_ends_as_its_outcome_and_a_rerun_makes_no_call(plugins, compose, synthetic, bfl, capfd,
                                                                    tmp_path):
     # One task at a time, so scripted faults meet known steps: sessions take turns step by step
-    # (s1k1 ... s8k1, then the sessions still going, k2 ...), and a retry keeps its slot.
+    # (s1k1 ... s8k1, then the sessions still going, k2 ...), and a retry keeps its slot (through the backoff).
     serial = [*synthetic, *kontext(bfl), "editor.params.limits.max_concurrency=1", "testset=multi_axis",
-              "run.max_faces=1", "run.max_sessions=8"]
+              "run.max_faces=1", "run.max_sessions=8", "+editor.params.limits.keep_slot_in_backoff=true"]
     bfl.script([
         "429", None,  # s1k1: rate limited at submission, ok on the retry
         "request_moderated",  # s2k1: refused (the input)

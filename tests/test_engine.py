@@ -173,17 +173,18 @@ def test_a_scoring_failure_ends_the_run_with_its_own_error_and_a_rerun_resumes(p
                  f"+editor.params.calls_file={calls}", "+run.max_sessions=1")
     real_aget = EmbeddingService.aget
 
-    async def broken_aget(self, hashes):  # the first chunk's scoring fails while the second is edited
+    async def broken_aget(self, hashes):  # the first session's scoring fails while later ones are edited
         raise RuntimeError("embedding workers died")
 
     monkeypatch.setattr(EmbeddingService, "aget", broken_aget)
     with pytest.raises(RuntimeError, match="embedding workers died"):  # not wrapped, not swallowed
         run(plugins, compose, *overrides)
     made = len(calls.read_text().splitlines())
-    assert made == 32  # a synchronous editor finished the second chunk before the scoring failed
+    assert 4 <= made <= 32  # at least the first session was edited; the edits in flight finished and were recorded
     monkeypatch.setattr(EmbeddingService, "aget", real_aget)
     report = run(plugins, compose, *overrides)
-    assert len(calls.read_text().splitlines()) == made  # the rerun paid for no edit again
+    done = calls.read_text().splitlines()
+    assert len(done) == len(set(done)) == 32  # the rerun edited only what was left: no edit paid twice
     assert report["counts"]["steps"] == {"ok": 32}
 
 

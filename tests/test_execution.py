@@ -267,3 +267,58 @@ def test_requests_inside_an_attempt_are_counted_apart_and_spend_no_request_budge
     assert ex.stats.as_dict()["other_requests"] == {"download": 1, "poll": 5}
     count_request("poll")  # outside any attempt: counted nowhere, no error
     assert ex.stats.other_requests["poll"] == 5
+
+
+def test_a_call_waiting_out_its_backoff_holds_no_slot_and_its_latency_is_kept_apart():
+    from faceedit_bench.execution.calls import CallTiming
+
+    limits = CallLimits(provider_key="test", max_concurrency=1, backoff_initial_s=0.3, backoff_max_s=0.3)
+    order: list[str] = []
+
+    async def main() -> CallTiming:
+        ex = Executor(limits)
+        failing = Script(RetryableError("rate_limited", "429", status=429))
+
+        async def first() -> str:
+            order.append("first")
+            return await failing()
+
+        async def second() -> str:
+            order.append("second")
+            await asyncio.sleep(0.05)  # the provider's answer time
+            return "ok"
+
+        timing = CallTiming()
+        started = asyncio.get_running_loop().time()
+        one = asyncio.ensure_future(ex.call(first))
+        await asyncio.sleep(0.01)  # the first call has failed and is backing off
+        assert await ex.call(second, timing) == "ok"
+        assert asyncio.get_running_loop().time() - started < 0.3, "the second call waited for the backoff"
+        assert await one == "ok"
+        return timing
+
+    timing = asyncio.run(main())
+    assert order == ["first", "second", "first"]  # the one slot served the other call during the backoff
+    assert timing.attempts == 1 and 0.04 < timing.latency_s < 0.25
+
+
+def test_ledgers_written_before_latency_was_kept_gain_the_column_and_keep_their_rows(tmp_path):
+    import sqlite3
+
+    from faceedit_bench.records import Outcome
+    from faceedit_bench.storage.ledger import SCHEMA, EditRow, Ledger
+
+    old = sqlite3.connect(tmp_path / "ledger.sqlite")
+    old.executescript(SCHEMA.replace(",\n    latency_s REAL\n", "\n"))
+    old.execute("INSERT INTO edits VALUES ('k1','e','f','s',1,'i','in','out','ok','','{}',2.5,0)")
+    old.commit()
+    old.close()
+    for _ in range(2):  # opened twice: the column is added once
+        ledger = Ledger(tmp_path / "ledger.sqlite")
+        assert ledger.get_edit("k1") == EditRow("k1", Outcome.OK, "out", "", {}, 2.5, None)
+        ledger.put_edit("k2", editor_fp="e", face_id="f", session_id="s", k=2, instruction="i", input_hash="out",
+                        row=EditRow("k2", Outcome.OK, "out2", "", {}, 3.0, 0.4))
+        assert ledger.get_edit("k2").latency_s == 0.4  # read back before it is committed
+        ledger.close()
+    db = sqlite3.connect(tmp_path / "ledger.sqlite")
+    assert db.execute("SELECT latency_s, duration_s FROM edits WHERE edit_key='k2'").fetchone() == (0.4, 3.0)

@@ -25,8 +25,8 @@ REPLICATE_TOKEN = "r8_PLANTED_replicate_6b1f0d9e2c"
 FAST = ["limits.max_attempts=3", "limits.requests_per_minute=6000", "limits.backoff_initial_s=0.01",
         "limits.backoff_max_s=0.05", "limits.timeout_s=5", "limits.max_concurrency=1"]
 #: pose has 5 sessions; with one call at a time they take turns step by step (s1k1, s2k1 ... s5k1,
-#: s1k2 ...), and a retry keeps its slot, so scripted faults meet known steps.
-ONE_FACE = ["testset=pose", "run.max_faces=1"]
+#: s1k2 ...), and a retry keeps its slot (kept through the backoff), so scripted faults meet known steps.
+ONE_FACE = ["testset=pose", "run.max_faces=1", "+editor.params.limits.keep_slot_in_backoff=true"]
 
 
 def editor_params(*settings: str) -> list[str]:

@@ -91,11 +91,16 @@ def test_nano_banana_runs_end_to_end_and_a_rerun_makes_no_call(plugins, compose,
 
 def test_every_fault_ends_as_its_outcome(plugins, compose, synthetic, gemini):
     # One call at a time, so scripted faults meet known steps: sessions take turns step by step
-    # (s1k1, s2k1, s3k1, s1k2 ...), and a retry keeps its slot.
+    # (s1k1, s2k1, s3k1, s1k2 ...). A call backing off gives its slot to the next session, so
+    # the rate-limited retry runs alone first.
     serial = [*synthetic, *nano_banana(gemini), "editor.params.limits.max_concurrency=1", "testset=multi_axis",
               "run.max_faces=1"]
+    gemini.script(["429", None])  # session 1, step 1: rate limited, then ok on the retry
+    alone = run(plugins, compose, *serial, "run.max_sessions=1")
+    assert alone["counts"]["steps"] == {"ok": 4}
+    (stats,) = alone["calls"].values()
+    assert stats["retries"] == {"rate_limited": 1}
     gemini.script([
-        "429", None,  # session 1, step 1: rate limited, then ok on the retry
         "block",  # session 2, step 1: prompt blocked
         "text_only",  # session 3, step 1: an answer without an image
     ])
@@ -103,8 +108,6 @@ def test_every_fault_ends_as_its_outcome(plugins, compose, synthetic, gemini):
     steps = report["counts"]["steps"]
     assert steps == {"ok": 4, "refused": 1, "no_image": 1, "skipped": 6}
     assert report["counts"]["sessions"]["excluded"] == {"step_no_image": 1, "step_refused": 1}
-    (stats,) = report["calls"].values()
-    assert stats["retries"] == {"rate_limited": 1}
 
     gemini.script(["image_safety"])
     more = run(plugins, compose, *serial, "run.max_sessions=4")
@@ -325,22 +328,22 @@ def test_a_scoring_failure_stops_the_edits_in_flight_and_a_rerun_resumes(plugins
     monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
     real_aget = EmbeddingService.aget
 
-    async def broken_aget(self, hashes):  # fails while the second chunk is being edited
+    async def broken_aget(self, hashes):  # fails while later sessions are being edited
         await asyncio.sleep(0.1)
         raise RuntimeError("embedding workers died")
 
     with gemini_server(api_key=GEMINI_KEY, latency_s=0.05) as editor:
         overrides = (*synthetic, *nano_banana(editor), "editor.params.limits.max_concurrency=2", "testset=pose",
-                     "+dataset.params.n=8", "run.max_sessions=1")
+                     "+dataset.params.n=24", "run.max_sessions=1")
         monkeypatch.setattr(EmbeddingService, "aget", broken_aget)
         with pytest.raises(RuntimeError, match="embedding workers died"):
             run(plugins, compose, *overrides)
         first = editor.calls
-        assert 16 <= first < 32  # the first chunk was edited, the second stopped part way
+        assert 4 <= first < 96  # the first session was edited, the others stopped part way
         monkeypatch.setattr(EmbeddingService, "aget", real_aget)
         report = run(plugins, compose, *overrides)
-    assert report["counts"]["steps"] == {"ok": 32}
-    assert editor.calls <= 32 + 2  # at most the calls in flight when it stopped were paid twice
+    assert report["counts"]["steps"] == {"ok": 96}
+    assert editor.calls <= 96 + 2  # at most the calls in flight when it stopped were paid twice
 
 
 def _interrupt() -> None:

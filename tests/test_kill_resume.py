@@ -1,11 +1,14 @@
 """A run killed midway (SIGKILL: no cleanup at all) or interrupted (Ctrl-C) resumes without
-redoing finished steps."""
+redoing finished steps; a run killed every few seconds still gets done."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -32,12 +35,31 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def run(tmp: Path, name: str, *overrides: str) -> subprocess.CompletedProcess[str]:
+def command(tmp: Path, name: str, *overrides: str) -> tuple[list[str], dict[str, str]]:
+    """The command line of one run of the experiment (its report goes to ``<name>.json``) and its environment."""
     script = tmp / "run.py"
     script.write_text(SCRIPT)
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    return subprocess.run([sys.executable, str(script), str(tmp / f"{name}.json"), *overrides],
-                          capture_output=True, text=True, env=env, cwd=tmp, timeout=300)
+    return [sys.executable, str(script), str(tmp / f"{name}.json"), *overrides], env
+
+
+def run(tmp: Path, name: str, *overrides: str) -> subprocess.CompletedProcess[str]:
+    args, env = command(tmp, name, *overrides)
+    return subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp, timeout=300)
+
+
+def finished_work(ledger: Path) -> int:
+    """Edits, embeddings and judge answers committed to the ledger (read as another process would)."""
+    if not ledger.exists():
+        return 0
+    db = sqlite3.connect(f"file:{ledger}?mode=ro", uri=True, timeout=30)
+    try:
+        return sum(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                   for table in ("edits", "embeddings", "judgments"))
+    except sqlite3.OperationalError:  # killed before the schema was created
+        return 0
+    finally:
+        db.close()
 
 
 def test_killed_run_resumes_and_matches_uninterrupted(tmp_path):
@@ -57,8 +79,9 @@ def test_killed_run_resumes_and_matches_uninterrupted(tmp_path):
     assert second.returncode == 0, second.stderr
     assert not list(run_dir.glob(".*.tmp")) and not list((run_dir / "contact_sheets").glob(".*.tmp"))
     done = calls.read_text().splitlines()
-    assert len(done) == 4 * 10 * 4  # every step edited exactly once across both attempts
-    assert len(set(done)) == len(done)
+    assert len(set(done)) == 4 * 10 * 4  # every step edited
+    # Edited twice: at most those finished in the killed run's last commit window, never all its 50.
+    assert len(done) - 4 * 10 * 4 < 50, len(done)
 
     # Resumed and uninterrupted runs (seeded noise edits) give identical results.
     uninterrupted = run(tmp_path, "uninterrupted", *common, f"run.workspace={tmp_path / 'ws2'}")
@@ -99,3 +122,65 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path):
         (report,) = [json.loads(p.read_text()) for p in (tmp_path / "ws" / "runs").glob("*/report.json")]
         assert report["counts"]["steps"] == {"ok": 24}
         assert server.calls <= 24 + 2  # only the calls in flight at the interrupt were paid twice
+
+
+KILL_EVERY_S = 5.0
+
+
+def test_a_run_killed_every_5_s_progresses_on_every_restart_and_reports_as_if_uninterrupted(tmp_path):
+    common = ["dataset=synthetic", f"+dataset.params.root={tmp_path / 'faces'}", "+dataset.params.n=8",
+              "embedder=pixel", "tracking=none", "run.workers=1", "run.progress=false", "testset=hair",
+              "editor=scripted", "+editor.params.noise=30", "+editor.params.seconds_per_edit=0.02",
+              "analysis.n_resamples=99"]
+    calls = tmp_path / "calls.txt"
+    # The uninterrupted run first: it also leaves the bytecode of every module imported, as an
+    # installed package has, so that each restart below starts as a user's would.
+    args, env = command(tmp_path, "uninterrupted", *common, f"run.workspace={tmp_path / 'ws2'}")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.setdefault("PYTHONPYCACHEPREFIX", str(tmp_path / "pycache"))
+    uninterrupted = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert uninterrupted.returncode == 0, uninterrupted.stderr[-3000:]
+
+    ledger = tmp_path / "ws" / "ledger.sqlite"
+    all_work = finished_work(tmp_path / "ws2" / "ledger.sqlite")
+    args, _ = command(tmp_path, "killed", *common, f"+editor.params.calls_file={calls}",
+                      f"run.workspace={tmp_path / 'ws'}")
+    done, kills = [0], 0
+    while done[-1] < all_work:  # killed every 5 s while there is work left; each restart must add some
+        proc = subprocess.Popen(args, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            _, err = proc.communicate(timeout=KILL_EVERY_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()  # SIGKILL: no cleanup at all
+            proc.communicate()
+            kills += 1
+            done.append(finished_work(ledger))
+            assert done[-1] > done[-2], f"restart {kills} made no progress: finished work after each kill {done}"
+            continue
+        assert proc.returncode == 0, err.decode()[-3000:]
+        break
+    assert kills >= 2, f"the run was too short to be killed twice: {done}"
+    if not (tmp_path / "killed.json").exists():  # every edit and score is in: the report is all that is left
+        finished = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+        assert finished.returncode == 0, finished.stderr[-3000:]
+    assert finished_work(ledger) == all_work
+    edits = calls.read_text().splitlines()
+    # Lost at each kill: the edit in flight and those finished in the last commit window.
+    assert len(edits) - 8 * 10 * 4 <= 8 * kills, (len(edits), kills)
+    assert len(set(edits)) == 8 * 10 * 4
+
+    a = json.loads((tmp_path / "killed.json").read_text())
+    b = json.loads((tmp_path / "uninterrupted.json").read_text())
+    assert a["counts"]["steps"] == {"ok": 8 * 10 * 4}
+    for section in ("metrics", "trajectory", "groups", "counts"):
+        assert a[section] == b[section], section
+    assert a["run"]["key"] == b["run"]["key"]
+    tables = [_without_resumed((next((tmp_path / ws / "runs").iterdir()) / "steps.csv").read_text())
+              for ws in ("ws", "ws2")]
+    assert tables[0] == tables[1]  # the same rows in the same order
+
+
+def _without_resumed(table: str) -> list[list[str]]:
+    """steps.csv rows without the column that says whether a step came from the ledger."""
+    rows = list(csv.DictReader(io.StringIO(table)))
+    return [[v for k, v in row.items() if k != "resumed"] for row in rows]

@@ -20,7 +20,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from faceedit_bench.analysis.samples import (
     all_identical,
@@ -106,6 +105,7 @@ def kruskal_wallis(samples: Mapping[str, np.ndarray]) -> dict[str, Any]:
     if all_identical(*samples.values()):
         out["reason"] = "all values are identical; a rank test across groups is undefined"
         return out
+    from scipy import stats  # imported here: scipy.stats takes seconds to import
     h, p = stats.kruskal(*(samples[g] for g in names))
     out.update(h=number(h), df=len(names) - 1, p_value=number(p), epsilon_squared=number(h / (out["n"] - 1)))
     return out
@@ -149,6 +149,7 @@ def one_vs_rest(groups: Mapping[str, Sequence[float]], focus: str, *, name: str,
     if all_identical(x, y):
         result["reason"] = "all values are identical; a rank test between the groups is undefined"
         return result
+    from scipy import stats  # imported here: scipy.stats takes seconds to import
     u, p = stats.mannwhitneyu(x, y, alternative="two-sided", method="auto")
     r = 2 * float(u) / (x.size * y.size) - 1
     result.update(u=number(u), p_value=number(p), rank_biserial=r)
@@ -206,6 +207,7 @@ def _disparity(samples: dict[str, np.ndarray], *, name: str, higher_is_better: b
     ordered = tuple(samples[g] for g in sorted(samples))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a degenerate BCa interval comes back as NaN, reported below
+        from scipy import stats  # imported here: scipy.stats takes seconds to import
         res = stats.bootstrap(ordered, _max_minus_min, n_resamples=n_resamples,
                               batch=bootstrap_batch(sum(x.size for x in ordered)),
                               vectorized=True, paired=False, confidence_level=confidence, method=ci_method,

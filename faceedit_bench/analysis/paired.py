@@ -26,7 +26,6 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from faceedit_bench.analysis.samples import check_confidence, keyed, number
 from faceedit_bench.analysis.statistics import summarize
@@ -79,6 +78,7 @@ def paired_comparison(first: Mapping[Hashable, float], second: Mapping[Hashable,
         result["reason"] = (f"all {d.size} paired differences are zero; the signed-rank test "
                             f"(zero_method='wilcox' drops zeros) has no pairs left")
     else:
+        from scipy import stats  # imported here: scipy.stats takes seconds to import
         res = stats.wilcoxon(d, zero_method="wilcox", alternative="two-sided", method="auto")
         result.update(statistic=number(res.statistic), p_value=number(res.pvalue))
     return result

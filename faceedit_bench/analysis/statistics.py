@@ -6,7 +6,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
 
 def summarize(values: Sequence[float], confidence: float = 0.95) -> dict[str, float | int | None]:
@@ -22,5 +21,6 @@ def summarize(values: Sequence[float], confidence: float = 0.95) -> dict[str, fl
     if n < 2:
         return {"n": n, "mean": mean, "sd": None, "ci_low": None, "ci_high": None}
     sd = float(x.std(ddof=1))
+    from scipy import stats  # imported here: scipy.stats takes seconds to import
     half = float(stats.t.ppf(0.5 + confidence / 2, df=n - 1)) * sd / math.sqrt(n)
     return {"n": n, "mean": mean, "sd": sd, "ci_low": mean - half, "ci_high": mean + half}

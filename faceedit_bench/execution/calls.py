@@ -4,7 +4,8 @@ Plugins implement a *single attempt* (``aedit`` / ``ajudge``) and raise
 :class:`RetryableError` for transient failures. Everything else lives here, in one
 place, so that every attempt is counted the same way for every provider:
 
-* bounded concurrency per provider key (an ``asyncio.Semaphore``);
+* bounded concurrency per provider key (an ``asyncio.Semaphore``), held per attempt: a call
+  waiting out its backoff holds no slot, so the others keep the provider busy meanwhile;
 * client-side rate limits in requests/min and tokens/min (``aiolimiter`` leaky buckets),
   shared by every component that names the same ``provider_key``;
 * retries with exponential backoff and jitter (``tenacity``) on rate limits, server
@@ -32,6 +33,7 @@ in the stats).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -60,6 +62,7 @@ class CallStats:
     gave_up: Counter[str] = field(default_factory=Counter)  # kind -> calls
     retries: Counter[str] = field(default_factory=Counter)  # kind -> retried attempts
     rate_wait_s: float = 0.0  # time spent waiting for the rate limiters
+    latency_s: float = 0.0  # time spent inside attempts (the provider's answer time), queue waits excluded
     # kind -> requests made inside attempts besides the admitted one (polls, downloads), not rate-limited
     other_requests: Counter[str] = field(default_factory=Counter)
 
@@ -67,8 +70,18 @@ class CallStats:
         return {
             "calls": self.calls, "attempts": self.attempts, "succeeded": self.succeeded,
             "gave_up": dict(sorted(self.gave_up.items())), "retries": dict(sorted(self.retries.items())),
-            "rate_wait_s": round(self.rate_wait_s, 3), "other_requests": dict(sorted(self.other_requests.items())),
+            "rate_wait_s": round(self.rate_wait_s, 3), "latency_s": round(self.latency_s, 3),
+            "other_requests": dict(sorted(self.other_requests.items())),
         }
+
+
+@dataclass
+class CallTiming:
+    """Where one call's time went: the provider's answer time apart from the waits before it."""
+
+    latency_s: float | None = None  # the last attempt, from sending to its answer
+    provider_s: float = 0.0  # every attempt's answer time
+    attempts: int = 0
 
 
 #: The stats of the executor whose attempt is running in this task (asyncio tasks copy it).
@@ -148,20 +161,28 @@ class Executor:
             await self._tokens.acquire(self._token_cost)
         self.stats.rate_wait_s += time.perf_counter() - started
 
-    async def _attempt(self, fn: Callable[[], Awaitable[T]]) -> T:
+    async def _attempt(self, fn: Callable[[], Awaitable[T]], timing: CallTiming) -> T:
         self._check_reachable()  # another call may have found the endpoint dead while this one waited
-        await self._acquire()
-        self.stats.attempts += 1
-        token = _ATTEMPT_STATS.set(self.stats)  # wait_for's task copies the context: count_request sees it
-        try:
-            result = await asyncio.wait_for(fn(), self.limits.timeout_s)
-        except TimeoutError as exc:
-            raise RetryableError("timeout", f"no answer within {self.limits.timeout_s:g} s") from exc
-        except RetryableError as exc:
-            self._note_failure(exc)
-            raise
-        finally:
-            _ATTEMPT_STATS.reset(token)
+        # One slot per attempt, released while the call backs off (unless the limits keep it per call).
+        async with contextlib.nullcontext() if self.limits.keep_slot_in_backoff else self._slots:
+            self._check_reachable()
+            await self._acquire()
+            self.stats.attempts += 1
+            timing.attempts += 1
+            token = _ATTEMPT_STATS.set(self.stats)  # wait_for's task copies the context: count_request sees it
+            sent = time.perf_counter()
+            try:
+                result = await asyncio.wait_for(fn(), self.limits.timeout_s)
+            except TimeoutError as exc:
+                raise RetryableError("timeout", f"no answer within {self.limits.timeout_s:g} s") from exc
+            except RetryableError as exc:
+                self._note_failure(exc)
+                raise
+            finally:
+                _ATTEMPT_STATS.reset(token)
+                timing.latency_s = time.perf_counter() - sent
+                timing.provider_s += timing.latency_s
+                self.stats.latency_s += timing.latency_s
         self._answered, self._connect_failures = True, 0
         return result
 
@@ -185,9 +206,10 @@ class Executor:
             dead = self._unreachable  # a fresh exception per call: each has its own traceback
             raise EndpointUnreachable(dead.limits, dead.error, dead.attempts)
 
-    async def call(self, fn: Callable[[], Awaitable[T]]) -> T:
+    async def call(self, fn: Callable[[], Awaitable[T]], timing: CallTiming | None = None) -> T:
         """Run ``fn`` (one attempt) with limits and retries. Raises :class:`GaveUp` when
-        every attempt failed and :class:`BudgetReached` before starting past the budget."""
+        every attempt failed and :class:`BudgetReached` before starting past the budget.
+        ``timing``, when given, receives the provider's answer time apart from the waits."""
         self.budget.check()
         self._check_reachable()
         self.stats.calls += 1
@@ -199,13 +221,13 @@ class Executor:
             sleep=self._sleep,
             reraise=True,
         )
-        async with self._slots:
-            try:
-                result = await retrying(self._attempt, fn)
-            except RetryableError as exc:
-                self.stats.gave_up[exc.kind] += 1
-                self._note_push_back(exc)
-                raise GaveUp(exc, retrying.statistics.get("attempt_number", self.limits.max_attempts)) from exc
+        try:
+            async with self._slots if self.limits.keep_slot_in_backoff else contextlib.nullcontext():
+                result = await retrying(self._attempt, fn, timing if timing is not None else CallTiming())
+        except RetryableError as exc:
+            self.stats.gave_up[exc.kind] += 1
+            self._note_push_back(exc)
+            raise GaveUp(exc, retrying.statistics.get("attempt_number", self.limits.max_attempts)) from exc
         self.stats.succeeded += 1
         self._adjust(self._factor + self.RECOVER)
         return result

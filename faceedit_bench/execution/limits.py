@@ -14,8 +14,9 @@ from faceedit_bench.execution.endpoints import Endpoint
 class CallLimits:
     """How calls to one provider may be made. Components that share a ``provider_key``
     (e.g. an editor and a judge on the same account) share one set of limits: the
-    first component to register a key decides them. ``max_concurrency`` bounds calls in
-    flight, retries' waits included: for a submit-then-poll provider, its active tasks."""
+    first component to register a key decides them. ``max_concurrency`` bounds attempts in
+    flight (a call waiting out its backoff holds none): for a submit-then-poll provider, its
+    active tasks."""
 
     provider_key: str
     max_concurrency: int = 16
@@ -26,6 +27,10 @@ class CallLimits:
     timeout_s: float = 120.0
     backoff_initial_s: float = 1.0
     backoff_max_s: float = 60.0
+    # Keep the concurrency slot while a call waits out its backoff (off: the slot serves other
+    # calls meanwhile). On, calls take strict turns: a reproducible order of calls, for a provider
+    # that counts a waiting client against its concurrency or for scripted fault tests.
+    keep_slot_in_backoff: bool = False
     # Where the calls go and how that was chosen (set by the component, never configured as a
     # limit): named when the endpoint cannot be reached, and recorded in the report's calls.
     endpoint: str = ""

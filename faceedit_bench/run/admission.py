@@ -1,9 +1,13 @@
 """The admission stage: store a face's base image and references, embed them, and exclude
 faces that cannot be measured (unreadable, no face, several faces, FSS_0 not above the
-dataset's threshold) before any edit is paid for."""
+dataset's threshold) before any edit is paid for.
+
+Reading and storing the files runs in a worker thread and the embeddings in the embedding
+service's workers (ahead of edited images), so the event loop goes on making calls."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 from collections import Counter
@@ -36,8 +40,24 @@ class Admission:
             log.debug("%s decoded with %s", path, ", ".join(conversions))
         return image_hash
 
-    def admit(self, chunk: list[Face]) -> tuple[list[AdmittedFace], list[tuple[Face, str]]]:
+    async def admit(self, chunk: list[Face]) -> tuple[list[AdmittedFace], list[tuple[Face, str]]]:
         """The faces of ``chunk`` that can be measured, and (face, reason) for the others."""
+        candidates, rejected = await asyncio.to_thread(self._stored, chunk)
+        if not self.identity:
+            return candidates, rejected
+        embeddings = await self.embeddings.aget_for_admission(
+            [h for c in candidates for h in (c.base_hash, *c.reference_hashes)])
+        admitted = []
+        for cand in candidates:
+            reason = self._problem(cand, embeddings)
+            if reason:
+                rejected.append((cand.face, reason))
+            else:
+                admitted.append(cand)
+        return admitted, rejected
+
+    def _stored(self, chunk: list[Face]) -> tuple[list[AdmittedFace], list[tuple[Face, str]]]:
+        """Each face's images read, checked and stored; the faces with no readable base or references apart."""
         candidates: list[AdmittedFace] = []
         rejected: list[tuple[Face, str]] = []
         for face in chunk:
@@ -58,17 +78,7 @@ class Admission:
                 continue
             # No references: the base image is its own reference (e.g. FairFace).
             candidates.append(AdmittedFace(face, base, refs or [base]))
-        if not self.identity:
-            return candidates, rejected
-        embeddings = self.embeddings.get([h for c in candidates for h in (c.base_hash, *c.reference_hashes)])
-        admitted = []
-        for cand in candidates:
-            reason = self._problem(cand, embeddings)
-            if reason:
-                rejected.append((cand.face, reason))
-            else:
-                admitted.append(cand)
-        return admitted, rejected
+        return candidates, rejected
 
     def _problem(self, cand: AdmittedFace, embeddings: dict[str, Any]) -> str | None:
         base = embeddings[cand.base_hash]

@@ -3,6 +3,9 @@
 Each step is looked up in the ledger by its content key and only computed when absent (or
 transient and retried). Every step ends with an explicit outcome; step k always edits the
 output of step k-1, so a step after one that did not succeed is ``skipped``.
+
+The event loop only waits: images are decoded, checked and stored in worker threads, and an
+editor without ``aedit`` (a local model) runs in a thread of its own, one edit at a time.
 """
 
 from __future__ import annotations
@@ -10,13 +13,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from faceedit_bench.errors import ImageError
 from faceedit_bench.execution.budget import BudgetReached
+from faceedit_bench.execution.busy_clock import BusyClock
 from faceedit_bench.execution.call_errors import EndpointUnreachable, GaveUp
-from faceedit_bench.execution.calls import Executors
+from faceedit_bench.execution.calls import CallTiming, Executors
 from faceedit_bench.execution.secrets import redact
 from faceedit_bench.keys import edit_key, step_seed
 from faceedit_bench.plugin.payloads import RunInfo, StepRecord
@@ -53,24 +58,49 @@ class EditStage:
     wall_s: float = 0.0  # wall time spent in the edit stage
     peak_gpu_mem_bytes: int | None = None  # the largest a local editor reported
     stopped: str | None = None  # why the run stopped early (budget), else None
+    halted: bool = False  # set when another stage failed: no new step starts, the steps in flight finish
     is_async: bool = field(init=False)
 
     def __post_init__(self) -> None:
         self.is_async = isinstance(self.editor, AsyncEditor)
         # Editors say how many input images they take (I_{k-1} included); most take one.
         self.max_images = int(getattr(self.editor, "max_input_images", 1))
+        self._busy = BusyClock()
+        self._editor_thread: ThreadPoolExecutor | None = None
+
+    #: Sessions at once for a hosted editor, at least: a few faces' sessions take turns at its slots.
+    MIN_HOSTED_SESSIONS = 16
+
+    @property
+    def concurrency(self) -> int:
+        """How many sessions keep this editor busy: twice its calls in flight (a session waits
+        between its chained steps), or for a local editor a few around its one edit at a time."""
+        if not self.is_async:
+            return 4
+        return max(self.MIN_HOSTED_SESSIONS, 2 * self.editor.limits.max_concurrency)
 
     async def edit_all(self, pairs: list[tuple[AdmittedFace, Session]]) -> list[list[StepState]]:
-        started = time.perf_counter()
-        try:
-            return list(await asyncio.gather(*(self._session(a, s) for a, s in pairs)))
-        finally:
-            self.wall_s += time.perf_counter() - started
+        return list(await asyncio.gather(*(self.edit_session(a, s) for a, s in pairs)))
+
+    async def edit_session(self, face: AdmittedFace, session: Session) -> list[StepState]:
+        """One session's chained steps; the edit stage's wall time counts while any session edits."""
+        with self._busy:
+            try:
+                return await self._session(face, session)
+            finally:
+                self.wall_s = self._busy.total_s
+
+    def close(self) -> None:
+        if self._editor_thread is not None:
+            self._editor_thread.shutdown(wait=False, cancel_futures=True)
+            self._editor_thread = None
 
     async def _session(self, face: AdmittedFace, session: Session) -> list[StepState]:
         states: list[StepState] = []
         current = face.base_hash
         for step in session.steps:
+            if self.halted:
+                return states  # incomplete: the run is ending with another stage's error
             if states and states[-1].outcome is not Outcome.OK:
                 state = StepState(step.k, Outcome.SKIPPED, f"step {step.k - 1} did not succeed", current, None, False)
                 duration = 0.0
@@ -107,33 +137,55 @@ class EditStage:
         if row is not None and row.outcome not in self.retry:
             return (StepState(k, row.outcome, row.reason, input_hash, row.output_hash, True, row.usage, given,
                               instruction), row.duration_s)
-        image = plain_image(self.store.get(input_hash), label=f"input image {input_hash[:12]}")
-        request = EditRequest(image, instruction, face.face.face_id, session.session_id, k, seed,
-                              extra_images=tuple(plain_image(self.store.get(h), label=f"input image {h[:12]}")
-                                                 for h in extras), extra_roles=roles)
         started = time.perf_counter()
-        result = await self._call(request)
+        image, extra_images = await asyncio.to_thread(self._input_images, input_hash, extras)
+        request = EditRequest(image, instruction, face.face.face_id, session.session_id, k, seed,
+                              extra_images=extra_images, extra_roles=roles)
+        timing = CallTiming()
+        result = await self._call(request, timing)
+        output_hash = await asyncio.to_thread(self._stored_output, result)
         duration = time.perf_counter() - started
         self.new_calls += 1
-        output_hash = self.store.put(result.image) if result.outcome is Outcome.OK and result.image else None
         usage = self.executors.budget.charge(result.usage, getattr(self.editor, "prices", None))
         peak = usage.get("peak_gpu_mem_bytes")
         if isinstance(peak, int):
             self.peak_gpu_mem_bytes = max(peak, self.peak_gpu_mem_bytes or 0)
         reason = redact(result.reason)
-        row = EditRow(key, result.outcome, output_hash, reason, usage, duration)
+        row = EditRow(key, result.outcome, output_hash, reason, usage, duration, timing.latency_s)
         self.ledger.put_edit(key, editor_fp=self.editor_fp, face_id=face.face.face_id, session_id=session.session_id,
                              k=k, instruction=instruction, input_hash=input_hash, row=row)
         return (StepState(k, result.outcome, reason, input_hash, output_hash, False, usage, given, instruction),
                 duration)
 
-    async def _call(self, request: EditRequest) -> EditResult:
+    def _input_images(self, input_hash: str, extras: tuple[str, ...]) -> tuple[bytes, tuple[bytes, ...]]:
+        """I_{k-1} and the step's further input images as upright 8-bit pixels (in a worker thread)."""
+        return (plain_image(self.store.get(input_hash), label=f"input image {input_hash[:12]}"),
+                tuple(plain_image(self.store.get(h), label=f"input image {h[:12]}") for h in extras))
+
+    def _stored_output(self, result: EditResult) -> str | None:
+        return self.store.put(result.image) if result.outcome is Outcome.OK and result.image else None
+
+    def _edit_locally(self, request: EditRequest, timing: CallTiming) -> EditResult:
+        """A local editor's one edit, in its own thread; its time is all the model's."""
+        started = time.perf_counter()
+        try:
+            result = self.editor.edit(request)
+        finally:
+            timing.latency_s = time.perf_counter() - started
+            timing.attempts += 1
+        return result
+
+    async def _call(self, request: EditRequest, timing: CallTiming | None = None) -> EditResult:
+        timing = timing if timing is not None else CallTiming()
         try:
             if self.is_async:
                 executor = self.executors.get(self.editor.limits)
-                result = await executor.call(lambda: self.editor.aedit(request))
+                result = await executor.call(lambda: self.editor.aedit(request), timing)
             else:
-                result = self.editor.edit(request)
+                if self._editor_thread is None:
+                    self._editor_thread = ThreadPoolExecutor(1, thread_name_prefix="faceedit-editor")
+                result = await asyncio.get_running_loop().run_in_executor(
+                    self._editor_thread, self._edit_locally, request, timing)
         except (BudgetReached, EndpointUnreachable):  # end the run: nothing is recorded for this call
             raise
         except GaveUp as exc:
@@ -147,7 +199,7 @@ class EditStage:
             if not result.image:
                 return EditResult(Outcome.NO_IMAGE, reason="editor reported success without an image")
             try:
-                decode_rgb(result.image, label="edited image")
+                await asyncio.to_thread(decode_rgb, result.image, label="edited image")
             except ImageError as exc:
                 return EditResult(Outcome.INVALID_IMAGE, reason=str(exc), usage=result.usage)
         return result

@@ -3,16 +3,20 @@ and FSS_k from them.
 
 CPU embedders run in a pool of worker processes, each building its own copy of the
 embedder; results go to the ledger, so a resumed or re-reported run embeds nothing twice.
+On the event loop (:meth:`EmbeddingService.aget`) each image is its own task and goes to the
+ledger as soon as it is embedded; the images that admit a face go before edited ones, so a
+backlog of scoring never keeps the editor waiting for its next face.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
 import multiprocessing
 import os
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +38,20 @@ from faceedit_bench.storage.store import ImageStore
 
 _worker: dict[str, Any] = {}
 
+#: The order in which waiting images are embedded: a face's admission first, then edited images.
+ADMISSION, SCORING = 0, 1
+
+
+#: How much lower the embedding workers' CPU priority is than the run's: on a busy machine the
+#: process making the provider calls (little CPU, but late calls waste the rate limit) goes
+#: first, and the embeddings catch up in the gaps. On an idle machine it changes nothing.
+WORKER_NICENESS = 5
+
 
 def _init_worker(embedder: Any, store_root: str) -> None:
     exit_with_parent()  # a parent killed with SIGKILL must not leave workers behind
+    if hasattr(os, "nice"):
+        os.nice(WORKER_NICENESS)
     _worker["embedder"] = embedder
     _worker["store"] = ImageStore(Path(store_root))
 
@@ -69,18 +84,86 @@ class EmbeddingService:
         self.store, self.ledger, self.retry = store, ledger, retry
         self.workers = workers or os.cpu_count() or 1
         self._pool: ProcessPoolExecutor | None = None
+        self._thread: ThreadPoolExecutor | None = None  # in-process embedding, off the event loop
         self.computed = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._in_flight: dict[str, asyncio.Future[FaceEmbedding]] = {}
+        self._queue: asyncio.PriorityQueue[tuple[int, int, str]] | None = None
+        self._dispatchers: list[asyncio.Task[None]] = []
+        self._order = itertools.count()
+        self._requested = 0  # images asked for on the loop, for the pool's start
 
     def get(self, hashes: Iterable[str]) -> dict[str, FaceEmbedding]:
         known, missing = self._lookup(hashes)
         return self._keep(known, dict(self._compute(missing)) if missing else {})
 
     async def aget(self, hashes: Iterable[str]) -> dict[str, FaceEmbedding]:
-        """:meth:`get` for the event loop: embeddings are computed in a worker thread, so the
-        loop goes on making calls meanwhile; the ledger is used from the loop's thread only."""
+        """:meth:`get` for the event loop (the score stage): each missing image is embedded
+        by a worker while the loop goes on making calls, and committed as it is done; the
+        ledger is used from the loop's thread only."""
+        return await self._aget(hashes, SCORING)
+
+    async def aget_for_admission(self, hashes: Iterable[str]) -> dict[str, FaceEmbedding]:
+        """:meth:`aget` ahead of every edited image waiting: a face's base and references."""
+        return await self._aget(hashes, ADMISSION)
+
+    async def _aget(self, hashes: Iterable[str], priority: int) -> dict[str, FaceEmbedding]:
         known, missing = self._lookup(hashes)
-        fresh = dict(await asyncio.to_thread(self._compute, missing)) if missing else {}
-        return self._keep(known, fresh)
+        if missing:
+            # Shielded: a caller that is cancelled leaves the image to the others waiting for it.
+            done = await asyncio.gather(*(asyncio.shield(self._waiting(h, priority)) for h in missing))
+            known.update(zip(missing, done))
+        return known
+
+    def _waiting(self, image_hash: str, priority: int) -> asyncio.Future[FaceEmbedding]:
+        """The future of one image's embedding, queued once however many callers want it."""
+        if image_hash in self._in_flight:
+            return self._in_flight[image_hash]
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # each engine run has its own loop: start afresh
+            self._loop, self._in_flight, self._queue, self._dispatchers = loop, {}, asyncio.PriorityQueue(), []
+        future: asyncio.Future[FaceEmbedding] = loop.create_future()
+        self._in_flight[image_hash] = future
+        self._queue.put_nowait((priority, next(self._order), image_hash))
+        self._requested += 1
+        executor, width = self._executor()
+        while len(self._dispatchers) < width:
+            self._dispatchers.append(loop.create_task(self._dispatch(executor)))
+        return future
+
+    def _executor(self) -> tuple[Executor, int]:
+        """The worker pool once enough images were asked for (or it exists), else one thread;
+        and how many images to hand it at a time (a few more than it runs, so none waits)."""
+        if self.workers > 1 and (self._pool is not None or self._requested >= self.POOL_THRESHOLD):
+            return self._process_pool(), 2 * self.workers
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix="faceedit-embed")
+        return self._thread, 1
+
+    async def _dispatch(self, executor: Executor) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            if self._pool is not None and executor is not self._pool:
+                self._dispatchers.remove(asyncio.current_task())  # the pool took over
+                return
+            _, _, image_hash = await self._queue.get()
+            future = self._in_flight[image_hash]
+            try:
+                if executor is self._pool:
+                    _, embedding = await loop.run_in_executor(executor, _embed_in_worker, image_hash)
+                else:
+                    embedding = await loop.run_in_executor(executor, embed_stored, self.embedder, self.store,
+                                                           image_hash)
+            except Exception as exc:  # the pool broke: every caller waiting on it gets the error
+                self._in_flight.pop(image_hash, None)
+                if not future.done():
+                    future.set_exception(exc)
+                    future.exception()  # retrieved: the callers get it, nobody else has to
+                continue
+            self._keep({}, {image_hash: embedding})
+            self._in_flight.pop(image_hash, None)
+            if not future.done():
+                future.set_result(embedding)
 
     def _lookup(self, hashes: Iterable[str]) -> tuple[dict[str, FaceEmbedding], list[str]]:
         wanted = list(dict.fromkeys(hashes))
@@ -97,6 +180,11 @@ class EmbeddingService:
     def _compute(self, hashes: list[str]) -> Iterable[tuple[str, FaceEmbedding]]:
         if self.workers <= 1 or (self._pool is None and len(hashes) < self.POOL_THRESHOLD):
             return [(h, embed_stored(self.embedder, self.store, h)) for h in hashes]
+        # One image per task: an embedding costs ~0.1 s, far above the IPC cost, and
+        # small tasks keep both cores busy until the last image.
+        return list(self._process_pool().map(_embed_in_worker, hashes))
+
+    def _process_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
                 max_workers=self.workers,
@@ -104,14 +192,13 @@ class EmbeddingService:
                 initializer=_init_worker,
                 initargs=(self._make(), str(self.store.root)),
             )
-        # One image per task: an embedding costs ~0.1 s, far above the IPC cost, and
-        # small tasks keep both cores busy until the last image.
-        return list(self._pool.map(_embed_in_worker, hashes))
+        return self._pool
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = None
+        for executor in (self._pool, self._thread):
+            if executor is not None:
+                executor.shutdown(cancel_futures=True)
+        self._pool = self._thread = None
 
 
 # -- FSS ------------------------------------------------------------------------------------

@@ -1,15 +1,19 @@
 """The score stage over stored images: identity scores (FSS_k) and the judge's answers of
 edited sessions, computed at the same time; and, once every session is scored, the judge's
-reliability checks (anchors, agreement with human labels), before anything is aggregated."""
+reliability checks (anchors, agreement with human labels), before anything is aggregated.
+
+The engine scores each session as soon as its edits are done (:meth:`ScoreStage.score_one`),
+while other sessions are being edited; each embedding and judge answer is committed as it
+completes."""
 
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
 from faceedit_bench.execution.budget import BudgetReached
+from faceedit_bench.execution.busy_clock import BusyClock
 from faceedit_bench.records import Edited, Outcome, SessionResult
 from faceedit_bench.scoring.identity import EmbeddingService, image_hashes, score_session, unscored_session
 from faceedit_bench.scoring.judge.agreement import judge_human_agreement
@@ -31,28 +35,33 @@ class ScoreStage:
         self.ledger, self.store, self.human_labels, self.seed = ledger, store, human_labels, seed
         self.wall_s = 0.0  # wall time spent embedding and judging (overlaps the edit stage)
         self.stopped: str | None = None  # set when the budget stopped the judge
+        self._busy = BusyClock()
 
     async def score(self, edited: list[Edited], *, stopped: bool = False) -> list[SessionResult]:
-        """Identity scores and judge answers of edited sessions. The judge asks about sessions
-        whose every step was edited, and nothing once the run has stopped."""
-        if not edited:
-            return []
-        started = time.perf_counter()
-        outputs = [s.output_hash for _, _, states in edited for s in states if s.output_hash and self.identity]
-        judgeable = [i for i, (_, session, states) in enumerate(edited)
-                     if len(states) == len(session.steps) and all(s.outcome is Outcome.OK for s in states)]
-        embeddings, judged = await asyncio.gather(
-            self.embeddings.aget(outputs),
-            self._judge([(image_hashes(edited[i][0], edited[i][2]), edited[i][1], judge_context(edited[i][0].face, edited[i][2]))
-                         for i in judgeable], stopped))
-        results = [score_session(e, embeddings, self.similarity) if self.identity else unscored_session(e)
-                   for e in edited]
-        for i, judgment in zip(judgeable, judged):
-            results[i].judged = judgment
-        self.wall_s += time.perf_counter() - started
-        return results
+        """Identity scores and judge answers of edited sessions, in their order."""
+        return list(await asyncio.gather(*(self.score_one(e, stopped=stopped) for e in edited)))
 
-    async def _judge(self, sessions: list[tuple[tuple[str, ...], Any]], stopped: bool) -> list[Any]:
+    async def score_one(self, edited: Edited, *, stopped: bool = False) -> SessionResult:
+        """Identity scores and judge answers of one edited session. The judge asks about a
+        session whose every step was edited, and nothing once the run has stopped."""
+        face, session, states = edited
+        with self._busy:
+            try:
+                outputs = [s.output_hash for s in states if s.output_hash] if self.identity else []
+                judgeable = len(states) == len(session.steps) and all(s.outcome is Outcome.OK for s in states)
+                asked = [(image_hashes(face, states), session, judge_context(face.face, states))] if judgeable else []
+                embeddings, judged = await asyncio.gather(self._embed(outputs), self._judge(asked, stopped))
+            finally:
+                self.wall_s = self._busy.total_s
+        result = score_session(edited, embeddings, self.similarity) if self.identity else unscored_session(edited)
+        if judged:
+            result.judged = judged[0]
+        return result
+
+    async def _embed(self, hashes: list[str]) -> dict[str, Any]:
+        return await self.embeddings.aget(hashes) if hashes else {}
+
+    async def _judge(self, sessions: list[tuple[Any, ...]], stopped: bool) -> list[Any]:
         if self.judge_scorer is None or stopped or self.stopped or not sessions:
             return []
         try:

@@ -3,10 +3,16 @@
 Rows are keyed by content-derived identities (see :mod:`faceedit_bench.keys`), so the
 ledger is shared safely by runs, resumed runs and concurrent processes (WAL mode).
 Everything reported is recomputed from these rows.
+
+Edits, judge answers and embeddings are written as they complete and committed together
+in small time windows (:data:`COMMIT_WINDOW_S`, and on :meth:`Ledger.flush` / close): a
+killed run loses at most that window's work, and the disk sees one transaction per window
+instead of one per row. Rows not yet committed are read back from memory.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import time
@@ -20,6 +26,14 @@ import numpy as np
 from faceedit_bench.records import FaceEmbedding, JudgeAnswer, Outcome
 from faceedit_bench.storage.atomic import create_empty
 from faceedit_bench.storage.locks import directory_lock
+
+#: Finished rows wait at most this long (while the run goes on) before they are committed.
+COMMIT_WINDOW_S = 0.25
+
+#: Columns added since the first ledgers: (table, column, SQL type). Added in place on open.
+MIGRATIONS = (("edits", "latency_s", "REAL"),)
+EDIT_COLUMNS = ("edit_key", "editor_fp", "face_id", "session_id", "k", "instruction", "input_hash", "output_hash",
+                "outcome", "reason", "usage", "duration_s", "created_at", "latency_s")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS edits (
@@ -35,7 +49,8 @@ CREATE TABLE IF NOT EXISTS edits (
     reason TEXT NOT NULL,
     usage TEXT NOT NULL,
     duration_s REAL NOT NULL,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    latency_s REAL
 );
 CREATE TABLE IF NOT EXISTS components (
     fingerprint TEXT PRIMARY KEY,
@@ -80,7 +95,8 @@ class EditRow:
     output_hash: str | None
     reason: str
     usage: dict[str, Any]
-    duration_s: float
+    duration_s: float  # from the step's start to its answer: queue, rate-limit and backoff waits included
+    latency_s: float | None = None  # the provider's answer time alone (the last attempt); None before it was kept
 
 
 class Ledger:
@@ -96,9 +112,54 @@ class Ledger:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(SCHEMA)
+            self._migrate()  # under the lock: two processes never add the same column
+        self._pending: list[tuple[str, list[tuple[Any, ...]]]] = []  # (statement, rows) not yet committed
+        self._pending_edits: dict[str, EditRow] = {}
+        self._pending_judgments: dict[str, JudgeAnswer] = {}
+        self._pending_embeddings: dict[tuple[str, str], FaceEmbedding] = {}
+        self._first_pending_at: float | None = None
+
+    def _migrate(self) -> None:
+        for table, column, kind in MIGRATIONS:
+            columns = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            if column not in columns:
+                self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     def close(self) -> None:
+        self.flush()
         self._db.close()
+
+    # -- commits in time windows ---------------------------------------------------------
+
+    def _queue(self, statement: str, row: tuple[Any, ...]) -> None:
+        if self._pending and self._pending[-1][0] == statement:
+            self._pending[-1][1].append(row)
+        else:
+            self._pending.append((statement, [row]))
+        now = time.monotonic()
+        if self._first_pending_at is None:
+            self._first_pending_at = now
+        elif now - self._first_pending_at >= COMMIT_WINDOW_S:
+            self.flush()
+
+    def flush(self) -> None:
+        """Commit every row written so far, in one transaction."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        with self._db:
+            self._db.execute("BEGIN")
+            for statement, rows in pending:
+                self._db.executemany(statement, rows)
+        self._pending_edits.clear()
+        self._pending_judgments.clear()
+        self._pending_embeddings.clear()
+        self._first_pending_at = None
+
+    def flush_due(self) -> None:
+        """Commit when the oldest uncommitted row has waited a window (called by a run's clock)."""
+        if self._first_pending_at is not None and time.monotonic() - self._first_pending_at >= COMMIT_WINDOW_S:
+            self.flush()
 
     # -- components: what each fingerprint in the rows below stands for ------------------
 
@@ -109,25 +170,30 @@ class Ledger:
     # -- edits ---------------------------------------------------------------------------
 
     def get_edit(self, edit_key: str) -> EditRow | None:
+        if edit_key in self._pending_edits:
+            return self._pending_edits[edit_key]
         row = self._db.execute(
-            "SELECT outcome, output_hash, reason, usage, duration_s FROM edits WHERE edit_key = ?", (edit_key,)
-        ).fetchone()
+            "SELECT outcome, output_hash, reason, usage, duration_s, latency_s FROM edits WHERE edit_key = ?",
+            (edit_key,)).fetchone()
         if row is None:
             return None
-        return EditRow(edit_key, Outcome(row[0]), row[1], row[2], json.loads(row[3]), row[4])
+        return EditRow(edit_key, Outcome(row[0]), row[1], row[2], json.loads(row[3]), row[4], row[5])
 
     def put_edit(self, edit_key: str, *, editor_fp: str, face_id: str, session_id: str, k: int,
                  instruction: str, input_hash: str, row: EditRow) -> None:
-        self._db.execute(
-            "INSERT OR REPLACE INTO edits VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        self._pending_edits[edit_key] = row
+        self._queue(
+            f"INSERT OR REPLACE INTO edits ({','.join(EDIT_COLUMNS)}) VALUES ({','.join('?' * len(EDIT_COLUMNS))})",
             (edit_key, editor_fp, face_id, session_id, k, instruction, input_hash, row.output_hash,
              row.outcome.value, row.reason, json.dumps(row.usage, sort_keys=True, default=str),
-             row.duration_s, time.time()),
+             row.duration_s, time.time(), row.latency_s),
         )
 
     # -- judge answers -------------------------------------------------------------------
 
     def get_judgment(self, key: str) -> JudgeAnswer | None:
+        if key in self._pending_judgments:
+            return self._pending_judgments[key]
         row = self._db.execute(
             "SELECT outcome, value, raw, reason, usage, template, template_hash FROM judgments "
             "WHERE judgment_key = ?", (key,)).fetchone()
@@ -137,7 +203,8 @@ class Ledger:
         return JudgeAnswer(Outcome(row[0]), value, row[2], row[3], json.loads(row[4]), row[5], row[6], resumed=True)
 
     def put_judgment(self, key: str, *, judge_fp: str, image_hashes: list[str], answer: JudgeAnswer) -> None:
-        self._db.execute(
+        self._pending_judgments[key] = dataclasses.replace(answer, resumed=True)
+        self._queue(
             "INSERT OR REPLACE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (key, judge_fp, answer.template, answer.template_hash, json.dumps(image_hashes), answer.outcome.value,
              None if answer.value is None else json.dumps(answer.value, sort_keys=True), answer.raw, answer.reason,
@@ -159,6 +226,10 @@ class Ledger:
     def get_embeddings(self, embedder_fp: str, hashes: Iterable[str]) -> dict[str, FaceEmbedding]:
         hashes = list(hashes)
         found: dict[str, FaceEmbedding] = {}
+        if self._pending_embeddings:
+            found = {h: self._pending_embeddings[(embedder_fp, h)] for h in hashes
+                     if (embedder_fp, h) in self._pending_embeddings}
+            hashes = [h for h in hashes if h not in found]
         for start in range(0, len(hashes), 500):
             chunk = hashes[start:start + 500]
             marks = ",".join("?" * len(chunk))
@@ -173,11 +244,8 @@ class Ledger:
         return found
 
     def put_embeddings(self, embedder_fp: str, items: Iterable[tuple[str, FaceEmbedding]]) -> None:
-        rows = [
-            (embedder_fp, h, e.outcome.value, e.reason, e.n_faces,
-             None if e.vector is None else np.asarray(e.vector, dtype=np.float32).tobytes(), time.time())
-            for h, e in items
-        ]
-        with self._db:
-            self._db.execute("BEGIN")
-            self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?,?,?,?,?,?,?)", rows)
+        for h, e in items:
+            self._pending_embeddings[(embedder_fp, h)] = e
+            self._queue("INSERT OR REPLACE INTO embeddings VALUES (?,?,?,?,?,?,?)",
+                        (embedder_fp, h, e.outcome.value, e.reason, e.n_faces,
+                         None if e.vector is None else np.asarray(e.vector, dtype=np.float32).tobytes(), time.time()))

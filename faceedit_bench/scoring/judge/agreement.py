@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.records import Outcome
@@ -76,6 +75,7 @@ async def judge_human_agreement(service: JudgeService, store: Any, path: Path, s
     all_matches = [m for v in matches.values() for m in v]
     rho = None
     if len(judge_sc) >= 3 and np.ptp(judge_sc) > 0 and np.ptp(human_sc) > 0:
+        from scipy import stats  # imported here: scipy.stats takes seconds to import
         rho = float(stats.spearmanr(judge_sc, human_sc).statistic)
     return {
         "labels": str(path),

@@ -141,7 +141,8 @@ class JudgeService:
         self._in_flight[key] = future
         try:
             # Upright 8-bit pixels, as the embedder sees them: an API may ignore EXIF orientation.
-            images = tuple(plain_image(self.store.get(h), label=f"image {h[:12]}") for h in image_hashes)
+            # Decoded in a worker thread: the event loop goes on making calls meanwhile.
+            images = await asyncio.to_thread(self._images, image_hashes)
             answer = await self._ask(template, prompt, images, seed, fields)
             self.ledger.put_judgment(key, judge_fp=self.judge_fp, image_hashes=list(image_hashes), answer=answer)
             self._used[key] = answer.usage.get("cost_usd")
@@ -153,6 +154,9 @@ class JudgeService:
             raise
         finally:
             self._in_flight.pop(key, None)
+
+    def _images(self, image_hashes: Sequence[str]) -> tuple[bytes, ...]:
+        return tuple(plain_image(self.store.get(h), label=f"image {h[:12]}") for h in image_hashes)
 
     async def _ask(self, template: PromptTemplate, prompt: str, images: tuple[bytes, ...], seed: int,
                    fields: dict[str, str] | None = None) -> JudgeAnswer:
