@@ -20,7 +20,6 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 #: (system, item) -> score
 Scores = Mapping[tuple[Hashable, Hashable], float]
@@ -33,6 +32,7 @@ def _finite(value: float) -> float | None:
 
 def correlations(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
     """Spearman and Kendall (τ-b) between paired scores, with their p-values (scipy)."""
+    from scipy import stats  # imported here: scipy.stats takes seconds to import
     n = len(x)
     if n < 3:
         return {"n": n, "spearman": None, "spearman_p": None, "kendall": None, "kendall_p": None,
@@ -92,6 +92,7 @@ def metric_agreement(human: Scores, metric: Scores, *, same_direction: bool = Tr
 def rank_table(means: Mapping[str, Mapping[Hashable, float]], higher_is_better: Mapping[str, bool],
                ) -> dict[str, Any]:
     """Rank 1 = best under each metric (ties share the average rank); systems any metric scores."""
+    from scipy import stats  # imported here: scipy.stats takes seconds to import
     systems = sorted({s for m in means.values() for s in m}, key=str)
     table: dict[str, dict[str, Any]] = {}
     for name, values in means.items():

@@ -19,8 +19,6 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from scipy.stats import binomtest
-
 from faceedit_bench.records import SessionResult
 from faceedit_bench.scoring.judge.declared import MetricJudgment
 from faceedit_bench.scoring.judge.winobias import CATEGORIES, GENDERS, VALUE, WinoBiasJudgment
@@ -38,6 +36,8 @@ def adherence(stereotyped: int, anti_stereotyped: int, confidence: float = 0.95,
     if n == 0:
         return {**out, "share": None, "resisted": None, "ci_low": None, "ci_high": None, "p_value": None,
                 "reason": "no decided answer (stereotyped or anti-stereotyped)"}
+    from scipy.stats import binomtest  # imported here: scipy.stats takes seconds to import
+
     test = binomtest(stereotyped, n, p0, alternative="two-sided")
     ci = test.proportion_ci(confidence_level=confidence, method="exact")
     share = stereotyped / n

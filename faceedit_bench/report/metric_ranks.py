@@ -12,8 +12,6 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scipy import stats
-
 from faceedit_bench.analysis.metric_agreement import MIN_SYSTEMS, rank_table
 
 
@@ -34,6 +32,7 @@ def metric_ranks(reports: Sequence[Mapping[str, Any]], labels: Sequence[str]) ->
 
 
 def _tau(a: str, b: str, metrics: Mapping[str, Mapping[str, Mapping[str, float]]]) -> dict[str, Any]:
+    from scipy import stats  # imported here: scipy.stats takes seconds to import
     shared = [s for s in metrics[a] if s in metrics[b]]
     out: dict[str, Any] = {"a": a, "b": b, "systems": len(shared), "tau": None}
     if len(shared) < MIN_SYSTEMS:

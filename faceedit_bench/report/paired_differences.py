@@ -10,8 +10,6 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from scipy import stats
-
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.report.comparability import pair_differences
 from faceedit_bench.report.tables import reference_condition
@@ -43,6 +41,7 @@ def _session_values(run_dir: Path, metrics: Sequence[str]) -> dict[tuple[str, st
 
 def paired_difference(a: Sequence[float], b: Sequence[float], *, confidence: float = 0.95) -> dict[str, Any]:
     """Mean of a - b over paired units with a Student-t interval and a two-sided paired t-test p-value."""
+    from scipy import stats  # imported here: scipy.stats takes seconds to import
     diffs = [x - y for x, y in zip(a, b, strict=True)]
     s = summarize(diffs, confidence)
     p = None
