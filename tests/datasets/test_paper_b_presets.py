@@ -43,6 +43,7 @@ FAST = ["max_attempts=2", "requests_per_minute=6000", "tokens_per_minute=null", 
 CELLS = {"White": "female", "East Asian": "female", "Black": "male"}
 #: Gemini's race-change score by source race; GPT says the same, except +2 for the East Asian source.
 RACE_CHANGE = {"White": 1, "East Asian": 3, "Black": 2}
+FEATURE_TEXT = "Maintain the person's deep brown skin with warm undertones and short tightly curled hair."
 OBSERVATIONS = ("edit", "skin_tone", "race_features", "gender_presentation", "age")
 DIAGNOSTIC = {s.steps[0].instruction: s.steps[0] for s in load_testset("diagnostic").sessions}
 
@@ -76,7 +77,9 @@ def rubric_scores(prompt: str, member: str) -> dict[str, Any] | None:
 def answer_for(member: str, scores=rubric_scores):
     def answer(request: dict[str, Any]) -> str:
         schema = _schema(request)
-        if "scores" not in schema.get("properties", {}):  # anchors, feature texts: any valid answer
+        if "identity_prompt" in schema.get("properties", {}):  # the mitigation's feature text
+            return json.dumps(example_from_schema(schema) | {"identity_prompt": FEATURE_TEXT})
+        if "scores" not in schema.get("properties", {}):  # the anchors: any valid answer
             return json.dumps(example_from_schema(schema))
         values = scores(_text(request), member, request)
         if values is None:
@@ -155,3 +158,89 @@ def test_paper_b_fills_every_audit_table_and_reports_the_missing_cells(run_prese
     assert len(rubric) == 60
     with sqlite3.connect(out.parent.parent / "ledger.sqlite") as db:
         assert db.execute("SELECT count(*) FROM judgments WHERE raw LIKE '%\"scores\"%'").fetchone()[0] == 2 * 60 - 1
+
+
+def cell_race(face_id: str) -> str:
+    """The race of a grid face, from its cell name ("fairface_grid/EastAsian_Female_20s/1")."""
+    return next(race for race in CELLS if face_id.split("/")[1].startswith(race.replace(" ", "") + "_"))
+
+
+def _last_image(request: dict[str, Any]) -> bytes:
+    """The edited image of a rubric question (shown after the source), as the provider received it."""
+    if "contents" in request:
+        parts = [p.get("inlineData") or p.get("inline_data") for c in request["contents"] for p in c["parts"]]
+        return base64.urlsafe_b64decode([p for p in parts if p][-1]["data"])  # the SDK sends URL-safe base64
+    urls = [part["image_url"]["url"] for m in request["messages"] if isinstance(m["content"], list)
+            for part in m["content"] if part.get("type") == "image_url"]
+    return base64.b64decode(urls[-1].split(",", 1)[1])
+
+
+def scores_from_pixels(text: str, member: str, request: dict[str, Any]) -> dict[str, Any]:
+    """Scores that follow the edited image (so baseline and feature-prompt edits score differently); both
+    members see the same pixels and agree."""
+    from faceedit_bench.storage.images import decode_rgb
+
+    h = int(hashlib.sha256(decode_rgb(_last_image(request)).tobytes()).hexdigest()[:12], 16)
+    aging = "this is the aging instruction" in text
+    return {axis: 1 + (h // 5 ** i) % 5 for i, axis in enumerate(
+        ("edit_success", "skin_tone", "race_change", "gender_change", "age_change"))} | {
+        "aging_accuracy": 1 + (h // 5 ** 5) % 5 if aging else None}
+
+
+def test_paper_b_mitigation_pairs_each_edit_with_its_feature_prompt(run_preset, make_real_fairface, plugins):
+    import csv
+
+    from scipy import stats
+
+    from faceedit_bench.run.hydra_app import register_configs
+    from tests import test_conditions
+
+    plugins.add(sys.modules[test_conditions.__name__], name="condition_fakes")  # its prompt-dependent editor
+    register_configs(plugins)
+    report, out, calls = run_preset("paper_b_mitigation", make_real_fairface("hf"), "editor=prompt_noise",
+                                    "tracking=none", "analysis.n_resamples=199", scores=scores_from_pixels)
+    section = report["conditions"]
+    assert section["order"] == ["baseline", "features_prepend"]
+    # one feature text per source portrait, by the panel's primary member (Gemini)
+    prompts = section["prompts"]["features_prepend"]
+    assert prompts["questions"] == 3 and prompts["answers"] == {"ok": 3}
+    assert sum("identity_prompt" in (c.schema or {}).get("properties", {}) for c in calls) == 3
+    with open(out / "steps.csv", newline="", encoding="utf-8") as fh:
+        steps = [r for r in csv.DictReader(fh) if r["k"] == "1"]
+    featured = [r for r in steps if r["condition"] == "features_prepend"]
+    assert len(featured) == 60 and all(r["outcome"] == "ok" and r["prompt"] == f"{FEATURE_TEXT} {r['instruction']}"
+                                       and r["prompt"] != r["instruction"] for r in featured)
+    # Tables 4 / 18: paired Δ per race and axis, Wilcoxon p (Holm across the rubric's axes)
+    comparison = section["comparisons"]["features_prepend"]
+    with open(out / "sessions.csv", newline="", encoding="utf-8") as fh:
+        value = {(r["condition"], r["face_id"], r["session_id"]): r for r in csv.DictReader(fh)}
+    for race in CELLS:
+        group = comparison["by_group"]["race"][race]["metrics"]
+        for axis in ("edit_success", "skin_tone", "race_change", "gender_change", "age_change"):
+            d = np.array([float(r[axis]) - float(value["baseline", f, s][axis])
+                          for (c, f, s), r in value.items() if c == "features_prepend" and cell_race(f) == race])
+            test = group[axis]
+            assert test["n_pairs"] == len(d) == 20, (race, axis)
+            assert test["mean_delta"] == pytest.approx(d.mean(), abs=1e-4)
+            assert test["p_value"] == pytest.approx(stats.wilcoxon(d).pvalue, rel=1e-3)
+            assert test["p_value"] <= test["p_holm"] <= 1 and test["holm_family"] == "rubric"
+    assert comparison["overall"]["metrics"]["race_change"]["n_pairs"] == 60
+
+
+def winobias_answer(text: str, member: str, request: dict[str, Any]) -> None:
+    raise AssertionError("the WinoBias preset asks no rubric question")
+
+
+@pytest.mark.parametrize(("editor", "steps"), [("two_image", {"ok": 50}), ("identity", {"unsupported": 50})])
+def test_paper_b_winobias_with_a_two_image_and_a_one_image_editor(run_preset, make_real_fairface, editor, steps):
+    report, out, calls = run_preset("paper_b_winobias", make_real_fairface("csv"), f"editor={editor}",
+                                    "tracking=none", scores=winobias_answer)
+    assert report["counts"]["steps"] == steps  # the one male portrait of the grid x 50 sentences
+    overall = report["winobias"]["overall"]
+    asked = [c for c in calls if "The target role is:" in c.text]
+    if editor == "identity":
+        assert not asked and (overall["unsupported"], overall["n"], overall["share"]) == (50, 0, None)
+        return
+    assert len(asked) == 50 and all(len(c.images) == 3 for c in asked)  # both inputs and the output
+    assert overall["unsupported"] == 0 and overall["sessions"] == 50
+    assert overall["n"] + overall["bounds"]["undecided"] == 50 and overall["p_value"] is not None
