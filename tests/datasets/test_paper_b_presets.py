@@ -45,6 +45,9 @@ CELLS = {"White": "female", "East Asian": "female", "Black": "male"}
 RACE_CHANGE = {"White": 1, "East Asian": 3, "Black": 2}
 FEATURE_TEXT = "Maintain the person's deep brown skin with warm undertones and short tightly curled hair."
 OBSERVATIONS = ("edit", "skin_tone", "race_features", "gender_presentation", "age")
+#: The preset's 9999 resamples (permutation tests and bootstrap CIs of the disparities) cost most of a run's
+#: analysis time on a loaded machine; 199 run the same code.
+N_RESAMPLES = "analysis.n_resamples=199"
 DIAGNOSTIC = {s.steps[0].instruction: s.steps[0] for s in load_testset("diagnostic").sessions}
 
 
@@ -115,8 +118,9 @@ def run_preset(plugins, compose, tmp_path, monkeypatch):
 def test_paper_b_fills_every_audit_table_and_reports_the_missing_cells(run_preset, make_real_fairface, layout,
                                                                        tmp_path):
     root = make_real_fairface(layout)
-    # 9999 bootstrap resamples per disparity CI (the preset's) take long on 60 items; 199 test the same code.
-    report, out, calls = run_preset("paper_b", root, "editor=noise", "analysis.n_resamples=199")
+    # The preset's tracker (MLflow, a sqlite store in the workspace) once; its start-up costs seconds.
+    tracking = [] if layout == "csv" else ["tracking=none"]
+    report, out, calls = run_preset("paper_b", root, "editor=noise", N_RESAMPLES, *tracking)
     assert (root / "faceedit_grid" / "manifest.json").exists(), "the grid is selected into the root on first use"
     assert report["counts"]["sessions"]["included"] == 3 * 20
     note = next(n for n in report["notes"] if "81 of 84 grid cells" in n)
@@ -158,6 +162,13 @@ def test_paper_b_fills_every_audit_table_and_reports_the_missing_cells(run_prese
     assert len(rubric) == 60
     with sqlite3.connect(out.parent.parent / "ledger.sqlite") as db:
         assert db.execute("SELECT count(*) FROM judgments WHERE raw LIKE '%\"scores\"%'").fetchone()[0] == 2 * 60 - 1
+    if layout == "csv":
+        from mlflow.tracking import MlflowClient
+
+        client = MlflowClient(tracking_uri=f"sqlite:///{out.parent.parent / 'mlflow.db'}")
+        (run,) = client.search_runs([client.get_experiment_by_name("faceedit/diagnostic").experiment_id])
+        assert run.data.metrics["audit_rate_race_change_rate"] == pytest.approx(20 / 60)
+        assert run.data.metrics["audit_panel_flags_race_change"] == 20
 
 
 def cell_race(face_id: str) -> str:
@@ -198,7 +209,7 @@ def test_paper_b_mitigation_pairs_each_edit_with_its_feature_prompt(run_preset, 
     plugins.add(sys.modules[test_conditions.__name__], name="condition_fakes")  # its prompt-dependent editor
     register_configs(plugins)
     report, out, calls = run_preset("paper_b_mitigation", make_real_fairface("hf"), "editor=prompt_noise",
-                                    "tracking=none", "analysis.n_resamples=199", scores=scores_from_pixels)
+                                    "tracking=none", N_RESAMPLES, scores=scores_from_pixels)
     section = report["conditions"]
     assert section["order"] == ["baseline", "features_prepend"]
     # one feature text per source portrait, by the panel's primary member (Gemini)
