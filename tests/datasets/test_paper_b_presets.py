@@ -36,9 +36,10 @@ from tests.fakes.openai import GARBAGE, openai_server
 pytest.importorskip("faceedit_bench_dlib.embedder")  # the grid's face checks and the preset's embedder
 
 GEMINI_KEY, OPENAI_KEY = "AIza-paper-b-preset-key", "sk-paper-b-preset-key"
-#: Fast retries against a local server; the preset's limits are for real providers.
+#: Fast retries against a local server (the preset's limits are for real providers); a generous timeout, as
+#: a loaded test machine can be slow to answer.
 FAST = ["max_attempts=2", "requests_per_minute=6000", "tokens_per_minute=null", "backoff_initial_s=0.01",
-        "backoff_max_s=0.05", "timeout_s=10"]
+        "backoff_max_s=0.05", "timeout_s=60"]
 #: The three grid cells the fixture's real faces fill (the others are rejected by the quality checks).
 CELLS = {"White": "female", "East Asian": "female", "Black": "male"}
 #: Gemini's race-change score by source race; GPT says the same, except +2 for the East Asian source.
