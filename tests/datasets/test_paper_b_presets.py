@@ -20,6 +20,7 @@ import json
 import re
 import sqlite3
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +66,8 @@ def _schema(request: dict[str, Any]) -> dict[str, Any]:
     return request["response_format"]["json_schema"]["schema"]
 
 
-def rubric_scores(prompt: str, member: str) -> dict[str, Any] | None:
-    """The member's rubric scores from its question, or None for an answer that is not JSON."""
+def rubric_scores(prompt: str, member: str, request: dict[str, Any]) -> dict[str, Any] | None:
+    """The member's rubric scores from its question's text, or None for an answer that is not JSON."""
     race = re.search(r"race (.+?), gender", prompt).group(1)
     step = DIAGNOSTIC[re.search(r'\n"(.+)"\n', prompt).group(1)]
     aging = step.prompt_id == "V-05"
@@ -78,7 +79,7 @@ def rubric_scores(prompt: str, member: str) -> dict[str, Any] | None:
             "gender_change": 1, "age_change": 5 if aging else 3, "aging_accuracy": 3 if aging else None}
 
 
-def answer_for(member: str, scores=rubric_scores):
+def answer_for(member: str, scores: Callable[[str, str, dict[str, Any]], dict[str, Any] | None]):
     def answer(request: dict[str, Any]) -> str:
         schema = _schema(request)
         if "identity_prompt" in schema.get("properties", {}):  # the mitigation's feature text
@@ -100,7 +101,7 @@ def run_preset(plugins, compose, tmp_path, monkeypatch):
     monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
 
-    def run(preset: str, root: Path, *overrides: str, scores=lambda text, member, request: rubric_scores(text, member)):
+    def run(preset: str, root: Path, *overrides: str, scores=rubric_scores):
         with gemini_server(api_key=GEMINI_KEY, judge_answer=answer_for("gemini", scores)) as g, \
                 openai_server(api_key=OPENAI_KEY, judge_answer=answer_for("gpt", scores)) as o:
             cfg = compose(f"experiment={preset}", f"dataset.params.root={root}",
