@@ -1,0 +1,259 @@
+"""Paper (b)'s presets run as a user runs them (METHODOLOGY §4): ``experiment=paper_b``,
+``experiment=paper_b_mitigation`` and ``experiment=paper_b_winobias`` on a FairFace root of real faces in
+each published layout (its grid selected on first use, 81 of 84 cells missing), judged by the preset's
+panel through the real google-genai and openai SDKs against their fake servers.
+
+Each test overrides only what a test must: the dataset root, the members' base URLs (API keys in the
+environment), a fast editor, the workspace, and where noted the tracker and the bootstrap size.
+
+The fake judges answer the rubric from the question (the source's race and the instruction), so the
+numbers below follow from the panel rule: GPT agrees with Gemini within one point except on race change
+for the East Asian source (3 vs 5: flagged, Gemini's kept), and GPT's answers on the aging prompt for
+the Black source are not JSON (re-asked, then a failed secondary: Gemini alone).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import sqlite3
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from faceedit_bench.report.summary import format_summary
+from faceedit_bench.run.experiment import build_experiment, run_experiment
+from faceedit_bench.testsets import load_testset
+from tests.fakes.answers import example_from_schema
+from tests.fakes.gemini import gemini_server
+from tests.fakes.openai import GARBAGE, openai_server
+
+pytest.importorskip("faceedit_bench_dlib.embedder")  # the grid's face checks and the preset's embedder
+
+GEMINI_KEY, OPENAI_KEY = "AIza-paper-b-preset-key", "sk-paper-b-preset-key"
+#: Fast retries against a local server (the preset's limits are for real providers); a generous timeout, as
+#: a loaded test machine can be slow to answer.
+FAST = ["max_attempts=2", "requests_per_minute=6000", "tokens_per_minute=null", "backoff_initial_s=0.01",
+        "backoff_max_s=0.05", "timeout_s=60"]
+#: The three grid cells the fixture's real faces fill (the others are rejected by the quality checks).
+CELLS = {"White": "female", "East Asian": "female", "Black": "male"}
+#: Gemini's race-change score by source race; GPT says the same, except +2 for the East Asian source.
+RACE_CHANGE = {"White": 1, "East Asian": 3, "Black": 2}
+FEATURE_TEXT = "Maintain the person's deep brown skin with warm undertones and short tightly curled hair."
+OBSERVATIONS = ("edit", "skin_tone", "race_features", "gender_presentation", "age")
+#: The preset's 9999 resamples (permutation tests and bootstrap CIs of the disparities) cost most of a run's
+#: analysis time on a loaded machine; 199 run the same code.
+N_RESAMPLES = "analysis.n_resamples=199"
+DIAGNOSTIC = {s.steps[0].instruction: s.steps[0] for s in load_testset("diagnostic").sessions}
+
+
+def _text(request: dict[str, Any]) -> str:
+    if "contents" in request:  # Gemini
+        return "\n".join(p.get("text", "") for c in request["contents"] for p in c.get("parts", []))
+    return "\n".join(part.get("text", "") for m in request["messages"] if isinstance(m["content"], list)
+                     for part in m["content"])
+
+
+def _schema(request: dict[str, Any]) -> dict[str, Any]:
+    if "contents" in request:
+        return request["generationConfig"].get("responseJsonSchema") or {}
+    return request["response_format"]["json_schema"]["schema"]
+
+
+def rubric_scores(prompt: str, member: str, request: dict[str, Any]) -> dict[str, Any] | None:
+    """The member's rubric scores from its question's text, or None for an answer that is not JSON."""
+    race = re.search(r"race (.+?), gender", prompt).group(1)
+    step = DIAGNOSTIC[re.search(r'\n"(.+)"\n', prompt).group(1)]
+    aging = step.prompt_id == "V-05"
+    if member == "gpt" and aging and race == "Black":
+        return None
+    vulnerability = step.prompt_category.startswith("Vulnerability")
+    return {"edit_success": 2 if vulnerability else 5, "skin_tone": 3 if race == "White" else 4,
+            "race_change": RACE_CHANGE[race] + (2 if member == "gpt" and race == "East Asian" else 0),
+            "gender_change": 1, "age_change": 5 if aging else 3, "aging_accuracy": 3 if aging else None}
+
+
+def answer_for(member: str, scores: Callable[[str, str, dict[str, Any]], dict[str, Any] | None]):
+    def answer(request: dict[str, Any]) -> str:
+        schema = _schema(request)
+        if "identity_prompt" in schema.get("properties", {}):  # the mitigation's feature text
+            return json.dumps(example_from_schema(schema) | {"identity_prompt": FEATURE_TEXT})
+        if "scores" not in schema.get("properties", {}):  # the anchors: any valid answer
+            return json.dumps(example_from_schema(schema))
+        values = scores(_text(request), member, request)
+        if values is None:
+            return GARBAGE
+        observations = {k: f"{member} saw {k}" for k in OBSERVATIONS}
+        return json.dumps({"observations": observations, "scores": values, "evidence_summary": member})
+
+    return answer
+
+
+@pytest.fixture
+def run_preset(plugins, compose, tmp_path, monkeypatch):
+    """Runs a preset with the fake servers behind its panel; returns (report, output folder, Gemini calls)."""
+    monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+
+    def run(preset: str, root: Path, *overrides: str, scores=rubric_scores):
+        with gemini_server(api_key=GEMINI_KEY, judge_answer=answer_for("gemini", scores)) as g, \
+                openai_server(api_key=OPENAI_KEY, judge_answer=answer_for("gpt", scores)) as o:
+            cfg = compose(f"experiment={preset}", f"dataset.params.root={root}",
+                          f"judge.params.members.gemini.params.base_url={g.url}",
+                          f"judge.params.members.gpt.params.base_url={o.url}/v1",
+                          *[f"judge.params.members.{m}.params.limits.{s}" for m in ("gemini", "gpt") for s in FAST],
+                          *overrides)
+            exp = build_experiment(cfg, plugins)
+            report = run_experiment(exp, plugins)
+            return report, exp.info.output_dir, g.gemini_calls
+
+    return run
+
+
+@pytest.mark.parametrize("layout", ["csv", "hf"])
+def test_paper_b_fills_every_audit_table_and_reports_the_missing_cells(run_preset, make_real_fairface, layout,
+                                                                       tmp_path):
+    root = make_real_fairface(layout)
+    # The preset's tracker (MLflow, a sqlite store in the workspace) once; its start-up costs seconds.
+    tracking = [] if layout == "csv" else ["tracking=none"]
+    report, out, calls = run_preset("paper_b", root, "editor=noise", N_RESAMPLES, *tracking)
+    assert (root / "faceedit_grid" / "manifest.json").exists(), "the grid is selected into the root on first use"
+    assert report["counts"]["sessions"]["included"] == 3 * 20
+    note = next(n for n in report["notes"] if "81 of 84 grid cells" in n)
+    assert "the audit runs on the other 3 cells" in note
+    assert "NOTE (fairface_grid): 81 of 84" in format_summary(report, out.parent.parent)
+
+    audit = report["audit"]
+    # 60 edits; GPT's Black V-05 answers fail, Gemini's stand alone
+    assert audit["items"] == 60 and audit["scored"] == 60
+    assert audit["panel"]["status"] == {"agreed": 39, "disagreed": 20, "secondary_failed": 1}
+    assert audit["panel"]["flags"]["race_change"] == 20 and audit["panel"]["flags"]["skin_tone"] == 0
+    east_asian = audit["groups"]["race"]["labels"]["East Asian"]
+    assert east_asian["axes"]["race_change"]["mean"] == 3  # Gemini's 3, not the mean of 3 and 5
+    # Table 3 / Table 16: means and rates with CIs
+    vulnerable = sum(s.prompt_category.startswith("Vulnerability") for s in DIAGNOSTIC.values())
+    assert audit["axes"]["edit_success"]["mean"] == pytest.approx((2 * vulnerable + 5 * (20 - vulnerable)) / 20)
+    assert audit["rates"]["soft_erasure_rate"]["rate"] == pytest.approx(vulnerable / 20)
+    assert audit["rates"]["race_change_rate"]["rate"] == pytest.approx(20 / 60)
+    assert audit["rates"]["skin_lightening_rate"]["rate"] == pytest.approx(40 / 60)
+    for name, r in audit["rates"].items():
+        assert r["ci_low"] <= r["rate"] <= r["ci_high"], name
+    # Table 17: per race, gender and age bin; disparities; Kruskal-Wallis; Mann-Whitney White vs the rest
+    race = audit["groups"]["race"]
+    assert set(race["labels"]) == set(CELLS) and all(race["labels"][r]["n"] == 20 for r in CELLS)
+    assert set(audit["groups"]["gender"]["labels"]) == {"male", "female"}
+    assert set(audit["groups"]["age_bin"]["labels"]) == {"20-29", "30-39", "40-49"}
+    assert audit["disparity"]["race_change_rate"]["max_minus_min_pp"] == pytest.approx(100.0)
+    assert race["tests"]["race_change"]["kruskal"]["p_value"] < 0.05
+    assert audit["one_vs_rest"]["race=White"]["race_change"]["p_value"] < 0.05
+    # per prompt category and subcategory; aging accuracy on V-05 only
+    assert set(audit["prompts"]["category"]) == {"Occupational", "Vulnerability"}
+    assert audit["prompts"]["subcategory"]["Vulnerability/Aging"]["n"] == 3 * 2
+    assert audit["aging"]["summary"]["n"] == 3
+    # hard refusals per group beside soft erasure
+    assert all(race["labels"][r]["hard_refusal_rate"]["rate"] == 0 for r in CELLS)
+    assert all(e["source_hash"] and e["output_hash"] for ex in audit["examples"].values() for e in ex)
+
+    rubric = [c for c in calls if "scores" in (c.schema or {}).get("properties", {})]
+    assert len(rubric) == 60
+    with sqlite3.connect(out.parent.parent / "ledger.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM judgments WHERE raw LIKE '%\"scores\"%'").fetchone()[0] == 2 * 60 - 1
+    if layout == "csv":
+        from mlflow.tracking import MlflowClient
+
+        client = MlflowClient(tracking_uri=f"sqlite:///{out.parent.parent / 'mlflow.db'}")
+        (run,) = client.search_runs([client.get_experiment_by_name("faceedit/diagnostic").experiment_id])
+        assert run.data.metrics["audit_rate_race_change_rate"] == pytest.approx(20 / 60)
+        assert run.data.metrics["audit_panel_flags_race_change"] == 20
+
+
+def cell_race(face_id: str) -> str:
+    """The race of a grid face, from its cell name ("fairface_grid/EastAsian_Female_20s/1")."""
+    return next(race for race in CELLS if face_id.split("/")[1].startswith(race.replace(" ", "") + "_"))
+
+
+def _last_image(request: dict[str, Any]) -> bytes:
+    """The edited image of a rubric question (shown after the source), as the provider received it."""
+    if "contents" in request:
+        parts = [p.get("inlineData") or p.get("inline_data") for c in request["contents"] for p in c["parts"]]
+        return base64.urlsafe_b64decode([p for p in parts if p][-1]["data"])  # the SDK sends URL-safe base64
+    urls = [part["image_url"]["url"] for m in request["messages"] if isinstance(m["content"], list)
+            for part in m["content"] if part.get("type") == "image_url"]
+    return base64.b64decode(urls[-1].split(",", 1)[1])
+
+
+def scores_from_pixels(text: str, member: str, request: dict[str, Any]) -> dict[str, Any]:
+    """Scores that follow the edited image (so baseline and feature-prompt edits score differently); both
+    members see the same pixels and agree."""
+    from faceedit_bench.storage.images import decode_rgb
+
+    h = int(hashlib.sha256(decode_rgb(_last_image(request)).tobytes()).hexdigest()[:12], 16)
+    aging = "this is the aging instruction" in text
+    return {axis: 1 + (h // 5 ** i) % 5 for i, axis in enumerate(
+        ("edit_success", "skin_tone", "race_change", "gender_change", "age_change"))} | {
+        "aging_accuracy": 1 + (h // 5 ** 5) % 5 if aging else None}
+
+
+def test_paper_b_mitigation_pairs_each_edit_with_its_feature_prompt(run_preset, make_real_fairface, plugins):
+    import csv
+
+    from scipy import stats
+
+    from faceedit_bench.run.hydra_app import register_configs
+    from tests import test_conditions
+
+    plugins.add(sys.modules[test_conditions.__name__], name="condition_fakes")  # its prompt-dependent editor
+    register_configs(plugins)
+    report, out, calls = run_preset("paper_b_mitigation", make_real_fairface("hf"), "editor=prompt_noise",
+                                    "tracking=none", N_RESAMPLES, scores=scores_from_pixels)
+    section = report["conditions"]
+    assert section["order"] == ["baseline", "features_prepend"]
+    # one feature text per source portrait, by the panel's primary member (Gemini)
+    prompts = section["prompts"]["features_prepend"]
+    assert prompts["questions"] == 3 and prompts["answers"] == {"ok": 3}
+    assert sum("identity_prompt" in (c.schema or {}).get("properties", {}) for c in calls) == 3
+    with open(out / "steps.csv", newline="", encoding="utf-8") as fh:
+        steps = [r for r in csv.DictReader(fh) if r["k"] == "1"]
+    featured = [r for r in steps if r["condition"] == "features_prepend"]
+    assert len(featured) == 60 and all(r["outcome"] == "ok" and r["prompt"] == f"{FEATURE_TEXT} {r['instruction']}"
+                                       and r["prompt"] != r["instruction"] for r in featured)
+    # Tables 4 / 18: paired Δ per race and axis, Wilcoxon p (Holm across the rubric's axes)
+    comparison = section["comparisons"]["features_prepend"]
+    with open(out / "sessions.csv", newline="", encoding="utf-8") as fh:
+        value = {(r["condition"], r["face_id"], r["session_id"]): r for r in csv.DictReader(fh)}
+    for race in CELLS:
+        group = comparison["by_group"]["race"][race]["metrics"]
+        for axis in ("edit_success", "skin_tone", "race_change", "gender_change", "age_change"):
+            d = np.array([float(r[axis]) - float(value["baseline", f, s][axis])
+                          for (c, f, s), r in value.items() if c == "features_prepend" and cell_race(f) == race])
+            test = group[axis]
+            assert test["n_pairs"] == len(d) == 20, (race, axis)
+            assert test["mean_delta"] == pytest.approx(d.mean(), abs=1e-4)
+            assert test["p_value"] == pytest.approx(stats.wilcoxon(d).pvalue, rel=1e-3)
+            assert test["p_value"] <= test["p_holm"] <= 1 and test["holm_family"] == "rubric"
+    assert comparison["overall"]["metrics"]["race_change"]["n_pairs"] == 60
+
+
+def winobias_answer(text: str, member: str, request: dict[str, Any]) -> None:
+    raise AssertionError("the WinoBias preset asks no rubric question")
+
+
+@pytest.mark.parametrize(("editor", "steps"), [("two_image", {"ok": 50}), ("identity", {"unsupported": 50})])
+def test_paper_b_winobias_with_a_two_image_and_a_one_image_editor(run_preset, make_real_fairface, editor, steps):
+    report, out, calls = run_preset("paper_b_winobias", make_real_fairface("csv"), f"editor={editor}",
+                                    "tracking=none", scores=winobias_answer)
+    assert report["counts"]["steps"] == steps  # the one male portrait of the grid x 50 sentences
+    overall = report["winobias"]["overall"]
+    asked = [c for c in calls if "The target role is:" in c.text]
+    if editor == "identity":
+        assert not asked and (overall["unsupported"], overall["n"], overall["share"]) == (50, 0, None)
+        return
+    assert len(asked) == 50 and all(len(c.images) == 3 for c in asked)  # both inputs and the output
+    assert overall["unsupported"] == 0 and overall["sessions"] == 50
+    assert overall["n"] + overall["bounds"]["undecided"] == 50 and overall["p_value"] is not None
