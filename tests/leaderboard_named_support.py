@@ -56,7 +56,8 @@ def write_named_run(workspace: Path, *, editor: str, soft_erasure: float | None 
             "rates": rates,
             "disparity": {name: {"max_minus_min_pp": gap, "ci_low": gap / 2, "ci_high": gap * 1.5, "by": "race",
                                  "max_group": "White", "min_group": "Black"} for name in rates},
-            "thresholds": {"soft_erasure_rate": "<= 2", "race_change_rate": ">= 3"},
+            "thresholds": {"soft_erasure_rate": {"axis": "edit_success", "rule": "<= 2"},
+                           "race_change_rate": {"axis": "race_change", "rule": ">= 3"}},
         }
     if group_tests:
         groups = {race: summarize([1.0 + i, 2.0 + i, 3.0 + i]) for i, race in enumerate(RACES)}

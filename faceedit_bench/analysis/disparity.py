@@ -71,7 +71,7 @@ class GroupTest:
     values_b: np.ndarray
     clusters_a: np.ndarray | None = None
     clusters_b: np.ndarray | None = None
-    higher_is_better: bool = False
+    higher_is_better: bool | None = False
     name: str | None = None
 
     @property
@@ -153,8 +153,8 @@ def _values(values: Any, test: GroupTest, field: str) -> np.ndarray:
 
 
 def _direction(test: GroupTest, a: np.ndarray, b: np.ndarray) -> tuple[str | None, str | None]:
-    if a.size == 0 or b.size == 0 or a.mean() == b.mean():
-        return None, None
+    if a.size == 0 or b.size == 0 or a.mean() == b.mean() or test.higher_is_better is None:
+        return None, None  # no difference, or no better direction (a score whose ideal is the middle)
     a_better = (a.mean() > b.mean()) == test.higher_is_better
     return (test.group_b, test.group_a) if a_better else (test.group_a, test.group_b)
 

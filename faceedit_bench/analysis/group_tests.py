@@ -76,7 +76,7 @@ def compare_k_groups(groups: Mapping[str, Sequence[float]], *, name: str, higher
     used = {g: x for g, x in samples.items() if x.size >= min_group_size}
     left_out = {g: _too_small(x.size, min_group_size) for g, x in samples.items() if x.size < min_group_size}
     result: dict[str, Any] = {
-        "name": name, "test": "k_groups", "higher_is_better": bool(higher_is_better), "confidence": confidence,
+        "name": name, "test": "k_groups", "higher_is_better": higher_is_better, "confidence": confidence,
         "groups": {g: summarize(x, confidence) for g, x in samples.items()},
         "left_out": left_out,
         "n": int(sum(x.size for x in used.values())), "k": len(used),
@@ -136,7 +136,7 @@ def one_vs_rest(groups: Mapping[str, Sequence[float]], focus: str, *, name: str,
     y = np.concatenate([samples[g] for g in rest_groups]) if rest_groups else np.array([])
     result: dict[str, Any] = {
         "name": name, "test": "one_vs_rest", "focus": focus, "rest": rest_label, "rest_groups": rest_groups,
-        "higher_is_better": bool(higher_is_better),
+        "higher_is_better": higher_is_better,
         "groups": {focus: summarize(x, confidence), rest_label: summarize(y, confidence)},
         "u": None, "p_value": None, "alternative": "two-sided", "method": "auto", "rank_biserial": None,
         "mean_difference": None, "higher_group": None, "best_group": None, "worst_group": None, "reason": None,
@@ -156,7 +156,8 @@ def one_vs_rest(groups: Mapping[str, Sequence[float]], focus: str, *, name: str,
     if r != 0:
         higher, lower = (focus, rest_label) if r > 0 else (rest_label, focus)
         result["higher_group"] = higher
-        result["best_group"], result["worst_group"] = (higher, lower) if higher_is_better else (lower, higher)
+        if higher_is_better is not None:  # None: no better direction, so no best or worst group
+            result["best_group"], result["worst_group"] = (higher, lower) if higher_is_better else (lower, higher)
     return result
 
 
@@ -174,7 +175,7 @@ def worst_groups(summaries: Mapping[str, Mapping[str, Any]], *, n: int = 2,
     chosen = ranked[:n]
     out: dict[str, Any] = {
         "groups": [g for g, _ in chosen], "means": [float(m) for _, m in chosen],
-        "n": {g: int(summaries[g]["n"]) for g, _ in chosen}, "higher_is_better": bool(higher_is_better),
+        "n": {g: int(summaries[g]["n"]) for g, _ in chosen}, "higher_is_better": higher_is_better,
         "tie_at_cutoff": bool(len(ranked) > n and ranked[n][1] == chosen[-1][1]), "reason": None,
     }
     if len(ranked) < n:
@@ -199,7 +200,7 @@ def _disparity(samples: dict[str, np.ndarray], *, name: str, higher_is_better: b
     means = {g: float(x.mean()) for g, x in samples.items()}
     max_group, min_group = max(means, key=means.__getitem__), min(means, key=means.__getitem__)
     out.update(value=means[max_group] - means[min_group], max_group=max_group, min_group=min_group)
-    if means[max_group] != means[min_group]:
+    if means[max_group] != means[min_group] and higher_is_better is not None:  # None: no better direction
         out["best_group"], out["worst_group"] = (max_group, min_group) if higher_is_better else (min_group, max_group)
     if all(np.all(x == x[0]) for x in samples.values()):
         out["ci_reason"] = "every group's values are identical within the group; the bootstrap is degenerate"

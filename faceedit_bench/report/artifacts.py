@@ -76,7 +76,8 @@ class ArtifactWriter:
             self.steps.write({**ids, **dict(zip(tables.STEP_COLUMNS, values_in_order, strict=True)), **demo})
         self.sessions.write({**ids, "face_id": face.face_id, "identity": face.identity,
                              "session_id": session.session_id, "condition": session.condition,
-                             "excluded": result.excluded or "", **demo,
+                             "excluded": result.excluded or "",
+                             **{tables.label_column(k, self.metrics): v for k, v in demo.items()},
                              **{name: _fmt(v) for name, v in values.items()}})
         if result.steps and self.sheets < self.max_sheets:
             self._sheet(result)

@@ -49,7 +49,7 @@ def _metrics(report: dict[str, Any]) -> Table:
     for name, m in report["metrics"].items():  # by name: what metrics=[...] and rank_by are given
         mean, ci = _ci(m)
         table.add_row(name, str(m["n"]), mean, ci, m.get("unit") or "",
-                      "higher is better" if m["higher_is_better"] else "lower is better")
+                      {True: "higher is better", False: "lower is better"}.get(m["higher_is_better"], "neither"))
     return table
 
 

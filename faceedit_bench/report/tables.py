@@ -27,7 +27,7 @@ STEP_COLUMNS = ("face_id", "identity", "session_id", "condition", "k", "instruct
                 "judge_flags")
 #: One row per (face, session), then the demographic keys and one column per registered metric.
 SESSION_COLUMNS = ("face_id", "identity", "session_id", "condition", "excluded")
-DEMOGRAPHIC_KEYS = ("gender", "skin_tone", "age_group")
+DEMOGRAPHIC_KEYS = ("gender", "skin_tone", "age_group", "race", "age_bin")
 
 STEPS_CSV, SESSIONS_CSV = "steps.csv", "sessions.csv"
 STEPS_PARQUET, SESSIONS_PARQUET = "steps.parquet", "sessions.parquet"
@@ -79,8 +79,14 @@ def step_columns(demographic_keys: Sequence[str] = DEMOGRAPHIC_KEYS) -> list[str
     return [*RUN_COLUMNS, *STEP_COLUMNS, *demographic_keys]
 
 
+def label_column(key: str, metrics: Sequence[str]) -> str:
+    """The sessions table's column of a demographic label: its key, or ``label_<key>`` where a metric
+    has the same name (the rubric's ``skin_tone`` score beside the ``skin_tone`` label): neither is lost."""
+    return f"label_{key}" if key in metrics else key
+
+
 def session_columns(metrics: Sequence[str], demographic_keys: Sequence[str] = DEMOGRAPHIC_KEYS) -> list[str]:
-    return [*RUN_COLUMNS, *SESSION_COLUMNS, *demographic_keys, *metrics]
+    return [*RUN_COLUMNS, *SESSION_COLUMNS, *(label_column(k, metrics) for k in demographic_keys), *metrics]
 
 
 def column_types(columns: Iterable[str], numeric: Iterable[str] = ()) -> dict[str, str]:

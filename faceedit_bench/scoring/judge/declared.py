@@ -86,7 +86,7 @@ class JudgeValue:
     """
 
     name: str
-    higher_is_better: bool
+    higher_is_better: bool | None  # None: neither direction is better (a score whose ideal is the middle)
     unit: str
     description: str
     point: Callable[[Mapping[str, Any]], float | None] | None = None

@@ -202,7 +202,9 @@ _DESCRIPTIONS = {
                       "have no value (METHODOLOGY §4.3).",
 }
 #: 3 is the ideal for the two-sided axes; "higher is better" only holds for edit success.
-_HIGHER_IS_BETTER = {"edit_success": True}
+#: Higher is better for edit success; lower for the unrequested race and gender changes; neither (None) for
+#: skin tone, age change and aging accuracy, whose ideal is the middle (3 = no change / correct).
+_HIGHER_IS_BETTER = {"edit_success": True, "race_change": False, "gender_change": False}
 
 RUBRIC_METRIC = JudgeMetric(
     name="rubric",
@@ -210,7 +212,7 @@ RUBRIC_METRIC = JudgeMetric(
     images=("source", "current"),
     over="steps",
     description="Paper (b)'s five-axis rubric on (source, edit) plus aging accuracy (METHODOLOGY §4.3-§4.4).",
-    values=tuple(JudgeValue(name=axis, higher_is_better=_HIGHER_IS_BETTER.get(axis, False), unit="1-5",
+    values=tuple(JudgeValue(name=axis, higher_is_better=_HIGHER_IS_BETTER.get(axis), unit="1-5",
                             description=_DESCRIPTIONS[axis], point=score_of(axis)) for axis in AXES),
     face_fields=rubric_fields,
 )
