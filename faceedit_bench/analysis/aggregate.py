@@ -19,6 +19,7 @@ from faceedit_bench.analysis.audit import audit_rules, audit_section
 from faceedit_bench.analysis.audit_items import RUBRIC, AuditCollector
 from faceedit_bench.analysis.compact import Codes, SessionRows, series
 from faceedit_bench.analysis.disparity import GroupTest, compare_groups
+from faceedit_bench.analysis.free_memory import release_free_memory
 from faceedit_bench.analysis.group_report import group_statistics
 from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores, registered_measures
 from faceedit_bench.analysis.statistics import summarize
@@ -194,9 +195,12 @@ class Aggregator:
                     clusters_b=self.identity_codes.sortable(identities_b),
                     higher_is_better=m.higher_is_better,
                 ))
-        return compare_groups(tests, n_resamples=self.analysis.n_resamples, seed=self.analysis.seed,
-                              threshold=self.analysis.wd_threshold, alpha=self.analysis.alpha,
-                              confidence=self.confidence)
+        results = compare_groups(tests, n_resamples=self.analysis.n_resamples, seed=self.analysis.seed,
+                                 threshold=self.analysis.wd_threshold, alpha=self.analysis.alpha,
+                                 confidence=self.confidence)
+        del tests
+        release_free_memory()  # the tests' sorted pools: their pages go back before the next section
+        return results
 
     def sections(self) -> dict[str, Any]:
         included = self.included
@@ -267,4 +271,5 @@ class Aggregator:
             if self.panel is not None:
                 sections["counts"]["judge_members"] = self.panel_tally.member_counts()
                 sections["judge_panel"] = self.panel_tally.section(self.panel.describe())
+        release_free_memory()  # before the tables are converted (another allocator's memory)
         return sections
