@@ -173,6 +173,10 @@ class Aggregator:
         kept = selected & ~np.isnan(values)
         return values[kept], self.rows.identities()[kept]
 
+    def metric_values(self, metric: str) -> np.ndarray:
+        """The defined values of ``metric`` over all included sessions, in session order."""
+        return self._values(metric, self._selected())[0]
+
     def _trajectory(self, selected: np.ndarray) -> list[dict[str, Any]]:
         """FSS_k summaries of ``selected`` sessions, for every k one of them reaches."""
         points = (self.rows.trajectory_at(k, selected) for k in range(self.rows.trajectory_length()))
@@ -232,7 +236,7 @@ class Aggregator:
                     "label": m.label or m.name,
                     "bounds": list(m.bounds) if m.bounds is not None else None,
                     "requires": sorted(m.requires),
-                    **summarize(self._values(m.name, everyone)[0], self.confidence),
+                    **summarize(self.metric_values(m.name), self.confidence),
                     "undefined_sessions": self.undefined[m.name],
                 }
                 for m in self.metrics
