@@ -158,3 +158,19 @@ def test_tables_convert_to_parquet_slice_by_slice_as_one_stream_would(tmp_path, 
     assert sliced.equals(tables.read_csv_table(tmp_path / "steps.csv", types))
     assert pq.ParquetFile(tmp_path / "steps.parquet").metadata.num_row_groups == 4
     assert sliced.column("prompt")[3].as_py() == 'line one, "3"\nline two' and sliced.column("fss")[4].as_py() is None
+
+
+def test_large_tests_run_one_at_a_time_by_default_with_the_same_results(monkeypatch):
+    from faceedit_bench.analysis import disparity
+
+    tests = [clustered(20, 300, seed=s) for s in range(3)]
+    tests = [GroupTest(**{**t.__dict__, "name": f"t{i}"}) for i, t in enumerate(tests)]
+    threaded = compare_groups(tests, n_resamples=199, workers=2)
+    monkeypatch.setattr(disparity, "SESSIONS_IN_FLIGHT", 400)  # less than two of these tests
+
+    def no_threads(*args, **kwargs):
+        raise AssertionError("tests over the budget must run one at a time")
+
+    monkeypatch.setattr(disparity, "ThreadPoolExecutor", no_threads)
+    monkeypatch.setattr(disparity.os, "cpu_count", lambda: 4)
+    assert compare_groups(tests, n_resamples=199) == threaded
