@@ -118,3 +118,59 @@ def test_identity_codes_sort_as_their_names():
     assert numbers == [0, 1, 2, 0, 3]
     ranks = codes.sortable(numbers)
     assert list(np.unique(ranks, return_inverse=True)[1]) == list(np.unique(np.array(names), return_inverse=True)[1])
+
+
+def test_group_trajectories_are_selected_from_the_rows_in_session_order():
+    rows = SessionRows()
+    trajectories = [(0.9, 0.8, 0.7), (0.95,), (0.6, 0.5), ()]
+    for i, trajectory in enumerate(trajectories):
+        rows.append(({"gender": "male" if i % 2 else "female"}, {"drop_fss": float(i)}), identity=10 + i,
+                    trajectory=trajectory)
+    assert rows.trajectory_length() == 3
+    assert rows.trajectory_at(0).tolist() == [0.9, 0.95, 0.6]
+    assert rows.trajectory_at(1).tolist() == [0.8, 0.5]  # only the sessions that reach k = 1
+    female = rows.codes("gender")[0] == rows.label_code("gender", "female")
+    assert rows.trajectory_at(0, female).tolist() == [0.9, 0.6]
+    assert rows.trajectory_at(2, female).tolist() == [0.7]
+    assert rows.trajectory_at(1, ~female).size == 0
+    assert rows.identities().tolist() == [10, 11, 12, 13]
+    assert rows.label_code("gender", "other") is None and rows.label_code("race", "x") is None
+
+
+def test_tables_convert_to_parquet_slice_by_slice_as_one_stream_would(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    from faceedit_bench.report import tables
+
+    monkeypatch.setattr(tables, "ROWS_PER_BATCH", 3)  # several slices from a few rows
+    columns = ["k", "fss", "prompt", "resumed"]
+    types = tables.column_types(columns)
+    writer = tables.TableWriter(tmp_path / "steps.csv", columns, types)
+    for i in range(10):
+        # quoted newlines, commas and quotes must not cut a row in two; empty numbers are nulls
+        writer.write({"k": i, "fss": "" if i == 4 else f"{i / 7:.6g}",
+                      "prompt": f'line one, "{i}"\nline two' if i % 3 == 0 else "", "resumed": i % 2 == 0})
+    assert len(writer._cuts) == 4
+    writer.commit()
+    sliced = pq.read_table(tmp_path / "steps.parquet")
+    tables.csv_to_parquet(tmp_path / "steps.csv", tmp_path / "streamed.parquet", types)
+    assert sliced.equals(pq.read_table(tmp_path / "streamed.parquet"))
+    assert sliced.equals(tables.read_csv_table(tmp_path / "steps.csv", types))
+    assert pq.ParquetFile(tmp_path / "steps.parquet").metadata.num_row_groups == 4
+    assert sliced.column("prompt")[3].as_py() == 'line one, "3"\nline two' and sliced.column("fss")[4].as_py() is None
+
+
+def test_large_tests_run_one_at_a_time_by_default_with_the_same_results(monkeypatch):
+    from faceedit_bench.analysis import disparity
+
+    tests = [clustered(20, 300, seed=s) for s in range(3)]
+    tests = [GroupTest(**{**t.__dict__, "name": f"t{i}"}) for i, t in enumerate(tests)]
+    threaded = compare_groups(tests, n_resamples=199, workers=2)
+    monkeypatch.setattr(disparity, "SESSIONS_IN_FLIGHT", 400)  # less than two of these tests
+
+    def no_threads(*args, **kwargs):
+        raise AssertionError("tests over the budget must run one at a time")
+
+    monkeypatch.setattr(disparity, "ThreadPoolExecutor", no_threads)
+    monkeypatch.setattr(disparity.os, "cpu_count", lambda: 4)
+    assert compare_groups(tests, n_resamples=199) == threaded

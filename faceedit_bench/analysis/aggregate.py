@@ -1,13 +1,14 @@
 """From session results to test-set and per-group statistics.
 
-Only the per-session metric values are kept, compactly (:mod:`faceedit_bench.analysis.compact`:
-a few bytes per session); images and step details are written out as they stream past.
+Only the per-session metric values, labels, identity and FSS trajectory are kept, once and
+compactly (:mod:`faceedit_bench.analysis.compact`: a few bytes per session); the run-wide and
+per-group series the report summarises are selected from them when it is built. Images and step
+details are written out as they stream past.
 """
 
 from __future__ import annotations
 
 import math
-from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -18,6 +19,7 @@ from faceedit_bench.analysis.audit import audit_rules, audit_section
 from faceedit_bench.analysis.audit_items import RUBRIC, AuditCollector
 from faceedit_bench.analysis.compact import Codes, SessionRows, series
 from faceedit_bench.analysis.disparity import GroupTest, compare_groups
+from faceedit_bench.analysis.free_memory import release_free_memory
 from faceedit_bench.analysis.group_report import group_statistics
 from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores, registered_measures
 from faceedit_bench.analysis.statistics import summarize
@@ -43,13 +45,12 @@ def at(steps: list[Any], k: int) -> Any:
 
 
 class _Group:
+    """A group's counts; its values come from the aggregator's rows (:meth:`Aggregator._selected`)."""
+
     def __init__(self) -> None:
         self.included = 0
         self.excluded: Counter[str] = Counter()
         self.steps: Counter[str] = Counter()
-        self.values: dict[str, Any] = defaultdict(series)
-        self.identities: dict[str, Any] = defaultdict(lambda: array("q"))  # identity codes
-        self.trajectory: list[Any] = []  # FSS_k, included sessions
 
 
 class Aggregator:
@@ -69,9 +70,7 @@ class Aggregator:
         self.sessions_excluded: Counter[str] = Counter()
         self.steps: Counter[str] = Counter()
         self.edited_without_face = 0
-        self.values: dict[str, Any] = defaultdict(series)
         self.undefined: Counter[str] = Counter()
-        self.trajectory: list[list[float]] = []  # k -> FSS_k of included sessions (K is the test set's)
         # Per-step values of the step metrics (SC_k x 100 ...): value name -> k-1 -> values.
         self.judge_trajectory: dict[str, list[list[float]]] = {
             v.name: []
@@ -114,8 +113,6 @@ class Aggregator:
             oer = judged.oer if judged else None
             scores = SessionScores(fss=fss, sc=judged.sc_steps if judged else None,
                                    oer=oer.oer if oer is not None else None, judge=judged.values if judged else {})
-            for k, value in enumerate(fss):
-                at(self.trajectory, k).append(value)
             if judged is not None:
                 self._add_judged(judged)
             for metric in self.metrics:
@@ -125,8 +122,6 @@ class Aggregator:
                 values[metric.name] = value
                 if value is None:
                     self.undefined[metric.name] += 1
-                else:
-                    self.values[metric.name].append(value)
         else:
             self.sessions_excluded[result.excluded or "unscored"] += 1
         self._add_to_groups(result, values)
@@ -150,8 +145,8 @@ class Aggregator:
 
     def _add_to_groups(self, result: SessionResult, values: dict[str, float | None]) -> None:
         if result.excluded is None:
-            self.rows.append(({k: v for k, v in result.face.demographics.items() if k not in NOT_GROUPS}, values))
-        identity = self.identity_codes(result.face.identity)
+            self.rows.append(({k: v for k, v in result.face.demographics.items() if k not in NOT_GROUPS}, values),
+                             identity=self.identity_codes(result.face.identity), trajectory=result.fss or ())
         for key, label in result.face.demographics.items():
             if label is None or key in NOT_GROUPS:
                 continue
@@ -160,16 +155,33 @@ class Aggregator:
                 group.steps[state.outcome.value] += 1
             if result.excluded is None:
                 group.included += 1
-                for k, value in enumerate(result.fss or ()):
-                    at(group.trajectory, k).append(value)
-                for name, value in values.items():
-                    if value is not None:
-                        group.values[name].append(value)
-                        group.identities[name].append(identity)
             else:
                 group.excluded[result.excluded] += 1
 
-    # -- report sections -------------------------------------------------------------------
+    # -- report sections: series selected from the rows, in session order ---------------------
+
+    def _selected(self, attribute: str | None = None, label: str | None = None) -> np.ndarray:
+        """The included sessions of group ``attribute`` = ``label`` (all included sessions without one)."""
+        if attribute is None:
+            return np.ones(len(self.rows), dtype=bool)
+        code = self.rows.label_code(attribute, label)
+        return np.zeros(len(self.rows), dtype=bool) if code is None else self.rows.codes(attribute)[0] == code
+
+    def _values(self, metric: str, selected: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The defined values of ``metric`` among ``selected`` sessions, and those sessions' identity codes."""
+        values = self.rows.values(metric)
+        kept = selected & ~np.isnan(values)
+        return values[kept], self.rows.identities()[kept]
+
+    def metric_values(self, metric: str) -> np.ndarray:
+        """The defined values of ``metric`` over all included sessions, in session order."""
+        return self._values(metric, self._selected())[0]
+
+    def _trajectory(self, selected: np.ndarray) -> list[dict[str, Any]]:
+        """FSS_k summaries of ``selected`` sessions, for every k one of them reaches."""
+        points = (self.rows.trajectory_at(k, selected) for k in range(self.rows.trajectory_length()))
+        return [{"k": k, **summarize(v, self.confidence)} for k, v in enumerate(points) if v.size]
+
 
     def disparity(self) -> list[dict[str, Any]]:
         """WD, permutation p-values and bias flags per metric x contrast (METHODOLOGY §7)."""
@@ -177,22 +189,27 @@ class Aggregator:
         for contrast, labels in self.analysis.contrasts.items():
             if len(labels) != 2 or contrast not in self.groups:
                 continue
-            a, b = (self.groups[contrast].get(label, _Group()) for label in labels)
+            a, b = (self._selected(contrast, label) for label in labels)
             for m in self.metrics:
+                (values_a, identities_a), (values_b, identities_b) = self._values(m.name, a), self._values(m.name, b)
                 tests.append(GroupTest(
                     metric=m.name, contrast=contrast, group_a=labels[0], group_b=labels[1],
-                    values_a=np.asarray(a.values[m.name], dtype=float), values_b=np.asarray(b.values[m.name], dtype=float),
-                    clusters_a=self.identity_codes.sortable(a.identities[m.name]),
-                    clusters_b=self.identity_codes.sortable(b.identities[m.name]),
+                    values_a=values_a, values_b=values_b,
+                    clusters_a=self.identity_codes.sortable(identities_a),
+                    clusters_b=self.identity_codes.sortable(identities_b),
                     higher_is_better=m.higher_is_better,
                 ))
-        return compare_groups(tests, n_resamples=self.analysis.n_resamples, seed=self.analysis.seed,
-                              threshold=self.analysis.wd_threshold, alpha=self.analysis.alpha,
-                              confidence=self.confidence)
+        results = compare_groups(tests, n_resamples=self.analysis.n_resamples, seed=self.analysis.seed,
+                                 threshold=self.analysis.wd_threshold, alpha=self.analysis.alpha,
+                                 confidence=self.confidence)
+        del tests
+        release_free_memory()  # the tests' sorted pools: their pages go back before the next section
+        return results
 
     def sections(self) -> dict[str, Any]:
         included = self.included
         excluded = sum(self.sessions_excluded.values())
+        everyone = self._selected()
         sections: dict[str, Any] = {
             "counts": {
                 "faces": {
@@ -219,22 +236,22 @@ class Aggregator:
                     "label": m.label or m.name,
                     "bounds": list(m.bounds) if m.bounds is not None else None,
                     "requires": sorted(m.requires),
-                    **summarize(self.values[m.name], self.confidence),
+                    **summarize(self.metric_values(m.name), self.confidence),
                     "undefined_sessions": self.undefined[m.name],
                 }
                 for m in self.metrics
             },
             "trajectory": {
-                "fss": [{"k": k, **summarize(v, self.confidence)} for k, v in enumerate(self.trajectory)],
+                "fss": self._trajectory(everyone),
             },
             "groups": {
                 key: {
                     label: {
                         "sessions_included": g.included,
                         "sessions_excluded": dict(sorted(g.excluded.items())),
-                        "metrics": {m.name: summarize(g.values[m.name], self.confidence) for m in self.metrics},
-                        "trajectory": {"fss": [{"k": k, **summarize(v, self.confidence)}
-                                               for k, v in enumerate(g.trajectory)]},
+                        "metrics": {m.name: summarize(self._values(m.name, self._selected(key, label))[0],
+                                                      self.confidence) for m in self.metrics},
+                        "trajectory": {"fss": self._trajectory(self._selected(key, label))},
                     }
                     for label, g in sorted(labels.items())
                 }
@@ -258,4 +275,5 @@ class Aggregator:
             if self.panel is not None:
                 sections["counts"]["judge_members"] = self.panel_tally.member_counts()
                 sections["judge_panel"] = self.panel_tally.section(self.panel.describe())
+        release_free_memory()  # before the tables are converted (another allocator's memory)
         return sections

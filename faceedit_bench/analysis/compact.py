@@ -3,7 +3,9 @@
 A run keeps each included session's metric values, labels and identity until the report is
 built (the statistics need them all). As Python floats in lists and dicts per session that is a
 few hundred bytes per session; here it is 8 bytes per number (``array('d')``) and a small code per
-label or identity, so 100K sessions take a few MB.
+label or identity, so 100K sessions take a few MB. The per-group views the report needs (a
+group's values, identities and FSS trajectory) are selected from these columns when the report is
+built, never stored per group: memory does not grow with the number of groups either.
 """
 
 from __future__ import annotations
@@ -52,10 +54,18 @@ class SessionRows(Sequence):
         self._label_codes: dict[str, Codes] = {}
         self._values: dict[str, array] = {}  # metric -> value per session (NaN: undefined)
         self._present: dict[str, array] = {}  # metric -> 1 where the session reported the metric
+        self._identity = array("i")  # identity code per session (-1: none given)
+        self._fss = array("d")  # FSS_0..FSS_K of every session, one after another
+        self._fss_length = array("i")  # K + 1 per session (sessions of a test set may differ in length)
         self._n = 0
 
-    def append(self, row: tuple[Mapping[str, Any], Mapping[str, float | None]]) -> None:
+    def append(self, row: tuple[Mapping[str, Any], Mapping[str, float | None]], *, identity: int = -1,
+               trajectory: Sequence[float] = ()) -> None:
+        """One session's labels and metric values, its identity code and its FSS trajectory."""
         labels, values = row
+        self._identity.append(identity)
+        self._fss.extend(trajectory)
+        self._fss_length.append(len(trajectory))
         for key in labels.keys() - self._labels.keys():
             self._labels[key] = array("i", [-1] * self._n)
             self._label_codes[key] = Codes()
@@ -106,6 +116,28 @@ class SessionRows(Sequence):
         if metric not in self._values:
             return np.full(self._n, math.nan)
         return np.frombuffer(self._values[metric], dtype=np.float64)
+
+    def label_code(self, attribute: str, label: str) -> int | None:
+        """The code of ``label`` in ``attribute``'s column, None if no session has it."""
+        codes = self._label_codes.get(attribute)
+        return None if codes is None else codes._codes.get(label)
+
+    def identities(self) -> np.ndarray:
+        """Each session's identity code (-1: none given)."""
+        return np.frombuffer(self._identity, dtype=np.int32)
+
+    def trajectory_length(self) -> int:
+        """The longest trajectory's number of points (K + 1), 0 without any."""
+        return max(self._fss_length, default=0)
+
+    def trajectory_at(self, k: int, selected: np.ndarray | None = None) -> np.ndarray:
+        """FSS_k of the (``selected``) sessions whose trajectory reaches k, in session order."""
+        lengths = np.frombuffer(self._fss_length, dtype=np.int32)
+        reach = lengths > k
+        if selected is not None:
+            reach &= selected
+        starts = np.cumsum(lengths, dtype=np.int64) - lengths
+        return np.frombuffer(self._fss, dtype=np.float64)[starts[reach] + k]
 
     def _row(self, i: int) -> tuple[dict[str, str | None], dict[str, float | None]]:
         labels = {}

@@ -124,7 +124,7 @@ class ConditionResults:
                 "sessions": {"included": sum(1 for v in self.items[name].values() if v),
                              "excluded": dict(sorted(agg.sessions_excluded.items()))},
                 "steps": dict(sorted(agg.steps.items())),
-                "metrics": {m.name: {**summarize(agg.values[m.name], self.confidence),
+                "metrics": {m.name: {**summarize(agg.metric_values(m.name), self.confidence),
                                      "undefined_sessions": agg.undefined[m.name]} for m in metrics},
             }
         comparisons = {name: self.compare(name) for name in self.names if name != self.reference}

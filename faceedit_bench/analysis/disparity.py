@@ -53,6 +53,12 @@ import numpy as np
 from faceedit_bench.analysis.permutation import Pool, clustered_test, session_test
 from faceedit_bench.analysis.statistics import summarize
 
+#: The tests running at once hold at most about this many sessions together (a test holds about
+#: 130 bytes a session beyond its fixed buffers: the sorted pool, its sampling steps, the cluster
+#: of each session), so a run's memory does not grow with its sessions by running tests side by
+#: side: tests of more than half of it run one at a time. The default thread count only.
+SESSIONS_IN_FLIGHT = 65536
+
 
 @dataclass(frozen=True)
 class GroupTest:
@@ -93,7 +99,8 @@ def compare_groups(tests: Sequence[GroupTest], *, n_resamples: int = 9999, seed:
                    alpha: float = 0.05, confidence: float = 0.95, workers: int | None = None) -> list[dict[str, Any]]:
     """WD, permutation p-values, bias flags and group summaries, one JSON-ready dict per test, in order.
 
-    ``workers`` threads run tests in parallel (default: one per CPU); results do not depend on it.
+    ``workers`` threads run tests in parallel (default: one per CPU, fewer when the tests are large:
+    :data:`SESSIONS_IN_FLIGHT`); results do not depend on it.
     """
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
         raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
@@ -110,7 +117,10 @@ def compare_groups(tests: Sequence[GroupTest], *, n_resamples: int = 9999, seed:
         raise ValueError(f"test names must be unique within one call (they seed the tests); duplicated: "
                          f"{duplicates}. Give each GroupTest a distinct name=")
     settings = dict(n_resamples=n_resamples, seed=seed, threshold=threshold, alpha=alpha, confidence=confidence)
-    workers = max(1, min(len(tests), workers or os.cpu_count() or 1))
+    if workers is None:
+        largest = max((np.size(t.values_a) + np.size(t.values_b) for t in tests), default=1)
+        workers = min(os.cpu_count() or 1, SESSIONS_IN_FLIGHT // max(1, largest))
+    workers = max(1, min(len(tests), workers))
     if workers == 1:
         return [_compare(t, **settings) for t in tests]
     with ThreadPoolExecutor(max_workers=workers) as pool:  # numpy releases the GIL in the heavy loops

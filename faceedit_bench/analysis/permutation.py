@@ -121,9 +121,11 @@ def _sampled_session_wd(pool: Pool, steps: _SessionSteps, n_cols: int, rng: np.r
     wide = np.empty((BLOCK, cols), dtype=np.uint64)
     distance = np.empty((BLOCK, cols))
     row_views, uniform_views = list(rows), list(uniform)  # made once: the loop below is hot
-    hypergeometric, size, left = steps.hypergeometric.tolist(), steps.size.tolist(), steps.left.tolist()
-    for s in range(0, len(size), BLOCK):
-        block = slice(s, min(s + BLOCK, len(size)))
+    # the steps over long tie runs, by index: a set, not a list per step (memory grows with sessions)
+    hypergeometric = set(np.flatnonzero(steps.hypergeometric).tolist())
+    n_steps = steps.size.size
+    for s in range(0, n_steps, BLOCK):
+        block = slice(s, min(s + BLOCK, n_steps))
         p = block.stop - s
         # u = (32 random bits * left) >> 32 is uniform on [0, left) to within 2**-32 per value,
         # so u < rem happens with probability rem / left: the next session is in group A
@@ -134,9 +136,9 @@ def _sampled_session_wd(pool: Pool, steps: _SessionSteps, n_cols: int, rng: np.r
         prev = rem
         for j in range(p):
             out = row_views[j]
-            if hypergeometric[s + j]:
+            if s + j in hypergeometric:
                 good = prev.astype(np.int64)
-                drawn = rng.hypergeometric(good, left[s + j] - good, size[s + j])
+                drawn = rng.hypergeometric(good, int(steps.left[s + j]) - good, int(steps.size[s + j]))
                 drawn[0] = steps.obs_a[s + j]
                 np.subtract(prev, drawn, out=out, casting="unsafe")
             else:  # rem - (u < rem), branch-free: (u - rem) >> 31 is -1 when u < rem, else 0

@@ -9,6 +9,7 @@ long table (``faceedit-bench results``).
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,9 @@ DEMOGRAPHIC_KEYS = ("gender", "skin_tone", "age_group", "race", "age_bin")
 
 STEPS_CSV, SESSIONS_CSV = "steps.csv", "sessions.csv"
 STEPS_PARQUET, SESSIONS_PARQUET = "steps.parquet", "sessions.parquet"
+
+#: Rows per Parquet batch: the conversion holds one such slice of the CSV at a time.
+ROWS_PER_BATCH = 8192
 
 #: Arrow types of the columns that are not text; every other column is a string.
 _STEP_TYPES = {"k": "int64", "resumed": "bool", "faces_detected": "int64", "fss": "float64", "sc": "float64"}
@@ -106,10 +110,13 @@ class TableWriter:
         self._writer = csv.DictWriter(self._csv.fh, fieldnames=self.columns, restval="", extrasaction="raise")
         self._writer.writeheader()
         self._parquet: PendingFile | None = None
+        self._cuts: list[int] = []  # byte offsets where a batch of rows starts
         self.rows = 0
 
     def write(self, row: Mapping[str, Any]) -> None:
         """One row; a key outside the schema raises (a value must never be dropped silently)."""
+        if self.rows % ROWS_PER_BATCH == 0:
+            self._cuts.append(self._csv.fh.tell())
         self._writer.writerow(row)
         self.rows += 1
 
@@ -122,7 +129,7 @@ class TableWriter:
         if self._parquet is None:
             self._parquet = PendingFile(self.target.with_suffix(".parquet"), "wb")
             self._parquet.close()
-            csv_to_parquet(self._csv.tmp, self._parquet.tmp, self.types)
+            csv_to_parquet(self._csv.tmp, self._parquet.tmp, self.types, cuts=self._cuts)
 
     def commit(self) -> list[Path]:
         """Replace the CSV and Parquet files with the complete new ones."""
@@ -165,16 +172,42 @@ def _csv_options(source: Any, types: Mapping[str, str] | None) -> dict[str, Any]
                 null_values=[""], true_values=["True", "true"], false_values=["False", "false"])}
 
 
-def csv_to_parquet(source: Path | str, target: Path | str, types: Mapping[str, str] | None = None) -> None:
-    """The run table ``source`` as Parquet, converted batch by batch (the rows of :func:`read_csv_table`):
-    memory does not grow with the table."""
+def csv_to_parquet(source: Path | str, target: Path | str, types: Mapping[str, str] | None = None, *,
+                   cuts: Sequence[int] = ()) -> None:
+    """The run table ``source`` as Parquet, converted batch by batch (the rows of :func:`read_csv_table`).
+
+    ``cuts`` are byte offsets where rows start (the first one after the header), as the writer
+    recorded them: each slice between two cuts is parsed on its own, so memory is one slice's,
+    whatever the table's size. (pyarrow's streaming reader reads ahead, and held about as much
+    memory as the file's size.) Without cuts the file is streamed by pyarrow."""
+    import pyarrow as pa
     import pyarrow.csv as pcsv
     import pyarrow.parquet as pq
 
-    reader = pcsv.open_csv(str(source), **_csv_options(source, types))
-    with pq.ParquetWriter(str(target), reader.schema) as writer:
-        for batch in reader:
-            writer.write_batch(batch)
+    options = _csv_options(source, types)
+    if not cuts:
+        reader = pcsv.open_csv(str(source), **options)
+        with pq.ParquetWriter(str(target), reader.schema) as writer:
+            for batch in reader:
+                writer.write_batch(batch)
+        return
+    # One thread, and the pool's free memory handed back after each slice: otherwise the
+    # allocator's per-thread caches hold tens of MB more (measured, benchmarks/bench_memory.py).
+    options["read_options"] = pcsv.ReadOptions(use_threads=False)
+    with open(source, "rb") as fh:
+        header = fh.read(cuts[0])
+        writer = None
+        try:
+            for start, end in zip(cuts, [*cuts[1:], None]):
+                table = pcsv.read_csv(io.BytesIO(header + (fh.read() if end is None else fh.read(end - start))),
+                                      **options)
+                writer = writer or pq.ParquetWriter(str(target), table.schema)  # every column's type is given
+                writer.write_table(table)
+                del table
+                pa.default_memory_pool().release_unused()
+        finally:
+            if writer is not None:
+                writer.close()
 
 
 def _header(source: Any) -> list[str]:
