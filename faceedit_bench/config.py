@@ -383,3 +383,16 @@ def check_no_missing(cfg: Any) -> None:
         selected = f"{group}={name} " if isinstance(name, str) else ""
         lines.append(f"{key} (e.g. python -m faceedit_bench {selected}{key}={MISSING_EXAMPLES.get(key, '...')})")
     raise ConfigError(f"required setting{'s' if len(lines) > 1 else ''} not given: " + "; ".join(lines))
+
+
+def key_values(items: list[str], flag: str) -> dict[str, Any]:
+    """Command-line ``key=value`` pairs (``-p model=gpt-4o``), each value read as YAML."""
+    import yaml
+
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"{flag} {item!r}: write key=value, e.g. {flag} model=gpt-4o")
+        out[key] = yaml.safe_load(value)
+    return out

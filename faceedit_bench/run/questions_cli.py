@@ -17,21 +17,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from faceedit_bench.config import key_values
 from faceedit_bench.errors import FaceEditBenchError
 
 DESCRIPTION = (__doc__ or "").replace("``", "")
-
-
-def _params(items: list[str]) -> dict[str, Any]:
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise FaceEditBenchError(f"{item!r}: write key=value, e.g. -p model=gpt-4o")
-        out[key] = yaml.safe_load(value)
-    return out
 
 
 def _judge(name: str | None, params: list[str]) -> tuple[Any, str]:
@@ -40,8 +29,8 @@ def _judge(name: str | None, params: list[str]) -> tuple[Any, str]:
     from faceedit_bench.run.components import check_params
     from faceedit_bench.scoring.creval.generate import DEFAULT_GENERATOR
 
-    judge_name, given = (name, _params(params)) if name else (DEFAULT_GENERATOR[0], {**DEFAULT_GENERATOR[1],
-                                                                                      **_params(params)})
+    judge_name, given = (name, key_values(params, "-p")) if name else (DEFAULT_GENERATOR[0], {**DEFAULT_GENERATOR[1],
+                                                                                      **key_values(params, "-p")})
     factory = get_plugins().registry.get("judges", judge_name).load()
     check_params("judge", ComponentConf(judge_name, given), factory)
     return factory(**given), judge_name
@@ -88,7 +77,7 @@ def _source_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
     if not args.dataset:
         raise FaceEditBenchError("--testset needs --dataset (the faces whose images the questions are about), "
                                  "e.g. --dataset fairface -d root=/data/fairface")
-    dataset = get_plugins().registry.create("datasets", args.dataset, _params(args.dataset_param))
+    dataset = get_plugins().registry.create("datasets", args.dataset, key_values(args.dataset_param, "--dataset-param"))
     faces = list(dataset.faces())[:args.max_faces] if args.max_faces else list(dataset.faces())
     items = [SourceItem(f"{face.face_id}|{s.session_id}", s.session_id, 1, s.steps[0].instruction, face.image,
                         *(s.steps[0].prompt_category.partition("/")[::2] if s.steps[0].prompt_category else (None, None)))

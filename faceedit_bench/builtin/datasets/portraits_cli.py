@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from faceedit_bench.config import key_values
 from faceedit_bench.errors import ConfigError
 
 
@@ -39,18 +40,6 @@ def add_parser(sub: Any) -> None:
         if name == "approve":
             a.add_argument("--by", required=True, help="who approves it")
     p.set_defaults(func=_command)
-
-
-def _pairs(items: list[str], flag: str) -> dict[str, Any]:
-    import yaml
-
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"{flag} {item!r}: write key=value")
-        out[key] = yaml.safe_load(value)
-    return out
 
 
 def load_detector(name: str, params: dict[str, Any]) -> Any:
@@ -121,10 +110,10 @@ def _select(args: argparse.Namespace) -> int:
         if not args.force:
             raise ConfigError(f"{args.out} is not empty; a frozen selection is never overwritten (use --force)")
         shutil.rmtree(args.out)
-    criteria = Criteria.from_mapping(_pairs(args.criterion, "--criterion"))
+    criteria = Criteria.from_mapping(key_values(args.criterion, "--criterion"))
     dataset = FairFaceDataset(root=args.root, split=args.split, padding=args.padding, layout=args.layout,
                               cache_dir=args.cache_dir)
-    detector = load_detector(args.detector, _pairs(args.param, "--param"))
+    detector = load_detector(args.detector, key_values(args.param, "--param"))
     manifest = select_grid(dataset, detector, args.out, seed=args.seed, per_cell=args.per_cell,
                            max_checks=args.max_checks, criteria=criteria, version=args.version,
                            detector_name=args.detector, progress=lambda line: print(line, file=sys.stderr))
