@@ -118,7 +118,9 @@ class EditStage:
 
     async def _step(self, face: AdmittedFace, session: Session, step: Step, input_hash: str) -> tuple[StepState, float]:
         k = step.k
-        roles, extras, problem = self.inputs.resolve(face.face, step) if step.inputs and self.inputs else ((), (), None)
+        # Resolving reads and stores the further images: in a worker thread, off the event loop.
+        roles, extras, problem = (await asyncio.to_thread(self.inputs.resolve, face.face, step)
+                                  if step.inputs and self.inputs else ((), (), None))
         if step.inputs and self.inputs is None:
             problem = "this run resolves no further input images"
         if problem is None and 1 + len(extras) > self.max_images:

@@ -27,6 +27,7 @@ the request: the step ends as ``unsupported``, with the reason.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Iterable
 
 from faceedit_bench.records import Face, Step
@@ -44,6 +45,7 @@ class InputResolver:
         self.store, self._faces, self.seed = store, faces, seed
         self._candidates: list[Face] | None = None  # the dataset's faces, read on first need
         self._files: dict[str, str] = {}  # path -> stored hash
+        self._listing = threading.Lock()  # steps resolve in worker threads: the dataset is listed once
 
     def resolve(self, face: Face, step: Step) -> tuple[tuple[str, ...], tuple[str, ...], str | None]:
         """(roles, stored hashes) of the step's inputs in order, or a reason they cannot be had."""
@@ -74,8 +76,9 @@ class InputResolver:
         return tuple(roles), tuple(hashes), None
 
     def candidates(self) -> list[Face]:
-        if self._candidates is None:
-            self._candidates = list(self._faces())
+        with self._listing:
+            if self._candidates is None:
+                self._candidates = list(self._faces())
         return self._candidates
 
     def named(self, face_id: str) -> Face | None:

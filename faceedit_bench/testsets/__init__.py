@@ -111,7 +111,9 @@ def parse_testset(data: Mapping[str, Any], source: str = "<data>", root: Path | 
         from faceedit_bench.testsets.format2 import parse_format2
 
         return parse_format2(data, source, fail, text, root)
-    name, version = text(data, "name", "top level"), text(data, "version", "top level")
+    from faceedit_bench.testsets.format2 import read_header
+
+    name, version, reconstruction, raw_sessions = read_header(data, fail, text)
     tax = load_taxonomy()
     ref = data.get("taxonomy")
     if not isinstance(ref, dict):
@@ -125,13 +127,6 @@ def parse_testset(data: Mapping[str, Any], source: str = "<data>", root: Path | 
         raise fail(
             f"taxonomy content_hash {ref['content_hash']!r} differs from the installed {tax.content_hash!r}"
         )
-    reconstruction = data.get("reconstruction", False)  # a user's own set is not the paper's
-    if not isinstance(reconstruction, bool):
-        raise fail(f'"reconstruction" must be true or false, got {reconstruction!r}')
-    raw_sessions = data.get("sessions")
-    if not isinstance(raw_sessions, list) or not raw_sessions:
-        raise fail('"sessions" must be a non-empty list')
-
     sessions, ids = [], set()
     for i, s in enumerate(raw_sessions, start=1):
         where = f"session #{i}"

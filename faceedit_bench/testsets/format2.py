@@ -32,8 +32,9 @@ Fail = Callable[[str], Exception]
 #: A WinoBias step's target role and the gender it is stereotyped with (the ``winobias`` judge metric).
 
 
-def parse_format2(data: Mapping[str, Any], source: str, fail: Fail, text: Callable[..., str],
-                  root: Path | None) -> TestSet:
+def read_header(data: Mapping[str, Any], fail: Fail, text: Callable[..., str]) -> tuple[str, str, bool, list[Any]]:
+    """What both formats start with: name, version, the reconstruction flag (false: a user's own set is
+    not the paper's) and the non-empty list of raw sessions."""
     name, version = text(data, "name", "top level"), text(data, "version", "top level")
     reconstruction = data.get("reconstruction", False)
     if not isinstance(reconstruction, bool):
@@ -41,6 +42,12 @@ def parse_format2(data: Mapping[str, Any], source: str, fail: Fail, text: Callab
     raw_sessions = data.get("sessions")
     if not isinstance(raw_sessions, list) or not raw_sessions:
         raise fail('"sessions" must be a non-empty list')
+    return name, version, reconstruction, raw_sessions
+
+
+def parse_format2(data: Mapping[str, Any], source: str, fail: Fail, text: Callable[..., str],
+                  root: Path | None) -> TestSet:
+    name, version, reconstruction, raw_sessions = read_header(data, fail, text)
     sessions, ids = [], set()
     for i, raw in enumerate(raw_sessions, start=1):
         if not isinstance(raw, dict):

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import re
@@ -19,30 +18,25 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from tests.fakes.gemini import _parse as parse_gemini
+from tests.fakes.openai import _chat_images as chat_images
+
 _QUESTION = re.compile(r"^(Q\d+): (.*)$", re.M)
 IF_WORDS = ("clearly visible", "now have", "now ")
 
 
 def _images_and_text(body: dict[str, Any]) -> tuple[list[bytes], str]:
-    images: list[bytes] = []
+    """The images and text of a Gemini or an OpenAI chat request, read by those fakes' own parsers."""
+    if "contents" in body:
+        call = parse_gemini("v1beta", "", body)
+        return call.images, call.text
     texts: list[str] = []
-    for content in body.get("contents", []):  # Gemini
-        for part in content.get("parts", []):
-            if "text" in part:
-                texts.append(part["text"])
-            inline = part.get("inlineData") or part.get("inline_data")
-            if inline is not None:
-                images.append(base64.urlsafe_b64decode(inline["data"]))
-    for message in body.get("messages", []):  # OpenAI chat
+    for message in body.get("messages", []):
         content = message.get("content")
-        for part in content if isinstance(content, list) else []:
-            if part.get("type") == "text":
-                texts.append(part["text"])
-            elif part.get("type") == "image_url":
-                images.append(base64.b64decode(part["image_url"]["url"].split(",", 1)[1]))
         if isinstance(content, str):
             texts.append(content)
-    return images, "\n".join(texts)
+        texts.extend(p["text"] for p in (content if isinstance(content, list) else []) if p.get("type") == "text")
+    return chat_images(body), "\n".join(texts)
 
 
 def _same_pixels(a: bytes, b: bytes) -> bool:
