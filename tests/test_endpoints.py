@@ -17,6 +17,7 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,30 @@ def test_a_dead_endpoint_ends_the_run_with_one_message(tmp_path, editor, dead):
     assert ("Connect call failed" in log or "Connection refused" in log or "Connection error" in log
             if dead == "closed_port" else "Name or service not known" in log), log[-3000:]
     assert "3 attempts in a row failed to connect" in log and "run the same command again to resume" in log
+    assert "gave up" not in log  # no call was recorded as api_error on the way
+
+
+@pytest.fixture
+def silent_port() -> Iterator[int]:
+    """A port whose server accepts connections (the kernel completes them) and never answers."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(128)
+        yield sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("editor", ["nano_banana", "gpt_image"])
+def test_an_endpoint_that_accepts_and_never_answers_ends_the_run(tmp_path, editor, silent_port):
+    url = f"http://127.0.0.1:{silent_port}" + ("/v1" if editor == "gpt_image" else "")
+    quick = [f"editor.params.limits.{k}" for k in ("timeout_s=1", "backoff_initial_s=0.01", "backoff_max_s=0.05")]
+    out = bench(tmp_path, f"editor={editor}", f"editor.params.base_url={url}", *quick, *FAST)
+    log = out.stdout + out.stderr
+    assert out.returncode == 2, log[-3000:]
+    assert "Traceback" not in log, log[-3000:]
+    (error,) = [line for line in log.splitlines() if line.startswith("Error:")]
+    assert error.startswith(f"Error: No answer from {url} (from editor.params.base_url): "), error
+    assert "3 attempts in a row got no answer within limits.timeout_s=1 s" in error
+    assert "accepts connections but never answers" in error and "run the same command again to resume" in error
     assert "gave up" not in log  # no call was recorded as api_error on the way
 
 
