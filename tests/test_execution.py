@@ -383,3 +383,13 @@ def test_ledgers_written_before_latency_was_kept_gain_the_column_and_keep_their_
         ledger.close()
     db = sqlite3.connect(tmp_path / "ledger.sqlite")
     assert db.execute("SELECT latency_s, duration_s FROM edits WHERE edit_key='k2'").fetchone() == (0.4, 3.0)
+
+
+def test_messages_shown_to_users_carry_no_object_reprs():
+    aiohttp_text = ("Cannot connect to host 127.0.0.1:9 ssl:<ssl.SSLContext object at 0x7f0ed1557b60> "
+                    "[Connect call failed ('127.0.0.1', 9)]")
+    error = RetryableError("connection", f"ClientConnectorError: {aiohttp_text}")
+    assert str(error) == ("ClientConnectorError: Cannot connect to host 127.0.0.1:9 "
+                          "[Connect call failed ('127.0.0.1', 9)]")
+    dead = EndpointUnreachable(CallLimits(provider_key="p", endpoint="http://127.0.0.1:9"), error, 3)
+    assert "object at 0x" not in str(dead) and "127.0.0.1:9" in str(dead)

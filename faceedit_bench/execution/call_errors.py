@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import email.utils
+import re
 import time
 from collections.abc import Mapping
 
@@ -18,14 +19,25 @@ RETRYABLE_KINDS = ("rate_limited", "server_error", "timeout", "connection", "tru
 SILENT_KINDS = ("connection", "timeout")
 
 
+#: An object's default repr (``<ssl.SSLContext object at 0x7f...>``), with a ``name:`` label glued to it.
+_OBJECT_REPR = re.compile(r"\s*(?:\w+:)?<[\w.]+ object at 0x[0-9a-fA-F]+>")
+
+
+def plain_message(text: str) -> str:
+    """``text`` without default object reprs: an address in memory tells a user nothing."""
+    return _OBJECT_REPR.sub("", text)
+
+
 class RetryableError(Exception):
-    """A transient failure of one attempt; ``kind`` is one of :data:`RETRYABLE_KINDS`."""
+    """A transient failure of one attempt; ``kind`` is one of :data:`RETRYABLE_KINDS`. The
+    message is shown to users (in the dead-endpoint error and the ledger): object reprs that an
+    HTTP library put in its exception text are dropped."""
 
     def __init__(self, kind: str, message: str, *, status: int | None = None,
                  retry_after: float | None = None) -> None:
         if kind not in RETRYABLE_KINDS:
             raise ValueError(f"unknown retryable kind {kind!r}; use one of {RETRYABLE_KINDS}")
-        super().__init__(message)
+        super().__init__(plain_message(message))
         self.kind = kind
         self.status = status
         self.retry_after = retry_after
