@@ -1,29 +1,41 @@
 # Quick start (README): `make run` runs the default experiment offline, `make test` runs the tests.
-# Both create the virtual environment on first use.
-PYTHON ?= python3
+# Both install the locked environment (uv.lock) into .venv on first use; docs/install.md has the details.
+# The Python the lock was made and tested with: the CPU torch file it names is for CPython 3.11.
+PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
+UV := $(BIN)/uv
 STAMP := $(VENV)/.installed
-PLUGINS := plugins/dlib plugins/insightface plugins/mlflow plugins/gemini plugins/openai plugins/bfl plugins/diffusers \
-	plugins/byteplus plugins/replicate \
-	plugins/transformers
-# torch's CPU build first, in one pip command with what depends on it (uv would fetch a CUDA build).
-TORCH_STACK := torch==2.13.0 diffusers==0.42.1 transformers==5.24.0 accelerate==1.15.0
+PYPROJECTS := pyproject.toml $(wildcard plugins/*/pyproject.toml)
+# uv installs uv.lock's own uv version, so the tool that checks the lock is the one it was made with.
+UV_VERSION := $(shell sed -n '/^name = "uv"$$/{n;s/^version = "\(.*\)"$$/\1/p;}' uv.lock)
+# `make test-latest`: the newest versions the ranges in pyproject.toml allow, in a venv of their own.
+LATEST ?= .venv-latest
+PLUGINS := $(patsubst %/pyproject.toml,%,$(wildcard plugins/*/pyproject.toml))
 
 # Nothing may call outside hosts: MLflow telemetry and similar are off everywhere.
 export MLFLOW_DISABLE_TELEMETRY := true
 export DO_NOT_TRACK := true
 export RAY_USAGE_STATS_ENABLED := 0
+# uv uses the Python it is given and never downloads one.
+export UV_PYTHON_DOWNLOADS := never
+export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: setup run test bench clean
+.PHONY: setup lock run test test-latest bench clean
 
-$(STAMP): pyproject.toml $(addsuffix /pyproject.toml,$(PLUGINS))
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv $(TORCH_STACK)
-	$(BIN)/uv pip install --python $(BIN)/python -e '.[test,sample]' $(addprefix -e ,$(PLUGINS))
+# Exactly the locked set, nothing else (--locked: a pyproject.toml changed without `make lock` is an error).
+$(STAMP): uv.lock $(PYPROJECTS)
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "uv.lock is made and tested for Python 3.11; $(PYTHON) is " + sys.version.split()[0] + ". Run make PYTHON=python3.11 ... (docs/install.md).")'
+	test -x $(UV) && [ "$$($(UV) --version | cut -d" " -f2)" = "$(UV_VERSION)" ] || \
+		{ $(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION); }
+	$(UV) sync --locked --all-packages --all-extras --python $(BIN)/python
 	touch $@
 
 setup: $(STAMP)
+
+# After a change of the ranges in any pyproject.toml (or to take newer releases: make lock LOCK_ARGS=--upgrade).
+lock: $(STAMP)
+	$(UV) lock $(LOCK_ARGS)
 
 run: $(STAMP)
 	$(BIN)/python -m faceedit_bench $(ARGS)
@@ -31,6 +43,19 @@ run: $(STAMP)
 PYTEST_ARGS ?= -n 2
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Drift on purpose: a fresh venv with the newest releases every range allows (torch stays 2.13.0, the
+# CPU file), the differences from the lock, then the tests.
+test-latest: $(STAMP)
+	rm -rf $(LATEST)
+	$(UV) venv --quiet --python $(BIN)/python $(LATEST)
+	$(UV) pip install --quiet --python $(LATEST)/bin/python --resolution highest torch==2.13.0 \
+		-e '.[test,sample,joblib]' $(foreach p,$(PLUGINS),-e '$(p)[test]')
+	$(UV) pip freeze --python $(BIN)/python --exclude-editable > $(LATEST)/locked.txt
+	$(UV) pip freeze --python $(LATEST)/bin/python --exclude-editable > $(LATEST)/latest.txt
+	@echo "Newest allowed versions that differ from uv.lock (< locked, > newest):"
+	@diff $(LATEST)/locked.txt $(LATEST)/latest.txt || true
+	$(LATEST)/bin/python -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_identity.py
@@ -42,4 +67,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_merge.py
 
 clean:
-	rm -rf $(VENV) .faceedit_bench
+	rm -rf $(VENV) $(LATEST) .faceedit_bench

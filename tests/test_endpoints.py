@@ -1,9 +1,11 @@
 """Endpoints of the hosted plugins, with the real SDKs against 127.0.0.1 only.
 
-* the SDKs' standard variables (OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL) are honoured, the
-  config's base_url wins over them, and the effective endpoint is recorded;
-* a dead endpoint (closed port, a host name that does not resolve) ends the run in seconds
-  with one message, and nothing finished is lost.
+* the SDKs' standard variables (OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL, REPLICATE_BASE_URL) are
+  honoured, the config's base_url wins over them, the effective endpoint is recorded, and the
+  config comments say so;
+* a dead endpoint (closed port, a host name that does not resolve, a server that accepts
+  connections and never answers) ends the run with one plain message naming it, and nothing
+  finished is lost.
 
 The CLI runs load a ``sitecustomize`` that answers every DNS lookup but loopback's with "not
 known" and refuses connections to anything but loopback, so no test can reach outside.
@@ -17,6 +19,7 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +77,7 @@ def report_of(tmp_path: Path) -> dict[str, Any]:
 
 @pytest.fixture(autouse=True)
 def _no_endpoint_variables(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL"):
+    for name in ("OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL", "REPLICATE_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
@@ -104,6 +107,54 @@ def test_a_dead_endpoint_ends_the_run_with_one_message(tmp_path, editor, dead):
     assert ("Connect call failed" in log or "Connection refused" in log or "Connection error" in log
             if dead == "closed_port" else "Name or service not known" in log), log[-3000:]
     assert "3 attempts in a row failed to connect" in log and "run the same command again to resume" in log
+    assert "gave up" not in log  # no call was recorded as api_error on the way
+    assert " object at 0x" not in log, log[-3000:]  # e.g. aiohttp's ssl:<ssl.SSLContext object at 0x...>
+    if editor == "nano_banana" and dead == "closed_port":
+        assert f"cannot connect to 127.0.0.1:{url.rsplit(':', 1)[1]}: Connection refused" in log, log[-3000:]
+
+
+@pytest.mark.parametrize(("editor", "base_url"), [
+    ("faceedit_bench_byteplus.editor:SeedEditEditor", "http://127.0.0.1:9/api/v3"),
+    ("faceedit_bench_replicate.editor:ReplicateEditor", "http://127.0.0.1:9"),
+    ("faceedit_bench_bfl.editor:KontextProEditor", "http://127.0.0.1:9"),
+])
+def test_every_hosted_editor_names_its_endpoint_for_the_dead_endpoint_message(monkeypatch, editor, base_url):
+    import importlib
+
+    from faceedit_bench_replicate.editor import ReplicateEditor
+
+    for variable in ("ARK_API_KEY", "REPLICATE_API_TOKEN", "BFL_API_KEY"):
+        monkeypatch.setenv(variable, "test-key-0123456789")
+    module, name = editor.split(":")
+    cls = getattr(importlib.import_module(module), name)
+    extra = {"model": "black-forest-labs/flux-kontext-pro:" + "0a" * 32} if cls is ReplicateEditor else {}
+    limits = cls(base_url=base_url, **extra).limits
+    assert (limits.endpoint, limits.endpoint_source) == (base_url, "from editor.params.base_url")
+    default = cls(**extra).limits
+    assert default.endpoint.startswith("https://") and "editor.params.base_url" in default.endpoint_source
+
+
+@pytest.fixture
+def silent_port() -> Iterator[int]:
+    """A port whose server accepts connections (the kernel completes them) and never answers."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(128)
+        yield sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("editor", ["nano_banana", "gpt_image"])
+def test_an_endpoint_that_accepts_and_never_answers_ends_the_run(tmp_path, editor, silent_port):
+    url = f"http://127.0.0.1:{silent_port}" + ("/v1" if editor == "gpt_image" else "")
+    quick = [f"editor.params.limits.{k}" for k in ("timeout_s=1", "backoff_initial_s=0.01", "backoff_max_s=0.05")]
+    out = bench(tmp_path, f"editor={editor}", f"editor.params.base_url={url}", *quick, *FAST)
+    log = out.stdout + out.stderr
+    assert out.returncode == 2, log[-3000:]
+    assert "Traceback" not in log, log[-3000:]
+    (error,) = [line for line in log.splitlines() if line.startswith("Error:")]
+    assert error.startswith(f"Error: No answer from {url} (from editor.params.base_url): "), error
+    assert "3 attempts in a row got no answer within limits.timeout_s=1 s" in error
+    assert "accepts connections but never answers" in error and "run the same command again to resume" in error
     assert "gave up" not in log  # no call was recorded as api_error on the way
 
 
@@ -214,3 +265,53 @@ def test_the_report_records_the_effective_endpoint(tmp_path):
     (calls,) = report["calls"].values()
     assert calls["endpoint"] == fake.url and calls["endpoint_source"].startswith("from $GOOGLE_GEMINI_BASE_URL")
     assert report["components"]["editor"]["description"]["base_url"] == fake.url
+
+
+def test_replicate_base_url_in_the_environment_is_honoured_and_recorded(monkeypatch):
+    from faceedit_bench_replicate.editor import ReplicateEditor
+
+    from tests.fakes.replicate import DEFAULT_TOKEN, KONTEXT_VERSION, replicate_server
+
+    monkeypatch.setenv("REPLICATE_API_TOKEN", DEFAULT_TOKEN)
+    default = ReplicateEditor(model=KONTEXT_VERSION)
+    assert "base_url" not in default.describe() and default.limits.endpoint == "https://api.replicate.com"
+    with replicate_server(sync_wait_s=0.05) as fake:
+        fake.add_version(KONTEXT_VERSION)
+        monkeypatch.setenv("REPLICATE_BASE_URL", fake.url)
+        limits = {"requests_per_minute": None, "timeout_s": 10.0}
+        editor = ReplicateEditor(model=KONTEXT_VERSION, poll_interval_s=0.02, max_wait_s=2.0, limits=limits)
+        assert editor.describe()["base_url"] == fake.url == editor.limits.endpoint  # before any call
+        assert editor.limits.endpoint_source == "from $REPLICATE_BASE_URL, as editor.params.base_url is null"
+        assert edit_once(editor).outcome is Outcome.OK and fake.calls >= 1  # the request reached the gateway
+    monkeypatch.setenv("REPLICATE_BASE_URL", "api.example.com")
+    with pytest.raises(ConfigError, match=r"\$REPLICATE_BASE_URL='api.example.com' is not an endpoint"):
+        ReplicateEditor(model=KONTEXT_VERSION)
+
+
+#: The plugins whose SDK reads an endpoint variable, and its name (the connection module's BASE_URL_ENV).
+HONOURED = {"gemini": "faceedit_bench_gemini.connection", "openai": "faceedit_bench_openai.connection",
+            "replicate": "faceedit_bench_replicate.connection"}
+
+
+@pytest.mark.parametrize("plugin", sorted(HONOURED))
+def test_config_comments_say_what_the_code_does_with_the_endpoint_variable(plugin):
+    import importlib
+
+    variable = importlib.import_module(HONOURED[plugin]).BASE_URL_ENV
+    entries = sorted((ROOT / "plugins" / plugin).glob("faceedit_bench_*/conf/*/*.yaml"))
+    checked = 0
+    for entry in entries:
+        lines = entry.read_text().splitlines()
+        at = next((i for i, line in enumerate(lines) if line.strip().startswith("base_url:")), None)
+        if at is None or "null" not in lines[at]:
+            continue
+        comment = []
+        for line in reversed(lines[:at]):
+            if not line.strip().startswith("#"):
+                break
+            comment.insert(0, line.strip().lstrip("# "))
+        text = " ".join(comment)
+        assert f"${variable}" in text, f"{entry.name}: the base_url comment does not say that ${variable} is used"
+        assert not any(w in text.lower() for w in ("ignored", "not honoured", "deliberately")), f"{entry.name}: {text}"
+        checked += 1
+    assert checked, f"no config entry of {plugin} with base_url: null"

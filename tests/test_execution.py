@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 
@@ -209,11 +210,71 @@ def test_connection_failures_after_any_answer_are_retried_as_usual(first):
     assert fn.attempts == 6 and caught.value.kind == "connection"
 
 
-def test_timeouts_neither_prove_nor_disprove_the_endpoint():
+def test_timeouts_of_an_endpoint_that_never_answered_count_toward_the_rule():
+    # A server that accepts connections and never answers is as dead as a closed port.
+    ex, _ = executor(max_attempts=6, endpoint="http://127.0.0.1:9/v1", endpoint_source="from judge.params.base_url")
+    fn = Script(refused(), RetryableError("timeout", "the request timed out (client timeout)"),
+                RetryableError("timeout", "the request timed out (client timeout)"), None)
+    with pytest.raises(EndpointUnreachable) as caught:
+        asyncio.run(ex.call(fn))
+    assert fn.attempts == UNREACHABLE_AFTER
+    message = str(caught.value)
+    assert message.startswith("No answer from http://127.0.0.1:9/v1 (from judge.params.base_url): the request timed")
+    assert "3 attempts in a row got no answer within limits.timeout_s=120 s" in message and "resume" in message
+
+
+def test_the_attempt_timeout_counts_toward_the_rule_too():
+    ex, _ = executor(max_attempts=6, timeout_s=0.05, endpoint="http://127.0.0.1:9")
+
+    async def never_answers() -> str:
+        await asyncio.Event().wait()
+        return "never"
+
+    with pytest.raises(EndpointUnreachable, match=r"^No answer from http://127.0.0.1:9: no answer within 0.05 s"):
+        asyncio.run(ex.call(never_answers))
+    assert ex.stats.attempts == UNREACHABLE_AFTER
+
+
+@pytest.mark.parametrize("first", [None, RetryableError("server_error", "503", status=503)])
+def test_timeouts_after_any_answer_are_retried_as_usual(first):
     ex, _ = executor(max_attempts=6)
-    fn = Script(refused(), RetryableError("timeout", "slow"), refused(), RetryableError("timeout", "slow"), None)
-    assert asyncio.run(ex.call(fn)) == "ok"  # two connection failures and two timeouts: not dead yet
-    assert fn.attempts == 5
+    asyncio.run(ex.call(Script(first)))
+    fn = Script(*[RetryableError("timeout", "slow")] * 5)
+    assert asyncio.run(ex.call(fn)) == "ok"
+    assert fn.attempts == 6
+
+
+def test_silence_is_said_while_attempts_wait(caplog):
+    ex = Executor(CallLimits(provider_key="p", endpoint="http://127.0.0.1:9/v1", max_attempts=1, timeout_s=5.0),
+                  notice_after_s=0.01)
+    answer = asyncio.Event()
+
+    async def answers_when_told() -> str:
+        await answer.wait()
+        return "ok"
+
+    def release(record: logging.LogRecord) -> bool:
+        answer.set()  # the notice came: now answer (no sleeping, no timing in the test)
+        return True
+
+    logger = logging.getLogger("faceedit_bench.execution.calls")
+    logger.addFilter(release)
+    try:
+        with caplog.at_level(logging.WARNING, logger=logger.name):
+            assert asyncio.run(ex.call(answers_when_told)) == "ok"
+    finally:
+        logger.removeFilter(release)
+    (notice,) = [r.getMessage() for r in caplog.records]
+    assert notice.startswith("No answer from http://127.0.0.1:9/v1 for ")
+    assert "1 attempt(s) waiting, each given up after limits.timeout_s=5 s" in notice
+    assert "it has never answered: the run stops after 1 timed-out attempt(s) in a row" in notice
+
+
+def test_answers_keep_the_console_quiet(caplog):
+    ex = Executor(CallLimits(provider_key="p"), notice_after_s=0.01)
+    with caplog.at_level(logging.WARNING, logger="faceedit_bench.execution.calls"):
+        assert asyncio.run(ex.call(Script())) == "ok"
+    assert caplog.records == []
 
 
 def test_the_endpoint_is_reported_with_the_call_counts():
@@ -322,3 +383,13 @@ def test_ledgers_written_before_latency_was_kept_gain_the_column_and_keep_their_
         ledger.close()
     db = sqlite3.connect(tmp_path / "ledger.sqlite")
     assert db.execute("SELECT latency_s, duration_s FROM edits WHERE edit_key='k2'").fetchone() == (0.4, 3.0)
+
+
+def test_messages_shown_to_users_carry_no_object_reprs():
+    aiohttp_text = ("Cannot connect to host 127.0.0.1:9 ssl:<ssl.SSLContext object at 0x7f0ed1557b60> "
+                    "[Connect call failed ('127.0.0.1', 9)]")
+    error = RetryableError("connection", f"ClientConnectorError: {aiohttp_text}")
+    assert str(error) == ("ClientConnectorError: Cannot connect to host 127.0.0.1:9 "
+                          "[Connect call failed ('127.0.0.1', 9)]")
+    dead = EndpointUnreachable(CallLimits(provider_key="p", endpoint="http://127.0.0.1:9"), error, 3)
+    assert "object at 0x" not in str(dead) and "127.0.0.1:9" in str(dead)

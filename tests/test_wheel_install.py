@@ -36,6 +36,7 @@ def test_wheel_ships_configs_data_and_search_path_plugin(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # a cold install into a fresh venv (up to 600 s allowed below), then a run
 def test_run_from_a_fresh_virtualenv_with_wheels(tmp_path):
     uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
     if not Path(uv).exists():

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import email.utils
+import re
 import time
 from collections.abc import Mapping
 
@@ -14,16 +15,29 @@ from faceedit_bench.execution.secrets import redact
 
 #: Kinds of transient failure a plugin may report.
 RETRYABLE_KINDS = ("rate_limited", "server_error", "timeout", "connection", "truncated")
+#: Kinds that carry no answer from the provider (every other kind is an answer, even an error).
+SILENT_KINDS = ("connection", "timeout")
+
+
+#: An object's default repr (``<ssl.SSLContext object at 0x7f...>``), with a ``name:`` label glued to it.
+_OBJECT_REPR = re.compile(r"\s*(?:\w+:)?<[\w.]+ object at 0x[0-9a-fA-F]+>")
+
+
+def plain_message(text: str) -> str:
+    """``text`` without default object reprs: an address in memory tells a user nothing."""
+    return _OBJECT_REPR.sub("", text)
 
 
 class RetryableError(Exception):
-    """A transient failure of one attempt; ``kind`` is one of :data:`RETRYABLE_KINDS`."""
+    """A transient failure of one attempt; ``kind`` is one of :data:`RETRYABLE_KINDS`. The
+    message is shown to users (in the dead-endpoint error and the ledger): object reprs that an
+    HTTP library put in its exception text are dropped."""
 
     def __init__(self, kind: str, message: str, *, status: int | None = None,
                  retry_after: float | None = None) -> None:
         if kind not in RETRYABLE_KINDS:
             raise ValueError(f"unknown retryable kind {kind!r}; use one of {RETRYABLE_KINDS}")
-        super().__init__(message)
+        super().__init__(plain_message(message))
         self.kind = kind
         self.status = status
         self.retry_after = retry_after
@@ -60,23 +74,31 @@ class GaveUp(Exception):
         self.attempts = attempts
 
 
-#: Attempts in a row (of one call or of several) that must fail to connect, with no answer
-#: ever received from the provider, before its endpoint is taken for dead. Stopping early costs
-#: little when wrong (nothing finished is lost; the rerun resumes); not stopping costs hours.
+#: Attempts in a row (of one call or of several) that must fail to connect or time out, with no
+#: answer ever received from the provider, before its endpoint is taken for dead. Stopping early
+#: costs little when wrong (nothing finished is lost; the rerun resumes); not stopping costs hours.
 UNREACHABLE_AFTER = 3
 
 
 class EndpointUnreachable(FaceEditBenchError):
-    """A provider never answered: the first calls all failed to connect. The run stops with
-    this message instead of retrying every call (an hour for a wrong host name)."""
+    """A provider never answered: the first attempts all failed to connect or timed out. The run
+    stops with this message instead of retrying every call (an hour for a wrong host name, 13
+    minutes per call for a server that accepts connections and never answers)."""
 
     def __init__(self, limits: CallLimits, error: RetryableError, attempts: int) -> None:
         where = limits.endpoint or f"the endpoint of {limits.provider_key}"
         source = f" ({limits.endpoint_source})" if limits.endpoint_source else ""
-        super().__init__(redact(
-            f"Cannot connect to {where}{source}: {error}. {attempts} attempts in a row failed to connect and no "
-            "call to it has ever succeeded, so the run stops instead of retrying every call. Check the endpoint "
-            "(the component's base_url, or the SDK's *_BASE_URL environment variable; config wins), that its host "
-            "name resolves and its server is running, and the network or proxy. Every finished step is kept: "
-            "run the same command again to resume."))
+        if error.kind == "timeout":
+            head = (f"No answer from {where}{source}: {error}. {attempts} attempts in a row got no answer within "
+                    f"limits.timeout_s={limits.timeout_s:g} s (or failed to connect) and it has never answered, so "
+                    "the run stops instead of waiting out every call. Check that the server behind the endpoint is "
+                    "running and answering (one that accepts connections but never answers looks like this); if "
+                    "the provider is only slow, raise the component's limits.timeout_s. Check the endpoint and "
+                    "where it was set")
+        else:
+            head = (f"Cannot connect to {where}{source}: {error}. {attempts} attempts in a row failed to connect and "
+                    "no call to it has ever succeeded, so the run stops instead of retrying every call. Check the "
+                    "endpoint and where it was set, that its host name resolves and its server is running")
+        super().__init__(redact(f"{head}, and the network or proxy. Every finished step is kept: run the same "
+                                "command again to resume."))
         self.limits, self.error, self.attempts = limits, error, attempts

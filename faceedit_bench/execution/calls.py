@@ -17,9 +17,11 @@ place, so that every attempt is counted the same way for every provider:
   costs almost nothing;
 * a per-attempt timeout;
 * a spending budget: once reached no new call starts (calls in flight finish);
-* a dead endpoint ends the run: when the first attempts to a provider all fail to connect
-  (``UNREACHABLE_AFTER`` in a row, no answer ever received), :class:`EndpointUnreachable`
-  names the endpoint and the error instead of every call being retried for hours.
+* a dead endpoint ends the run: when the first attempts to a provider all fail to connect or
+  time out (``UNREACHABLE_AFTER`` in a row, no answer ever received), :class:`EndpointUnreachable`
+  names the endpoint and the error instead of every call being retried for hours;
+* silence is said: while attempts are waiting and the provider has not answered anything for
+  ``NO_ANSWER_NOTICE_S``, a warning names the endpoint, the calls waiting and when they give up.
 
 SDK-level retries must be switched off by the plugins, so nothing retries unseen.
 
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -46,10 +49,21 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 from tenacity.wait import wait_exponential_jitter
 
 from faceedit_bench.execution.budget import Budget
-from faceedit_bench.execution.call_errors import UNREACHABLE_AFTER, EndpointUnreachable, GaveUp, RetryableError
+from faceedit_bench.execution.call_errors import (
+    SILENT_KINDS,
+    UNREACHABLE_AFTER,
+    EndpointUnreachable,
+    GaveUp,
+    RetryableError,
+)
 from faceedit_bench.execution.limits import CallLimits
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+#: Seconds with attempts waiting and no answer at all from the provider before the console says so
+#: (and again every as many seconds while the silence lasts).
+NO_ANSWER_NOTICE_S = 30.0
 
 
 @dataclass
@@ -119,16 +133,21 @@ class Executor:
     FLOOR = 0.25
 
     def __init__(self, limits: CallLimits, budget: Budget | None = None,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 notice_after_s: float = NO_ANSWER_NOTICE_S) -> None:
         self.limits = limits
         self._sleep = sleep
+        self._notice_after_s = notice_after_s
+        self._in_flight = 0  # attempts sent and not yet ended
+        self._heard_at = 0.0  # the last answer, or the start of the current wait when none came since
+        self._notice: asyncio.TimerHandle | None = None
         self.budget = budget or Budget()
         self.stats = CallStats()
         self._slots = asyncio.Semaphore(limits.max_concurrency)
         self._factor = 1.0
         self._answered = False  # has the provider ever answered (anything, even an error status)?
         self._unreachable: EndpointUnreachable | None = None
-        self._connect_failures = 0  # attempts in a row that failed to connect
+        self._silent_failures = 0  # attempts in a row that failed to connect or timed out
         self._requests = self._request_limiter()
         tpm = limits.tokens_per_minute
         self._tokens = AsyncLimiter(tpm, 60) if tpm else None
@@ -171,35 +190,75 @@ class Executor:
             timing.attempts += 1
             token = _ATTEMPT_STATS.set(self.stats)  # wait_for's task copies the context: count_request sees it
             sent = time.perf_counter()
+            self._attempt_sent()
+            answered = True
             try:
                 result = await asyncio.wait_for(fn(), self.limits.timeout_s)
             except TimeoutError as exc:
-                raise RetryableError("timeout", f"no answer within {self.limits.timeout_s:g} s") from exc
+                answered = False
+                error = RetryableError("timeout", f"no answer within {self.limits.timeout_s:g} s (limits.timeout_s)")
+                self._note_failure(error)
+                raise error from exc
             except RetryableError as exc:
+                answered = exc.kind not in SILENT_KINDS
                 self._note_failure(exc)
                 raise
             finally:
+                self._attempt_ended(answered)
                 _ATTEMPT_STATS.reset(token)
                 timing.latency_s = time.perf_counter() - sent
                 timing.provider_s += timing.latency_s
                 self.stats.latency_s += timing.latency_s
-        self._answered, self._connect_failures = True, 0
+        self._answered, self._silent_failures = True, 0
         return result
 
     def _note_failure(self, exc: RetryableError) -> None:
         """Take the endpoint for dead once ``UNREACHABLE_AFTER`` attempts in a row failed to
-        connect and the provider has never answered. A rate limit, a server error or a cut-off
-        answer is an answer; a timeout proves nothing either way; after any answer, connection
-        failures are transient and retried as usual."""
-        if exc.kind != "connection":
-            if exc.kind != "timeout":
-                self._answered, self._connect_failures = True, 0
+        connect or timed out and the provider has never answered. A rate limit, a server error or
+        a cut-off answer is an answer; after any answer, connection failures and timeouts are
+        transient and retried as usual."""
+        if exc.kind not in SILENT_KINDS:
+            self._answered, self._silent_failures = True, 0
             return
-        self._connect_failures += 1
-        if not self._answered and self._unreachable is None and self._connect_failures >= min(
+        self._silent_failures += 1
+        if not self._answered and self._unreachable is None and self._silent_failures >= min(
                 UNREACHABLE_AFTER, self.limits.max_attempts):
-            self._unreachable = EndpointUnreachable(self.limits, exc, self._connect_failures)
+            self._unreachable = EndpointUnreachable(self.limits, exc, self._silent_failures)
         self._check_reachable()
+
+    # -- saying so when the provider is silent ---------------------------------------------------
+
+    def _attempt_sent(self) -> None:
+        if self._in_flight == 0:
+            self._heard_at = time.monotonic()  # nothing was awaited before: the wait starts now
+        self._in_flight += 1
+        if self._notice is None:
+            self._notice = asyncio.get_running_loop().call_later(self._notice_after_s, self._check_silence)
+
+    def _attempt_ended(self, answered: bool) -> None:
+        self._in_flight -= 1
+        if answered:
+            self._heard_at = time.monotonic()
+        if self._in_flight == 0 and self._notice is not None:
+            self._notice.cancel()  # nothing waits: no timer outlives the event loop
+            self._notice = None
+
+    def _check_silence(self) -> None:
+        self._notice = None
+        if self._in_flight == 0:
+            return  # nothing is waiting; the next attempt starts the clock again
+        silent = time.monotonic() - self._heard_at
+        if silent >= self._notice_after_s:
+            where = self.limits.endpoint or self.limits.provider_key
+            then = ("it has never answered: the run stops after "
+                    f"{min(UNREACHABLE_AFTER, self.limits.max_attempts)} timed-out attempt(s) in a row"
+                    if not self._answered else "it answered before: they are retried as usual")
+            log.warning("No answer from %s for %.0f s: %d attempt(s) waiting, each given up after "
+                        "limits.timeout_s=%g s; %s.", where, silent, self._in_flight, self.limits.timeout_s, then)
+            delay = self._notice_after_s
+        else:
+            delay = self._notice_after_s - silent
+        self._notice = asyncio.get_running_loop().call_later(delay, self._check_silence)
 
     def _check_reachable(self) -> None:
         if self._unreachable is not None:

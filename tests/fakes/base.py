@@ -7,7 +7,9 @@ serving, the generic faults and the bookkeeping:
 * ``latency_s``: added before every answer;
 * ``rpm_limit``: a sliding one-minute window; requests above it get 429 + Retry-After;
 * ``fault_rates``: ``{"429": 0.05, "500": 0.02, ...}`` drawn per request from a seeded RNG;
-* ``script([...])``: faults for the next requests, in order (``None`` = answer normally).
+* ``script([...])``: faults for the next requests, in order (``None`` = answer normally; a
+  :class:`FakeResponse` = answer exactly that, e.g. an error status in the provider's shape, so a
+  test gets the SDK's own exception for it instead of building one by hand).
 
 Generic faults: ``429`` (with ``Retry-After: retry_after``), ``500``, ``503``,
 ``timeout`` (answers only after ``hang_s``), ``truncated`` (announces more bytes than it
@@ -107,7 +109,7 @@ class FakeServer:
     def calls(self) -> int:
         return len(self.requests)
 
-    def script(self, faults: list[str | None]) -> None:
+    def script(self, faults: list[str | FakeResponse | None]) -> None:
         with self._lock:
             self._script.extend(faults)
 
@@ -137,7 +139,7 @@ class FakeServer:
         """Whether this request draws a fault (script, rates) and counts against ``rpm_limit``."""
         return True
 
-    def _pick_fault(self) -> str | None:
+    def _pick_fault(self) -> str | FakeResponse | None:
         with self._lock:
             if self.rpm_limit is not None:
                 now = time.monotonic()
@@ -167,6 +169,9 @@ class FakeServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 fault = server._pick_fault() if server.draws_fault(self.command, self.path) else None
+                canned = fault if isinstance(fault, FakeResponse) else None
+                if canned is not None:
+                    fault = f"canned {canned.status}"
                 request = FakeRequest(self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
                                       body, fault)
                 with server._lock:
@@ -175,7 +180,9 @@ class FakeServer:
                     time.sleep(server.latency_s)
                 if fault == "timeout":
                     time.sleep(server.hang_s)
-                if fault == "429":
+                if canned is not None:
+                    response = canned
+                elif fault == "429":
                     response = server.error_body(429, "Resource exhausted: rate limit")
                     response.headers.setdefault("Retry-After", f"{server.retry_after:g}")
                 elif fault in ("500", "503"):

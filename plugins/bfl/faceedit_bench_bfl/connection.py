@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from faceedit_bench.api import ConfigError, RetryableError, read_secret, redact, retry_after_s
+from faceedit_bench.api import ConfigError, Endpoint, RetryableError, read_secret, redact, retry_after_s
 from faceedit_bench_bfl.models import REGIONS
 
 
@@ -93,6 +93,13 @@ class BflConnection:
     @property
     def endpoint(self) -> str:
         return self.base_url or REGIONS[self.region]
+
+    def where(self, param: str) -> Endpoint:
+        """The endpoint and how it was chosen, for the core's messages and the report (BFL has no
+        SDK, so no environment variable plays a part)."""
+        if self.base_url:
+            return Endpoint(self.base_url, f"from {param}", False)
+        return Endpoint(self.endpoint, f"region {self.region}; set {param} for another endpoint", True)
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"region": self.region}

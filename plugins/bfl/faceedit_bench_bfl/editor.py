@@ -79,7 +79,7 @@ class BflEditor:
         self.connection = BflConnection(region=region, base_url=base_url, api_key_env=api_key_env, model=model,
                                         what=what)
         self.limits = limits_from_config(limits, default_limits, provider_key=self.connection.provider_key,
-                                         what=what)
+                                         what=what, endpoint=self.connection.where("editor.params.base_url"))
         if self.limits.timeout_s < request_timeout_s + poll_timeout_s:
             raise ConfigError(
                 f"{what}: limits.timeout_s={self.limits.timeout_s:g} must be at least request_timeout_s + "

@@ -13,7 +13,7 @@ import asyncio
 import weakref
 from typing import Any
 
-from faceedit_bench.api import ConfigError, endpoint_identity, read_secret
+from faceedit_bench.api import ConfigError, Endpoint, endpoint_identity, read_secret
 
 #: ModelArk's international endpoint (region ap-southeast-1), the SDK's default. The EU region
 #: (eu-west-1) is https://ark.eu-west.bytepluses.com/api/v3 for the models it serves.
@@ -35,6 +35,10 @@ class ArkConnection:
             raise ConfigError(f"{what}: model must be a ModelArk model id such as seededit-3-0-i2i-250628 "
                               f"(or your endpoint id ep-...), not {model!r}.")
         self.base_url = base_url
+        # The Ark SDK reads no endpoint variable: the config alone says where calls go.
+        param = f"{what.split()[0]}.params.base_url"
+        self.endpoint = Endpoint(base_url, f"from {param}", False) if base_url else \
+            Endpoint(ARK_BASE_URL, f"ModelArk's default; set {param} for another", True)
         self.api_key_env = api_key_env
         self._api_key = read_secret([api_key_env], what=what)  # fails here, before any work
         # ModelArk's rate limits are per model (RPM per account and model): one key per model.

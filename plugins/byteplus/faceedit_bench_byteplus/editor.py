@@ -77,7 +77,7 @@ class ArkImageEditor:
         self.references = _read_references(reference_images, what, self.max_images - 1)
         self.connection = ArkConnection(base_url=base_url, api_key_env=api_key_env, model=model, what=what)
         self.limits = limits_from_config(limits, DEFAULT_LIMITS, provider_key=self.connection.provider_key,
-                                         what=what)
+                                         what=what, endpoint=self.connection.endpoint)
         self.prices = check_prices(prices, what)
 
     def describe(self) -> dict[str, Any]:

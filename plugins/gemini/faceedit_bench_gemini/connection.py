@@ -158,7 +158,7 @@ def classify(exc: BaseException) -> RetryableError | PermanentAPIError | None:
 
     if isinstance(exc, errors.APIError):
         return _classify_status(exc)
-    text = redact(f"{type(exc).__name__}: {exc}")
+    text = redact(f"{type(exc).__name__}: {_plain(exc)}")
     loaded = [m for m in (sys.modules.get(n) for n in ("aiohttp", "httpx", "httpx2")) if m is not None]
     timeouts = (TimeoutError, *(m.TimeoutException for m in loaded if hasattr(m, "TimeoutException")))
     if isinstance(exc, timeouts):
@@ -176,6 +176,18 @@ def classify(exc: BaseException) -> RetryableError | PermanentAPIError | None:
     if isinstance(exc, connection):
         return RetryableError("connection", text)
     return None
+
+
+def _plain(exc: BaseException) -> str:
+    """The exception's message; for aiohttp's connector errors, whose text shows the SSL context's
+    repr (``ssl:<ssl.SSLContext object at 0x...>``), the host, the port and the OS's reason."""
+    os_error = getattr(exc, "os_error", None)
+    host, port = getattr(exc, "host", None), getattr(exc, "port", None)
+    if not isinstance(os_error, OSError) or host is None:
+        return str(exc)
+    code = os_error.errno
+    reason = os.strerror(code) if isinstance(code, int) and code > 0 else (os_error.strerror or str(os_error))
+    return f"cannot connect to {host}:{port}: {reason}"
 
 
 def _classify_status(exc: Any) -> RetryableError | PermanentAPIError:

@@ -1,11 +1,10 @@
-"""Failure classification and Retry-After parsing, on the SDK's real exception classes."""
+"""Failure classification and Retry-After parsing, on the exceptions the real openai SDK raises
+for answers of the fake server (never built by hand: their constructors change between releases)."""
 
 from __future__ import annotations
 
 import email.utils
 import time
-from types import SimpleNamespace
-from typing import Any
 
 import openai
 import pytest
@@ -13,14 +12,20 @@ from faceedit_bench_openai.failures import failure_outcome, retry_after_s
 
 from faceedit_bench.execution.call_errors import RetryableError
 from faceedit_bench.records import Outcome
+from tests.fakes.openai import DEFAULT_KEY, OpenAIFakeServer, openai_error
 
 
-def status_error(cls: type[openai.APIStatusError], status: int, code: str | None = None,
+def status_error(server: OpenAIFakeServer, status: int, code: str | None = None,
                  headers: dict[str, str] | None = None) -> openai.APIStatusError:
-    # a stand-in for the HTTP library's response: the SDK reads only these attributes
-    response: Any = SimpleNamespace(status_code=status, headers=headers or {}, request=None)
-    body = {"message": f"message {status}", "type": "t", "param": None, "code": code}
-    return cls(f"Error code: {status} - message {status}", response=response, body=body)
+    """The SDK's exception for an error answer with this status, code and headers."""
+    answer = openai_error(status, f"message {status}", code=code)
+    answer.headers.update(headers or {})
+    server.script([answer])
+    client = openai.OpenAI(api_key=DEFAULT_KEY, base_url=f"{server.url}/v1", max_retries=0)
+    with pytest.raises(openai.APIStatusError) as caught:
+        client.chat.completions.create(model="gpt-4.1", messages=[{"role": "user", "content": "hi"}])
+    assert caught.value.status_code == status
+    return caught.value
 
 
 @pytest.mark.parametrize(("headers", "seconds"), [
@@ -37,20 +42,32 @@ def test_retry_after_as_http_date() -> None:
 
 
 @pytest.mark.parametrize("code", ["content_policy_violation", "moderation_blocked", "content_filter"])
-def test_safety_codes_are_refusals(code: str) -> None:
-    outcome, reason = failure_outcome(status_error(openai.BadRequestError, 400, code))
+def test_safety_codes_are_refusals(server: OpenAIFakeServer, code: str) -> None:
+    outcome, reason = failure_outcome(status_error(server, 400, code))
     assert outcome is Outcome.REFUSED and reason == f"{code}: message 400"
 
 
 @pytest.mark.parametrize(("status", "kind"), [(408, "timeout"), (409, "server_error"), (502, "server_error")])
-def test_transient_statuses(status: int, kind: str) -> None:
+def test_transient_statuses(server: OpenAIFakeServer, status: int, kind: str) -> None:
     with pytest.raises(RetryableError) as caught:
-        failure_outcome(status_error(openai.APIStatusError, status, headers={"retry-after": "4"}))
+        failure_outcome(status_error(server, status, headers={"retry-after": "4"}))
     assert (caught.value.kind, caught.value.status) == (kind, status)
+    assert caught.value.retry_after == (4.0 if kind == "server_error" else None)
 
 
-def test_other_client_errors_name_status_message_and_code() -> None:
-    outcome, reason = failure_outcome(status_error(openai.NotFoundError, 404, "model_not_found"))
+def test_rate_limits_wait_what_the_answer_asks(server: OpenAIFakeServer) -> None:
+    with pytest.raises(RetryableError) as caught:
+        failure_outcome(status_error(server, 429, "rate_limit_exceeded", headers={"retry-after-ms": "1500"}))
+    assert (caught.value.kind, caught.value.retry_after) == ("rate_limited", 1.5)
+
+
+def test_exhausted_quota_is_not_retried(server: OpenAIFakeServer) -> None:
+    outcome, reason = failure_outcome(status_error(server, 429, "insufficient_quota"))
+    assert (outcome, reason) == (Outcome.API_ERROR, "HTTP 429: message 429 (code: insufficient_quota)")
+
+
+def test_other_client_errors_name_status_message_and_code(server: OpenAIFakeServer) -> None:
+    outcome, reason = failure_outcome(status_error(server, 404, "model_not_found"))
     assert (outcome, reason) == (Outcome.API_ERROR, "HTTP 404: message 404 (code: model_not_found)")
 
 

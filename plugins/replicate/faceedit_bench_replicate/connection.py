@@ -3,8 +3,9 @@
 The SDK wraps its HTTP transport in a ``RetryTransport`` that silently retries GET requests
 (polls and downloads) up to 10 times on 429, 503 and 504. That is switched off
 (``max_attempts = 1``), so every retry happens, and is counted, in the core's execution layer.
-The endpoint and token are always passed explicitly: ``REPLICATE_BASE_URL`` and
-``REPLICATE_API_TOKEN`` are not picked up behind the config's back.
+The endpoint is ``base_url`` in config, else the SDK's standard ``$REPLICATE_BASE_URL`` (a
+gateway that holds the user's token must not be bypassed), else Replicate's; it and the token
+(from ``api_key_env`` only) are always passed to the SDK explicitly.
 """
 
 from __future__ import annotations
@@ -13,22 +14,24 @@ import asyncio
 import weakref
 from typing import Any
 
-from faceedit_bench.api import ConfigError, endpoint_identity, read_secret
+from faceedit_bench.api import ConfigError, Endpoint, endpoint_identity, read_secret, resolve_endpoint
 
 REPLICATE_BASE_URL = "https://api.replicate.com"
+#: The replicate SDK's standard variable for another endpoint.
+BASE_URL_ENV = "REPLICATE_BASE_URL"
 
 
 class ReplicateConnection:
     """Endpoint and token of one component. The token lives only in a private attribute."""
 
     def __init__(self, *, base_url: str | None, api_key_env: str, model: str, what: str) -> None:
-        if base_url is not None and not str(base_url).startswith(("http://", "https://")):
-            raise ConfigError(f"{what}: base_url {base_url!r} must start with http:// or https:// (the API root, "
-                              f"without /v1, e.g. {REPLICATE_BASE_URL}), or be null for Replicate's.")
+        self.endpoint: Endpoint = resolve_endpoint(base_url, env_var=BASE_URL_ENV, default=REPLICATE_BASE_URL,
+                                                   param=f"{what.split()[0]}.params.base_url",
+                                                   example="http://127.0.0.1:8000 (the API root, without /v1)")
         if not isinstance(api_key_env, str) or not api_key_env:
             raise ConfigError(f"{what}: api_key_env must name the environment variable holding the Replicate API "
                               f"token (e.g. REPLICATE_API_TOKEN), not {api_key_env!r}.")
-        self.base_url = str(base_url).rstrip("/") if base_url else None
+        self.base_url = None if self.endpoint.default else self.endpoint.url.rstrip("/")
         self.api_key_env = api_key_env
         self._token = read_secret([api_key_env], what=what)  # fails here, before any work
         # Replicate limits prediction creation per account (600/min), not per model; the key still

@@ -111,7 +111,7 @@ class ReplicateEditor:
         self.connection = ReplicateConnection(base_url=base_url, api_key_env=api_key_env, model=self.model,
                                               what=what)
         self.limits = limits_from_config(limits, DEFAULT_LIMITS, provider_key=self.connection.provider_key,
-                                         what=what)
+                                         what=what, endpoint=self.connection.endpoint)
         if self.limits.timeout_s <= self.max_wait_s:
             raise ConfigError(f"{what}: limits.timeout_s ({self.limits.timeout_s:g}) must exceed max_wait_s "
                               f"({self.max_wait_s:g}): one attempt waits for the whole prediction.")

@@ -35,6 +35,7 @@ FAST_LIMITS = {"requests_per_minute": None, "backoff_initial_s": 0.01, "backoff_
 @pytest.fixture(autouse=True)
 def _token(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, DEFAULT_TOKEN)
+    monkeypatch.delenv("REPLICATE_BASE_URL", raising=False)  # a developer's gateway must not change what is tested
 
 
 @pytest.fixture
