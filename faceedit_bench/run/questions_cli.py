@@ -5,6 +5,8 @@
   taxonomy-bound test set (``--testset --taxonomy``, the creval_face questions); frozen into a file.
 * ``show``: a question set (a file, a CREval-Bench folder, or a builtin test set's taxonomy questions).
 * ``check``: a file's content hash, and for taxonomy-written sets that they still match the generator.
+* ``freeze``: re-freeze a file edited on purpose (a new content hash); a file without one is refused
+  everywhere else.
 * ``score``: answer a question set for a folder of edited images (CREval-Bench's own workflow: images
   edited elsewhere, named like the source images), and print the Table 2 layout.
 """
@@ -146,6 +148,18 @@ def _check(args: argparse.Namespace) -> int:
     return 1 if stale else 0
 
 
+def _freeze(args: argparse.Namespace) -> int:
+    from faceedit_bench.scoring.creval.questions import load_question_set
+    from faceedit_bench.storage.atomic import write_text
+
+    qset = load_question_set(args.file, refreeze=True)  # every field but the old hash is still checked
+    out = args.out or args.file
+    write_text(out, qset.to_json())
+    print(f"froze {len(qset.items)} items into {out}; content hash {qset.content_hash}. Runs that answer this set "
+          "are new runs: its hash is part of the metric's identity.")
+    return 0
+
+
 def _score(args: argparse.Namespace) -> int:
     from faceedit_bench.report.creval_answers import write_answer_table
     from faceedit_bench.run.answer_folder import answer_folder, table_text
@@ -189,6 +203,10 @@ def add_parser(sub: Any) -> None:
     c = qs.add_parser("check", help="verify question sets' hashes (default: the builtin test sets' taxonomy sets)")
     c.add_argument("what", nargs="*")
     c.set_defaults(func=_check)
+    f = qs.add_parser("freeze", help="re-freeze a question-set file edited on purpose (writes its new content hash)")
+    f.add_argument("file", type=Path)
+    f.add_argument("--out", type=Path, help="write the frozen set here (default: over the file itself)")
+    f.set_defaults(func=_freeze)
     a = qs.add_parser("score", help="answer a question set for a folder of edited images; print Table 2's layout")
     a.add_argument("questions", help="question-set file or CREval-Bench folder")
     a.add_argument("--originals", required=True, help="folder of the source images (<item>.<ext>)")
