@@ -36,12 +36,12 @@ KEY = "sk-creval-test"
 
 
 def ok(*answers: tuple[str, str]) -> JudgeAnswer:
-    value = {"answers": [{"question_id": q, "answer": a, "explanation": "seen"} for q, a in answers]}
-    return JudgeAnswer(Outcome.OK, value, json.dumps(value), "", {}, "creval-answer@1", "h")
+    value = {q: {"answer": a, "explanation": "seen"} for q, a in answers}
+    return JudgeAnswer(Outcome.OK, value, json.dumps(value), "", {}, "creval-answer@2", "h")
 
 
 def failed(outcome: Outcome) -> JudgeAnswer:
-    return JudgeAnswer(outcome, None, None, "the provider said no", {}, "creval-answer@1", "h")
+    return JudgeAnswer(outcome, None, None, "the provider said no", {}, "creval-answer@2", "h")
 
 
 QUESTIONS = (CheckQuestion("Q1", "a?", "Yes", 1), CheckQuestion("Q2", "b?", "Yes", 2),
@@ -73,8 +73,8 @@ def one_item_set() -> QuestionSet:
     return QuestionSet("toy", "1", (item,))
 
 
-def judge_item(answers: list[JudgeAnswer]):
-    metric = bind_question_sets(CREVAL_METRIC, [one_item_set()])
+def judge_item(answers: list[JudgeAnswer], on_failure: str = "exclude"):
+    metric = bind_question_sets(CREVAL_METRIC, [one_item_set()], on_failure)
     session = Session("s1", "toy", (Step(1, "make it a LEGO figure"),))
     questions = metric.questions(["src", "out"], session)
     assert [q.facet for q in questions] == ["IF", "VC", "VQ"] and all("Q1:" in q.fields["questions"] for q in questions)
@@ -92,15 +92,30 @@ def test_item_overall_is_0_4_if_0_4_vc_0_2_vq_on_a_hand_computed_case():
     assert item.metrics["IF"].missing == 1
 
 
-def test_a_failed_call_excludes_the_item_from_that_metric_and_the_overall():
-    judgment = judge_item([ok(("Q1", "Yes"), ("Q2", "Yes"), ("Q3", "No")), failed(Outcome.API_ERROR),
-                           ok(("Q1", "Yes"), ("Q2", "Yes"), ("Q3", "Yes"), ("Q4", "Yes"))])
-    assert judgment.values == {"creval_if": 100.0, "creval_vc": None, "creval_vq": 100.0, "creval": None}
-    section = creval_section(list(judgment.detail), metric="creval", extension=False)
-    assert section["items"] == {"judged": 1, "scored": 0,
-                                "outcomes": {"IF": {"ok": 1}, "VC": {"api_error": 1}, "VQ": {"ok": 1}}}
-    assert section["overall"]["VC"]["n"] == 0 and section["overall"]["IF"]["mean"] == 100.0
-    assert section["overall"]["overall"]["n"] == 0  # never a 0 in its place
+ONE_FAILED = [ok(("Q1", "Yes"), ("Q2", "Yes"), ("Q3", "No")), failed(Outcome.API_ERROR),
+              ok(("Q1", "Yes"), ("Q2", "Yes"), ("Q3", "Yes"), ("Q4", "Yes"))]
+
+
+def test_under_exclude_a_failed_call_leaves_the_item_out_of_every_figure():
+    judgment = judge_item(ONE_FAILED, "exclude")
+    assert judgment.values == {"creval_if": None, "creval_vc": None, "creval_vq": None, "creval": None}
+    section = creval_section(list(judgment.detail), metric="creval", extension=False, on_failure="exclude")
+    assert section["items"]["judged"] == 1 and section["items"]["scored"] == 0 and section["items"]["failed"] == 1
+    assert section["items"]["failures"] == {"IF": {}, "VC": {"api_error": 1}, "VQ": {}}
+    assert {c: section["overall"][c]["n"] for c in ("IF", "VC", "VQ", "overall")} == dict.fromkeys(
+        ("IF", "VC", "VQ", "overall"), 0)  # the same items in every column, never a 0 in its place
+    beside = section["other_rule"]  # CREval's rule beside it, labelled, with its count
+    assert beside["on_failure"] == "zero" and beside["zeroed"] == 1
+    assert beside["overall"]["VC"]["mean"] == 0.0 and beside["overall"]["IF"]["mean"] == 100.0
+
+
+def test_under_zero_a_failed_call_scores_0_in_its_metric_and_the_overall():
+    judgment = judge_item(ONE_FAILED, "zero")
+    assert judgment.values == pytest.approx({"creval_if": 100.0, "creval_vc": 0.0, "creval_vq": 100.0,
+                                             "creval": 100 * (0.4 + 0.2)})
+    section = creval_section(list(judgment.detail), metric="creval", extension=False, on_failure="zero")
+    assert section["overall"]["overall"] == {**section["overall"]["overall"], "n": 1, "mean": pytest.approx(60.0)}
+    assert section["other_rule"]["on_failure"] == "exclude" and section["other_rule"]["overall"]["IF"]["n"] == 0
 
 
 # CREval Table 2 (arXiv 2603.26174, CVPR 2026), overall columns with GPT-4o as the judge: editor, IF, VC, VQ,

@@ -139,10 +139,12 @@ def test_creval_answers_mllm_written_questions_per_face_and_scores_two_editors(p
                   f"questions=[{path}]", f"judge.params.base_url={server.url}", *[f"judge.params.{s}" for s in FAST]]
         moved = run(plugins, compose, synthetic, "editor=noise", *common)
         still = run(plugins, compose, synthetic, "editor=identity", *common)
-    # Q1 of every written list ("... now visible?", weight 2 of 11) fails for the editor that changes nothing
+    # Q1 of every written list ("... now visible?") fails for the editor that changes nothing: weight 1 of 5 in IF
+    # and VQ (written without weights: CREval's IF and VQ questions weigh 1), weight 2 of 11 in VC
     assert moved["metrics"]["creval"]["n"] == still["metrics"]["creval"]["n"] == 4
     assert moved["metrics"]["creval"]["mean"] == pytest.approx(100.0)
-    assert still["metrics"]["creval"]["mean"] == pytest.approx(100 * 9 / 11)
+    assert still["metrics"]["creval"]["mean"] == pytest.approx(100 * (0.4 * 4 / 5 + 0.4 * 9 / 11 + 0.2 * 4 / 5))
+    assert still["metrics"]["creval_vc"]["mean"] == pytest.approx(100 * 9 / 11)
     assert still["creval"]["most_failed"][0]["question"] == "Is the requested change now visible?"
     assert moved["creval"]["items"]["outcomes"]["IF"] == {"ok": 4}
     assert moved["creval"]["question_sets"][0]["content_hash"] == qset.content_hash

@@ -108,6 +108,10 @@ def _generate(args: argparse.Namespace) -> int:
     _write(qset, args.out, args.force)
     for e in qset.excluded:
         print(f"excluded {e['item_id']} ({e['metric']}: {e['outcome']}; {e['reason']})")
+    below = qset.provenance.get("below_minimum") or {}
+    for metric, n in (below.get("items") or {}).items():
+        if n:
+            print(f"{n} item(s) got fewer than {below['minimum']} {metric} questions: kept as written")
     return 0
 
 
@@ -167,11 +171,12 @@ def _score(args: argparse.Namespace) -> int:
 
     judge, judge_name = _judge(args.judge, args.param)
     section, items = asyncio.run(answer_folder(_load_any(args.questions), Path(args.originals), Path(args.edited),
-                                               judge, judge_name, Path(args.workspace).expanduser()))
+                                               judge, judge_name, Path(args.workspace).expanduser(),
+                                               on_failure=args.on_failure))
     print(table_text(section))
-    if args.out:
-        write_text(args.out, json.dumps(section, indent=1) + "\n")
+    if args.out:  # each file atomic; the section last, so a section on disk always has its answers beside
         answers = write_answer_table(args.out.with_name(f"{args.out.stem}_answers.csv"), items)
+        write_text(args.out, json.dumps(section, indent=1) + "\n")
         print(f"wrote {args.out} and {answers}")
     return 0
 
@@ -213,6 +218,9 @@ def add_parser(sub: Any) -> None:
     a.add_argument("--edited", required=True, help="folder of the edited images (<item>.<ext>)")
     a.add_argument("--judge", required=True, help="registered judge, e.g. openai -p model=gpt-4o (the paper's)")
     a.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
+    a.add_argument("--on-failure", choices=("zero", "exclude"), default="zero",
+                   help="an item without an edited image or with a failed answer call: zero (CREval's rule, the "
+                        "default) or exclude; the other rule's overall is printed beside")
     a.add_argument("--out", type=Path, help="write the creval section as JSON")
     a.add_argument("--workspace", default=".faceedit_bench")
     a.set_defaults(func=_score)
