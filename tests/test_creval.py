@@ -179,7 +179,7 @@ def test_a_question_set_file_changed_after_freezing_is_refused(tmp_path):
     with pytest.raises(QuestionSetError, match="changed after it was frozen"):
         parse_question_set(data, "x.json")
     data["items"][0]["questions"]["IF"][0]["weight"] = 4
-    with pytest.raises(QuestionSetError, match=r"items\[0\]\.questions\.IF\[0\]\.weight: Input should be less than or equal to 3"):
+    with pytest.raises(QuestionSetError, match=r"items\[0\]\.questions\.IF\[0\]\.weight: Input should be less than"):
         parse_question_set(data, "x.json")
 
 

@@ -86,7 +86,8 @@ def test_experiment_creval_sends_crevals_answer_call(plugins, compose, tmp_path,
         assert HEADER + "Q1: " in text and "\nChoices: Yes, No\n\n" in text
         assert not any(i in text for i in instructions)  # CREval fills in only {Questions}
         schema = body["response_format"]["json_schema"]["schema"]
-        assert set(schema["required"]) == set(schema["properties"]) and all(q.startswith("Q") for q in schema["required"])
+        assert set(schema["required"]) == set(schema["properties"])
+        assert all(q.startswith("Q") for q in schema["required"])
         assert all(p["properties"]["answer"]["enum"] == ["Yes", "No"] for p in schema["properties"].values())
     # the first image is the item's source image, the second its edit (the noise editor's output)
     sources = [pixels(p.read_bytes()) for p in sorted((FIXTURE / "bench" / "image").glob("*.png"))]

@@ -38,7 +38,8 @@ NO_SOURCE, NO_EDIT = "source_image_missing", "edited_image_missing"
 
 
 async def answer_folder(qset: QuestionSet, originals: Path, edited: Path, judge: Any, judge_name: str,
-                        workspace: Path, seed: int = 0, on_failure: str = policy.ZERO) -> tuple[dict[str, Any], list[Any]]:
+                        workspace: Path, seed: int = 0,
+                        on_failure: str = policy.ZERO) -> tuple[dict[str, Any], list[Any]]:
     """The ``creval`` section of ``qset`` answered for ``edited``'s images, and its items. An item without
     its source or edited image is a failed item: 0 under CREval's rule (the default here), else left out."""
     identity = {"name": judge_name, **dict(judge.describe())}

@@ -133,9 +133,9 @@ def _no_questions(session: Session, k: int, images: Sequence[str]) -> QuestionIt
     return None
 
 
-_CREVAL_DESCRIPTION = ("CREval QA scoring (METHODOLOGY §5): frozen IF/VC/VQ questions per (source image, instruction), "
-                       "answered by the judge on the original and the edited image in CREval's answer call; overall "
-                       "0.4/0.4/0.2.")
+_CREVAL_DESCRIPTION = ("CREval QA scoring (METHODOLOGY §5): frozen IF/VC/VQ questions per (source image, "
+                       "instruction), answered by the judge on the original and the edited image in CREval's answer "
+                       "call; overall 0.4/0.4/0.2.")
 
 #: Registered unbound; a run binds it to its question sets and failure policy (:func:`bind_question_sets`).
 CREVAL_METRIC = build_metric("creval", _no_questions, images=("source", "current"), extension=False,
