@@ -316,3 +316,34 @@ def test_a_malformed_bench_file_is_a_clear_error(tmp_path):
     (root / "bench" / "questiions_all" / "IF" / "i2i_0101.json").write_text("{not json")
     with pytest.raises(QuestionSetError, match="cannot read .*i2i_0101.json"):
         read_bench(root)
+
+
+def bench_with(tmp_path: Path, entries: list[dict]) -> Path:
+    root = tmp_path / "creval"
+    shutil.copytree(FIXTURE, root)
+    (root / "bench" / "instruction.json").write_text(json.dumps(entries))
+    return root
+
+
+def test_the_bench_reader_takes_crevals_own_field_names(tmp_path):
+    """code/gen_question_with_qwen_api.py reads item["input_image"][0] (the item's image file) and
+    item["input_prompt"] (its instruction); the item is the image file's stem."""
+    entries = [{"id": n, "input_image": [f"{stem}.png"], "input_prompt": f"instruction {n}", "category_id": cat}
+               for n, (stem, cat) in enumerate([("0cceafb88d330eb240edd04ed270bb8a", 1), ("i2i_0004", 6),
+                                               ("i2i_0101", 8)], start=1)]
+    items, qset = read_bench(bench_with(tmp_path, entries))
+    assert [(i.item_id, i.instruction, i.dimension) for i in items] == [
+        ("0cceafb88d330eb240edd04ed270bb8a", "instruction 1", "Derivative Character"),
+        ("i2i_0004", "instruction 2", "Material Transformation"), ("i2i_0101", "instruction 3", "Commercial Design")]
+    assert "uncategorised" not in qset.provenance
+
+
+def test_an_unknown_category_is_refused_and_a_missing_one_counted(tmp_path):
+    entries = json.loads((FIXTURE / "bench" / "instruction.json").read_text())
+    entries[1]["category_id"] = 12
+    with pytest.raises(QuestionSetError, match=r"names categories that code/Category.json does not: '12'. Known ids: "
+                                               r"1, 2, 3, 4, 5, 6, 7, 8, 9"):
+        read_bench(bench_with(tmp_path, entries))
+    del entries[1]["category_id"]
+    items, qset = read_bench(bench_with(tmp_path / "b", entries))
+    assert items[1].category == "unknown" and qset.provenance["uncategorised"] == 1
