@@ -118,7 +118,8 @@ def test_table2_cell(editor, group, column):
 S1_CELLS = [(e, c) for e in S1 for c in COLUMNS]
 
 
-@pytest.mark.parametrize(("editor", "column"), S1_CELLS, ids=[f"TableS1-DerivativeCharacter-{e}-{c}" for e, c in S1_CELLS])
+@pytest.mark.parametrize(("editor", "column"), S1_CELLS,
+                         ids=[f"TableS1-DerivativeCharacter-{e}-{c}" for e, c in S1_CELLS])
 def test_table_s1_derivative_character_cell(editor, column):
     _check(S1[editor], column, "Derivative Character")
 
