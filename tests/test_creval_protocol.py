@@ -169,28 +169,33 @@ def test_out_of_choice_and_normalised_answers_reach_the_section_and_the_answer_t
     assert (maybe["correct"], maybe["in_choices"]) == ("false", "false")
 
 
-def test_experiment_creval_headline_follows_crevals_failure_rule_with_the_other_beside(plugins, compose, tmp_path,
-                                                                                    monkeypatch):
-    """3 items; the editor refuses one, and one answer call of another is refused by the judge."""
+def run_with_a_refused_edit(plugins, compose, monkeypatch, *overrides: str, judge_faults=()) -> dict:
+    """experiment=creval on the 3-item fixture; the editor refuses i2i_0004 and changes the other two."""
     from faceedit_bench.run.experiment import build_experiment, run_experiment
 
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     with openai_server(api_key=KEY, judge_answer=answer_body) as server:
-        server.script(["refusal"])  # the first answer call
+        server.script(list(judge_faults))
         cfg = compose("experiment=creval", f"dataset.params.root={FIXTURE}", "editor=scripted",
                       "+editor.params.script={i2i_0004/1: refused}", "+editor.params.noise=0.5", "embedder=pixel",
                       "tracking=none", "run.workers=1", f"judge.params.base_url={server.url}/v1",
-                      "judge.params.limits.max_attempts=1")
-        report = run_experiment(build_experiment(cfg, plugins), plugins)
+                      "judge.params.limits.max_attempts=1", *overrides)
+        return run_experiment(build_experiment(cfg, plugins), plugins)
+
+
+def test_experiment_creval_headline_follows_crevals_failure_rule_with_the_other_beside(plugins, compose, tmp_path,
+                                                                                    monkeypatch):
+    """3 items; the editor refuses one, and the judge refuses the first answer call of another."""
+    report = run_with_a_refused_edit(plugins, compose, monkeypatch, judge_faults=["refusal"])
     section = report["creval"]
     assert section["on_failure"] == "zero" and section["items"]["total"] == 3
     assert section["items"]["edit_failed"] == {"step_refused": 1} and section["items"]["failed"] == 2
     assert section["items"]["scored"] == 3 and section["overall"]["overall"]["n"] == 3
-    first = section["items"]["failures"]
-    (refused_metric,) = [m for m, why in first.items() if why.get("refused")]
-    # headline: CREval's rule, every figure over the same 3 items
-    judged_ok = 2 - 1  # items whose three calls were answered
-    expected = 100 * (judged_ok * 1.0 + (1 - {"IF": 0.4, "VC": 0.4, "VQ": 0.2}[refused_metric]) + 0) / 3
+    (refused_metric,) = [m for m, why in section["items"]["failures"].items() if why.get("refused")]
+    # headline: CREval's rule, every figure over the same 3 items: one item answered in full (every answer
+    # "yes": 1.0), one with the refused call's metric at 0, the refused edit at 0
+    partly = 1 - {"IF": 0.4, "VC": 0.4, "VQ": 0.2}[refused_metric]
+    expected = 100 * (1.0 + partly + 0.0) / 3
     assert section["overall"]["overall"]["mean"] == pytest.approx(expected)
     assert {section["overall"][c]["n"] for c in ("IF", "VC", "VQ", "overall")} == {3}
     assert section["table"][-1]["n"] == 3 and section["table"][-1]["avg"] == pytest.approx(expected)
@@ -206,16 +211,8 @@ def test_experiment_creval_headline_follows_crevals_failure_rule_with_the_other_
     assert float(values["i2i_0004"]) == 0.0
 
 
-def test_the_same_run_under_exclude_leaves_the_failures_out_of_every_figure(plugins, compose, tmp_path, monkeypatch):
-    from faceedit_bench.run.experiment import build_experiment, run_experiment
-
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    with openai_server(api_key=KEY, judge_answer=answer_body) as server:
-        cfg = compose("experiment=creval", f"dataset.params.root={FIXTURE}", "editor=scripted",
-                      "+editor.params.script={i2i_0004/1: refused}", "+editor.params.noise=0.5", "embedder=pixel",
-                      "tracking=none", "run.workers=1", f"judge.params.base_url={server.url}/v1",
-                      "analysis.creval.on_failure=exclude")
-        report = run_experiment(build_experiment(cfg, plugins), plugins)
+def test_the_same_run_under_exclude_leaves_the_failures_out_of_every_figure(plugins, compose, monkeypatch):
+    report = run_with_a_refused_edit(plugins, compose, monkeypatch, "analysis.creval.on_failure=exclude")
     section = report["creval"]
     assert section["on_failure"] == "exclude" and section["overall"]["overall"]["n"] == 2
     assert report["metrics"]["creval"]["n"] == 2 and section["other_rule"]["overall"]["overall"]["n"] == 3
