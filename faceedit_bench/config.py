@@ -151,6 +151,20 @@ def audit_rule(rule: str) -> tuple[str, str, float]:
 
 
 @dataclass
+class CrevalConf:
+    """CREval's scoring (faceedit_bench/scoring/creval/policy.py, docs/creval.md)."""
+
+    # What an item counts as when its edit gave no image or an answer call failed: zero (CREval's rule, its
+    # headline) or exclude (left out of every figure, and counted). The other rule's figures stand beside.
+    on_failure: str = "exclude"
+
+    def __post_init__(self) -> None:
+        if self.on_failure not in ("zero", "exclude"):
+            _reject("analysis.creval.on_failure", self.on_failure,
+                    "zero (CREval's rule: failures score 0) or exclude (failures are left out and counted)")
+
+
+@dataclass
 class AnalysisConf:
     """Disparity statistics (METHODOLOGY §7)."""
 
@@ -174,6 +188,8 @@ class AnalysisConf:
     intersections: list[list[str]] = field(default_factory=lambda: [["gender", "skin_tone"]])
     # Paper (b)'s audit of the rubric judge metric (rates, thresholds, groups); used when judge_metrics has rubric.
     audit: AuditConf = field(default_factory=AuditConf)
+    # CREval's failure policy, used when judge_metrics has creval or creval_face.
+    creval: CrevalConf = field(default_factory=CrevalConf)
 
     def __post_init__(self) -> None:
         key = "analysis"

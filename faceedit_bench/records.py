@@ -245,13 +245,15 @@ class SessionResult:
 class JudgeRequest:
     """One judge attempt. ``images`` are PNG/JPEG bytes in the order the prompt names them;
     ``schema`` is the JSON schema of the expected answer (for providers with structured
-    output); ``seed`` varies between parse retries."""
+    output); ``seed`` varies between parse retries; ``system`` is a system message to send
+    before the images and the prompt ("" for none)."""
 
     prompt: str
     images: tuple[bytes, ...]
     schema: Mapping[str, Any]
     schema_name: str
     seed: int
+    system: str = ""
 
 
 @dataclass(frozen=True)

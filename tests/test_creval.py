@@ -36,12 +36,12 @@ KEY = "sk-creval-test"
 
 
 def ok(*answers: tuple[str, str]) -> JudgeAnswer:
-    value = {"answers": [{"question_id": q, "answer": a, "explanation": "seen"} for q, a in answers]}
-    return JudgeAnswer(Outcome.OK, value, json.dumps(value), "", {}, "creval-answer@1", "h")
+    value = {q: {"answer": a, "explanation": "seen"} for q, a in answers}
+    return JudgeAnswer(Outcome.OK, value, json.dumps(value), "", {}, "creval-answer@2", "h")
 
 
 def failed(outcome: Outcome) -> JudgeAnswer:
-    return JudgeAnswer(outcome, None, None, "the provider said no", {}, "creval-answer@1", "h")
+    return JudgeAnswer(outcome, None, None, "the provider said no", {}, "creval-answer@2", "h")
 
 
 QUESTIONS = (CheckQuestion("Q1", "a?", "Yes", 1), CheckQuestion("Q2", "b?", "Yes", 2),
@@ -73,8 +73,8 @@ def one_item_set() -> QuestionSet:
     return QuestionSet("toy", "1", (item,))
 
 
-def judge_item(answers: list[JudgeAnswer]):
-    metric = bind_question_sets(CREVAL_METRIC, [one_item_set()])
+def judge_item(answers: list[JudgeAnswer], on_failure: str = "exclude"):
+    metric = bind_question_sets(CREVAL_METRIC, [one_item_set()], on_failure)
     session = Session("s1", "toy", (Step(1, "make it a LEGO figure"),))
     questions = metric.questions(["src", "out"], session)
     assert [q.facet for q in questions] == ["IF", "VC", "VQ"] and all("Q1:" in q.fields["questions"] for q in questions)
@@ -92,15 +92,30 @@ def test_item_overall_is_0_4_if_0_4_vc_0_2_vq_on_a_hand_computed_case():
     assert item.metrics["IF"].missing == 1
 
 
-def test_a_failed_call_excludes_the_item_from_that_metric_and_the_overall():
-    judgment = judge_item([ok(("Q1", "Yes"), ("Q2", "Yes"), ("Q3", "No")), failed(Outcome.API_ERROR),
-                           ok(("Q1", "Yes"), ("Q2", "Yes"), ("Q3", "Yes"), ("Q4", "Yes"))])
-    assert judgment.values == {"creval_if": 100.0, "creval_vc": None, "creval_vq": 100.0, "creval": None}
-    section = creval_section(list(judgment.detail), metric="creval", extension=False)
-    assert section["items"] == {"judged": 1, "scored": 0,
-                                "outcomes": {"IF": {"ok": 1}, "VC": {"api_error": 1}, "VQ": {"ok": 1}}}
-    assert section["overall"]["VC"]["n"] == 0 and section["overall"]["IF"]["mean"] == 100.0
-    assert section["overall"]["overall"]["n"] == 0  # never a 0 in its place
+ONE_FAILED = [ok(("Q1", "Yes"), ("Q2", "Yes"), ("Q3", "No")), failed(Outcome.API_ERROR),
+              ok(("Q1", "Yes"), ("Q2", "Yes"), ("Q3", "Yes"), ("Q4", "Yes"))]
+
+
+def test_under_exclude_a_failed_call_leaves_the_item_out_of_every_figure():
+    judgment = judge_item(ONE_FAILED, "exclude")
+    assert judgment.values == {"creval_if": None, "creval_vc": None, "creval_vq": None, "creval": None}
+    section = creval_section(list(judgment.detail), metric="creval", extension=False, on_failure="exclude")
+    assert section["items"]["judged"] == 1 and section["items"]["scored"] == 0 and section["items"]["failed"] == 1
+    assert section["items"]["failures"] == {"IF": {}, "VC": {"api_error": 1}, "VQ": {}}
+    assert {c: section["overall"][c]["n"] for c in ("IF", "VC", "VQ", "overall")} == dict.fromkeys(
+        ("IF", "VC", "VQ", "overall"), 0)  # the same items in every column, never a 0 in its place
+    beside = section["other_rule"]  # CREval's rule beside it, labelled, with its count
+    assert beside["on_failure"] == "zero" and beside["zeroed"] == 1
+    assert beside["overall"]["VC"]["mean"] == 0.0 and beside["overall"]["IF"]["mean"] == 100.0
+
+
+def test_under_zero_a_failed_call_scores_0_in_its_metric_and_the_overall():
+    judgment = judge_item(ONE_FAILED, "zero")
+    assert judgment.values == pytest.approx({"creval_if": 100.0, "creval_vc": 0.0, "creval_vq": 100.0,
+                                             "creval": 100 * (0.4 + 0.2)})
+    section = creval_section(list(judgment.detail), metric="creval", extension=False, on_failure="zero")
+    assert section["overall"]["overall"] == {**section["overall"]["overall"], "n": 1, "mean": pytest.approx(60.0)}
+    assert section["other_rule"]["on_failure"] == "exclude" and section["other_rule"]["overall"]["IF"]["n"] == 0
 
 
 # CREval Table 2 (arXiv 2603.26174, CVPR 2026), overall columns with GPT-4o as the judge: editor, IF, VC, VQ,
@@ -164,7 +179,7 @@ def test_a_question_set_file_changed_after_freezing_is_refused(tmp_path):
     with pytest.raises(QuestionSetError, match="changed after it was frozen"):
         parse_question_set(data, "x.json")
     data["items"][0]["questions"]["IF"][0]["weight"] = 4
-    with pytest.raises(QuestionSetError, match="weight must be 1, 2 or 3"):
+    with pytest.raises(QuestionSetError, match=r"items\[0\]\.questions\.IF\[0\]\.weight: Input should be less than"):
         parse_question_set(data, "x.json")
 
 
@@ -301,3 +316,34 @@ def test_a_malformed_bench_file_is_a_clear_error(tmp_path):
     (root / "bench" / "questiions_all" / "IF" / "i2i_0101.json").write_text("{not json")
     with pytest.raises(QuestionSetError, match="cannot read .*i2i_0101.json"):
         read_bench(root)
+
+
+def bench_with(tmp_path: Path, entries: list[dict]) -> Path:
+    root = tmp_path / "creval"
+    shutil.copytree(FIXTURE, root)
+    (root / "bench" / "instruction.json").write_text(json.dumps(entries))
+    return root
+
+
+def test_the_bench_reader_takes_crevals_own_field_names(tmp_path):
+    """code/gen_question_with_qwen_api.py reads item["input_image"][0] (the item's image file) and
+    item["input_prompt"] (its instruction); the item is the image file's stem."""
+    entries = [{"id": n, "input_image": [f"{stem}.png"], "input_prompt": f"instruction {n}", "category_id": cat}
+               for n, (stem, cat) in enumerate([("0cceafb88d330eb240edd04ed270bb8a", 1), ("i2i_0004", 6),
+                                               ("i2i_0101", 8)], start=1)]
+    items, qset = read_bench(bench_with(tmp_path, entries))
+    assert [(i.item_id, i.instruction, i.dimension) for i in items] == [
+        ("0cceafb88d330eb240edd04ed270bb8a", "instruction 1", "Derivative Character"),
+        ("i2i_0004", "instruction 2", "Material Transformation"), ("i2i_0101", "instruction 3", "Commercial Design")]
+    assert "uncategorised" not in qset.provenance
+
+
+def test_an_unknown_category_is_refused_and_a_missing_one_counted(tmp_path):
+    entries = json.loads((FIXTURE / "bench" / "instruction.json").read_text())
+    entries[1]["category_id"] = 12
+    with pytest.raises(QuestionSetError, match=r"names categories that code/Category.json does not: '12'. Known ids: "
+                                               r"1, 2, 3, 4, 5, 6, 7, 8, 9"):
+        read_bench(bench_with(tmp_path, entries))
+    del entries[1]["category_id"]
+    items, qset = read_bench(bench_with(tmp_path / "b", entries))
+    assert items[1].category == "unknown" and qset.provenance["uncategorised"] == 1

@@ -23,6 +23,10 @@ def test_questions_follow_the_taxonomy():
     assert qs["IF"][0].question == ('Does the person now show the requested headwear, "summer panama hat" '
                                     "(a kind of panama hat)?")
     assert [q.weight for q in qs["VC"]] == [3] + [2] * 7  # identity, then the 7 other sub-axes
+    # at least five IF questions per edit, as CREval asks, so that IF is not limited to 0, 50 or 100
+    assert len(qs["IF"]) == 5 and all(q.weight == 1 for q in qs["IF"])
+    assert qs["IF"][2].question == ("Is the person's headwear now of the kind \"panama hat\", rather than another kind "
+                                    "of headwear?")
     assert any("still long mutton chops" in q.question for q in qs["VC"])
     assert len(qs["VQ"]) == 5 and all(q.weight == 1 for q in qs["VQ"])
     assert {q.answer for m in qs.values() for q in m} == {"Yes"}
@@ -53,10 +57,10 @@ def test_creval_face_with_the_gemini_judge_scores_two_editors(plugins, compose, 
 #: The creval_face question sets of the four frozen face test sets. A change to the taxonomy questions
 #: (faceedit_bench/scoring/creval/face.py) changes these: bump FACE_QUESTIONS_VERSION and re-pin.
 FACE_QUESTION_HASHES = {
-    "hair": "8487cc3a1d8147f7edbe66bf8994b90c482e1a089f91235ac608fd42f7c73695",
-    "accessories": "e922cbe16c4315363f978793d564147c6a440ae810dafecfcee95dc7c50c2c94",
-    "pose": "7f9849737d84e8852dfbc4c69ae137a78ab14e8909dfdf2af3eab373ca9c12f3",
-    "multi_axis": "33b39c6c20856869df97bcefbc3a66c42f350f0f06f4278b8ea151af4ba6feea",
+    "hair": "616b398acd1ae90107fbec0ed879d4f5c1901f72535292bcda6fdb9c4375aeff",
+    "accessories": "10cdf3a3d27cb80319c8664a13f3a686f0b5b56cdd4573051b960e0fea31470c",
+    "pose": "251e1e3ebde82ffeb7682be2481d9d7b975f54e764166cafbba8716fa1684f5b",
+    "multi_axis": "02aff52e740dbf41f5ebf92712fc20b8f3fcd775d51bde9cb1b7a8e70ffbca5e",
 }
 
 
@@ -66,6 +70,7 @@ def test_face_question_sets_are_deterministic(name):
     assert qset.content_hash == FACE_QUESTION_HASHES[name]
     assert qset.provenance["extension"] is True and qset.provenance["generator"] == "taxonomy"
     assert len(qset.items) == sum(len(s.steps) for s in load_testset(name).sessions)
+    assert all(len(i.questions["IF"]) >= 5 for i in qset.items)  # CREval asks at least five per metric
 
 
 def test_the_face_section_renders_in_report_html_and_is_tracked(plugins, compose, synthetic, monkeypatch, tmp_path):
@@ -139,10 +144,12 @@ def test_creval_answers_mllm_written_questions_per_face_and_scores_two_editors(p
                   f"questions=[{path}]", f"judge.params.base_url={server.url}", *[f"judge.params.{s}" for s in FAST]]
         moved = run(plugins, compose, synthetic, "editor=noise", *common)
         still = run(plugins, compose, synthetic, "editor=identity", *common)
-    # Q1 of every written list ("... now visible?", weight 2 of 11) fails for the editor that changes nothing
+    # Q1 of every written list ("... now visible?") fails for the editor that changes nothing: weight 1 of 5 in IF
+    # and VQ (written without weights: CREval's IF and VQ questions weigh 1), weight 2 of 11 in VC
     assert moved["metrics"]["creval"]["n"] == still["metrics"]["creval"]["n"] == 4
     assert moved["metrics"]["creval"]["mean"] == pytest.approx(100.0)
-    assert still["metrics"]["creval"]["mean"] == pytest.approx(100 * 9 / 11)
+    assert still["metrics"]["creval"]["mean"] == pytest.approx(100 * (0.4 * 4 / 5 + 0.4 * 9 / 11 + 0.2 * 4 / 5))
+    assert still["metrics"]["creval_vc"]["mean"] == pytest.approx(100 * 9 / 11)
     assert still["creval"]["most_failed"][0]["question"] == "Is the requested change now visible?"
     assert moved["creval"]["items"]["outcomes"]["IF"] == {"ok": 4}
     assert moved["creval"]["question_sets"][0]["content_hash"] == qset.content_hash

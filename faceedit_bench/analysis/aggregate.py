@@ -77,6 +77,8 @@ class Aggregator:
             for m in judge_metrics if m.over == "steps" for v in m.values if v.point is not None}
         self.judge_answers: dict[str, Counter[str]] = defaultdict(Counter)  # template -> outcome -> n
         self.judge_reports = {m.name: m.report() for m in judge_metrics if m.report is not None}
+        # Metrics that give a session whose edit failed values of their own (CREval's zero rule)
+        self.unjudged = [m.unjudged for m in judge_metrics if getattr(m, "unjudged", None) is not None]
         for report in self.judge_reports.values():  # a report stating intervals states them at the run's level
             if hasattr(report, "confidence"):
                 report.confidence = confidence
@@ -124,6 +126,7 @@ class Aggregator:
                     self.undefined[metric.name] += 1
         else:
             self.sessions_excluded[result.excluded or "unscored"] += 1
+            values = self._unjudged_values(result)
         self._add_to_groups(result, values)
         if self.audit is not None:
             self.audit.add(result)
@@ -131,6 +134,16 @@ class Aggregator:
             if hasattr(report, "add_session"):
                 report.add_session(result)
         return values
+
+    def _unjudged_values(self, result: SessionResult) -> dict[str, float | None]:
+        """The values judge metrics declare for an excluded session no judge saw (CREval's failure rule)."""
+        if not self.judged or result.judged is not None or not self.unjudged:
+            return {}
+        found: dict[str, float | None] = {}
+        base = result.image_hashes[0] if result.image_hashes else None
+        for values in self.unjudged:
+            found.update(values(result.session, result.excluded or "", base) or {})
+        return {m.name: found[m.name] for m in self.metrics if m.name in found}
 
     def _add_judged(self, judged: Any) -> None:
         for name, judgment in judged.metrics.items():
@@ -144,7 +157,7 @@ class Aggregator:
                 self.judge_reports[name].add(judgment)
 
     def _add_to_groups(self, result: SessionResult, values: dict[str, float | None]) -> None:
-        if result.excluded is None:
+        if result.excluded is None or values:  # an excluded session with values: a metric scores its failure
             self.rows.append(({k: v for k, v in result.face.demographics.items() if k not in NOT_GROUPS}, values),
                              identity=self.identity_codes(result.face.identity), trajectory=result.fss or ())
         for key, label in result.face.demographics.items():

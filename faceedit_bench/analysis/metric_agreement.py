@@ -5,7 +5,9 @@ scores per (system, item), how well does the metric follow the people?
 - system level: the same over the systems' means (on the items both scored), at least 3 systems;
 - pairwise accuracy of system rankings: the share of system pairs that the metric orders as the people do.
   Pairs the people tie are left out (counted); a pair the metric ties while the people do not is a miss.
-- :func:`rank_table`: several metrics (SC, CREval, human ...) ranking the same systems side by side.
+- :func:`rank_table`: several metrics (SC, CREval, human ...) ranking the same systems side by side;
+- :func:`system_agreement`: a table of systems' scores (CREval Table 3), each metric column against the
+  human column at system level.
 
 ``same_direction=False`` says the metric reads the other way round from the human score (a metric where
 lower is better against a human score where higher is better): its scores are negated before comparing,
@@ -102,3 +104,26 @@ def rank_table(means: Mapping[str, Mapping[Hashable, float]], higher_is_better: 
         table[name] = {str(s): {"value": float(values[s]), "rank": float(r)} for s, r in zip(present, ranks)}
     return {"systems": [str(s) for s in systems], "metrics": table,
             "higher_is_better": {k: bool(higher_is_better.get(k, True)) for k in means}}
+
+
+def system_agreement(table: Mapping[Hashable, Mapping[str, float]], human: str,
+                     higher_is_better: Mapping[str, bool] | None = None) -> dict[str, Any]:
+    """System-level agreement of every metric column of a table of systems' scores with its human column
+    (CREval Table 3: Aesthetic Score, VIEScore, EditScore and CREvalScore against HumanScore over 5 editors):
+    per metric Spearman's ρ and Kendall's τ-b over the systems (with p-values), the pairwise accuracy of
+    their rankings, and every column's ranks (:func:`rank_table`). ``higher_is_better``: per metric,
+    default True; a metric read the other way is negated before it is compared."""
+    direction = dict(higher_is_better or {})
+    columns = sorted({c for row in table.values() for c in row} - {human})
+    people = {s: float(row[human]) for s, row in table.items() if row.get(human) is not None}
+    out: dict[str, Any] = {}
+    for column in columns:
+        sign = 1.0 if direction.get(column, True) else -1.0
+        machine = {s: sign * float(row[column]) for s, row in table.items()
+                   if s in people and row.get(column) is not None}
+        systems = [s for s in people if s in machine]
+        out[column] = {**correlations([people[s] for s in systems], [machine[s] for s in systems]),
+                       "pairwise": pairwise_accuracy({s: people[s] for s in systems}, machine)}
+    means = {c: {s: float(row[c]) for s, row in table.items() if row.get(c) is not None} for c in [*columns, human]}
+    return {"human": human, "systems": [str(s) for s in people], "metrics": out,
+            "ranks": rank_table(means, {c: direction.get(c, True) for c in means})}

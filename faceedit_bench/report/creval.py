@@ -45,9 +45,17 @@ def creval_sections(report: Mapping[str, Any], store: Any = None) -> list[dict[s
         examples = [{**e, "original_uri": _thumbnail(store, (e.get("images") or {}).get("original")),
                      "edited_uri": _thumbnail(store, (e.get("images") or {}).get("edited"))}
                     for e in section.get("examples") or []]
+        other = section.get("other_rule") or {}
         out.append({"name": name, "extension": section.get("extension"), "weights": section.get("weights"),
+                    "on_failure": section.get("on_failure"), "rule": section.get("rule"),
                     "item_counts": section.get("items") or {}, "missing": section.get("missing_answers") or {},
+                    "out_of_choice": section.get("out_of_choice_answers") or {},
+                    "normalised": section.get("normalised_answers") or {},
                     "overall": [fmt_ci((section.get("overall") or {}).get(c)) for c in COLUMNS],
+                    "overall_n": ((section.get("overall") or {}).get("overall") or {}).get("n"),
+                    "other": {"on_failure": other.get("on_failure"), "rule": other.get("rule"),
+                              "n": ((other.get("overall") or {}).get("overall") or {}).get("n"),
+                              "cells": [fmt_ci((other.get("overall") or {}).get(c)) for c in COLUMNS]},
                     "categories": _group_rows(section.get("by_category") or {}),
                     "dimensions": _group_rows(section.get("by_dimension") or {}),
                     "table": section.get("table") or [], "most_failed": section.get("most_failed") or [],
@@ -57,7 +65,8 @@ def creval_sections(report: Mapping[str, Any], store: Any = None) -> list[dict[s
 
 def creval_tracking(report: Mapping[str, Any], metric_key: Callable[..., str]) -> dict[str, float]:
     """Per category and dimension means of IF, VC, VQ and overall, for an experiment tracker
-    (``creval_category_stylization_if`` ...), and the missing answers per metric."""
+    (``creval_category_stylization_if`` ...), the other failure rule's overall (``creval_other_rule_overall``)
+    and the missing and out-of-choice answers per metric."""
     out: dict[str, float] = {}
     for name in SECTIONS:
         section = report.get(name)
@@ -69,6 +78,11 @@ def creval_tracking(report: Mapping[str, Any], metric_key: Callable[..., str]) -
                     mean = (group.get(column) or {}).get("mean")
                     if isinstance(mean, (int, float)):
                         out[metric_key(name, level.removeprefix("by_"), label, column)] = float(mean)
-        for metric, n in (section.get("missing_answers") or {}).items():
-            out[metric_key(name, "missing_answers", metric)] = float(n)
+        for counts in ("missing_answers", "out_of_choice_answers"):
+            for metric, n in (section.get(counts) or {}).items():
+                out[metric_key(name, counts, metric)] = float(n)
+        for column in COLUMNS:
+            mean = (((section.get("other_rule") or {}).get("overall") or {}).get(column) or {}).get("mean")
+            if isinstance(mean, (int, float)):
+                out[metric_key(name, "other_rule", column)] = float(mean)
     return out

@@ -13,9 +13,11 @@ from faceedit_bench.analysis.creval_report import creval_section
 from faceedit_bench.execution.calls import Executors
 from faceedit_bench.keys import fingerprint, portable
 from faceedit_bench.records import JudgeAnswer, Session, Step
+from faceedit_bench.scoring.creval import policy
 from faceedit_bench.scoring.creval.bench import IMAGE_SUFFIXES
 from faceedit_bench.scoring.creval.metric import CREVAL_METRIC, bind_question_sets
 from faceedit_bench.scoring.creval.questions import QuestionItem, QuestionSet
+from faceedit_bench.scoring.creval.scoring import ItemResult
 from faceedit_bench.scoring.judge.service import JudgeService
 from faceedit_bench.storage.images import read_image
 from faceedit_bench.storage.ledger import Ledger
@@ -31,15 +33,21 @@ def find_image(folder: Path, item: QuestionItem) -> Path | None:
     return None
 
 
+#: Why an item of a folder has nothing to judge (CREval's script saves final_score 0.0 for both).
+NO_SOURCE, NO_EDIT = "source_image_missing", "edited_image_missing"
+
+
 async def answer_folder(qset: QuestionSet, originals: Path, edited: Path, judge: Any, judge_name: str,
-                        workspace: Path, seed: int = 0) -> tuple[dict[str, Any], list[Any]]:
-    """The ``creval`` section of ``qset`` answered for ``edited``'s images, and its items."""
+                        workspace: Path, seed: int = 0,
+                        on_failure: str = policy.ZERO) -> tuple[dict[str, Any], list[Any]]:
+    """The ``creval`` section of ``qset`` answered for ``edited``'s images, and its items. An item without
+    its source or edited image is a failed item: 0 under CREval's rule (the default here), else left out."""
     identity = {"name": judge_name, **dict(judge.describe())}
     judge_fp = fingerprint(portable(identity))
     workspace.mkdir(parents=True, exist_ok=True)
     ledger = Ledger(workspace / "ledger.sqlite")
     store = ImageStore(workspace / "store")
-    metric = bind_question_sets(CREVAL_METRIC, [qset])
+    metric = bind_question_sets(CREVAL_METRIC, [qset], on_failure)
     missing: Counter[str] = Counter()
     try:
         ledger.record_component(judge_fp, "judge", identity)
@@ -48,8 +56,10 @@ async def answer_folder(qset: QuestionSet, originals: Path, edited: Path, judge:
         async def one(item: QuestionItem) -> list[Any]:
             source, out = find_image(originals, item), find_image(edited, item)
             if source is None or out is None:
-                missing["source image" if source is None else "edited image"] += 1
-                return []
+                why = NO_SOURCE if source is None else NO_EDIT
+                missing[why] += 1
+                return [ItemResult(item.session_id, item.k, item.item_id, item.category or "all",
+                                   item.dimension or item.category or "all", (), {}, failure=why)]
             hashes = [store.put(read_image(source)[0]), store.put(read_image(out)[0])]
             where = f"{item.category}/{item.dimension}" if item.category else None
             session = Session(item.session_id, qset.name, (Step(item.k, item.instruction, prompt_category=where),))
@@ -61,7 +71,7 @@ async def answer_folder(qset: QuestionSet, originals: Path, edited: Path, judge:
         results = [r for found in await asyncio.gather(*(one(i) for i in qset.items)) for r in found]
     finally:
         ledger.close()
-    section = creval_section(results, metric="creval", extension=False)
+    section = creval_section(results, metric="creval", extension=False, on_failure=on_failure)
     section["question_sets"] = [qset.describe()]
     section["images_missing"] = dict(missing)
     section["judge"] = {"name": judge_name, "calls": service.calls_made,
@@ -69,11 +79,18 @@ async def answer_folder(qset: QuestionSet, originals: Path, edited: Path, judge:
     return section, results
 
 
+def _row(row: dict[str, Any], category: str, dimension: str) -> str:
+    cells = " ".join("      -" if row[c] is None else f"{row[c]:7.2f}" for c in ("IF", "VC", "VQ", "avg"))
+    return f"{category:<20} {dimension:<36} {row['n']:>4} {cells}"
+
+
 def table_text(section: dict[str, Any]) -> str:
-    """The Table 2 / S1 layout as text: dimension rows, category rows, the overall row."""
+    """The Table 2 / S1 layout as text under the headline rule (dimension rows, category rows, the overall row),
+    then the other failure rule's overall row beside it, labelled, with its counts."""
+    items, other = section["items"], section["other_rule"]
     head = f"{'category':<20} {'dimension':<36} {'n':>4} " + " ".join(f"{c:>7}" for c in ("IF", "VC", "VQ", "avg"))
-    lines = [head, "-" * len(head)]
-    for row in section["table"]:
-        cells = " ".join("      -" if row[c] is None else f"{row[c]:7.2f}" for c in ("IF", "VC", "VQ", "avg"))
-        lines.append(f"{row['category']:<20} {row['dimension']:<36} {row['n']:>4} {cells}")
+    lines = [f"on_failure={section['on_failure']}: {section['rule']}. {items['total']} items, {items['failed']} "
+             f"failed", head, "-" * len(head)]
+    lines += [_row(row, row["category"], row["dimension"]) for row in section["table"]]
+    lines.append(_row(other["table"][-1], f"on_failure={other['on_failure']}", "(all)"))
     return "\n".join(lines)

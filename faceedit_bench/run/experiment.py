@@ -109,7 +109,8 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
                                       create_component=create_component)
     testset: TestSet = components["testset"]
     if "judge" in components:  # creval answers the run's frozen question sets (questions=[...])
-        judge_metrics, _ = bind_questions(plugins, judge_metrics, list(conf.questions), testset)
+        judge_metrics, _ = bind_questions(plugins, judge_metrics, list(conf.questions), testset,
+                                          conf.analysis.creval.on_failure)
     if infos["dataset"].description.get("n_faces") == 0:
         raise ConfigError(f"dataset {conf.dataset.name!r} selects 0 faces, so the run would measure nothing; "
                           "check its annotations and dataset.params (limit, partition, allow_list).")

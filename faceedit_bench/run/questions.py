@@ -1,5 +1,6 @@
 """The question sets of a run: ``questions=[...]`` loaded through the registered loaders and bound to
-the ``creval`` judge metric before anything runs (METHODOLOGY §5.3).
+the ``creval`` judge metric before anything runs (METHODOLOGY §5.3), and the run's CREval failure
+policy (``analysis.creval.on_failure``) bound to ``creval`` and ``creval_face``.
 
 An entry is ``<loader>:<path>`` or a bare path: a ``.json`` file is read by the ``file`` loader, a folder
 by ``creval_bench`` (CREval-Bench's published layout). A selected ``creval`` metric without question sets,
@@ -15,11 +16,12 @@ from typing import Any
 from faceedit_bench.errors import ConfigError, FaceEditBenchError
 from faceedit_bench.plugin.manager import Plugins
 from faceedit_bench.records import TestSet
-from faceedit_bench.scoring.creval.metric import bind_question_sets
+from faceedit_bench.scoring.creval.metric import bind_question_sets, with_policy
 from faceedit_bench.scoring.creval.questions import QuestionSet
 from faceedit_bench.scoring.judge.declared import JudgeMetric
 
 CREVAL = "creval"
+CREVAL_FACE = "creval_face"
 
 
 def resolve_entry(entry: str) -> tuple[str, str]:
@@ -44,8 +46,10 @@ def load_question_sets(plugins: Plugins, entries: Sequence[str]) -> list[Questio
 
 
 def bind_questions(plugins: Plugins, metrics: list[JudgeMetric], entries: Sequence[str],
-                   testset: TestSet) -> tuple[list[JudgeMetric], list[QuestionSet]]:
-    """``metrics`` with ``creval`` bound to the run's question sets, and those sets."""
+                   testset: TestSet, on_failure: str = "exclude") -> tuple[list[JudgeMetric], list[QuestionSet]]:
+    """``metrics`` with ``creval`` bound to the run's question sets, both CREval metrics to the failure
+    policy ``on_failure``, and those sets."""
+    metrics = [with_policy(m, on_failure) if m.name == CREVAL_FACE else m for m in metrics]
     selected = any(m.name == CREVAL for m in metrics)
     if entries and not selected:
         raise ConfigError(f"questions={list(entries)} is given but the judge metric creval is not selected; add it "
@@ -61,7 +65,7 @@ def bind_questions(plugins: Plugins, metrics: list[JudgeMetric], entries: Sequen
     if not any((s.session_id, step.k) in asked for s in testset.sessions for step in s.steps):
         raise ConfigError(f"no step of test set {testset.name} has questions in {', '.join(map(str, entries))}: the "
                           "question sets were written for another test set (their items name its sessions)")
-    return [bind_question_sets(m, sets) if m.name == CREVAL else m for m in metrics], sets
+    return [bind_question_sets(m, sets, on_failure) if m.name == CREVAL else m for m in metrics], sets
 
 
 def describe_sets(sets: Sequence[QuestionSet]) -> list[dict[str, Any]]:

@@ -5,6 +5,8 @@
   taxonomy-bound test set (``--testset --taxonomy``, the creval_face questions); frozen into a file.
 * ``show``: a question set (a file, a CREval-Bench folder, or a builtin test set's taxonomy questions).
 * ``check``: a file's content hash, and for taxonomy-written sets that they still match the generator.
+* ``freeze``: re-freeze a file edited on purpose (a new content hash); a file without one is refused
+  everywhere else.
 * ``score``: answer a question set for a folder of edited images (CREval-Bench's own workflow: images
   edited elsewhere, named like the source images), and print the Table 2 layout.
 """
@@ -106,6 +108,10 @@ def _generate(args: argparse.Namespace) -> int:
     _write(qset, args.out, args.force)
     for e in qset.excluded:
         print(f"excluded {e['item_id']} ({e['metric']}: {e['outcome']}; {e['reason']})")
+    below = qset.provenance.get("below_minimum") or {}
+    for metric, n in (below.get("items") or {}).items():
+        if n:
+            print(f"{n} item(s) got fewer than {below['minimum']} {metric} questions: kept as written")
     return 0
 
 
@@ -129,6 +135,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from faceedit_bench.run.questions import resolve_entry
     from faceedit_bench.scoring.creval.face import face_question_set
     from faceedit_bench.testsets import TESTSET_NAMES, load_testset
 
@@ -141,9 +148,23 @@ def _check(args: argparse.Namespace) -> int:
             same = fresh.content_hash == qset.content_hash
             stale += not same
             print(f"{what}: {qset.content_hash[:16]} {'matches' if same else 'DIFFERS from'} the taxonomy generator")
-        else:
+        elif resolve_entry(what)[0] == "file":
             print(f"{what}: {qset.content_hash[:16]} ({len(qset.items)} items) loads, hash verified")
+        else:  # a published layout carries no hash of its own: this one is computed from what was read
+            print(f"{what}: {qset.content_hash[:16]} ({len(qset.items)} items) loads, every file valid")
     return 1 if stale else 0
+
+
+def _freeze(args: argparse.Namespace) -> int:
+    from faceedit_bench.scoring.creval.questions import load_question_set
+    from faceedit_bench.storage.atomic import write_text
+
+    qset = load_question_set(args.file, refreeze=True)  # every field but the old hash is still checked
+    out = args.out or args.file
+    write_text(out, qset.to_json())
+    print(f"froze {len(qset.items)} items into {out}; content hash {qset.content_hash}. Runs that answer this set "
+          "are new runs: its hash is part of the metric's identity.")
+    return 0
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -153,11 +174,12 @@ def _score(args: argparse.Namespace) -> int:
 
     judge, judge_name = _judge(args.judge, args.param)
     section, items = asyncio.run(answer_folder(_load_any(args.questions), Path(args.originals), Path(args.edited),
-                                               judge, judge_name, Path(args.workspace).expanduser()))
+                                               judge, judge_name, Path(args.workspace).expanduser(),
+                                               on_failure=args.on_failure))
     print(table_text(section))
-    if args.out:
-        write_text(args.out, json.dumps(section, indent=1) + "\n")
+    if args.out:  # each file atomic; the section last, so a section on disk always has its answers beside
         answers = write_answer_table(args.out.with_name(f"{args.out.stem}_answers.csv"), items)
+        write_text(args.out, json.dumps(section, indent=1) + "\n")
         print(f"wrote {args.out} and {answers}")
     return 0
 
@@ -189,12 +211,19 @@ def add_parser(sub: Any) -> None:
     c = qs.add_parser("check", help="verify question sets' hashes (default: the builtin test sets' taxonomy sets)")
     c.add_argument("what", nargs="*")
     c.set_defaults(func=_check)
+    f = qs.add_parser("freeze", help="re-freeze a question-set file edited on purpose (writes its new content hash)")
+    f.add_argument("file", type=Path)
+    f.add_argument("--out", type=Path, help="write the frozen set here (default: over the file itself)")
+    f.set_defaults(func=_freeze)
     a = qs.add_parser("score", help="answer a question set for a folder of edited images; print Table 2's layout")
     a.add_argument("questions", help="question-set file or CREval-Bench folder")
     a.add_argument("--originals", required=True, help="folder of the source images (<item>.<ext>)")
     a.add_argument("--edited", required=True, help="folder of the edited images (<item>.<ext>)")
     a.add_argument("--judge", required=True, help="registered judge, e.g. openai -p model=gpt-4o (the paper's)")
     a.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
+    a.add_argument("--on-failure", choices=("zero", "exclude"), default="zero",
+                   help="an item without an edited image or with a failed answer call: zero (CREval's rule, the "
+                        "default) or exclude; the other rule's overall is printed beside")
     a.add_argument("--out", type=Path, help="write the creval section as JSON")
     a.add_argument("--workspace", default=".faceedit_bench")
     a.set_defaults(func=_score)

@@ -1,11 +1,13 @@
 """A fake CREval judge behind the fake Gemini and OpenAI servers: it writes questions and answers them.
 
 ``answer_body`` (a ``judge_answer`` for either server) reads the request the real SDK sent:
-* a question-writing request (its schema asks for ``questions``): five questions with weights 1-3;
-* an answering request: every ``Qn:`` asked gets "Yes", except that a question about a change being
-  visible (or the target being present) gets "No" when the two images have the same pixels, so an
-  editor that changes nothing scores lower on IF. Questions whose text contains ``[unanswered]`` are
-  left out of the answer (a missing answer).
+* a question-writing request: five questions, with weights 1-3 when the prompt asks for weights (VC);
+* an answering request (CREval's layout: ``Qn: question`` then ``Choices: ...``): every question asked gets
+  "yes" (lower case on purpose), except that a question about a change being visible (or the target
+  being present) gets "no" when the two images have the same pixels, so an editor that changes nothing
+  scores lower on IF. A question whose text holds ``[unanswered]`` is left out of the answer (a missing
+  answer); ``[Yes.]`` is answered "Yes." (normalised to a choice); ``[maybe]`` is answered "Maybe" (none
+  of the choices). The answer is one JSON object keyed by question ID, as the answer schema asks.
 """
 
 from __future__ import annotations
@@ -44,23 +46,27 @@ def _same_pixels(a: bytes, b: bytes) -> bool:
     return x.shape == y.shape and bool((x == y).all())
 
 
-def written_questions() -> str:
+def written_questions(weighted: bool = True, n: int = 5) -> str:
     return json.dumps({"questions": [
         {"thinking": f"requirement {i} of the instruction",
          "question": "Is the requested change now visible?" if i == 1 else f"Is requirement {i} met?",
-         "choices": ["Yes", "No"], "answer": "Yes", "weight": 1 + i % 3} for i in range(1, 6)]})
+         "choices": ["Yes", "No"], "answer": "Yes", **({"weight": 1 + i % 3} if weighted else {})}
+        for i in range(1, n + 1)]})
+
+
+def _answer(question: str, unchanged: bool) -> str:
+    if "[Yes.]" in question:
+        return "Yes."
+    if "[maybe]" in question:
+        return "Maybe"
+    says_no = unchanged and "Apart from" not in question and any(w in question for w in IF_WORDS)
+    return "no" if says_no else "yes"  # case differs on purpose
 
 
 def answer_body(body: dict[str, Any]) -> str:
     images, text = _images_and_text(body)
     if "Write at least" in text:
-        return written_questions()
+        return written_questions(weighted='"weight"' in text)
     unchanged = len(images) >= 2 and _same_pixels(images[0], images[-1])
-    answers = []
-    for qid, question in _QUESTION.findall(text):
-        if "[unanswered]" in question:
-            continue
-        says_no = unchanged and "INSTRUCTION" not in question and any(w in question for w in IF_WORDS)
-        answers.append({"question_id": qid, "answer": "no" if says_no else "yes",  # case differs on purpose
-                        "explanation": "the images were compared"})
-    return json.dumps({"answers": answers})
+    return json.dumps({qid: {"answer": _answer(question, unchanged), "explanation": "the images were compared"}
+                       for qid, question in _QUESTION.findall(text) if "[unanswered]" not in question})

@@ -31,7 +31,8 @@ class CrevalBenchDataset:
     def describe(self) -> dict[str, Any]:
         return {"name": "creval_bench", "root": str(self.root), "format": "CREval-Bench published layout",
                 "n_faces": len(self.items), "limit": self.limit, "measures_identity": False,
-                "questions_hash": self.questions.content_hash}
+                "questions_hash": self.questions.content_hash,
+                "uncategorised": sum(1 for i in self.items if i.category == "unknown")}
 
 
 def creval_bench_testset(root: str) -> TestSet:

@@ -9,11 +9,15 @@
                                                               "Description"}]   (also read: bench/Category.json)
 
 ``<root>`` may also be the ``bench`` folder itself. The instruction list's schema is not described by the
-repository; this reader takes a list of objects or a mapping keyed by item, each naming the item
-(``id``/``item``/``image``/``filename``/``name``), its instruction (``instruction``/``prompt``/
-``edit_instruction``) and its dimension (``category_id``/``class_id``/``category``: the Category.json id or
-name); a mapping's value may be the instruction string alone (dimension then unknown). Category.json calls
-the first category "Reconstruction"; the paper calls it "Customization", and so does this reader.
+repository; this reader takes a list of objects or a mapping keyed by item. It reads the field names CREval's
+own code reads (``code/gen_question_with_qwen_api.py``: ``input_image``, a list whose first file names the
+item, and ``input_prompt``, the instruction; ``id``), and common alternatives: the item from
+``image``/``filename``/``id``/``item``/``name``, the instruction from ``instruction``/``prompt``/
+``edit_instruction``, the dimension from ``category_id``/``class_id``/``category``/``dimension`` (a
+Category.json id or name); a mapping's value may be the instruction string alone. A dimension that
+Category.json does not name is refused (a typo or another file); items that name none are counted
+(``uncategorised``) and grouped as "unknown". Category.json calls the first category "Reconstruction";
+the paper calls it "Customization", and so does this reader.
 """
 
 from __future__ import annotations
@@ -88,13 +92,24 @@ def read_categories(bench: Path) -> dict[str, tuple[str, str]]:
     return {}
 
 
-_ITEM_KEYS = ("id", "item", "item_id", "image", "filename", "file", "name")
-_TEXT_KEYS = ("instruction", "prompt", "edit_instruction", "text")
+#: Field names, in the order they are tried; CREval's own first (code/gen_question_with_qwen_api.py).
+_IMAGE_KEYS = ("input_image", "image", "filename", "file")
+_ITEM_KEYS = (*_IMAGE_KEYS, "id", "item", "item_id", "name")
+_TEXT_KEYS = ("input_prompt", "instruction", "prompt", "edit_instruction", "text")
 _DIM_KEYS = ("category_id", "class_id", "category", "dimension", "class")
 
 
 def _first(entry: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    return next((entry[k] for k in keys if entry.get(k) not in (None, "")), None)
+    return next((entry[k] for k in keys if entry.get(k) not in (None, "", [])), None)
+
+
+def _item_name(value: Any) -> str | None:
+    """The item an entry is about: an image file's stem (CREval's input_image is a list of files: the first)."""
+    if isinstance(value, list):
+        value = value[0] if value else None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        return None
+    return Path(str(value)).stem or None
 
 
 def read_instructions(bench: Path) -> dict[str, tuple[str, str | None]]:
@@ -109,13 +124,27 @@ def read_instructions(bench: Path) -> dict[str, tuple[str, str | None]]:
     for i, entry in enumerate(entries if isinstance(entries, list) else []):
         if not isinstance(entry, dict):
             raise QuestionSetError(f"{path} entry {i}: an entry must be an object")
-        item, text = _first(entry, _ITEM_KEYS), _first(entry, _TEXT_KEYS)
+        item, text = _item_name(_first(entry, _ITEM_KEYS)), _first(entry, _TEXT_KEYS)
         if item is None or not isinstance(text, str):
-            raise QuestionSetError(f"{path} entry {i}: needs an item name ({'/'.join(_ITEM_KEYS)}) and an "
-                                   f"instruction ({'/'.join(_TEXT_KEYS)})")
+            raise QuestionSetError(f"{path} entry {i}: needs an item ({'/'.join(_ITEM_KEYS)}) and an instruction "
+                                   f"({'/'.join(_TEXT_KEYS)})")
         dim = _first(entry, _DIM_KEYS)
-        out[Path(str(item)).stem] = (text, None if dim is None else str(dim))
+        out[item] = (text, None if dim is None else str(dim))
     return out
+
+
+def _dimensions(instructions: dict[str, tuple[str, str | None]], categories: dict[str, tuple[str, str]],
+                where: Path) -> dict[str, tuple[str, str]]:
+    """item -> (category, dimension); an id Category.json does not name is refused, a missing one is unknown."""
+    unknown = sorted({d for _, d in instructions.values() if d is not None and d not in categories})
+    if unknown:
+        known = sorted({k for k in categories if k.isdigit()}, key=int)
+        source = "code/Category.json" if categories else "Category.json (none was found)"
+        raise QuestionSetError(
+            f"{where / 'instruction.json'} names categories that {source} does not: "
+            f"{', '.join(map(repr, unknown[:10]))}. Known ids: {', '.join(known) or 'none'}; give each item a "
+            "Category.json id or name, or put CREval's code/Category.json beside the bench folder.")
+    return {item: categories[d] if d is not None else (UNKNOWN, UNKNOWN) for item, (_, d) in instructions.items()}
 
 
 def read_bench(root: str | Path) -> tuple[list[BenchItem], QuestionSet]:
@@ -126,9 +155,10 @@ def read_bench(root: str | Path) -> tuple[list[BenchItem], QuestionSet]:
     instructions = read_instructions(bench)
     images = {p.stem: p for p in sorted((bench / "image").glob("*")) if p.suffix.lower() in IMAGE_SUFFIXES}
     items, qitems, problems = [], [], []
+    dimensions = _dimensions(instructions, categories, bench)
     for stem in sorted(instructions):
-        text, dim = instructions[stem]
-        category, dimension = categories.get(dim or "", (UNKNOWN, UNKNOWN))
+        text = instructions[stem][0]
+        category, dimension = dimensions[stem]
         files = {m: qdir / m / f"{stem}.json" for m in METRICS}
         lacking = [m for m, f in files.items() if not f.is_file()]
         if stem not in images or lacking:
@@ -147,11 +177,14 @@ def read_bench(root: str | Path) -> tuple[list[BenchItem], QuestionSet]:
                                + "; ".join(problems[:5]) + ("; ..." if len(problems) > 5 else ""))
     if not items:
         raise QuestionSetError(f"CREval-Bench at {bench} lists no items in instruction.json")
+    uncategorised = sum(1 for i in items if i.category == UNKNOWN)
     image_digest = fingerprint({i.item_id: i.image.name for i in items})
     qset = QuestionSet(
         name="creval_bench", version="published", items=merge_items(qitems),
         provenance={"generator": "published", "generator_model": "Qwen2.5-VL-72B-Instruct (per CREval's code)",
                     "source": "github.com/ChonghuinanWang/CREval bench/questiions_all",
-                    "source_testset": {"name": "creval_bench", "items": len(items), "images": image_digest}},
+                    "source_testset": {"name": "creval_bench", "items": len(items), "images": image_digest},
+                    # items instruction.json gives no category: grouped as "unknown", counted here
+                    **({"uncategorised": uncategorised} if uncategorised else {})},
         description="CREval-Bench's published IF/VC/VQ questions (Wang et al. 2026, METHODOLOGY §5.1)")
     return items, qset

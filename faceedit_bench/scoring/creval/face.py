@@ -4,7 +4,8 @@ An EXTENSION, not part of any seed paper: instead of an MLLM, each step's questi
 taxonomy binding, so they are deterministic (the same question set, hash included, on every
 machine) and readable. The judge sees I_{k-1} (first image) and I_k (second image):
 
-* IF (weight 1): the target attribute is now present, and the change is visible.
+* IF (weight 1): five requirements of the edit (at least five, as CREval asks): the exact attribute, its
+  category, a visible change, on the person of the first image, complete enough to recognise.
 * VC: identity kept (weight 3); each of the other 7 sub-axes kept (weight 2), naming the state an
   earlier step of the session set it to where there was one ("... still crimson red hair").
 * VQ (weight 1): five artifact checks.
@@ -16,7 +17,7 @@ from faceedit_bench.records import Session, TestSet
 from faceedit_bench.scoring.creval.questions import CheckQuestion, QuestionItem, QuestionSet, merge_items
 from faceedit_bench.taxonomy import Taxonomy, load_taxonomy
 
-FACE_QUESTIONS_VERSION = "1"
+FACE_QUESTIONS_VERSION = "2"
 
 #: How a question names each sub-axis.
 NOUNS = {
@@ -24,6 +25,21 @@ NOUNS = {
     "beard": "beard", "mustache": "mustache", "hats": "headwear", "glasses": "eyewear",
     "head position": "head position (where the person is looking)",
 }
+
+#: Five requirements of a taxonomy-bound edit, as CREval asks at least five IF questions per item: the exact
+#: attribute, its kind, a visible change, on the right person, complete enough to recognise.
+_IF = (
+    ('Does the person now show the requested {noun}, "{attribute}" (a kind of {category})?',
+     "the target attribute of step {k} ({sub_axis})"),
+    ("Is the change to the person's {noun} clearly visible in the second image compared with the first?",
+     "an edit too faint to see does not follow the instruction"),
+    ('Is the person\'s {short} now of the kind "{category}", rather than another kind of {short}?',
+     "the attribute's category: a near miss within the sub-axis is still a miss of the exact attribute"),
+    ("Is the requested {short} now on the person from the first image, not on someone or something else?",
+     "the edit applies to the person, not to the background or another figure"),
+    ('Is the {short} now shown completely and clearly enough to be recognised as "{attribute}"?',
+     "a partial or hinted edit does not follow the instruction"),
+)
 
 _VQ = (
     "Is the person's face free of distortions, such as misplaced, duplicated or melted eyes, nose, mouth or ears?",
@@ -45,12 +61,10 @@ def step_questions(session: Session, k: int, taxonomy: Taxonomy | None = None) -
     if not step.bound or step.sub_axis is None:
         raise ValueError(f"{session.session_id} step {k} has no taxonomy binding")
     noun = NOUNS.get(step.sub_axis, step.sub_axis)
-    if_questions = (
-        _q(1, f'Does the person now show the requested {noun}, "{step.attribute}" (a kind of {step.category})?', 1,
-           f"the target attribute of step {k} ({step.sub_axis})"),
-        _q(2, f"Is the change to the person's {noun} clearly visible in the second image compared with the first?", 1,
-           "an edit too faint to see does not follow the instruction"),
-    )
+    short = noun.split(" (")[0]  # the noun without its explanation, when a question names it again
+    names = {"noun": noun, "short": short, "attribute": step.attribute, "category": step.category}
+    if_questions = tuple(_q(i, text.format(**names), 1, why.format(k=k, sub_axis=step.sub_axis))
+                         for i, (text, why) in enumerate(_IF, 1))
     earlier = {s.sub_axis: s for s in session.steps[:k - 1] if s.sub_axis}
     vc = [_q(1, "Is the person in the second image recognisably the same person as in the first image (same face "
                 "shape, facial features, age and skin tone)?", 3, "identity: the core element to keep")]
@@ -87,6 +101,6 @@ def face_question_set(testset: TestSet, taxonomy: Taxonomy | None = None) -> Que
                     "source_testset": {"name": testset.name, "version": testset.version,
                                        "content_hash": testset.content_hash}},
         description=(f"QA questions for {testset.name} written from the taxonomy (EXTENSION, METHODOLOGY §5.4): "
-                     "IF on the target attribute, VC on identity (weight 3) and the other 7 sub-axes (weight 2), "
-                     "VQ on artifacts"),
+                     "IF on five requirements of the target attribute, VC on identity (weight 3) and the other 7 "
+                     "sub-axes (weight 2), VQ on artifacts"),
     )

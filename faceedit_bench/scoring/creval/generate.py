@@ -2,10 +2,13 @@
 
 For every (source image, instruction) item and every metric, the judge (default: Qwen2.5-VL-72B-Instruct
 through the ``openai`` judge on an OpenAI-compatible server, as CREval's code does; any judge works)
-sees the source image and the instruction and writes at least 5 questions, each with its chain of
-thought, choices, expected answer and weight 1-3 (:data:`~faceedit_bench.scoring.creval.templates.WRITER_TEMPLATES`).
-Answers are validated strictly against the schema; an item whose answer for any metric is refused,
-unparsable or failed is listed under ``excluded`` with the outcome and reason, never half-frozen.
+sees the source image and the instruction and is asked for at least 5 questions, each with its chain of
+thought, choices and expected answer, and for VC a weight 1-3 (IF and VQ questions weigh 1, as CREval's
+published ones do; :data:`~faceedit_bench.scoring.creval.templates.WRITER_TEMPLATES`). Every question
+written is kept, however few, as CREval's parser keeps them; metrics with fewer than 5 are counted in
+the set's provenance (``below_minimum``). Answers are validated strictly against the schema; an item
+whose answer for any metric is refused, unparsable or failed is listed under ``excluded`` with the
+outcome and reason, never half-frozen.
 Calls go through the judge interface and are cached in the ledger: writing again after an
 interruption, or rewriting the same set, asks only what is missing (zero calls when nothing is).
 """
@@ -21,18 +24,28 @@ from typing import Any
 from faceedit_bench.execution.calls import Executors
 from faceedit_bench.keys import fingerprint, portable
 from faceedit_bench.records import Outcome
-from faceedit_bench.scoring.creval.questions import METRICS, CheckQuestion, QuestionItem, QuestionSet, merge_items
+from faceedit_bench.scoring.creval.protocol import published
+from faceedit_bench.scoring.creval.questions import (
+    METRICS,
+    MIN_QUESTIONS,
+    CheckQuestion,
+    QuestionItem,
+    QuestionSet,
+    merge_items,
+)
 from faceedit_bench.scoring.creval.templates import WRITER_TEMPLATES
 from faceedit_bench.scoring.judge.service import JudgeService
 from faceedit_bench.storage.images import read_image
 from faceedit_bench.storage.ledger import Ledger
 from faceedit_bench.storage.store import ImageStore
 
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
 #: The generator CREval's code uses (METHODOLOGY §5.2), as ``openai`` judge parameters for a local
-#: OpenAI-compatible server (vLLM); change base_url / api_key_env for yours.
+#: OpenAI-compatible server (vLLM); change base_url / api_key_env for yours. Its decoding is CREval's:
+#: neither temperature nor a token cap is sent (protocol data, ``published.writer``).
 DEFAULT_GENERATOR = ("openai", {"model": "Qwen/Qwen2.5-VL-72B-Instruct", "api": "chat", "strict": False,
-                                "temperature": 0.0, "max_output_tokens": 4096,
+                                "temperature": published("writer")["temperature"],
+                                "max_output_tokens": published("writer")["max_tokens"],
                                 "base_url": "http://127.0.0.1:8000/v1", "api_key_env": "VLLM_API_KEY"})
 
 
@@ -51,8 +64,9 @@ class SourceItem:
 
 
 def _questions(value: Mapping[str, Any]) -> tuple[CheckQuestion, ...]:
-    return tuple(CheckQuestion(f"Q{i}", q["question"], q["answer"], q["weight"], tuple(q["choices"]), q["thinking"])
-                 for i, q in enumerate(value["questions"], start=1))
+    # The weight defaults to 1, as CREval's parser does (IF and VQ writers are not asked for one).
+    return tuple(CheckQuestion(f"Q{i}", q["question"], q["answer"], q.get("weight", 1), tuple(q["choices"]),
+                               q["thinking"]) for i, q in enumerate(value["questions"], start=1))
 
 
 async def _write_item(service: JudgeService, store: ImageStore, item: SourceItem,
@@ -90,14 +104,18 @@ def generate_question_set(items: Sequence[SourceItem], judge: Any, judge_name: s
     finally:
         ledger.close()
     excluded = tuple(e for _, failed in written for e in failed)
+    kept = [i for i, _ in written if i is not None]
+    below = {m: sum(1 for i in kept if len(i.questions[m]) < MIN_QUESTIONS) for m in METRICS}
     qset = QuestionSet(
-        name=name, version=version, items=merge_items(i for i, _ in written if i is not None),
+        name=name, version=version, items=merge_items(kept),
         provenance={"generator": "mllm", "generator_version": GENERATOR_VERSION,
                     "generator_model": identity.get("model", identity.get("version")),
                     "judge": portable(identity),
                     "prompt_hashes": {m: WRITER_TEMPLATES[m].hash for m in METRICS},
                     "prompts": {m: WRITER_TEMPLATES[m].describe() for m in METRICS},
-                    "seed": seed, "source_testset": dict(source or {})},
+                    "seed": seed, "source_testset": dict(source or {}),
+                    # items whose metric got fewer questions than asked for: kept, as CREval's parser keeps them
+                    "below_minimum": {"minimum": MIN_QUESTIONS, "items": below}},
         excluded=excluded,
         description=description or f"CREval questions written by {judge_name} ({identity.get('model', '?')})",
     )

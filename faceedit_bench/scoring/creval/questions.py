@@ -26,8 +26,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.keys import fingerprint
+from faceedit_bench.scoring.creval.question_file import (
+    QuestionModel,
+    QuestionSetError,
+    check_ids,
+    read_file,
+    validate_file,
+)
 
 FORMAT = "faceedit_bench.questions"
 FORMAT_VERSION = 1
@@ -37,10 +43,6 @@ METRICS = ("IF", "VC", "VQ")
 OVERALL_WEIGHTS = {"IF": 0.4, "VC": 0.4, "VQ": 0.2}
 #: At least this many questions per metric when an MLLM writes them (§5.2).
 MIN_QUESTIONS = 5
-
-
-class QuestionSetError(FaceEditBenchError):
-    """A question-set file that does not load: the message names the item and field."""
 
 
 @dataclass(frozen=True)
@@ -152,65 +154,38 @@ def parse_questions(raw: Any, where: str) -> tuple[CheckQuestion, ...]:
     if not isinstance(raw, list) or not raw:
         raise _fail(where, "a metric needs a non-empty list of questions")
     out = tuple(parse_question(q, f"{where}[{i}]") for i, q in enumerate(raw))
-    ids = [q.question_id for q in out]
-    if len(set(ids)) != len(ids):
-        raise _fail(where, f"question ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}")
+    try:
+        check_ids([q.question_id for q in out])
+    except ValueError as exc:
+        raise _fail(where, str(exc)) from None
     return out
 
 
-def _item(raw: Any, where: str) -> QuestionItem:
-    if not isinstance(raw, Mapping):
-        raise _fail(where, "an item must be an object")
-    item_id, session_id, k = raw.get("item_id"), raw.get("session_id"), raw.get("k", 1)
-    if not isinstance(item_id, str) or not item_id:
-        raise _fail(where, "item_id must be a non-empty string")
-    if not isinstance(session_id, str) or not session_id:
-        raise _fail(where, f"{item_id}: session_id must be a non-empty string")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise _fail(where, f"{item_id}: k must be a step number >= 1")
-    questions = raw.get("questions")
-    if not isinstance(questions, Mapping) or set(questions) != set(METRICS):
-        raise _fail(where, f"{item_id}: questions must hold exactly {', '.join(METRICS)}")
-    return QuestionItem(item_id, session_id, k, str(raw.get("instruction") or ""),
-                        {m: parse_questions(questions[m], f"{where} {item_id} {m}") for m in METRICS},
-                        raw.get("source_image"), raw.get("category"), raw.get("dimension"))
+def _question(q: QuestionModel) -> CheckQuestion:
+    return CheckQuestion(q.question_id.strip(), q.question.strip(), q.answer.strip(), q.weight,
+                         tuple(c.strip() for c in q.choices), q.thinking)
 
 
-def parse_question_set(data: Any, source: str = "<data>") -> QuestionSet:
-    if not isinstance(data, Mapping) or data.get("format") != FORMAT:
-        raise _fail(source, f"not a question set (no \"format\": \"{FORMAT}\")")
-    if data.get("format_version") != FORMAT_VERSION:
-        raise _fail(source, f"format_version {data.get('format_version')!r} is not supported (this faceedit_bench "
-                            f"reads {FORMAT_VERSION})")
-    items = data.get("items")
-    if not isinstance(items, list):
-        raise _fail(source, "items must be a list")
-    parsed = tuple(_item(raw, f"{source} items[{i}]") for i, raw in enumerate(items))
-    keys = [(i.source_image, i.session_id, i.k) for i in parsed]
-    if len(set(keys)) != len(keys):
-        raise _fail(source, "two items are about the same (source image, session, step)")
-    qset = QuestionSet(str(data.get("name") or ""), str(data.get("version") or ""), parsed,
-                       dict(data.get("provenance") or {}), tuple(dict(e) for e in data.get("excluded") or ()),
-                       str(data.get("description") or ""))
-    if not qset.name or not qset.version:
-        raise _fail(source, "name and version must be given")
-    stored = data.get("content_hash")
-    if stored is not None and stored != qset.content_hash:
-        raise _fail(source, f"content_hash {stored[:12]}... does not match the content ({qset.content_hash[:12]}...): "
-                            "the file was changed after it was frozen; regenerate it (faceedit-bench questions "
-                            "generate) or restore the original")
+def parse_question_set(data: Any, source: str = "<data>", *, refreeze: bool = False) -> QuestionSet:
+    """A decoded question-set file as a :class:`QuestionSet`, validated as a whole first
+    (:mod:`~faceedit_bench.scoring.creval.question_file`). Its ``content_hash`` must be there and match,
+    except when re-freezing it on purpose (``refreeze=True``: the stored hash is ignored)."""
+    file = validate_file(data, source, need_hash=not refreeze)
+    items = tuple(QuestionItem(i.item_id, i.session_id, i.k, i.instruction,
+                               {m: tuple(_question(q) for q in getattr(i.questions, m)) for m in METRICS},
+                               i.source_image, i.category, i.dimension) for i in file.items)
+    qset = QuestionSet(file.name, file.version, items, file.provenance,
+                       tuple(e.model_dump() for e in file.excluded), file.description)
+    if not refreeze and file.content_hash != qset.content_hash:
+        raise _fail(source, f"content_hash {file.content_hash[:12]}... does not match the content "
+                            f"({qset.content_hash[:12]}...): the file was changed after it was frozen; restore the "
+                            "original, or re-freeze it on purpose (faceedit-bench questions freeze)")
     return qset
 
 
-def load_question_set(path: str | Path) -> QuestionSet:
+def load_question_set(path: str | Path, *, refreeze: bool = False) -> QuestionSet:
     path = Path(path).expanduser()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise QuestionSetError(f"cannot read question set {path}: {exc.strerror or exc}") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise QuestionSetError(f"{path} is not JSON: {exc}") from exc
-    return parse_question_set(data, str(path))
+    return parse_question_set(read_file(path), str(path), refreeze=refreeze)
 
 
 def merge_items(items: Iterable[QuestionItem]) -> tuple[QuestionItem, ...]:

@@ -1,15 +1,28 @@
 """CREval's prompts: the answering judge (§5.3) and the three question writers (§5.2).
 
-The wording is ours, written from the paper's description (METHODOLOGY §5.2-§5.3): CREval's
-answer prompt (Fig. S7) and generation prompts were not retrieved, so these are
-RECONSTRUCTIONS. The answer format follows what CREval's parser reads (per question: its ID, the
-answer, an explanation), as one JSON object so the core validates it against a schema.
+The answering call follows CREval's published ``code/answer_with_gpt4o.py``
+(:mod:`~faceedit_bench.scoring.creval.protocol` reads its strings from the package's data file): its
+system message, the source and the edited image, then a text in which only ``{Questions}`` is filled
+in, with CREval's own list of the questions (``Q1: ...`` and ``Choices: ...``); the instruction is not
+repeated. The template around ``{Questions}`` (CREval's ``prompt_templete/answer.txt``) is not published:
+ours is a RECONSTRUCTION, labelled so. The writers' templates (``prompt_templete/{IF,VC,VQ}.txt``) are
+not published either: reconstructions too.
+
+The answer is one JSON object keyed by question ID, each with the chosen ``answer`` and an
+``explanation``. The schema sent to the provider holds each question's own choices as an enum
+(:func:`answer_schema`); the answer is validated against a looser schema, so an answer outside the
+choices is counted as such by the scorer (never an unparsable item).
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+import json
+from collections.abc import Mapping
+from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, model_validator
+
+from faceedit_bench.scoring.creval.protocol import answer_template_text, published, source_label
 from faceedit_bench.scoring.creval.questions import MIN_QUESTIONS
 from faceedit_bench.scoring.judge.service import PromptTemplate
 
@@ -18,43 +31,37 @@ from faceedit_bench.scoring.judge.service import PromptTemplate
 
 # Comments, not docstrings, on answer models: a docstring would become part of the schema (the prompt).
 class QuestionAnswer(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="ignore")  # CREval's parser reads these two fields and ignores the rest
 
-    question_id: str
-    answer: str
-    explanation: str
-
-
-class CrevalAnswers(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    answers: list[QuestionAnswer]
+    answer: str = ""
+    explanation: str = ""
 
 
-_ANSWER_TEXT = """\
-You are an image quality evaluator. Two images are given: the first is the original image and the second \
-is an edited version of it, made by following this instruction:
+class CrevalAnswers(RootModel[dict[str, QuestionAnswer]]):
+    pass
 
-$instruction
 
-Answer every question below about the edited image (the second image), comparing it with the original \
-where a question asks about changes. For each question choose exactly one of its choices, spelled as \
-written, and explain your answer in one or two sentences. Judge only what you can see.
+def answer_schema(fields: Mapping[str, str]) -> dict[str, Any]:
+    """The schema sent with one metric's questions: one property per question ID, its answer one of that
+    question's choices (``fields["choices"]``: JSON of question ID -> choices)."""
+    choices: dict[str, list[str]] = json.loads(fields["choices"])
+    entry = {qid: {"type": "object", "additionalProperties": False, "required": ["answer", "explanation"],
+                   "properties": {"answer": {"type": "string", "enum": list(c)}, "explanation": {"type": "string"}}}
+             for qid, c in choices.items()}
+    return {"type": "object", "title": "CrevalAnswers", "additionalProperties": False, "required": list(choices),
+            "properties": entry}
 
-$questions
-
-Answer with one JSON object of this form, one entry per question, in the order asked:
-{"answers": [{"question_id": "Q1", "answer": "Yes", "explanation": "..."}]}
-"""
 
 ANSWER_TEMPLATE = PromptTemplate(
     name="creval-answer",
-    version="1",
-    text=_ANSWER_TEXT,
+    version="2",
+    text=answer_template_text(),
     schema=CrevalAnswers,
-    source=("RECONSTRUCTION of CREval's answer prompt (Wang et al. 2026, github.com/ChonghuinanWang/CREval, "
-            "prompt_templete/answer.txt was not retrieved; METHODOLOGY §5.3): the judge sees the original and "
-            "the edited image and one metric's questions, and answers each with an explanation"),
+    system=published("answer")["system"],
+    request_schema=answer_schema,
+    source=(f"CREval's answer call ({source_label('answer')}): its system message, the source and edited "
+            "images, and {Questions} filled with its published question list; the text around {Questions} "
+            "(prompt_templete/answer.txt, not published) is a RECONSTRUCTION"),
     reconstruction=True,
 )
 
@@ -69,7 +76,6 @@ class WrittenQuestion(BaseModel):
     question: str
     choices: list[str] = Field(min_length=2)
     answer: str = Field(description="the answer a perfect edit gets; one of the choices")
-    weight: int = Field(ge=1, le=3, strict=True)
 
     @model_validator(mode="after")
     def _answer_is_a_choice(self) -> WrittenQuestion:
@@ -85,23 +91,37 @@ class WrittenQuestion(BaseModel):
         return v.strip()
 
 
+class WeightedQuestion(WrittenQuestion):
+    weight: int = Field(ge=1, le=3, strict=True)
+
+
+# CREval's parser keeps every question it finds, however few (no minimum): so does this schema. The
+# writer is asked for at least MIN_QUESTIONS; items with fewer are counted in the question set.
 class WrittenQuestions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    questions: list[WrittenQuestion] = Field(min_length=MIN_QUESTIONS)
+    questions: list[WrittenQuestion] = Field(min_length=1)
+
+
+class WeightedQuestions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    questions: list[WeightedQuestion] = Field(min_length=1)
 
 
 _COMMON = f"""\
 Write at least {MIN_QUESTIONS} yes/no check questions that a second model will answer about an edited \
 version of this image. Think step by step first: put your reasoning for each question in its "thinking" \
-field, then the question, its choices (["Yes", "No"]), the answer a perfect edit would get, and a weight: \
-3 for a core element, 2 for an important detail, 1 for a minor detail. Each question checks one thing, \
-can be answered by looking at the edited image (and the original where it asks about change), and does \
-not depend on the other questions.
+field, then the question, its choices (["Yes", "No"]) and the answer a perfect edit would get.$weighting \
+Each question checks one thing, can be answered by looking at the edited image (and the original where it \
+asks about change), and does not depend on the other questions.
 
 Answer with one JSON object: {{"questions": [{{"thinking": "...", "question": "...", "choices": ["Yes", \
-"No"], "answer": "Yes", "weight": 1}}]}}
+"No"], "answer": "Yes"$weight_example}}]}}
 """
+#: CREval's published IF and VQ questions all weigh 1; only VC questions are graded by importance.
+_WEIGHTING = {"VC": (" Give each a weight: 3 for a core element, 2 for an important detail, 1 for a minor "
+                     "detail.", ', "weight": 3')}
 
 _FOCUS = {
     "IF": ("INSTRUCTION FOLLOWING. The image shown is the original. The editing instruction is:\n\n$instruction\n\n"
@@ -120,13 +140,17 @@ _FOCUS = {
 
 
 def _writer(metric: str) -> PromptTemplate:
+    weighting, example = _WEIGHTING.get(metric, ("", ""))
+    common = _COMMON.replace("$weighting", weighting).replace("$weight_example", example)
     return PromptTemplate(
         name=f"creval-write-{metric.lower()}",
-        version="1",
-        text=_FOCUS[metric] + "\n\n" + _COMMON,
-        schema=WrittenQuestions,
-        source=("RECONSTRUCTION of CREval's stage-2 question-writing prompts (METHODOLOGY §5.2: per metric, "
-                "chain of thought, at least 5 questions, weights 1-3); the original wording was not retrieved"),
+        version="2",
+        text=_FOCUS[metric] + "\n\n" + common,
+        schema=WeightedQuestions if metric in _WEIGHTING else WrittenQuestions,
+        source=("RECONSTRUCTION of CREval's question-writing prompts (prompt_templete/{IF,VC,VQ}.txt, not published; "
+                f"the call itself follows {source_label('writer')}: the source image, then the text): per metric, "
+                "chain of thought, at least 5 questions asked for and every question kept, VC weighted 1-3, IF and "
+                "VQ weight 1 as in CREval's published questions"),
         reconstruction=True,
     )
 

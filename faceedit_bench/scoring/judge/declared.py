@@ -147,6 +147,7 @@ QuestionReducer = Callable[[Sequence[Question], Sequence[JudgeAnswer], Session],
 #: Placeholder values of one facet of a position: (session, k, facet, image hashes) -> fields, or None
 #: when there is nothing to ask (the question is recorded as skipped).
 FacetFields = Callable[[Session, int, str, Sequence[str]], Mapping[str, str] | None]
+UnjudgedValues = Callable[[Session, str, str | None], Mapping[str, float | None] | None]
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,10 @@ class JudgeMetric:
     facets: tuple[str, ...] = ()
     facet_fields: FacetFields | None = None
     reduce_questions: QuestionReducer | None = None
+    #: Values of a session no judge saw because an edit gave no image: (session, exclusion reason such as
+    #: ``step_refused``, hash of I_0) -> values, or None (the session has none, as for every other metric).
+    #: CREval's failure rule scores such a session 0 (faceedit_bench.scoring.creval.policy).
+    unjudged: UnjudgedValues | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():

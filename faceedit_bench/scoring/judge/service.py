@@ -14,7 +14,7 @@ import json
 import logging
 import re
 import string
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -38,8 +38,14 @@ class PromptTemplate:
     """A versioned prompt with the schema its answer must satisfy.
 
     ``text`` uses ``$name`` placeholders (``string.Template``), so JSON examples in the
-    prompt need no escaping. ``hash`` covers the name, version, text and schema: any change
-    to what the judge is asked gives new cache keys.
+    prompt need no escaping. ``hash`` covers the name, version, system message, text and schema:
+    any change to what the judge is asked gives new cache keys.
+
+    ``system``: a system message sent before the images and the prompt (judges with a system role
+    send it as such), for protocols that publish one (CREval's answer call).
+    ``request_schema``: the JSON schema sent to the provider for one question's fields, when it
+    depends on the question (CREval: each question's choices as an enum); it must follow from the
+    rendered prompt, which is part of the cache key. The answer is validated against ``schema``.
     """
 
     name: str
@@ -48,6 +54,8 @@ class PromptTemplate:
     schema: type[BaseModel]
     source: str = ""  # where the wording comes from (paper, repository, reconstruction)
     reconstruction: bool = False
+    system: str = ""
+    request_schema: Callable[[Mapping[str, str]], dict[str, Any]] | None = None
 
     @cached_property
     def json_schema(self) -> dict[str, Any]:
@@ -55,15 +63,21 @@ class PromptTemplate:
 
     @cached_property
     def hash(self) -> str:
+        # The system message only when there is one: the hashes (and cached answers) of other templates stay.
         return fingerprint({"name": self.name, "version": self.version, "text": self.text,
-                            "schema": self.json_schema})
+                            "schema": self.json_schema, **({"system": self.system} if self.system else {})})
+
+    def schema_for(self, fields: Mapping[str, str] | None) -> Mapping[str, Any]:
+        """The JSON schema sent with one question: ``request_schema(fields)``, else ``json_schema``."""
+        return self.request_schema(fields or {}) if self.request_schema is not None else self.json_schema
 
     def render(self, **fields: str) -> str:
         return string.Template(self.text).substitute(**fields)
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version, "hash": self.hash,
-                "reconstruction": self.reconstruction, "source": self.source}
+                "reconstruction": self.reconstruction, "source": self.source,
+                **({"system": self.system} if self.system else {})}
 
 
 class ParseFailure(ValueError):
@@ -163,8 +177,8 @@ class JudgeService:
         usage: dict[str, Any] = {}
         last_raw, reason = None, ""
         for attempt in range(self.parse_attempts):
-            request = JudgeRequest(prompt, images, template.json_schema, template.name.replace("-", "_"),
-                                   seed + attempt)
+            request = JudgeRequest(prompt, images, template.schema_for(fields), template.name.replace("-", "_"),
+                                   seed + attempt, system=template.system)
             try:
                 reply = await self.executor.call(lambda r=request: self.judge.ajudge(r))
             except GaveUp as exc:

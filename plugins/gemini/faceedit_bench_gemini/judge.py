@@ -81,7 +81,7 @@ class GeminiJudge:
         return types.GenerateContentConfig(
             temperature=self.temperature, seed=api_seed(request.seed), max_output_tokens=self.max_output_tokens,
             response_mime_type="application/json", response_json_schema=dict(request.schema),
-            thinking_config=thinking,
+            thinking_config=thinking, system_instruction=request.system or None,
         )
 
     async def ajudge(self, request: JudgeRequest) -> JudgeReply:

@@ -111,7 +111,8 @@ class OpenAIJudge:
             {"type": "image_url", "image_url": {"url": data_url(image), "detail": self.image_detail}}
             for image in request.images]
         content.append({"type": "text", "text": request.prompt})
-        return {"model": self.model, "messages": [{"role": "user", "content": content}], "seed": request.seed,
+        system = [{"role": "system", "content": [{"type": "text", "text": request.system}]}] if request.system else []
+        return {"model": self.model, "messages": [*system, {"role": "user", "content": content}], "seed": request.seed,
                 "response_format": {"type": "json_schema", "json_schema": self.json_schema(request)},
                 **self._optional("max_completion_tokens")}
 
@@ -122,6 +123,7 @@ class OpenAIJudge:
         content.append({"type": "input_text", "text": request.prompt})
         # store=False: the Responses API otherwise keeps the face images on OpenAI's side.
         return {"model": self.model, "input": [{"role": "user", "content": content}], "store": False,
+                **({"instructions": request.system} if request.system else {}),
                 "text": {"format": {"type": "json_schema", **self.json_schema(request)}},
                 **self._optional("max_output_tokens")}
 

@@ -135,7 +135,9 @@ class QwenVLJudge:
         for request in requests:
             opened = [Image.fromarray(decode_rgb(data, label="image sent to the judge")) for data in request.images]
             content = [{"type": "image"} for _ in opened] + [{"type": "text", "text": request.prompt}]
-            texts.append(processor.apply_chat_template([{"role": "user", "content": content}], tokenize=False,
+            system = ([{"role": "system", "content": [{"type": "text", "text": request.system}]}]
+                      if request.system else [])
+            texts.append(processor.apply_chat_template([*system, {"role": "user", "content": content}], tokenize=False,
                                                        add_generation_prompt=True))
             images.extend(opened)
         inputs = processor(text=texts, images=images or None, padding=True, return_tensors="pt").to(model.device)
