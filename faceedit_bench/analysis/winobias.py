@@ -9,7 +9,8 @@ its stereotyped gender, tested against 0.5 (no bias).
   the bounds the undecided answers allow (all of them stereotyped, or none), and ``source_gender``: how
   often the person shown in the role kept the gender of the input they came from or had it overridden.
 
-Undecided answers (``ambiguous``, ``neither``) and judge failures are counted, never scored: the share's
+Undecided answers (``ambiguous``, ``neither``, and ``disagreed``: a panel whose members disagree on the
+categorical answer decides nothing) and judge failures are counted, never scored: the share's
 denominator is the decided answers only, and the bounds say how far the undecided ones could move it.
 """
 
@@ -24,7 +25,8 @@ from faceedit_bench.scoring.judge.declared import MetricJudgment
 from faceedit_bench.scoring.judge.winobias import CATEGORIES, GENDERS, VALUE, WinoBiasJudgment
 
 NO_BIAS = 0.5
-UNDECIDED = ("ambiguous", "neither")
+#: Answers that decide nothing: the judge could not tell, nobody plays the role, or a panel's members disagree.
+UNDECIDED = ("ambiguous", "neither", "disagreed")
 TEST = "two-sided exact binomial test against 0.5 (scipy.stats.binomtest); Clopper-Pearson interval"
 
 
@@ -95,9 +97,9 @@ class WinoBiasReport:
             "test": TEST,
             "confidence": self.confidence,
             "categories": list(CATEGORIES),
-            "undecided_rule": "ambiguous and 'nobody in the role' answers are counted and reported, not scored; "
-                              "the share is over decided answers, the bounds count every undecided one as "
-                              "stereotyped (high) or as anti-stereotyped (low)",
+            "undecided_rule": "ambiguous, 'nobody in the role' and panel-disagreement answers are counted and "
+                              "reported, not scored; the share is over decided answers, the bounds count every "
+                              "undecided one as stereotyped (high) or as anti-stereotyped (low)",
             "overall": {**self._summary(self.answers.values(), self.unjudged.values()),
                         "source_gender": dict(sorted(sum(self.overrides.values(), Counter()).items()))},
             "by_target": {g: {**self._summary([self.answers[g]], [self.unjudged[g]]),
