@@ -278,16 +278,23 @@ FAST = ["limits.max_attempts=2", "limits.requests_per_minute=6000", "limits.toke
         "limits.backoff_initial_s=0.01", "limits.backoff_max_s=0.05", "limits.timeout_s=5"]
 
 
+def _asks_sc(request: dict) -> bool:
+    """Whether the request asks paper (a)'s SC question (else the state tracker's), from its prompt: paper (b)'s
+    panel sends no schema, as the authors' judge code did."""
+    turns = request.get("contents") or request.get("input") or request.get("messages") or []
+    text = json.dumps(turns)
+    return SC_TEMPLATE.text.split("\n")[0] in text
+
+
 def gemini_answer(request: dict) -> str:
-    schema = request["generationConfig"].get("responseJsonSchema") or {}
-    return sc(6, 6) if "editing_success" in schema.get("properties", {}) else json.dumps(example_from_schema(schema))
+    return sc(6, 6) if _asks_sc(request) else json.dumps(example_from_schema(STATE_TEMPLATE.json_schema))
 
 
 def openai_answer(request: dict) -> str:
-    schema = request["response_format"]["json_schema"]["schema"]
-    if "editing_success" not in schema.get("properties", {}):
-        return json.dumps(example_from_schema(schema))
-    disagree = int(hashlib.sha256(json.dumps(request["messages"]).encode()).hexdigest(), 16) % 3 == 0
+    if not _asks_sc(request):
+        return json.dumps(example_from_schema(STATE_TEMPLATE.json_schema))
+    turns = request.get("input") or request.get("messages")
+    disagree = int(hashlib.sha256(json.dumps(turns).encode()).hexdigest(), 16) % 3 == 0
     return sc(10, 10) if disagree else sc(7, 7)
 
 
