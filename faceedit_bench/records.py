@@ -188,7 +188,9 @@ class DetectedFace:
     """One face a detector found: its box ``(left, top, right, bottom)`` in pixels, the detector's
     score, and named landmarks ``{name: (x, y)}``. Names: ``left_eye`` / ``right_eye`` (the eye
     centres on the image's left and right), ``nose_tip``, optionally ``mouth_left`` / ``mouth_right``
-    and ``jaw_left`` / ``jaw_right`` (the face contour at eye height, image left and right)."""
+    and ``jaw_left`` / ``jaw_right`` (the face contour at eye height, image left and right), and a
+    detector with the 68-point iBUG layout also gives every point as ``ibug68_00`` .. ``ibug68_67``
+    (the portrait checks of eyes and mouth read them)."""
 
     box: tuple[float, float, float, float]
     score: float
