@@ -155,7 +155,7 @@ def run_preset(plugins, compose, tmp_path, monkeypatch):
                           f"judge.params.members.gpt.params.base_url={o.url}/v1",
                           *[f"judge.params.members.{m}.params.limits.{s}" for m in ("gemini", "gpt") for s in FAST],
                           *overrides)
-            exp = build_experiment(cfg, plugins)
+            exp = build_experiment(cfg, plugins, preset=preset)  # as Hydra's runtime choice gives it
             report = run_experiment(exp, plugins)
             run.openai = list(o.received)
             return report, exp.info.output_dir, g.gemini_calls
@@ -211,6 +211,15 @@ def test_paper_b_fills_every_audit_table_and_reports_the_missing_cells(run_prese
     rubric = [c for c in calls if _asks(c.body) == "rubric"]
     assert len(rubric) == 60
     assert_paper_decoding_and_layout(calls, run_preset.openai, "rubric", ("SOURCE IMAGE:", "EDITED IMAGE:"))
+    # the "Read first" box lists the preset's deviations from the paper (docs/fidelity.md), and the panel says them
+    assert report["run"]["preset"] == "paper_b"
+    deviations = [n for n in report["notes"] if n.startswith("Differs from Paper (b)")]
+    assert any("Gemini API version" in n for n in deviations) and not any("Mitigation" in n for n in deviations)
+    html = (out / "report.html").read_text(encoding="utf-8")
+    box = html[html.index("Read first"):html.index("</div>", html.index("Read first"))]
+    assert "Gemini seed" in box and "docs/fidelity.md" in box
+    panel_notes = report["components"]["judge"]["description"]["notes"]
+    assert any("prompt wording is this project" in n for n in panel_notes)
     # the aging prompt's age score is its aging accuracy (Gemini 2, GPT 3: round(2.5) = 2), pooled in Age Change
     assert audit["aging"]["summary"]["mean"] == 2 and audit["aging"]["distribution"]["2"] == 3
     assert audit["axes"]["age_change"]["n"] == 60
