@@ -26,7 +26,7 @@ from faceedit_bench.analysis.human_ratings import RatingsError
 from faceedit_bench.analysis.winobias_human import REQUIRED, SHEET, read_annotations, winobias_human_section
 from faceedit_bench.report.compared_runs import load_run
 from faceedit_bench.report.html_file import store_for_run_dir
-from faceedit_bench.report.human_runs import RatedRun
+from faceedit_bench.report.human_runs import load_rated_runs
 from faceedit_bench.report.run_report import metric_key
 from faceedit_bench.storage import atomic
 from faceedit_bench.storage.images import sniff_mime
@@ -36,19 +36,20 @@ SHEET_FILE = "winobias_sheet.csv"
 _EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp"}
 
 
-def _items(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    report, run_dir = load_run(run_dir)
+def _items(run_dir: Path, report: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The run's WinoBias items (its report's ``winobias.items``)."""
+    report = report if report is not None else load_run(run_dir)[0]
     items = (report.get("winobias") or {}).get("items")
     if not items:
         raise RatingsError(f"{run_dir}: its report has no WinoBias items (winobias.items); run a WinoBias test set "
                            "with judge_metrics=[winobias] (e.g. experiment=paper_b_winobias) and pass that run")
-    return report, items
+    return list(items)
 
 
 def export_sheet(run_dir: Path, out: Path) -> tuple[Path, int]:
     """The annotation sheet and its images; the run's stored images are copied byte for byte."""
-    _, items = _items(run_dir)
-    store = store_for_run_dir(Path(run_dir))
+    items = _items(run_dir)
+    store = store_for_run_dir(load_run(run_dir)[1])
     if store is None:
         raise RatingsError(f"{run_dir}: the workspace's image store is missing, so the images cannot be exported")
     rows, written = [], {}
@@ -129,19 +130,16 @@ def _export(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     from faceedit_bench.report.human_cli import add_to_run, log_to_trackers
 
-    report, items = _items(args.run)
-    section = winobias_human_section(read_annotations(args.annotations), items, source=str(args.annotations),
-                                     confidence=args.confidence)
-    _, run_dir = load_run(args.run)
-    out = args.out or run_dir
+    (run,) = load_rated_runs([args.run])
+    section = winobias_human_section(read_annotations(args.annotations), _items(run.run_dir, run.report),
+                                     source=str(args.annotations), confidence=args.confidence)
+    out = args.out or run.run_dir
     out.mkdir(parents=True, exist_ok=True)
     atomic.write_text(out / f"{SECTION}.json", json.dumps(section, indent=2, default=str))
-    run = RatedRun(str(((report.get("components") or {}).get("editor") or {}).get("name") or run_dir.name),
-                   run_dir, report, ())
     add_to_run(run, section, name=SECTION)
     notes = [] if args.no_tracking else log_to_trackers([run], section, args.tracking_uri, metrics=tracking_metrics)
     print(json.dumps(section, indent=2, default=str) if args.json else format_section(section))
-    for line in [*notes, f"wrote {out / (SECTION + '.json')}; added {SECTION} to {run_dir / 'report.json'}"]:
+    for line in [*notes, f"wrote {out / (SECTION + '.json')}; added {SECTION} to {run.run_dir / 'report.json'}"]:
         print(line, file=sys.stderr)
     return 0
 
