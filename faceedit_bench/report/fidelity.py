@@ -132,9 +132,10 @@ def preset_notes(preset: str | None, config: Mapping[str, Any]) -> list[str]:
                 notes.append(f"Differs from {paper.paper} by this run's setting: {e.element}: {e.config}={_text(value)} "
                              f"(the paper: {e.paper}; the preset: {_text(e.default)}).")
             elif e.status == "deviation":
+                here = f"{e.config}={_text(e.default)}" if e.config else _text(e.default)
                 effect = f" Effect: {e.effect}" if e.effect else " Effect: not measured."
-                notes.append(f"Differs from {paper.paper} (docs/fidelity.md): {e.element}: the paper {e.paper}; "
-                             f"here {_text(e.default)}.{effect}")
+                notes.append(f"Differs from {paper.paper} (docs/fidelity.md): {e.element}: the paper: {e.paper}; "
+                             f"here: {here}.{effect}")
     return notes
 
 
