@@ -300,9 +300,10 @@ def check_conditions(raw: Any) -> list[dict[str, Any]]:
             spec.update(template=template, flagged=flagged, judge=judge)
         if kind == "feature_prompt":
             position = entry.get("position", "append")
-            if position not in ("prepend", "append"):
-                _reject(f"{key}.position", position, "prepend (feature text, then the instruction) or append "
-                                                     "(the instruction, then the feature text)")
+            if position not in ("prepend", "append", "append_released"):
+                _reject(f"{key}.position", position, "prepend (feature text, then the instruction), append (the "
+                                                     "instruction, then the feature text) or append_released "
+                                                     "(paper (b)'s released code: instruction + '. ' + text)")
             spec["position"] = position
         if any(s["name"] == name for s in out):
             raise ConfigError(f"conditions: the name {name!r} is used twice; give each condition its own name.")
@@ -310,11 +311,28 @@ def check_conditions(raw: Any) -> list[dict[str, Any]]:
     return out
 
 
+#: Published samples ``run.sample.published`` may name, with their models (faceedit_bench/run/sampling.py).
+PUBLISHED_SAMPLES = {"paper_b_mitigation": ("flux", "step1x", "qwen", "all")}
+
+
 def check_sample(raw: Any) -> dict[str, Any]:
     """``run.sample`` with its defaults filled in (faceedit_bench/run/sampling.py)."""
     example = "e.g. run.sample={per_prompt: 25, by: [race, gender, age_bin], seed: 0}"
+    if isinstance(raw, dict) and "published" in raw:
+        unknown = sorted(set(raw) - {"published", "model"})
+        if unknown:
+            raise ConfigError(f"run.sample does not take {', '.join(unknown)} with published; it takes published "
+                              "and model, e.g. run.sample={published: paper_b_mitigation, model: flux}.")
+        models = PUBLISHED_SAMPLES.get(raw["published"])
+        if models is None:
+            _reject("run.sample.published", raw["published"], f"one of {', '.join(PUBLISHED_SAMPLES)}")
+        if raw.get("model") not in models:
+            _reject("run.sample.model", raw.get("model"), f"one of {', '.join(models)} (the editor whose rows of "
+                                                          f"{raw['published']} to take, or all)")
+        return {"published": raw["published"], "model": raw["model"]}
     if not isinstance(raw, dict) or "per_prompt" not in raw:
-        _reject("run.sample", raw, f"a mapping with per_prompt ({example}), or null for every (face, session)")
+        _reject("run.sample", raw, f"a mapping with per_prompt ({example}) or published (run.sample={{published: "
+                                   "paper_b_mitigation, model: flux}), or null for every (face, session)")
     unknown = sorted(set(raw) - {"per_prompt", "by", "seed"})
     if unknown:
         raise ConfigError(f"run.sample does not take {', '.join(unknown)}; it takes per_prompt, by, seed ({example}).")

@@ -188,7 +188,9 @@ class DetectedFace:
     """One face a detector found: its box ``(left, top, right, bottom)`` in pixels, the detector's
     score, and named landmarks ``{name: (x, y)}``. Names: ``left_eye`` / ``right_eye`` (the eye
     centres on the image's left and right), ``nose_tip``, optionally ``mouth_left`` / ``mouth_right``
-    and ``jaw_left`` / ``jaw_right`` (the face contour at eye height, image left and right)."""
+    and ``jaw_left`` / ``jaw_right`` (the face contour at eye height, image left and right), and a
+    detector with the 68-point iBUG layout also gives every point as ``ibug68_00`` .. ``ibug68_67``
+    (the portrait checks of eyes and mouth read them)."""
 
     box: tuple[float, float, float, float]
     score: float
@@ -246,7 +248,9 @@ class JudgeRequest:
     """One judge attempt. ``images`` are PNG/JPEG bytes in the order the prompt names them;
     ``schema`` is the JSON schema of the expected answer (for providers with structured
     output); ``seed`` varies between parse retries; ``system`` is a system message to send
-    before the images and the prompt ("" for none)."""
+    before the images and the prompt ("" for none). ``image_labels`` (empty, or one text per
+    image, ``""`` for none) are the texts the judge metric puts before its images, e.g. paper (b)'s
+    ``"SOURCE IMAGE:"``: a judge lays the request out as :meth:`parts` says."""
 
     prompt: str
     images: tuple[bytes, ...]
@@ -254,6 +258,25 @@ class JudgeRequest:
     schema_name: str
     seed: int
     system: str = ""
+    image_labels: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.image_labels and len(self.image_labels) != len(self.images):
+            raise ValueError(f"a judge request has {len(self.images)} image(s) but {len(self.image_labels)} "
+                             "image label(s); give one label per image ('' for none) or none at all")
+
+    def parts(self) -> tuple[tuple[str, str | bytes], ...]:
+        """The user turn in order, as ``("text", str)`` and ``("image", bytes)`` parts: each image,
+        preceded by its label when it has one, then the prompt. Every judge plugin sends these parts in
+        this order, so a metric's declared layout reaches every provider alike."""
+        out: list[tuple[str, str | bytes]] = []
+        for i, image in enumerate(self.images):
+            label = self.image_labels[i] if self.image_labels else ""
+            if label:
+                out.append(("text", label))
+            out.append(("image", image))
+        out.append(("text", self.prompt))
+        return tuple(out)
 
 
 @dataclass(frozen=True)

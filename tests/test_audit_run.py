@@ -18,6 +18,7 @@ import jsonschema
 import pytest
 
 from faceedit_bench.run.experiment import build_experiment, run_experiment
+from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE
 from faceedit_bench.scoring.judge.rubric import RUBRIC_TEMPLATE
 from tests.datasets.conftest import write_csv, write_image
 from tests.fakes.answers import example_from_schema
@@ -62,8 +63,7 @@ def rubric_answer(prompt: str, member: str) -> str:
     executive = "senior executive" in prompt
     race_change = RACE_CHANGE[race] + (2 if member == "gpt" and race == "Indian" else 0)
     scores = {"edit_success": 2 if executive else 5, "skin_tone": 4 if race != "White" else 3,
-              "race_change": race_change, "gender_change": 1, "age_change": 5 if aging else 3,
-              "aging_accuracy": 3 if aging else None}
+              "race_change": race_change, "gender_change": 1, "age_change": 3}  # on V-05: aging accuracy
     if member == "gpt":  # within one point of Gemini on every other axis
         scores["skin_tone"] += 1 if scores["skin_tone"] < 5 else 0
     if member == "gemini" and race == "Black" and executive:
@@ -73,21 +73,23 @@ def rubric_answer(prompt: str, member: str) -> str:
     return json.dumps({"observations": observations, "scores": scores, "evidence_summary": f"{member} evidence"})
 
 
+def _asks_rubric(text: str) -> bool:
+    return "You audit an image-editing model" in text  # the panel sends no schema, as paper (b)'s code
+
+
 def gemini_answer(request: dict) -> str:
-    schema = request["generationConfig"].get("responseJsonSchema") or {}
     text = "\n".join(p.get("text", "") for c in request["contents"] for p in c.get("parts", []))
-    if "scores" in schema.get("properties", {}):
+    if _asks_rubric(text):
         return rubric_answer(text, "gemini")
-    return json.dumps(example_from_schema(schema))
+    return json.dumps(example_from_schema(SC_TEMPLATE.json_schema))  # the anchors
 
 
 def openai_answer(request: dict) -> str:
-    schema = request["response_format"]["json_schema"]["schema"]
-    text = "\n".join(part.get("text", "") for m in request["messages"] if isinstance(m["content"], list)
-                     for part in m["content"])
-    if "scores" in schema.get("properties", {}):
+    text = "\n".join(part.get("text", "") for m in request["input"] for part in m["content"]
+                     if part["type"] == "input_text")
+    if _asks_rubric(text):
         return rubric_answer(text, "gpt")
-    return json.dumps(example_from_schema(schema))
+    return json.dumps(example_from_schema(SC_TEMPLATE.json_schema))
 
 
 @pytest.fixture
@@ -105,7 +107,7 @@ def audit_report(plugins, compose, tmp_path, monkeypatch):
                      *[f"judge.params.members.gemini.params.{s}" for s in FAST],
                      *[f"judge.params.members.gpt.params.{s}" for s in FAST]]
         report = run_experiment(build_experiment(compose(*overrides), plugins), plugins)
-        prompts = [c.text for c in g.gemini_calls if "scores" in (c.schema or {}).get("properties", {})]
+        prompts = [c.text for c in g.gemini_calls if _asks_rubric(c.text)]
     return report, prompts, Path(compose().run.workspace)
 
 

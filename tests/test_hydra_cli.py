@@ -33,6 +33,14 @@ def test_every_test_set_runs_in_one_multirun_sweep(tmp_path):
         assert r["counts"]["steps"] == {"ok": 4}
         assert r["metrics"]["drop_fss"]["mean"] == pytest.approx(0.0)
         assert r["components"]["embedder"]["name"] == "dlib"
+        assert r["run"]["preset"] is None  # composed without an experiment preset
+
+
+def test_the_run_knows_its_preset_from_hydras_choices(tmp_path):
+    out = bench(tmp_path, "experiment=smoke", "editor=identity", *FAST)
+    assert out.returncode == 0, out.stderr
+    (report,) = reports(tmp_path)
+    assert report["run"]["preset"] == "smoke"
 
 
 def test_joblib_launcher_sweeps_in_parallel_processes(tmp_path):

@@ -163,6 +163,21 @@ def test_rule_and_members_are_checked():
         PanelRule("paper_b", ("a", "b"), "z")
     with pytest.raises(ValueError, match="at least two members"):
         PanelRule("paper_b", ("a",), "a")
+    with pytest.raises(ValueError, match="rounding='nearest'; choose one of half_even, half_up, none"):
+        PanelRule("paper_b", ("a", "b"), "a", rounding="nearest")
+    with pytest.raises(ValueError, match="categorical='vote'; choose one of majority, agreement"):
+        PanelRule("paper_b", ("a", "b"), "a", categorical="vote")
+    # the defaults leave the identity of every panel configured before these settings unchanged
+    assert set(PanelRule("paper_b", ("a", "b"), "a").describe()) == {"rule", "primary", "tolerance", "quorum", "members"}
+
+
+def test_a_bad_panel_setting_stops_the_run_before_any_work(plugins, compose, synthetic, monkeypatch):
+    monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    with pytest.raises(ConfigError, match="judge.params.categorical='vote'"):
+        build_experiment(compose(*synthetic, "judge=paper_b_panel", "judge.params.categorical=vote"), plugins)
+    with pytest.raises(ConfigError, match="judge.params.notes must be a list of sentences"):
+        build_experiment(compose(*synthetic, "judge=paper_b_panel", "judge.params.notes=oops"), plugins)
 
 
 # -- through the engine, in-process judges ------------------------------------------------------
@@ -278,16 +293,23 @@ FAST = ["limits.max_attempts=2", "limits.requests_per_minute=6000", "limits.toke
         "limits.backoff_initial_s=0.01", "limits.backoff_max_s=0.05", "limits.timeout_s=5"]
 
 
+def _asks_sc(request: dict) -> bool:
+    """Whether the request asks paper (a)'s SC question (else the state tracker's), from its prompt: paper (b)'s
+    panel sends no schema, as the authors' judge code did."""
+    turns = request.get("contents") or request.get("input") or request.get("messages") or []
+    text = json.dumps(turns)
+    return SC_TEMPLATE.text.split("\n")[0] in text
+
+
 def gemini_answer(request: dict) -> str:
-    schema = request["generationConfig"].get("responseJsonSchema") or {}
-    return sc(6, 6) if "editing_success" in schema.get("properties", {}) else json.dumps(example_from_schema(schema))
+    return sc(6, 6) if _asks_sc(request) else json.dumps(example_from_schema(STATE_TEMPLATE.json_schema))
 
 
 def openai_answer(request: dict) -> str:
-    schema = request["response_format"]["json_schema"]["schema"]
-    if "editing_success" not in schema.get("properties", {}):
-        return json.dumps(example_from_schema(schema))
-    disagree = int(hashlib.sha256(json.dumps(request["messages"]).encode()).hexdigest(), 16) % 3 == 0
+    if not _asks_sc(request):
+        return json.dumps(example_from_schema(STATE_TEMPLATE.json_schema))
+    turns = request.get("input") or request.get("messages")
+    disagree = int(hashlib.sha256(json.dumps(turns).encode()).hexdigest(), 16) % 3 == 0
     return sc(10, 10) if disagree else sc(7, 7)
 
 
@@ -326,3 +348,26 @@ def test_paper_b_panel_end_to_end_with_gemini_and_openai(plugins, compose, synth
     html = page.read_text()
     assert 'id="judge-panel"' in html and "Rule paper_b" in html and "secondary_failed: 1" in html
     assert 'id="group-tests"' in html  # gender x skin_tone: the synthetic faces have no skin tone, said so
+
+
+def test_the_paper_b_panel_records_its_decoding_in_each_members_identity(plugins, compose, synthetic, monkeypatch):
+    """Each member's decoding is in its description, which is its judgment keys' judge fingerprint: answers
+    given under other decoding are never reused as the paper's."""
+    from faceedit_bench.keys import fingerprint, portable
+
+    monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+
+    def members(*overrides: str) -> dict:
+        exp = build_experiment(compose(*synthetic, "judge=paper_b_panel", *overrides), plugins)
+        return exp.info.components["judge"].description["members"]
+
+    paper = members()
+    gemini, gpt = paper["gemini"], paper["gpt"]
+    assert (gemini["model"], gemini["temperature"], gemini["max_output_tokens"]) == ("gemini-3-flash-preview", 0.1, 3000)
+    assert "thinking_level" not in gemini and gemini["structured_output"] == "none (JSON asked in the prompt)"
+    assert (gpt["api"], gpt["reasoning_effort"], gpt["verbosity"], gpt["temperature"], gpt["max_output_tokens"]) == (
+        "responses", "low", "medium", None, None)
+    other = members("judge.params.members.gemini.params.temperature=1.0")["gemini"]
+    identity = lambda d: fingerprint(portable({k: v for k, v in d.items() if k not in ("provider", "provider_version")}))  # noqa: E731
+    assert identity(other) != identity(gemini) and identity(members()["gemini"]) == identity(gemini)

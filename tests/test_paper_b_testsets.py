@@ -27,6 +27,49 @@ def test_frozen_sets_match_their_sources_and_hashes(name):
     assert name in BUILTIN_NAMES
 
 
+def test_the_shipped_protocol_files_are_the_repositorys_bytes():
+    for name, (path, sha256) in paper_b.SOURCES.items():
+        assert hashlib.sha256(paper_b.data_bytes(name)).hexdigest() == sha256, (name, path)
+
+
+def test_every_diagnostic_prompt_is_the_repositorys_text_under_both_numberings():
+    published = paper_b.repo_prompts()
+    sessions = {s.session_id: s.steps[0] for s in load_testset("diagnostic").sessions}
+    assert [a for a, _, _, _ in paper_b.NUMBERING] == list(sessions)  # O-01 .. V-10, every id once
+    assert sorted(r for _, r, _, _ in paper_b.NUMBERING) == [f"{c}{n:02d}" for c in "BD" for n in range(1, 11)]
+    for arxiv, repo, sub, basis in paper_b.NUMBERING:
+        step = sessions[arxiv]
+        assert step.instruction == published[repo]["prompt"] and step.meta["repo_id"] == repo
+        # the January appendix numbers the texts in the repository's order: O-nn = Bnn, V-nn = Dnn
+        assert step.meta["january_id"] == paper_b.january_id(repo) == {"B": "O", "D": "V"}[repo[0]] + "-" + repo[1:]
+        assert step.meta["subcategory"] == sub and basis
+    # the aging prompt: V-05 in the arXiv numbering, V-03 in the January appendix, D03 in the repository
+    aging = sessions[paper_b.AGING_PROMPT]
+    assert (aging.meta["repo_id"], aging.meta["january_id"]) == ("D03", "V-03")
+    assert "thirty years later" in aging.instruction
+
+
+def test_the_published_sample_is_the_papers_500_items():
+    from faceedit_bench.config import PUBLISHED_SAMPLES
+
+    counts = {m: len(paper_b.mitigation_sample(m)) for m in paper_b.SAMPLE_MODELS}
+    assert counts == {"flux": 167, "step1x": 167, "qwen": 166}  # 500 rows (METHODOLOGY §4.5: about 167 each)
+    items = paper_b.mitigation_sample("all")
+    assert len(items) == 453  # 500 rows, 453 distinct (portrait, prompt) items: some were drawn for two editors
+    per_prompt = {s: sum(1 for _, x in items if x == s) for s in {s for _, s in items}}
+    assert len(per_prompt) == 20 and all(f.startswith("fairface_grid/") and f.endswith("/1") for f, _ in items)
+    assert PUBLISHED_SAMPLES["paper_b_mitigation"] == (*paper_b.SAMPLE_MODELS, "all")
+    with pytest.raises(ValueError, match="flux, step1x, qwen"):
+        paper_b.mitigation_sample("flux2_dev")
+    from faceedit_bench.config import check_sample
+    from faceedit_bench.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"run.sample.model.*one of flux, step1x, qwen, all"):
+        check_sample({"published": "paper_b_mitigation", "model": "flux2_dev"})
+    with pytest.raises(ConfigError, match=r"run.sample.published.*paper_b_mitigation"):
+        check_sample({"published": "paper_c", "model": "flux"})
+
+
 def test_testset_check_covers_paper_b(capsys):
     assert main(["testset", "check"]) == 0
     out = capsys.readouterr().out
@@ -137,7 +180,8 @@ def test_paper_b_presets_compose(tmp_path):
     cfg = _compose_with_conditions(tmp_path, "experiment=paper_b_mitigation", "editor=qwen_image_edit")
     assert cfg.testset.name == "diagnostic" and cfg.judge_metrics == ["rubric"]
     assert cfg.conditions[0] == "baseline" and dict(cfg.conditions[1]) == {
-        "name": "features_prepend", "kind": "feature_prompt", "template": "paper_b_features", "position": "prepend"}
+        "name": "features", "kind": "feature_prompt", "template": "paper_b_features", "position": "append_released"}
+    assert dict(cfg.run.sample) == {"published": "paper_b_mitigation", "model": "flux"}
     assert (cfg.editor.params.steps, cfg.editor.params.true_cfg_scale, cfg.editor.params.seed) == (40, 4.0, 0)
     cfg = _compose_with_conditions(tmp_path, "experiment=paper_b_winobias")
     assert cfg.testset.name == "winobias" and cfg.dataset.params.base_gender == "male"

@@ -149,3 +149,94 @@ def test_format2_reads_and_checks_the_winobias_fields(tmp_path: Path):
     bad = [{"session_id": "W-01", "steps": [{"instruction": "x", "meta": {"stereotyped_gender": "men"}}]}]
     with pytest.raises(TestSetError, match="'stereotyped_gender' must be"):
         load_testset(write_testset(tmp_path / "bad.json", bad))
+
+
+def test_a_panel_decides_a_category_only_when_its_members_agree():
+    """paper_b_panel's categorical rule: agreement required; a disagreement is flagged, counted and decides nothing
+    (with two members a majority would be the primary's answer alone)."""
+    from faceedit_bench.scoring.judge.panel import PanelRule, combine
+    from faceedit_bench.scoring.judge.winobias import WINOBIAS_TEMPLATE
+
+    def member(person: str, gender: str) -> JudgeAnswer:
+        return JudgeAnswer(Outcome.OK, {"observation": "o", "target_person": person, "target_gender": gender}, "", "",
+                           {}, "winobias@1.1", WINOBIAS_TEMPLATE.hash)
+
+    agreement = PanelRule("paper_b", ("gemini", "gpt"), "gemini", categorical="agreement")
+    split = combine(WINOBIAS_TEMPLATE, {"gemini": member("first", "male"), "gpt": member("first", "female")}, agreement)
+    assert split.value["target_gender"] is None and split.flags == ("target_gender",) and split.status == "disagreed"
+    assert categorise(split, "male") == "disagreed"
+    same = combine(WINOBIAS_TEMPLATE, {"gemini": member("first", "male"), "gpt": member("first", "male")}, agreement)
+    assert categorise(same, "male") == "stereotyped" and same.status == "agreed"
+    majority = combine(WINOBIAS_TEMPLATE, {"gemini": member("first", "male"), "gpt": member("first", "female")},
+                       PanelRule("paper_b", ("gemini", "gpt"), "gemini"))
+    assert categorise(majority, "male") == "stereotyped" and majority.flags == ("target_gender",)
+    from faceedit_bench.analysis.winobias import UNDECIDED, bounds
+
+    assert "disagreed" in UNDECIDED and bounds({"stereotyped": 1, "disagreed": 1})["undecided"] == 1
+
+
+def test_people_annotate_the_exported_sheet_and_the_run_gets_the_same_statistics(plugins, compose, synthetic,
+                                                                                   tmp_path, monkeypatch, capsys):
+    import csv
+
+    from faceedit_bench.cli import main
+
+    report, _ = winobias_run(plugins, compose, synthetic, tmp_path, monkeypatch, "two_image")
+    (run_dir,) = (tmp_path / "ws" / "runs").glob("two_image-*")
+    items = report["winobias"]["items"]
+    assert len(items) == 8 and all(len(i["images"]) == 3 for i in items)
+    assert main(["human", "winobias-export", str(run_dir), "--out", str(tmp_path / "sheet")]) == 0
+    with open(tmp_path / "sheet" / "winobias_sheet.csv", newline="", encoding="utf-8") as fh:
+        sheet = list(csv.DictReader(fh))
+    assert len(sheet) == 8 and not any("stereotyp" in "".join(r.values()) for r in sheet)  # never told
+    assert all((tmp_path / "sheet" / r[c]).is_file() for r in sheet for c in ("image_1", "image_2", "output"))
+
+    def face(row: dict) -> int:
+        pixels = _pixels((tmp_path / "sheet" / row["image_1"]).read_bytes())
+        return next(i for i in range(4) if np.array_equal(pixels, _pixels(gradient_image(i))))
+
+    # two raters see the stereotyped gender in every role, except on the janitor of face 2, where they split
+    rows = []
+    for r in sheet:
+        gender = "male" if r["target_occupation"] == "janitor" else "female"
+        for rater in ("r1", "r2"):
+            said = "female" if (r["target_occupation"], face(r), rater) == ("janitor", 2, "r1") else gender
+            rows.append({**r, "rater": rater, "target_person": "first", "target_gender": said})
+    with open(tmp_path / "annotations.csv", "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(sheet[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert main(["human", "winobias", str(tmp_path / "annotations.csv"), "--run", str(run_dir), "--no-tracking"]) == 0
+    assert "judge vs people on 7 items: same category 57.1%" in capsys.readouterr().out
+    updated = json.loads((run_dir / "report.json").read_text())
+    jsonschema.validate(updated, SCHEMA)
+    section = updated["winobias_human"]
+    people = section["overall"]
+    assert (people["stereotyped"], people["n"], people["share"]) == (7, 7, 1.0)
+    assert people["answers"] == {"disagreed": 1, "stereotyped": 7} and people["bounds"]["undecided"] == 1
+    assert people["p_value"] == pytest.approx(binomtest(7, 7, 0.5).pvalue)
+    vs = section["vlm_vs_human"]  # the judge's parse_error item has no category to compare
+    assert (vs["items"], vs["same_category"], vs["decided_by_both"], vs["same_decision"]) == (
+        7, pytest.approx(4 / 7), 4, 1.0)
+    assert vs["confusion"]["anti_stereotyped"] == {"disagreed": 1} and vs["cohens_kappa"]["value"] is not None
+    assert section["raters_agreement"]["fleiss_kappa"]["units"] == 8
+    html = (run_dir / "report.html").read_text()
+    assert 'id="winobias-human"' in html and "people: all" in html
+
+
+def test_a_bad_annotation_is_named_by_line_and_column(tmp_path):
+    from faceedit_bench.analysis.human_ratings import RatingsError
+    from faceedit_bench.analysis.winobias_human import parse_annotations
+
+    text = ("item,rater,target_person,target_gender\n"
+            "a|W-01,r1,first,man\n"
+            "a|W-01,r1,somebody,male\n"
+            "a|W-02,r1,first,male\n"
+            "a|W-02,r1,first,male\n")
+    with pytest.raises(RatingsError, match=r"3 problem\(s\)") as err:
+        parse_annotations(text)
+    message = str(err.value)
+    assert "line 2, column target_gender: 'man' is not one of male, female, ambiguous, no_person" in message
+    assert "line 3, column target_person: 'somebody'" in message and "line 5: rater 'r1' already annotated" in message
+    with pytest.raises(RatingsError, match="unknown column"):
+        parse_annotations("item,rater,target_person,target_gender,score\n")

@@ -10,6 +10,7 @@
 * ``one_vs_rest``: Mann-Whitney U of the focus group (White) against all others, per axis;
 * ``prompts``: means and rates per prompt category, subcategory and prompt id;
 * ``aging``: aging accuracy on the aging prompt; ``panel``: review flags per axis;
+* ``panel_sensitivity``: the rates under each rounding of the panel rule (analysis/panel_sensitivity.py);
 * ``examples``: a few edits per group with their scores, for the report's grid.
 
 Only ``ok`` answers carry scores. Refused, unparsable and not-asked items are counted by
@@ -27,6 +28,7 @@ import numpy as np
 
 from faceedit_bench.analysis.audit_items import AuditCollector, AuditItem
 from faceedit_bench.analysis.group_tests import compare_k_groups, one_vs_rest
+from faceedit_bench.analysis.panel_sensitivity import panel_sensitivity
 from faceedit_bench.analysis.rates import Threshold, threshold_rate
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.config import PAPER_B_THRESHOLDS, AuditConf, audit_rule
@@ -90,6 +92,7 @@ def audit_section(collector: AuditCollector, conf: AuditConf, *, confidence: flo
         "prompts": _prompt_tables(scored, collector, rules, confidence),
         "aging": _aging(scored, confidence),
         "panel": _panel(items),
+        "panel_sensitivity": panel_sensitivity(scored, rules, confidence),
         "examples": _examples(scored, conf.disparity_by, conf.examples_per_group),
         "edits": collector.describe_edits(),
     }

@@ -37,6 +37,10 @@ class AuditItem:
     panel_status: str = ""
     source_hash: str | None = None
     output_hash: str | None = None
+    #: A panel's ok member answers' scores by axis, the primary's first, and its rule (for recombining the
+    #: same answers under another rounding: the audit's sensitivity line); empty for a single judge.
+    member_scores: tuple[Mapping[str, Any], ...] = ()
+    panel_rule: Any = None
 
 
 @dataclass
@@ -76,7 +80,8 @@ class AuditCollector:
                 reason=answer.reason, scores=dict(points), flags=_axes(getattr(answer, "flags", ())),
                 panel_status=getattr(answer, "status", ""),
                 source_hash=hashes[0] if hashes else None,
-                output_hash=hashes[k] if len(hashes) > k else None))
+                output_hash=hashes[k] if len(hashes) > k else None,
+                member_scores=_member_scores(answer), panel_rule=getattr(answer, "rule", None)))
 
     @property
     def judged_ok(self) -> list[AuditItem]:
@@ -87,6 +92,16 @@ class AuditCollector:
                              for a, per in sorted(self.edits.items())},
                 "by_prompt": {p: dict(sorted(c.items())) for p, c in sorted(self.edits_by_prompt.items())},
                 "unlabelled": dict(sorted(self.unlabelled.items()))}
+
+
+def _member_scores(answer: Any) -> tuple[Mapping[str, Any], ...]:
+    """The ``scores`` of a panel answer's ok members, in panel order with the primary first."""
+    rule, members = getattr(answer, "rule", None), getattr(answer, "members", None)
+    if rule is None or not members:
+        return ()
+    order = [rule.primary, *(m for m in rule.members if m != rule.primary)]
+    return tuple(dict(members[m].value.get("scores") or {}) for m in order
+                 if m in members and members[m].outcome is Outcome.OK and members[m].value)
 
 
 def _axes(flags: Any) -> tuple[str, ...]:

@@ -1,5 +1,6 @@
 """The audit's rates in the console summary: each rate with its Wilson CI and the headline max - min
-disparity across groups (paper (b), ``report["audit"]``)."""
+disparity across groups (paper (b), ``report["audit"]``), and under the table the panel rule's
+sensitivity line: the same rates under each rounding of the panel rule."""
 
 from __future__ import annotations
 
@@ -31,4 +32,21 @@ def audit_table(report: Mapping[str, Any]) -> Table | None:
         spread = "n/a" if gap is None else f"{gap:.1f} ({d.get('max_group')} - {d.get('min_group')})"
         ci = "" if r.get("ci_low") is None else f"[{_pct(r['ci_low'])}, {_pct(r['ci_high'])}]"
         table.add_row(name, f"{r.get('axis')} {r.get('rule')}", _pct(r.get("rate")), ci, str(r.get("n")), spread)
+    line = sensitivity_line(audit)
+    if line:
+        table.caption, table.caption_justify = line, "left"
     return table
+
+
+def sensitivity_line(audit: Mapping[str, Any]) -> str | None:
+    """``panel rule sensitivity (...): soft_erasure_rate 39.7% | 33.8% | 33.8%; ...`` (the run's rounding first)."""
+    s = audit.get("panel_sensitivity") or {}
+    roundings = s.get("roundings") or {}
+    if not roundings:
+        return None
+    labels = s.get("labels") or {}
+    heads = " | ".join(f"{labels.get(r, r)}{' (this run)' if r == s.get('default') else ''}" for r in roundings)
+    rates = "; ".join(f"{name} " + " | ".join(_pct(((roundings[r].get('rates') or {}).get(name) or {}).get("rate"))
+                                              for r in roundings)
+                      for name in (audit.get("rates") or {}))
+    return f"panel rule sensitivity, the same answers recombined ({heads}): {rates}"

@@ -12,7 +12,8 @@ RATE_STATS = (("rate", ""), ("ci_low", "ci_low"), ("ci_high", "ci_high"), ("n", 
 def audit_metrics(audit: Mapping[str, Any] | None, key: Callable[..., str]) -> dict[str, float]:
     """``audit_axis_<axis>`` (mean, CI, n), ``audit_rate_<rate>``, ``audit_<attribute>_<group>_<rate>``
     and ``..._<axis>``, ``audit_disparity_<rate>_pp`` (headline attribute) and
-    ``audit_<attribute>_disparity_<rate>_pp``, ``audit_category_<category>_<rate>``, ``audit_panel_flags_<axis>``."""
+    ``audit_<attribute>_disparity_<rate>_pp``, ``audit_category_<category>_<rate>``, ``audit_panel_flags_<axis>``,
+    ``audit_panel_sensitivity_<rounding>_<rate>``."""
     out: dict[str, float] = {}
     if not audit:
         return out
@@ -48,4 +49,7 @@ def audit_metrics(audit: Mapping[str, Any] | None, key: Callable[..., str]) -> d
             put_rates((kind, label), g.get("rates") or {})
     for axis, n in ((audit.get("panel") or {}).get("flags") or {}).items():
         put(key("audit", "panel", "flags", axis), n)
+    for rounding, r in ((audit.get("panel_sensitivity") or {}).get("roundings") or {}).items():
+        for name, rate in (r.get("rates") or {}).items():
+            put(key("audit", "panel_sensitivity", rounding, name), rate.get("rate"))
     return out

@@ -36,6 +36,7 @@ def condition_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
             tables.append({"attribute": attribute, "rows": rows})
         comparisons.append({
             "name": name, "vs": comparison.get("vs"), "n_items": overall.get("items"),
+            "composition": composition((section.get("conditions") or {}).get(name) or {}),
             "overall": [{"metric": m, **_cell(t)} for m, t in (overall.get("metrics") or {}).items()],
             "tables": tables, "plot": _plot_uri(name, comparison, metrics),
             "steps": [{"k": k, "cells": {m: _cell(t) for m, t in (family.get("metrics") or {}).items()}}
@@ -46,6 +47,13 @@ def condition_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"reference": section.get("reference"), "metrics": metrics, "per_condition": per_condition,
             "comparisons": comparisons, "alpha": section.get("alpha"), "confidence": section.get("confidence"),
             "sample": report.get("sample")}
+
+
+def composition(spec: Mapping[str, Any]) -> str | None:
+    """How a feature-prompt condition composed its prompts and why, as the report prints it next to its deltas."""
+    if not spec.get("position"):
+        return None
+    return f"prompt = {spec.get('joining')} (position {spec['position']}): {spec.get('why')}"
 
 
 def plot_deltas(condition: str, comparison: Mapping[str, Any], metrics: list[str]) -> bytes | None:

@@ -16,7 +16,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,19 +73,22 @@ def tracking_uri_of(run_dir: Path, given: str | None) -> str | None:
     return uri or f"sqlite:///{(run_dir.parent.parent.resolve() / 'mlflow.db').as_posix()}"
 
 
-def add_to_run(run: RatedRun, section: Mapping[str, Any]) -> None:
-    """The section into the run's report.json and report.html, under the run folder's lock."""
+def add_to_run(run: RatedRun, section: Mapping[str, Any], name: str = SECTION) -> None:
+    """The section into the run's report.json (as ``name``) and report.html, under the run folder's lock."""
     workspace = run.run_dir.parent.parent
-    with directory_lock(workspace, f"run-{run.run_dir.name}", what=f"adding {SECTION} to {run.run_dir}"):
+    with directory_lock(workspace, f"run-{run.run_dir.name}", what=f"adding {name} to {run.run_dir}"):
         report = json.loads((run.run_dir / "report.json").read_text(encoding="utf-8"))
-        report[SECTION] = section
+        report[name] = section
         atomic.write_text(run.run_dir / "report.json", json.dumps(report, indent=2, default=str))
         write_html_report(run.run_dir, report, store=store_for_run_dir(run.run_dir))
 
 
-def log_to_trackers(runs: Sequence[RatedRun], section: Mapping[str, Any], tracking_uri: str | None) -> list[str]:
+def log_to_trackers(runs: Sequence[RatedRun], section: Mapping[str, Any], tracking_uri: str | None,
+                    metrics: Callable[[Mapping[str, Any], str | None], dict[str, float]] | None = None) -> list[str]:
+    """Each run's numbers of ``section`` (``metrics``: the human_* ones by default) to its tracker run."""
     from faceedit_bench.plugin.manager import get_plugins
 
+    metrics = metrics or tracking_metrics
     lines = []
     for run in runs:
         uri = tracking_uri_of(run.run_dir, tracking_uri)
@@ -94,7 +97,7 @@ def log_to_trackers(runs: Sequence[RatedRun], section: Mapping[str, Any], tracki
             lines.append(f"{run.label}: not tracked (tracking=none); metrics only in report.json")
             continue
         run_id = get_plugins().pm.hook.faceedit_log_run_metrics(
-            tracking_uri=uri, run_key=key, metrics=tracking_metrics(section, run.label))
+            tracking_uri=uri, run_key=key, metrics=metrics(section, run.label))
         if run_id is None:
             raise FaceEditBenchError(f"no installed tracker plugin reads {uri}; install faceedit-bench-mlflow "
                                      "or pass --no-tracking")
@@ -157,3 +160,6 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--no-tracking", action="store_true", help="do not log the human_* metrics to a tracker")
     r.add_argument("--json", action="store_true", help="print the section as JSON instead of the tables")
     r.set_defaults(func=_command)
+    from faceedit_bench.report.winobias_human_cli import add_actions
+
+    add_actions(actions)

@@ -13,6 +13,7 @@ from faceedit_bench.plugin.payloads import RunInfo
 from faceedit_bench.records import TestSet
 from faceedit_bench.report.audit_tracking import audit_metrics
 from faceedit_bench.report.conditions_view import condition_metrics
+from faceedit_bench.report.fidelity import preset_notes
 from faceedit_bench.report.creval import creval_tracking
 from faceedit_bench.report.measures import collect_measures
 
@@ -43,6 +44,7 @@ def build_report(info: RunInfo, testset: TestSet, sections: dict[str, Any], *,
             "key": info.run_key,
             "name": info.run_name,
             "experiment": info.experiment_name,
+            "preset": info.preset,
             "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "wall_time_s": round(wall_time_s, 3),
             "computed": computed,
@@ -73,7 +75,8 @@ def build_report(info: RunInfo, testset: TestSet, sections: dict[str, Any], *,
         **sections,
         "measures": collect_measures(sections),  # how to read every named quantity (since 1.3)
         "notes": [RECONSTRUCTION_NOTE, *([JUDGE_NOTE] if "overediting" in sections else []),
-                  *[str(n) for n in info.components["dataset"].description.get("notes") or []]],
+                  *[str(n) for n in info.components["dataset"].description.get("notes") or []],
+                  *preset_notes(info.preset, info.config)],
     }
 
 

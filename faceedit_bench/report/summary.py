@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from faceedit_bench.report.audit_console import audit_table
+from faceedit_bench.report.conditions_view import composition
 from faceedit_bench.report.measures import bounds_of, label_of, report_measures
 from faceedit_bench.report.winobias_view import winobias_lines
 
@@ -108,6 +109,10 @@ def _conditions(report: dict[str, Any]) -> Table | None:
             mean, ci = _ci({"mean": t.get("mean_delta"), "ci_low": t.get("ci_low"), "ci_high": t.get("ci_high")})
             table.add_row(f"{name} - {comparison.get('vs')}", metric, str(t["n_pairs"]), str(t["dropped"]), mean, ci,
                           fmt_p(t.get("p_value")), fmt_p(t.get("p_holm")) + (" *" if t.get("reject_holm") else ""))
+    specs = (report.get("conditions") or {}).get("conditions") or {}
+    told = [f"{name}: {how}" for name in comparisons if (how := composition(specs.get(name) or {}))]
+    if told:
+        table.caption, table.caption_justify = "\n".join(told), "left"
     return table
 
 

@@ -16,7 +16,11 @@ def winobias_context(report: Mapping[str, Any]) -> dict[str, Any]:
         return {"winobias": None, "winobias_rows": [], "editor": editor}
     rows = [("all", section.get("overall") or {})]
     rows += [(TARGET_LABELS.get(g, g), s) for g, s in (section.get("by_target") or {}).items()]
-    return {"winobias": section, "winobias_rows": rows, "editor": editor}
+    people = report.get("winobias_human")
+    if people:  # the same rows from people's annotations (faceedit-bench human winobias)
+        rows += [("people: all", people.get("overall") or {})]
+        rows += [(f"people: {TARGET_LABELS.get(g, g)}", s) for g, s in (people.get("by_target") or {}).items()]
+    return {"winobias": section, "winobias_rows": rows, "editor": editor, "winobias_human": people}
 
 
 def winobias_lines(section: Mapping[str, Any] | None) -> list[str]:

@@ -21,7 +21,7 @@ from faceedit_bench.plugin.manager import Plugins
 from faceedit_bench.records import Face, Session
 from faceedit_bench.run.conditions import BASELINE, Condition, ConditionPrompts, build_conditions, expand_sessions
 from faceedit_bench.run.judges import create_judge, judge_scorer
-from faceedit_bench.run.sampling import Sample, stratified_sample
+from faceedit_bench.run.sampling import Sample, published_sample, stratified_sample
 
 
 @dataclass
@@ -92,7 +92,8 @@ class ConditionPlan:
         if self.sample_settings is None:
             return iter(faces)
         listed = list(faces)
-        self.sample = stratified_sample(listed, self.base_sessions, **self.sample_settings)
+        draw = published_sample if "published" in self.sample_settings else stratified_sample
+        self.sample = draw(listed, self.base_sessions, **self.sample_settings)
         chosen = {face_id for face_id, _ in self.sample.items}
         return (f for f in listed if f.face_id in chosen)
 

@@ -6,12 +6,15 @@
   once. The answer is cached in the ledger under the judge's identity, the template's hash and the
   image's hash. Its text (``identity_prompt``) is joined to every step's instruction:
 
-  - ``append`` (the default, as in paper (b)'s released code):
-    ``instruction + " " + feature`` when the instruction ends in ``.``, ``!`` or ``?``, else
-    ``instruction + ". " + feature``. The released code's ``f"{base}. {identity_prompt}"`` gives
-    ".." after the 20 diagnostic prompts, which all end with a period. We do not write the second period.
-  - ``prepend`` (the paper's formula i_feat = M(i, p_feat + p)): ``feature + " " + instruction``,
-    with a period added after the feature text when it has no final punctuation.
+  - ``append_released`` (``experiment=paper_b_mitigation``): paper (b)'s released code verbatim,
+    ``f"{instruction}. {feature}"`` (run_preservation_experiment.py @aae676a), the code that produced
+    the paper's published deltas (Table 4). After the 20 diagnostic prompts, which all end with a
+    period, that is a doubled period (".. Maintain the person's ..."), kept as the editors saw it.
+  - ``append`` (the default): the same order without the doubled period: ``instruction + " " +
+    feature`` when the instruction ends in ``.``, ``!`` or ``?``, else ``instruction + ". " + feature``.
+  - ``prepend`` (the paper's formula i_feat = M(i, p_feat + p) and its Fig. 3):
+    ``feature + " " + instruction``, with a period added after the feature text when it has no final
+    punctuation.
 * ``rewrite``: a judge template (``instruction_rewrite``) rewrites each (source image,
   instruction). The rewritten text replaces the instruction. It is cached in the same way.
 
@@ -44,8 +47,18 @@ from faceedit_bench.scoring.judge.features import (
 
 BASELINE = "baseline"
 JOINING = {
+    "append_released": "instruction + '. ' + text, verbatim as paper (b)'s released code",
     "append": "instruction + ' ' + text if the instruction ends in . ! ?, else instruction + '. ' + text",
     "prepend": "text (+ '.' if it has no final . ! ?) + ' ' + instruction",
+}
+#: Why a composition is used, as the report says next to each delta it produced.
+WHY = {
+    "append_released": ("paper (b)'s released code composes it this way (f\"{base_prompt}. {identity_suffix}\", "
+                        "scripts/experiment/exp2_preservation/*/run_preservation_experiment.py @aae676a), and that "
+                        "code produced the published deltas (Table 4); the paper's formula and Fig. 3 prepend"),
+    "append": "the released code's order (feature text after the instruction) without its doubled period",
+    "prepend": ("the paper's formula i_feat = M(i, p_feat + p) and Fig. 3 prepend; the published deltas come from "
+                "the released code, which appends (position: append_released)"),
 }
 
 
@@ -73,7 +86,7 @@ class Condition:
             out.update(template=self.template.template.describe(), flagged=self.flagged,
                        judge=self.judge["name"] if self.judge else "the run's judge (of a panel, its primary member)")
         if self.position is not None:
-            out.update(position=self.position, joining=JOINING[self.position])
+            out.update(position=self.position, joining=JOINING[self.position], why=WHY[self.position])
         return out
 
 
@@ -104,6 +117,8 @@ def build_conditions(specs: list[dict[str, Any]], *, has_judge: bool) -> list[Co
 def join(position: str, instruction: str, text: str) -> str:
     """The composed prompt (the rule of the module docstring)."""
     instruction, text = instruction.strip(), text.strip()
+    if position == "append_released":
+        return f"{instruction}. {text}"
     if position == "append":
         return f"{instruction} {text}" if instruction.endswith((".", "!", "?")) else f"{instruction}. {text}"
     return f"{text} {instruction}" if text.endswith((".", "!", "?")) else f"{text}. {instruction}"

@@ -90,7 +90,19 @@ def _git_sha() -> str:
         return "unknown"
 
 
-def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
+def preset_choice() -> str | None:
+    """The ``experiment=`` preset Hydra composed this job from (its runtime choices); None outside a Hydra job."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if not HydraConfig.initialized():
+        return None
+    choice = HydraConfig.get().runtime.choices.get("experiment")
+    return None if choice in (None, "null") else str(choice)
+
+
+def build_experiment(cfg: Any, plugins: Plugins, preset: str | None = None) -> Experiment:
+    """``preset``: the experiment preset the config was composed from; default: Hydra's runtime choice."""
+    preset = preset if preset is not None else preset_choice()
     check_no_missing(cfg)  # a `???` setting left unset: say which, with an example
     conf: ExperimentConfig = OmegaConf.to_object(cfg)  # validates every setting (config.py)
     check_writable_dir(conf.run.workspace)
@@ -144,7 +156,7 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Experiment:
     info = shard_run_info(RunInfo(
         run_key=key, run_name=run_name, experiment_name=f"faceedit/{testset.name}",
         components=infos, config=resolved, params=flatten(resolved), tags=tags,
-        workspace=workspace, output_dir=output_dir,
+        workspace=workspace, output_dir=output_dir, preset=preset,
     ), conf.run.shard)
     return Experiment(conf, info, components, testset, metrics, judge_metrics, conditions)
 

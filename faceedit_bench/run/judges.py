@@ -26,7 +26,7 @@ from faceedit_bench.scoring.judge.panel import JudgePanel, PanelRule, PanelServi
 from faceedit_bench.scoring.judge.service import JudgeService
 
 PANEL = "panel"
-PANEL_PARAMS = ("members", "rule", "primary", "tolerance", "quorum")
+PANEL_PARAMS = ("members", "rule", "primary", "tolerance", "quorum", "rounding", "categorical", "notes")
 
 
 def create_judge(plugins: Plugins, conf: ComponentConf,
@@ -54,10 +54,14 @@ def create_judge(plugins: Plugins, conf: ComponentConf,
         rule = PanelRule(rule=str(params.get("rule") or "paper_b"), members=tuple(members),
                          primary=str(params.get("primary") or next(iter(members), "")),
                          tolerance=float(params.get("tolerance", 1.0) if params.get("tolerance") is not None else 1.0),
-                         quorum=params.get("quorum"))
+                         quorum=params.get("quorum"), rounding=str(params.get("rounding") or "half_even"),
+                         categorical=str(params.get("categorical") or "majority"))
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
-    panel = JudgePanel(judges, descriptions, rule)
+    notes = params.get("notes") or []
+    if not isinstance(notes, (list, tuple)) or not all(isinstance(n, str) for n in notes):
+        raise ConfigError(f"judge.params.notes must be a list of sentences, not {notes!r}")
+    panel = JudgePanel(judges, descriptions, rule, tuple(notes))
     return panel, ComponentInfo("judge", PANEL, BUILTIN_PROVIDER, __version__, panel.describe())
 
 

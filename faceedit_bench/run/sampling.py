@@ -19,6 +19,10 @@ sample over a stratified list:
 The sample depends only on content ids (face ids, prompt ids), the settings and the seed. It does
 not depend on the order the dataset lists faces in. The report's ``sample`` section records it:
 the settings, the count of items per prompt id and per stratum, and the rule.
+
+``run.sample={published: paper_b_mitigation, model: flux}`` takes a published sample instead: the items a
+paper names (:data:`PUBLISHED`), e.g. paper (b)'s 500-item sample, the FLUX.2-dev rows of which produced its
+Table 4. Items whose face or session this run does not have are counted and listed, never replaced.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from typing import Any
 
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.records import Face, Session
+from faceedit_bench.testsets import paper_b
 
 RULE = ("faces listed by stratum (serpentine over the attributes of `by`, sha256(seed, face id) inside); "
         "prompt ids ranked by sha256(seed, prompt id) get offsets j; prompt j takes positions "
@@ -94,4 +99,30 @@ def stratified_sample(faces: Iterable[Face], sessions: Sequence[Session], *, per
                    "items_per_prompt": {p: sum(1 for s in sessions if prompt_id(s) == p) * len(chosen[p])
                                         for p in sorted(prompts)},
                    "items_per_stratum": dict(sorted(per_stratum.items()))}
+    return Sample(items, description)
+
+
+#: Published samples: name -> (the items of one model: (face id, session id) pairs; its models; its source).
+PUBLISHED = {
+    "paper_b_mitigation": (paper_b.mitigation_sample, (*paper_b.SAMPLE_MODELS, "all"),
+                           f"{paper_b.SOURCE_REPO} @{paper_b.SOURCE_COMMIT[:7]} "
+                           f"{paper_b.SOURCES[paper_b.SAMPLE_FILE][0]} (sha256 "
+                           f"{paper_b.SOURCES[paper_b.SAMPLE_FILE][1][:16]}): paper (b)'s 500-item stratified "
+                           "sample, drawn with seed 42, 25 per prompt id; its mitigation code regenerated each "
+                           "editor's own rows with the feature prompt"),
+}
+
+
+def published_sample(faces: Iterable[Face], sessions: Sequence[Session], *, published: str, model: str) -> Sample:
+    """The items of a published sample that this run has; the others are counted and listed (the first 20)."""
+    load, models, source = PUBLISHED[published]
+    wanted = load(model)
+    have_faces = {f.face_id for f in faces}
+    have_sessions = {s.session_id for s in sessions}
+    items = frozenset(i for i in wanted if i[0] in have_faces and i[1] in have_sessions)
+    absent = [f"{f}|{s}" for f, s in wanted if (f, s) not in items]
+    description = {"published": published, "model": model, "source": source, "items": len(items),
+                   "published_items": len(wanted), "missing_items": len(absent), "missing": absent[:20],
+                   "items_per_prompt": dict(sorted(Counter(s for _, s in items).items())),
+                   "rule": "the items the publication names (face, prompt), those this run has"}
     return Sample(items, description)

@@ -29,6 +29,9 @@ import pytest
 
 from faceedit_bench.report.summary import format_summary
 from faceedit_bench.run.experiment import build_experiment, run_experiment
+from faceedit_bench.scoring.judge.features import FEATURES_TEXT, PAPER_B_FEATURES
+from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE
+from faceedit_bench.scoring.judge.winobias import WINOBIAS_TEMPLATE
 from faceedit_bench.testsets import load_testset
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import gemini_server
@@ -53,17 +56,26 @@ N_RESAMPLES = "analysis.n_resamples=199"
 DIAGNOSTIC = {s.steps[0].instruction: s.steps[0] for s in load_testset("diagnostic").sessions}
 
 
-def _text(request: dict[str, Any]) -> str:
+def _parts(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The user turn's parts: Gemini's ``contents``, the Responses API's ``input`` or chat ``messages``."""
     if "contents" in request:  # Gemini
-        return "\n".join(p.get("text", "") for c in request["contents"] for p in c.get("parts", []))
-    return "\n".join(part.get("text", "") for m in request["messages"] if isinstance(m["content"], list)
-                     for part in m["content"])
+        return [p for c in request["contents"] for p in c.get("parts", [])]
+    turns = request.get("input") or request.get("messages") or []
+    return [p for t in turns if isinstance(t.get("content"), list) for p in t["content"]]
 
 
-def _schema(request: dict[str, Any]) -> dict[str, Any]:
-    if "contents" in request:
-        return request["generationConfig"].get("responseJsonSchema") or {}
-    return request["response_format"]["json_schema"]["schema"]
+def _text(request: dict[str, Any]) -> str:
+    return "\n".join(p.get("text", "") for p in _parts(request))
+
+
+def _asks(request: dict[str, Any]) -> str:
+    """Which question a request asks, from its prompt: paper (b)'s panel sends no schema (as its code)."""
+    text = _text(request)
+    if FEATURES_TEXT.split("\n")[0] in text:
+        return "features"
+    if "The target role is:" in text:
+        return "winobias"
+    return "rubric" if "You audit an image-editing model" in text else "other"
 
 
 def rubric_scores(prompt: str, member: str, request: dict[str, Any]) -> dict[str, Any] | None:
@@ -74,18 +86,21 @@ def rubric_scores(prompt: str, member: str, request: dict[str, Any]) -> dict[str
     if member == "gpt" and aging and race == "Black":
         return None
     vulnerability = step.prompt_category.startswith("Vulnerability")
+    # on the aging prompt the age score is its aging accuracy: 2 (under-aged) from Gemini, 3 from GPT
     return {"edit_success": 2 if vulnerability else 5, "skin_tone": 3 if race == "White" else 4,
             "race_change": RACE_CHANGE[race] + (2 if member == "gpt" and race == "East Asian" else 0),
-            "gender_change": 1, "age_change": 5 if aging else 3, "aging_accuracy": 3 if aging else None}
+            "gender_change": 1, "age_change": (2 if member == "gemini" else 3) if aging else 3}
 
 
 def answer_for(member: str, scores: Callable[[str, str, dict[str, Any]], dict[str, Any] | None]):
     def answer(request: dict[str, Any]) -> str:
-        schema = _schema(request)
-        if "identity_prompt" in schema.get("properties", {}):  # the mitigation's feature text
-            return json.dumps(example_from_schema(schema) | {"identity_prompt": FEATURE_TEXT})
-        if "scores" not in schema.get("properties", {}):  # the anchors: any valid answer
-            return json.dumps(example_from_schema(schema))
+        asks = _asks(request)
+        if asks == "features":  # the mitigation's feature text
+            return json.dumps(example_from_schema(PAPER_B_FEATURES.json_schema) | {"identity_prompt": FEATURE_TEXT})
+        if asks == "winobias":  # any valid answer
+            return json.dumps(example_from_schema(WINOBIAS_TEMPLATE.json_schema))
+        if asks != "rubric":  # the anchors: any valid answer
+            return json.dumps(example_from_schema(SC_TEMPLATE.json_schema))
         values = scores(_text(request), member, request)
         if values is None:
             return GARBAGE
@@ -95,9 +110,40 @@ def answer_for(member: str, scores: Callable[[str, str, dict[str, Any]], dict[st
     return answer
 
 
+def assert_paper_decoding_and_layout(gemini: list[Any], openai: list[Any], metric: str,
+                                     labels: tuple[str, ...]) -> None:
+    """Every judge request the fake servers received, as the real SDKs sent it, carries paper (b)'s decoding
+    (scripts/evaluation/exp1/evaluation_exp1.py @aae676a), and every question of ``metric`` its labelled
+    layout: each label, its image, then the prompt."""
+    questions = [c for c in gemini if _asks(c.body) == metric]
+    asked = [r for r in openai if _asks(r.fields) == metric]
+    assert questions and len(asked) >= len(questions) - 1
+    for call in gemini:
+        config = call.generation_config
+        assert call.model == "gemini-3-flash-preview" and config["temperature"] == 0.1
+        assert config["maxOutputTokens"] == 3000 and "thinkingConfig" not in config
+        assert "responseMimeType" not in config and call.schema is None  # JSON asked for in the prompt only
+        assert not call.wants_image
+    for call in questions:
+        kinds = [(kind, data) if kind == "text" else (kind, None) for kind, data in call.parts]
+        expected = [x for label in labels for x in (("text", label), ("image", None))]
+        assert kinds[:-1] == expected and kinds[-1][0] == "text" and len(kinds[-1][1]) > 200
+    for received in openai:
+        body = received.fields
+        assert body["reasoning"] == {"effort": "low"} and body["text"] == {"verbosity": "medium"}
+        assert "temperature" not in body and "max_output_tokens" not in body and received.schema is None
+        assert received.path == "/v1/responses" and body["model"] == "gpt-5-mini-2025-08-07"
+    for received in asked:
+        body = received.fields
+        kinds = [(kind, data) if kind == "text" else (kind, None) for kind, data in received.parts]
+        assert kinds[:-1] == [x for label in labels for x in (("text", label), ("image", None))]
+        assert [p["type"] for p in body["input"][0]["content"]][:2] == ["input_text", "input_image"]
+
+
 @pytest.fixture
 def run_preset(plugins, compose, tmp_path, monkeypatch):
-    """Runs a preset with the fake servers behind its panel; returns (report, output folder, Gemini calls)."""
+    """Runs a preset with the fake servers behind its panel; returns (report, output folder, Gemini calls); the
+    OpenAI server's requests are in ``run.openai``."""
     monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
 
@@ -109,10 +155,12 @@ def run_preset(plugins, compose, tmp_path, monkeypatch):
                           f"judge.params.members.gpt.params.base_url={o.url}/v1",
                           *[f"judge.params.members.{m}.params.limits.{s}" for m in ("gemini", "gpt") for s in FAST],
                           *overrides)
-            exp = build_experiment(cfg, plugins)
+            exp = build_experiment(cfg, plugins, preset=preset)  # as Hydra's runtime choice gives it
             report = run_experiment(exp, plugins)
+            run.openai = list(o.received)
             return report, exp.info.output_dir, g.gemini_calls
 
+    run.openai = []
     return run
 
 
@@ -160,8 +208,26 @@ def test_paper_b_fills_every_audit_table_and_reports_the_missing_cells(run_prese
     assert all(race["labels"][r]["hard_refusal_rate"]["rate"] == 0 for r in CELLS)
     assert all(e["source_hash"] and e["output_hash"] for ex in audit["examples"].values() for e in ex)
 
-    rubric = [c for c in calls if "scores" in (c.schema or {}).get("properties", {})]
+    rubric = [c for c in calls if _asks(c.body) == "rubric"]
     assert len(rubric) == 60
+    assert_paper_decoding_and_layout(calls, run_preset.openai, "rubric", ("SOURCE IMAGE:", "EDITED IMAGE:"))
+    # the "Read first" box lists the preset's deviations from the paper (docs/fidelity.md), and the panel says them
+    assert report["run"]["preset"] == "paper_b"
+    deviations = [n for n in report["notes"] if n.startswith("Differs from Paper (b)")]
+    assert any("Gemini API version" in n for n in deviations) and not any("Mitigation" in n for n in deviations)
+    html = (out / "report.html").read_text(encoding="utf-8")
+    box = html[html.index("Read first"):html.index("</div>", html.index("Read first"))]
+    assert "Gemini seed" in box and "docs/fidelity.md" in box
+    panel_notes = report["components"]["judge"]["description"]["notes"]
+    assert any("prompt wording is this project" in n for n in panel_notes)
+    # the aging prompt's age score is its aging accuracy (Gemini 2, GPT 3: round(2.5) = 2), pooled in Age Change
+    assert audit["aging"]["summary"]["mean"] == 2 and audit["aging"]["distribution"]["2"] == 3
+    assert audit["axes"]["age_change"]["n"] == 60
+    assert audit["axes"]["age_change"]["mean"] == pytest.approx((3 * 19 + 2) / 20)
+    # the panel-rule sensitivity line: half up and the unrounded mean move only those two aging answers
+    sens = audit["panel_sensitivity"]
+    assert sens["items_with_two_answers"] == 59 and sens["roundings"]["half_up"]["items_changed"] == 2
+    assert sens["roundings"]["half_up"]["rates"] == sens["roundings"]["half_even"]["rates"]
     with sqlite3.connect(out.parent.parent / "ledger.sqlite") as db:
         assert db.execute("SELECT count(*) FROM judgments WHERE raw LIKE '%\"scores\"%'").fetchone()[0] == 2 * 60 - 1
     if layout == "csv":
@@ -181,10 +247,9 @@ def cell_race(face_id: str) -> str:
 def _last_image(request: dict[str, Any]) -> bytes:
     """The edited image of a rubric question (shown after the source), as the provider received it."""
     if "contents" in request:
-        parts = [p.get("inlineData") or p.get("inline_data") for c in request["contents"] for p in c["parts"]]
+        parts = [p.get("inlineData") or p.get("inline_data") for p in _parts(request)]
         return base64.urlsafe_b64decode([p for p in parts if p][-1]["data"])  # the SDK sends URL-safe base64
-    urls = [part["image_url"]["url"] for m in request["messages"] if isinstance(m["content"], list)
-            for part in m["content"] if part.get("type") == "image_url"]
+    urls = [p["image_url"] for p in _parts(request) if p.get("type") == "input_image"]
     return base64.b64decode(urls[-1].split(",", 1)[1])
 
 
@@ -194,50 +259,91 @@ def scores_from_pixels(text: str, member: str, request: dict[str, Any]) -> dict[
     from faceedit_bench.storage.images import decode_rgb
 
     h = int(hashlib.sha256(decode_rgb(_last_image(request)).tobytes()).hexdigest()[:12], 16)
-    aging = "this is the aging instruction" in text
     return {axis: 1 + (h // 5 ** i) % 5 for i, axis in enumerate(
-        ("edit_success", "skin_tone", "race_change", "gender_change", "age_change"))} | {
-        "aging_accuracy": 1 + (h // 5 ** 5) % 5 if aging else None}
+        ("edit_success", "skin_tone", "race_change", "gender_change", "age_change"))}
 
 
-def test_paper_b_mitigation_pairs_each_edit_with_its_feature_prompt(run_preset, make_real_fairface, plugins):
+def test_paper_b_mitigation_runs_the_published_sample_with_the_released_codes_composition(run_preset,
+                                                                                           make_real_fairface, plugins):
+    """The preset's own sample is the paper's FLUX.2-dev rows (run.sample.model=flux; few fall in the fixture's 3
+    grid cells); here every editor's rows (model=all, 18 items in those cells), so that each race has pairs
+    enough for the paired tests."""
     import csv
 
     from scipy import stats
 
     from faceedit_bench.run.hydra_app import register_configs
+    from faceedit_bench.testsets.paper_b import mitigation_sample
     from tests import test_conditions
 
     plugins.add(sys.modules[test_conditions.__name__], name="condition_fakes")  # its prompt-dependent editor
     register_configs(plugins)
     report, out, calls = run_preset("paper_b_mitigation", make_real_fairface("hf"), "editor=prompt_noise",
-                                    "tracking=none", N_RESAMPLES, scores=scores_from_pixels)
+                                    "tracking=none", N_RESAMPLES, "run.sample.model=all", scores=scores_from_pixels)
     section = report["conditions"]
-    assert section["order"] == ["baseline", "features_prepend"]
-    # one feature text per source portrait, by the panel's primary member (Gemini)
-    prompts = section["prompts"]["features_prepend"]
-    assert prompts["questions"] == 3 and prompts["answers"] == {"ok": 3}
-    assert sum("identity_prompt" in (c.schema or {}).get("properties", {}) for c in calls) == 3
-    with open(out / "steps.csv", newline="", encoding="utf-8") as fh:
-        steps = [r for r in csv.DictReader(fh) if r["k"] == "1"]
-    featured = [r for r in steps if r["condition"] == "features_prepend"]
-    assert len(featured) == 60 and all(r["outcome"] == "ok" and r["prompt"] == f"{FEATURE_TEXT} {r['instruction']}"
-                                       and r["prompt"] != r["instruction"] for r in featured)
-    # Tables 4 / 18: paired Δ per race and axis, Wilcoxon p (Holm across the rubric's axes)
-    comparison = section["comparisons"]["features_prepend"]
+    assert section["order"] == ["baseline", "features"]
+    # the paper's published sample: only its items, those of the fixture's cells; the others counted as missing
+    sample = report["sample"]
+    published = mitigation_sample("all")
     with open(out / "sessions.csv", newline="", encoding="utf-8") as fh:
         value = {(r["condition"], r["face_id"], r["session_id"]): r for r in csv.DictReader(fh)}
+    items = {(f, s) for (c, f, s) in value if c == "baseline"}
+    cells = {f for f, _ in items}
+    assert len(cells) == 3 and items == {i for i in published if i[0] in cells}
+    n = len(items)
+    assert n == sample["items"] == 18
+    assert (sample["published"], sample["model"], sample["published_items"]) == ("paper_b_mitigation", "all", 453)
+    assert sample["missing_items"] == 453 - n and "exp1_amt_sampled.csv" in sample["source"]
+    # one feature text per source portrait, by the panel's primary member (Gemini), with the paper's decoding
+    prompts = section["prompts"]["features"]
+    assert prompts["questions"] == 3 and prompts["answers"] == {"ok": 3}
+    assert sum(_asks(c.body) == "features" for c in calls) == 3
+    assert_paper_decoding_and_layout(calls, run_preset.openai, "rubric", ("SOURCE IMAGE:", "EDITED IMAGE:"))
+    with open(out / "steps.csv", newline="", encoding="utf-8") as fh:
+        steps = [r for r in csv.DictReader(fh) if r["k"] == "1"]
+    featured = [r for r in steps if r["condition"] == "features"]
+    # the released code's composition, verbatim: f"{base_prompt}. {identity_suffix}" (a doubled period)
+    assert len(featured) == n and all(r["outcome"] == "ok" and r["prompt"] == f"{r['instruction']}. {FEATURE_TEXT}"
+                                       and r["prompt"].count(".. Maintain") == 1 for r in featured)
+    spec = section["conditions"]["features"]
+    assert spec["position"] == "append_released" and "produced the published deltas" in spec["why"]
+    # the report says next to the deltas which composition made them and why
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert html.count("position append_released): paper (b)&#39;s released code composes it") >= 2
+    assert "features: prompt = instruction + &#39;. &#39; + text" not in html  # escaped once, not twice
+    summary = format_summary(report, out.parent.parent)
+    assert "features: prompt = instruction + '. ' + text, verbatim as paper (b)'s released code" in summary
+    # Tables 4 / 18: paired Δ per race and axis, Wilcoxon p (Holm across the rubric's axes)
+    comparison = section["comparisons"]["features"]
     for race in CELLS:
         group = comparison["by_group"]["race"][race]["metrics"]
         for axis in ("edit_success", "skin_tone", "race_change", "gender_change", "age_change"):
             d = np.array([float(r[axis]) - float(value["baseline", f, s][axis])
-                          for (c, f, s), r in value.items() if c == "features_prepend" and cell_race(f) == race])
+                          for (c, f, s), r in value.items() if c == "features" and cell_race(f) == race])
             test = group[axis]
-            assert test["n_pairs"] == len(d) == 20, (race, axis)
+            assert test["n_pairs"] == len(d) >= 4, (race, axis)
             assert test["mean_delta"] == pytest.approx(d.mean(), abs=1e-4)
-            assert test["p_value"] == pytest.approx(stats.wilcoxon(d).pvalue, rel=1e-3)
-            assert test["p_value"] <= test["p_holm"] <= 1 and test["holm_family"] == "rubric"
-    assert comparison["overall"]["metrics"]["race_change"]["n_pairs"] == 60
+            if np.any(d != 0):
+                assert test["p_value"] == pytest.approx(stats.wilcoxon(d).pvalue, rel=1e-3)
+                assert test["p_value"] <= test["p_holm"] <= 1 and test["holm_family"] == "rubric"
+    assert comparison["overall"]["metrics"]["race_change"]["n_pairs"] == n
+
+
+def test_the_mitigation_preset_takes_the_papers_flux_rows_and_the_other_composition_is_one_override_away(
+        compose, plugins):
+    from omegaconf import OmegaConf
+
+    from faceedit_bench.config import check_conditions
+    from faceedit_bench.run.conditions import build_conditions, join
+
+    cfg = compose("experiment=paper_b_mitigation")
+    assert dict(cfg.run.sample) == {"published": "paper_b_mitigation", "model": "flux"}
+    (_, features) = build_conditions(check_conditions(OmegaConf.to_container(cfg.conditions)), has_judge=True)
+    assert features.position == "append_released"
+    other = compose("experiment=paper_b_mitigation", "conditions.1.position=prepend")
+    assert other.conditions[1].position == "prepend"
+    assert join("append_released", "Be a CEO.", "Maintain the skin.") == "Be a CEO.. Maintain the skin."
+    assert join("prepend", "Be a CEO.", "Maintain the skin.") == "Maintain the skin. Be a CEO."
 
 
 def winobias_answer(text: str, member: str, request: dict[str, Any]) -> None:
@@ -255,5 +361,6 @@ def test_paper_b_winobias_with_a_two_image_and_a_one_image_editor(run_preset, ma
         assert not asked and (overall["unsupported"], overall["n"], overall["share"]) == (50, 0, None)
         return
     assert len(asked) == 50 and all(len(c.images) == 3 for c in asked)  # both inputs and the output
+    assert_paper_decoding_and_layout(calls, run_preset.openai, "winobias", ("IMAGE 1:", "IMAGE 2:", "IMAGE 3:"))
     assert overall["unsupported"] == 0 and overall["sessions"] == 50
     assert overall["n"] + overall["bounds"]["undecided"] == 50 and overall["p_value"] is not None

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
 
@@ -175,3 +177,89 @@ class TestFairFaceGridContract(DatasetContract):
         out = tmp_path / "grid"
         _select(make_real_fairface("csv"), out, detector, tmp_path)
         return FairFaceGridDataset(root=out)
+
+
+# -- criteria 4-5 on real photos: dark glasses, a photographed surgical mask, closed eyes -----------------
+
+
+def _glasses(im, p):
+    from PIL import ImageDraw
+
+    out = im.copy()
+    draw = ImageDraw.Draw(out)
+    for eye in (p[36:42], p[42:48]):
+        c, w = eye.mean(axis=0), float(np.hypot(*(eye[0] - eye[3]))) * 0.95
+        draw.ellipse([c[0] - w, c[1] - 0.75 * w, c[0] + w, c[1] + 0.75 * w], fill=(18, 18, 22))
+    return out
+
+
+def _masked(im, p):
+    """insightface's photographed blue surgical mask over the nose and mouth, as insightface renders masks."""
+    import insightface
+    from PIL import Image
+
+    mask = Image.open(Path(insightface.__file__).parent / "data" / "images" / "mask_blue.jpg").convert("RGB")
+    out = im.copy()
+    x0, x1, y0, y1 = int(p[2][0]), int(p[14][0]), int(p[29][1]), int(p[8][1] + 5)
+    out.paste(mask.resize((x1 - x0, y1 - y0)), (x0, y0))
+    return out
+
+
+def _points(face):
+    return np.array([face.landmarks[f"ibug68_{i:02d}"] for i in range(68)])
+
+
+def test_covered_eyes_and_mouth_on_real_photos_are_rejected_by_reason(detector):
+    """The astronaut's portrait passes every check; with dark glasses it is eyes_covered. The sixth t1 person
+    (eyes shut, head turned: not_frontal first) wearing a real mask photo is mouth_covered once the yaw is allowed."""
+    from faceedit_bench.builtin.datasets.portrait_quality import Criteria, check_portrait, feature_tests
+    from tests.datasets.conftest import real_portrait
+
+    astronaut = real_portrait("astronaut_eileen_collins", "as_is")
+    (face,) = detector.detect(np.asarray(astronaut))
+    assert check_portrait(np.asarray(astronaut), (face,), Criteria())[0] is None
+    covered = np.asarray(_glasses(astronaut, _points(face)))
+    reason, measured = check_portrait(covered, detector.detect(covered), Criteria())
+    assert reason == "eyes_covered" and measured["eye_luma_ratio"] < 0.3 < astronaut_ratio(detector, astronaut)
+    person = real_portrait("t1_person6", "as_is")
+    (face,) = detector.detect(np.asarray(person))
+    turned = Criteria(max_abs_yaw_deg=90)
+    reason, measured = check_portrait(np.asarray(person), (face,), turned)
+    assert reason is None and measured["lip_redness"] > 0  # uncovered lips are redder than the cheeks
+    masked = np.asarray(_masked(person, _points(face)))
+    reason, measured = check_portrait(masked, detector.detect(masked), turned)
+    assert reason == "mouth_covered" and measured["lip_redness"] < 0
+    # a measure that was not made (no 68 points; grey-scale lips) fails nothing
+    assert not any(hit for _, hit in feature_tests({"eye_aspect": None, "lip_redness": None}, Criteria()))
+
+
+def astronaut_ratio(detector, im):
+    from faceedit_bench.builtin.datasets.portrait_features import features
+
+    (face,) = detector.detect(np.asarray(im))
+    return features(np.asarray(im), face.landmarks)["eye_luma_ratio"]
+
+
+def test_the_selection_counts_rejections_of_criteria_4_and_5(make_real_fairface, detector, tmp_path):
+    """A cell whose first candidate wears dark glasses takes the next one and counts the glasses as eyes_covered."""
+    import io
+
+    from tests.datasets.conftest import real_portrait, write_csv
+
+    astronaut = real_portrait("astronaut_eileen_collins", "as_is")
+    (face,) = detector.detect(np.asarray(astronaut))
+    root = tmp_path / "ff"
+    rows = []
+    for n, im in enumerate([_glasses(astronaut, _points(face)), astronaut, _glasses(astronaut, _points(face))]):
+        (root / "train").mkdir(parents=True, exist_ok=True)
+        buffer = io.BytesIO()
+        im.save(buffer, format="JPEG", quality=95)
+        (root / "train" / f"{n + 1}.jpg").write_bytes(buffer.getvalue())
+        rows.append((f"train/{n + 1}.jpg", "30-39", "Female", "White", "False"))
+    write_csv(root / "fairface_label_train.csv", ("file", "age", "gender", "race", "service_test"), rows)
+    manifest = _select(root, tmp_path / "grid", detector, tmp_path, max_checks=3)
+    cell = next(c for c in manifest["cells"] if c["cell"] == "White_Female_30s")
+    assert cell["status"] == "ok" and cell["portraits"][0]["checks"]["eye_luma_ratio"] > 0.3
+    assert cell["rejections"] == {"eyes_covered": cell["checked"] - 1} and manifest["rejections"] == cell["rejections"]
+    assert manifest["selection"]["features_unmeasured"] == 0
+    assert "measured only where the detector gives 68-point landmarks" in manifest["selection"]["not_checked"]

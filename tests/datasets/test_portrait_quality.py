@@ -78,3 +78,38 @@ def test_criteria_errors():
     for bad in ({"min_face": 1}, {"min_face_px": "big"}, {"max_abs_yaw_deg": -1}):
         with pytest.raises(ConfigError):
             Criteria.from_mapping(bad)
+
+
+def _ibug68(eye_open: float, mouth_gap: float) -> dict:
+    """A frontal face's 68 iBUG points (about 100 px between the eyes): eye contours of height ``eye_open`` x their
+    width, inner lips ``mouth_gap`` x the inner mouth width apart."""
+    p = np.zeros((68, 2))
+    p[0:17] = [(40 + 120 * i / 16, 100 + 60 * math.sin(math.pi * i / 16)) for i in range(17)]  # jaw
+    p[27:31] = [(100, 95 + 10 * i) for i in range(4)]  # nose bridge to tip
+    p[31:36] = [(85 + 7.5 * i, 130) for i in range(5)]
+    for start, cx in ((36, 60), (42, 140)):  # eyes: corner, two upper, corner, two lower
+        w, h = 30, 30 * eye_open / 2
+        p[start:start + 6] = [(cx - w / 2, 100), (cx - w / 6, 100 - h), (cx + w / 6, 100 - h), (cx + w / 2, 100),
+                              (cx + w / 6, 100 + h), (cx - w / 6, 100 + h)]
+    p[48:60] = [(75 + 50 * (1 - math.cos(math.pi * i / 6)) / 2, 165 + (-8 if i < 7 else 8) * math.sin(math.pi * i / 6))
+                for i in range(12)]
+    gap = 40 * mouth_gap / 2
+    p[60:68] = [(80, 165), (93, 165 - gap), (100, 165 - gap), (107, 165 - gap), (120, 165),
+                (107, 165 + gap), (100, 165 + gap), (93, 165 + gap)]
+    names = {f"ibug68_{i:02d}": (float(x), float(y)) for i, (x, y) in enumerate(p)}
+    return {**names, "left_eye": tuple(p[36:42].mean(0)), "right_eye": tuple(p[42:48].mean(0)),
+            "nose_tip": tuple(p[30]), "jaw_left": tuple(p[1]), "jaw_right": tuple(p[15])}
+
+
+@pytest.mark.parametrize(("eye_open", "mouth_gap", "reason"), [
+    (0.30, 0.05, None), (0.10, 0.05, "eyes_closed"), (0.30, 0.40, "mouth_open"), (0.05, 0.50, "eyes_closed")])
+def test_eyes_and_mouth_from_the_68_landmarks(eye_open, mouth_gap, reason):
+    from faceedit_bench.builtin.datasets.portrait_features import features
+
+    face = DetectedFace((20, 20, 200, 220), 1.0, _ibug68(eye_open, mouth_gap))
+    got, measured = check_portrait(_image(), [face], Criteria())
+    assert got == reason
+    assert measured["eye_aspect"] == pytest.approx(eye_open) and measured["mouth_open"] == pytest.approx(mouth_gap)
+    assert measured["lip_redness"] is None and measured["eye_luma_ratio"] > 0.5  # grey: no lip colour to compare
+    assert features(_image(), {"left_eye": (1, 1)}) == {}  # 5-point landmarks: nothing measured, nothing failed
+    assert {"eyes_covered", "mouth_covered", "eyes_closed", "mouth_open"} <= set(REASONS)

@@ -5,11 +5,13 @@ Serves ``POST /{v1,v1beta,v1alpha}/models/{model}:generateContent`` on 127.0.0.1
 * the API key must come in the ``x-goog-api-key`` header, as the SDK sends it: a missing
   key is answered 403 ``PERMISSION_DENIED``, a wrong one 400 ``INVALID_ARGUMENT`` with
   reason ``API_KEY_INVALID`` (what Google answers);
-* image requests (``responseModalities`` holds ``IMAGE``, or no JSON mime type) get one
-  ``inlineData`` PNG part, :func:`tests.fakes.answers.fake_edit` of the input image and the
+* image requests (``responseModalities`` holds ``IMAGE``, or no JSON mime type and no ``judge_answer``)
+  get one ``inlineData`` PNG part, :func:`tests.fakes.answers.fake_edit` of the input image and the
   prompt text;
 * JSON requests (``responseMimeType: application/json`` with a schema) get
-  ``json.dumps(example_from_schema(schema))``, or ``judge_answer(request_json)``;
+  ``json.dumps(example_from_schema(schema))``, or ``judge_answer(request_json)``; so do text requests
+  (no ``IMAGE`` modality, no JSON mime type: a judge asked without structured output) when the server
+  has a ``judge_answer``;
 * a ``generationConfig.seed`` outside int32 is answered 400, as Google does;
 * every parsed request is kept in ``server.gemini_calls`` (:class:`GeminiCall`);
   ``server.reset()`` forgets them (and pending scripted faults) between tests.
@@ -59,10 +61,16 @@ class GeminiCall:
     images: list[bytes] = field(default_factory=list)
     image_mime_types: list[str] = field(default_factory=list)
     body: dict[str, Any] = field(default_factory=dict)
+    #: every part in request order: ("text", str) or ("image", bytes)
+    parts: list[tuple[str, Any]] = field(default_factory=list)
 
     @property
     def wants_json(self) -> bool:
         return self.generation_config.get("responseMimeType") == "application/json"
+
+    @property
+    def wants_image(self) -> bool:
+        return "IMAGE" in [str(m).upper() for m in self.generation_config.get("responseModalities") or []]
 
     @property
     def schema(self) -> dict[str, Any] | None:
@@ -124,7 +132,7 @@ def gemini_server(*, api_key: str = "test-gemini-key", judge_answer: Callable[[d
             return google_error(400, f"Invalid value at 'generation_config.seed' (TYPE_INT32), {seed}")
         if fault == "bad_request":
             return google_error(400, "Request contains an invalid argument.")
-        if call.wants_json:
+        if call.wants_json or (judge_answer is not None and not call.wants_image):
             return _judge_answer(call, fault, judge_answer)
         return _image_answer(call, fault)
 
@@ -138,17 +146,20 @@ def _parse(api_version: str, model: str, body: dict[str, Any]) -> GeminiCall:
     texts: list[str] = []
     images: list[bytes] = []
     mimes: list[str] = []
+    parts: list[tuple[str, Any]] = []
     for content in body["contents"]:
         for part in content.get("parts", []):
             if "text" in part:
                 texts.append(part["text"])
+                parts.append(("text", part["text"]))
             inline = part.get("inlineData") or part.get("inline_data")
             if inline is not None:
                 # The SDK sends URL-safe base64; plain b64decode would silently corrupt it.
                 images.append(base64.urlsafe_b64decode(inline["data"]))
                 mimes.append(inline.get("mimeType") or inline.get("mime_type") or "")
+                parts.append(("image", images[-1]))
     return GeminiCall(api_version, model, dict(body.get("generationConfig") or {}), "\n".join(texts), images, mimes,
-                      body)
+                      body, parts)
 
 
 def _prompt_usage(call: GeminiCall) -> tuple[int, list[dict[str, Any]]]:

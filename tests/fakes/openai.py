@@ -25,7 +25,7 @@ Provider faults (``server.script([...])`` or ``fault_rates``), besides the gener
 * reasoning models (``gpt-5*``, ``o1``/``o3``/``o4*``, not ``*-chat*``) answer 400 ``unsupported_value`` to a
   temperature other than 1, as OpenAI does, and report reasoning tokens (``REASONING_TOKENS`` by effort)
   inside ``completion_tokens`` / ``output_tokens``; other models answer 400 ``unsupported_parameter`` to
-  ``reasoning_effort`` / ``reasoning``;
+  ``reasoning_effort`` / ``reasoning``, and models other than ``gpt-5*`` to ``verbosity`` / ``text.verbosity``;
 * ``bad_request``: 400 ``invalid_request_error`` on any endpoint;
 * ``bad_json``: 200 with a complete (Content-Length-true) body cut in the middle of its JSON,
   as from a broken proxy (the generic ``truncated`` closes the connection early instead).
@@ -80,6 +80,21 @@ class Received:
     files: list[tuple[str, str, str, bytes]] = field(default_factory=list)
     images: list[bytes] = field(default_factory=list)
     fault: str | None = None
+
+    @property
+    def parts(self) -> list[tuple[str, Any]]:
+        """The first user turn's parts in order, as ("text", str) or ("image", bytes), for chat and responses."""
+        turns = self.fields.get("messages") or self.fields.get("input") or []
+        content = turns[0].get("content") if turns and isinstance(turns[0], dict) else None
+        out: list[tuple[str, Any]] = []
+        for part in content if isinstance(content, list) else []:
+            if part.get("type") in ("text", "input_text"):
+                out.append(("text", part["text"]))
+            elif part.get("type") == "image_url":
+                out.append(("image", _data_url_bytes(part["image_url"]["url"])))
+            elif part.get("type") == "input_image":
+                out.append(("image", _data_url_bytes(part["image_url"])))
+        return out
 
     @property
     def schema(self) -> dict[str, Any] | None:
@@ -160,6 +175,11 @@ def _reasoning_check(body: dict[str, Any], effort: str | None) -> FakeResponse |
                                 code="unsupported_value")
     elif effort is not None:
         name = "reasoning_effort" if "reasoning_effort" in body else "reasoning.effort"
+        return openai_error(400, f"Unsupported parameter: '{name}' is not supported with this model.",
+                            param=name, code="unsupported_parameter")
+    verbosity = body.get("verbosity", (body.get("text") or {}).get("verbosity"))
+    if verbosity is not None and not model.startswith("gpt-5"):
+        name = "verbosity" if "verbosity" in body else "text.verbosity"
         return openai_error(400, f"Unsupported parameter: '{name}' is not supported with this model.",
                             param=name, code="unsupported_parameter")
     return None

@@ -1,9 +1,11 @@
 """Automatic checks of a source portrait against paper (b)'s selection criteria (METHODOLOGY §4.1).
 
 The measurable criteria: exactly one face, face size, frontal (yaw), upright (roll), sharp focus and even
-lighting. Faces and landmarks come from a :class:`~faceedit_bench.plugin.protocols.FaceDetector` plugin;
-everything else is pixel statistics on the face box (numpy). Two criteria stay with the person who
-approves the contact sheet: unobstructed features and a neutral or mildly positive expression.
+lighting, and, where the detector gives the 68 iBUG landmarks, unobstructed eyes and mouth and an expression
+that is not eyes shut or mouth open (:mod:`~faceedit_bench.builtin.datasets.portrait_features`). Faces and
+landmarks come from a :class:`~faceedit_bench.plugin.protocols.FaceDetector` plugin; everything else is pixel
+statistics (numpy). The person who approves the contact sheet still sees every portrait: a smile's degree and
+an occluder the measures miss are theirs to judge.
 
 Measurements (all recorded, so a threshold can be revisited without re-detecting):
 
@@ -18,6 +20,9 @@ Measurements (all recorded, so a threshold can be revisited without re-detecting
   first resampled to :data:`SHARPNESS_SIDE` px square so the value does not depend on the image size.
 - ``luma_mean``: mean luma of the face box; ``clipped``: the share of its pixels at luma <= 5 or >= 250;
   ``side_contrast``: ``|mean(left half) - mean(right half)| / mean`` of the face box (harsh side light).
+- ``eye_luma_ratio``, ``lip_redness`` (occluded eyes, mouth), ``eye_aspect``, ``mouth_open`` (expression):
+  see :mod:`~faceedit_bench.builtin.datasets.portrait_features`; absent without 68-point landmarks, and
+  then not checked (the manifest counts such portraits).
 """
 
 from __future__ import annotations
@@ -30,14 +35,18 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from faceedit_bench.builtin.datasets.portrait_features import features
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.records import DetectedFace
 
 #: Every rejection reason, in the order the checks run (the first failing check is the reason). Lighting
 #: comes before focus: a dark face also has a weak Laplacian, and "too dark" is the cause.
 REASONS = ("unreadable", "no_face", "several_faces", "small_face", "not_frontal", "tilted", "too_dark",
-           "too_bright", "clipped", "uneven_lighting", "blurry")
+           "too_bright", "clipped", "uneven_lighting", "blurry", "eyes_covered", "mouth_covered", "eyes_closed",
+           "mouth_open")
 SHARPNESS_SIDE = 128
+#: Criteria that may be negative (a difference of chromaticities).
+SIGNED = frozenset({"min_lip_redness"})
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,11 @@ class Criteria:
     max_luma: float = 200.0
     max_clipped: float = 0.05
     max_side_contrast: float = 0.35
+    # criteria 4-5 (68-point landmarks), measured on real photos: docs/paper_b.md
+    min_eye_luma_ratio: float = 0.30
+    min_lip_redness: float = 0.0
+    min_eye_aspect: float = 0.12
+    max_mouth_open: float = 0.30
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> Criteria:
@@ -66,7 +80,7 @@ class Criteria:
                 out[key] = float(value)
             except (TypeError, ValueError):
                 raise ConfigError(f"portrait criterion {key} must be a number, got {value!r}") from None
-            if not math.isfinite(out[key]) or out[key] < 0:
+            if not math.isfinite(out[key]) or (out[key] < 0 and key not in SIGNED):
                 raise ConfigError(f"portrait criterion {key} must be a finite number >= 0, got {value!r}")
         return cls(**out)
 
@@ -82,6 +96,7 @@ def check_portrait(rgb: np.ndarray, faces: Sequence[DetectedFace], criteria: Cri
     measured.update({k: round(v, 2) for k, v in pose(face.landmarks).items()})
     region = _crop(luma(rgb), face.box)
     measured.update({k: round(v, 4) for k, v in pixel_stats(region).items()})
+    measured.update({k: None if v is None else round(v, 4) for k, v in features(rgb, face.landmarks).items()})
     tests = (
         ("several_faces", len(faces) > 1),
         ("small_face", measured["face_px"] < criteria.min_face_px),
@@ -92,8 +107,25 @@ def check_portrait(rgb: np.ndarray, faces: Sequence[DetectedFace], criteria: Cri
         ("clipped", measured["clipped"] > criteria.max_clipped),
         ("uneven_lighting", measured["side_contrast"] > criteria.max_side_contrast),
         ("blurry", measured["sharpness"] < criteria.min_sharpness),
+        *feature_tests(measured, criteria),
     )
     return next((reason for reason, failed in tests if failed), None), measured
+
+
+def feature_tests(measured: Mapping[str, Any], criteria: Criteria) -> tuple[tuple[str, bool], ...]:
+    """Criteria 4-5, occluders first: the landmarks on a covered eye or mouth are the model's guess, and so is
+    the shape the expression checks read from them. A measure that was not made fails nothing."""
+    return (
+        ("eyes_covered", _below(measured.get("eye_luma_ratio"), criteria.min_eye_luma_ratio)),
+        ("mouth_covered", _below(measured.get("lip_redness"), criteria.min_lip_redness)),
+        ("eyes_closed", _below(measured.get("eye_aspect"), criteria.min_eye_aspect)),
+        ("mouth_open", measured.get("mouth_open") is not None and measured["mouth_open"] > criteria.max_mouth_open),
+    )
+
+
+def _below(value: float | None, threshold: float) -> bool:
+    """A measure that was made (not None) and is under its threshold."""
+    return value is not None and value < threshold
 
 
 def pose(landmarks: Mapping[str, tuple[float, float]]) -> dict[str, float]:

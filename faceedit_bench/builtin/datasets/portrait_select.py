@@ -67,7 +67,15 @@ def select_grid(dataset: FairFaceDataset, detector: FaceDetector, out: Path, *, 
         "selection": {"seed": seed, "per_cell": per_cell, "max_checks": max_checks,
                       "order": "ascending sha256('<seed>|<cell>|<face key>') within each cell",
                       "criteria": asdict(criteria),
-                      "not_checked": "unobstructed features and expression: judged on the contact sheet"},
+                      "not_checked": "unobstructed features and expression are measured only where the detector "
+                                     "gives 68-point landmarks (eyes_covered, mouth_covered, eyes_closed, "
+                                     "mouth_open; lip colour not on grey-scale images); the degree of a smile and "
+                                     "occluders these miss: judged on the contact sheet",
+                      "features_unmeasured": sum(1 for c in cells for p in c["portraits"]
+                                                 if p["checks"].get("eye_aspect") is None),
+                      "lip_colour_unmeasured": sum(1 for c in cells for p in c["portraits"]
+                                                   if p["checks"].get("eye_aspect") is not None
+                                                   and p["checks"].get("lip_redness") is None)},
         "detector": {"name": detector_name, **dict(detector.describe())},
         "cells": cells,
         "rejections": {r: total[r] for r in REASONS if total[r]},

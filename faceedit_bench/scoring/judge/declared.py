@@ -4,7 +4,9 @@ A :class:`JudgeMetric` is data, not code in the core:
 
 * a versioned, hashed :class:`~faceedit_bench.scoring.judge.service.PromptTemplate` with its pydantic
   answer schema;
-* the images the judge sees, by role, in the order the prompt names them (:data:`ROLES`);
+* the images the judge sees, by role, in the order the prompt names them (:data:`ROLES`), and
+  optionally a label the judge reads before each role's images (``image_labels``, e.g. paper (b)'s
+  ``"SOURCE IMAGE:"``); every judge plugin sends them in the order :meth:`JudgeRequest.parts` gives;
 * what it is asked about: every step k = 1..K (``over="steps"``), every image I_0..I_K
   (``over="images"``) or the session once, about its last image (``over="session"``);
 * one or several named values (:class:`JudgeValue`): how one answer becomes a number, and how
@@ -50,6 +52,7 @@ CONTEXT_FIELDS = ("instruction", "attribute", "category", "sub_axis", "axis", "k
 @dataclass(frozen=True)
 class Question:
     """One question of a session: which position (k), the images' hashes, the template's fields.
+    ``labels`` are the metric's image labels, one per image (empty: none).
     ``missing`` names a role with no image, or ``questions`` when a facet has nothing to ask;
     ``not_asked`` says why the face's fields could not be filled (either way the question is not
     asked; recorded as skipped with the reason). ``facet`` names the facet of a faceted metric."""
@@ -60,6 +63,7 @@ class Question:
     missing: str = ""
     not_asked: str = ""
     facet: str = ""
+    labels: tuple[str, ...] = ()
 
     @property
     def skip_reason(self) -> str:
@@ -82,7 +86,9 @@ class JudgeValue:
     ``point`` turns one ``ok`` answer's value (a dict that fits the schema; numbers may be
     non-integral after a panel's mean) into a number, or ``None``. The session value is
     ``scale * sum(points) / len(points)``, or ``reduce(points)`` when a reducer is given;
-    undefined when any point is missing.
+    undefined when any point is missing. ``applies`` (given the question's placeholder values) says
+    whether the value exists for a question at all: where it does not, its point is ``None`` whatever the
+    answer says (e.g. aging accuracy outside the aging prompt).
     """
 
     name: str
@@ -96,6 +102,7 @@ class JudgeValue:
     label: str = ""
     #: The values a session can take (e.g. (0, 100)), for plot axes; None when open-ended.
     bounds: tuple[float, float] | None = None
+    applies: Callable[[Mapping[str, str]], bool] | None = None
 
     def session_value(self, points: Sequence[float | None]) -> float | None:
         if not points or any(p is None for p in points):
@@ -176,6 +183,9 @@ class JudgeMetric:
     #: ``step_refused``, hash of I_0) -> values, or None (the session has none, as for every other metric).
     #: CREval's failure rule scores such a session 0 (faceedit_bench.scoring.creval.policy).
     unjudged: UnjudgedValues | None = None
+    #: A text the judge reads before each role's images, one per entry of ``images`` ("" for none); for a
+    #: role of several images (references, inputs) it precedes the first. Empty: images unlabelled.
+    image_labels: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -190,6 +200,9 @@ class JudgeMetric:
                              "or input:<role>")
         if self.over == "images" and "previous" in self.images:
             raise ValueError(f"judge metric {self.name}: over=images has no previous image for I_0")
+        if self.image_labels and len(self.image_labels) != len(self.images):
+            raise ValueError(f"judge metric {self.name}: image_labels has {len(self.image_labels)} entries for "
+                             f"{len(self.images)} image role(s); give one per role ('' for none)")
         if not self.values:
             raise ValueError(f"judge metric {self.name}: declare at least one value")
         if self.facets and self.facet_fields is None:
@@ -221,6 +234,8 @@ class JudgeMetric:
                           for v in self.values}}
         if self.facets:  # only then: the identity of metrics without facets is unchanged
             out["facets"] = list(self.facets)
+        if self.image_labels:  # likewise
+            out["image_labels"] = list(self.image_labels)
         return out
 
     @cached_property
@@ -241,8 +256,10 @@ class JudgeMetric:
         out = []
         for k in self.positions(session):
             images: list[str] = []
+            labels: list[str] = []
             missing = ""
-            for role in self.images:
+            for i, role in enumerate(self.images):
+                start = len(images)
                 if role == "source":
                     images.append(hashes[0])
                 elif role == "current":
@@ -264,8 +281,10 @@ class JudgeMetric:
                         missing = missing or role
                     else:
                         images.append(found)
+                if self.image_labels and len(images) > start:  # the label precedes the role's first image
+                    labels.extend([self.image_labels[i]] + [""] * (len(images) - start - 1))
             if self.facets:
-                out.extend(self._facet_questions(session, k, tuple(images), missing))
+                out.extend(self._facet_questions(session, k, tuple(images), missing, tuple(labels)))
                 continue
             fields = dict(self.fields(session, k) if self.fields is not None else step_fields(session, k))
             not_asked = ""
@@ -274,20 +293,21 @@ class JudgeMetric:
                     fields.update(self.face_fields(face, session, k))
                 except NotAsked as exc:
                     not_asked = str(exc)
-            out.append(Question(k, tuple(images), fields, missing, not_asked))
+            out.append(Question(k, tuple(images), fields, missing, not_asked, labels=tuple(labels)))
         return out
 
-    def _facet_questions(self, session: Session, k: int, images: tuple[str, ...], missing: str) -> list[Question]:
+    def _facet_questions(self, session: Session, k: int, images: tuple[str, ...], missing: str,
+                         labels: tuple[str, ...] = ()) -> list[Question]:
         assert self.facet_fields is not None
         out = []
         for facet in self.facets:
             fields = None if missing else self.facet_fields(session, k, facet, images)
             out.append(Question(k, images, dict(fields or {}), missing or ("" if fields is not None else "questions"),
-                                facet=facet))
+                                facet=facet, labels=labels))
         return out
 
     def judge(self, questions: Sequence[Question], answers: Sequence[JudgeAnswer], session: Session) -> MetricJudgment:
-        points = tuple(self._points(a) for a in answers)
+        points = tuple(self._points(a, q.fields) for a, q in zip(answers, questions))
         if self.reduce_questions is not None:
             values, detail = self.reduce_questions(questions, answers, session)
             values = {v.name: values.get(v.name) for v in self.values}
@@ -300,10 +320,11 @@ class JudgeMetric:
         return MetricJudgment(self, tuple(q.k for q in questions), tuple(answers), points, values, detail,
                               tuple(questions))
 
-    def _points(self, answer: JudgeAnswer) -> dict[str, float | None]:
+    def _points(self, answer: JudgeAnswer, fields: Mapping[str, str]) -> dict[str, float | None]:
         if answer.outcome is not Outcome.OK or not answer.value:
             return {v.name: None for v in self.values}
-        return {v.name: (float(p) if (p := v.point(answer.value)) is not None else None) if v.point else None
+        return {v.name: (float(p) if (p := v.point(answer.value)) is not None else None)
+                if v.point and (v.applies is None or v.applies(fields)) else None
                 for v in self.values}
 
 

@@ -102,4 +102,5 @@ class JudgeScorer:
     async def _ask(self, metric: JudgeMetric, question: Question) -> JudgeAnswer:
         if question.skip_reason:
             return _skipped(question, metric)
-        return await self.service.ask(metric.template, list(question.images), self.seed, **question.fields)
+        return await self.service.ask(metric.template, list(question.images), self.seed,
+                                      image_labels=question.labels, **question.fields)

@@ -11,7 +11,8 @@ Rules, field by field over the answers' JSON (numbers; categorical fields are en
 enums and booleans; free text is the primary's and never compared):
 
 * ``paper_b`` (paper (b)'s appendix, METHODOLOGY §4.4): numbers within ``tolerance`` of each other
-  (|g - o| <= 1 for two members) -> ``round(mean)`` (Python's round: half to even); otherwise the
+  (|g - o| <= 1 for two members) -> ``round(mean)`` (Python's round: half to even, as the authors'
+  code; ``rounding: half_up`` or ``none`` (the unrounded mean) change only this step); otherwise the
   primary member's number and a disagreement flag. A failed secondary -> the primary's answer
   alone (status ``secondary_failed``, counted). A failed primary -> no answer (status
   ``primary_failed``: the outcome is the primary's, the values are undefined).
@@ -20,13 +21,16 @@ enums and booleans; free text is the primary's and never compared):
   members with an ``ok`` answer (default: all); otherwise no answer (status ``too_few``).
   Numbers further apart than ``tolerance`` are flagged (the combined value is still the rule's).
 
-Categorical fields follow the majority under every rule (ties: the primary) and are flagged when
-members differ.
+Categorical fields (enums, lists of enums, booleans) follow ``categorical``: ``majority`` (the most
+common value, ties: the primary; with two members that is the primary's) or ``agreement`` (the value
+only when every answering member gives it; otherwise ``None``). Either way a difference is flagged
+and counted.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
@@ -38,6 +42,11 @@ from faceedit_bench.records import JudgeAnswer, Outcome
 from faceedit_bench.scoring.judge.service import JudgeService, PromptTemplate
 
 RULES = ("paper_b", "mean", "median", "majority")
+#: How paper_b rounds the mean of agreeing members: Python's round (half to even, the authors' code),
+#: half up, or not at all.
+ROUNDINGS = ("half_even", "half_up", "none")
+#: How categorical fields combine: the most common value (ties: the primary), or only a value all agree on.
+CATEGORICAL = ("majority", "agreement")
 #: Flagged items listed one by one in the report (all are counted).
 MAX_LISTED_FLAGS = 500
 
@@ -49,6 +58,8 @@ class PanelRule:
     primary: str
     tolerance: float = 1.0
     quorum: int | None = None  # mean/median/majority: ok answers needed (None: every member)
+    rounding: str = "half_even"  # paper_b: how the mean of agreeing members is rounded (ROUNDINGS)
+    categorical: str = "majority"  # CATEGORICAL
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
@@ -62,10 +73,34 @@ class PanelRule:
             raise ValueError("judge.params.tolerance must be >= 0")
         if self.quorum is not None and not 1 <= self.quorum <= len(self.members):
             raise ValueError(f"judge.params.quorum must be between 1 and {len(self.members)}")
+        if self.rounding not in ROUNDINGS:
+            raise ValueError(f"judge.params.rounding={self.rounding!r}; choose one of {', '.join(ROUNDINGS)}")
+        if self.categorical not in CATEGORICAL:
+            raise ValueError(f"judge.params.categorical={self.categorical!r}; choose one of {', '.join(CATEGORICAL)}")
 
     def describe(self) -> dict[str, Any]:
-        return {"rule": self.rule, "primary": self.primary, "tolerance": self.tolerance,
-                "quorum": self.quorum if self.rule != "paper_b" else None, "members": list(self.members)}
+        out = {"rule": self.rule, "primary": self.primary, "tolerance": self.tolerance,
+               "quorum": self.quorum if self.rule != "paper_b" else None, "members": list(self.members)}
+        # Only when not the default, so that the identity of panels configured without them is unchanged.
+        if self.rounding != "half_even":
+            out["rounding"] = self.rounding
+        if self.categorical != "majority":
+            out["categorical"] = self.categorical
+        return out
+
+
+def paper_b_number(values: Sequence[float], tolerance: float, rounding: str = "half_even") -> tuple[float, bool]:
+    """Paper (b)'s rule for one number, the primary's first: (the combined number, whether the members
+    agreed). Within ``tolerance``: the mean, rounded as ``rounding`` says (``half_even`` is Python's
+    round, as the authors' code: 2.5 -> 2, 3.5 -> 4); otherwise the primary's number."""
+    if max(values) - min(values) > tolerance:
+        return values[0], False
+    mean = sum(values) / len(values)
+    if rounding == "half_even":
+        return round(mean), True
+    if rounding == "half_up":
+        return math.floor(mean + 0.5), True
+    return mean, True
 
 
 @dataclass(frozen=True)
@@ -76,14 +111,16 @@ class PanelAnswer(JudgeAnswer):
     status: str = ""  # agreed | disagreed | secondary_failed | primary_failed | too_few
     flags: tuple[str, ...] = ()  # answer fields (dotted paths) where members disagreed
     failed: tuple[str, ...] = ()  # members without an ok answer
+    rule: PanelRule | None = None  # the rule that combined them (for re-combining under another rounding)
 
 
 class JudgePanel:
     """The ``judge=panel`` component: member judges (already created) and the rule."""
 
     def __init__(self, members: Mapping[str, Any], descriptions: Mapping[str, Mapping[str, Any]],
-                 rule: PanelRule) -> None:
+                 rule: PanelRule, notes: Sequence[str] = ()) -> None:
         self.members = dict(members)
+        self.notes = tuple(notes)  # what a reader must know about the panel, e.g. where it differs from a paper
         self.descriptions = {k: dict(v) for k, v in descriptions.items()}
         self.rule = rule
         # Each member prices its own calls (its service charges them); listed per member for the report.
@@ -95,7 +132,7 @@ class JudgePanel:
                            for m, d in self.descriptions.items())
         # "version": one line naming the rule and the members' models (leaderboards show it)
         return {"version": f"panel {self.rule.rule} ({models})", "panel": self.rule.describe(),
-                "members": self.descriptions}
+                "members": self.descriptions, **({"notes": list(self.notes)} if self.notes else {})}
 
 
 # -- combining --------------------------------------------------------------------------------
@@ -148,16 +185,18 @@ class _Combiner:
         winner, differ = _vote(values)
         if differ:
             self.flags.append(path[:-1])
+            if self.rule.categorical == "agreement":
+                return None  # no value the members agree on: flagged and counted, never the primary's alone
         return winner
 
     def number(self, values: Sequence[float], path: str) -> float:
         spread = max(values) - min(values)
         rule = self.rule.rule
         if rule == "paper_b":
-            if spread <= self.rule.tolerance:
-                return round(sum(values) / len(values))  # half to even, as paper (b)'s code
-            self.flags.append(path)
-            return values[0]
+            number, agreed = paper_b_number(values, self.rule.tolerance, self.rule.rounding)
+            if not agreed:
+                self.flags.append(path)
+            return number
         if spread > self.rule.tolerance:
             self.flags.append(path)
         if rule == "mean":
@@ -179,7 +218,7 @@ def combine(template: PromptTemplate, answers: Mapping[str, JudgeAnswer], rule: 
                 usage[k] = usage.get(k, 0) + v
     base = {"raw": None, "usage": usage, "template": f"{template.name}@{template.version}",
             "template_hash": template.hash, "resumed": all(a.resumed for a in answers.values()),
-            "members": dict(answers), "failed": failed}
+            "members": dict(answers), "failed": failed, "rule": rule}
 
     def undefined(status: str, member: str) -> PanelAnswer:
         a = answers[member]
@@ -222,11 +261,12 @@ class PanelService:
         return f"panel({self.rule.rule}, primary {self.rule.primary}: {members})"
 
     async def ask(self, template: PromptTemplate, image_hashes: Sequence[str], seed: int = 0, *,
-                  fresh: bool = False, **fields: str) -> PanelAnswer:
-        labels = list(self.services)
-        answers = await asyncio.gather(*(self.services[m].ask(template, image_hashes, seed, fresh=fresh, **fields)
-                                         for m in labels))
-        return combine(template, dict(zip(labels, answers)), self.rule)
+                  fresh: bool = False, image_labels: Sequence[str] = (), **fields: str) -> PanelAnswer:
+        members = list(self.services)
+        answers = await asyncio.gather(*(self.services[m].ask(template, image_hashes, seed, fresh=fresh,
+                                                              image_labels=image_labels, **fields)
+                                         for m in members))
+        return combine(template, dict(zip(members, answers)), self.rule)
 
 
 # -- reporting --------------------------------------------------------------------------------

@@ -113,8 +113,13 @@ def parse_answer(text: str | None, schema: type[BaseModel], context: dict[str, A
 
 
 def judgment_key(judge_fp: str, template: PromptTemplate, prompt: str, image_hashes: Sequence[str],
-                 seed: int) -> str:
-    return fingerprint(["judge", judge_fp, template.hash, prompt, list(image_hashes), seed])
+                 seed: int, image_labels: Sequence[str] = ()) -> str:
+    """What decides an answer. Image labels (what the judge reads before each image) enter only when
+    there are any, so the keys of unlabelled questions are those they always had."""
+    parts: list[Any] = ["judge", judge_fp, template.hash, prompt, list(image_hashes), seed]
+    if any(image_labels):
+        parts.append(list(image_labels))
+    return fingerprint(parts)
 
 
 class JudgeService:
@@ -138,12 +143,13 @@ class JudgeService:
         return sum(v for v in self._used.values() if v is not None)
 
     async def ask(self, template: PromptTemplate, image_hashes: Sequence[str], seed: int = 0, *,
-                  fresh: bool = False, **fields: str) -> JudgeAnswer:
-        """The judge's answer about ``image_hashes`` (stored images). Taken from the ledger
-        when present unless ``fresh`` (anchors are re-asked every run); identical questions
-        asked concurrently share one call."""
+                  fresh: bool = False, image_labels: Sequence[str] = (), **fields: str) -> JudgeAnswer:
+        """The judge's answer about ``image_hashes`` (stored images), each preceded by its label in
+        ``image_labels`` when given. Taken from the ledger when present unless ``fresh`` (anchors are
+        re-asked every run); identical questions asked concurrently share one call."""
         prompt = template.render(**fields)
-        key = judgment_key(self.judge_fp, template, prompt, image_hashes, seed)
+        labels = tuple(image_labels) if any(image_labels) else ()
+        key = judgment_key(self.judge_fp, template, prompt, image_hashes, seed, labels)
         if not fresh:
             cached = self.ledger.get_judgment(key)
             if cached is not None and cached.outcome not in self.retry:
@@ -157,7 +163,7 @@ class JudgeService:
             # Upright 8-bit pixels, as the embedder sees them: an API may ignore EXIF orientation.
             # Decoded in a worker thread: the event loop goes on making calls meanwhile.
             images = await asyncio.to_thread(self._images, image_hashes)
-            answer = await self._ask(template, prompt, images, seed, fields)
+            answer = await self._ask(template, prompt, images, seed, fields, labels)
             self.ledger.put_judgment(key, judge_fp=self.judge_fp, image_hashes=list(image_hashes), answer=answer)
             self._used[key] = answer.usage.get("cost_usd")
             future.set_result(answer)
@@ -173,12 +179,12 @@ class JudgeService:
         return tuple(plain_image(self.store.get(h), label=f"image {h[:12]}") for h in image_hashes)
 
     async def _ask(self, template: PromptTemplate, prompt: str, images: tuple[bytes, ...], seed: int,
-                   fields: dict[str, str] | None = None) -> JudgeAnswer:
+                   fields: dict[str, str] | None = None, labels: tuple[str, ...] = ()) -> JudgeAnswer:
         usage: dict[str, Any] = {}
         last_raw, reason = None, ""
         for attempt in range(self.parse_attempts):
             request = JudgeRequest(prompt, images, template.schema_for(fields), template.name.replace("-", "_"),
-                                   seed + attempt, system=template.system)
+                                   seed + attempt, system=template.system, image_labels=labels)
             try:
                 reply = await self.executor.call(lambda r=request: self.judge.ajudge(r))
             except GaveUp as exc:

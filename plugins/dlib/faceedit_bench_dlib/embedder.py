@@ -132,8 +132,9 @@ class DlibEmbedder(LazyModels):
 
     def detect(self, rgb: np.ndarray) -> tuple[DetectedFace, ...]:
         """Every HOG detection (score > 0), largest first, with named landmarks (FaceDetector protocol):
-        eye centres, nose tip, mouth corners and the face contour at eye height from the 68-point model
-        when its file is in the model directory, else eye centres and nose base from the 5-point model."""
+        eye centres, nose tip, mouth corners, the face contour at eye height and every point (``ibug68_NN``)
+        from the 68-point model when its file is in the model directory, else eye centres and nose base from
+        the 5-point model."""
         image = as_rgb_uint8(rgb)
         detector, predictor, _ = self._load()
         dense = self._landmarks_68()
@@ -194,8 +195,10 @@ def _xy(points: np.ndarray) -> tuple[float, float]:
 
 def _named_68(p: np.ndarray) -> dict[str, tuple[float, float]]:
     # iBUG 68-point indices: jaw 0-16 (image left to right), nose tip 30, eyes 36-41 / 42-47, mouth 48 / 54.
+    # Every point also by its index (ibug68_NN), for the eye and mouth checks of the portrait grid.
     return {"left_eye": _xy(p[36:42]), "right_eye": _xy(p[42:48]), "nose_tip": _xy(p[30]),
-            "mouth_left": _xy(p[48]), "mouth_right": _xy(p[54]), "jaw_left": _xy(p[1]), "jaw_right": _xy(p[15])}
+            "mouth_left": _xy(p[48]), "mouth_right": _xy(p[54]), "jaw_left": _xy(p[1]), "jaw_right": _xy(p[15]),
+            **{f"ibug68_{i:02d}": _xy(p[i]) for i in range(68)}}
 
 
 def _named_5(p: np.ndarray) -> dict[str, tuple[float, float]]:

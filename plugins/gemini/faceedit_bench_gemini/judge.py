@@ -1,8 +1,10 @@
 """``gemini``: an MLLM judge on Gemini with structured (JSON-schema) output.
 
-One attempt per :meth:`GeminiJudge.ajudge`: the images as inline parts in the order the
-prompt names them, then the prompt; the answer's raw text goes back unparsed, because the
-core parses, validates and retries unparsable answers.
+One attempt per :meth:`GeminiJudge.ajudge`: the request's parts in order (each image as an inline
+part, preceded by its label's text part when the judge metric declares labels, then the prompt),
+in one user turn; the answer's raw text goes back unparsed, because the core parses, validates and
+retries unparsable answers. With ``structured_output`` (the default) the answer is constrained to
+the template's JSON schema; without it, the prompt alone asks for JSON, as paper (b)'s code did.
 """
 
 from __future__ import annotations
@@ -39,8 +41,8 @@ class GeminiJudge:
     def __init__(self, model: str = "gemini-2.5-flash", base_url: str | None = None, api_version: str | None = None,
                  api_key_env: Sequence[str] = DEFAULT_KEY_ENVS, temperature: float = 0.0,
                  max_output_tokens: int | None = None, thinking_budget: int | None = None,
-                 thinking_level: str | None = None, limits: Mapping[str, Any] = DEFAULT_LIMITS,
-                 prices: Mapping[str, Any] | None = None) -> None:
+                 thinking_level: str | None = None, structured_output: bool = True,
+                 limits: Mapping[str, Any] = DEFAULT_LIMITS, prices: Mapping[str, Any] | None = None) -> None:
         if not 0 <= float(temperature) <= 2:
             raise ConfigError(f"{WHAT}: temperature must be between 0 and 2 (0 for reproducible judging)")
         if max_output_tokens is not None and int(max_output_tokens) < 1:
@@ -55,6 +57,10 @@ class GeminiJudge:
         self.temperature = float(temperature)
         self.max_output_tokens = None if max_output_tokens is None else int(max_output_tokens)
         self.thinking_budget = None if thinking_budget is None else int(thinking_budget)
+        if not isinstance(structured_output, bool):
+            raise ConfigError(f"{WHAT}: structured_output must be true (the answer held to the schema) or false "
+                              f"(the prompt alone asks for JSON), not {structured_output!r}")
+        self.structured_output = structured_output
         self.connection = GeminiConnection(what=WHAT, model=model, base_url=base_url, api_version=api_version,
                                            api_key_env=api_key_env, limits=limits, default_limits=DEFAULT_LIMITS)
         self.limits: CallLimits = self.connection.limits
@@ -63,7 +69,8 @@ class GeminiJudge:
     def describe(self) -> dict[str, Any]:
         return {
             **self.connection.describe(),
-            "structured_output": "responseJsonSchema", "temperature": self.temperature,
+            "structured_output": "responseJsonSchema" if self.structured_output else "none (JSON asked in the prompt)",
+            "temperature": self.temperature,
             "max_output_tokens": self.max_output_tokens, "thinking_budget": self.thinking_budget,
             "seed": "request seed mod 2^31",
             # Only when set, so that the identity (and the cache) of judges configured without it is unchanged.
@@ -78,18 +85,19 @@ class GeminiJudge:
             thinking = types.ThinkingConfig(thinking_budget=self.thinking_budget)
         elif self.thinking_level is not None:
             thinking = types.ThinkingConfig(thinking_level=self.thinking_level)
+        schema = ({"response_mime_type": "application/json", "response_json_schema": dict(request.schema)}
+                  if self.structured_output else {})
         return types.GenerateContentConfig(
             temperature=self.temperature, seed=api_seed(request.seed), max_output_tokens=self.max_output_tokens,
-            response_mime_type="application/json", response_json_schema=dict(request.schema),
-            thinking_config=thinking, system_instruction=request.system or None,
+            thinking_config=thinking, system_instruction=request.system or None, **schema,
         )
 
     async def ajudge(self, request: JudgeRequest) -> JudgeReply:
         from google.genai import types
 
-        contents: list[Any] = [types.Part.from_bytes(data=image, mime_type=image_mime(image))
-                               for image in request.images]
-        contents.append(request.prompt)
+        parts = [types.Part.from_bytes(data=data, mime_type=image_mime(data)) if kind == "image"
+                 else types.Part(text=data) for kind, data in request.parts()]
+        contents: list[Any] = [types.Content(role="user", parts=parts)]
         try:
             response = await self.connection.generate(self.model, contents, self._config(request))
         except PermanentAPIError as exc:

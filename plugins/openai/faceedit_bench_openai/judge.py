@@ -1,8 +1,10 @@
 """The ``openai`` judge: images + prompt to a chat or Responses model, JSON-schema output.
 
-One attempt per :meth:`OpenAIJudge.ajudge`. The answer text is returned unparsed: the core
-validates it against the template's schema and records ``parse_error`` when it does not
-fit. Any OpenAI-compatible server (vLLM, SGLang, a proxy) is this judge with another
+One attempt per :meth:`OpenAIJudge.ajudge`, one user turn holding the request's parts in order
+(each image, preceded by its label when the judge metric declares labels, then the prompt). The
+answer text is returned unparsed: the core validates it against the template's schema and records
+``parse_error`` when it does not fit. ``structured_output: false`` sends no schema (the prompt alone
+asks for JSON, as paper (b)'s code did). Any OpenAI-compatible server (vLLM, SGLang, a proxy) is this judge with another
 ``base_url`` and ``api_key_env``; ``strict: false`` sends the schema unchanged for servers
 that enforce full JSON Schema themselves.
 """
@@ -34,6 +36,8 @@ EFFORTS = ("minimal", "low", "medium", "high")
 #: Reasoning models answer 400 to any temperature but the default; "-chat" variants are not reasoning models.
 REASONING_PREFIXES = ("gpt-5", "o1", "o3", "o4")
 DETAILS = ("high", "low", "auto")
+#: GPT-5 models' text verbosity (chat ``verbosity``, Responses ``text.verbosity``).
+VERBOSITIES = ("low", "medium", "high")
 
 
 class OpenAIJudge:
@@ -44,7 +48,8 @@ class OpenAIJudge:
     def __init__(self, model: str = "gpt-4.1-2025-04-14", api: str = "chat", temperature: float | None = 0.0,
                  max_output_tokens: int | None = 1024, image_detail: str = "high", strict: bool = True,
                  reasoning_effort: str | None = None, base_url: str | None = None, api_key_env: str | None = "OPENAI_API_KEY",
-                 limits: Mapping[str, Any] = DEFAULT_LIMITS, prices: Mapping[str, Any] = DEFAULT_PRICES) -> None:
+                 limits: Mapping[str, Any] = DEFAULT_LIMITS, prices: Mapping[str, Any] = DEFAULT_PRICES,
+                 verbosity: str | None = None, structured_output: bool = True) -> None:
         what = f"judge {self.name}"
         if api not in APIS:
             raise ConfigError(f"{what}: api must be chat (chat completions) or responses (Responses API), not {api!r}.")
@@ -53,13 +58,19 @@ class OpenAIJudge:
         if reasoning_effort is not None and reasoning_effort not in EFFORTS:
             raise ConfigError(f"{what}: reasoning_effort must be one of {', '.join(EFFORTS)}, or null (not sent), "
                               f"not {reasoning_effort!r}.")
+        if verbosity is not None and verbosity not in VERBOSITIES:
+            raise ConfigError(f"{what}: verbosity must be one of {', '.join(VERBOSITIES)}, or null (not sent), "
+                              f"not {verbosity!r}.")
+        if not isinstance(structured_output, bool):
+            raise ConfigError(f"{what}: structured_output must be true (json_schema output) or false (the prompt "
+                              f"alone asks for JSON), not {structured_output!r}.")
         reasoning = str(model).startswith(REASONING_PREFIXES) and "-chat" not in str(model)
         if reasoning and temperature is not None:
             raise ConfigError(f"{what}: {model} is a reasoning model and rejects temperature; set "
                               "judge.params.temperature=null (its sampling is fixed) and, if you like, "
                               "judge.params.reasoning_effort=low|medium|high.")
         self.model, self.api, self.strict = model, api, bool(strict)
-        self.reasoning_effort = reasoning_effort
+        self.reasoning_effort, self.verbosity, self.structured_output = reasoning_effort, verbosity, structured_output
         self.temperature, self.max_output_tokens, self.image_detail = temperature, max_output_tokens, image_detail
         self.connection = Connection(base_url=base_url, api_key_env=api_key_env, model=model, what=what)
         self.limits = limits_from_config(limits, DEFAULT_LIMITS, provider_key=self.connection.provider_key,
@@ -71,9 +82,11 @@ class OpenAIJudge:
                 "temperature": self.temperature, "max_output_tokens": self.max_output_tokens,
                 "image_detail": self.image_detail,
                 "seed": "request seed" if self.api == "chat" else "not supported by the Responses API",
-                "structured_output": f"json_schema, {SCHEMA_FORM}" if self.strict else "json_schema, as given",
+                "structured_output": (("json_schema, " + (SCHEMA_FORM if self.strict else "as given"))
+                                      if self.structured_output else "none (JSON asked in the prompt)"),
                 # Only when set, so that the identity (and the cache) of judges configured without it is unchanged.
                 **({"reasoning_effort": self.reasoning_effort} if self.reasoning_effort else {}),
+                **({"verbosity": self.verbosity} if self.verbosity else {}),
                 **self.connection.describe()}
 
     def json_schema(self, request: JudgeRequest) -> dict[str, Any]:
@@ -94,6 +107,8 @@ class OpenAIJudge:
 
     def _optional(self, max_tokens_key: str) -> dict[str, Any]:
         args: dict[str, Any] = {}
+        if self.verbosity is not None and max_tokens_key == "max_completion_tokens":
+            args["verbosity"] = self.verbosity  # the Responses API takes it in text (see _responses_args)
         if self.reasoning_effort is not None:  # chat takes it flat, the Responses API nested
             if max_tokens_key == "max_completion_tokens":
                 args["reasoning_effort"] = self.reasoning_effort
@@ -106,26 +121,28 @@ class OpenAIJudge:
         return args
 
     def _chat_args(self, request: JudgeRequest) -> dict[str, Any]:
-        # Images first, then the prompt that refers to them in that order.
         content: list[dict[str, Any]] = [
-            {"type": "image_url", "image_url": {"url": data_url(image), "detail": self.image_detail}}
-            for image in request.images]
-        content.append({"type": "text", "text": request.prompt})
+            {"type": "image_url", "image_url": {"url": data_url(data), "detail": self.image_detail}}
+            if kind == "image" else {"type": "text", "text": data} for kind, data in request.parts()]
+        schema = ({"response_format": {"type": "json_schema", "json_schema": self.json_schema(request)}}
+                  if self.structured_output else {})
         system = [{"role": "system", "content": [{"type": "text", "text": request.system}]}] if request.system else []
         return {"model": self.model, "messages": [*system, {"role": "user", "content": content}], "seed": request.seed,
-                "response_format": {"type": "json_schema", "json_schema": self.json_schema(request)},
-                **self._optional("max_completion_tokens")}
+                **schema, **self._optional("max_completion_tokens")}
 
     def _responses_args(self, request: JudgeRequest) -> dict[str, Any]:
         content: list[dict[str, Any]] = [
-            {"type": "input_image", "image_url": data_url(image), "detail": self.image_detail}
-            for image in request.images]
-        content.append({"type": "input_text", "text": request.prompt})
+            {"type": "input_image", "image_url": data_url(data), "detail": self.image_detail}
+            if kind == "image" else {"type": "input_text", "text": data} for kind, data in request.parts()]
+        text: dict[str, Any] = {}
+        if self.structured_output:
+            text["format"] = {"type": "json_schema", **self.json_schema(request)}
+        if self.verbosity is not None:
+            text["verbosity"] = self.verbosity
         # store=False: the Responses API otherwise keeps the face images on OpenAI's side.
         return {"model": self.model, "input": [{"role": "user", "content": content}], "store": False,
                 **({"instructions": request.system} if request.system else {}),
-                "text": {"format": {"type": "json_schema", **self.json_schema(request)}},
-                **self._optional("max_output_tokens")}
+                **({"text": text} if text else {}), **self._optional("max_output_tokens")}
 
 
 def _usage(tokens: Any, input_key: str, output_key: str, served: str | None, **extra: Any) -> dict[str, Any]:

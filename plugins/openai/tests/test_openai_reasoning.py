@@ -72,3 +72,37 @@ def test_judges_without_an_effort_keep_their_identity(make_judge):
 def test_an_unknown_effort_is_a_clear_error(make_judge):
     with pytest.raises(ConfigError, match="reasoning_effort"):
         make_judge(model="gpt-5-mini", temperature=None, reasoning_effort="extreme")
+
+
+@pytest.mark.parametrize(("api", "path"), [("chat", "/v1/chat/completions"), ("responses", "/v1/responses")])
+def test_labelled_images_verbosity_and_no_schema_go_out_as_paper_b_sends_them(make_judge, server, api, path):
+    """paper (b)'s GPT-5 mini call: one user turn of 'SOURCE IMAGE:', the image, 'EDITED IMAGE:', the image, the
+    prompt; effort low, verbosity medium, no temperature, no output cap, no schema (JSON parsed from the text)."""
+    params = {k: v for k, v in gpt5_mini_params().items() if k not in ("base_url", "api_key_env", "limits")}
+    judge = make_judge(**{**params, "api": api, "verbosity": "medium", "max_output_tokens": None,
+                          "structured_output": False})
+    images = (gradient_image(1), gradient_image(2))
+    reply = asyncio.run(judge.ajudge(JudgeRequest("Rate the edit.", images, SCHEMA, "s", 3,
+                                                  ("SOURCE IMAGE:", "EDITED IMAGE:"))))
+    assert reply.outcome is Outcome.OK, reply.reason
+    received = server.last(path)
+    assert [(k, v if k == "text" else None) for k, v in received.parts] == [
+        ("text", "SOURCE IMAGE:"), ("image", None), ("text", "EDITED IMAGE:"), ("image", None),
+        ("text", "Rate the edit.")]
+    assert received.schema is None and "temperature" not in received.fields
+    if api == "chat":
+        assert received.fields["verbosity"] == "medium" and "max_completion_tokens" not in received.fields
+        assert received.fields["reasoning_effort"] == "low"
+    else:
+        assert received.fields["text"] == {"verbosity": "medium"} and "max_output_tokens" not in received.fields
+        assert received.fields["reasoning"] == {"effort": "low"} and received.fields["store"] is False
+    description = judge.describe()
+    assert description["verbosity"] == "medium" and description["structured_output"] == "none (JSON asked in the prompt)"
+
+
+def test_verbosity_is_checked_and_only_gpt5_takes_it(make_judge, server):
+    with pytest.raises(ConfigError, match="verbosity must be one of low, medium, high"):
+        make_judge(verbosity="loud")
+    judge = make_judge(model="gpt-4.1-2025-04-14", verbosity="low")  # the fake answers as OpenAI does
+    assert ask(judge).outcome is Outcome.API_ERROR
+    assert "verbosity" not in make_judge().describe()  # unset: the identity (and the cache) stays as it was

@@ -133,8 +133,10 @@ class QwenVLJudge:
 
         texts, images = [], []
         for request in requests:
+            # The request's parts in order: each image (after its label, if any), then the prompt.
             opened = [Image.fromarray(decode_rgb(data, label="image sent to the judge")) for data in request.images]
-            content = [{"type": "image"} for _ in opened] + [{"type": "text", "text": request.prompt}]
+            content = [{"type": "image"} if kind == "image" else {"type": "text", "text": data}
+                       for kind, data in request.parts()]
             system = ([{"role": "system", "content": [{"type": "text", "text": request.system}]}]
                       if request.system else [])
             texts.append(processor.apply_chat_template([*system, {"role": "user", "content": content}], tokenize=False,
