@@ -257,8 +257,9 @@ class JudgeRequest:
     schema: Mapping[str, Any]
     schema_name: str
     seed: int
-    system: str = ""
-    image_labels: tuple[str, ...] = ()
+    # keyword-only: two optional texts side by side are too easy to pass in each other's place
+    system: str = field(default="", kw_only=True)
+    image_labels: tuple[str, ...] = field(default=(), kw_only=True)
 
     def __post_init__(self) -> None:
         if self.image_labels and len(self.image_labels) != len(self.images):

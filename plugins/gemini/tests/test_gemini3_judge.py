@@ -61,7 +61,8 @@ def test_labelled_images_and_no_schema_go_out_as_paper_b_sends_them(api_key):
         judge = GeminiJudge(model="gemini-3-flash-preview", base_url=fake.url, temperature=0.1,
                             max_output_tokens=3000, structured_output=False, limits={"max_attempts": 1})
         images = (gradient_image(1), gradient_image(2))
-        request = JudgeRequest("Rate the edit.", images, SCHEMA, "s", 3, ("SOURCE IMAGE:", "EDITED IMAGE:"))
+        request = JudgeRequest("Rate the edit.", images, SCHEMA, "s", 3,
+                               image_labels=("SOURCE IMAGE:", "EDITED IMAGE:"))
         reply = run(judge.ajudge(request))
         assert reply.outcome is Outcome.OK and reply.text == '{"score": 7}'
         (call,) = fake.gemini_calls
@@ -75,4 +76,4 @@ def test_labelled_images_and_no_schema_go_out_as_paper_b_sends_them(api_key):
     assert "responseMimeType" not in config and "responseJsonSchema" not in config
     assert judge.describe()["structured_output"] == "none (JSON asked in the prompt)"
     with pytest.raises(ValueError, match="2 image"):
-        JudgeRequest("x", images, SCHEMA, "s", 3, ("only one",))
+        JudgeRequest("x", images, SCHEMA, "s", 3, image_labels=("only one",))

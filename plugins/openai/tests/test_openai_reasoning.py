@@ -83,7 +83,7 @@ def test_labelled_images_verbosity_and_no_schema_go_out_as_paper_b_sends_them(ma
                           "structured_output": False})
     images = (gradient_image(1), gradient_image(2))
     reply = asyncio.run(judge.ajudge(JudgeRequest("Rate the edit.", images, SCHEMA, "s", 3,
-                                                  ("SOURCE IMAGE:", "EDITED IMAGE:"))))
+                                                  image_labels=("SOURCE IMAGE:", "EDITED IMAGE:"))))
     assert reply.outcome is Outcome.OK, reply.reason
     received = server.last(path)
     assert [(k, v if k == "text" else None) for k, v in received.parts] == [

@@ -231,7 +231,7 @@ def test_image_labels_precede_their_images_in_the_chat_turn(tiny_vlm: Callable[[
     """A judge metric's image labels reach the model: the user turn is label, image, label, image, prompt."""
     judge = make_judge(tiny_vlm("qwen2_5_vl"))
     request = JudgeRequest("Rate the edit.", (gradient_image(1, size=64), gradient_image(2, size=48)), {}, "s", 0,
-                           ("SOURCE IMAGE:", "EDITED IMAGE:"))
+                           image_labels=("SOURCE IMAGE:", "EDITED IMAGE:"))
     labelled = judge.judge(request)
     assert labelled.outcome is Outcome.OK, labelled.reason
     plain = judge.judge(JudgeRequest("Rate the edit.", request.images, {}, "s", 0))
