@@ -135,6 +135,7 @@ def counts(report: Mapping[str, Any]) -> dict[str, Any]:
         "sessions": c.get("sessions") or {"planned": None, "included": None, "excluded": {}},
         "steps": steps, "steps_total": sum(steps.values()),
         "edited_images_without_face": c.get("edited_images_without_face"),
+        "references": c.get("references") or {},
         "judge": [(name, per, sum(per.values())) for name, per in judge.items()],
     }
 

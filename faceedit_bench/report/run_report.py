@@ -134,6 +134,11 @@ def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
     put("edited_images_without_face", counts["edited_images_without_face"])
     for conversion, n in counts.get("images_converted", {}).items():
         put(metric_key("images_converted", conversion), n)
+    references = counts.get("references") or {}
+    for field in ("listed", "used", "of_excluded_faces"):
+        put(metric_key("references", field), references.get(field))
+    for reason, n in (references.get("ignored") or {}).items():
+        put(metric_key("references_ignored", reason), n)
     for key, labels in counts.get("steps_by_group", {}).items():
         for label, outcomes in labels.items():
             for outcome, n in outcomes.items():
