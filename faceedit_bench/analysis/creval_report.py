@@ -18,14 +18,17 @@ from faceedit_bench.scoring.creval.questions import METRICS, OVERALL_WEIGHTS
 from faceedit_bench.scoring.creval.scoring import ItemResult, overall
 
 COLUMNS = (*METRICS, "overall")
+#: Every CREval score x100 lies in 0..100: so do its intervals.
+SCORE_BOUNDS = (0.0, 100.0)
 
 
 def _stats(items: Sequence[ItemResult], confidence: float) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for m in METRICS:
         out[m] = summarize([100.0 * i.metrics[m].score for i in items
-                            if m in i.metrics and i.metrics[m].score is not None], confidence)
-    out["overall"] = summarize([100.0 * o for i in items if (o := i.overall) is not None], confidence)
+                            if m in i.metrics and i.metrics[m].score is not None], confidence, bounds=SCORE_BOUNDS)
+    out["overall"] = summarize([100.0 * o for i in items if (o := i.overall) is not None], confidence,
+                               bounds=SCORE_BOUNDS)
     return out
 
 

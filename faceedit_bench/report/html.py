@@ -28,6 +28,7 @@ from faceedit_bench.report.html_plots import (
 from faceedit_bench.report.html_sheet_redraw import float_or_none, render_missing_sheets
 from faceedit_bench.report.measures import identity_metric, report_measures
 from faceedit_bench.report.metric_names import display_name
+from faceedit_bench.report.read_first import MOST, report_warnings
 from faceedit_bench.report.tables import RUN_COLUMNS
 from faceedit_bench.report.templates import fmt_num, render
 from faceedit_bench.report.winobias_view import winobias_context
@@ -45,6 +46,7 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "components": components(report),
         "prompts": prompt_templates(report),
         "notes": notes(report),
+        "warnings": [w["message"] for w in report_warnings(report)], "most": MOST,
         "metrics": metric_rows(report),
         "skipped": dict(report.get("skipped_metrics") or {}),
         "counts": counts(report),
@@ -257,7 +259,14 @@ def worst_sessions_section(report: Mapping[str, Any], run_dir: Path | None, stor
     rows = [row for row in rows if reference is None or row.get("condition") == reference]
     scored = [(value, row) for row in rows if not row.get("excluded")
               and (value := float_or_none(row.get(ranking))) is not None]
-    scored.sort(key=lambda pair: pair[0], reverse=not info.get("higher_is_better", False))
+    direction, ideal = info.get("higher_is_better"), info.get("ideal")
+    if direction is None and ideal is None:
+        out["note"] = (f"{display_name(ranking or '', report_measures(report))} has no better direction: "
+                       "no session is the worst.")
+        return out
+    # the worst first: the lowest of a higher-is-better metric, the highest of a lower-is-better one, the
+    # furthest from the ideal of a metric whose ideal is the middle
+    scored.sort(key=lambda pair: -abs(pair[0] - ideal) if direction is None else pair[0] * (1 if direction else -1))
     picks = [row for _, row in scored[:limit]]
     if not picks:
         out["note"] = f"No included session has a {display_name(ranking or '', report_measures(report))} value."
