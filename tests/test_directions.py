@@ -33,7 +33,8 @@ def audit() -> dict:
     collector = AuditCollector(("race",))
     for race, scores in SCORES.items():
         for n in range(4):  # a little spread, so the tests have something to test
-            varied = {axis: float(v if n % 2 else min(5, max(1, v + (1 if n == 2 else 0)))) for axis, v in scores.items()}
+            varied = {axis: float(v if n % 2 else min(5, max(1, v + (1 if n == 2 else 0))))
+                      for axis, v in scores.items()}
             collector.items.append(AuditItem(f"{race}/{n}", {"race": race}, "O-01", 1, "O-01", "Occupational/x", "ok",
                                              scores={**varied, "aging_accuracy": None}))
     return audit_section(collector, AuditConf(attributes=["race"]), n_resamples=99)

@@ -89,7 +89,8 @@ def test_max_minus_min_by_hand():
 
 def test_bootstrap_is_scipys_within_group_resampling_with_the_test_seed():
     groups = scores_by_race(4, n=50, shift=0.5)
-    result = compare_k_groups(groups, name="skin/race", n_resamples=999, seed=11, confidence=0.9, higher_is_better=False)["disparity"]
+    result = compare_k_groups(groups, name="skin/race", n_resamples=999, seed=11,
+        confidence=0.9, higher_is_better=False)["disparity"]
 
     def max_minus_min(*samples, axis=-1):
         means = np.stack([s.mean(axis=axis) for s in samples])
@@ -120,11 +121,13 @@ def test_bootstrap_agrees_with_a_hand_written_within_group_bootstrap():
 def test_bootstrap_is_reproducible_and_seeded_by_name_not_by_order():
     groups = scores_by_race(6, n=30, shift=0.5)
     first = compare_k_groups(groups, name="skin/race", n_resamples=499, seed=7, higher_is_better=False)
-    compare_k_groups(groups, name="other", n_resamples=499, seed=7, higher_is_better=False)  # no shared state between calls
+    compare_k_groups(groups, name="other", n_resamples=499,
+        seed=7, higher_is_better=False)  # no shared state between calls
     again = compare_k_groups(groups, name="skin/race", n_resamples=499, seed=7, higher_is_better=False)
     assert first == again
     reversed_groups = dict(reversed(list(groups.items())))
-    reordered = compare_k_groups(reversed_groups, name="skin/race", n_resamples=499, seed=7, higher_is_better=False)["disparity"]
+    reordered = compare_k_groups(reversed_groups, name="skin/race", n_resamples=499,
+        seed=7, higher_is_better=False)["disparity"]
     assert (reordered["ci_low"], reordered["ci_high"]) == (first["disparity"]["ci_low"], first["disparity"]["ci_high"])
     renamed = compare_k_groups(groups, name="race/skin", n_resamples=499, seed=7, higher_is_better=False)["disparity"]
     reseeded = compare_k_groups(groups, name="skin/race", n_resamples=499, seed=8, higher_is_better=False)["disparity"]
@@ -158,13 +161,15 @@ def test_fewer_than_two_usable_groups_gives_reasons_not_numbers():
 
 
 def test_all_identical_values_give_no_p_value():
-    result = compare_k_groups({"a": [3.0] * 5, "b": [3.0] * 4, "c": [3.0, 3.0]}, name="t", n_resamples=99, higher_is_better=False)
+    result = compare_k_groups({"a": [3.0] * 5, "b": [3.0] * 4, "c": [3.0, 3.0]}, name="t",
+        n_resamples=99, higher_is_better=False)
     assert result["kruskal"]["h"] is None and result["kruskal"]["p_value"] is None
     assert "identical" in result["kruskal"]["reason"]
     disparity = result["disparity"]
     assert disparity["value"] == 0.0 and disparity["best_group"] is None and disparity["worst_group"] is None
     assert disparity["ci_low"] is None and "degenerate" in disparity["ci_reason"]
-    constant_within = compare_k_groups({"a": [1.0, 1.0], "b": [2.0, 2.0]}, name="t", n_resamples=99, higher_is_better=False)
+    constant_within = compare_k_groups({"a": [1.0, 1.0], "b": [2.0, 2.0]}, name="t",
+        n_resamples=99, higher_is_better=False)
     assert constant_within["kruskal"]["p_value"] is not None  # the groups differ: the test is defined
     assert constant_within["disparity"]["value"] == 1.0 and constant_within["disparity"]["ci_low"] is None
     plain_json(result)
@@ -177,7 +182,8 @@ def test_kruskal_wallis_refuses_an_empty_group_passed_directly():
 
 @pytest.mark.parametrize("method", ["BCa", "basic"])
 def test_other_interval_methods(method):
-    result = compare_k_groups(scores_by_race(2, n=40, shift=1.0), name="t", n_resamples=999, ci_method=method, higher_is_better=False)
+    result = compare_k_groups(scores_by_race(2, n=40, shift=1.0), name="t", n_resamples=999,
+        ci_method=method, higher_is_better=False)
     assert result["disparity"]["ci_method"] == method
     assert result["disparity"]["ci_low"] < result["disparity"]["ci_high"]
 
@@ -278,7 +284,8 @@ def test_intersectional_cells_and_two_worst_by_hand():
     h, p = stats.kruskal([20, 40], [30, 50], [0, 20], [10, 30])
     assert result["kruskal"]["p_value"] == pytest.approx(float(p))
     higher_better = intersectional_groups(values, [g for g, _, _ in rows], [s for _, s, _ in rows], name="x",
-                                          first_codes=GENDER_CODES, second_codes=SKIN_CODES, sep="", n_resamples=99, higher_is_better=False)
+                                          first_codes=GENDER_CODES, second_codes=SKIN_CODES,
+                                              sep="", n_resamples=99, higher_is_better=False)
     # without higher_is_better=True the direction is lower-is-better; with it, FL and FD are worst
     flipped = worst_groups(higher_better["groups"], n=2, higher_is_better=True)
     assert flipped["groups"] == ["FL", "FD"]

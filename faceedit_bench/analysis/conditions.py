@@ -12,7 +12,8 @@ gives the paired comparison with the reference:
   metric's per-step value (e.g. SC_k x 100).
 * For every metric value the run reports (FSS-based, judge metric values such as a rubric's axes
   ...), and for all pairs and for each demographic group (each label of each attribute): Δ =
-  condition − reference. The report gives the mean Δ with its CI (in the metric's range, docs/statistics.md), the two-sided Wilcoxon
+  condition − reference. The report gives the mean Δ with its CI (in the metric's range,
+  docs/statistics.md), the two-sided Wilcoxon
   signed-rank p (:func:`faceedit_bench.analysis.paired.paired_comparison`, scipy) and Holm's
   correction (statsmodels) across the axes of one metric source: the values of one judge metric
   (a rubric's axes, as paper (b) corrects across its axes), or the embedder's identity metrics.

@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
+from faceedit_bench.analysis.audit import REGISTERED
 from faceedit_bench.analysis.group_tests import kruskal_wallis, one_vs_rest
 from faceedit_bench.analysis.human_ratings import BASELINE, Ratings
 from faceedit_bench.analysis.paired import paired_comparison, paired_family
 from faceedit_bench.analysis.reliability import fleiss_kappa, krippendorff_alpha
-from faceedit_bench.analysis.audit import REGISTERED
 from faceedit_bench.analysis.statistics import summarize
 
 Unit = tuple[str, str, str]  # (editor, item, condition)

@@ -96,7 +96,7 @@ def _wilson(x: np.ndarray, bounds: tuple[float, float], confidence: float) -> tu
 def bootstrap_mean_interval(x: np.ndarray, confidence: float, *, resamples: int = BOOTSTRAP_RESAMPLES,
                             seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
     """The percentile interval of ``resamples`` bootstrap means of ``x`` (seeded, vectorised)."""
-    x = np.asarray(x, dtype=float)
+    x = np.sort(np.asarray(x, dtype=float))  # sorted: the interval depends on the values, not on their order
     rng = np.random.default_rng(seed)
     support, counts = np.unique(x, return_counts=True)
     if support.size == 1:

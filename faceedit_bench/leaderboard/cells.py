@@ -36,7 +36,8 @@ def hib_text(higher_is_better: bool | None) -> str:
 
 
 def direction_sentence(higher_is_better: bool | None) -> str:
-    return {True: "Higher is better.", False: "Lower is better.", None: "Neither direction is better."}[higher_is_better]
+    sentences = {True: "Higher is better.", False: "Lower is better.", None: "Neither direction is better."}
+    return sentences[higher_is_better]
 
 
 @dataclass

@@ -164,10 +164,10 @@ def _check_types(labels: Sequence[str], parts: Sequence[Any]) -> None:
 
     seen: dict[str, tuple[Any, str]] = {}
     for label, table in zip(labels, parts):
-        for field in table.schema:
-            kind, first = seen.setdefault(field.name, (field.type, label))
-            if kind != field.type and not (pa.types.is_null(kind) or pa.types.is_null(field.type)):
-                raise ResultsError(f"column {field.name!r} is {kind} in {first} but {field.type} in {label}: "
+        for column in table.schema:
+            kind, first = seen.setdefault(column.name, (column.type, label))
+            if kind != column.type and not (pa.types.is_null(kind) or pa.types.is_null(column.type)):
+                raise ResultsError(f"column {column.name!r} is {kind} in {first} but {column.type} in {label}: "
                                    "these runs' tables cannot be joined; rerun the older run to rewrite its tables")
 
 

@@ -261,7 +261,8 @@ class MlflowTracker:
 def _tag_warnings(active: _Active, run: RunInfo, report: Mapping[str, Any]) -> None:
     """Say a mostly missing measurement where MLflow shows a run first: a tag, and the top of its description."""
     messages = [f"MOSTLY MISSING: {w['message']}" for w in report.get("warnings") or [] if isinstance(w, Mapping)]
-    active.client.set_tag(active.run_id, WARNINGS_TAG, lim.truncate("\n".join(messages) or "none", lim.MAX_TAG_VALUE)[0])
+    listed = lim.truncate("\n".join(messages) or "none", lim.MAX_TAG_VALUE)[0]
+    active.client.set_tag(active.run_id, WARNINGS_TAG, listed)
     if messages:
         note = "\n".join(f"**{m}**  " for m in messages) + "\n\n" + run_description(run)
         active.client.set_tag(active.run_id, NOTE_TAG, lim.truncate(note, lim.MAX_TAG_VALUE)[0])
