@@ -198,7 +198,9 @@ def group_test_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "p_value": r.get("p_value", kruskal.get("p_value")),
                     "spread": disparity.get("value", r.get("mean_difference")),
                     "spread_ci": (disparity.get("ci_low"), disparity.get("ci_high")),
-                    "worst": disparity.get("worst_group") or r.get("worst_group"),
+                    "worst": disparity.get("worst_group") or r.get("worst_group") or (
+                        "none: no better direction" if "higher_is_better" in r and r["higher_is_better"] is None
+                        else None),
                     "reason": r.get("reason") or kruskal.get("reason") or disparity.get("reason")})
     return rows
 
@@ -266,7 +268,8 @@ def worst_sessions_section(report: Mapping[str, Any], run_dir: Path | None, stor
         return out
     # the worst first: the lowest of a higher-is-better metric, the highest of a lower-is-better one, the
     # furthest from the ideal of a metric whose ideal is the middle
-    scored.sort(key=lambda pair: -abs(pair[0] - ideal) if direction is None else pair[0] * (1 if direction else -1))
+    scored.sort(key=lambda pair: -abs(pair[0] - ideal) if direction is None
+                else pair[0] * (1 if direction else -1))
     picks = [row for _, row in scored[:limit]]
     if not picks:
         out["note"] = f"No included session has a {display_name(ranking or '', report_measures(report))} value."

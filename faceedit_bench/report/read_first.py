@@ -13,6 +13,7 @@ written before the list existed get it recomputed from their counts.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -50,8 +51,8 @@ def mostly_missing(report: Mapping[str, Any]) -> list[dict[str, Any]]:
                               sum(outcomes.values()), _not_ok(outcomes)))
     reliability = report.get("judge_reliability") or {}
     if reliability.get("anchors"):
-        failed = {f"{a['name']}: {a['outcome']}" if a.get("outcome") != "ok" else f"{a['name']}: out of range": 1
-                  for a in reliability["anchors"] if not a.get("passed")}
+        failed = Counter("answer out of range" if a.get("outcome") == "ok" else str(a.get("outcome"))
+                         for a in reliability["anchors"] if not a.get("passed"))
         found.append(_warning("judge_anchors", "judge anchors", "failed", len(reliability["anchors"]), failed,
                               verb="passed"))
     audit = report.get("audit") or {}
@@ -76,9 +77,13 @@ def report_warnings(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [dict(w) for w in stated if isinstance(w, Mapping)] if isinstance(stated, list) else mostly_missing(report)
 
 
+#: How a warning is introduced wherever it is shown (console, MLflow): it says what "most" means.
+PREFIX = f"MOSTLY MISSING (over {MOST:.0%}): "
+
+
 def warning_lines(report: Mapping[str, Any]) -> list[str]:
-    """The warnings as the first lines of the console summary (and the MLflow tag): ``MOSTLY MISSING: ...``."""
-    return [f"MOSTLY MISSING: {w['message']}" for w in report_warnings(report)]
+    """The warnings as the first lines of the console summary: ``MOSTLY MISSING (over 50%): ...``."""
+    return [PREFIX + w["message"] for w in report_warnings(report)]
 
 
 # -- the measurements --------------------------------------------------------------------------------------

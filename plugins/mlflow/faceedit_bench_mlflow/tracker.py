@@ -260,7 +260,8 @@ class MlflowTracker:
 
 def _tag_warnings(active: _Active, run: RunInfo, report: Mapping[str, Any]) -> None:
     """Say a mostly missing measurement where MLflow shows a run first: a tag, and the top of its description."""
-    messages = [f"MOSTLY MISSING: {w['message']}" for w in report.get("warnings") or [] if isinstance(w, Mapping)]
+    messages = [f"MOSTLY MISSING (over 50%): {w['message']}" for w in report.get("warnings") or []
+                if isinstance(w, Mapping)]
     listed = lim.truncate("\n".join(messages) or "none", lim.MAX_TAG_VALUE)[0]
     active.client.set_tag(active.run_id, WARNINGS_TAG, listed)
     if messages:
