@@ -18,9 +18,11 @@ from faceedit_bench.testing import PixelEmbedder, gradient_image
 
 
 class SyntheticDataset:
-    """``n`` faces of generated images; optional broken faces to exercise exclusions."""
+    """``n`` faces of generated images; optional broken faces to exercise exclusions, and
+    ``spoilt_references`` good faces that also list an unreadable and a faceless reference."""
 
-    def __init__(self, root: str, n: int = 4, corrupt: int = 0, blank: int = 0, bad_reference: int = 0) -> None:
+    def __init__(self, root: str, n: int = 4, corrupt: int = 0, blank: int = 0, bad_reference: int = 0,
+                 spoilt_references: int = 0) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.items: list[Face] = []
@@ -38,8 +40,14 @@ class SyntheticDataset:
             else:
                 base.write_bytes(gradient_image(i))
                 ref.write_bytes(gradient_image(i)[:40])  # a truncated reference
+            refs: tuple[Path, ...] = (ref,)
+            if i < min(n, spoilt_references):
+                unreadable, faceless = self.root / f"face{i}_ref_empty.png", self.root / f"face{i}_ref_blank.png"
+                unreadable.write_bytes(b"")
+                faceless.write_bytes(encode_png(np.full((64, 64, 3), 128, np.uint8)))
+                refs = (ref, unreadable, faceless)
             gender = "male" if i % 2 == 0 else "female"
-            self.items.append(Face(f"synthetic/{i}", f"id{i}", base, (ref,), {"gender": gender, "skin_tone": None}))
+            self.items.append(Face(f"synthetic/{i}", f"id{i}", base, refs, {"gender": gender, "skin_tone": None}))
 
     def describe(self) -> dict[str, Any]:
         return {"name": "synthetic", "n_faces": len(self.items)}

@@ -57,7 +57,7 @@ def scores_by_race(seed: int, n: int = 240, shift: float = 0.0) -> dict[str, np.
 @pytest.mark.parametrize("seed", range(3))
 def test_kruskal_wallis_equals_scipy(seed):
     groups = scores_by_race(seed, n=int(np.random.default_rng(seed).integers(20, 80)), shift=0.8)
-    result = compare_k_groups(groups, name="skin/race", n_resamples=99)
+    result = compare_k_groups(groups, name="skin/race", n_resamples=99, higher_is_better=False)
     h, p = stats.kruskal(*groups.values())
     assert result["kruskal"]["h"] == pytest.approx(float(h), rel=1e-12)
     assert result["kruskal"]["p_value"] == pytest.approx(float(p), rel=1e-12)
@@ -70,15 +70,15 @@ def test_kruskal_wallis_equals_scipy(seed):
 
 
 def test_kruskal_wallis_detects_a_real_difference_and_not_a_null_one():
-    shifted = compare_k_groups(scores_by_race(1, shift=1.5), name="t", n_resamples=99)
+    shifted = compare_k_groups(scores_by_race(1, shift=1.5), name="t", n_resamples=99, higher_is_better=False)
     assert shifted["kruskal"]["p_value"] < 1e-6
-    null = compare_k_groups(scores_by_race(1, shift=0.0), name="t", n_resamples=99)
+    null = compare_k_groups(scores_by_race(1, shift=0.0), name="t", n_resamples=99, higher_is_better=False)
     assert null["kruskal"]["p_value"] > 0.01
 
 
 def test_max_minus_min_by_hand():
     groups = {"a": [1.0, 2.0, 3.0], "b": [4.0, 6.0], "c": [0.0, 1.0]}  # means 2, 5, 0.5
-    lower_better = compare_k_groups(groups, name="t", n_resamples=199)["disparity"]
+    lower_better = compare_k_groups(groups, name="t", n_resamples=199, higher_is_better=False)["disparity"]
     assert lower_better["value"] == pytest.approx(4.5)
     assert (lower_better["max_group"], lower_better["min_group"]) == ("b", "c")
     assert (lower_better["best_group"], lower_better["worst_group"]) == ("c", "b")
@@ -89,7 +89,8 @@ def test_max_minus_min_by_hand():
 
 def test_bootstrap_is_scipys_within_group_resampling_with_the_test_seed():
     groups = scores_by_race(4, n=50, shift=0.5)
-    result = compare_k_groups(groups, name="skin/race", n_resamples=999, seed=11, confidence=0.9)["disparity"]
+    result = compare_k_groups(groups, name="skin/race", n_resamples=999, seed=11,
+        confidence=0.9, higher_is_better=False)["disparity"]
 
     def max_minus_min(*samples, axis=-1):
         means = np.stack([s.mean(axis=axis) for s in samples])
@@ -106,7 +107,7 @@ def test_bootstrap_is_scipys_within_group_resampling_with_the_test_seed():
 
 def test_bootstrap_agrees_with_a_hand_written_within_group_bootstrap():
     groups = scores_by_race(5, n=40, shift=1.0)
-    result = compare_k_groups(groups, name="t", n_resamples=4000, seed=3)["disparity"]
+    result = compare_k_groups(groups, name="t", n_resamples=4000, seed=3, higher_is_better=False)["disparity"]
     rng = np.random.default_rng(99)  # another stream: agreement within Monte Carlo error only
     draws = []
     for _ in range(4000):
@@ -119,22 +120,24 @@ def test_bootstrap_agrees_with_a_hand_written_within_group_bootstrap():
 
 def test_bootstrap_is_reproducible_and_seeded_by_name_not_by_order():
     groups = scores_by_race(6, n=30, shift=0.5)
-    first = compare_k_groups(groups, name="skin/race", n_resamples=499, seed=7)
-    compare_k_groups(groups, name="other", n_resamples=499, seed=7)  # no shared state between calls
-    again = compare_k_groups(groups, name="skin/race", n_resamples=499, seed=7)
+    first = compare_k_groups(groups, name="skin/race", n_resamples=499, seed=7, higher_is_better=False)
+    compare_k_groups(groups, name="other", n_resamples=499,
+        seed=7, higher_is_better=False)  # no shared state between calls
+    again = compare_k_groups(groups, name="skin/race", n_resamples=499, seed=7, higher_is_better=False)
     assert first == again
     reversed_groups = dict(reversed(list(groups.items())))
-    reordered = compare_k_groups(reversed_groups, name="skin/race", n_resamples=499, seed=7)["disparity"]
+    reordered = compare_k_groups(reversed_groups, name="skin/race", n_resamples=499,
+        seed=7, higher_is_better=False)["disparity"]
     assert (reordered["ci_low"], reordered["ci_high"]) == (first["disparity"]["ci_low"], first["disparity"]["ci_high"])
-    renamed = compare_k_groups(groups, name="race/skin", n_resamples=499, seed=7)["disparity"]
-    reseeded = compare_k_groups(groups, name="skin/race", n_resamples=499, seed=8)["disparity"]
+    renamed = compare_k_groups(groups, name="race/skin", n_resamples=499, seed=7, higher_is_better=False)["disparity"]
+    reseeded = compare_k_groups(groups, name="skin/race", n_resamples=499, seed=8, higher_is_better=False)["disparity"]
     assert (renamed["ci_low"], renamed["ci_high"]) != (first["disparity"]["ci_low"], first["disparity"]["ci_high"])
     assert (reseeded["ci_low"], reseeded["ci_high"]) != (first["disparity"]["ci_low"], first["disparity"]["ci_high"])
 
 
 def test_groups_too_small_are_left_out_with_a_reason():
     groups = {"a": [1.0, 2.0, 3.0], "b": [2.0, 5.0, 4.0], "one": [9.0], "empty": []}
-    result = compare_k_groups(groups, name="t", n_resamples=99)
+    result = compare_k_groups(groups, name="t", n_resamples=99, higher_is_better=False)
     assert set(result["left_out"]) == {"one", "empty"}
     assert "1 value(s)" in result["left_out"]["one"] and "0 value(s)" in result["left_out"]["empty"]
     assert result["groups"]["one"]["n"] == 1 and result["groups"]["empty"] == summarize([])
@@ -147,24 +150,26 @@ def test_groups_too_small_are_left_out_with_a_reason():
 
 
 def test_fewer_than_two_usable_groups_gives_reasons_not_numbers():
-    result = compare_k_groups({"a": [1.0, 2.0], "b": [3.0]}, name="t", n_resamples=99)
+    result = compare_k_groups({"a": [1.0, 2.0], "b": [3.0]}, name="t", n_resamples=99, higher_is_better=False)
     assert result["kruskal"]["p_value"] is None and "at least 2" in result["kruskal"]["reason"]
     assert result["disparity"]["value"] is None and result["disparity"]["reason"]
     assert result["disparity"]["ci_low"] is None and result["disparity"]["ci_reason"]
-    nothing = compare_k_groups({}, name="t", n_resamples=99)
+    nothing = compare_k_groups({}, name="t", n_resamples=99, higher_is_better=False)
     assert nothing["kruskal"]["reason"] and nothing["disparity"]["reason"] and nothing["n"] == 0
     plain_json(result)
     plain_json(nothing)
 
 
 def test_all_identical_values_give_no_p_value():
-    result = compare_k_groups({"a": [3.0] * 5, "b": [3.0] * 4, "c": [3.0, 3.0]}, name="t", n_resamples=99)
+    result = compare_k_groups({"a": [3.0] * 5, "b": [3.0] * 4, "c": [3.0, 3.0]}, name="t",
+        n_resamples=99, higher_is_better=False)
     assert result["kruskal"]["h"] is None and result["kruskal"]["p_value"] is None
     assert "identical" in result["kruskal"]["reason"]
     disparity = result["disparity"]
     assert disparity["value"] == 0.0 and disparity["best_group"] is None and disparity["worst_group"] is None
     assert disparity["ci_low"] is None and "degenerate" in disparity["ci_reason"]
-    constant_within = compare_k_groups({"a": [1.0, 1.0], "b": [2.0, 2.0]}, name="t", n_resamples=99)
+    constant_within = compare_k_groups({"a": [1.0, 1.0], "b": [2.0, 2.0]}, name="t",
+        n_resamples=99, higher_is_better=False)
     assert constant_within["kruskal"]["p_value"] is not None  # the groups differ: the test is defined
     assert constant_within["disparity"]["value"] == 1.0 and constant_within["disparity"]["ci_low"] is None
     plain_json(result)
@@ -177,7 +182,8 @@ def test_kruskal_wallis_refuses_an_empty_group_passed_directly():
 
 @pytest.mark.parametrize("method", ["BCa", "basic"])
 def test_other_interval_methods(method):
-    result = compare_k_groups(scores_by_race(2, n=40, shift=1.0), name="t", n_resamples=999, ci_method=method)
+    result = compare_k_groups(scores_by_race(2, n=40, shift=1.0), name="t", n_resamples=999,
+        ci_method=method, higher_is_better=False)
     assert result["disparity"]["ci_method"] == method
     assert result["disparity"]["ci_low"] < result["disparity"]["ci_high"]
 
@@ -188,16 +194,16 @@ def test_other_interval_methods(method):
 ])
 def test_bad_settings_are_clear_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        compare_k_groups({"a": [1.0, 2.0], "b": [2.0, 3.0]}, **{"name": "t", **kwargs})
+        compare_k_groups({"a": [1.0, 2.0], "b": [2.0, 3.0]}, **{"name": "t", **kwargs}, higher_is_better=False)
 
 
 def test_missing_values_are_an_error_not_a_number():
     with pytest.raises(ValueError, match="non-finite"):
-        compare_k_groups({"a": [1.0, float("nan")], "b": [2.0, 3.0]}, name="t")
+        compare_k_groups({"a": [1.0, float("nan")], "b": [2.0, 3.0]}, name="t", higher_is_better=False)
     with pytest.raises(ValueError, match="numbers"):
-        compare_k_groups({"a": [1.0, None], "b": [2.0, 3.0]}, name="t")
+        compare_k_groups({"a": [1.0, None], "b": [2.0, 3.0]}, name="t", higher_is_better=False)
     with pytest.raises(ValueError, match="group names"):
-        compare_k_groups({1: [1.0, 2.0]}, name="t")
+        compare_k_groups({1: [1.0, 2.0]}, name="t", higher_is_better=False)
 
 
 # -- one vs rest ------------------------------------------------------------------------------
@@ -206,7 +212,7 @@ def test_missing_values_are_an_error_not_a_number():
 @pytest.mark.parametrize("seed", range(3))
 def test_one_vs_rest_equals_scipy_mann_whitney(seed):
     groups = scores_by_race(seed, n=30, shift=1.0)
-    result = one_vs_rest(groups, "White", name="skin/White")
+    result = one_vs_rest(groups, "White", name="skin/White", higher_is_better=False)
     rest = np.concatenate([groups[r] for r in RACES[1:]])
     expected = stats.mannwhitneyu(groups["White"], rest, alternative="two-sided")
     assert result["u"] == pytest.approx(float(expected.statistic))
@@ -225,22 +231,22 @@ def test_one_vs_rest_small_exact_case_and_direction():
     assert result["u"] == 0.0 and result["p_value"] == pytest.approx(float(expected.pvalue)) == pytest.approx(0.1)
     assert result["rank_biserial"] == -1.0 and result["higher_group"] == "non-White"
     assert (result["best_group"], result["worst_group"]) == ("non-White", "White")
-    lower_better = one_vs_rest(groups, "White", name="t")
+    lower_better = one_vs_rest(groups, "White", name="t", higher_is_better=False)
     assert (lower_better["best_group"], lower_better["worst_group"]) == ("White", "non-White")
 
 
 def test_one_vs_rest_edge_cases():
-    identical = one_vs_rest({"White": [2.0, 2.0], "Black": [2.0]}, "White", name="t")
+    identical = one_vs_rest({"White": [2.0, 2.0], "Black": [2.0]}, "White", name="t", higher_is_better=False)
     assert identical["p_value"] is None and "identical" in identical["reason"]
     assert identical["mean_difference"] == 0.0
-    no_rest = one_vs_rest({"White": [1.0, 2.0]}, "White", name="t")
+    no_rest = one_vs_rest({"White": [1.0, 2.0]}, "White", name="t", higher_is_better=False)
     assert no_rest["p_value"] is None and "non-White has no values" in no_rest["reason"]
-    empty_focus = one_vs_rest({"White": [], "Black": [1.0, 2.0]}, "White", name="t")
+    empty_focus = one_vs_rest({"White": [], "Black": [1.0, 2.0]}, "White", name="t", higher_is_better=False)
     assert empty_focus["p_value"] is None and "White has no values" in empty_focus["reason"]
     with pytest.raises(ValueError, match="not among the groups"):
-        one_vs_rest({"Black": [1.0]}, "White", name="t")
+        one_vs_rest({"Black": [1.0]}, "White", name="t", higher_is_better=False)
     with pytest.raises(ValueError, match="rest_label"):
-        one_vs_rest({"White": [1.0], "Black": [2.0]}, "White", name="t", rest_label="Black")
+        one_vs_rest({"White": [1.0], "Black": [2.0]}, "White", name="t", rest_label="Black", higher_is_better=False)
     plain_json(identical)
 
 
@@ -267,7 +273,7 @@ def test_intersectional_cells_and_two_worst_by_hand():
     values = [float(v) for _, _, v in rows]
     result = intersectional_groups(values, [g for g, _, _ in rows], [s for _, s, _ in rows], name="oer/gxs",
                                    first_codes=GENDER_CODES, second_codes=SKIN_CODES, sep="", cells=PAPER_A_CELLS,
-                                   n_resamples=199)
+                                   n_resamples=199, higher_is_better=False)
     assert list(result["groups"]) == list(PAPER_A_CELLS)
     assert {c: result["groups"][c]["mean"] for c in PAPER_A_CELLS} == {"ML": 30.0, "MD": 40.0, "FL": 10.0,
                                                                         "FD": 20.0}
@@ -278,7 +284,8 @@ def test_intersectional_cells_and_two_worst_by_hand():
     h, p = stats.kruskal([20, 40], [30, 50], [0, 20], [10, 30])
     assert result["kruskal"]["p_value"] == pytest.approx(float(p))
     higher_better = intersectional_groups(values, [g for g, _, _ in rows], [s for _, s, _ in rows], name="x",
-                                          first_codes=GENDER_CODES, second_codes=SKIN_CODES, sep="", n_resamples=99)
+                                          first_codes=GENDER_CODES, second_codes=SKIN_CODES,
+                                              sep="", n_resamples=99, higher_is_better=False)
     # without higher_is_better=True the direction is lower-is-better; with it, FL and FD are worst
     flipped = worst_groups(higher_better["groups"], n=2, higher_is_better=True)
     assert flipped["groups"] == ["FL", "FD"]
@@ -288,21 +295,21 @@ def test_intersectional_cells_and_two_worst_by_hand():
 def test_intersectional_fixed_cells_report_empty_cells_and_reject_unknown_ones():
     result = intersectional_groups([1.0, 2.0, 3.0, 4.0], ["male"] * 4, ["light", "light", "dark", "dark"],
                                    name="t", first_codes=GENDER_CODES, second_codes=SKIN_CODES, sep="",
-                                   cells=PAPER_A_CELLS, n_resamples=99)
+                                   cells=PAPER_A_CELLS, n_resamples=99, higher_is_better=False)
     assert result["groups"]["FL"]["n"] == 0 and result["groups"]["FD"]["n"] == 0
     assert set(result["left_out"]) == {"FL", "FD"}
     assert result["worst"]["groups"] == ["MD", "ML"] and result["worst"]["reason"] is None
     with pytest.raises(ValueError, match="not among the expected cells"):
-        intersectional_groups([1.0], ["male"], ["dark"], name="t", cells=PAPER_A_CELLS)
+        intersectional_groups([1.0], ["male"], ["dark"], name="t", cells=PAPER_A_CELLS, higher_is_better=False)
 
 
 def test_worst_groups_ties_and_shortfall():
     summaries = {"a": summarize([1.0, 1.0]), "b": summarize([3.0, 3.0]), "c": summarize([3.0]),
                  "d": summarize([])}
-    tied = worst_groups(summaries, n=1)
+    tied = worst_groups(summaries, n=1, higher_is_better=False)
     assert tied["groups"] == ["b"] and tied["tie_at_cutoff"] is True  # c has the same mean
-    assert worst_groups(summaries, n=2)["tie_at_cutoff"] is False
-    short = worst_groups(summaries, n=4)
+    assert worst_groups(summaries, n=2, higher_is_better=False)["tie_at_cutoff"] is False
+    short = worst_groups(summaries, n=4, higher_is_better=False)
     assert short["groups"] == ["b", "c", "a"] and "only 3" in short["reason"]
     plain_json(short)
 

@@ -37,6 +37,18 @@ SKIP_REASONS = {
 }
 
 
+def _why_undefined(name: str, judged: Any) -> str:
+    """Why an included session has no value of metric ``name``: ``judge_<outcome>`` (an answer it needs was
+    not usable), ``answered_without_value`` (every answer was ok, and gives no value: not applicable, such
+    as aging accuracy outside the aging prompt, or undecided), ``not_judged``, else ``undefined`` (e.g.
+    Drop_FSS without a positive FSS_0)."""
+    for judgment in (judged.metrics.values() if judged is not None else ()):
+        if any(v.name == name for v in judgment.metric.values):
+            failed = next((a.outcome.value for a in judgment.answers if a.outcome is not Outcome.OK), None)
+            return f"judge_{failed}" if failed else "answered_without_value"
+    return "not_judged" if judged is not None else "undefined"
+
+
 def at(steps: list[Any], k: int) -> Any:
     """The values of step k, growing the series to k: sessions of a test set may differ in length."""
     while len(steps) <= k:
@@ -71,10 +83,12 @@ class Aggregator:
         self.steps: Counter[str] = Counter()
         self.edited_without_face = 0
         self.undefined: Counter[str] = Counter()
+        self.undefined_reasons: dict[str, Counter[str]] = defaultdict(Counter)  # metric -> why -> sessions
         # Per-step values of the step metrics (SC_k x 100 ...): value name -> k-1 -> values.
         self.judge_trajectory: dict[str, list[list[float]]] = {
             v.name: []
             for m in judge_metrics if m.over == "steps" for v in m.values if v.point is not None}
+        self.judge_bounds = {v.name: v.bounds for m in judge_metrics for v in m.values}  # of the step series
         self.judge_answers: dict[str, Counter[str]] = defaultdict(Counter)  # template -> outcome -> n
         self.judge_reports = {m.name: m.report() for m in judge_metrics if m.report is not None}
         # Metrics that give a session whose edit failed values of their own (CREval's zero rule)
@@ -90,9 +104,11 @@ class Aggregator:
         self.identity_codes = Codes()
         # Paper (b)'s audit, when the rubric is asked (analysis/audit.py)
         self.audit = None
+        self.audit_values: dict[str, Any] = {}  # the rubric's values as registered: direction, bounds, ideal
         if any(m.name == RUBRIC for m in judge_metrics):
             audit_rules(self.analysis.audit)  # a threshold naming no rubric axis fails now, before any work
             self.audit = AuditCollector(tuple(self.analysis.audit.attributes))
+            self.audit_values = {v.name: v for m in judge_metrics if m.name == RUBRIC for v in m.values}
 
     def add(self, result: SessionResult) -> dict[str, float | None]:
         """Count one session; returns its metric values (empty when excluded)."""
@@ -124,6 +140,7 @@ class Aggregator:
                 values[metric.name] = value
                 if value is None:
                     self.undefined[metric.name] += 1
+                    self.undefined_reasons[metric.name][_why_undefined(metric.name, judged)] += 1
         else:
             self.sessions_excluded[result.excluded or "unscored"] += 1
             values = self._unjudged_values(result)
@@ -210,7 +227,7 @@ class Aggregator:
                     values_a=values_a, values_b=values_b,
                     clusters_a=self.identity_codes.sortable(identities_a),
                     clusters_b=self.identity_codes.sortable(identities_b),
-                    higher_is_better=m.higher_is_better,
+                    higher_is_better=m.higher_is_better, bounds=m.bounds,
                 ))
         results = compare_groups(tests, n_resamples=self.analysis.n_resamples, seed=self.analysis.seed,
                                  threshold=self.analysis.wd_threshold, alpha=self.analysis.alpha,
@@ -248,9 +265,11 @@ class Aggregator:
                     "description": m.description,
                     "label": m.label or m.name,
                     "bounds": list(m.bounds) if m.bounds is not None else None,
+                    "ideal": m.ideal,
                     "requires": sorted(m.requires),
-                    **summarize(self.metric_values(m.name), self.confidence),
+                    **summarize(self.metric_values(m.name), self.confidence, bounds=m.bounds),
                     "undefined_sessions": self.undefined[m.name],
+                    "undefined_by_reason": dict(sorted(self.undefined_reasons[m.name].items())),
                 }
                 for m in self.metrics
             },
@@ -263,7 +282,7 @@ class Aggregator:
                         "sessions_included": g.included,
                         "sessions_excluded": dict(sorted(g.excluded.items())),
                         "metrics": {m.name: summarize(self._values(m.name, self._selected(key, label))[0],
-                                                      self.confidence) for m in self.metrics},
+                                                      self.confidence, bounds=m.bounds) for m in self.metrics},
                         "trajectory": {"fss": self._trajectory(self._selected(key, label))},
                     }
                     for label, g in sorted(labels.items())
@@ -278,13 +297,15 @@ class Aggregator:
         if self.judged:
             sections["counts"]["judge"] = {t: dict(sorted(c.items())) for t, c in sorted(self.judge_answers.items())}
             for name, steps in self.judge_trajectory.items():
-                sections["trajectory"][name] = [{"k": k + 1, **summarize(v, self.confidence)}
-                                                for k, v in enumerate(steps)]
+                sections["trajectory"][name] = [
+                    {"k": k + 1, **summarize(v, self.confidence, bounds=self.judge_bounds.get(name))}
+                    for k, v in enumerate(steps)]
             for report in self.judge_reports.values():
                 sections.update(report.sections())
             if self.audit is not None:
                 sections["audit"] = audit_section(self.audit, self.analysis.audit, confidence=self.confidence,
-                                                  n_resamples=self.analysis.n_resamples, seed=self.analysis.seed)
+                                                  n_resamples=self.analysis.n_resamples, seed=self.analysis.seed,
+                                                  values=self.audit_values)
             if self.panel is not None:
                 sections["counts"]["judge_members"] = self.panel_tally.member_counts()
                 sections["judge_panel"] = self.panel_tally.section(self.panel.describe())

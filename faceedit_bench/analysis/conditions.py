@@ -12,7 +12,8 @@ gives the paired comparison with the reference:
   metric's per-step value (e.g. SC_k x 100).
 * For every metric value the run reports (FSS-based, judge metric values such as a rubric's axes
   ...), and for all pairs and for each demographic group (each label of each attribute): Δ =
-  condition − reference. The report gives the mean Δ with its Student-t CI, the two-sided Wilcoxon
+  condition − reference. The report gives the mean Δ with its CI (in the metric's range,
+  docs/statistics.md), the two-sided Wilcoxon
   signed-rank p (:func:`faceedit_bench.analysis.paired.paired_comparison`, scipy) and Holm's
   correction (statsmodels) across the axes of one metric source: the values of one judge metric
   (a rubric's axes, as paper (b) corrects across its axes), or the embedder's identity metrics.
@@ -33,7 +34,7 @@ from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.records import SessionResult
 
 Item = tuple[str, ...]  # (face_id, session_id), or (face_id, session_id, k) for a step
-Measure = tuple[str, bool | None]  # (value name, higher is better)
+Measure = tuple[str, bool | None, Any]  # (value name, higher is better, bounds)
 
 
 class ConditionResults:
@@ -53,7 +54,7 @@ class ConditionResults:
         # Sessions of K > 1 steps: k -> condition -> (face, session, k) -> per-step values.
         self.steps: dict[int, dict[str, dict[Item, dict[str, float | None]]]] = defaultdict(
             lambda: {name: {} for name in self.names})
-        self.step_measures: dict[str, bool | None] = {}
+        self.step_measures: dict[str, tuple[bool | None, Any]] = {}  # name -> (higher is better, bounds)
 
     @property
     def main(self) -> Aggregator:
@@ -75,7 +76,7 @@ class ConditionResults:
         """FSS_k and every judge metric's point at step k (scaled as reported), k = 1..K; nothing for an
         excluded session (its values are undefined, and counted as dropped)."""
         out: dict[int, dict[str, float | None]] = {k: {} for k in range(1, len(result.session.steps) + 1)}
-        self.step_measures.setdefault("fss", True)
+        self.step_measures.setdefault("fss", (True, None))
         if result.excluded is not None:
             return out
         for k in out:
@@ -87,7 +88,7 @@ class ConditionResults:
             for value in judgment.metric.values:
                 if value.point is None:
                     continue
-                self.step_measures.setdefault(value.name, value.higher_is_better)
+                self.step_measures.setdefault(value.name, (value.higher_is_better, value.bounds))
                 for k, points in zip(judgment.ks, judgment.points):
                     point = points.get(value.name)
                     out[k][value.name] = None if point is None else value.scale * point
@@ -124,7 +125,7 @@ class ConditionResults:
                 "sessions": {"included": sum(1 for v in self.items[name].values() if v),
                              "excluded": dict(sorted(agg.sessions_excluded.items()))},
                 "steps": dict(sorted(agg.steps.items())),
-                "metrics": {m.name: {**summarize(agg.metric_values(m.name), self.confidence),
+                "metrics": {m.name: {**summarize(agg.metric_values(m.name), self.confidence, bounds=m.bounds),
                                      "undefined_sessions": agg.undefined[m.name]} for m in metrics},
             }
         comparisons = {name: self.compare(name) for name in self.names if name != self.reference}
@@ -141,13 +142,13 @@ class ConditionResults:
         for item in everything:
             for attribute, label in self.labels.get(item, {}).items():
                 by_group[attribute][label].append(item)
-        measures = [(m.name, m.higher_is_better) for m in self.main.metrics]
+        measures = [(m.name, m.higher_is_better, m.bounds) for m in self.main.metrics]
         out = {"vs": self.reference, "overall": self._family(condition, ref, other, everything, measures),
                "by_group": {attribute: {label: self._family(condition, ref, other, items, measures)
                                         for label, items in sorted(labels.items())}
                             for attribute, labels in sorted(by_group.items())}}
         if self.steps:
-            steps = sorted(self.step_measures.items())
+            steps = [(name, hib, bounds) for name, (hib, bounds) in sorted(self.step_measures.items())]
             out["by_step"] = {str(k): self._family(condition, by[self.reference], by[condition],
                                                    sorted(set(by[self.reference]) | set(by[condition])), steps)
                               for k, by in sorted(self.steps.items())}
@@ -157,11 +158,11 @@ class ConditionResults:
                 other: Mapping[Item, Mapping[str, float | None]], items: Sequence[Item],
                 measures: Sequence[Measure]) -> dict[str, Any]:
         tests = []
-        for name, higher_is_better in measures:
+        for name, higher_is_better, bounds in measures:
             a = _defined(ref, items, name)
             b = _defined(other, items, name)
             test = paired_comparison(a, b, name=name, first_label=self.reference, second_label=condition,
-                                     higher_is_better=higher_is_better, confidence=self.confidence)
+                                     higher_is_better=higher_is_better, confidence=self.confidence, bounds=bounds)
             test["dropped"] = len(items) - test["n_pairs"]
             test["undefined"] = {self.reference: len(items) - len(a), condition: len(items) - len(b)}
             del test["unpaired"]  # `undefined` says it for every item, both sides

@@ -21,6 +21,8 @@ from faceedit_bench.scoring.creval.questions import METRICS, OVERALL_WEIGHTS
 from faceedit_bench.scoring.creval.scoring import ItemResult, overall
 
 COLUMNS = (*METRICS, "overall")
+#: Every CREval score x100 lies in 0..100: so do its intervals.
+SCORE_BOUNDS = (0.0, 100.0)
 
 
 def _scored(items: Iterable[ItemResult], rule: str) -> list[dict[str, float]]:
@@ -29,7 +31,7 @@ def _scored(items: Iterable[ItemResult], rule: str) -> list[dict[str, float]]:
 
 def _stats(items: Sequence[ItemResult], rule: str, confidence: float) -> dict[str, Any]:
     scored = _scored(items, rule)
-    return {c: summarize([100.0 * s[c] for s in scored], confidence) for c in COLUMNS}
+    return {c: summarize([100.0 * s[c] for s in scored], confidence, bounds=SCORE_BOUNDS) for c in COLUMNS}
 
 
 def _table_row(category: str, dimension: str, group: Sequence[ItemResult], rule: str) -> dict[str, Any]:

@@ -77,8 +77,10 @@ class GroupTest:
     values_b: np.ndarray
     clusters_a: np.ndarray | None = None
     clusters_b: np.ndarray | None = None
-    higher_is_better: bool | None = False
+    #: The metric's registered direction; None (the default) names no best or worst group, never a guessed one.
+    higher_is_better: bool | None = None
     name: str | None = None
+    bounds: Any = None  # the metric's declared bounds: the group summaries' intervals stay inside them
 
     @property
     def key(self) -> str:
@@ -135,7 +137,8 @@ def _compare(test: GroupTest, *, n_resamples: int, seed: int, threshold: float, 
     a, b = _values(test.values_a, test, "values_a"), _values(test.values_b, test, "values_b")
     result: dict[str, Any] = {
         "name": test.key, "metric": test.metric, "contrast": test.contrast,
-        "groups": {test.group_a: summarize(a, confidence), test.group_b: summarize(b, confidence)},
+        "groups": {test.group_a: summarize(a, confidence, bounds=test.bounds),
+                   test.group_b: summarize(b, confidence, bounds=test.bounds)},
         "wd": None, "p_value": None, "n_resamples": None, "exact": None, "bias": None,
         "worst_group": None, "best_group": None, "threshold": threshold, "alpha": alpha,
         "clustered": None, "clustered_reason": None, "seed": seed, "reason": None,

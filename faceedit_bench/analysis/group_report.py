@@ -29,7 +29,7 @@ def group_statistics(rows: Sequence[Row], metrics: Iterable[Any], analysis: Any,
         if np.unique(codes[codes >= 0]).size < 3:
             continue  # two groups: the WD tests (disparity) cover them
         k_groups[attribute] = {m.name: compare_k_groups(_by(rows, attribute, m.name), name=f"{m.name}/{attribute}",
-                                                        higher_is_better=m.higher_is_better, **common, **boot)
+                                                        **_reading(m), **common, **boot)
                                for m in metrics}
     versus: dict[str, dict[str, Any]] = {}
     for attribute, focus in analysis.one_vs_rest.items():
@@ -39,7 +39,7 @@ def group_statistics(rows: Sequence[Row], metrics: Iterable[Any], analysis: Any,
             continue
         versus[f"{attribute}={focus}"] = {
             m.name: one_vs_rest(_by(rows, attribute, m.name), focus, name=f"{m.name}/{attribute}/{focus}",
-                                higher_is_better=m.higher_is_better, **common)
+                                **_reading(m), **common)
             for m in metrics}
     crossed: dict[str, dict[str, Any]] = {}
     for first, second in analysis.intersections:
@@ -66,4 +66,10 @@ def _intersection(rows: SessionRows, first: str, second: str, metric: Any, commo
     first_labels, second_labels = rows.labels(first), rows.labels(second)
     return intersectional_groups(values[kept].tolist(), [first_labels[i] for i in kept],
                                  [second_labels[i] for i in kept], name=f"{metric.name}/{first}x{second}",
-                                 higher_is_better=metric.higher_is_better, **common, **boot)
+                                 **_reading(metric), **common, **boot)
+
+
+def _reading(metric: Any) -> dict[str, Any]:
+    """How the tests read a metric, from its registration: direction, declared bounds, ideal."""
+    return {"higher_is_better": metric.higher_is_better, "bounds": metric.bounds,
+            "ideal": getattr(metric, "ideal", None)}

@@ -7,6 +7,12 @@
   two-sided Mann–Whitney U test (``scipy.stats.mannwhitneyu``, method 'auto').
 - :func:`worst_groups`: the n groups with the worst mean, given the metric's direction.
 
+Every function takes the metric's direction as it is registered (``higher_is_better``; there is no
+default, so no caller can inherit a wrong one). ``None`` means neither direction is better (a score
+whose ideal is the middle, e.g. skin tone 3 = no change): no best or worst group is named, and with
+``ideal`` each group's ``deviation_from_ideal`` (mean − ideal) is reported instead. ``bounds`` are
+the metric's declared range, which every group's interval respects (:func:`summarize`).
+
 Results are JSON-ready dicts. A value that is undefined is None with a ``reason``; no p-value is
 ever produced for data that cannot give one (all values identical, too few groups or values).
 The bootstrap generator is seeded from ``seed`` and the test's ``name`` (as the WD tests are),
@@ -47,9 +53,10 @@ def bootstrap_batch(n_values: int) -> int:
     return max(1, min(BOOTSTRAP_BATCH, BOOTSTRAP_BYTES // (24 * max(1, n_values))))
 
 
-def compare_k_groups(groups: Mapping[str, Sequence[float]], *, name: str, higher_is_better: bool = False,
+def compare_k_groups(groups: Mapping[str, Sequence[float]], *, name: str, higher_is_better: bool | None,
                      confidence: float = 0.95, n_resamples: int = 9999, seed: int = 0,
-                     ci_method: str = "percentile", min_group_size: int = 2) -> dict[str, Any]:
+                     ci_method: str = "percentile", min_group_size: int = 2, bounds: Any = None,
+                     ideal: float | None = None) -> dict[str, Any]:
     """Means per group, the max − min disparity with a bootstrap CI, and Kruskal–Wallis across groups.
 
     ``groups`` maps each group name to its per-item values (sessions, edits), in the order the
@@ -77,11 +84,11 @@ def compare_k_groups(groups: Mapping[str, Sequence[float]], *, name: str, higher
     left_out = {g: _too_small(x.size, min_group_size) for g, x in samples.items() if x.size < min_group_size}
     result: dict[str, Any] = {
         "name": name, "test": "k_groups", "higher_is_better": higher_is_better, "confidence": confidence,
-        "groups": {g: summarize(x, confidence) for g, x in samples.items()},
+        "groups": {g: summarize(x, confidence, bounds=bounds) for g, x in samples.items()},
         "left_out": left_out,
         "n": int(sum(x.size for x in used.values())), "k": len(used),
         "disparity": _disparity(used, name=name, higher_is_better=higher_is_better, confidence=confidence,
-                                n_resamples=n_resamples, seed=seed, ci_method=ci_method),
+                                n_resamples=n_resamples, seed=seed, ci_method=ci_method, ideal=ideal),
         "kruskal": kruskal_wallis(used),
     }
     return result
@@ -111,8 +118,9 @@ def kruskal_wallis(samples: Mapping[str, np.ndarray]) -> dict[str, Any]:
     return out
 
 
-def one_vs_rest(groups: Mapping[str, Sequence[float]], focus: str, *, name: str, higher_is_better: bool = False,
-                confidence: float = 0.95, rest_label: str | None = None) -> dict[str, Any]:
+def one_vs_rest(groups: Mapping[str, Sequence[float]], focus: str, *, name: str, higher_is_better: bool | None,
+                confidence: float = 0.95, rest_label: str | None = None, bounds: Any = None,
+                ideal: float | None = None) -> dict[str, Any]:
     """``focus`` against all other groups pooled: two-sided Mann–Whitney U with group summaries.
 
     ``u`` is the focus group's U statistic (``scipy.stats.mannwhitneyu(focus, rest)``, method
@@ -120,7 +128,8 @@ def one_vs_rest(groups: Mapping[str, Sequence[float]], focus: str, *, name: str,
     approximation with continuity and tie correction). The effect follows the test: ``rank_biserial`` = 2U/(n₁n₂) − 1
     is > 0 when the focus group's values tend to be higher, and ``higher_group``, ``best_group`` and
     ``worst_group`` (given ``higher_is_better``) come from its sign. ``mean_difference`` is focus −
-    rest, for reading alongside.
+    rest, for reading alongside; with ``higher_is_better`` None and an ``ideal``, ``deviation_from_ideal``
+    gives each side's mean − ideal instead of a best and a worst group.
     """
     _check_name(name)
     check_confidence(confidence)
@@ -136,10 +145,13 @@ def one_vs_rest(groups: Mapping[str, Sequence[float]], focus: str, *, name: str,
     y = np.concatenate([samples[g] for g in rest_groups]) if rest_groups else np.array([])
     result: dict[str, Any] = {
         "name": name, "test": "one_vs_rest", "focus": focus, "rest": rest_label, "rest_groups": rest_groups,
-        "higher_is_better": higher_is_better,
-        "groups": {focus: summarize(x, confidence), rest_label: summarize(y, confidence)},
+        "higher_is_better": higher_is_better, "ideal": ideal,
+        "groups": {focus: summarize(x, confidence, bounds=bounds), rest_label: summarize(y, confidence, bounds=bounds)},
         "u": None, "p_value": None, "alternative": "two-sided", "method": "auto", "rank_biserial": None,
-        "mean_difference": None, "higher_group": None, "best_group": None, "worst_group": None, "reason": None,
+        "mean_difference": None, "higher_group": None, "best_group": None, "worst_group": None,
+        "deviation_from_ideal": _deviations({focus: x.mean() if x.size else None,
+                                             rest_label: y.mean() if y.size else None}, higher_is_better, ideal),
+        "reason": None,
     }
     empty = [g for g, s in ((focus, x), (rest_label, y)) if s.size == 0]
     if empty:
@@ -162,14 +174,19 @@ def one_vs_rest(groups: Mapping[str, Sequence[float]], focus: str, *, name: str,
 
 
 def worst_groups(summaries: Mapping[str, Mapping[str, Any]], *, n: int = 2,
-                 higher_is_better: bool = False) -> dict[str, Any]:
+                 higher_is_better: bool | None) -> dict[str, Any]:
     """The ``n`` groups with the worst mean (worst first), from summaries as :func:`summarize` gives them.
 
     Groups without a mean are not ranked. Ties keep the order of ``summaries``, and
     ``tie_at_cutoff`` says when the n-th worst mean is shared by a group left out, so a reader
-    knows the choice among them was arbitrary.
+    knows the choice among them was arbitrary. A metric without a better direction
+    (``higher_is_better`` None) ranks nothing: ``groups`` is empty, with the reason.
     """
     check_positive_int(n, "n")
+    if higher_is_better is None:
+        return {"groups": [], "means": [], "n": {}, "higher_is_better": None, "tie_at_cutoff": False,
+                "reason": "the metric has no better direction (its ideal is the middle): no group is the worst; "
+                          "read each group's deviation from the ideal"}
     ranked = [(g, s["mean"]) for g, s in summaries.items() if s.get("mean") is not None]
     ranked.sort(key=lambda item: -item[1] if not higher_is_better else item[1])  # stable: ties keep order
     chosen = ranked[:n]
@@ -186,18 +203,20 @@ def worst_groups(summaries: Mapping[str, Mapping[str, Any]], *, n: int = 2,
 # -- the disparity and its bootstrap ----------------------------------------------------------
 
 
-def _disparity(samples: dict[str, np.ndarray], *, name: str, higher_is_better: bool, confidence: float,
-               n_resamples: int, seed: int, ci_method: str) -> dict[str, Any]:
+def _disparity(samples: dict[str, np.ndarray], *, name: str, higher_is_better: bool | None, confidence: float,
+               n_resamples: int, seed: int, ci_method: str, ideal: float | None = None) -> dict[str, Any]:
+    means = {g: float(x.mean()) for g, x in samples.items()}
     out: dict[str, Any] = {
         "statistic": "max_minus_min_of_means", "value": None, "max_group": None, "min_group": None,
-        "best_group": None, "worst_group": None, "ci_low": None, "ci_high": None, "standard_error": None,
+        "best_group": None, "worst_group": None, "higher_is_better": higher_is_better, "ideal": ideal,
+        "deviation_from_ideal": _deviations(means, higher_is_better, ideal),
+        "ci_low": None, "ci_high": None, "standard_error": None,
         "ci_method": ci_method, "n_resamples": n_resamples, "seed": seed, "resampling": "within groups",
         "reason": None, "ci_reason": None,
     }
     if len(samples) < 2:
         out["reason"] = out["ci_reason"] = f"{len(samples)} group(s) with enough values; a disparity needs 2"
         return out
-    means = {g: float(x.mean()) for g, x in samples.items()}
     max_group, min_group = max(means, key=means.__getitem__), min(means, key=means.__getitem__)
     out.update(value=means[max_group] - means[min_group], max_group=max_group, min_group=min_group)
     if means[max_group] != means[min_group] and higher_is_better is not None:  # None: no better direction
@@ -219,6 +238,14 @@ def _disparity(samples: dict[str, np.ndarray], *, name: str, higher_is_better: b
         return out
     out.update(ci_low=low, ci_high=high, standard_error=number(res.standard_error))
     return out
+
+
+def _deviations(means: Mapping[str, float | None], higher_is_better: bool | None,
+                ideal: float | None) -> dict[str, float | None] | None:
+    """Each group's mean − ideal, for a metric without a better direction; None otherwise."""
+    if higher_is_better is not None or ideal is None:
+        return None
+    return {g: None if m is None else float(m) - ideal for g, m in means.items()}
 
 
 def _max_minus_min(*samples: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from faceedit_bench.analysis.audit import REGISTERED
 from faceedit_bench.analysis.group_tests import kruskal_wallis, one_vs_rest
 from faceedit_bench.analysis.human_ratings import BASELINE, Ratings
 from faceedit_bench.analysis.paired import paired_comparison, paired_family
@@ -65,7 +66,7 @@ def human_agreement(ratings: Ratings, vlm: VlmScores | None = None, *, confidenc
         "paired": _paired(ratings, means, confidence, alpha),
     }
     if vlm is not None:
-        section["vlm_vs_human"] = vlm_vs_human(means, vlm, ratings.editors, confidence)
+        section["vlm_vs_human"] = vlm_vs_human(means, vlm, ratings.editors, confidence, bounds=ratings.scale)
     return section
 
 
@@ -76,9 +77,10 @@ def _axis(ratings: Ratings, axis: str, means: Mapping[Unit, float], confidence: 
         by[("condition", condition)].append(v)
         by[("editor", editor)].append(v)
     return {"outputs": len(units), "ratings": sum(len(s) for s in units.values()),
-            "human": summarize(list(means.values()), confidence),
-            "by_condition": {c: summarize(by[("condition", c)], confidence) for c in ratings.conditions},
-            "by_editor": {e: summarize(by[("editor", e)], confidence) for e in ratings.editors},
+            "human": summarize(list(means.values()), confidence, bounds=ratings.scale),
+            "by_condition": {c: summarize(by[("condition", c)], confidence, bounds=ratings.scale)
+                             for c in ratings.conditions},
+            "by_editor": {e: summarize(by[("editor", e)], confidence, bounds=ratings.scale) for e in ratings.editors},
             "fleiss_kappa": fleiss_kappa(units), "krippendorff_alpha": krippendorff_alpha(units)}
 
 
@@ -96,11 +98,17 @@ def _group_tests(ratings: Ratings, means: Mapping[str, Mapping[Unit, float]], co
                     groups[races[(editor, item)]].append(v)
             groups = dict(sorted(groups.items()))
             row: dict[str, Any] = {"axis": axis, "condition": condition, "by": "race",
-                                   "groups": {g: summarize(v, confidence) for g, v in groups.items()},
+                                   "groups": {g: summarize(v, confidence, bounds=ratings.scale)
+                                              for g, v in groups.items()},
                                    "kruskal": kruskal_wallis({g: np.asarray(v) for g, v in groups.items()})}
             if WHITE in groups:
+                # people rate paper (b)'s axes: the registered axis of that name gives the direction (none: no
+                # best or worst group is named)
+                registered = REGISTERED.get(axis)
                 row["white_vs_rest"] = one_vs_rest(groups, WHITE, name=f"{axis}_{condition}_white_vs_rest",
-                                                   confidence=confidence)
+                                                   higher_is_better=getattr(registered, "higher_is_better", None),
+                                                   ideal=getattr(registered, "ideal", None), confidence=confidence,
+                                                   bounds=ratings.scale)
             tests.append(row)
     return tests
 
@@ -116,14 +124,14 @@ def _paired(ratings: Ratings, means: Mapping[str, Mapping[Unit, float]], confide
             base = {(e, i): v for (e, i, c), v in values.items() if c == BASELINE}
             other = {(e, i): v for (e, i, c), v in values.items() if c == condition}
             comparisons.append(paired_comparison(base, other, name=axis, first_label=BASELINE,
-                                                 second_label=condition, confidence=confidence))
+                                                 second_label=condition, confidence=confidence, bounds=ratings.scale))
         family = paired_family(comparisons, alpha=alpha)
         out.append({"baseline": BASELINE, "condition": condition, "tests": family["tests"], "holm": family["holm"]})
     return out
 
 
 def vlm_vs_human(means: Mapping[str, Mapping[Unit, float]], vlm: VlmScores, editors: list[str],
-                 confidence: float = 0.95) -> dict[str, Any]:
+                 confidence: float = 0.95, bounds: Any = None) -> dict[str, Any]:
     """VLM − human per axis over the outputs both scored, and the Table 5 layout: editor -> condition ->
     axis -> VLM and human means on the same outputs."""
     by_axis: dict[str, Any] = {}
@@ -132,9 +140,11 @@ def vlm_vs_human(means: Mapping[str, Mapping[Unit, float]], vlm: VlmScores, edit
         matched = {u: (vlm[(*u, axis)], h) for u, h in values.items() if vlm.get((*u, axis)) is not None}
         pairs = np.asarray(list(matched.values()), dtype=float).reshape(-1, 2)
         comparison = paired_comparison({u: p[1] for u, p in matched.items()}, {u: p[0] for u, p in matched.items()},
-                                       name=axis, first_label="human", second_label="vlm", confidence=confidence)
+                                       name=axis, first_label="human", second_label="vlm", confidence=confidence,
+                                       bounds=bounds)
         by_axis[axis] = {"n": len(matched), "unmatched": len(values) - len(matched),
-                         "vlm": summarize(pairs[:, 0], confidence), "human": summarize(pairs[:, 1], confidence),
+                         "vlm": summarize(pairs[:, 0], confidence, bounds=bounds),
+                         "human": summarize(pairs[:, 1], confidence, bounds=bounds),
                          "difference": comparison["mean_delta"], "ci_low": comparison["ci_low"],
                          "ci_high": comparison["ci_high"], "p_value": comparison["p_value"],
                          "reason": comparison["reason"]}

@@ -39,11 +39,11 @@ def intersect_labels(first: Sequence[str | None], second: Sequence[str | None], 
 
 
 def intersectional_groups(values: Sequence[float], first: Sequence[str | None], second: Sequence[str | None], *,
-                          name: str, higher_is_better: bool = False, confidence: float = 0.95,
+                          name: str, higher_is_better: bool | None, confidence: float = 0.95,
                           first_codes: Mapping[str, str] | None = None, second_codes: Mapping[str, str] | None = None,
                           sep: str = " × ", cells: Sequence[str] | None = None, n_worst: int = 2,
                           n_resamples: int = 9999, seed: int = 0, ci_method: str = "percentile",
-                          min_group_size: int = 2) -> dict[str, Any]:
+                          min_group_size: int = 2, bounds: Any = None, ideal: float | None = None) -> dict[str, Any]:
     """Per-cell summaries, the ``n_worst`` worst cells by mean and the k-group statistics across cells.
 
     ``values[i]`` belongs to the cell of ``first[i]`` and ``second[i]``. ``cells`` fixes the cells
@@ -62,7 +62,8 @@ def intersectional_groups(values: Sequence[float], first: Sequence[str | None], 
                              f"check the labels and codes, or pass cells=None to take the cells found")
         grouped = {c: grouped.get(c, []) for c in cells}
     result = compare_k_groups(grouped, name=name, higher_is_better=higher_is_better, confidence=confidence,
-                              n_resamples=n_resamples, seed=seed, ci_method=ci_method, min_group_size=min_group_size)
+                              n_resamples=n_resamples, seed=seed, ci_method=ci_method, min_group_size=min_group_size,
+                              bounds=bounds, ideal=ideal)
     result["test"] = "intersectional"
     result["unlabelled"] = unlabelled
     ranked = {c: s for c, s in result["groups"].items() if c not in result["left_out"]}  # same cells as the tests

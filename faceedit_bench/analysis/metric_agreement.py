@@ -91,19 +91,27 @@ def metric_agreement(human: Scores, metric: Scores, *, same_direction: bool = Tr
                              "metric": {str(s): sign * v for s, v in machine.items()}}}
 
 
-def rank_table(means: Mapping[str, Mapping[Hashable, float]], higher_is_better: Mapping[str, bool],
+def rank_table(means: Mapping[str, Mapping[Hashable, float]], higher_is_better: Mapping[str, bool | None],
                ) -> dict[str, Any]:
-    """Rank 1 = best under each metric (ties share the average rank); systems any metric scores."""
+    """Rank 1 = best under each metric (ties share the average rank); systems any metric scores. A metric
+    without a stated better direction (None or absent: its ideal is the middle, or nobody says) is not
+    ranked: it is listed in ``not_ranked`` with the reason, never ranked as if higher (or lower) were better."""
     from scipy import stats  # imported here: scipy.stats takes seconds to import
     systems = sorted({s for m in means.values() for s in m}, key=str)
     table: dict[str, dict[str, Any]] = {}
+    not_ranked: dict[str, str] = {}
     for name, values in means.items():
+        direction = higher_is_better.get(name)
+        if direction is None:
+            not_ranked[name] = "no better direction is stated for this metric; its values are not ranked"
+            continue
         present = [s for s in systems if s in values and values[s] is not None and math.isfinite(values[s])]
-        sign = -1.0 if higher_is_better.get(name, True) else 1.0
+        sign = -1.0 if direction else 1.0
         ranks = stats.rankdata([sign * values[s] for s in present], method="average") if present else []
         table[name] = {str(s): {"value": float(values[s]), "rank": float(r)} for s, r in zip(present, ranks)}
-    return {"systems": [str(s) for s in systems], "metrics": table,
-            "higher_is_better": {k: bool(higher_is_better.get(k, True)) for k in means}}
+    return {"systems": [str(s) for s in systems], "metrics": table, "not_ranked": not_ranked,
+            "higher_is_better": {k: higher_is_better.get(k) for k in means}}
+
 
 
 def system_agreement(table: Mapping[Hashable, Mapping[str, float]], human: str,

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from faceedit_bench.analysis.samples import check_confidence, keyed, number
-from faceedit_bench.analysis.statistics import summarize
+from faceedit_bench.analysis.statistics import difference_bounds, summarize
 
 
 def pair_up(first: Mapping[Hashable, float], second: Mapping[Hashable, float], *, what: str = "pairs"
@@ -42,8 +42,12 @@ def pair_up(first: Mapping[Hashable, float], second: Mapping[Hashable, float], *
 
 def paired_comparison(first: Mapping[Hashable, float], second: Mapping[Hashable, float], *, name: str,
                       first_label: str = "baseline", second_label: str = "treatment",
-                      higher_is_better: bool | None = None, confidence: float = 0.95) -> dict[str, Any]:
+                      higher_is_better: bool | None = None, confidence: float = 0.95,
+                      bounds: Any = None) -> dict[str, Any]:
     """Mean Δ = second − first with its CI, and the two-sided Wilcoxon signed-rank p, over matched keys.
+
+    ``bounds`` are the metric's (e.g. (0, 100)): each condition's interval stays inside them, and the
+    Δ's inside ±(high − low) (:func:`faceedit_bench.analysis.statistics.summarize`).
 
     ``first`` and ``second`` map a pair key (e.g. ``(face_id, session, step)``) to the item's value
     under each condition; a key under one condition only is counted in ``unpaired``, never used.
@@ -56,13 +60,15 @@ def paired_comparison(first: Mapping[Hashable, float], second: Mapping[Hashable,
     check_confidence(confidence)
     _, a, b, (only_first, only_second) = pair_up(first, second, what=name)
     d = b - a
-    delta = summarize(d, confidence)
+    delta = summarize(d, confidence, bounds=difference_bounds(bounds))
     n_zero = int(np.count_nonzero(d == 0))
     result: dict[str, Any] = {
         "name": name, "test": "paired", "first": first_label, "second": second_label, "delta": "second - first",
         "n_pairs": int(d.size), "unpaired": {first_label: only_first, second_label: only_second},
-        "groups": {first_label: summarize(a, confidence), second_label: summarize(b, confidence)},
+        "groups": {first_label: summarize(a, confidence, bounds=bounds),
+                   second_label: summarize(b, confidence, bounds=bounds)},
         "mean_delta": delta["mean"], "sd_delta": delta["sd"], "ci_low": delta["ci_low"], "ci_high": delta["ci_high"],
+        "ci_method": delta["ci_method"],
         "median_delta": float(np.median(d)) if d.size else None, "confidence": confidence,
         "statistic": None, "p_value": None, "alternative": "two-sided", "zero_method": "wilcox", "method": "auto",
         "n_zero": n_zero, "n_nonzero": int(d.size) - n_zero,

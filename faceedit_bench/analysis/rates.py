@@ -76,6 +76,22 @@ PAPER_B_RATES: dict[str, tuple[str, Threshold]] = {
 }
 
 
+def rate_direction(threshold: Threshold, higher_is_better: bool | None, ideal: float | None = None) -> bool | None:
+    """Whether a higher rate of ``threshold`` hits is better, from the scored value's registered direction.
+
+    A rule on the good side of a directed score counts good items (edit success >= 4: higher is better),
+    on its bad side bad ones (soft erasure, edit success <= 2; race change >= 3: lower is better). On a score
+    whose ideal is the middle (skin tone, 3 = no change), a rule that leaves the ideal out counts departures
+    from it (skin lightening >= 4: lower is better); one that takes the ideal in has no better direction.
+    """
+    if higher_is_better is not None:
+        return (threshold.op == ">=") == bool(higher_is_better)
+    if ideal is None:
+        return None
+    departs = threshold.value > ideal if threshold.op == ">=" else threshold.value < ideal
+    return False if departs else None
+
+
 def threshold_rate(values: Sequence[float], threshold: Threshold, *, confidence: float = 0.95,
                    what: str = "values") -> dict[str, Any]:
     """Share of ``values`` meeting ``threshold``, with a Wilson score interval at ``confidence``."""

@@ -27,15 +27,18 @@ class SessionScores:
 @dataclass(frozen=True)
 class SessionMetric:
     name: str
-    higher_is_better: bool
+    higher_is_better: bool | None  # None: neither direction is better (the ideal is ``ideal``)
     unit: str
     description: str
     compute: Callable[[SessionScores], float | None]
     requires: frozenset[str] = frozenset({"embedder"})
     #: How pages name it (``Drop_FSS``); the name when empty.
     label: str = ""
-    #: The values it can take (SC and OER x100: 0-100), for plot axes; None when open-ended.
-    bounds: tuple[float, float] | None = None
+    #: The values it can take, (low, high) with None for an open side (SC x100: (0, 100); OER x100: (0, None));
+    #: None when open-ended both ways (Drop_FSS). Plot axes and every mean's interval follow them.
+    bounds: tuple[float | None, float | None] | None = None
+    #: With ``higher_is_better`` None: the value that means "no change" (groups are compared by their deviation).
+    ideal: float | None = None
 
 
 def drop_fss(scores: SessionScores) -> float | None:
@@ -80,7 +83,7 @@ def judge_metric_values(metric: Any) -> list[SessionMetric]:
     needs = frozenset({"judge", "taxonomy"} if getattr(metric, "needs_taxonomy", False) else {"judge"})
     return [SessionMetric(name=v.name, higher_is_better=v.higher_is_better, unit=v.unit, description=v.description,
                           compute=_JudgedValue(v.name), requires=needs, label=getattr(v, "label", ""),
-                          bounds=getattr(v, "bounds", None))
+                          bounds=getattr(v, "bounds", None), ideal=getattr(v, "ideal", None))
             for v in metric.values]
 
 
@@ -89,5 +92,5 @@ def registered_measures(metrics: Iterable[SessionMetric]) -> dict[str, dict[str,
     entries (docs/run_report.md), from the registration only."""
     return {m.name: {"label": m.label or m.name, "higher_is_better": m.higher_is_better, "unit": m.unit,
                      "description": m.description, "bounds": list(m.bounds) if m.bounds is not None else None,
-                     "requires": sorted(m.requires), "section": "metrics"}
+                     "ideal": m.ideal, "requires": sorted(m.requires), "section": "metrics"}
             for m in metrics}

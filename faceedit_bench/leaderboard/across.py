@@ -25,7 +25,9 @@ from faceedit_bench.leaderboard.views import (
     Section,
     Table,
     View,
+    first_directed,
     fmt,
+    hib_text,
     is_reference,
     metric_infos,
     sort_value,
@@ -76,6 +78,8 @@ def _ranks(rows: list[EditorAcross], testsets: list[str], metric: MetricInfo | N
     def avg(r: EditorAcross) -> float | None:
         return None if metric is None or r.reference else r.average(testsets)
 
+    if metric is not None and metric.higher_is_better is None:
+        metric = None  # no better direction: nobody is ranked
     sign = -1.0 if metric is not None and metric.higher_is_better else 1.0
     ordered = sorted((r for r in rows if avg(r) is not None), key=lambda r: (sign * avg(r), r.editor))  # type: ignore[operator]
     ranks: dict[str, int | None] = {r.editor: None for r in rows}
@@ -103,7 +107,7 @@ def _section(chosen: list[Entry], metrics: list[MetricInfo], ranker: MetricInfo 
 
     columns = [Column("rank", "num", help=f"by the Avg. of {ranker.name}" if ranker else ""), Column("editor", "text")]
     for m in metrics:
-        hib = "true" if m.higher_is_better else "false"
+        hib = hib_text(m.higher_is_better)
         columns += [Column(f"{m.name} · {t}", "num", hib, f"{m.name} ({m.unit}) on test set {t}: mean (n sessions)")
                     for t in testsets]
         columns.append(Column(f"{m.name} · Avg.", "num", hib,
@@ -186,7 +190,7 @@ def build_across_views(entries: list[Entry], registered: Mapping[str, Any], rank
             continue
         metrics = metric_infos(chosen, registered)
         by_name = {m.name: m for m in metrics}
-        ranker = by_name.get(rank_by) if rank_by else (metrics[0] if metrics else None)
+        ranker = by_name.get(rank_by) if rank_by else first_directed(metrics)
         first = chosen[0]
         section, testsets = _section(chosen, metrics, ranker, first.record["judge"] is not None)
         judge = first.record["judge"]

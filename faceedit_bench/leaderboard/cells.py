@@ -20,9 +20,24 @@ def is_reference(e: Entry) -> bool:
 class MetricInfo:
     name: str
     unit: str
-    higher_is_better: bool
+    higher_is_better: bool | None  # None: no better direction (its ideal is the middle): shown, never ranked
     description: str
     label: str = ""
+
+
+def first_directed(metrics: list[MetricInfo]) -> MetricInfo | None:
+    """The default metric to rank by: the first with a better direction (a middle-ideal score ranks nobody)."""
+    return next((m for m in metrics if m.higher_is_better is not None), None)
+
+
+def hib_text(higher_is_better: bool | None) -> str:
+    """A column's sort hint: "true"/"false", "" for a metric without a better direction."""
+    return "" if higher_is_better is None else str(bool(higher_is_better)).lower()
+
+
+def direction_sentence(higher_is_better: bool | None) -> str:
+    sentences = {True: "Higher is better.", False: "Lower is better.", None: "Neither direction is better."}
+    return sentences[higher_is_better]
 
 
 @dataclass
@@ -54,7 +69,7 @@ class Row:
 class Plot:
     title: str
     unit: str
-    higher_is_better: bool
+    higher_is_better: bool | None  # None: no better direction
     series: list[str]  # group labels; [""] for one series
     rows: list[tuple[str, list[tuple[float | None, float | None, float | None]]]]  # label, per series (mean, lo, hi)
 

@@ -64,7 +64,8 @@ def forest_svg(plot: Plot) -> Markup:
     def x(v: float) -> str:
         return _n(LEFT + (v - low) / (high - low) * plot_w)
 
-    direction = "higher is better" if plot.higher_is_better else "lower is better"
+    direction = {True: "higher is better", False: "lower is better", None: "neither direction is better"}[
+        plot.higher_is_better]
     title = f"{plot.title} ({plot.unit}), mean and CI per entry; {direction}"
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="forest" width="{WIDTH}" height="{height}" '
            f'viewBox="0 0 {WIDTH} {height}" role="img" aria-label="{escape(title)}">',

@@ -23,10 +23,13 @@ from faceedit_bench.leaderboard.cells import (  # noqa: F401 - the cells are par
     Section,
     Table,
     View,
+    direction_sentence,
     editor_cell,
     entry_label,
+    first_directed,
     fmt,
     fmt_summary,
+    hib_text,
     is_reference,
     notes_cell,
     point,
@@ -45,7 +48,9 @@ ALL = "all"
 
 def metric_infos(entries: list[Entry], registered: Mapping[str, Any]) -> list[MetricInfo]:
     """The metrics of a view, in order of first appearance; direction from the registry when the
-    metric is registered here, else from the records (which must agree, or the metric is left out)."""
+    metric is registered here, else from the records (which must agree, or the metric is left out).
+    A direction of None (the registration's or every record's: the ideal is the middle) is kept: such
+    a metric is shown and never ranked."""
     seen: dict[str, list[Mapping[str, Any]]] = {}
     for e in entries:
         for name, m in e.record["metrics"].items():
@@ -53,10 +58,12 @@ def metric_infos(entries: list[Entry], registered: Mapping[str, Any]) -> list[Me
     out = []
     for name, stated in seen.items():
         reg = registered.get(name)
-        if reg is not None and isinstance(getattr(reg, "higher_is_better", None), bool):
-            hib = reg.higher_is_better
-        elif len({bool(m["higher_is_better"]) for m in stated}) == 1:
-            hib = bool(stated[0]["higher_is_better"])
+        directions = {m["higher_is_better"] if isinstance(m.get("higher_is_better"), bool) else None for m in stated}
+        hib: bool | None
+        if reg is not None:
+            hib = reg.higher_is_better if isinstance(getattr(reg, "higher_is_better", None), bool) else None
+        elif len(directions) == 1:
+            hib = directions.pop()
         else:
             continue  # contradictory statements and no registration: no direction to rank by
         label = next((str(m["label"]) for e in entries if isinstance(m := (e.record.get("measures") or {}).get(name), dict)
@@ -66,11 +73,11 @@ def metric_infos(entries: list[Entry], registered: Mapping[str, Any]) -> list[Me
 
 
 def rank_entries(entries: list[Entry], mean: Callable[[Entry], float | None],
-                 higher_is_better: bool) -> tuple[list[Entry], dict[str, int | None]]:
+                 higher_is_better: bool | None) -> tuple[list[Entry], dict[str, int | None]]:
     """Competition ranking ("1, 1, 3") by ``mean(entry)`` in the given direction; entries without a
     value, and entries whose verification failed, are listed last without a rank; baselines first."""
-    def value(e: Entry) -> float | None:
-        return None if e.status == "failed" or is_reference(e) else mean(e)
+    def value(e: Entry) -> float | None:  # no better direction: nobody is ranked
+        return None if e.status == "failed" or is_reference(e) or higher_is_better is None else mean(e)
 
     sign = -1.0 if higher_is_better else 1.0
     ranked = sorted(entries, key=lambda e: (not is_reference(e), value(e) is None, sign * (value(e) or 0.0), e.id))
@@ -98,8 +105,8 @@ def _rank(entries: list[Entry], metric: MetricInfo | None) -> tuple[list[Entry],
 
 def _overall(view_entries: list[Entry], metrics: list[MetricInfo], ranks: dict[str, int | None]) -> Section:
     columns = [Column("rank", "num"), Column("editor", "text"), Column("status", "text")]
-    columns += [Column(f"{m.name} ({m.unit})", "num", "true" if m.higher_is_better else "false",
-                       f"{m.description} {'Higher' if m.higher_is_better else 'Lower'} is better.") for m in metrics]
+    columns += [Column(f"{m.name} ({m.unit})", "num", hib_text(m.higher_is_better),
+                       f"{m.description} {direction_sentence(m.higher_is_better)}") for m in metrics]
     columns += [Column("sessions", "num", help="sessions included in the metrics / planned"),
                 Column("excluded", "num", help="sessions excluded from the metrics (a step without an image)"),
                 Column("refused", "num", help="edit steps the provider refused"),
@@ -168,8 +175,8 @@ def _contrast(contrast: str, labels: list[str], view_entries: list[Entry], metri
     columns = [Column("editor", "text"), Column("status", "text")]
     k_groups = {m.name for m in metrics for e in view_entries if _k_groups(e, contrast, m.name) is not None}
     for m in metrics:
-        hib = "true" if m.higher_is_better else "false"
-        columns += [Column(f"{m.name} · {label}", "num", hib, f"{m.name} ({m.unit}) of the {label} group")
+        columns += [Column(f"{m.name} · {label}", "num", hib_text(m.higher_is_better),
+                           f"{m.name} ({m.unit}) of the {label} group")
                     for label in labels]
         columns += [Column(f"bias · {m.name}", "num", "false",
                            "bias flag of the disparity test (Wasserstein distance over the threshold and "
@@ -243,7 +250,7 @@ def build_views(entries: list[Entry], registered: Mapping[str, Any], rank_by: st
         members.sort(key=lambda e: e.id)
         metrics = metric_infos(members, registered)
         by_name = {m.name: m for m in metrics}
-        ranker = by_name.get(rank_by) if rank_by else (metrics[0] if metrics else None)
+        ranker = by_name.get(rank_by) if rank_by else first_directed(metrics)
         ordered, ranks = _rank(members, ranker)
         sections = [_overall(ordered, metrics, ranks)]
         contrasts: dict[str, set[str]] = defaultdict(set)

@@ -28,6 +28,7 @@ from faceedit_bench.report.html_plots import (
 from faceedit_bench.report.html_sheet_redraw import float_or_none, render_missing_sheets
 from faceedit_bench.report.measures import identity_metric, report_measures
 from faceedit_bench.report.metric_names import display_name
+from faceedit_bench.report.read_first import MOST, report_warnings
 from faceedit_bench.report.tables import RUN_COLUMNS
 from faceedit_bench.report.templates import fmt_num, render
 from faceedit_bench.report.winobias_view import winobias_context
@@ -45,6 +46,7 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "components": components(report),
         "prompts": prompt_templates(report),
         "notes": notes(report),
+        "warnings": [w["message"] for w in report_warnings(report)], "most": MOST,
         "metrics": metric_rows(report),
         "skipped": dict(report.get("skipped_metrics") or {}),
         "counts": counts(report),
@@ -135,6 +137,7 @@ def counts(report: Mapping[str, Any]) -> dict[str, Any]:
         "sessions": c.get("sessions") or {"planned": None, "included": None, "excluded": {}},
         "steps": steps, "steps_total": sum(steps.values()),
         "edited_images_without_face": c.get("edited_images_without_face"),
+        "references": c.get("references") or {},
         "judge": [(name, per, sum(per.values())) for name, per in judge.items()],
     }
 
@@ -195,7 +198,9 @@ def group_test_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "p_value": r.get("p_value", kruskal.get("p_value")),
                     "spread": disparity.get("value", r.get("mean_difference")),
                     "spread_ci": (disparity.get("ci_low"), disparity.get("ci_high")),
-                    "worst": disparity.get("worst_group") or r.get("worst_group"),
+                    "worst": disparity.get("worst_group") or r.get("worst_group") or (
+                        "none: no better direction" if "higher_is_better" in r and r["higher_is_better"] is None
+                        else None),
                     "reason": r.get("reason") or kruskal.get("reason") or disparity.get("reason")})
     return rows
 
@@ -256,7 +261,15 @@ def worst_sessions_section(report: Mapping[str, Any], run_dir: Path | None, stor
     rows = [row for row in rows if reference is None or row.get("condition") == reference]
     scored = [(value, row) for row in rows if not row.get("excluded")
               and (value := float_or_none(row.get(ranking))) is not None]
-    scored.sort(key=lambda pair: pair[0], reverse=not info.get("higher_is_better", False))
+    direction, ideal = info.get("higher_is_better"), info.get("ideal")
+    if direction is None and ideal is None:
+        out["note"] = (f"{display_name(ranking or '', report_measures(report))} has no better direction: "
+                       "no session is the worst.")
+        return out
+    # the worst first: the lowest of a higher-is-better metric, the highest of a lower-is-better one, the
+    # furthest from the ideal of a metric whose ideal is the middle
+    scored.sort(key=lambda pair: -abs(pair[0] - ideal) if direction is None
+                else pair[0] * (1 if direction else -1))
     picks = [row for _, row in scored[:limit]]
     if not picks:
         out["note"] = f"No included session has a {display_name(ranking or '', report_measures(report))} value."

@@ -18,6 +18,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from faceedit_bench.analysis.audit import REGISTERED
 from faceedit_bench.analysis.human_agreement import human_agreement, unit_means
 from faceedit_bench.analysis.human_ratings import Ratings, RatingsError
 from faceedit_bench.analysis.metric_agreement import metric_agreement, rank_table
@@ -43,9 +44,14 @@ def human_section(ratings: Ratings, runs: Sequence[RatedRun] = (), *, metrics: S
     return section
 
 
-def _direction(runs: Sequence[RatedRun], name: str) -> bool:
+def _direction(runs: Sequence[RatedRun], name: str) -> bool | None:
+    """The direction the runs state for ``name``, else the registered rubric axis of that name (people rate
+    paper (b)'s axes); None when neither says (or the axis has none, e.g. skin tone): ranked by nobody."""
     found = [d for d in (r.higher_is_better(name) for r in runs) if d is not None]
-    return found[0] if found else True
+    if found:
+        return found[0]
+    axis = REGISTERED.get(name)
+    return None if axis is None else axis.higher_is_better
 
 
 def _keyed(means: Mapping[tuple[str, str, str], float]) -> dict[tuple[str, tuple[str, str]], float]:
@@ -69,7 +75,8 @@ def _metric_agreement(ratings: Ratings, runs: Sequence[RatedRun], vlm: Mapping[t
         if not scores:
             raise RatingsError(f"--metric {name}: no run has a value {name!r} in its sessions table; metrics there: "
                                f"{', '.join(sorted(runs[0].report.get('metrics') or {}))}")
-        same = _direction(runs, name) == _direction(runs, against)
+        mine, theirs = _direction(runs, name), _direction(runs, against)
+        same = mine == theirs if None not in (mine, theirs) else True  # unknown: read the correlation's sign
         rows.append({"metric": name, "against": against, **metric_agreement(people, scores, same_direction=same)})
     return rows
 

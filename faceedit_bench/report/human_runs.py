@@ -31,7 +31,8 @@ class RatedRun:
 
     def higher_is_better(self, metric: str) -> bool | None:
         m = (self.report.get("metrics") or {}).get(metric)
-        return None if m is None else bool(m.get("higher_is_better", True))
+        hib = (m or {}).get("higher_is_better")
+        return hib if isinstance(hib, bool) else None  # None: not stated, or no better direction
 
     def values(self, column: str) -> dict[tuple[str, str], float]:
         """(item, condition) -> the session's value in ``column``; empty cells (undefined) are left out."""

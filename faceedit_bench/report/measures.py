@@ -1,6 +1,6 @@
 """How to read every named quantity of a run report: the report's ``measures`` section (since 1.3).
 
-``measures[name] = {label, higher_is_better, unit, description, bounds, requires, section}`` for every
+``measures[name] = {label, higher_is_better, unit, description, bounds, ideal, requires, section}`` for every
 session metric (from its registration: :class:`~faceedit_bench.analysis.session_metrics.SessionMetric`,
 a judge metric's :class:`~faceedit_bench.scoring.judge.declared.JudgeValue`, a plugin's metric),
 for the per-step series (``fss``, ``sc``) and for the quantities a report section declares itself:
@@ -24,20 +24,21 @@ FSS = {"label": "FSS", "higher_is_better": True, "unit": "embedder's similarity"
                       "similarities (METHODOLOGY §2.5).", "bounds": [0.0, 1.0]}
 #: Labels and bounds of the builtin metrics of reports older than 1.3, which did not state them.
 BEFORE_1_3 = {"drop_fss": {"label": "Drop_FSS"}, "sc": {"label": "SC", "bounds": [0.0, 100.0]},
-              "oer": {"label": "OER", "bounds": [0.0, 100.0]}}
-FIELDS = ("label", "higher_is_better", "unit", "description", "bounds", "requires")
+              "oer": {"label": "OER", "bounds": [0.0, None]}}  # OER x100 passes 100 when an edit changes several
+FIELDS = ("label", "higher_is_better", "unit", "description", "bounds", "ideal", "requires")
 
 
 def measure(name: str, stated: Mapping[str, Any], section: str) -> dict[str, Any]:
     """One entry, from what a metric or a section states about ``name`` (label defaults to the name)."""
-    bounds = stated.get("bounds")
     hib = stated.get("higher_is_better")
+    ideal = stated.get("ideal")
     return {
         "label": str(stated.get("label") or name),
         "higher_is_better": hib if isinstance(hib, bool) else None,
         "unit": str(stated.get("unit") or ""),
         "description": str(stated.get("description") or ""),
-        "bounds": [float(bounds[0]), float(bounds[1])] if _is_bounds(bounds) else None,
+        "bounds": declared_bounds(stated.get("bounds")),
+        "ideal": float(ideal) if _is_number(ideal) else None,
         "requires": [str(r) for r in stated.get("requires") or []],  # what it needs: embedder, judge, taxonomy
         "section": section,
     }
@@ -95,10 +96,20 @@ def identity_metric(report: Mapping[str, Any]) -> str | None:
 
 
 def bounds_of(name: str, measures: Mapping[str, Mapping[str, Any]] | None) -> tuple[float, float] | None:
-    bounds = ((measures or {}).get(name) or {}).get("bounds")
-    return (float(bounds[0]), float(bounds[1])) if _is_bounds(bounds) else None
+    """A quantity's full scale, for a plot axis: both bounds, or None (open-ended on either side)."""
+    bounds = declared_bounds(((measures or {}).get(name) or {}).get("bounds"))
+    return (bounds[0], bounds[1]) if bounds is not None and None not in bounds else None  # type: ignore[return-value]
 
 
-def _is_bounds(value: Any) -> bool:
-    return (isinstance(value, (list, tuple)) and len(value) == 2
-            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value) and value[0] < value[1])
+def declared_bounds(value: Any) -> list[float | None] | None:
+    """``[low, high]`` as declared, None for an open side (OER: ``[0, None]``); None when not a valid declaration."""
+    if not isinstance(value, (list, tuple)) or len(value) != 2 or not all(v is None or _is_number(v) for v in value):
+        return None
+    low, high = (None if v is None else float(v) for v in value)
+    if (low is None and high is None) or (low is not None and high is not None and not low < high):
+        return None
+    return [low, high]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

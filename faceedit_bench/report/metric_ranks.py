@@ -17,13 +17,14 @@ from faceedit_bench.analysis.metric_agreement import MIN_SYSTEMS, rank_table
 
 def metric_ranks(reports: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> dict[str, Any] | None:
     means: dict[str, dict[str, float]] = {}
-    directions: dict[str, bool] = {}
+    directions: dict[str, bool | None] = {}
     for label, report in zip(labels, reports):
         for name, m in (report.get("metrics") or {}).items():
             if isinstance(m.get("mean"), (int, float)) and not isinstance(m.get("mean"), bool):
                 means.setdefault(name, {})[label] = float(m["mean"])
-                directions[name] = bool(m.get("higher_is_better", True))
-    means = {n: v for n, v in means.items() if len(v) >= 2}
+                hib = m.get("higher_is_better")  # as the report states it; None: not ranked
+                directions[name] = hib if isinstance(hib, bool) else None
+    means = {n: v for n, v in means.items() if len(v) >= 2 and directions.get(n) is not None}
     if len(means) < 2:
         return None
     table = rank_table(means, directions)

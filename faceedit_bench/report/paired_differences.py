@@ -1,5 +1,5 @@
-"""Paired differences of two runs on the (face, session) units both included: mean, Student-t interval,
-paired t-test p-value and a verdict."""
+"""Paired differences of two runs on the (face, session) units both included: mean, its interval (inside
+±(high − low) of a bounded metric: docs/statistics.md), paired t-test p-value and a verdict."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.analysis.statistics import summarize
+from faceedit_bench.analysis.statistics import difference_bounds, summarize
 from faceedit_bench.report.comparability import pair_differences
+from faceedit_bench.report.measures import declared_bounds
 from faceedit_bench.report.tables import reference_condition
 
 
@@ -39,11 +40,13 @@ def _session_values(run_dir: Path, metrics: Sequence[str]) -> dict[tuple[str, st
     return out
 
 
-def paired_difference(a: Sequence[float], b: Sequence[float], *, confidence: float = 0.95) -> dict[str, Any]:
-    """Mean of a - b over paired units with a Student-t interval and a two-sided paired t-test p-value."""
+def paired_difference(a: Sequence[float], b: Sequence[float], *, confidence: float = 0.95,
+                      bounds: Any = None) -> dict[str, Any]:
+    """Mean of a - b over paired units with its interval (the metric's ``bounds`` bound the difference)
+    and a two-sided paired t-test p-value."""
     from scipy import stats  # imported here: scipy.stats takes seconds to import
     diffs = [x - y for x, y in zip(a, b, strict=True)]
-    s = summarize(diffs, confidence)
+    s = summarize(diffs, confidence, bounds=difference_bounds(bounds))
     p = None
     if s["n"] >= 2 and s["sd"]:
         t = s["mean"] / (s["sd"] / math.sqrt(s["n"]))
@@ -87,7 +90,8 @@ def paired_comparisons(reports: Sequence[Mapping[str, Any]], run_dirs: Sequence[
             continue
         for m in metrics:
             units = [u for u in shared if m in va[u] and m in vb[u]]
-            d = paired_difference([va[u][m] for u in units], [vb[u][m] for u in units], confidence=confidence)
+            d = paired_difference([va[u][m] for u in units], [vb[u][m] for u in units], confidence=confidence,
+                                  bounds=declared_bounds(reports[i]["metrics"][m].get("bounds")))
             hib = reports[i]["metrics"][m].get("higher_is_better")
             if hib != reports[j]["metrics"][m].get("higher_is_better"):
                 hib = None

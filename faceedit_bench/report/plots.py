@@ -2,9 +2,9 @@
 global backend is touched), or ``None`` when matplotlib is missing or there is nothing to draw.
 
 Axes are chosen so that a flat line looks flat: a metric with bounds in its registration (the report's
-``measures``: FSS 0–1, SC and OER ×100 0–100) is drawn on at least its whole scale (wider only when a value
-lies outside), and every other metric's axis includes 0. A zoomed axis would turn a 0.002 difference between
-two groups into a cliff.
+``measures``: FSS 0–1, SC ×100 0–100) is drawn on at least its whole scale (wider only when a value
+lies outside), and every other metric's axis (OER's, open above) includes 0. A zoomed axis would turn a 0.002
+difference between two groups into a cliff.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def _finite(values: Sequence[Any]) -> list[float]:
 
 
 def value_range(values: Sequence[Any], bounds: tuple[float, float] | None = None) -> tuple[float, float]:
-    """An axis range: the metric's full scale where it has ``bounds`` (FSS 0–1, SC/OER 0–100), widened only to
+    """An axis range: the metric's full scale where it has ``bounds`` (FSS 0–1, SC 0–100), widened only to
     show a value outside it; otherwise the data's range extended to 0."""
     data = _finite(values)
     if bounds is not None:

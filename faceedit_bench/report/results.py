@@ -106,6 +106,10 @@ def with_identifiers(table: Any, report: Mapping[str, Any]) -> Any:
 
 def run_table(run_dir: Path, which: str = "steps") -> Any:
     """One run folder's steps (or sessions) table, from its Parquet file, else its CSV."""
+    return _with_report(run_dir, which)[0]
+
+
+def _with_report(run_dir: Path, which: str) -> tuple[Any, dict[str, Any]]:
     import pyarrow.parquet as pq
 
     report = _load_report(run_dir / "report.json")
@@ -116,21 +120,55 @@ def run_table(run_dir: Path, which: str = "steps") -> Any:
         table = tables.read_csv_table(run_dir / csv_name, {m: "float64" for m in _metric_names(report)})
     else:
         raise ResultsError(f"{run_dir}: no {parquet} or {csv_name}; rerun the experiment to rewrite its tables")
-    return with_identifiers(table, report)
+    return with_identifiers(table, report), report
 
 
-def _mlflow_tables(tracking_uri: str, experiments: Sequence[str] | None,
-                   skipped: list[tuple[str, str]]) -> Iterator[tuple[str, Any]]:
-    """The steps table of every finished faceedit_bench run in an MLflow store (its artifacts)."""
+def _mlflow_tables(tracking_uri: str, experiments: Sequence[str] | None, which: str,
+                   skipped: list[tuple[str, str]]) -> Iterator[tuple[str, Any, dict[str, Any]]]:
+    """The steps (or sessions) table of every finished faceedit_bench run in an MLflow store (its artifacts)."""
     from faceedit_bench.report.sources import finished_mlflow_runs
 
-    for artifacts in finished_mlflow_runs(tracking_uri, list(experiments or []) or None, skipped):
-        table = tables.read_csv_table(io.BytesIO(artifacts.steps_table),
-                                      {m: "float64" for m in _metric_names(artifacts.report)})
-        yield artifacts.label, with_identifiers(table, artifacts.report)
+    name = TABLES[which][1]
+    also = () if name == tables.STEPS_CSV else (name,)
+    for artifacts in finished_mlflow_runs(tracking_uri, list(experiments or []) or None, skipped, also=also):
+        data = artifacts.tables.get(name, artifacts.steps_table)
+        table = tables.read_csv_table(io.BytesIO(data), {m: "float64" for m in _metric_names(artifacts.report)})
+        yield artifacts.label, with_identifiers(table, artifacts.report), artifacts.report
 
 
-# -- all of them ----------------------------------------------------------------------------------
+def conform(parts: Sequence[tuple[str, Any, Mapping[str, Any]]], which: str = "steps") -> list[Any]:
+    """The runs' tables under one schema, whatever protocol each ran: every label a string and, in
+    the sessions table, every metric (of any of the runs) a double, with each demographic label named
+    as a run's own sessions table names it (:func:`tables.label_column`) against the metrics of all
+    the runs: the rubric's ``skin_tone`` score never shares a column with a dataset's ``skin_tone``
+    label. A column whose type still differs between runs is an error naming it and the runs."""
+    import pyarrow as pa
+
+    sessions = which == "sessions"
+    metrics = sorted({m for _, _, report in parts for m in _metric_names(report)}) if sessions else []
+    out = []
+    for _, table, report in parts:
+        own = sorted(_metric_names(report)) if sessions else []
+        held = {tables.label_column(key, own): tables.label_column(key, metrics) for key in tables.DEMOGRAPHIC_KEYS}
+        names = [held.get(n, n) for n in table.column_names]
+        wanted = {**{n: pa.float64() for n in metrics}, **{n: pa.string() for n in held.values()}}
+        columns = [c.cast(wanted[n]) if n in wanted and c.type != wanted[n] else c
+                   for n, c in zip(names, table.columns)]
+        out.append(pa.table(columns, names=names))
+    _check_types([label for label, _, _ in parts], out)
+    return out
+
+
+def _check_types(labels: Sequence[str], parts: Sequence[Any]) -> None:
+    import pyarrow as pa
+
+    seen: dict[str, tuple[Any, str]] = {}
+    for label, table in zip(labels, parts):
+        for column in table.schema:
+            kind, first = seen.setdefault(column.name, (column.type, label))
+            if kind != column.type and not (pa.types.is_null(kind) or pa.types.is_null(column.type)):
+                raise ResultsError(f"column {column.name!r} is {kind} in {first} but {column.type} in {label}: "
+                                   "these runs' tables cannot be joined; rerun the older run to rewrite its tables")
 
 
 def gather(paths: Iterable[Path | str] = (), *, which: str = "steps", tracking_uri: str | None = None,
@@ -142,24 +180,21 @@ def gather(paths: Iterable[Path | str] = (), *, which: str = "steps", tracking_u
     if which not in TABLES:
         raise ResultsError(f"unknown table {which!r}; choose one of {', '.join(TABLES)}")
     skipped: list[tuple[str, str]] = []
-    parts: list[tuple[str, Any]] = []
+    parts: list[tuple[str, Any, dict[str, Any]]] = []
     for run_dir in run_dirs(paths, skipped):
         try:
-            parts.append((str(run_dir), run_table(run_dir, which)))
+            parts.append((str(run_dir), *_with_report(run_dir, which)))
         except ResultsError as exc:
             skipped.append((str(run_dir), str(exc)))
     if tracking_uri:
-        if which != "steps":
-            raise ResultsError("from MLflow only the steps table is gathered (its artifact steps.csv); "
-                               "for sessions, pass the workspace folders")
-        parts.extend(_mlflow_tables(tracking_uri, experiments, skipped))
+        parts.extend(_mlflow_tables(tracking_uri, experiments, which, skipped))
     if not parts:
         where = ", ".join(str(p) for p in paths) or tracking_uri or "(nothing given)"
         raise ResultsError(f"no finished runs in {where}"
                            + (f" ({len(skipped)} skipped: {skipped[0][0]}: {skipped[0][1]})" if skipped else "")
                            + ". Run an experiment first, or pass the workspace it wrote to.")
-    table = pa.concat_tables([t for _, t in parts], promote_options="default")
-    return Gathered(table, [label for label, _ in parts], skipped)
+    table = pa.concat_tables(conform(parts, which), promote_options="default")
+    return Gathered(table, [label for label, _, _ in parts], skipped)
 
 
 def check_out(out: Path | None) -> None:
@@ -213,7 +248,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("paths", nargs="*", type=Path, help="workspaces (.faceedit_bench) or run folders (<workspace>/runs/<run>)")
     p.add_argument("--out", type=Path, metavar="TABLE.parquet|.csv", help="write here (default: CSV to stdout)")
     p.add_argument("--table", choices=sorted(TABLES), default="steps", help="one row per step (default) or per session")
-    p.add_argument("--tracking-uri", help="also gather the finished runs of this MLflow store (their steps.csv)")
+    p.add_argument("--tracking-uri", help="also gather the finished runs of this MLflow store (their steps.csv, "
+                                          "or sessions.csv with --table sessions)")
     p.add_argument("--experiment", action="append", metavar="NAME",
                    help="with --tracking-uri: only this MLflow experiment (repeatable; default: every faceedit/*)")
     p.set_defaults(func=_command)

@@ -16,9 +16,10 @@ from faceedit_bench.report.conditions_view import condition_metrics
 from faceedit_bench.report.fidelity import preset_notes
 from faceedit_bench.report.creval import creval_tracking
 from faceedit_bench.report.measures import collect_measures
+from faceedit_bench.report.read_first import mostly_missing, report_warnings
 
 SCHEMA_ID = "faceedit_bench/run_report"
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 
 RECONSTRUCTION_NOTE = (
     "The Face-Edit-Attributes taxonomy and the test-set sessions are a reconstruction of paper (a)'s "
@@ -36,7 +37,7 @@ JUDGE_NOTE = (
 def build_report(info: RunInfo, testset: TestSet, sections: dict[str, Any], *,
                  wall_time_s: float, computed: dict[str, int], stopped: str | None = None) -> dict[str, Any]:
     embedder = info.components["embedder"].description
-    return {
+    report = {
         "schema": SCHEMA_ID,
         "schema_version": SCHEMA_VERSION,
         "faceedit_bench_version": __version__,
@@ -78,6 +79,9 @@ def build_report(info: RunInfo, testset: TestSet, sections: dict[str, Any], *,
                   *[str(n) for n in info.components["dataset"].description.get("notes") or []],
                   *preset_notes(info.preset, info.config)],
     }
+    # what must be read before any number: every measurement more than half missing or failed (since 1.4)
+    report["warnings"] = mostly_missing(report)
+    return report
 
 
 def metric_key(*parts: Any) -> str:
@@ -121,6 +125,10 @@ def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             out[key] = float(value)
 
+    warnings = report_warnings(report)
+    put("warnings", len(warnings))  # runs with a mostly missing measurement: metrics.warnings > 0
+    for w in warnings:
+        put(metric_key("warning", w["code"], "share"), w["share"])
     for name, m in report["metrics"].items():
         put(name, m["mean"])
         for stat in ("ci_low", "ci_high", "n", "sd", "undefined_sessions"):
@@ -137,6 +145,11 @@ def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
     put("edited_images_without_face", counts["edited_images_without_face"])
     for conversion, n in counts.get("images_converted", {}).items():
         put(metric_key("images_converted", conversion), n)
+    references = counts.get("references") or {}
+    for field in ("listed", "used", "of_excluded_faces"):
+        put(metric_key("references", field), references.get(field))
+    for reason, n in (references.get("ignored") or {}).items():
+        put(metric_key("references_ignored", reason), n)
     for key, labels in counts.get("steps_by_group", {}).items():
         for label, outcomes in labels.items():
             for outcome, n in outcomes.items():

@@ -31,6 +31,7 @@ class RunArtifacts:
     mlflow_run_id: str | None = None
     plugins: dict[str, str] = field(default_factory=dict)  # distribution -> version, when recorded
     store: ImageStore | None = None  # where the run's images are, when reachable
+    tables: dict[str, bytes] = field(default_factory=dict)  # further run files asked for (sessions.csv)
 
 
 def default_workspace() -> Path:
@@ -85,11 +86,11 @@ def from_run_dir(run_dir: Path, workspace: Path | None = None) -> RunArtifacts:
 
 
 def _tracked_runs(tracking_uri: str, run_id: str | None = None,
-                  experiments: list[str] | None = None) -> list[Any]:
+                  experiments: list[str] | None = None, files: list[str] | None = None) -> list[Any]:
     from faceedit_bench.plugin.manager import get_plugins
 
     runs = get_plugins().pm.hook.faceedit_tracked_runs(tracking_uri=tracking_uri, run_id=run_id,
-                                                       experiments=experiments, files=list(RUN_FILES))
+                                                       experiments=experiments, files=files or list(RUN_FILES))
     if runs is None:
         raise FaceEditBenchError(
             f"no installed tracker plugin reads {tracking_uri}: install faceedit-bench-mlflow "
@@ -107,7 +108,7 @@ def _plugins_tag(tags: dict[str, str]) -> dict[str, str]:
     return out
 
 
-def _from_tracked(run: Any, workspace: Path | None) -> RunArtifacts:
+def _from_tracked(run: Any, workspace: Path | None, also: tuple[str, ...] = ()) -> RunArtifacts:
     label = f"MLflow run {run.run_id}"
     if run.problem:
         raise FaceEditBenchError(run.problem)
@@ -119,7 +120,8 @@ def _from_tracked(run: Any, workspace: Path | None) -> RunArtifacts:
         logged = run.params.get("run.workspace")
         workspace = Path(logged) if logged and Path(logged).is_dir() else default_workspace()
     return RunArtifacts(report, config, steps, "mlflow", label, mlflow_run_id=run.run_id,
-                        plugins=_plugins_tag(run.tags), store=_store_at(workspace))
+                        plugins=_plugins_tag(run.tags), store=_store_at(workspace),
+                        tables={name: run.files[name] for name in also})
 
 
 def from_mlflow(run_id: str, tracking_uri: str | None = None, workspace: Path | None = None) -> RunArtifacts:
@@ -129,13 +131,15 @@ def from_mlflow(run_id: str, tracking_uri: str | None = None, workspace: Path | 
 
 
 def finished_mlflow_runs(tracking_uri: str, experiments: list[str] | None = None,
-                         unusable: list[tuple[str, str]] | None = None) -> Iterator[RunArtifacts]:
+                         unusable: list[tuple[str, str]] | None = None,
+                         also: tuple[str, ...] = ()) -> Iterator[RunArtifacts]:
     """Every FINISHED faceedit_bench run (tagged with its run key) of the given experiments
-    (default: all experiments whose name starts with ``faceedit/``), oldest first. Runs whose
-    artifacts cannot be read are skipped and listed in ``unusable`` as (label, reason)."""
-    for run in _tracked_runs(tracking_uri, experiments=experiments):
+    (default: all experiments whose name starts with ``faceedit/``), oldest first, with the further
+    artifacts named in ``also`` (e.g. ``sessions.csv``) in ``tables``. Runs whose artifacts cannot be
+    read are skipped and listed in ``unusable`` as (label, reason)."""
+    for run in _tracked_runs(tracking_uri, experiments=experiments, files=[*RUN_FILES, *also]):
         try:
-            yield _from_tracked(run, None)
+            yield _from_tracked(run, None, also)
         except (FaceEditBenchError, ValueError, OSError) as exc:
             if unusable is not None:
                 unusable.append((f"MLflow run {run.run_id}", str(exc)))

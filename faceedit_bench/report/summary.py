@@ -16,6 +16,7 @@ from rich.text import Text
 from faceedit_bench.report.audit_console import audit_table
 from faceedit_bench.report.conditions_view import composition
 from faceedit_bench.report.measures import bounds_of, label_of, report_measures
+from faceedit_bench.report.read_first import warning_lines
 from faceedit_bench.report.winobias_view import winobias_lines
 
 
@@ -171,7 +172,7 @@ def summary_renderables(report: dict[str, Any], output_dir: Path) -> list[Any]:
         f"Sessions: {s['planned']} planned, {s['included']} included; excluded: {counts(s['excluded'])}",
         f"Steps: {counts(c['steps'])}; edited images without a face: {c['edited_images_without_face']}",
     ]
-    parts: list[Any] = [Text("\n".join(["", *head]))]
+    parts: list[Any] = [Text("\n".join(["", *warning_lines(report), *head]))]  # mostly missing: said first
     if reference := (report.get("conditions") or {}).get("reference"):
         parts.append(Text(f"Prompt conditions: {', '.join(report['conditions']['order'])}; the tables describe "
                           f"{reference}, except the paired deltas"))

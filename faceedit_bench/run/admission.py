@@ -1,6 +1,8 @@
 """The admission stage: store a face's base image and references, embed them, and exclude
 faces that cannot be measured (unreadable, no face, several faces, FSS_0 not above the
-dataset's threshold) before any edit is paid for.
+dataset's threshold) before any edit is paid for. A reference that cannot be used (unreadable,
+no face in it) leaves its face measured against the others: it is counted by reason
+(:class:`ReferenceCounts`, report.json's ``counts.references``), never dropped silently.
 
 Reading and storing the files runs in a worker thread and the embeddings in the embedding
 service's workers (ahead of edited images), so the event loop goes on making calls."""
@@ -11,6 +13,7 @@ import asyncio
 import logging
 import math
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 from faceedit_bench.errors import ImageError
@@ -22,6 +25,21 @@ from faceedit_bench.storage.store import ImageStore
 log = logging.getLogger(__name__)
 
 
+@dataclass
+class ReferenceCounts:
+    """What became of the references the dataset listed: ``listed`` = ``used`` + ``of_excluded_faces``
+    + the sum of ``ignored`` (reason -> references that could not be used)."""
+
+    listed: int = 0
+    used: int = 0
+    of_excluded_faces: int = 0
+    ignored: Counter[str] = field(default_factory=Counter)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"listed": self.listed, "used": self.used, "of_excluded_faces": self.of_excluded_faces,
+                "ignored": dict(sorted(self.ignored.items()))}
+
+
 class Admission:
     def __init__(self, store: ImageStore, embeddings: EmbeddingService, similarity: Any, *,
                  min_base_fss: float | None = None, single_face_only: bool = False, identity: bool = True) -> None:
@@ -29,6 +47,7 @@ class Admission:
         self.min_base_fss, self.single_face_only = min_base_fss, single_face_only
         self.identity = identity  # False: the dataset's images are not faces; nothing is embedded
         self.image_conversions: Counter[str] = Counter()  # conversion -> dataset images decoded with it
+        self.references = ReferenceCounts()
         self._converted: set[str] = set()  # their hashes: a reference shared by faces counts once
 
     def _store_file(self, path: Any) -> str:
@@ -50,6 +69,7 @@ class Admission:
         admitted = []
         for cand in candidates:
             reason = self._problem(cand, embeddings)
+            self._count_references(cand, embeddings, excluded=reason is not None)
             if reason:
                 rejected.append((cand.face, reason))
             else:
@@ -61,11 +81,13 @@ class Admission:
         candidates: list[AdmittedFace] = []
         rejected: list[tuple[Face, str]] = []
         for face in chunk:
+            self.references.listed += len(face.references)
             try:
                 base = self._store_file(face.image)
             except ImageError as exc:
                 log.warning("excluding face %s: %s", face.face_id, exc)
                 rejected.append((face, "invalid_base_image"))
+                self.references.of_excluded_faces += len(face.references)
                 continue
             refs = []
             for ref in face.references:
@@ -73,12 +95,29 @@ class Admission:
                     refs.append(self._store_file(ref))
                 except ImageError as exc:
                     log.warning("ignoring reference of %s: %s", face.face_id, exc)
+                    self.references.ignored["invalid_reference_image"] += 1
             if face.references and not refs:
                 rejected.append((face, "no_readable_reference"))
                 continue
             # No references: the base image is its own reference (e.g. FairFace).
             candidates.append(AdmittedFace(face, base, refs or [base]))
         return candidates, rejected
+
+    def _count_references(self, cand: AdmittedFace, embeddings: dict[str, Any], *, excluded: bool) -> None:
+        """Each of the face's stored references: used, of an excluded face, or ignored for its reason."""
+        if not cand.face.references:  # no references: the base image is its own, nothing to count
+            return
+        for h in cand.reference_hashes:
+            outcome = embeddings[h].outcome
+            if outcome is Outcome.OK:
+                if excluded:
+                    self.references.of_excluded_faces += 1
+                else:
+                    self.references.used += 1
+                continue
+            reason = "no_face_in_reference" if outcome is Outcome.NO_FACE else f"reference_{outcome.value}"
+            log.warning("ignoring a reference of %s: %s", cand.face.face_id, reason)
+            self.references.ignored[reason] += 1
 
     def _problem(self, cand: AdmittedFace, embeddings: dict[str, Any]) -> str | None:
         base = embeddings[cand.base_hash]

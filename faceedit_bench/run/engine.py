@@ -36,6 +36,7 @@ class EngineStats:
     stopped: str | None  # why the run stopped early (budget), else None
     face_exclusions: dict[str, int]  # reason -> faces
     image_conversions: dict[str, int]  # conversion applied on decoding (EXIF orientation ...) -> dataset images
+    references: dict[str, Any]  # what became of the dataset's reference images (Admission.references)
     first_base_hash: str | None
     judge_reliability: dict[str, Any] | None  # anchors and human agreement, with a judge
 
@@ -86,4 +87,5 @@ class Engine:
             new_edit_calls=self.edit.new_calls, edit_stage_s=self.edit.wall_s, score_stage_s=self.score.wall_s,
             peak_gpu_mem_bytes=self.edit.peak_gpu_mem_bytes, stopped=self.stopped,
             face_exclusions=dict(flow.exclusions), image_conversions=dict(self.admission.image_conversions),
+            references=self.admission.references.as_dict(),
             first_base_hash=flow.first_base_hash, judge_reliability=reliability)

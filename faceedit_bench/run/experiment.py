@@ -264,6 +264,7 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
         plan.add_sections(sections)
         sections["cost"] = cost_section(exp, aggregator, judge_scorer, executors, stats)
         sections["counts"]["images_converted"] = dict(sorted(stats.image_conversions.items()))
+        sections["counts"]["references"] = stats.references
         sections["calls"] = executors.stats()
         sections["performance"] = {
             "edit_stage_s": round(stats.edit_stage_s, 3), "score_stage_s": round(stats.score_stage_s, 3),

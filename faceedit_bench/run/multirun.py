@@ -137,7 +137,7 @@ def jobs_table(jobs: list[dict[str, Any]], sweep_dir: Path) -> Any:
     table.add_column("overrides")
     table.add_column("status")
     for name in names:
-        arrow = next((("↑" if j["metrics"][name].get("higher_is_better") else "↓")
+        arrow = next(({True: "↑", False: "↓"}.get(j["metrics"][name].get("higher_is_better"), "")  # None: no arrow
                       for j in jobs if name in j.get("metrics", {})), "")
         table.add_column(f"{name} {arrow}", justify="right")
     table.add_column("sessions", justify="right")

@@ -100,8 +100,12 @@ class JudgeValue:
     reduce: Callable[[Sequence[float]], float | None] | None = None
     #: How reports and the leaderboard name it (``SC``); the name when empty.
     label: str = ""
-    #: The values a session can take (e.g. (0, 100)), for plot axes; None when open-ended.
-    bounds: tuple[float, float] | None = None
+    #: The values a session can take, (low, high) with None for an open side (OER: (0, None)); None when
+    #: open-ended both ways. Plot axes and the interval of every mean follow them (analysis/statistics.py).
+    bounds: tuple[float | None, float | None] | None = None
+    #: With ``higher_is_better`` None: the value that means "no change" (3 on a two-sided 1-5 scale, 0.5 for a
+    #: share whose ideal is balance); reports give each group's deviation from it instead of a best and worst.
+    ideal: float | None = None
     applies: Callable[[Mapping[str, str]], bool] | None = None
 
     def session_value(self, points: Sequence[float | None]) -> float | None:

@@ -208,6 +208,8 @@ _DESCRIPTIONS = {
 #: Higher is better for edit success; lower for the unrequested race and gender changes; neither (None) for
 #: skin tone, age change and aging accuracy, whose ideal is the middle (3 = no change / correct).
 _HIGHER_IS_BETTER = {"edit_success": True, "race_change": False, "gender_change": False}
+#: The middle of the two-sided axes: no change (skin tone, age) or the correct age (aging accuracy).
+_IDEAL = {"skin_tone": 3.0, "age_change": 3.0, "aging_accuracy": 3.0}
 
 RUBRIC_METRIC = JudgeMetric(
     name="rubric",
@@ -217,7 +219,8 @@ RUBRIC_METRIC = JudgeMetric(
     over="steps",
     description="Paper (b)'s five-axis rubric on (source, edit) plus aging accuracy (METHODOLOGY §4.3-§4.4).",
     values=tuple(JudgeValue(name=axis, higher_is_better=_HIGHER_IS_BETTER.get(axis), unit="1-5",
-                            description=_DESCRIPTIONS[axis], point=score_of(axis),
+                            description=_DESCRIPTIONS[axis], point=score_of(axis), bounds=(1.0, 5.0),
+                            ideal=_IDEAL.get(axis),
                             applies=_on_aging_prompt if axis == "aging_accuracy" else None) for axis in AXES),
     face_fields=rubric_fields,
 )

@@ -83,8 +83,10 @@ STATE_METRIC = JudgeMetric(
     description="State tracker on I_0..I_K: overediting rate, matrix and patterns (METHODOLOGY §8.5, reconstructed).",
     values=(JudgeValue(
         name="oer", higher_is_better=False, unit="x100",
+        # No upper bound: an edit that changes several sub-axes counts each (METHODOLOGY §2.5), so OER x100 can
+        # pass 100. (The description is part of the metric's identity, and so of run keys: unchanged.)
         description="Overediting rate: unrequested sub-axis changes per edit found by the state tracker, x100 "
-                    "(METHODOLOGY §2.5; counting rules reconstructed, §8.5).", label="OER", bounds=(0.0, 100.0)),),
+                    "(METHODOLOGY §2.5; counting rules reconstructed, §8.5).", label="OER", bounds=(0.0, None)),),
     session=_oer,
     report=OvereditReport,
     needs_taxonomy=True,

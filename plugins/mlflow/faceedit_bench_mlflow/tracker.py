@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 
 RUN_KEY_TAG = "faceedit.run_key"
 ERROR_TAG = "faceedit.error"
+#: The report's mostly missing measurements, one per line ("none" when there are none); also metric ``warnings``.
+WARNINGS_TAG = "faceedit.warnings"
 TRUNCATED_TAG = "faceedit.params_truncated"
 CHANGED_TAG_PREFIX = "faceedit.param_changed."
 RUN_NAME_TAG = "mlflow.runName"
@@ -152,6 +154,7 @@ class MlflowTracker:
             # A run stopped by its budget is resumable, not finished work: say so where runs are listed.
             complete = report.get("run", {}).get("complete", True)
             active.client.set_tag(active.run_id, "faceedit.complete", str(complete).lower())
+            _tag_warnings(active, run, report)
             self._log_artifacts(active, run, artifacts)
             active.client.set_terminated(active.run_id, status="FINISHED")
         except BaseException as error:
@@ -253,6 +256,17 @@ class MlflowTracker:
                 active.client.log_artifact(active.run_id, str(path), artifact_path=folder)
             else:
                 log.warning("MLflow: artifact %r: %s does not exist; not logged", name, path)
+
+
+def _tag_warnings(active: _Active, run: RunInfo, report: Mapping[str, Any]) -> None:
+    """Say a mostly missing measurement where MLflow shows a run first: a tag, and the top of its description."""
+    messages = [f"MOSTLY MISSING (over 50%): {w['message']}" for w in report.get("warnings") or []
+                if isinstance(w, Mapping)]
+    listed = lim.truncate("\n".join(messages) or "none", lim.MAX_TAG_VALUE)[0]
+    active.client.set_tag(active.run_id, WARNINGS_TAG, listed)
+    if messages:
+        note = "\n".join(f"**{m}**  " for m in messages) + "\n\n" + run_description(run)
+        active.client.set_tag(active.run_id, NOTE_TAG, lim.truncate(note, lim.MAX_TAG_VALUE)[0])
 
 
 def _say(message: str) -> None:

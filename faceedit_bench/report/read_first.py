@@ -1,0 +1,141 @@
+"""What a reader must be told before any number: a measurement that is mostly missing or failed.
+
+A measurement is *mostly missing* when more than half of what it was meant to cover (:data:`MOST`) has no
+value: faces or reference images excluded, sessions excluded, edit steps without a usable image (per
+prompt condition), sessions where a metric is undefined, judge answers that are not ``ok``, judge anchors
+that failed, audit edits or CREval items without a score, condition pairs dropped. Each warning says what,
+how many of how many, and why (the reasons, most frequent first).
+
+:func:`mostly_missing` builds report.json's ``warnings`` (schema ``$defs.warning``); the console summary,
+report.html's "Read first" box and the MLflow tracker show them first (:func:`warning_lines`). Reports
+written before the list existed get it recomputed from their counts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+#: "Most" is more than this share of a measurement's units: over half.
+MOST = 0.5
+#: Reasons named in a warning's message (all of them are in ``reasons``).
+MAX_REASONS = 3
+#: A metric's undefined sessions that are not missing: the judge answered, and the value does not apply.
+NOT_APPLICABLE = "answered_without_value"
+
+
+def mostly_missing(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every measurement of ``report`` with more than half of its units missing or failed (module docstring)."""
+    found: list[dict[str, Any] | None] = []
+    counts = report.get("counts") or {}
+    faces = counts.get("faces") or {}
+    found.append(_warning("faces_excluded", "faces", "excluded before editing", faces.get("seen"),
+                          faces.get("excluded") or {}))
+    references = counts.get("references") or {}
+    found.append(_warning("references_ignored", "reference images", "could not be used", references.get("listed"),
+                          references.get("ignored") or {}))
+    sessions = counts.get("sessions") or {}
+    found.append(_warning("sessions_excluded", "sessions", "excluded from the metrics", sessions.get("planned"),
+                          sessions.get("excluded") or {}))
+    found += _steps(report)
+    for name, m in (report.get("metrics") or {}).items():
+        # a value the judge answered but that does not apply (aging accuracy outside the aging prompt) is
+        # not missing; reports before the reasons were counted give the undefined sessions as one number
+        reasons = {k: v for k, v in (m.get("undefined_by_reason") or {"undefined": m.get("undefined_sessions") or 0})
+                   .items() if k != NOT_APPLICABLE}
+        found.append(_warning(f"metric_undefined:{name}", f"included sessions for {name}", "have no value",
+                              (m.get("n") or 0) + sum(reasons.values()), reasons))
+    for template, outcomes in (counts.get("judge") or {}).items():
+        found.append(_warning(f"judge_answers:{template}", f"judge answers ({template})", "are not usable",
+                              sum(outcomes.values()), _not_ok(outcomes)))
+    reliability = report.get("judge_reliability") or {}
+    if reliability.get("anchors"):
+        failed = Counter("answer out of range" if a.get("outcome") == "ok" else str(a.get("outcome"))
+                         for a in reliability["anchors"] if not a.get("passed"))
+        found.append(_warning("judge_anchors", "judge anchors", "failed", len(reliability["anchors"]), failed,
+                              verb="passed"))
+    audit = report.get("audit") or {}
+    if audit.get("items"):
+        found.append(_warning("audit_unscored", "rubric edits", "were not scored", audit["items"],
+                              audit.get("not_scored") or {}, verb="scored"))
+    for key in ("creval", "creval_face"):
+        items = (report.get(key) or {}).get("items") or {}
+        if items.get("judged"):
+            reasons = {f"{m} {o}": n for m, per in (items.get("outcomes") or {}).items() for o, n in per.items()
+                       if o != "ok"}
+            found.append(_warning(f"{key}_unscored", f"{key} items", "have no overall score", items["judged"],
+                                  reasons or {"a metric not scored": items["judged"] - items.get("scored", 0)},
+                                  missing=items["judged"] - items.get("scored", 0), verb="scored"))
+    found += _pairs(report)
+    return [w for w in found if w is not None]
+
+
+def report_warnings(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The report's own ``warnings``, or (a report written before they existed) recomputed."""
+    stated = report.get("warnings")
+    return [dict(w) for w in stated if isinstance(w, Mapping)] if isinstance(stated, list) else mostly_missing(report)
+
+
+#: How a warning is introduced wherever it is shown (console, MLflow): it says what "most" means.
+PREFIX = f"MOSTLY MISSING (over {MOST:.0%}): "
+
+
+def warning_lines(report: Mapping[str, Any]) -> list[str]:
+    """The warnings as the first lines of the console summary: ``MOSTLY MISSING (over 50%): ...``."""
+    return [PREFIX + w["message"] for w in report_warnings(report)]
+
+
+# -- the measurements --------------------------------------------------------------------------------------
+
+
+def _steps(report: Mapping[str, Any]) -> list[dict[str, Any] | None]:
+    """Edit steps without a usable image, for the run and for every prompt condition (the run's counts
+    describe the reference condition; another condition's failed prompts are only in ``conditions``)."""
+    counts = report.get("counts") or {}
+    conditions = (report.get("conditions") or {}).get("per_condition") or {}
+    per = {name: c.get("steps") or {} for name, c in conditions.items()} or {"": counts.get("steps") or {}}
+    return [_warning(f"steps:{name}" if name else "steps", f"edit steps{f' under {name}' if name else ''}",
+                     "have no usable image", sum(steps.values()), _not_ok(steps)) for name, steps in per.items()]
+
+
+def _pairs(report: Mapping[str, Any]) -> list[dict[str, Any] | None]:
+    """Prompt-condition pairs dropped from a paired comparison (a side without a value)."""
+    out: list[dict[str, Any] | None] = []
+    for condition, comparison in ((report.get("conditions") or {}).get("comparisons") or {}).items():
+        for metric, t in ((comparison.get("overall") or {}).get("metrics") or {}).items():
+            dropped = t.get("dropped") or 0
+            reasons = {f"no value under {side}": n for side, n in (t.get("undefined") or {}).items() if n}
+            out.append(_warning(f"pairs_dropped:{condition}:{metric}",
+                                f"{condition} - {comparison.get('vs')} pairs for {metric}", "were dropped",
+                                (t.get("n_pairs") or 0) + dropped, reasons or {"dropped": dropped}, missing=dropped))
+    return out
+
+
+# -- one warning ---------------------------------------------------------------------------------------------
+
+
+def _not_ok(outcomes: Mapping[str, int]) -> dict[str, int]:
+    return {o: n for o, n in outcomes.items() if o != "ok" and n}
+
+
+def _warning(code: str, what: str, failure: str, total: Any, reasons: Mapping[str, Any], *,
+             missing: int | None = None, verb: str = "") -> dict[str, Any] | None:
+    """A warning when ``missing`` (default: the sum of ``reasons``) is more than :data:`MOST` of ``total``."""
+    total = int(total or 0)
+    missing = int(sum(int(n) for n in reasons.values()) if missing is None else missing)
+    if total <= 0 or missing <= MOST * total:
+        return None
+    ordered = dict(sorted(((str(k), int(v)) for k, v in reasons.items() if v), key=lambda kv: (-kv[1], kv[0])))
+    shown = ", ".join(f"{k} {v}" for k, v in list(ordered.items())[:MAX_REASONS])
+    more = f" and {len(ordered) - MAX_REASONS} more" if len(ordered) > MAX_REASONS else ""
+    if verb:  # "0 of 3 judge anchors passed"
+        head = f"{total - missing} of {total} {what} {verb}"
+    else:  # "180 of 180 edit steps under features_prepend have no usable image"
+        head = f"{missing} of {total} {what} {failure}"
+    return {"code": code, "what": what, "missing": missing, "total": total, "share": missing / total,
+            "reasons": ordered, "message": f"{head} ({shown}{more})" if shown else head}
+
+
+def codes(warnings: Iterable[Mapping[str, Any]]) -> list[str]:
+    return [str(w.get("code")) for w in warnings]
