@@ -18,6 +18,7 @@ import pytest
 from faceedit_bench.cli import main
 from faceedit_bench.run.experiment import build_experiment, run_experiment
 from tests.datasets.conftest import CELEBA_ATTRIBUTES, CELEBA_ROWS, write_image
+from tests.datasets.test_paper_b_presets import answer_for
 from tests.fakes.answers import example_from_schema
 from tests.fakes.creval import answer_body
 from tests.fakes.gemini import gemini_server
@@ -34,12 +35,21 @@ GRID = ("White_Female_20s.jpg", "Black_Male_40s.jpg", "EastAsian_Female_30s.jpg"
 def _schema(request: dict) -> dict:
     if "contents" in request:  # Gemini
         return request["generationConfig"].get("responseJsonSchema") or {}
-    return request["response_format"]["json_schema"]["schema"]
+    if "response_format" in request:  # chat completions
+        return request["response_format"]["json_schema"]["schema"]
+    return {}  # no schema: paper (b)'s panel asks for JSON in the prompt alone, as its code does
+
+
+def _valid_rubric(prompt: str, member: str, request: dict) -> dict:
+    return {"edit_success": 4, "skin_tone": 3, "race_change": 1, "gender_change": 1, "age_change": 3}
 
 
 def judge_answer(request: dict) -> str:
     """A valid answer to any judge question the presets ask: rubric scores in range, CREval answers."""
-    properties = _schema(request).get("properties", {})
+    schema = _schema(request)
+    if not schema:
+        return answer_for("gemini", _valid_rubric)(request)
+    properties = schema.get("properties", {})
     if "answers" in properties or "questions" in properties:
         return answer_body(request)
     if "scores" in properties:
@@ -100,8 +110,9 @@ def every_preset(plugins, compose, tmp_path, monkeypatch) -> Path:
                                      "dataset.params.min_base_fss=null", "testset=hair", "run.max_faces=2",
                                      "run.max_sessions=1", *gemini],
             "paper_b": ["experiment=paper_b", "editor=noise", "run.max_sessions=2", *grid_run],
+            # the paper's published sample names cells this 3-portrait grid lacks: every item here instead
             "paper_b_mitigation": ["experiment=paper_b_mitigation", "editor=noise", "run.max_sessions=2",
-                                   *grid_run],
+                                   "run.sample=null", *grid_run],
             "paper_b_winobias": ["experiment=paper_b_winobias", "editor=two_image", "run.max_sessions=2",
                                  *grid_run],
             "creval": ["experiment=creval", f"dataset.params.root={CREVAL_FIXTURE}", "editor=noise",

@@ -308,7 +308,8 @@ def test_detect_reports_every_face_with_named_landmarks(embedder, group, astrona
     assert areas == sorted(areas, reverse=True)
     (face,) = [f for f in embedder.detect(astronaut) if f.score > 0.5]  # the suit's false positive scores 0.12
     lm = face.landmarks
-    assert set(lm) == {"left_eye", "right_eye", "nose_tip", "mouth_left", "mouth_right", "jaw_left", "jaw_right"}
+    named = {"left_eye", "right_eye", "nose_tip", "mouth_left", "mouth_right", "jaw_left", "jaw_right"}
+    assert set(lm) == named | {f"ibug68_{i:02d}" for i in range(68)}  # the named points, and all 68 by number
     left, top, right, bottom = face.box
     for x, y in lm.values():
         assert left - 20 <= x <= right + 20 and top - 20 <= y <= bottom + 20
