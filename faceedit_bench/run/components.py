@@ -3,6 +3,7 @@ clear error naming the component, the full key and the value when a factory reje
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import re
 from collections.abc import Iterator, Mapping
@@ -13,7 +14,7 @@ from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.secrets import redact
 from faceedit_bench.plugin.manager import Plugins
 from faceedit_bench.plugin.payloads import ComponentInfo
-from faceedit_bench.plugin.registry import ANY_PARAMS, Registration, suggest
+from faceedit_bench.plugin.registry import ANY_PARAMS, KINDS, Registration
 from faceedit_bench.records import TestSet
 
 
@@ -104,10 +105,10 @@ def accepted_params(factory: Any, registration: Registration | None = None) -> t
     required = [n for n, p in named.items() if p.default is p.empty]
     if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
         if declared is None:
-            who = f" (plugin {registration.provider})" if registration is not None else ""
+            what = (f"{KINDS[registration.kind]} {registration.name!r} (plugin {registration.provider})"
+                    if registration is not None else f"the factory {factory!r}")
             raise ConfigError(
-                f"{registration.kind if registration else 'component'} {getattr(registration, 'name', factory)!r}"
-                f"{who} takes **kwargs and does not say which parameters it accepts, so its parameters cannot be "
+                f"{what} takes **kwargs and does not say which parameters it accepts, so its parameters cannot be "
                 "checked: the plugin must register it with params=[<names>] (or params='any' to check them "
                 "itself); see docs/plugin_hooks.md.")
         return list(dict.fromkeys([*named, *declared])), required
@@ -137,9 +138,9 @@ def check_params(group: str, conf: ComponentConf, factory: Any, *, registration:
 
 
 def unknown_key(section: str, name: str, known: list[str]) -> str:
-    """``"<section>.<name> is unknown (did you mean <section>.<closest>?)"``, when one is close."""
+    """``"<section>.<name> is unknown (did you mean <section>.<closest>?)"``, when one is close enough."""
     def full(n: str) -> str:
         return f"{section}.{n}" if section else n
 
-    close = [full(c) for c in suggest(name, known)]
-    return f"{full(name)} is unknown" + (f" (did you mean {' or '.join(close)}?)" if close else "")
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f"{full(name)} is unknown" + (f" (did you mean {full(close[0])}?)" if close else "")
