@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from omegaconf import OmegaConf
 
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.plugin.registry import Register
-from faceedit_bench.run.setting_keys import check_setting_keys
 from tests.test_settings_errors import assert_user_error
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,6 +78,8 @@ def loose_editors(plugins):
 
 
 def test_a_factory_taking_kwargs_must_declare_its_parameters_or_be_trusted(loose_editors):
+    from faceedit_bench.run.setting_keys import check_setting_keys
+
     def check(name, **params):
         check_setting_keys({"editor": {"name": name, "params": params}}, loose_editors)
 
@@ -94,6 +96,8 @@ def test_a_factory_taking_kwargs_must_declare_its_parameters_or_be_trusted(loose
 
 
 def test_a_conditions_judge_and_a_panel_member_are_checked_with_their_full_key(plugins):
+    from faceedit_bench.run.setting_keys import check_setting_keys
+
     condition = {"name": "features", "kind": "feature_prompt",
                  "judge": {"name": "gemini", "params": {"temprature": 0.0}}}
     with pytest.raises(ConfigError, match=r"conditions\[1\]\.judge\.params\.temprature is unknown \(did you mean "
@@ -148,11 +152,16 @@ def test_a_missing_api_key_is_reported_as_it_is_before_anything_is_created(tmp_p
 # -- item 10: every preset's required settings ---------------------------------------------------------
 
 
+def _unset(node: object, prefix: str = "") -> list[str]:
+    if isinstance(node, dict):
+        return [k for key, value in node.items() for k in _unset(value, f"{prefix}{key}.")]
+    return [prefix[:-1]] if node == "???" else []
+
+
 def test_only_the_smoke_preset_needs_no_setting(compose):
-    from faceedit_bench.run.required import _missing_keys
     from omegaconf import OmegaConf
 
-    needs = {p: _missing_keys(OmegaConf.to_container(compose(f"experiment={p}"), resolve=False)) for p in PRESETS}
+    needs = {p: _unset(OmegaConf.to_container(compose(f"experiment={p}"), resolve=False)) for p in PRESETS}
     assert {p for p, keys in needs.items() if not keys} == {"smoke"}
     assert all(keys == ["dataset.params.root"] for p, keys in needs.items() if p != "smoke"), needs
 
@@ -165,3 +174,23 @@ def test_a_preset_without_its_required_setting_says_what_to_give(tmp_path, prese
     assert out.stderr.count("\n") == 1
     assert "(docs/" in out.stderr or "official layout" in out.stderr  # where to read what the setting is
     assert_nothing_created(tmp_path)
+
+
+def test_a_parameter_the_factory_takes_is_set_without_plus_where_its_entry_does_not_list_it(tmp_path):
+    cache = tmp_path / "sample_cache"  # `sample` takes cache_dir; conf/dataset/sample.yaml does not list it
+    out = bench(tmp_path, f"dataset.params.cache_dir={cache}", "tracking=none", "testset=pose", *FAST)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert cache.is_dir()
+    (overrides,) = (tmp_path / "ws" / "hydra").glob("*/.hydra/overrides.yaml")
+    assert f"++dataset.params.cache_dir={cache}" in overrides.read_text()  # added, as Hydra's + would
+    assert "\n- run.max_faces=1" in overrides.read_text()  # keys the config has stay as given
+
+
+def test_the_task_runs_the_experiment_built_before_hydra_started(compose, plugins):
+    from faceedit_bench.run.preflight import Preflighted
+
+    cfg = compose("tracking=none")
+    checked = Preflighted([], OmegaConf.to_container(cfg, resolve=False), experiment="built")
+    assert checked.take(compose("tracking=none", "run.seed=1")) is None  # another config: built anew
+    checked = Preflighted([], OmegaConf.to_container(cfg, resolve=False), experiment="built")
+    assert checked.take(cfg) == "built" and checked.take(cfg) is None  # once: a sweep's next job builds its own

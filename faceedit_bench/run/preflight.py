@@ -71,11 +71,12 @@ def check_command(argv: list[str], plugins: Plugins, build: Any) -> Preflighted:
         return Preflighted(argv)
     configs = _compose_all(jobs)
     if configs is None:  # a plain key=value the config entry lacks: compose again with it added (++)
-        jobs = [[_added(o) for o in job] for job in jobs]
+        absent = _absent_keys(jobs)
+        jobs = [[_added(o, absent) for o in job] for job in jobs]
         configs = _compose_all(jobs)
         if configs is None:
             return Preflighted(argv)  # Hydra reports what it cannot compose, in its own words
-        argv = [_added(a) if a in args.overrides else a for a in argv]
+        argv = [_added(a, absent) if a in args.overrides else a for a in argv]
     multirun = args.multirun or str(configs[0].hydra.mode) == "RunMode.MULTIRUN"
     for cfg in configs:
         HydraConfig.instance().set_config(cfg)  # ${hydra:...} and the preset's name
@@ -153,13 +154,30 @@ def _compose_all(jobs: list[list[str]]) -> list[DictConfig] | None:
     return configs
 
 
-def _added(override: str) -> str:
-    """``run.max_face=1`` -> ``++run.max_face=1`` (set, or add when absent) for a key of a value section, so
-    that a key the entry does not list reaches the checks instead of failing composition."""
+def _settable(override: str) -> str | None:
+    """The key of a plain ``key=value`` in a value section (``run.max_faces``, ``editor.params.x``), else None."""
     key = override.partition("=")[0]
     if key[:1] in "+~" or "@" in key or "/" in key or "." not in key or key.split(".", 1)[0] not in VALUE_SECTIONS:
-        return override
-    return f"++{override}"
+        return None
+    return key
+
+
+def _absent_keys(jobs: list[list[str]]) -> set[str]:
+    """The keys of plain ``key=value`` overrides that the config composed without them lacks."""
+    keys = {k for job in jobs for o in job if (k := _settable(o))}
+    base = _compose_all([[o for o in jobs[0] if not _settable(o)]])
+    if base is None:
+        return keys
+    return {k for k in keys if OmegaConf.select(base[0], k, default=_ABSENT, throw_on_missing=False) is _ABSENT}
+
+
+_ABSENT = object()
+
+
+def _added(override: str, absent: set[str]) -> str:
+    """``run.max_face=1`` -> ``++run.max_face=1`` (set, or add when absent) for a key the config lacks, so
+    that it reaches the checks (a typo, or a parameter the factory takes) instead of failing composition."""
+    return f"++{override}" if _settable(override) in absent else override
 
 
 def _without_hydra(cfg: DictConfig) -> DictConfig:
