@@ -94,7 +94,6 @@ def main() -> None:
     import hydra
 
     from faceedit_bench.errors import FaceEditBenchError
-
     from faceedit_bench.run.experiment import build_experiment
     from faceedit_bench.run.preflight import check_command
 

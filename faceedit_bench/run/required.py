@@ -10,7 +10,6 @@ from omegaconf import OmegaConf
 from faceedit_bench.config import GROUP_KINDS
 from faceedit_bench.errors import ConfigError
 
-
 #: What each mandatory setting (``???``) of a builtin config entry is, and an example value, by
 #: (selected option, key): the message for a missing one says what to give.
 REQUIRED_SETTINGS: dict[tuple[str, str], tuple[str, str]] = {
