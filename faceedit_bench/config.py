@@ -395,30 +395,6 @@ def _flag(key: str, value: Any) -> None:
     if not isinstance(value, bool):
         _reject(key, value, "true or false")
 
-#: Example values for the mandatory settings of the builtin components (``???`` in their YAML).
-MISSING_EXAMPLES: dict[str, str] = {
-    "dataset.params.root": "/data/myfaces",
-    "testset.params.path": "my_testset.json",
-    "editor.params.root": "/data/edited_images",
-}
-
-
-def check_no_missing(cfg: Any) -> None:
-    """Fail with the key and an example command when a mandatory setting (``???``) is unset."""
-    from omegaconf import OmegaConf
-
-    missing = sorted(OmegaConf.missing_keys(cfg))
-    if not missing:
-        return
-    lines = []
-    for key in missing:
-        group = key.split(".", 1)[0]
-        name = OmegaConf.select(cfg, f"{group}.name", default=None) if group in GROUP_KINDS else None
-        selected = f"{group}={name} " if isinstance(name, str) else ""
-        lines.append(f"{key} (e.g. python -m faceedit_bench {selected}{key}={MISSING_EXAMPLES.get(key, '...')})")
-    raise ConfigError(f"required setting{'s' if len(lines) > 1 else ''} not given: " + "; ".join(lines))
-
-
 def key_values(items: list[str], flag: str) -> dict[str, Any]:
     """Command-line ``key=value`` pairs (``-p model=gpt-4o``), each value read as YAML."""
     import yaml

@@ -34,16 +34,33 @@ def test_run_dir_points_to_the_run_and_its_log_has_the_summary(tmp_path):
 
 def test_multirun_prints_one_table_of_all_jobs_and_goes_on_past_a_failed_one(tmp_path):
     sweep = tmp_path / "sweep"
-    out = bench(tmp_path, "-m", "editor=identity,replay", "testset=pose", f"hydra.sweep.dir={sweep}", *FAST)
-    assert out.returncode == 2, out.stderr  # replay without its root fails; the exit code says so
+    # limit=0 is a valid setting, but the job finds that it selects no face only when it reads the dataset.
+    out = bench(tmp_path, "-m", "dataset.params.limit=1,0", "testset=pose", f"hydra.sweep.dir={sweep}", *FAST)
+    assert out.returncode == 2, out.stderr  # the exit code says a job failed
     assert "1 of 2 jobs failed" in out.stderr
     ok, failed = (json.loads((sweep / str(n) / "faceedit_run.json").read_text()) for n in (0, 1))
     assert ok["status"] == "complete" and (Path(ok["run_dir"]) / "report.json").is_file()
-    assert failed["status"] == "failed" and "root" in failed["error"]
+    assert failed["status"] == "failed" and "selects 0 faces" in failed["error"]
     assert "Traceback" not in out.stderr  # a job's traceback is in its own log, not on the console
     assert failed["error"].splitlines()[0] in (sweep / "1" / "faceedit_bench.log").read_text()
     table = out.stdout[out.stdout.index("2 jobs of the sweep"):]
-    assert table.count("│ editor=identity ") == 1 and table.count("│ editor=replay ") == 1  # one row a job
+    assert table.count("│ dataset.params.limit=1 ") == 1 and table.count("│ dataset.params.limit=0 ") == 1
     assert ok["run_dir"] in table and "complete" in table and "failed" in table
     assert "all with: testset=pose" in table
     assert (sweep / "summary.txt").read_text().strip() == table.strip()
+
+
+def test_a_sweep_with_a_job_whose_settings_are_wrong_is_refused_before_any_job_starts(tmp_path):
+    sweep = tmp_path / "sweep"
+    # The second job's editor needs a root: known from its config alone, before the first job runs.
+    out = bench(tmp_path, "-m", "editor=identity,replay", "testset=pose", f"hydra.sweep.dir={sweep}", *FAST)
+    assert out.returncode == 2, out.stderr
+    assert "Error: required setting not given: editor.params.root" in out.stderr
+    assert "Traceback" not in out.stderr and not sweep.exists() and not (tmp_path / "ws").exists()
+    # A typo in any value of a swept key, also with + and in a later job.
+    out = bench(tmp_path, "-m", "testset=pose,hair", "+run.max_face=1,2", f"hydra.sweep.dir={sweep}", *FAST)
+    assert out.returncode == 2 and "run.max_face is unknown (did you mean run.max_faces" in out.stderr
+    out = bench(tmp_path, "-m", "run.max_faces=1,-3", "testset=pose", f"hydra.sweep.dir={sweep}",
+                *[a for a in FAST if not a.startswith("run.max_faces")])
+    assert out.returncode == 2 and "run.max_faces=-3 is not allowed" in out.stderr, out.stderr
+    assert not sweep.exists() and not (tmp_path / "ws").exists()

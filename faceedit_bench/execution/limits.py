@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -37,12 +38,13 @@ class CallLimits:
     endpoint_source: str = ""
 
     def __post_init__(self) -> None:
-        if self.max_concurrency < 1 or self.max_attempts < 1:
-            raise ValueError("max_concurrency and max_attempts must be at least 1")
+        for name in ("max_concurrency", "max_attempts"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}={getattr(self, name)!r} is not allowed: it must be at least 1")
         for name in ("requests_per_minute", "tokens_per_minute"):
             value = getattr(self, name)
             if value is not None and value <= 0:
-                raise ValueError(f"{name} must be positive (or null for no limit)")
+                raise ValueError(f"{name}={value!r} is not allowed: it must be positive (or null for no limit)")
 
 
 LIMIT_FIELDS = tuple(name for name in CallLimits.__dataclass_fields__
@@ -60,8 +62,10 @@ def limits_from_config(limits: Mapping[str, Any], defaults: Mapping[str, Any], *
     if unknown:
         hint = (" (provider_key is derived by the component from its endpoint, key variable and model)"
                 if "provider_key" in unknown else "")
-        raise ConfigError(f"{what}: unknown limits key(s) {', '.join(unknown)}{hint}. "
-                          f"Accepted: {', '.join(LIMIT_FIELDS)}")
+        close = {k: difflib.get_close_matches(k, LIMIT_FIELDS, n=1, cutoff=0.6) for k in unknown}
+        named = ", ".join(f"limits.{k}" + (f" (did you mean limits.{close[k][0]}?)" if close[k] else "")
+                          for k in unknown)
+        raise ConfigError(f"{what}: unknown limits key(s) {named}{hint}. Accepted: {', '.join(LIMIT_FIELDS)}")
     where = {"endpoint": endpoint.url, "endpoint_source": endpoint.source} if endpoint else {}
     try:
         return CallLimits(provider_key=provider_key, **{**defaults, **limits}, **where)

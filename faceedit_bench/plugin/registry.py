@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from faceedit_bench.errors import ClashError, UnknownComponentError
 
@@ -30,6 +30,10 @@ KINDS: dict[str, str] = {
 }
 
 
+#: ``register(..., params=ANY_PARAMS)``: the factory is trusted with any parameter (it checks them itself).
+ANY_PARAMS = "any"
+
+
 @dataclass(frozen=True)
 class Registration:
     kind: str
@@ -37,6 +41,9 @@ class Registration:
     target: Any  # the object, or a lazy "module:attribute" string
     provider: str  # plugin name
     description: str = ""
+    # The parameters the factory accepts, for a factory whose signature cannot say (``**kwargs``):
+    # their names, or ANY_PARAMS to pass every parameter through unchecked. None: its signature says.
+    params: tuple[str, ...] | Literal["any"] | None = None
 
     def load(self) -> Any:
         """The registered object; lazy targets are imported on first use."""
@@ -56,10 +63,17 @@ class Register:
         self._table = table
         self._provider = provider
 
-    def __call__(self, name: str, target: Any, *, description: str = "") -> None:
+    def __call__(self, name: str, target: Any, *, description: str = "",
+                 params: Collection[str] | Literal["any"] | None = None) -> None:
+        """Register ``target`` (an object or a lazy ``"module:attr"``) as ``name``. ``params``: only for a
+        factory taking ``**kwargs``, the parameter names it accepts, or ``"any"`` to trust it with any."""
         if not name.isidentifier():
             raise ValueError(f"{self._provider}: component name {name!r} must be a Python identifier")
-        self._table.add(Registration(self._table.kind, name, target, self._provider, description))
+        if params is not None and params != ANY_PARAMS and (isinstance(params, str) or not all(
+                isinstance(p, str) and p.isidentifier() for p in params)):
+            raise ValueError(f"{self._provider}: params of {name!r} must be parameter names or {ANY_PARAMS!r}")
+        declared = params if params is None or params == ANY_PARAMS else tuple(params)
+        self._table.add(Registration(self._table.kind, name, target, self._provider, description, declared))
 
 
 @dataclass
@@ -85,8 +99,8 @@ class ComponentTable:
         return regs[0]
 
 
-def suggest(name: str, candidates: list[str]) -> list[str]:
-    return difflib.get_close_matches(name, candidates, n=3, cutoff=0.5)
+def suggest(name: str, candidates: Collection[str]) -> list[str]:
+    return difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.5)
 
 
 class Registry:

@@ -45,12 +45,12 @@ def build(plugins: Plugins, specs: list[dict[str, Any]], *, has_judge: bool,
           create_component: Callable[..., Any]) -> BuiltConditions:
     conditions = build_conditions(specs, has_judge=has_judge)
     judges = {}
-    for c in conditions:
+    for i, c in enumerate(conditions):
         if c.judge is not None:
             try:
                 judges[c.name] = create_judge(plugins, ComponentConf(name=c.judge["name"],
                                                                      params=dict(c.judge.get("params") or {})),
-                                              create_component)
+                                              create_component, key=f"conditions[{i}].judge")
             except ConfigError as exc:
                 raise ConfigError(f"conditions ({c.name}).judge: {exc}") from exc
     return BuiltConditions(conditions, judges)

@@ -17,7 +17,7 @@ from omegaconf import OmegaConf
 from faceedit_bench import __version__
 from faceedit_bench.analysis.aggregate import Aggregator
 from faceedit_bench.analysis.session_metrics import judge_metric_values
-from faceedit_bench.config import ExperimentConfig, check_no_missing
+from faceedit_bench.config import ExperimentConfig
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.budget import Budget
 from faceedit_bench.execution.calls import Executors
@@ -41,6 +41,8 @@ from faceedit_bench.run.judges import create_judge, judge_scorer, select_judge_m
 from faceedit_bench.run.metric_selection import judge_metric_names
 from faceedit_bench.run.progress import open_progress, plan_stages
 from faceedit_bench.run.questions import bind_questions
+from faceedit_bench.run.required import check_no_missing
+from faceedit_bench.run.setting_keys import check_setting_keys
 from faceedit_bench.run.shards import bind_gpu, open_ledger, select_faces, shard_run_info
 from faceedit_bench.scoring.identity import EmbeddingService
 from faceedit_bench.scoring.judge.agreement import read_labels
@@ -103,6 +105,7 @@ def preset_choice() -> str | None:
 def build_experiment(cfg: Any, plugins: Plugins, preset: str | None = None) -> Experiment:
     """``preset``: the experiment preset the config was composed from; default: Hydra's runtime choice."""
     preset = preset if preset is not None else preset_choice()
+    check_setting_keys(cfg, plugins)  # every key known to the schema or to its component's factory
     check_no_missing(cfg)  # a `???` setting left unset: say which, with an example
     conf: ExperimentConfig = OmegaConf.to_object(cfg)  # validates every setting (config.py)
     check_writable_dir(conf.run.workspace)

@@ -13,6 +13,7 @@ from typing import Any
 
 from hydra.core.config_store import ConfigStore
 
+from faceedit_bench.builtin.datasets._common import COMMON_PARAMS, FACE_PARAMS
 from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig
 from faceedit_bench.errors import UnknownComponentError
 from faceedit_bench.plugin.manager import Plugins, get_plugins
@@ -59,6 +60,9 @@ def register_configs(plugins: Plugins) -> None:
     """Store the schema, plus a default entry for registered components without YAML."""
     cs = ConfigStore.instance()
     cs.store(name="base_config", node=ExperimentConfig)
+    # The parameters every dataset takes, defined once: dataset entries extend these (defaults list).
+    cs.store(name="dataset_params", node=dict(COMMON_PARAMS))
+    cs.store(name="face_dataset_params", node=dict(FACE_PARAMS))
     searchpath = plugins.searchpath()
     for group, kind in GROUP_KINDS.items():
         have_yaml = _yaml_options(searchpath, group)
@@ -90,24 +94,32 @@ def main() -> None:
     import hydra
 
     from faceedit_bench.errors import FaceEditBenchError
+    from faceedit_bench.run.experiment import build_experiment
+    from faceedit_bench.run.preflight import check_command
 
     plugins = get_plugins()
     try:
         check_overrides(sys.argv[1:], plugins)
+        register_configs(plugins)
+        # Every setting is checked (and a single run's experiment built) before Hydra creates its folder.
+        checked = check_command(sys.argv[1:], plugins, build_experiment)
     except FaceEditBenchError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         sys.exit(2)
-    register_configs(plugins)
+    except KeyboardInterrupt:
+        print("\nInterrupted before the run started.", file=sys.stderr)
+        sys.exit(130)
+    sys.argv[1:] = checked.argv
 
     def task(cfg: Any) -> None:
         from faceedit_bench.report.summary import format_summary
-        from faceedit_bench.run.experiment import build_experiment, run_experiment
+        from faceedit_bench.run.experiment import run_experiment
         from faceedit_bench.run.labels import run_title
         from faceedit_bench.run.multirun import current_job, job_log, record_job
 
         job = current_job()
         try:
-            exp = build_experiment(cfg, plugins)
+            exp = checked.take(cfg) or build_experiment(cfg, plugins)
             report = run_experiment(exp, plugins)
         except FaceEditBenchError as exc:
             print(f"Error: {exc}", file=sys.stderr)

@@ -30,10 +30,11 @@ PANEL_PARAMS = ("members", "rule", "primary", "tolerance", "quorum", "rounding",
 
 
 def create_judge(plugins: Plugins, conf: ComponentConf,
-                 create_component: Callable[[Plugins, str, ComponentConf], tuple[Any, ComponentInfo]],
+                 create_component: Callable[..., tuple[Any, ComponentInfo]], *, key: str = "judge",
                  ) -> tuple[Any, ComponentInfo]:
+    """The judge (or panel) ``conf`` selects; ``key``: where it is in the config (``conditions[1].judge``)."""
     if conf.name != PANEL:
-        return create_component(plugins, "judge", conf)
+        return create_component(plugins, "judge", conf, where=f"{key}.params")
     params = dict(conf.params)
     unknown = sorted(set(params) - set(PANEL_PARAMS))
     if unknown:
@@ -44,10 +45,13 @@ def create_judge(plugins: Plugins, conf: ComponentConf,
     for label, member in members.items():
         if member.name == PANEL:
             raise ConfigError(f"judge.params.members.{label}: a panel member cannot itself be a panel")
+        where = f"{key}.params.members.{label}"
         try:
-            judges[label], info = create_component(plugins, "judge", member)
+            judges[label], info = create_component(plugins, "judge", member, where=f"{where}.params")
         except ConfigError as exc:
-            raise ConfigError(f"judge.params.members.{label}: {exc}") from exc
+            if where in str(exc):
+                raise
+            raise ConfigError(f"{where}: {exc}") from exc
         descriptions[label] = {"name": member.name, "provider": info.provider,
                                "provider_version": info.provider_version, **info.description}
     try:

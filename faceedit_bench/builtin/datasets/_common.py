@@ -51,6 +51,16 @@ def natural_key(text: str) -> tuple[Any, ...]:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", text))
 
 
+#: The parameters every dataset takes, with their defaults (docs/plugin_hooks.md, datasets). The dataset
+#: entries in conf/ extend ``/dataset_params@params``, made of these (faceedit_bench/run/hydra_app.py), so
+#: each is settable without ``+`` and shown by ``--cfg job``.
+COMMON_PARAMS: dict[str, Any] = {"limit": None}
+#: ... and those every dataset of faces takes besides (``/face_dataset_params@params``): the references
+#: FSS is measured against, and the engine's checks of base images. A dataset with another default
+#: states it in its signature and in its entry.
+FACE_PARAMS: dict[str, Any] = {**COMMON_PARAMS, "max_references": 10, "min_base_fss": None, "single_face_only": True}
+
+
 def check_limit(limit: int | None) -> int | None:
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise ConfigError(f"dataset.params.limit must be a non-negative integer or null, got {limit!r}")
@@ -76,6 +86,12 @@ def check_fss(value: float | None) -> float | None:
     if not 0.0 <= fss <= 1.0:
         raise ConfigError(f"dataset.params.min_base_fss must be a number in [0, 1] or null, got {value!r}")
     return fss
+
+
+def check_flag(name: str, value: bool) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"dataset.params.{name} must be true or false, got {value!r}")
+    return value
 
 
 def resolve(root: Path, path: str | Path) -> Path:

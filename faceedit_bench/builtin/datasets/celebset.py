@@ -115,7 +115,7 @@ class CelebSETDataset:
         self.limit = c.check_limit(limit)
         self.max_references = c.check_positive("max_references", max_references)
         self.min_base_fss = c.check_fss(min_base_fss)
-        self.single_face_only = bool(single_face_only)
+        self.single_face_only = c.check_flag("single_face_only", single_face_only)
 
     def describe(self) -> dict[str, Any]:
         plan = self._plan

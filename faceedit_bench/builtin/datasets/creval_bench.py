@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from faceedit_bench.builtin.datasets import _common as c
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.records import Face, Session, Step, TestSet
 from faceedit_bench.scoring.creval.bench import read_bench
@@ -18,10 +19,10 @@ class CrevalBenchDataset:
     measures_identity = False
 
     def __init__(self, root: str, limit: int | None = None) -> None:
+        self.limit = c.check_limit(limit)
         self.root = Path(root).expanduser()
         self.items, self.questions = read_bench(self.root)
-        self.items = self.items[:limit] if limit else self.items
-        self.limit = limit
+        self.items = self.items[: self.limit]
 
     def faces(self) -> Iterator[Face]:
         for item in self.items:
