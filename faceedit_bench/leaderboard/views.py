@@ -24,7 +24,7 @@ from faceedit_bench.leaderboard.cells import (  # noqa: F401 - the cells are par
     Table,
     View,
     editor_cell,
-    entry_label,
+    entry_labels,
     fmt,
     fmt_summary,
     is_reference,
@@ -35,6 +35,7 @@ from faceedit_bench.leaderboard.cells import (  # noqa: F401 - the cells are par
     status_cell,
 )
 from faceedit_bench.leaderboard.entries import Entry
+from faceedit_bench.report.measures import bounds_of
 from faceedit_bench.report.templates import fmt_p_equation
 
 #: Step outcomes that are not failed attempts: a refusal and an answer without an image are the provider's
@@ -59,9 +60,10 @@ def metric_infos(entries: list[Entry], registered: Mapping[str, Any]) -> list[Me
             hib = bool(stated[0]["higher_is_better"])
         else:
             continue  # contradictory statements and no registration: no direction to rank by
-        label = next((str(m["label"]) for e in entries if isinstance(m := (e.record.get("measures") or {}).get(name), dict)
-                      and m.get("label")), name)
-        out.append(MetricInfo(name, stated[0]["unit"], hib, stated[0]["description"], label))
+        measures = [m for e in entries if isinstance(m := (e.record.get("measures") or {}).get(name), dict)]
+        label = next((str(m["label"]) for m in measures if m.get("label")), name)
+        bounds = next((b for m in measures if (b := bounds_of(name, {name: m})) is not None), None)
+        out.append(MetricInfo(name, stated[0]["unit"], hib, stated[0]["description"], label, bounds))
     return out
 
 
@@ -129,7 +131,9 @@ def _overall(view_entries: list[Entry], metrics: list[MetricInfo], ranks: dict[s
                   notes_cell(e)]
         rows.append(Row(e.id, e.status, cells, is_reference(e)))
     plots = [Plot(m.label or m.name, m.unit, m.higher_is_better, [""],
-                  [(entry_label(e), [point(e.record["metrics"].get(m.name))]) for e in view_entries]) for m in metrics]
+                  [(label, [point(e.record["metrics"].get(m.name))])
+                   for label, e in zip(entry_labels(view_entries), view_entries)], m.bounds)
+             for m in metrics]
     return Section(ALL, "all sessions", columns, rows, plots)
 
 
@@ -201,8 +205,9 @@ def _contrast(contrast: str, labels: list[str], view_entries: list[Entry], metri
                 cells += _k_group_cells(e, contrast, m.name)
         rows.append(Row(e.id, e.status, cells, is_reference(e)))
     plots = [Plot(f"{m.label or m.name} by {contrast}", m.unit, m.higher_is_better, labels,
-                  [(entry_label(e), [point(e.record["groups"].get(contrast, {}).get(label, {}).get("metrics", {})
-                                       .get(m.name)) for label in labels]) for e in view_entries])
+                  [(row, [point(e.record["groups"].get(contrast, {}).get(label, {}).get("metrics", {})
+                                .get(m.name)) for label in labels])
+                   for row, e in zip(entry_labels(view_entries), view_entries)], m.bounds)
              for m in metrics]
     return Section(contrast, f"by {contrast}", columns, rows, plots)
 

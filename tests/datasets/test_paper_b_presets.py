@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from faceedit_bench.report.summary import format_summary
 from faceedit_bench.run.experiment import build_experiment, run_experiment
 from faceedit_bench.testsets import load_testset
+from tests.console_fit import assert_summary_fits
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import gemini_server
 from tests.fakes.openai import GARBAGE, openai_server
@@ -127,7 +127,7 @@ def test_paper_b_fills_every_audit_table_and_reports_the_missing_cells(run_prese
     assert report["counts"]["sessions"]["included"] == 3 * 20
     note = next(n for n in report["notes"] if "81 of 84 grid cells" in n)
     assert "the audit runs on the other 3 cells" in note
-    assert "NOTE (fairface_grid): 81 of 84" in format_summary(report, out.parent.parent)
+    assert "NOTE (fairface_grid): 81 of 84" in assert_summary_fits(report, out)
 
     audit = report["audit"]
     # 60 edits; GPT's Black V-05 answers fail, Gemini's stand alone
@@ -238,6 +238,7 @@ def test_paper_b_mitigation_pairs_each_edit_with_its_feature_prompt(run_preset, 
             assert test["p_value"] == pytest.approx(stats.wilcoxon(d).pvalue, rel=1e-3)
             assert test["p_value"] <= test["p_holm"] <= 1 and test["holm_family"] == "rubric"
     assert comparison["overall"]["metrics"]["race_change"]["n_pairs"] == 60
+    assert_summary_fits(report, out)
 
 
 def winobias_answer(text: str, member: str, request: dict[str, Any]) -> None:
@@ -248,6 +249,7 @@ def winobias_answer(text: str, member: str, request: dict[str, Any]) -> None:
 def test_paper_b_winobias_with_a_two_image_and_a_one_image_editor(run_preset, make_real_fairface, editor, steps):
     report, out, calls = run_preset("paper_b_winobias", make_real_fairface("csv"), f"editor={editor}",
                                     "tracking=none", scores=winobias_answer)
+    assert_summary_fits(report, out)
     assert report["counts"]["steps"] == steps  # the one male portrait of the grid x 50 sentences
     overall = report["winobias"]["overall"]
     asked = [c for c in calls if "The target role is:" in c.text]
