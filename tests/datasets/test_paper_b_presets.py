@@ -171,6 +171,11 @@ def test_paper_b_fills_every_audit_table_and_reports_the_missing_cells(run_prese
         (run,) = client.search_runs([client.get_experiment_by_name("faceedit/diagnostic").experiment_id])
         assert run.data.metrics["audit_rate_race_change_rate"] == pytest.approx(20 / 60)
         assert run.data.metrics["audit_panel_flags_race_change"] == 20
+        # calls by role, the endpoint a tag: a run through a gateway has the same metric names
+        assert run.data.metrics["calls_judge_gemini"] == 63 and run.data.metrics["calls_judge_gpt"] == 64
+        assert not [k for k in run.data.metrics if k.startswith("calls_") and "127_0_0_1" in k]
+        assert run.data.tags["calls.judge_gemini.endpoint"].startswith("http://127.0.0.1:")
+        assert run.data.tags["calls.judge_gpt.endpoint"].endswith("/v1")
 
 
 def cell_race(face_id: str) -> str:
