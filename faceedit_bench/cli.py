@@ -129,6 +129,18 @@ def _report_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _data_check_command(args: argparse.Namespace) -> int:
+    from faceedit_bench.config import key_values
+    from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.run.data_check import check_dataset, docs_page
+
+    result = check_dataset(get_plugins(), args.dataset, args.root, key_values(args.param, "--param"))
+    from faceedit_bench.report.console import console_width
+
+    print(result.describe(docs_page(args.dataset), console_width()))
+    return 0 if result.ok else 1
+
+
 def _merge_command(args: argparse.Namespace) -> int:
     from faceedit_bench.run.merge import describe, merge_workspace
 
@@ -190,6 +202,16 @@ def build_parser() -> argparse.ArgumentParser:
     from faceedit_bench.run.questions_cli import add_parser as add_questions_parser
 
     add_questions_parser(sub)  # questions generate/show/check/score
+    p = sub.add_parser("data", help="check that a dataset's folder is laid out as its reader expects, before any "
+                                    "run (where to get each dataset: docs/datasets/)")
+    data = p.add_subparsers(dest="data_action", required=True)
+    p = data.add_parser("check", help="read a dataset's annotations and check its images with its own reader; say "
+                                      "what is missing or misnamed (exit 1) or what was found (exit 0)")
+    p.add_argument("dataset", help="a dataset name (faceedit-bench ls dataset), e.g. fairface, celeba, creval_bench")
+    p.add_argument("root", nargs="?", help="the dataset's folder (dataset.params.root); not for sample")
+    p.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
+                   help="a further dataset parameter (YAML value), e.g. -p split=train; repeatable")
+    p.set_defaults(func=_data_check_command)
     p = sub.add_parser("merge", help="union the shard ledgers of sharded runs (run.shard=i/n) into the workspace "
                                      "ledger, then write each finished experiment's one run (docs/sharding.md)")
     p.add_argument("workspace", type=Path, help="the shared workspace the shards ran in (run.workspace)")
