@@ -240,11 +240,14 @@ def _further_sections(entries: list[Entry], metrics: list[MetricInfo], registere
 
 def build_views(entries: list[Entry], registered: Mapping[str, Any], rank_by: str | None = None) -> list[View]:
     """Group entries by protocol and lay out each group's sections."""
+    from faceedit_bench.leaderboard.references import with_references  # it lends these views reference rows
+
     groups: dict[str, list[Entry]] = defaultdict(list)
     for e in entries:
         groups[e.protocol_key].append(e)
+    lent, missing_reference = with_references(dict(groups))
     views = []
-    for key, members in groups.items():
+    for key, members in lent.items():
         members.sort(key=lambda e: e.id)
         metrics = metric_infos(members, registered)
         by_name = {m.name: m for m in metrics}
@@ -258,7 +261,7 @@ def build_views(entries: list[Entry], registered: Mapping[str, Any], rank_by: st
         for attribute in sorted(contrasts):
             sections.append(_contrast(attribute, sorted(contrasts[attribute]), ordered, metrics))
         sections += _further_sections(ordered, metrics, registered)
-        first = members[0]
+        first = next((e for e in members if e.protocol_key == key), members[0])  # not a lent reference
         t, judge = first.record["testset"], first.record["judge"]
         label = (f"{t['name']} {t['version']} · {first.record['dataset']['name']} · "
                  f"{first.record['embedder']['name']} {first.record['embedder']['version']} · "
@@ -266,6 +269,7 @@ def build_views(entries: list[Entry], registered: Mapping[str, Any], rank_by: st
         limits = first.record["config"]["run"]
         label += "".join(f" · {k}={limits[k]}" for k in ("max_faces", "max_sessions") if limits[k] is not None)
         notes = sorted({n for e in members for n in e.record["report_notes"]})
+        notes += [missing_reference[key]] if key in missing_reference else []
         views.append(View(key, label, _details(first), metrics, ranker.name if ranker else None, sections, notes))
     from faceedit_bench.leaderboard.across import build_across_views  # it lays out these same cells
 
