@@ -164,7 +164,7 @@ def test_every_member_answer_is_kept_and_the_audit_is_rendered_and_tracked(audit
     from faceedit_bench.report.summary import format_summary
 
     console = format_summary(report, workspace, width=160)
-    assert "audit (8 of 12 judged edits scored; thresholds: paper (b))" in console
+    assert "audit: 8 of 12 judged edits scored; thresholds: paper (b)" in console
     assert "race_change_rate" in console and "100.0 (Indian - " in console
     (page,) = (workspace / "runs").glob("identity-*/report.html")
     html = page.read_text()
