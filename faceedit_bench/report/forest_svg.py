@@ -26,8 +26,9 @@ LINE = 13  # one line of a row label
 ROW = 22  # a row of one line and one series
 SERIES_GAP = 6
 PALETTE = ("#1f5fa8", "#c2410c", "#15803d", "#7e22ce", "#a16207", "#0e7490", "#be123c", "#4d7c0f")
-#: Label column: characters per line (11 px text averages about 6.2 px per character) and lines at most.
-LABEL_CHARS, CHAR_PX, MIN_LABEL_PX = 52, 6.2, 120
+#: Label column: characters per line, the width of a character of 11 px text (generous: wide letters, another
+#: font), and the narrowest column.
+LABEL_CHARS, CHAR_PX, MIN_LABEL_PX = 52, 7.0, 120
 
 Point = tuple[float | None, float | None, float | None]  # mean, ci_low, ci_high
 
