@@ -99,7 +99,8 @@ def forests(table: Any, metrics: Sequence[str] | None = None,
              for label, by_testset in sorted(rows.items(), key=lambda item: (not item[0].startswith("["), item[0]))],
             bounds_of(metric, measures))))
     if not out:
-        raise PlotError("no included session has a value of the metrics asked for; nothing to draw")
+        raise PlotError(f"no included session has a value of {', '.join(wanted)}, so there is nothing to draw (a "
+                        "metric the runs skipped, such as SC without a judge, has none)")
     return out
 
 
