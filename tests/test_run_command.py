@@ -78,3 +78,15 @@ def test_a_sweep_of_the_smoke_preset_prints_summaries_within_100_columns(tmp_pat
     paths = ("Artifacts: ", "#0 ", "#1 ", "[")  # the run folders (whole, to copy), Hydra's own log lines
     assert [line for line in out.stdout.splitlines() if len(line) > 100 and not line.startswith(paths)] == []
     assert out.stdout.count("Run identity@") == 2 and "2 jobs of the sweep" in out.stdout
+
+
+def test_ls_lists_the_experiment_presets_and_a_misspelt_one_is_refused_before_work(tmp_path, capsys):
+    from faceedit_bench.cli import main
+
+    assert main(["ls", "experiment"]) == 0
+    presets = {p.stem for p in (Path(__file__).resolve().parent.parent / "conf" / "experiment").glob("*.yaml")}
+    listed = capsys.readouterr().out.split(":", 1)[1].replace("\n", " ")
+    assert {name.strip() for name in listed.split(",")} == presets
+    wrong = bench(tmp_path, "run", "experiment=paper_bb")
+    assert wrong.returncode == 2 and "Did you mean 'paper_b'" in wrong.stderr
+    assert not (tmp_path / "ws").exists()  # refused before anything was created

@@ -8,9 +8,9 @@ from typing import Any
 
 from rich.text import Text
 
+from faceedit_bench.records import version_text
 from faceedit_bench.report.console import console_width, render
 from faceedit_bench.report.summary_tables import calls_tables, counts, fmt_p, summary_tables  # noqa: F401
-from faceedit_bench.report.versions import version_text
 from faceedit_bench.report.winobias_view import winobias_lines
 
 

@@ -42,10 +42,9 @@ def digits_for(name: str, measures: Mapping[str, Any], values: Sequence[Any] = (
     bounds = bounds_of(name, measures)
     if bounds is not None:
         span = bounds[1] - bounds[0]
-    else:
-        found = [abs(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        span = max(found, default=0.0)
-    return 1 if span >= 10 else 2 if span > 1 else 3
+        return 1 if span >= 10 else 2 if span > 1 else 3
+    largest = max((abs(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)), default=0.0)
+    return 1 if largest >= 10 else 2 if largest >= 1 else 3  # a 1-5 rubric without bounds: its 1.0 has two
 
 
 def metrics_tables(report: Mapping[str, Any], width: int) -> list[Any]:
