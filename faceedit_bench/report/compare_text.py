@@ -19,6 +19,7 @@ from faceedit_bench.report.compare_across_testsets import ACROSS_LEGEND, PATTERN
 from faceedit_bench.report.compare_rows import row_notes
 from faceedit_bench.report.console import Column, console_width, fitted_tables, render
 from faceedit_bench.report.metric_names import display_name
+from faceedit_bench.report.metric_ranks import kendall_lines, rank_text
 from faceedit_bench.report.templates import fmt_ci, fmt_p_equation
 
 #: Row names wrap at this width, so the run columns keep the room.
@@ -99,15 +100,11 @@ def _ranks(result: Mapping[str, Any], by_label: Mapping[str, str], width: int) -
     if not ranks:
         return []
     metrics = list(ranks["metrics"])
-    rows = [[by_label.get(s, s), *("n/a" if not (c := ranks["metrics"][n].get(s)) else f"{c['rank']:g} ({c['value']:.4g})"
-                                   for n in metrics)] for s in ranks["systems"]]
+    rows = [[by_label.get(s, s), *(rank_text(ranks["metrics"][n].get(s)) for n in metrics)] for s in ranks["systems"]]
     parts: list[Any] = [Text(""), *fitted_tables([Column("run")], [Column(n, True) for n in metrics], rows, width,
                                                  title="Ranks of the runs per metric (1 = best; the metric's own "
                                                        "direction; the mean in brackets)")]
-    for t in ranks.get("kendall") or []:
-        value = f"{t['tau']:.3f}" if t["tau"] is not None else f"n/a ({t['reason']})"
-        parts.append(_indented(f"Kendall tau {t['a']} vs {t['b']}: {value}"))
-    return parts
+    return parts + [_indented(line) for line in kendall_lines(ranks)]
 
 
 def _paired(result: Mapping[str, Any], by_label: Mapping[str, str]) -> list[Any]:
