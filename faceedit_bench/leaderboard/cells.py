@@ -142,7 +142,8 @@ def notes_cell(e: Entry) -> Cell:
 def entry_labels(entries: list[Entry]) -> list[str]:
     """A plot row's label per entry: the editor and its model version, the reference marked; the submission id
     added only where two rows would read alike (two runs of one editor)."""
-    names = [f"{'[reference] ' if is_reference(e) else ''}{named_version(e.record['editor']['name'], e.record['editor']['version'])}"
+    names = [("[reference] " if is_reference(e) else "") + named_version(e.record["editor"]["name"],
+                                                                         e.record["editor"]["version"])
              for e in entries]
     return [f"{name} · {e.id}" if names.count(name) > 1 else name for name, e in zip(names, entries)]
 

@@ -88,8 +88,8 @@ def _across(result: Mapping[str, Any], width: int) -> list[Any]:
             parts += [_indented(f"{x['attribute']} -> {x['category']}: {x['count']}/{x['edits']} "
                                 f"({100 * x['share']:.1f}%)") for x in shown]
             if len(p["patterns"] or []) > len(shown):
-                parts.append(_indented(f"... and {len(p['patterns']) - len(shown)} more (all of them: --format markdown, "
-                                       "--html or --json)"))
+                more = len(p["patterns"]) - len(shown)
+                parts.append(_indented(f"... and {more} more (all of them: --format markdown, --html or --json)"))
             if p["patterns"] == []:
                 parts.append(_indented(f"none reaches {PATTERN_THRESHOLD:.0%}"))
     return parts

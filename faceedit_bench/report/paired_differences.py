@@ -65,7 +65,9 @@ def verdict(d: Mapping[str, Any], a: str, b: str, higher_is_better: bool | None)
     if higher_is_better is None:
         return "direction unknown"
     better = better_run(d, higher_is_better)
-    return "no clear difference (CI includes 0)" if better is None else f"{a if better == 'a' else b} better (CI excludes 0)"
+    if better is None:
+        return "no clear difference (CI includes 0)"
+    return f"{a if better == 'a' else b} better (CI excludes 0)"
 
 
 def paired_comparisons(reports: Sequence[Mapping[str, Any]], run_dirs: Sequence[Path], labels: Sequence[str],

@@ -29,8 +29,8 @@ def test_the_default_experiment(plugins, compose):
 def test_paper_celeba(plugins, compose, make_celeba, monkeypatch):
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
     with gemini_server(api_key=KEY, judge_answer=judge_answer) as server:
-        cfg = compose("experiment=paper_celeba", f"dataset.params.root={make_celeba()}", "+dataset.params.partition=all",
-                      "dataset.params.min_base_fss=null", "embedder=pixel", "testset=pose", *FAST,
+        cfg = compose("experiment=paper_celeba", f"dataset.params.root={make_celeba()}",
+                      "+dataset.params.partition=all", "dataset.params.min_base_fss=null", "embedder=pixel", "testset=pose", *FAST,
                       f"judge.params.base_url={server.url}", *[f"judge.params.limits.{x}" for x in LIMITS])
         exp = build_experiment(cfg, plugins)
         report = run_experiment(exp, plugins)

@@ -111,11 +111,11 @@ class FairFaceDataset:
         dataset = cls(**params)
         plan = dataset.candidates()
         if dataset.parquet is None:
-            missing = [file for file, _ in plan if not (dataset.root / file).is_file()]
+            missing = [dataset.root / file for file, _ in plan if not (dataset.root / file).is_file()]
             if missing:
                 raise DatasetError(f"{len(missing)} of {len(plan)} images listed in {dataset.labels} are missing, "
-                                   f"e.g. {dataset.root / missing[0]}.{c.layout_hint(dataset.root / missing[0], dataset.root)}"
-                                   f" Unzip the images of the release into {dataset.root}. {GET}")
+                                   f"e.g. {missing[0]}.{c.layout_hint(missing[0], dataset.root)} Unzip the images of "
+                                   f"the release into {dataset.root}. {GET}")
             where = f"{dataset.labels.name if dataset.labels else ''} and the images it lists"
             release = (f"padding {dataset.padding} assumed: label files and images do not say which release they "
                        "are (paper (b) used 1.25: fairface-img-margin125-trainval.zip)")
