@@ -106,7 +106,9 @@ def _close_names(folder: Path, name: str) -> list[str]:
     stem, suffix = Path(name).stem.lower(), Path(name).suffix.lower()
     same = [n for n in names if n.lower() == name.lower()  # another case, or a browser's second download
             or (Path(n).suffix.lower() == suffix and Path(n).stem.lower().startswith(stem + " ("))]
-    return same or difflib.get_close_matches(name, names, n=3, cutoff=0.75)
+    if same or Path(name).stem.isdigit():  # numbered images: 10.jpg is not a misspelt 1.jpg
+        return same
+    return difflib.get_close_matches(name, names, n=3, cutoff=0.75)
 
 
 def layout_hint(path: Path, root: Path | None = None) -> str:
