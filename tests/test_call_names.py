@@ -32,6 +32,9 @@ def test_a_gateway_run_and_a_direct_run_have_the_same_metric_names():
                                                   "calls_editor_succeeded": 12,
                                                   "calls_editor_retries_rate_limited": 2}
     assert gateway["tags"] == {"calls.editor.endpoint": "http://127.0.0.1:18977"}  # where they went: a tag
+    secret = _report("https://me:s3cret@gateway.example/v1?token=abc")
+    assert secret["tags"] == {"calls.editor.endpoint": "https://gateway.example/v1"}
+    assert "s3cret" not in str(secret) and "token" not in str(secret)  # the report's calls section neither
 
 
 def test_a_panel_names_each_member_and_shared_keys_name_both_roles():

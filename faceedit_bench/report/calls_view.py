@@ -38,8 +38,18 @@ class CallSource:
 
 
 def endpoint_host(url: str) -> str:
-    """``127.0.0.1:18977`` of ``http://127.0.0.1:18977/v1``; the text itself when it is no URL."""
-    return urlsplit(url).netloc or url
+    """``127.0.0.1:18977`` of ``http://127.0.0.1:18977/v1`` (never a user or password in the URL); the text
+    itself when it is no URL."""
+    parts = urlsplit(url)
+    if not parts.hostname:
+        return url
+    return parts.hostname + (f":{parts.port}" if parts.port else "")
+
+
+def public_endpoint(url: str) -> str:
+    """The endpoint without what may be a credential (user and password, query, fragment)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{endpoint_host(url)}{parts.path}" if parts.scheme and parts.hostname else url
 
 
 def call_source(key: str, entry: Mapping[str, Any]) -> CallSource:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from faceedit_bench.report.calls_view import endpoint_host
+from faceedit_bench.report.calls_view import endpoint_host, public_endpoint
 
 
 def _model(description: Mapping[str, Any]) -> str:
@@ -61,8 +61,9 @@ def calls_section(stats: Mapping[str, Mapping[str, Any]],
     for key, counts in stats.items():
         entry = {**counts, "provider": key.split(":", 1)[0],
                  "roles": [{k: v for k, v in r.items() if k != "endpoint"} for r in roles.get(key) or []]}
-        if entry.get("endpoint"):
-            entry["endpoint_host"] = endpoint_host(str(entry["endpoint"]))
+        if entry.get("endpoint"):  # provenance, without what may be a credential in the URL
+            entry["endpoint"] = public_endpoint(str(entry["endpoint"]))
+            entry["endpoint_host"] = endpoint_host(entry["endpoint"])
         out[key] = entry
     return out
 
@@ -70,5 +71,5 @@ def calls_section(stats: Mapping[str, Mapping[str, Any]],
 def call_tags(roles: Mapping[str, list[dict[str, str]]]) -> dict[str, str]:
     """Tracker tags naming where each role's calls go: ``calls.<role>.endpoint`` (the endpoint stays out of
     metric names, so a run through a gateway and a direct run compare metric by metric)."""
-    return {f"calls.{r['role']}.endpoint": r["endpoint"] for callers in roles.values() for r in callers
-            if r.get("endpoint")}
+    return {f"calls.{r['role']}.endpoint": public_endpoint(r["endpoint"]) for callers in roles.values()
+            for r in callers if r.get("endpoint")}
