@@ -61,10 +61,11 @@ def calls_section(stats: Mapping[str, Mapping[str, Any]],
     for key, counts in stats.items():
         entry = {**counts, "provider": key.split(":", 1)[0],
                  "roles": [{k: v for k, v in r.items() if k != "endpoint"} for r in roles.get(key) or []]}
-        if entry.get("endpoint"):  # provenance, without what may be a credential in the URL
-            entry["endpoint"] = public_endpoint(str(entry["endpoint"]))
-            entry["endpoint_host"] = endpoint_host(entry["endpoint"])
-        out[key] = entry
+        raw = str(entry.get("endpoint") or "")
+        if raw:  # provenance, without what may be a credential in the URL (the key holds the URL too)
+            entry["endpoint"] = public_endpoint(raw)
+            entry["endpoint_host"] = endpoint_host(raw)
+        out[key.replace(raw, entry["endpoint"]) if raw else key] = entry
     return out
 
 
