@@ -78,7 +78,6 @@ def masked(im: Image.Image, p: np.ndarray, mask: Image.Image) -> Image.Image:
 
 def main() -> int:
     import insightface
-
     from faceedit_bench_dlib.embedder import DlibEmbedder
 
     detector, criteria = DlibEmbedder(), Criteria()

@@ -1,5 +1,6 @@
-"""The ``faceedit-bench`` command: everything that is not running an experiment (the help text is
-:data:`DESCRIPTION`). Experiments run through Hydra: ``python -m faceedit_bench editor=... testset=...``."""
+"""The ``faceedit-bench`` command (the help text is :data:`DESCRIPTION`). Experiments run through Hydra:
+``faceedit-bench run editor=... testset=...`` (:mod:`faceedit_bench.run.run_command`), the same as
+``python -m faceedit_bench editor=... testset=...``."""
 
 from __future__ import annotations
 
@@ -42,12 +43,17 @@ def _ls_command(args: argparse.Namespace) -> int:
     from faceedit_bench.run.hydra_app import group_options
 
     options = group_options(get_plugins())
+    import textwrap
+
+    from faceedit_bench.report.console import console_width
+
     for group in [args.group] if args.group else sorted(options):
         if group not in options:
             near = suggest(group, sorted(options))
             hint = f" Did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
             raise FaceEditBenchError(f"unknown group {group!r}.{hint} Groups: {', '.join(sorted(options))}.")
-        print(f"{group}: {', '.join(options[group]) or '(none)'}")
+        print(textwrap.fill(f"{group}: {', '.join(options[group]) or '(none)'}", console_width(),
+                            subsequent_indent="    ", break_on_hyphens=False))
     return 0
 
 
@@ -129,6 +135,18 @@ def _report_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _data_check_command(args: argparse.Namespace) -> int:
+    from faceedit_bench.config import key_values
+    from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.run.data_check import check_dataset, docs_page
+
+    result = check_dataset(get_plugins(), args.dataset, args.root, key_values(args.param, "--param"))
+    from faceedit_bench.report.console import console_width
+
+    print(result.describe(docs_page(args.dataset), console_width()))
+    return 0 if result.ok else 1
+
+
 def _merge_command(args: argparse.Namespace) -> int:
     from faceedit_bench.run.merge import describe, merge_workspace
 
@@ -138,12 +156,13 @@ def _merge_command(args: argparse.Namespace) -> int:
 
 
 DESCRIPTION = """\
-faceedit-bench: everything that is not running an experiment (plugins, options, test sets,
+faceedit-bench: run experiments, and everything around them (plugins, options, datasets, test sets,
 comparing and reporting runs, the leaderboard).
 
 Experiments run through Hydra:
-  python -m faceedit_bench editor=<name> testset=<name> dataset=<name> [key=value ...]
-  python -m faceedit_bench --help      (config groups and options)
+  faceedit-bench run editor=<name> testset=<name> dataset=<name> [key=value ...]
+  faceedit-bench run --help            (config groups and options; also python -m faceedit_bench)
+  eval "$(faceedit-bench run --shell-completion install=bash)"     (tab completion in bash)
 """
 
 
@@ -151,6 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="faceedit-bench", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("run", add_help=False,  # main() hands everything after "run" to Hydra
+                   help="run an experiment: faceedit-bench run editor=<name> testset=<name> [key=value ...] "
+                        "(Hydra's overrides and options: -m, --cfg job, --help; shell completion: "
+                        "faceedit-bench run --shell-completion install=bash)")
     p = sub.add_parser("plugins", help="list installed plugins, versions and what each registers")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_plugins_command)
@@ -190,6 +213,16 @@ def build_parser() -> argparse.ArgumentParser:
     from faceedit_bench.run.questions_cli import add_parser as add_questions_parser
 
     add_questions_parser(sub)  # questions generate/show/check/score
+    p = sub.add_parser("data", help="check that a dataset's folder is laid out as its reader expects, before any "
+                                    "run (where to get each dataset: docs/datasets/)")
+    data = p.add_subparsers(dest="data_action", required=True)
+    p = data.add_parser("check", help="read a dataset's annotations and check its images with its own reader; say "
+                                      "what is missing or misnamed (exit 1) or what was found (exit 0)")
+    p.add_argument("dataset", help="a dataset name (faceedit-bench ls dataset), e.g. fairface, celeba, creval_bench")
+    p.add_argument("root", nargs="?", help="the dataset's folder (dataset.params.root); not for sample")
+    p.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
+                   help="a further dataset parameter (YAML value), e.g. -p split=train; repeatable")
+    p.set_defaults(func=_data_check_command)
     p = sub.add_parser("merge", help="union the shard ledgers of sharded runs (run.shard=i/n) into the workspace "
                                      "ledger, then write each finished experiment's one run (docs/sharding.md)")
     p.add_argument("workspace", type=Path, help="the shared workspace the shards ran in (run.workspace)")
@@ -214,7 +247,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _subcommands() -> list[str]:
+    parser = build_parser()
+    return sorted(next(a for a in parser._actions if a.dest == "command").choices)
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["run"]:  # Hydra parses everything after it (-m, --cfg, --help are Hydra's)
+        from faceedit_bench.run.run_command import run_command
+
+        try:
+            return run_command(argv[1:], _subcommands())
+        except FaceEditBenchError as exc:
+            print(f"Error: {exc}", file=sys.stderr)
+            return 2
     args = build_parser().parse_args(argv)
     if getattr(args, "action", None) == "show" and not args.name:
         build_parser().error("testset show needs a name, e.g. faceedit-bench testset show pose")

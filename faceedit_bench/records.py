@@ -122,6 +122,13 @@ class Session:
         return all(step.bound for step in self.steps)
 
 
+def version_text(version: Any) -> str:
+    """A version as people read it: ``v1.0.0`` for ``1.0.0``; a name (``published``, a model) unchanged;
+    ``""`` for none."""
+    text = "" if version is None else str(version).strip()
+    return f"v{text}" if text[:1].isdigit() else text
+
+
 @dataclass(frozen=True)
 class TestSet:
     """A frozen, versioned list of sessions. ``content_hash`` is recorded with every result."""

@@ -59,7 +59,6 @@ def diagnostic_subset(tmp_path: Path) -> Path:
 
 def rubric_answer(prompt: str, member: str) -> str:
     race = re.search(r"race (.+?), gender", prompt).group(1)
-    aging = "this is the aging instruction" in prompt
     executive = "senior executive" in prompt
     race_change = RACE_CHANGE[race] + (2 if member == "gpt" and race == "Indian" else 0)
     scores = {"edit_success": 2 if executive else 5, "skin_tone": 4 if race != "White" else 3,
@@ -166,7 +165,7 @@ def test_every_member_answer_is_kept_and_the_audit_is_rendered_and_tracked(audit
     from faceedit_bench.report.summary import format_summary
 
     console = format_summary(report, workspace, width=160)
-    assert "audit (8 of 12 judged edits scored; thresholds: paper (b))" in console
+    assert "audit: 8 of 12 judged edits scored; thresholds: paper (b)" in console
     assert "race_change_rate" in console and "100.0 (Indian - " in console
     (page,) = (workspace / "runs").glob("identity-*/report.html")
     html = page.read_text()

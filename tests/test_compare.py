@@ -15,6 +15,7 @@ import pytest
 
 from faceedit_bench.report.compare import compare_runs
 from faceedit_bench.report.compare_render import format_compare
+from faceedit_bench.report.compare_text import compare_text
 from faceedit_bench.report.compared_runs import CompareError
 from faceedit_bench.report.paired_differences import paired_difference
 from tests.test_html_report import HOSTILE, v10_report, v11_report
@@ -166,9 +167,21 @@ def test_markdown_shape_and_escaping(tmp_path: Path) -> None:
     table = [line for line in lines if line.startswith("|")]
     assert table[1] == "|---|---|---|"
     assert all(len(re.findall(r"(?<!\\)\|", line)) == 4 for line in table)  # escaped pipes split nothing
-    assert "<script>" not in md and "&lt;script&gt;" in md
+    assert "<script" not in md and "&lt;script>" in md  # a "<" that could open a tag is escaped
     drop = next(line for line in table if line.startswith("| Drop"))
     assert drop.split(" | ")[2].startswith("**5 ")  # the best (lower) value is bold
+
+
+def test_markdown_paired_lines_read_as_text(tmp_path: Path) -> None:
+    """No entity where nothing needed escaping: ``p < 0.001`` and the verdict read as written."""
+    rows_a = [("f1", f"s{i}", "", {"drop_fss": v}) for i, v in enumerate([10, 11, 12, 13, 12, 11])]
+    rows_b = [("f1", f"s{i}", "", {"drop_fss": v}) for i, v in enumerate([90, 92, 91, 95, 93, 94])]
+    result = compare_runs([_run(tmp_path, "a", v11_report("alpha"), rows_a),
+                           _run(tmp_path, "b", v11_report("beta"), rows_b)])
+    md = format_compare(result, "markdown")
+    line = next(x for x in md.splitlines() if "Drop\\_FSS: mean difference" in x)
+    assert "&gt;" not in md and "&lt; " not in md
+    assert "p < 0.001" in line and line.endswith("alpha (gemini-2.5-flash-image-001) better (CI excludes 0)")
 
 
 def test_text_output_is_aligned(tmp_path: Path) -> None:
@@ -176,12 +189,34 @@ def test_text_output_is_aligned(tmp_path: Path) -> None:
                            _run(tmp_path, "b", _with_means(v11_report("beta"), sc=90.0))])
     text = format_compare(result)
     lines = text.splitlines()
-    rule = next(i for i, line in enumerate(lines) if line.startswith("---"))
-    header, table = lines[rule - 1], lines[rule + 1: rule + 1 + len(result["rows"])]
-    starts = [m.start() for m in re.finditer(r"(?<=  )-", lines[rule])]
-    assert header.index("alpha") == starts[0] and header.index("beta") == starts[1]
-    sc = next(line for line in table if line.startswith("SC"))
-    assert sc.rstrip().endswith(" *") and sc.index("90 [") == starts[1]
+    assert lines[1].startswith("  A  alpha") and lines[4].startswith("  B  beta")  # the legend of the columns
+    rule = next(i for i, line in enumerate(lines) if line.startswith("───"))
+    header = lines[rule - 1]
+    sc = next(line for line in lines[rule:] if line.startswith("SC"))
+    assert sc.endswith(" *") and sc.index("90 [") < header.index("B") < len(sc)  # right-aligned under B
+
+
+def _wide_runs(tmp_path: Path, n: int) -> list[Path]:
+    """``n`` runs of long editor names whose labels differ only in their last words."""
+    runs = []
+    for i in range(n):
+        report = _with_means(v11_report(f"an_editor_with_a_long_registered_name_{i}"), drop_fss=10.0 + i,
+                             sc=70.0 + i, oer=30.0 - i)
+        runs.append(_run(tmp_path, f"run{i}", report))
+    return runs
+
+
+@pytest.mark.parametrize("n", [2, 5, 9])
+def test_text_fits_100_columns_and_keeps_every_value_whole(tmp_path: Path, n: int) -> None:
+    """The text table was 280 columns wide: it is split by runs, each value with its interval on one line."""
+    result = compare_runs(_wide_runs(tmp_path, n))
+    text = compare_text(result, width=100)
+    paths = {r["path"] for r in result["runs"]}
+    for line in text.splitlines():
+        assert len(line) <= 100 or line.strip() in paths, line
+        assert line.count("[") == line.count("]") and "…" not in line, line
+    for i in range(n):  # every run's Drop_FSS, whole, in some part of the table
+        assert re.search(rf"\b{10 + i} \[{9 + i}, {11 + i}\] n=\d+", text)
 
 
 def test_html_output_is_escaped_and_self_contained(tmp_path: Path) -> None:
@@ -214,7 +249,7 @@ def test_report_json_paths_and_duplicate_labels(tmp_path: Path) -> None:
     b = _run(tmp_path, "b", v10_report("same"))
     result = compare_runs([a / "report.json", b])
     labels = [r["label"] for r in result["runs"]]
-    assert len(set(labels)) == 2 and all(label.startswith("same (7) [") for label in labels)
+    assert len(set(labels)) == 2 and all(label.startswith("same v7 [") for label in labels)
 
 
 def test_labels_say_what_differs_between_the_runs(tmp_path: Path) -> None:
@@ -237,8 +272,8 @@ def test_limits_from_config_tell_runs_apart(tmp_path: Path) -> None:
     a, b = _run(tmp_path, "a", v10_report("alpha")), _run(tmp_path, "b", v10_report("alpha"))
     (a / "config.yaml").write_text("run:\n  max_faces: 10\n  max_sessions: null\n")
     (b / "config.yaml").write_text("run:\n  max_faces: null\n  max_sessions: null\n")
-    assert [r["label"] for r in compare_runs([a, b])["runs"]] == ["alpha (7) · limits max_faces=10",
-                                                                  "alpha (7) · limits no limits"]
+    assert [r["label"] for r in compare_runs([a, b])["runs"]] == ["alpha v7 · limits max_faces=10",
+                                                                  "alpha v7 · limits no limits"]
 
 
 def test_the_identity_baseline_is_a_reference_never_best(tmp_path: Path) -> None:
@@ -262,18 +297,18 @@ def test_all_test_sets_table_has_the_papers_avg(tmp_path: Path) -> None:
     (table,) = group["tables"]
     assert table["testsets"] == ["hair 1.0.0", "pose 1.0.0"]
     rows = {row["editor"]: ([c["text"] for c in row["cells"]], row["avg"]["text"]) for row in table["rows"]}
-    assert rows["alpha (7)"] == (["5", "3"], "4") and rows["beta (7)"] == (["4", "2"], "3")
-    assert rows["gamma (7)"] == (["no run", "1"], "n/a (1 of 2 test sets)")
-    assert [table["rows"][i]["editor"] for i in table["best"]] == ["beta (7)"]  # not identity (Avg. 0)
+    assert rows["alpha v7"] == (["5", "3"], "4") and rows["beta v7"] == (["4", "2"], "3")
+    assert rows["gamma v7"] == (["no run", "1"], "n/a (1 of 2 test sets)")
+    assert [table["rows"][i]["editor"] for i in table["best"]] == ["beta v7"]  # not identity (Avg. 0)
     (runs[0] / "config.yaml").write_text("run:\n  max_faces: 3\n")  # alpha on pose with other limits
     (group,) = compare_runs(runs)["across_testsets"]  # alpha's other run is alone: no longer averaged with it
-    assert next(r for r in group["tables"][0]["rows"] if r["editor"] == "alpha (7)")["avg"]["text"].startswith("n/a")
+    assert next(r for r in group["tables"][0]["rows"] if r["editor"] == "alpha v7")["avg"]["text"].startswith("n/a")
     (runs[0] / "config.yaml").unlink()
     text = format_compare(result)
-    assert "All test sets: sample" in text and re.search(r"beta \(7\)\s+4\s+2\s+3 \*", text)
-    assert "| beta (7) | 4 | 2 | **3** |" in format_compare(result, "markdown")
+    assert "All test sets: sample" in text and re.search(r"beta v7\s+4\s+2\s+3 \*", text)
+    assert "| beta v7 | 4 | 2 | **3** |" in format_compare(result, "markdown")
     page = format_compare(result, "html")
-    assert "All test sets: sample" in page and 'alt="forest plot' in page and 'alt="per-step trajectories' in page
+    assert "All test sets: sample" in page and 'class="plot forest"' in page and 'class="plot trajectories"' in page
 
 
 def test_all_test_sets_pool_the_overediting_patterns(tmp_path: Path) -> None:

@@ -68,7 +68,7 @@ def test_help_texts_have_no_rest_markup_and_every_command_says_what_it_does():
     for command, text in helps.items():
         assert not REST.search(text), (command, REST.search(text).group(0))
     assert helps[""].startswith("usage: faceedit-bench")
-    assert "python -m faceedit_bench editor=<name>" in helps[""]
+    assert "faceedit-bench run editor=<name>" in helps[""] and "--shell-completion install=bash" in helps[""]
     assert "build the leaderboard pages" in helps["leaderboard"]
 
 

@@ -28,6 +28,7 @@ from faceedit_bench.scoring.creval.questions import (
     parse_question_set,
 )
 from faceedit_bench.scoring.creval.scoring import overall, score_metric
+from tests.console_fit import assert_summary_fits
 from tests.fakes.creval import answer_body
 from tests.fakes.openai import openai_server
 
@@ -270,6 +271,8 @@ def test_experiment_creval_runs_creval_bench_through_the_engine(plugins, compose
                           "judge.params.limits.max_attempts=2", "judge.params.limits.backoff_initial_s=0.01")
             reports[editor] = run_experiment(build_experiment(cfg, plugins), plugins)
     moved, still = reports["noise"], reports["identity"]
+    for report in reports.values():  # the preset's console summary reads at 100 columns
+        assert_summary_fits(report, tmp_path)
     assert moved["counts"]["sessions"]["included"] == 3  # one session per item, not items x items
     assert "drop_fss" in moved["skipped_metrics"] and "drop_fss" not in moved["metrics"]
     assert moved["metrics"]["creval"]["mean"] == pytest.approx(100.0)

@@ -77,6 +77,14 @@ def test_nano_banana_runs_end_to_end_and_a_rerun_makes_no_call(plugins, compose,
     calls = report["calls"]
     (provider,) = calls
     assert provider.startswith("gemini:") and calls[provider]["succeeded"] == 24
+    # Named by role for people and trackers: no endpoint, port or key variable in a metric name.
+    assert calls[provider]["roles"] == [{"role": "editor", "component": "nano_banana",
+                                         "model": "gemini-2.5-flash-image"}]
+    from faceedit_bench.report.run_report import metrics_for_tracking
+
+    tracked = {k: v for k, v in metrics_for_tracking(report).items() if k.startswith("calls_")}
+    assert tracked["calls_editor"] == 24 and tracked["calls_editor_succeeded"] == 24
+    assert not [k for k in tracked if "127" in k or "api_key" in k or "http" in k]
     # The model the provider says it served is recorded with every output.
     sent = gemini.gemini_calls[0]
     assert sent.model == "gemini-2.5-flash-image"

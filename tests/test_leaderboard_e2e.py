@@ -89,7 +89,7 @@ def cli(tracked, monkeypatch, capsys):
 
 def _ranked(table: str) -> list[tuple[str, str, str]]:
     """(rank, editor, status) of each row of the README's overall tables."""
-    return re.findall(r"^\| (\S+) \| (\w+) 1 \([^)]*\) \| (\w+) \|", table, re.MULTILINE)
+    return re.findall(r"^\| (\S+) \| (\w+)(?: v1)? \([^)]*\) \| (\w+) \|", table, re.MULTILINE)
 
 
 def _verify_args(tracked, submission: Path, tmp_path: Path) -> list[str]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from faceedit_bench.analysis.baselines import is_reference_editor
 from faceedit_bench.leaderboard.entries import Entry
+from faceedit_bench.report.versions import named_version
 
 
 def is_reference(e: Entry) -> bool:
@@ -23,6 +24,7 @@ class MetricInfo:
     higher_is_better: bool | None  # None: no better direction (its ideal is the middle): shown, never ranked
     description: str
     label: str = ""
+    bounds: tuple[float, float] | None = None  # the range its values can take (measures): a plot's axis
 
 
 def first_directed(metrics: list[MetricInfo]) -> MetricInfo | None:
@@ -72,6 +74,7 @@ class Plot:
     higher_is_better: bool | None  # None: no better direction
     series: list[str]  # group labels; [""] for one series
     rows: list[tuple[str, list[tuple[float | None, float | None, float | None]]]]  # label, per series (mean, lo, hi)
+    bounds: tuple[float, float] | None = None  # the axis is at least this range; else it includes 0
 
 
 @dataclass
@@ -138,7 +141,7 @@ def editor_cell(e: Entry) -> Cell:
     sub = e.id + (f" · by {e.record['submitter']}" if e.record.get("submitter") else "")
     if is_reference(e):
         sub = "reference: no edit · " + sub
-    return Cell(f"{editor['name']} {editor['version']}", editor["name"].lower(), sub)
+    return Cell(named_version(editor["name"], editor["version"]), editor["name"].lower(), sub)
 
 
 def status_cell(e: Entry) -> Cell:
@@ -151,9 +154,13 @@ def notes_cell(e: Entry) -> Cell:
     return Cell(e.record.get("notes") or "", (e.record.get("notes") or "").lower(), url or "", cls="notes", href=href)
 
 
-def entry_label(e: Entry) -> str:
-    editor = e.record["editor"]
-    return f"{'[reference] ' if is_reference(e) else ''}{editor['name']} {editor['version']} ({e.id})"
+def entry_labels(entries: list[Entry]) -> list[str]:
+    """A plot row's label per entry: the editor and its model version, the reference marked; the submission id
+    added only where two rows would read alike (two runs of one editor)."""
+    names = [("[reference] " if is_reference(e) else "") + named_version(e.record["editor"]["name"],
+                                                                         e.record["editor"]["version"])
+             for e in entries]
+    return [f"{name} · {e.id}" if names.count(name) > 1 else name for name, e in zip(names, entries)]
 
 
 def point(s: Mapping[str, Any] | None) -> tuple[float | None, float | None, float | None]:

@@ -17,7 +17,7 @@ from faceedit_bench.leaderboard.views import (
     Row,
     Section,
     editor_cell,
-    entry_label,
+    entry_labels,
     fmt_summary,
     is_reference,
     notes_cell,
@@ -27,6 +27,10 @@ from faceedit_bench.leaderboard.views import (
     sort_value,
     status_cell,
 )
+from faceedit_bench.report.measures import bounds_of
+
+#: Percent and percentage points: an audit rate as shown, and a gap between two of them.
+PERCENT = (0.0, 100.0)
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,7 @@ class ValueInfo:
     unit: str
     higher_is_better: bool | None  # None: no registration or submission states it; shown, never ranked by
     description: str
+    bounds: tuple[float, float] | None = None  # the range of its values as shown (percent: 0-100)
 
 
 def _stated(entries: list[Entry], spec: ValueSpec) -> list[Mapping[str, Any]]:
@@ -56,7 +61,7 @@ def value_info(spec: ValueSpec, entries: list[Entry], registered: Mapping[str, A
         rate = value_info(ValueSpec(spec.name, "audit.rates"), entries, registered)
         return ValueInfo(spec, f"{rate.label} max−min by {spec.by}", "pp", False,
                          f"The largest minus the smallest {spec.by} group's {rate.label}, in percentage points, "
-                         "with its bootstrap interval. Lower is better.")
+                         "with its bootstrap interval. Lower is better.", PERCENT)
     stated = _stated(entries, spec)
     reg = registered.get(spec.name)
     directions = {m["higher_is_better"] for m in stated if isinstance(m.get("higher_is_better"), bool)}
@@ -69,7 +74,12 @@ def value_info(spec: ValueSpec, entries: list[Entry], registered: Mapping[str, A
     unit = "%" if spec.source == "audit.rates" else str(first.get("unit") or getattr(reg, "unit", "") or "")
     about = {True: " Higher is better.", False: " Lower is better.", None: " No submission states its direction."}
     description = str(first.get("description") or getattr(reg, "description", "") or "") + about[hib]
-    return ValueInfo(spec, label, unit, hib, description.strip())
+    if spec.source == "audit.rates":
+        bounds: tuple[float, float] | None = PERCENT
+    else:
+        bounds = bounds_of(spec.name, {spec.name: first}) or bounds_of(spec.name, {spec.name: {
+            "bounds": getattr(reg, "bounds", None)}})
+    return ValueInfo(spec, label, unit, hib, description.strip(), bounds)
 
 
 def _has_any(entries: list[Entry], spec: ViewSpec) -> bool:
@@ -113,8 +123,9 @@ def spec_section(spec: ViewSpec, entries: list[Entry], registered: Mapping[str, 
                   Cell(str(steps.get("refused", 0)), str(steps.get("refused", 0)), cls="num"),
                   Cell(str(failed), str(failed), cls="num"), notes_cell(e)]
         rows.append(Row(e.id, e.status, cells, is_reference(e)))
-    plots = [Plot(f"{i.label}", i.unit, i.higher_is_better is not False, [""],
-                  [(entry_label(e), [point(value_of(e.record, i.spec))]) for e in ordered]) for i in infos]
+    plots = [Plot(f"{i.label}", i.unit, i.higher_is_better, [""],
+                  [(label, [point(value_of(e.record, i.spec))]) for label, e in zip(entry_labels(ordered), ordered)],
+                  i.bounds) for i in infos]
     note = spec.description
     if ranker.higher_is_better is None:
         note += f" Not ranked: no submission states whether a higher {ranker.label} is better."

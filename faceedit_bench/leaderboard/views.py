@@ -25,7 +25,7 @@ from faceedit_bench.leaderboard.cells import (  # noqa: F401 - the cells are par
     View,
     direction_sentence,
     editor_cell,
-    entry_label,
+    entry_labels,
     first_directed,
     fmt,
     fmt_summary,
@@ -38,6 +38,7 @@ from faceedit_bench.leaderboard.cells import (  # noqa: F401 - the cells are par
     status_cell,
 )
 from faceedit_bench.leaderboard.entries import Entry
+from faceedit_bench.report.measures import bounds_of
 from faceedit_bench.report.templates import fmt_p_equation
 
 #: Step outcomes that are not failed attempts: a refusal and an answer without an image are the provider's
@@ -66,9 +67,10 @@ def metric_infos(entries: list[Entry], registered: Mapping[str, Any]) -> list[Me
             hib = directions.pop()
         else:
             continue  # contradictory statements and no registration: no direction to rank by
-        label = next((str(m["label"]) for e in entries if isinstance(m := (e.record.get("measures") or {}).get(name), dict)
-                      and m.get("label")), name)
-        out.append(MetricInfo(name, stated[0]["unit"], hib, stated[0]["description"], label))
+        measures = [m for e in entries if isinstance(m := (e.record.get("measures") or {}).get(name), dict)]
+        label = next((str(m["label"]) for m in measures if m.get("label")), name)
+        bounds = next((b for m in measures if (b := bounds_of(name, {name: m})) is not None), None)
+        out.append(MetricInfo(name, stated[0]["unit"], hib, stated[0]["description"], label, bounds))
     return out
 
 
@@ -136,7 +138,9 @@ def _overall(view_entries: list[Entry], metrics: list[MetricInfo], ranks: dict[s
                   notes_cell(e)]
         rows.append(Row(e.id, e.status, cells, is_reference(e)))
     plots = [Plot(m.label or m.name, m.unit, m.higher_is_better, [""],
-                  [(entry_label(e), [point(e.record["metrics"].get(m.name))]) for e in view_entries]) for m in metrics]
+                  [(label, [point(e.record["metrics"].get(m.name))])
+                   for label, e in zip(entry_labels(view_entries), view_entries)], m.bounds)
+             for m in metrics]
     return Section(ALL, "all sessions", columns, rows, plots)
 
 
@@ -208,8 +212,9 @@ def _contrast(contrast: str, labels: list[str], view_entries: list[Entry], metri
                 cells += _k_group_cells(e, contrast, m.name)
         rows.append(Row(e.id, e.status, cells, is_reference(e)))
     plots = [Plot(f"{m.label or m.name} by {contrast}", m.unit, m.higher_is_better, labels,
-                  [(entry_label(e), [point(e.record["groups"].get(contrast, {}).get(label, {}).get("metrics", {})
-                                       .get(m.name)) for label in labels]) for e in view_entries])
+                  [(row, [point(e.record["groups"].get(contrast, {}).get(label, {}).get("metrics", {})
+                                .get(m.name)) for label in labels])
+                   for row, e in zip(entry_labels(view_entries), view_entries)], m.bounds)
              for m in metrics]
     return Section(contrast, f"by {contrast}", columns, rows, plots)
 
@@ -242,11 +247,14 @@ def _further_sections(entries: list[Entry], metrics: list[MetricInfo], registere
 
 def build_views(entries: list[Entry], registered: Mapping[str, Any], rank_by: str | None = None) -> list[View]:
     """Group entries by protocol and lay out each group's sections."""
+    from faceedit_bench.leaderboard.references import with_references  # it lends these views reference rows
+
     groups: dict[str, list[Entry]] = defaultdict(list)
     for e in entries:
         groups[e.protocol_key].append(e)
+    lent, missing_reference = with_references(dict(groups))
     views = []
-    for key, members in groups.items():
+    for key, members in lent.items():
         members.sort(key=lambda e: e.id)
         metrics = metric_infos(members, registered)
         by_name = {m.name: m for m in metrics}
@@ -260,7 +268,7 @@ def build_views(entries: list[Entry], registered: Mapping[str, Any], rank_by: st
         for attribute in sorted(contrasts):
             sections.append(_contrast(attribute, sorted(contrasts[attribute]), ordered, metrics))
         sections += _further_sections(ordered, metrics, registered)
-        first = members[0]
+        first = next((e for e in members if e.protocol_key == key), members[0])  # not a lent reference
         t, judge = first.record["testset"], first.record["judge"]
         label = (f"{t['name']} {t['version']} · {first.record['dataset']['name']} · "
                  f"{first.record['embedder']['name']} {first.record['embedder']['version']} · "
@@ -268,6 +276,7 @@ def build_views(entries: list[Entry], registered: Mapping[str, Any], rank_by: st
         limits = first.record["config"]["run"]
         label += "".join(f" · {k}={limits[k]}" for k in ("max_faces", "max_sessions") if limits[k] is not None)
         notes = sorted({n for e in members for n in e.record["report_notes"]})
+        notes += [missing_reference[key]] if key in missing_reference else []
         views.append(View(key, label, _details(first), metrics, ranker.name if ranker else None, sections, notes))
     from faceedit_bench.leaderboard.across import build_across_views  # it lays out these same cells
 

@@ -109,7 +109,13 @@ class Judge(Protocol):
 
 @runtime_checkable
 class Dataset(Protocol):
-    """A source of base faces with references and demographic labels."""
+    """A source of base faces with references and demographic labels.
+
+    Optional: a ``check(**params) -> list[str]`` classmethod on the dataset's class, which
+    ``faceedit-bench data check <name> <root>`` calls instead of its default (construct the dataset and
+    read every face): the lines to print about what was found; a problem raises ``DatasetError``
+    saying what is missing or misnamed. Give one where reading every face is slow or has side
+    effects (copying images, selecting portraits). It must write nothing."""
 
     def describe(self) -> Mapping[str, Any]: ...
 

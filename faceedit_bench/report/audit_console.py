@@ -7,35 +7,39 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rich import box
-from rich.table import Table
+from faceedit_bench.report.console import Column, fitted_tables
 
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
-def audit_table(report: Mapping[str, Any]) -> Table | None:
+def _spread(d: Mapping[str, Any]) -> str:
+    gap = d.get("max_minus_min_pp")
+    if gap is None:
+        return "n/a"
+    high, low = d.get("max_group"), d.get("min_group")
+    return f"{gap:.1f}" + (f" ({high} - {low})" if high and low and high != low else "")
+
+
+def audit_tables(report: Mapping[str, Any], width: int) -> list[Any]:
     audit = report.get("audit")
     if not audit or not audit.get("rates"):
-        return None
+        return []
     by = next((d.get("by") for d in (audit.get("disparity") or {}).values() if d.get("by")), "group")
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False,
-                  title=f"audit ({audit.get('scored')} of {audit.get('items')} judged edits scored; "
-                        f"thresholds: {audit.get('thresholds_source')})", title_justify="left")
-    for column in ("rate", "rule", "value", f"{int(100 * audit.get('confidence', 0.95))}% CI", "n",
-                   f"max - min by {by} (pp)"):
-        table.add_column(column, justify="left" if column in ("rate", "rule") else "right")
+    rows = []
     for name, r in audit["rates"].items():
-        d = (audit.get("disparity") or {}).get(name) or {}
-        gap = d.get("max_minus_min_pp")
-        spread = "n/a" if gap is None else f"{gap:.1f} ({d.get('max_group')} - {d.get('min_group')})"
-        ci = "" if r.get("ci_low") is None else f"[{_pct(r['ci_low'])}, {_pct(r['ci_high'])}]"
-        table.add_row(name, f"{r.get('axis')} {r.get('rule')}", _pct(r.get("rate")), ci, str(r.get("n")), spread)
-    line = sensitivity_line(audit)
-    if line:
-        table.caption, table.caption_justify = line, "left"
-    return table
+        interval = "" if r.get("ci_low") is None else f"[{_pct(r['ci_low'])}, {_pct(r['ci_high'])}]"
+        rows.append([name, f"{r.get('axis')} {r.get('rule')}", _pct(r.get("rate")), interval, str(r.get("n")),
+                     _spread((audit.get("disparity") or {}).get(name) or {})])
+    level = f"{int(100 * audit.get('confidence', 0.95))}% CI"
+    return fitted_tables([Column("rate")], [Column("rule"), Column("value", True), Column(level, True),
+                                            Column("n", True), Column("max - min", True)], rows, width,
+                         title=f"audit: {audit.get('scored')} of {audit.get('items')} judged edits scored; "
+                               f"thresholds: {audit.get('thresholds_source')}",
+                         legend=f"max - min: the largest rate by {by} minus the smallest, in percentage points "
+                                "(highest - lowest group)"
+                                + (f"\n{line}" if (line := sensitivity_line(audit)) else ""))
 
 
 def sensitivity_line(audit: Mapping[str, Any]) -> str | None:

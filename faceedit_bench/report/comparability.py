@@ -7,6 +7,7 @@ from itertools import combinations
 from typing import Any
 
 from faceedit_bench.keys import fingerprint, portable
+from faceedit_bench.records import version_text
 
 
 def _identity(component: Mapping[str, Any] | None) -> str | None:
@@ -38,7 +39,7 @@ def describe_aspect(aspect: str, report: Mapping[str, Any]) -> str:
     comps = report.get("components") or {}
     if aspect == "test set":
         t = report.get("testset") or {}
-        return f"{t.get('name')} v{t.get('version')} {str(t.get('content_hash', ''))[:12]}"
+        return f"{t.get('name')} {version_text(t.get('version'))} {str(t.get('content_hash', ''))[:12]}"
     if aspect == "embedder":
         return f"{comps.get('embedder', {}).get('name')} {(report.get('scales') or {}).get('embedder_version')}"
     if aspect in ("judge", "dataset"):

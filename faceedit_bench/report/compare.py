@@ -50,7 +50,8 @@ def compare_runs(paths: Sequence[Path], *, confidence: float = 0.95) -> dict[str
         "across_testsets": across_testset_tables(reports, configs),
         "trajectories": [{"label": lab, "reference": is_reference_run(r), "series": dict(r.get("trajectory") or {})}
                          for lab, r in zip(labels, reports)],
-        "summaries": {name: [{"label": lab, **dict((r.get("metrics") or {}).get(name) or {})}
+        # the run's label last: a metric summary carries a "label" of its own (Drop_FSS) that must not win
+        "summaries": {name: [{**dict((r.get("metrics") or {}).get(name) or {}), "label": lab}
                              for lab, r in zip(labels, reports) if name in (r.get("metrics") or {})]
                       for name in dict.fromkeys(n for r in reports for n in r.get("metrics") or {})},
         "measures": merged_measures(reports),

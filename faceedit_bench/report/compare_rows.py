@@ -118,7 +118,7 @@ def cost_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             return cell(None, "not recorded")
         components = set(cost.get("by_component") or {})
         if cost.get("estimated_usd") is None and components and components <= set(cost.get("free") or []):
-            return cell(None, "free (no per-call price; GPU time is not priced)")  # not ranked against prices
+            return cell(None, "free")  # not ranked against prices; the row's note says what free means
         return cell(cost.get("estimated_usd"), fmt_usd(cost.get("estimated_usd")))
 
     def per_session(r: Mapping[str, Any]) -> dict[str, Any]:
@@ -128,6 +128,14 @@ def cost_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             return cell(None)
         return cell(usd / included, fmt_usd(usd / included))
 
-    return [_row("estimated cost (USD, lower better)", [total(r) for r in reports], False, "cost"),
+    costs = _row("estimated cost (USD, lower better)", [total(r) for r in reports], False, "cost")
+    if any(c["text"] == "free" for c in costs["cells"]):
+        costs["note"] = "free: no per-call price (a local model's GPU time is not priced)"
+    return [costs,
             _row("estimated cost per included session (USD, lower better)", [per_session(r) for r in reports],
                  False, "cost")]
+
+
+def row_notes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What a row's words mean where a cell says it in one word (``free``)."""
+    return [row["note"] for row in rows if row.get("note")]

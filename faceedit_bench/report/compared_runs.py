@@ -12,6 +12,7 @@ import yaml
 from faceedit_bench.analysis.baselines import is_reference_editor
 from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.report.run_report import SCHEMA_ID
+from faceedit_bench.report.versions import named_version
 
 
 class CompareError(FaceEditBenchError):
@@ -41,7 +42,7 @@ def editor_label(r: Mapping[str, Any]) -> str:
     editor = r.get("components", {}).get("editor", {})
     desc = editor.get("description") or {}
     version = next((desc[k] for k in ("model_version", "model", "version") if desc.get(k)), None)
-    return f"{editor.get('name', '?')} ({version})" if version else str(editor.get("name", "?"))
+    return named_version(editor.get("name", "?"), version)
 
 
 def run_limits(config: Mapping[str, Any] | None) -> str:

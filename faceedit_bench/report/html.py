@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.execution.secrets import redact
+from faceedit_bench.records import version_text
+from faceedit_bench.report.calls_view import call_sources
 from faceedit_bench.report.conditions_view import condition_view
 from faceedit_bench.report.contact_sheet import contact_sheet_name
 from faceedit_bench.report.creval import creval_sections
@@ -112,7 +114,7 @@ def notes(report: Mapping[str, Any]) -> list[str]:
     out = list(report.get("notes") or [])
     testset = report.get("testset") or {}
     if testset.get("reconstruction"):
-        out.append(f"Test set {testset.get('name')} v{testset.get('version')} is a reconstruction, "
+        out.append(f"Test set {testset.get('name')} {version_text(testset.get('version'))} is a reconstruction, "
                    "not the paper's session list.")
     if (report.get("overediting") or {}).get("reconstruction"):
         out.append("The overediting matrix uses the reconstructed taxonomy categories and state-tracker prompt.")
@@ -236,9 +238,11 @@ def trajectory(report: Mapping[str, Any], measures: Mapping[str, Any]) -> dict[s
 
 
 def call_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [{"key": key, **stats, "gave_up_total": sum((stats.get("gave_up") or {}).values()),
+    """One row per provider the run called, named by role, provider, model and endpoint host."""
+    return [{**stats, "key": f"{source.role}: {source.name}",
+             "gave_up_total": sum((stats.get("gave_up") or {}).values()),
              "retries_total": sum((stats.get("retries") or {}).values())}
-            for key, stats in (report.get("calls") or {}).items()]
+            for source, stats in call_sources(report)]
 
 
 def worst_sessions_section(report: Mapping[str, Any], run_dir: Path | None, store: ImageStore | None,

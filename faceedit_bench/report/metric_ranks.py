@@ -44,21 +44,12 @@ def _tau(a: str, b: str, metrics: Mapping[str, Mapping[str, Mapping[str, float]]
     return {**out, "tau": float(stats.kendalltau(x, y).statistic)}
 
 
-def format_ranks(ranks: Mapping[str, Any] | None) -> list[str]:
-    """The rank table as aligned text lines, then Kendall's tau between every two metrics."""
-    if not ranks:
-        return []
-    names = list(ranks["metrics"])
-    rows = [["editor", *names]] + [
-        [s, *(_cell(ranks["metrics"][n].get(s)) for n in names)] for s in ranks["systems"]]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["", "Ranks of the editors per metric (1 = best; the metric's own direction):"]
-    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    for t in ranks.get("kendall") or []:
-        value = f"{t['tau']:.3f}" if t["tau"] is not None else f"n/a ({t['reason']})"
-        lines.append(f"  Kendall tau {t['a']} vs {t['b']}: {value}")
-    return lines
+def kendall_lines(ranks: Mapping[str, Any]) -> list[str]:
+    """``Kendall tau sc vs creval: 0.333`` for every two metrics (or why it is n/a)."""
+    return [f"Kendall tau {t['a']} vs {t['b']}: " + (f"{t['tau']:.3f}" if t["tau"] is not None
+                                                   else f"n/a ({t['reason']})") for t in ranks.get("kendall") or []]
 
 
-def _cell(cell: Mapping[str, float] | None) -> str:
+def rank_text(cell: Mapping[str, float] | None) -> str:
+    """``2 (61.25)``: a run's rank by a metric, with its mean."""
     return "n/a" if not cell else f"{cell['rank']:g} ({cell['value']:.4g})"

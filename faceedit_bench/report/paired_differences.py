@@ -54,15 +54,23 @@ def paired_difference(a: Sequence[float], b: Sequence[float], *, confidence: flo
     return {**s, "p_value": p}
 
 
-def _verdict(d: Mapping[str, Any], a: str, b: str, higher_is_better: bool | None) -> str:
+def better_run(d: Mapping[str, Any], higher_is_better: bool | None) -> str | None:
+    """``"a"`` or ``"b"``: the run the interval of the difference says is better; None when it does not."""
+    if d["n"] < 2 or d["ci_low"] is None or higher_is_better is None or d["ci_low"] <= 0 <= d["ci_high"]:
+        return None
+    return "a" if (d["ci_low"] > 0) == higher_is_better else "b"
+
+
+def verdict(d: Mapping[str, Any], a: str, b: str, higher_is_better: bool | None) -> str:
+    """The verdict in words, naming the better run by ``a`` or ``b``."""
     if d["n"] < 2 or d["ci_low"] is None:
         return "too few shared sessions for an interval"
     if higher_is_better is None:
         return "direction unknown"
-    if d["ci_low"] > 0 or d["ci_high"] < 0:
-        a_higher = d["ci_low"] > 0
-        return f"{a if a_higher == higher_is_better else b} better (CI excludes 0)"
-    return "no clear difference (CI includes 0)"
+    better = better_run(d, higher_is_better)
+    if better is None:
+        return "no clear difference (CI includes 0)"
+    return f"{a if better == 'a' else b} better (CI excludes 0)"
 
 
 def paired_comparisons(reports: Sequence[Mapping[str, Any]], run_dirs: Sequence[Path], labels: Sequence[str],
@@ -95,6 +103,6 @@ def paired_comparisons(reports: Sequence[Mapping[str, Any]], run_dirs: Sequence[
             hib = reports[i]["metrics"][m].get("higher_is_better")
             if hib != reports[j]["metrics"][m].get("higher_is_better"):
                 hib = None
-            entry["metrics"].append({"metric": m, "higher_is_better": hib, **d,
-                                     "verdict": _verdict(d, labels[i], labels[j], hib)})
+            entry["metrics"].append({"metric": m, "higher_is_better": hib, **d, "better": better_run(d, hib),
+                                     "verdict": verdict(d, labels[i], labels[j], hib)})
     return out

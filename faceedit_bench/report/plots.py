@@ -38,6 +38,19 @@ def png_bytes(fig: Any) -> bytes:
     return buf.getvalue()
 
 
+def image_bytes(fig: Any, fmt: str = "png") -> bytes:
+    """The figure as PNG, or as SVG whose text stays text (selectable, readable by a browser test) and whose
+    bytes do not change between identical drawings."""
+    if fmt == "png":
+        return png_bytes(fig)
+    from matplotlib import rc_context
+
+    buf = io.BytesIO()
+    with rc_context({"svg.fonttype": "none", "svg.hashsalt": "faceedit_bench"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    return buf.getvalue()
+
+
 def no_mathtext() -> Any:
     # Labels are data (editor names, group labels): a "$" in them must not be parsed as LaTeX math.
     from matplotlib import rc_context
@@ -45,8 +58,12 @@ def no_mathtext() -> Any:
     return rc_context({"text.parse_math": False, "text.usetex": False})
 
 
-def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def wrapped(text: str, width: int) -> str:
+    """A label over lines of about ``width`` characters, whole: runs whose labels differ only at the end
+    (``... · judge gemini`` and ``... · judge none``) must stay told apart, so nothing is cut."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False)) or text
 
 
 def _finite(values: Sequence[Any]) -> list[float]:
@@ -86,16 +103,21 @@ def _values(points: Sequence[Mapping[str, Any]]) -> list[Any]:
 
 def trajectory_lines(panels: Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]], *,
                      ylabels: Mapping[str, str] | None = None, bounds: Bounds | None = None,
-                     title_suffix: str = "") -> bytes | None:
+                     title_suffix: str = "", fmt: str = "png") -> bytes | None:
     """One panel per key of ``panels`` ({panel title: {line label: points k, mean, ci_low, ci_high}}), one line
-    per label with its CI as a band. ``bounds`` gives a panel's metric's scale (its axis: FSS 0–1, SC 0–100)."""
+    per label with its CI as a band, the labels whole in a legend under the panel. ``bounds`` gives a panel's
+    metric's scale (its axis: FSS 0–1, SC 0–100). ``fmt``: png or svg."""
     usable = {title: {label: pts for label, p in lines.items() if (pts := _summary_points(p))}
               for title, lines in panels.items()}
     usable = {title: lines for title, lines in usable.items() if lines}
     if not usable:
         return None
     n = len(usable)
-    fig = figure(min(4.6 * n, 14.0), 3.5)
+    shown = {title: {label: wrapped(label + (f" (n={pts[0].get('n')})" if pts[0].get("n") is not None
+                                             and len(lines) > 1 else ""), 40) for label, pts in lines.items()}
+             for title, lines in usable.items()}
+    legend_lines = max(sum(s.count("\n") + 1 for s in labels.values()) for labels in shown.values())
+    fig = figure(min(4.6 * n, 14.0), 3.5 + 0.15 * legend_lines)
     if fig is None:
         return None
     with no_mathtext():
@@ -105,10 +127,8 @@ def trajectory_lines(panels: Mapping[str, Mapping[str, Sequence[Mapping[str, Any
             for i, (label, points) in enumerate(lines.items()):
                 colour = PALETTE[i % len(PALETTE)]
                 ks.update(p["k"] for p in points)
-                n_sessions = points[0].get("n")
-                shown = _short(label, 36) + (f" (n={n_sessions})" if n_sessions is not None and len(lines) > 1 else "")
                 ax.plot([p["k"] for p in points], [p["mean"] for p in points], marker=MARKERS[i % len(MARKERS)],
-                        color=colour, label=shown)
+                        color=colour, label=shown[title][label])
                 _band(ax, points, colour)
             ax.set_ylim(*value_range([v for pts in lines.values() for v in _values(pts)], (bounds or {}).get(title)))
             ax.set_xticks(sorted(ks))
@@ -116,9 +136,9 @@ def trajectory_lines(panels: Mapping[str, Mapping[str, Sequence[Mapping[str, Any
             ax.set_title(f"{title}{title_suffix}", fontsize=10)
             ax.set_ylabel((ylabels or {}).get(title, title))
             ax.grid(axis="y", color="#e5e7eb")
-            ax.legend(loc="lower left", fontsize=7)
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=7, frameon=False)
         fig.tight_layout()
-        return png_bytes(fig)
+        return image_bytes(fig, fmt)
 
 
 def forest(panels: Mapping[str, Sequence[tuple[str, Sequence[tuple[str, Mapping[str, Any] | None]]]]], *,
@@ -155,7 +175,7 @@ def forest(panels: Mapping[str, Sequence[tuple[str, Sequence[tuple[str, Mapping[
                     ax.plot([s["mean"]], [y], marker=MARKERS[i % len(MARKERS)], color=colour, linestyle="none")
                     n = f" n={s['n']}" if s.get("n") is not None else ""
                     ticks.append(y)
-                    labels.append(f"{_short(label, 44)}{tag}: {name}{n}" if name else f"{_short(label, 44)}{tag}{n}")
+                    labels.append(wrapped(f"{label}{tag}: {name}{n}" if name else f"{label}{tag}{n}", 44))
                     y += 1
                 y += 0.6
             ax.set_yticks(ticks, labels, fontsize=8)

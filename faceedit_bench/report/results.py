@@ -232,8 +232,14 @@ def _command(args: argparse.Namespace) -> int:
         raise ResultsError("give a workspace or run folders (e.g. `faceedit-bench results .faceedit_bench`), "
                            "or --tracking-uri for an MLflow store")
     check_out(args.out)  # before reading every run
+    if args.plot is not None and args.plot.suffix.lower() != ".html":
+        raise ResultsError(f"--plot {args.plot}: give an .html file, e.g. --plot results.html")
     gathered = gather(args.paths, which=args.table, tracking_uri=args.tracking_uri, experiments=args.experiment)
     write_table(gathered.table, args.out)
+    if args.plot:  # a cross-run plot, from the sessions table (faceedit_bench.report.results_plot)
+        from faceedit_bench.report.results_plot import write_plot
+
+        write_plot(args, gathered if args.table == "sessions" else None)
     editors = sorted({str(v) for v in gathered.table.column("editor").to_pylist()})
     print(f"{gathered.table.num_rows} {args.table} rows from {len(gathered.runs)} run(s) "
           f"(editors: {', '.join(editors)})" + (f"; wrote {args.out}" if args.out else ""), file=sys.stderr)
@@ -252,4 +258,7 @@ def add_parser(sub: Any) -> None:
                                           "or sessions.csv with --table sessions)")
     p.add_argument("--experiment", action="append", metavar="NAME",
                    help="with --tracking-uri: only this MLflow experiment (repeatable; default: every faceedit/*)")
+    p.add_argument("--plot", type=Path, metavar="OUT.html",
+                   help="also draw each metric by editor and test set (from the sessions table) into this page")
+    p.add_argument("--metric", action="append", metavar="NAME", help="with --plot: only this metric (repeatable)")
     p.set_defaults(func=_command)

@@ -12,9 +12,10 @@ from faceedit_bench.analysis.winobias import tracking_metrics as winobias_metric
 from faceedit_bench.plugin.payloads import RunInfo
 from faceedit_bench.records import TestSet
 from faceedit_bench.report.audit_tracking import audit_metrics
+from faceedit_bench.report.calls_view import calls_metrics
 from faceedit_bench.report.conditions_view import condition_metrics
-from faceedit_bench.report.fidelity import preset_notes
 from faceedit_bench.report.creval import creval_tracking
+from faceedit_bench.report.fidelity import preset_notes
 from faceedit_bench.report.measures import collect_measures
 from faceedit_bench.report.read_first import mostly_missing, report_warnings
 
@@ -162,15 +163,7 @@ def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
     put("cost_new_usd", cost.get("new_usd"))
     for component, usd in (cost.get("by_component") or {}).items():
         put(metric_key("cost", component, "usd"), usd)
-    for provider, stats in (report.get("calls") or {}).items():
-        for field in ("calls", "attempts", "succeeded"):
-            put(metric_key("calls", provider, field), stats[field])
-        for kind, n in stats["retries"].items():
-            put(metric_key("calls", provider, "retries", kind), n)
-        for kind, n in stats["gave_up"].items():
-            put(metric_key("calls", provider, "gave_up", kind), n)
-        for kind, n in (stats.get("other_requests") or {}).items():  # polls, downloads: not rate-limited
-            put(metric_key("calls", provider, "other", kind), n)
+    out.update(calls_metrics(report, metric_key))  # by role (calls_editor ...): no endpoint in a name
     for field, value in (report.get("performance") or {}).items():
         put(metric_key("perf", field), value)
     for row in report.get("disparity", []):

@@ -32,6 +32,7 @@ from faceedit_bench.report.summary import format_summary
 from faceedit_bench.report.tables import run_identifiers
 from faceedit_bench.run import condition_plan
 from faceedit_bench.run.admission import Admission
+from faceedit_bench.run.call_roles import call_roles, call_tags, calls_section
 from faceedit_bench.run.components import create_component
 from faceedit_bench.run.cost_section import cost_section
 from faceedit_bench.run.edit_stage import EditStage
@@ -154,6 +155,7 @@ def build_experiment(cfg: Any, plugins: Plugins, preset: str | None = None) -> E
         "plugins": ",".join(sorted(f"{i.distribution}=={i.version}" for i in plugins.info.values()
                                    if i.distribution != "faceedit-bench")) or "none",
         **{f"{g}": i.name for g, i in infos.items()},
+        **call_tags(call_roles(components, infos, conditions.judges)),  # endpoints: tags, never metric names
         **{str(k): str(v) for k, v in conf.tags.items()},
     }
     info = shard_run_info(RunInfo(
@@ -268,7 +270,8 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
         sections["cost"] = cost_section(exp, aggregator, judge_scorer, executors, stats)
         sections["counts"]["images_converted"] = dict(sorted(stats.image_conversions.items()))
         sections["counts"]["references"] = stats.references
-        sections["calls"] = executors.stats()
+        sections["calls"] = calls_section(executors.stats(),
+                                          call_roles(exp.components, info.components, exp.conditions.judges))
         sections["performance"] = {
             "edit_stage_s": round(stats.edit_stage_s, 3), "score_stage_s": round(stats.score_stage_s, 3),
             "new_edits": stats.new_edit_calls,

@@ -46,6 +46,10 @@ def _yaml_options(searchpath: list[str], group: str) -> set[str]:
     return names
 
 
+#: Groups of YAML entries only (no registered component behind them): presets.
+YAML_GROUPS = ("experiment",)
+
+
 def group_options(plugins: Plugins) -> dict[str, list[str]]:
     """Every selectable option per config group: YAML entries plus registered names."""
     searchpath = plugins.searchpath()
@@ -53,6 +57,8 @@ def group_options(plugins: Plugins) -> dict[str, list[str]]:
     for group, kind in GROUP_KINDS.items():
         names = set(plugins.registry[kind].names()) | _yaml_options(searchpath, group)
         options[group] = sorted(names)
+    for group in YAML_GROUPS:
+        options[group] = sorted(_yaml_options(searchpath, group))
     return options
 
 

@@ -11,7 +11,6 @@ the jobs' return values, so it works with every launcher (jobs in other processe
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import os
@@ -123,59 +122,49 @@ def _varying(jobs: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     return common, [[o for o in overrides if o not in common] for overrides in lists]
 
 
-def jobs_table(jobs: list[dict[str, Any]], sweep_dir: Path) -> Any:
-    """A rich table: one row per job with its overrides, status, headline metrics and run folder."""
-    from rich.table import Table
+def jobs_text(jobs: list[dict[str, Any]], sweep_dir: Path, width: int) -> str:
+    """One row per job with its overrides, status and headline metrics, fitted to ``width``; then each job's
+    run folder (or error) on a line of its own, a path to copy whole."""
+    from rich.text import Text
+
+    from faceedit_bench.report.console import Column, fitted_tables, render
 
     names: list[str] = []
     for job in jobs:
         names += [n for n in job.get("metrics", {}) if n not in names]
     common, varying = _varying(jobs)
-    title = f"{len(jobs)} jobs of the sweep in {sweep_dir}" + (f"\nall with: {' '.join(common)}" if common else "")
-    table = Table(title=title, title_justify="left")
-    table.add_column("#", justify="right")
-    table.add_column("overrides")
-    table.add_column("status")
+    columns = [Column("overrides", wrap=40), Column("status")]
     for name in names:
         arrow = next(({True: "↑", False: "↓"}.get(j["metrics"][name].get("higher_is_better"), "")  # None: no arrow
                       for j in jobs if name in j.get("metrics", {})), "")
-        table.add_column(f"{name} {arrow}", justify="right")
-    table.add_column("sessions", justify="right")
-    table.add_column("run folder (or error)", overflow="fold")
+        columns.append(Column(f"{name} {arrow}", True))
+    columns.append(Column("sessions", True))
+    rows, places = [], []
     for job, overrides in zip(jobs, varying):
         sessions = f"{job['sessions_included']}/{job['sessions_planned']}" if "sessions_planned" in job else ""
         error = (job.get("error") or "").strip().splitlines()
-        where = job.get("run_dir") or (error[0][:160] if error else job["job_dir"])
-        table.add_row(str(job.get("job", "")), " ".join(overrides) or "(defaults)", job.get("status", "?"),
-                      *[_cell(job.get("metrics", {}).get(n)) for n in names], sessions, where)
-    return table
-
-
-def render_text(renderable: Any, width: int = 200) -> str:
-    """A rich renderable as plain text (for log files and summary.txt)."""
-    from rich.console import Console
-
-    buffer = io.StringIO()
-    Console(file=buffer, width=width, no_color=True, highlight=False).print(renderable)
-    return buffer.getvalue()
+        rows.append([str(job.get("job", "")), " ".join(overrides) or "(defaults)", job.get("status", "?"),
+                     *[_cell(job.get("metrics", {}).get(n)) for n in names], sessions])
+        places.append(f"#{job.get('job', '')} " + (job.get("run_dir") or (f"error: {error[0][:300]}" if error
+                                                                           else job["job_dir"])))
+    head = [Text(f"{len(jobs)} jobs of the sweep in {sweep_dir}"), *([Text(f"all with: {' '.join(common)}")]
+                                                                    if common else [])]
+    table = render([*head, *fitted_tables([Column("#", True)], columns, rows, width)], width)
+    return table + "\nrun folders (or errors):\n" + "\n".join(places)
 
 
 class MultirunSummary(Callback):
     """After a multirun: one table of all jobs; the exit code says whether any job failed."""
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
-        from rich.console import Console
+        from faceedit_bench.report.console import DEFAULT_WIDTH, console_width
 
         sweep_dir = Path(config.hydra.sweep.dir)
         jobs = read_jobs(sweep_dir)
         if not jobs:
             return
-        table = jobs_table(jobs, sweep_dir)
-        console = Console(highlight=False)
-        if not console.is_terminal:
-            console.width = 200  # a log or a pipe: no terminal to fold the run folders into
-        console.print(table)
-        _write_text_atomic(sweep_dir / SWEEP_SUMMARY, render_text(table))
+        print(jobs_text(jobs, sweep_dir, console_width()))
+        _write_text_atomic(sweep_dir / SWEEP_SUMMARY, jobs_text(jobs, sweep_dir, DEFAULT_WIDTH) + "\n")
         failed = [j for j in jobs if j.get("status") in ("failed", "unreadable")]
         if failed:
             print(f"Error: {len(failed)} of {len(jobs)} jobs failed (see the table above). Fix them and rerun the "

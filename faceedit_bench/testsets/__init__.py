@@ -25,7 +25,7 @@ from typing import Any
 
 from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.keys import fingerprint
-from faceedit_bench.records import STEPS_PER_SESSION, Session, Step, TestSet
+from faceedit_bench.records import STEPS_PER_SESSION, Session, Step, TestSet, version_text
 from faceedit_bench.storage.text import read_utf8
 from faceedit_bench.taxonomy import TaxonomyError, load_taxonomy
 
@@ -196,7 +196,7 @@ def describe_testset(ts: TestSet) -> str:
              else "paper (b)'s published prompts" if published else "user-defined")
     lengths = sorted({len(s.steps) for s in ts.sessions})
     lines = [
-        f"Test set {ts.name} v{ts.version} [{label}]",
+        f"Test set {ts.name} {version_text(ts.version)} [{label}]",
         f"  content hash: {ts.content_hash}",
         f"  taxonomy:     {load_taxonomy().name} v{ts.taxonomy_version}" if ts.taxonomy_version
         else "  taxonomy:     none (free-text steps)",

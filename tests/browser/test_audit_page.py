@@ -5,7 +5,7 @@ a skipped reason reads as text, and the console stays clean."""
 
 from __future__ import annotations
 
-from tests.browser.test_leaderboard_page import _severe, browser, pytestmark  # noqa: F401 - fixture and skip mark
+from tests.browser.support import severe_errors as _severe
 from tests.test_audit_run import audit_report  # noqa: F401 - the fixture
 
 

@@ -3,12 +3,8 @@ paper (b)-style table of Δ per group and the plot of Δ per group render, with 
 
 from __future__ import annotations
 
-import pytest
-
-from tests.browser.test_leaderboard_page import MISSING, REQUIRED, _severe, browser  # noqa: F401 (a fixture)
+from tests.browser.support import severe_errors as _severe
 from tests.test_conditions import FEATURES, setup  # noqa: F401 (a fixture)
-
-pytestmark = pytest.mark.skipif(MISSING is not None and not REQUIRED, reason=str(MISSING))
 
 
 def test_conditions_section_renders_its_table_and_plot(browser, setup):  # noqa: F811

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from faceedit_bench.run.experiment import build_experiment, run_experiment
-from tests.browser.test_leaderboard_page import HOSTILE, _severe, browser, pytestmark  # noqa: F401
+from tests.browser.support import severe_errors as _severe
+from tests.browser.test_leaderboard_page import HOSTILE
 from tests.fakes.creval import answer_body
 from tests.fakes.gemini import gemini_server
 

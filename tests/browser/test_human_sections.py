@@ -3,7 +3,8 @@ real headless Chromium: the sections show, a hostile file name stays text, and t
 
 from __future__ import annotations
 
-from tests.browser.test_leaderboard_page import HOSTILE, _severe, browser, pytestmark  # noqa: F401
+from tests.browser.support import severe_errors as _severe
+from tests.browser.test_leaderboard_page import HOSTILE
 from tests.test_human_ratings import paper_like_ratings
 
 

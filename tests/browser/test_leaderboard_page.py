@@ -10,8 +10,6 @@ except with ``FACEEDIT_BENCH_REQUIRE_BROWSER=1`` (CI), where a missing browser f
 from __future__ import annotations
 
 import functools
-import os
-import shutil
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -20,24 +18,11 @@ import pytest
 
 from faceedit_bench.leaderboard.build import build_leaderboard
 from faceedit_bench.leaderboard.submit import submit
+from tests.browser.support import severe_errors as _severe
+from tests.browser.support import visible_view as _visible
 from tests.test_leaderboard_support import rewrite_record, write_fake_run
 
 HOSTILE = '<script>window.__pwned=1;alert(1)</script><img src=x onerror="window.__pwned=2">'
-BROWSER = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-DRIVER = shutil.which("chromedriver")
-try:
-    import selenium  # noqa: F401
-
-    HAVE_SELENIUM = True
-except ImportError:
-    HAVE_SELENIUM = False
-
-MISSING = (None if BROWSER and DRIVER and HAVE_SELENIUM else
-           "needs chromium + chromedriver on PATH (apt-get install chromium chromium-driver) and selenium "
-           f"(found: browser={BROWSER}, driver={DRIVER}, selenium={HAVE_SELENIUM})")
-#: CI sets this so that a missing browser fails the run instead of skipping the test.
-REQUIRED = os.environ.get("FACEEDIT_BENCH_REQUIRE_BROWSER") == "1"
-pytestmark = pytest.mark.skipif(MISSING is not None and not REQUIRED, reason=str(MISSING))
 
 
 @pytest.fixture
@@ -71,35 +56,6 @@ def server(site):
 class _QuietHandler(SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 - the stdlib's signature
         pass
-
-
-@pytest.fixture
-def browser(tmp_path, monkeypatch):
-    if MISSING:
-        pytest.fail(f"FACEEDIT_BENCH_REQUIRE_BROWSER=1 but the browser test {MISSING}")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    monkeypatch.setenv("SE_OFFLINE", "true")  # selenium-manager must not look anything up online
-    options = webdriver.ChromeOptions()
-    options.binary_location = BROWSER
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-extensions", "--no-first-run", "--disable-background-networking",
-                f"--user-data-dir={tmp_path / 'chrome-profile'}", "--window-size=1400,1000"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(DRIVER, log_output=os.devnull), options=options)
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
-
-
-def _visible(driver):
-    from selenium.webdriver.common.by import By
-
-    sections = [s for s in driver.find_elements(By.CSS_SELECTOR, "section.view") if s.is_displayed()]
-    assert len(sections) == 1, f"{len(sections)} views shown at once"
-    return sections[0]
 
 
 def _column(section, title: str) -> tuple[object, int]:
@@ -141,10 +97,6 @@ def _no_alert(driver) -> None:
     except NoAlertPresentException:
         return
     raise AssertionError(f"an alert opened: {text!r}")
-
-
-def _severe(driver) -> list[dict]:
-    return [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
 
 
 def test_page_sorts_switches_views_and_runs_no_injected_code(browser, server, site):

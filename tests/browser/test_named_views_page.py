@@ -12,16 +12,9 @@ import pytest
 
 from faceedit_bench.leaderboard.build import build_leaderboard
 from faceedit_bench.leaderboard.submit import submit
-from tests.browser.test_leaderboard_page import (  # noqa: F401 - the browser fixture and page helpers
-    _column,
-    _no_alert,
-    _QuietHandler,
-    _rows,
-    _severe,
-    _visible,
-    browser,
-    pytestmark,
-)
+from tests.browser.support import severe_errors as _severe
+from tests.browser.support import visible_view as _visible
+from tests.browser.test_leaderboard_page import _column, _no_alert, _QuietHandler, _rows
 from tests.leaderboard_named_support import write_named_run
 
 HOSTILE = '<img src=x onerror="window.__pwned=3">'

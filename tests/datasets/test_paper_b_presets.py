@@ -33,6 +33,7 @@ from faceedit_bench.scoring.judge.features import FEATURES_TEXT, PAPER_B_FEATURE
 from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE
 from faceedit_bench.scoring.judge.winobias import WINOBIAS_TEMPLATE
 from faceedit_bench.testsets import load_testset
+from tests.console_fit import assert_summary_fits
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import gemini_server
 from tests.fakes.openai import GARBAGE, openai_server
@@ -175,7 +176,7 @@ def test_paper_b_fills_every_audit_table_and_reports_the_missing_cells(run_prese
     assert report["counts"]["sessions"]["included"] == 3 * 20
     note = next(n for n in report["notes"] if "81 of 84 grid cells" in n)
     assert "the audit runs on the other 3 cells" in note
-    assert "NOTE (fairface_grid): 81 of 84" in format_summary(report, out.parent.parent)
+    assert "NOTE (fairface_grid): 81 of 84" in assert_summary_fits(report, out)
 
     audit = report["audit"]
     # 60 edits; GPT's Black V-05 answers fail, Gemini's stand alone
@@ -237,6 +238,11 @@ def test_paper_b_fills_every_audit_table_and_reports_the_missing_cells(run_prese
         (run,) = client.search_runs([client.get_experiment_by_name("faceedit/diagnostic").experiment_id])
         assert run.data.metrics["audit_rate_race_change_rate"] == pytest.approx(20 / 60)
         assert run.data.metrics["audit_panel_flags_race_change"] == 20
+        # calls by role, the endpoint a tag: a run through a gateway has the same metric names
+        assert run.data.metrics["calls_judge_gemini"] == 63 and run.data.metrics["calls_judge_gpt"] == 64
+        assert not [k for k in run.data.metrics if k.startswith("calls_") and "127_0_0_1" in k]
+        assert run.data.tags["calls.judge_gemini.endpoint"].startswith("http://127.0.0.1:")
+        assert run.data.tags["calls.judge_gpt.endpoint"].endswith("/v1")
 
 
 def cell_race(face_id: str) -> str:
@@ -327,6 +333,7 @@ def test_paper_b_mitigation_runs_the_published_sample_with_the_released_codes_co
                 assert test["p_value"] == pytest.approx(stats.wilcoxon(d).pvalue, rel=1e-3)
                 assert test["p_value"] <= test["p_holm"] <= 1 and test["holm_family"] == "rubric"
     assert comparison["overall"]["metrics"]["race_change"]["n_pairs"] == n
+    assert_summary_fits(report, out)
 
 
 def test_the_mitigation_preset_takes_the_papers_flux_rows_and_the_other_composition_is_one_override_away(
@@ -354,6 +361,7 @@ def winobias_answer(text: str, member: str, request: dict[str, Any]) -> None:
 def test_paper_b_winobias_with_a_two_image_and_a_one_image_editor(run_preset, make_real_fairface, editor, steps):
     report, out, calls = run_preset("paper_b_winobias", make_real_fairface("csv"), f"editor={editor}",
                                     "tracking=none", scores=winobias_answer)
+    assert_summary_fits(report, out)
     assert report["counts"]["steps"] == steps  # the one male portrait of the grid x 50 sentences
     overall = report["winobias"]["overall"]
     asked = [c for c in calls if "The target role is:" in c.text]

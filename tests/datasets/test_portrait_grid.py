@@ -263,3 +263,26 @@ def test_the_selection_counts_rejections_of_criteria_4_and_5(make_real_fairface,
     assert cell["rejections"] == {"eyes_covered": cell["checked"] - 1} and manifest["rejections"] == cell["rejections"]
     assert manifest["selection"]["features_unmeasured"] == 0
     assert "measured only where the detector gives 68-point landmarks" in manifest["selection"]["not_checked"]
+
+
+def test_the_contact_sheet_has_column_and_row_headings_in_fairface_names(tmp_path, monkeypatch):
+    """Two heading rows over the grid (the gender over its six columns, then every age bin as FairFace names it)
+    and every race named as FairFace does, so a person approving the sheet reads each cell's labels."""
+    from PIL import ImageDraw
+
+    from faceedit_bench.builtin.datasets.portrait_sheet import HEADER_H, draw_sheet
+
+    drawn: list[tuple[float, float, str]] = []
+    text = ImageDraw.ImageDraw.text
+    monkeypatch.setattr(ImageDraw.ImageDraw, "text",
+                        lambda self, xy, s, *a, **k: (drawn.append((xy[0], xy[1], s)), text(self, xy, s, *a, **k))[1])
+    Image.new("RGB", (32, 32), "gray").save(tmp_path / "a.jpg")
+    cells = [{**c, "portraits": [{"file": "a.jpg"}] if i == 0 else []} for i, c in enumerate(grid.cells())]
+    sheet = Image.open(draw_sheet(tmp_path, cells, tmp_path / "sheet.png"))
+    headings = [(x, s) for x, y, s in drawn if HEADER_H <= y < HEADER_H * 3]
+    assert [s for _, s in headings if s in ("Male", "Female")] == ["Male", "Female"]
+    ages = [s for _, s in sorted(headings) if s not in ("Male", "Female")]
+    assert ages == [*grid.AGES] * 2  # 20-29 ... more than 70, under each gender
+    races = {s for x, _, s in drawn if x < 10 and s in {r.replace("_", " ") for r in grid.RACES}}
+    assert races == {"White", "Black", "East Asian", "Southeast Asian", "Indian", "Middle Eastern", "Latino Hispanic"}
+    assert sheet.size[1] > 7 * 128  # every row of the grid below the headings

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -100,14 +102,50 @@ def resolve(root: Path, path: str | Path) -> Path:
     return p if p.is_absolute() else root / p
 
 
-def require(path: Path, what: str, *, get: str, param: str = "root", example: str = "/data/dataset") -> Path:
-    """Return ``path`` if it exists, else raise a :class:`DatasetError` saying how to fix it."""
+def require(path: Path, what: str, *, get: str, param: str = "root", example: str = "/data/dataset",
+            root: Path | None = None) -> Path:
+    """Return ``path`` if it exists, else raise a :class:`DatasetError` saying how to fix it, with what is
+    there instead (:func:`layout_hint`; ``root`` is the dataset's folder ``path`` should be in)."""
     if not path.exists():
         raise DatasetError(
-            f"{what} not found: {path}. {get} Then point the config at it, "
+            f"{what} not found: {path}.{layout_hint(path, root)} {get} Then point the config at it, "
             f"e.g. dataset.params.{param}={example}"
         )
     return path
+
+
+def _close_names(folder: Path, name: str) -> list[str]:
+    try:
+        names = sorted(p.name for p in folder.iterdir())
+    except OSError:
+        return []
+    stem, suffix = Path(name).stem.lower(), Path(name).suffix.lower()
+    same = [n for n in names if n.lower() == name.lower()  # another case, or a browser's second download
+            or (Path(n).suffix.lower() == suffix and Path(n).stem.lower().startswith(stem + " ("))]
+    if same or Path(name).stem.isdigit():  # numbered images: 10.jpg is not a misspelt 1.jpg
+        return same
+    return difflib.get_close_matches(name, names, n=3, cutoff=0.75)
+
+
+def layout_hint(path: Path, root: Path | None = None) -> str:
+    """What is there instead of a missing ``path``: a misnamed file or folder on the way to it (``anno`` for
+    ``Anno``, ``fairface_label_val (1).csv``), or the whole layout one folder down (an archive unpacked into
+    a folder of its own). ``""`` when nothing is near."""
+    base = root if root is not None and root in path.parents else path.parent
+    hints = []
+    current = base
+    for part in path.relative_to(base).parts:
+        if not (current / part).exists():
+            if close := _close_names(current, part):
+                hints.append(f"{current} has {' and '.join(repr(n) for n in close)}, not {part!r}")
+            break
+        current = current / part
+    if root is not None and root in path.parents and root.is_dir():
+        rel = path.relative_to(root)
+        nested = next((d for d in sorted(root.iterdir()) if d.is_dir() and (d / rel).exists()), None)
+        if nested is not None:
+            hints.append(f"{nested / rel} exists: set the root to {nested} instead")
+    return "".join(f" Found: {h}." for h in hints)
 
 
 def bad_line(path: Path, lineno: int, problem: str) -> DatasetError:
@@ -159,3 +197,18 @@ def label(path: Path, lineno: int, column: str, value: str, allowed: Iterable[st
     if value not in allowed:
         raise bad_line(path, lineno, f"{column} {value!r} is not one of {', '.join(allowed)} (or empty)")
     return value
+
+
+#: Labels a dataset check summarises, when its faces carry them.
+SUMMARY_LABELS = ("gender", "race", "age_bin", "age_group", "skin_tone", "category", "dimension")
+
+
+def label_summary(labels: Iterable[Mapping[str, Any]], shown: int = 12) -> list[str]:
+    """``gender: female 40, male 40`` per label the faces carry (what a dataset check prints)."""
+    counts: dict[str, Counter[str]] = {key: Counter() for key in SUMMARY_LABELS}
+    for face in labels:
+        for key in SUMMARY_LABELS:
+            if face.get(key) is not None:
+                counts[key][str(face[key])] += 1
+    return [f"{key}: " + ", ".join(f"{v} {n}" for v, n in sorted(c.items())[:shown])
+            + (f" and {len(c) - shown} more" if len(c) > shown else "") for key, c in counts.items() if c]

@@ -62,7 +62,7 @@ class CelebADataset:
     ) -> None:
         self.root = c.require(Path(root).expanduser(), "CelebA root", get=GET, example="/data/celeba")
         for rel in (ATTR_FILE, IDENTITY_FILE, PARTITION_FILE, IMAGE_DIR):
-            c.require(self.root / rel, f"CelebA {rel}", get=GET, example="/data/celeba")
+            c.require(self.root / rel, f"CelebA {rel}", get=GET, example="/data/celeba", root=self.root)
         if partition not in (*PARTITIONS, "all"):
             raise ConfigError(f"dataset.params.partition must be train, val, test or all, got {partition!r}")
         self.partition = partition

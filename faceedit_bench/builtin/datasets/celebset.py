@@ -92,7 +92,7 @@ class CelebSETDataset:
         if mat is not None:
             self.source = "mat"
             self.input = c.require(c.resolve(self.root, mat), "IMDB-WIKI .mat file", get=GET, param="mat",
-                                   example="imdb.mat")
+                                   example="imdb.mat", root=self.root)
             if skin_tones is None:
                 raise DatasetError(
                     "dataset.params.skin_tones is required with dataset.params.mat: a CSV with "
@@ -105,7 +105,7 @@ class CelebSETDataset:
         else:
             self.source = "csv"
             self.input = c.require(c.resolve(self.root, annotations), "CelebSET annotation CSV", get=GET,
-                                   param="annotations", example="/data/imdb_crop/celebset.csv")
+                                   param="annotations", example="/data/imdb_crop/celebset.csv", root=self.root)
             self.skin_tones = None
         self.allow_list = _allow_list(self.root, allow_list)
         self.min_face_score = float(min_face_score)

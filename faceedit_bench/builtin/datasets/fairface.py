@@ -89,12 +89,13 @@ class FairFaceDataset:
             if not files:
                 raise DatasetError(
                     f"FairFace: neither {label_file} (csv layout) nor {self.root / f'{padding:.2f}'}/"
-                    f"{HF_SPLITS[split]}-*.parquet (Hugging Face layout) exists. {GET} Then point the config "
-                    "at it, e.g. dataset.params.root=/data/fairface")
+                    f"{HF_SPLITS[split]}-*.parquet (Hugging Face layout) exists."
+                    f"{c.layout_hint(label_file, self.root) or c.layout_hint(self.root / f'{padding:.2f}', self.root)}"
+                    f" {GET} Then point the config at it, e.g. dataset.params.root=/data/fairface")
             self.parquet = ParquetSplit(files, Path(cache_dir).expanduser())
         else:
             self.labels = c.require(label_file, "FairFace label file", get=GET, param="labels",
-                                    example=f"/data/fairface/fairface_label_{split}.csv")
+                                    example=f"/data/fairface/fairface_label_{split}.csv", root=self.root)
         self.layout = "hf" if self.parquet else "csv"
         self.split = split
         self.padding = float(padding)
@@ -102,6 +103,28 @@ class FairFaceDataset:
         self.max_references = c.check_positive("max_references", max_references)
         self.min_base_fss = c.check_fss(min_base_fss)
         self.single_face_only = c.check_flag("single_face_only", single_face_only)
+
+    @classmethod
+    def check(cls, **params: Any) -> list[str]:
+        """``faceedit-bench data check fairface <root>``: the labels read and every listed image present (csv
+        layout), or the parquet rows (hf layout; images are only copied out by a run). Nothing is written."""
+        dataset = cls(**params)
+        plan = dataset.candidates()
+        if dataset.parquet is None:
+            missing = [dataset.root / file for file, _ in plan if not (dataset.root / file).is_file()]
+            if missing:
+                raise DatasetError(f"{len(missing)} of {len(plan)} images listed in {dataset.labels} are missing, "
+                                   f"e.g. {missing[0]}.{c.layout_hint(missing[0], dataset.root)} Unzip the images of "
+                                   f"the release into {dataset.root}. {GET}")
+            where = f"{dataset.labels.name if dataset.labels else ''} and the images it lists"
+            release = (f"padding {dataset.padding} assumed: label files and images do not say which release they "
+                       "are (paper (b) used 1.25: fairface-img-margin125-trainval.zip)")
+        else:
+            where = ", ".join(p.name for p in dataset.parquet.files)
+            release = f"padding {dataset.padding} (the {dataset.padding:.2f}/ folder; paper (b) used 1.25)"
+        return [f"layout {dataset.layout}: {where}", f"split {dataset.split}, {release}",
+                f"{len(plan)} faces (each its own identity; FSS against itself)",
+                *c.label_summary(labels for _, labels in plan)]
 
     def describe(self) -> dict[str, Any]:
         fmt = ("HuggingFaceM4/FairFace parquet (image struct, ClassLabel age/gender/race, service_test)"

@@ -75,6 +75,30 @@ class FairFaceGridDataset:
         self.single_face_only = c.check_flag("single_face_only", single_face_only)
         self._load  # noqa: B018 - read and verify now, so a bad selection stops the run before any work
 
+    @classmethod
+    def check(cls, **params: Any) -> list[str]:
+        """``faceedit-bench data check fairface_grid <root>``: a grid folder's portraits and missing cells, or a
+        FairFace root (checked as ``fairface``) and whether its selection exists yet. Nothing is selected."""
+        from faceedit_bench.builtin.datasets.fairface import FairFaceDataset
+
+        root = c.require(Path(params["root"]).expanduser(), "portrait grid folder", get=GET, example="/data/grid")
+        if not is_fairface_root(root):
+            grid_set = cls(**params)
+            description = grid_set.describe()
+            return [f"grid folder ({description['selection']}): {description['cells_filled']} of "
+                    f"{description['cells_expected']} cells filled, {description['n_faces']} faces",
+                    *c.label_summary(f.demographics for f in grid_set.faces()),
+                    *[f"note: {n}" for n in description["notes"]]]
+        selection = Path(params["selection"]).expanduser() if params.get("selection") else root / "faceedit_grid"
+        lines = ["FairFace root: " + "; ".join(FairFaceDataset.check(
+            root=root, split=params.get("split", "train"), padding=params.get("padding", 1.25))[:3])]
+        if (selection / grid.MANIFEST).exists():
+            lines += [f"selection {selection}: " + line for line in cls.check(**{**params, "root": selection})]
+        else:
+            lines.append(f"no selection at {selection} yet: the first run makes one there (auto_select), or make "
+                         f"and look at it first: faceedit-bench portraits select --root {root} --out {selection}")
+        return lines
+
     def describe(self) -> dict[str, Any]:
         selection, portraits, extra = self._load
         missing = self.missing_cells()

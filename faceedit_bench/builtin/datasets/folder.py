@@ -86,7 +86,7 @@ class FolderDataset:
         )
         self.manifest = c.require(
             c.resolve(self.root, manifest), "folder dataset manifest", get=get, param="manifest",
-            example="manifest.csv",
+            example="manifest.csv", root=self.root,
         )
         self.name = name
         self.limit = c.check_limit(limit)

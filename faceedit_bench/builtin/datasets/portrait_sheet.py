@@ -27,25 +27,41 @@ def _font(size: int) -> Any:
         return ImageFont.load_default(size)
 
 
+def _headings(draw: Any, columns: list[tuple[str, str]], width: int) -> None:
+    """Column headings in two rows: the gender over its six columns (with a rule), then each age bin, as
+    FairFace names them; a rule under them separates the headings from the grid."""
+    label, small = _font(13), _font(12)
+    span = len(grid.AGES) * (TILE + PAD)
+    for n, gender in enumerate(grid.GENDERS):
+        x0 = LABEL_W + n * span + PAD
+        text = grid.GENDERS[gender]
+        draw.text((x0 + (span - PAD - draw.textlength(text, font=label)) / 2, HEADER_H + 2), text, fill="black",
+                  font=label)
+        draw.line((x0, HEADER_H * 2 - 4, x0 + span - 2 * PAD, HEADER_H * 2 - 4), fill=(90, 90, 90), width=1)
+    for j, (_, age) in enumerate(columns):
+        x = LABEL_W + j * (TILE + PAD) + PAD
+        draw.text((x + (TILE - draw.textlength(age, font=small)) / 2, HEADER_H * 2 + 2), age, fill="black", font=small)
+    draw.line((PAD, HEADER_H * 3 + 2, width - PAD, HEADER_H * 3 + 2), fill=(90, 90, 90), width=1)
+
+
 def draw_sheet(folder: Path, cells: list[Mapping[str, Any]], out: Path, title: str = "") -> Path:
     """Draw ``cells`` (manifest entries, or ``{cell, race, gender, age_bin, portraits: [{file}]}``) to ``out``."""
     columns = [(g, a) for g in grid.GENDERS for a in grid.AGES]
     races = list(grid.RACES)
     width = LABEL_W + len(columns) * (TILE + PAD) + PAD
-    height = HEADER_H * 2 + len(races) * (TILE + CAPTION_H + PAD) + PAD
+    top = HEADER_H * 3 + 2 * PAD
+    height = top + len(races) * (TILE + CAPTION_H + PAD) + PAD
     sheet = Image.new("RGB", (width, height), "white")
     draw = ImageDraw.Draw(sheet)
     small, label = _font(11), _font(13)
     missing = sum(1 for c in cells if not c.get("portraits"))
     draw.text((PAD, 4), title or f"{len(cells) - missing} of {len(cells)} cells filled"
               + (f"; {missing} missing (grey)" if missing else ""), fill="black", font=label)
-    for j, (gender, age) in enumerate(columns):
-        draw.text((LABEL_W + j * (TILE + PAD) + PAD, HEADER_H + 4), f"{grid.GENDERS[gender]} {grid.AGES[age]}",
-                  fill="black", font=small)
+    _headings(draw, columns, width)
     by_name = {c["cell"]: c for c in cells}
     for i, race in enumerate(races):
-        y = HEADER_H * 2 + i * (TILE + CAPTION_H + PAD)
-        draw.text((PAD, y + TILE // 2), grid.RACES[race], fill="black", font=label)
+        y = top + i * (TILE + CAPTION_H + PAD)
+        draw.text((PAD, y + TILE // 2), race.replace("_", " "), fill="black", font=label)
         for j, (gender, age) in enumerate(columns):
             x = LABEL_W + j * (TILE + PAD) + PAD
             name = grid.cell_name(race, gender, age)

@@ -13,6 +13,8 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from faceedit_bench.records import version_text
+
 MISSING = "n/a"
 
 
@@ -89,7 +91,7 @@ def fmt_p_equation(value: float | None) -> str:
 def environment() -> Environment:
     env = Environment(loader=PackageLoader("faceedit_bench.report", "templates"), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(num=fmt_num, value=fmt_value, ci=fmt_ci, pct=fmt_pct, usd=fmt_usd, p=fmt_p)
+    env.filters.update(num=fmt_num, value=fmt_value, ci=fmt_ci, pct=fmt_pct, usd=fmt_usd, p=fmt_p, version=version_text)
     return env
 
 

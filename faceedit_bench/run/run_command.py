@@ -1,0 +1,78 @@
+"""``faceedit-bench run editor=<name> testset=<name> ...``: an experiment, as ``python -m faceedit_bench`` runs
+it, from the console script, so that the shell can complete it.
+
+Everything after ``run`` is Hydra's: overrides, ``-m`` (a sweep), ``--cfg job``, ``--help``, ``--info``.
+Shell completion: ``eval "$(faceedit-bench run --shell-completion install=bash)"`` (zsh: after
+``autoload -U bashcompinit && bashcompinit``). Hydra's own bash script cannot serve a command whose app is
+a subcommand (it calls ``faceedit-bench -sc query=bash`` and hands Hydra the word ``run`` as an override),
+so this module installs its own: it completes the subcommands of ``faceedit-bench``, and after ``run`` asks
+Hydra's completion (``faceedit-bench run -sc query=bash``) with the word ``run`` taken out of the line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Sequence
+
+from faceedit_bench.errors import ConfigError
+
+COMPLETION_FLAGS = ("-sc", "--shell-completion")
+_REQUEST = re.compile(r"^(install|uninstall|query)=(\w+)$")
+
+BASH_SCRIPT = """\
+_faceedit_bench_completion()
+{
+    local words=($COMP_LINE)
+    local word=${words[$COMP_CWORD]}
+    if [ "${words[1]}" == "run" ] && [ "$COMP_CWORD" -ge 2 ]; then
+        local choices
+        choices=$(COMP_POINT=$COMP_POINT COMP_LINE=$COMP_LINE "${words[0]}" run -sc query=bash 2>/dev/null)
+        COMPREPLY=($(compgen -o nospace -o default -W "$choices" -- "$word"))
+    elif [ "$COMP_CWORD" -eq 1 ]; then
+        COMPREPLY=($(compgen -W "%(commands)s" -- "$word"))
+    fi
+}
+COMP_WORDBREAKS=${COMP_WORDBREAKS//=}
+complete -o nospace -o default -F _faceedit_bench_completion %(program)s
+"""
+UNINSTALL = "complete -r %(program)s 2>/dev/null\nunset -f _faceedit_bench_completion\n"
+
+
+def completion_request(argv: Sequence[str]) -> tuple[str, str] | None:
+    """``("install", "bash")`` for ``--shell-completion install=bash``; None when no completion is asked."""
+    if not any(a in COMPLETION_FLAGS for a in argv):
+        return None
+    found = next((m.groups() for a in argv if (m := _REQUEST.match(a))), None)
+    if found is None:
+        raise ConfigError("--shell-completion needs install=bash, uninstall=bash or query=bash, e.g. "
+                          'eval "$(faceedit-bench run --shell-completion install=bash)"')
+    return found[0], found[1]
+
+
+def without_run(line: str) -> str:
+    """``faceedit-bench editor=`` for ``faceedit-bench run editor=``: the line as Hydra's completion reads it
+    (the app's name first, then overrides)."""
+    return re.sub(r"^(\s*\S+\s+)run(?=\s|$)\s?", r"\1", line, count=1)
+
+
+def run_command(argv: Sequence[str], commands: Sequence[str]) -> int:
+    """Run Hydra's app with ``argv``, or print the shell's completion script (``commands``: the subcommands of
+    ``faceedit-bench`` it completes)."""
+    request = completion_request(argv)
+    program = os.path.basename(sys.argv[0]) or "faceedit-bench"
+    if request is not None and request[0] != "query":
+        if request[1] not in ("bash", "zsh"):
+            raise ConfigError(f"shell completion for {request[1]!r} is not provided: use bash (or zsh with "
+                              "autoload -U bashcompinit && bashcompinit)")
+        script = BASH_SCRIPT if request[0] == "install" else UNINSTALL
+        print(script % {"commands": " ".join(sorted(commands)), "program": program}, end="")
+        return 0
+    if request is not None:  # Hydra answers the query, about the line without the word "run"
+        os.environ["COMP_LINE"] = without_run(os.environ.get("COMP_LINE", ""))
+    from faceedit_bench.run.hydra_app import main
+
+    sys.argv = [sys.argv[0], *argv]
+    main()
+    return 0
