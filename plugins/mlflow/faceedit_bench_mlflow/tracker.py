@@ -38,6 +38,7 @@ from faceedit_bench.api import (  # noqa: E402
     series_for_tracking,
 )
 from faceedit_bench_mlflow import _limits as lim  # noqa: E402
+from faceedit_bench_mlflow.store import prepare_store, quiet_store_logs, store_lock  # noqa: E402
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
@@ -104,7 +105,8 @@ class MlflowTracker:
         # Processes starting at once on one store take turns: MLflow's schema migration of a new
         # store fails when two run it together, two finds-or-creates would give one run key two
         # runs, and two first loggings of the same params would race.
-        with directory_lock(*_init_lock(run, uri), what=f"opening the MLflow store {lim.redact_uri(uri)}"):
+        with directory_lock(*store_lock(uri, run.workspace), what=f"opening the MLflow store {lim.redact_uri(uri)}"):
+            prepare_store(uri)  # a new store is built beside its place: no kill leaves it half made
             client = self._client(uri)
             experiment_id = self._experiment_id(client, run)
             found = self._find_run(client, experiment_id, run.run_key)
@@ -188,10 +190,7 @@ class MlflowTracker:
         if uri not in self._clients:
             from mlflow import MlflowClient
 
-            # Store creation and migrations log at INFO through mlflow's own handler, which
-            # would cut through the progress bar; warnings and errors still show.
-            for name in ("mlflow.store", "alembic"):
-                logging.getLogger(name).setLevel(logging.WARNING)
+            quiet_store_logs()
             self._clients[uri] = MlflowClient(tracking_uri=uri)
         return self._clients[uri]
 
@@ -264,15 +263,6 @@ def _browse_hint(uri: str, run_id: str) -> str:
         return f"open it at {lim.redact_uri(uri)} (run id {run_id})"
     return (f"browse with `MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false mlflow server --workers 1 "
             f"--backend-store-uri {uri}`")
-def _init_lock(run: RunInfo, uri: str) -> tuple[Path, str]:
-    """Where the lock of an MLflow store lives: beside a SQLite file (whichever workspaces use
-    it), else in the run's workspace (a server migrates its own store)."""
-    if uri.startswith("sqlite:///"):
-        db = Path(uri.removeprefix("sqlite:///"))
-        return db.parent, db.name
-    return Path(run.workspace), "mlflow"
-
-
 def _tags(run: RunInfo) -> dict[str, str]:
     """The run's own tags, then the component tags, then the tags this tracker owns.
 
