@@ -7,7 +7,10 @@ serving, the generic faults and the bookkeeping:
 * ``latency_s``: added before every answer;
 * ``rpm_limit``: a sliding one-minute window; requests above it get 429 + Retry-After;
 * ``fault_rates``: ``{"429": 0.05, "500": 0.02, ...}`` drawn per request from a seeded RNG;
-* ``script([...])``: faults for the next requests, in order (``None`` = answer normally).
+* ``script([...])``: faults for the next requests, in order (``None`` = answer normally);
+* ``hold_after(n)``: answer the first ``n`` requests, hold every later one (received and counted,
+  unanswered) until the event it returns is set: a client is then certainly busy, for as long as a
+  test needs (to signal it mid-run without a race).
 
 Generic faults: ``429`` (with ``Retry-After: retry_after``), ``500``, ``503``,
 ``timeout`` (answers only after ``hang_s``), ``truncated`` (announces more bytes than it
@@ -87,6 +90,7 @@ class FakeServer:
             status, {"error": {"code": status, "message": msg, "status": "ERROR"}}))
         self.requests: list[FakeRequest] = []
         self._script: deque[str | None] = deque()
+        self._hold: tuple[int, threading.Event] | None = None
         self._rng = random.Random(seed)
         self._window: deque[float] = deque()
         self._lock = threading.Lock()
@@ -110,6 +114,12 @@ class FakeServer:
     def script(self, faults: list[str | None]) -> None:
         with self._lock:
             self._script.extend(faults)
+
+    def hold_after(self, n: int) -> threading.Event:
+        """Hold every request after the first ``n`` until the returned event is set."""
+        release = threading.Event()
+        self._hold = (n, release)
+        return release
 
     def faults_seen(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -171,6 +181,9 @@ class FakeServer:
                                       body, fault)
                 with server._lock:
                     server.requests.append(request)
+                    held = server._hold is not None and len(server.requests) > server._hold[0]
+                if held:
+                    server._hold[1].wait()
                 if server.latency_s:
                     time.sleep(server.latency_s)
                 if fault == "timeout":
