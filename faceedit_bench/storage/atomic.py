@@ -23,10 +23,16 @@ from typing import IO, Any
 
 _umask_lock = threading.Lock()
 TMP_SUFFIX = ".tmp"
-#: In every temporary name: which process on which machine writes it, so the leftovers of a
-#: killed process can be told from the files a live one is still writing.
 _HOST = re.sub(r'[^A-Za-z0-9-]+', '-', socket.gethostname())[:40]
-OWNER = f"{_HOST}-{os.getpid()}"
+
+
+def owner() -> str:
+    """``<host>-<pid>`` of this process, in every temporary name: which process on which machine writes
+    it, so the leftovers of a killed process can be told from the files a live one is still writing.
+    Read at each call: a forked child is another owner than its parent."""
+    return f"{_HOST}-{os.getpid()}"
+
+
 #: ``.<name>.<host>-<pid>.<tag>`` and, for temporaries, ``.tmp`` after it.
 _OWNED = re.compile(r"^\..+\.(?P<host>[A-Za-z0-9-]*)-(?P<pid>\d+)\.(?P<tag>[^.]+)(?P<tmp>\.tmp)?$")
 
@@ -66,7 +72,7 @@ class PendingFile:
     def __init__(self, target: Path | str, mode: str = "wb", *, encoding: str | None = None,
                  newline: str | None = None) -> None:
         self.target = Path(target)
-        fd, self.tmp = tempfile.mkstemp(dir=self.target.parent, prefix=f".{self.target.name}.{OWNER}.",
+        fd, self.tmp = tempfile.mkstemp(dir=self.target.parent, prefix=f".{self.target.name}.{owner()}.",
                                         suffix=TMP_SUFFIX)
         try:
             _chmod(fd, self.tmp, file_mode())
@@ -159,7 +165,7 @@ def remove_stale_temporaries(directory: Path | str) -> int:
 
 
 def left_by_gone_process(name: str) -> bool:
-    """Whether the file name ``name`` (``.<name>.<host>-<pid>.<tag>[.tmp]``, see :data:`OWNER`) was
+    """Whether the file name ``name`` (``.<name>.<host>-<pid>.<tag>[.tmp]``, see :func:`owner`) was
     made by a process of this machine that no longer runs. False where that cannot be known: another
     machine's process, a name without an owner, or an OS without a liveness test."""
     match = _OWNED.match(name)

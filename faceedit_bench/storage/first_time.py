@@ -29,15 +29,16 @@ REPLACED = "replaced"  # suffix of a folder set aside while its replacement move
 
 
 def _prefix(target: Path) -> str:
-    return f".{target.name}.{atomic.OWNER}."
+    return f".{target.name}.{atomic.owner()}."
 
 
 @contextmanager
 def built_beside(target: Path, *, folder: bool = False) -> Iterator[Path]:
     """A new temporary path beside ``target`` to build it in: an empty file (SQLite opens one as an
     empty database) or, with ``folder``, an empty folder. When the block ends it is moved onto
-    ``target`` in one rename (a folder only onto a missing or empty one: see :func:`replace_folder`);
-    when the block raises, it is removed. Leftovers of killed processes are removed first."""
+    ``target`` in one rename (a folder that exists is set aside first: :func:`replace_folder`; the caller
+    decides whether it may be); when the block raises, it is removed. Leftovers of killed processes are
+    removed first."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic.remove_stale_temporaries(target.parent)
@@ -51,9 +52,11 @@ def built_beside(target: Path, *, folder: bool = False) -> Iterator[Path]:
         tmp = Path(name)
     try:
         yield tmp
-        if not folder:
+        if folder:
+            replace_folder(tmp, target)
+        else:
             _fsync(tmp)  # a builder may have written it without syncing: durable before it is in place
-        os.replace(tmp, target)
+            os.replace(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True) if folder else tmp.unlink(missing_ok=True)
         raise
@@ -63,8 +66,8 @@ def replace_folder(new: Path, target: Path) -> None:
     """Put the complete folder ``new`` in place of the folder ``target`` (which may be missing).
     Between the two renames the old folder lies aside, where :func:`restore_replaced` finds it."""
     new, target = Path(new), Path(target)
-    if not target.exists():
-        os.replace(new, target)
+    if not target.exists() or (target.is_dir() and not any(target.iterdir())):
+        os.replace(new, target)  # onto nothing, or onto an empty folder: one step
         return
     aside = target.with_name(f"{_prefix(target)}{REPLACED}")
     os.replace(target, aside)
