@@ -56,9 +56,21 @@ def experiment_id(client: MlflowClient, name: str, artifact_location: Callable[[
     return str(experiment.experiment_id)
 
 
+def experiment_link(server: str, experiment: str) -> str:
+    """The address of an experiment's runs table in the MLflow UI at ``server``."""
+    return f"{server.rstrip('/')}/#/experiments/{experiment}/runs?{RUNS_VIEW}"
+
+
 def run_link(server: str, experiment: str, run_id: str) -> str:
     """The address of a run's page in the MLflow UI at ``server``, in the runs view."""
     return f"{server.rstrip('/')}/#/experiments/{experiment}/runs/{run_id}?{RUNS_VIEW}"
+
+
+def where(uri: str, experiment: str) -> str:
+    """Where a run's experiment is: its runs table on a server, else the tracking URI."""
+    if uri.lower().startswith(("http:", "https:")):
+        return f"runs table {experiment_link(lim.redact_uri(uri), experiment)}"
+    return f"tracking URI {lim.redact_uri(uri)}"
 
 
 def browse_hint(uri: str, experiment: str, run_id: str) -> str:

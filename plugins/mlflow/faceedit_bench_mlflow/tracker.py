@@ -38,7 +38,13 @@ from faceedit_bench.api import (  # noqa: E402
     series_for_tracking,
 )
 from faceedit_bench_mlflow import _limits as lim  # noqa: E402
-from faceedit_bench_mlflow.experiments import REMOTE, MlflowTrackerError, browse_hint, experiment_id  # noqa: E402,F401 - the error is public here
+from faceedit_bench_mlflow.experiments import (  # noqa: E402,F401 - the error is public here too
+    REMOTE,
+    MlflowTrackerError,
+    browse_hint,
+    experiment_id,
+    where,
+)
 from faceedit_bench_mlflow.store import prepare_store, quiet_store_logs, store_lock  # noqa: E402
 
 if TYPE_CHECKING:
@@ -126,7 +132,7 @@ class MlflowTracker:
             self._active[run.run_key] = _Active(client, run_id, experiment)
         # Every run, new or resumed, says where it is tracked: the id to open, the store to open it in.
         _say(f"MLflow: {'resuming' if found else 'new'} run {run_id} ({title}) in experiment "
-             f"{client.get_experiment(experiment).name!r}; tracking URI {lim.redact_uri(client.tracking_uri)}")
+             f"{client.get_experiment(experiment).name!r}; {where(client.tracking_uri, experiment)}")
 
     @hookimpl
     def faceedit_step_done(self, run: RunInfo, step: StepRecord) -> None:
