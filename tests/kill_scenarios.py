@@ -210,3 +210,29 @@ def portrait_replacement(folder: Path, root: str) -> Fresh:
                 (lambda: {"before": _selection(out), "code": _portraits(*command), "after": _selection(out)}))
 
     return fresh
+
+
+def store_made_in_place(folder: Path) -> Fresh:
+    """An MLflow store made the way MLflow makes one (migrated in place, as faceedit_bench did before it built
+    stores beside their place), killed; the rerun is the tracker's first run on what the kill left."""
+    from faceedit_bench_mlflow.tracker import MlflowTracker
+    from mlflow import MlflowClient
+
+    from faceedit_bench.plugin.payloads import RunInfo
+
+    def in_place(workspace: Path) -> dict[str, Any]:
+        workspace.mkdir(parents=True, exist_ok=True)
+        MlflowClient(tracking_uri=f"sqlite:///{workspace / 'mlflow.db'}").search_experiments()
+        return {}
+
+    def tracked(workspace: Path) -> dict[str, Any]:
+        run = RunInfo(run_key="k1", run_name="scripted@hair", experiment_name="faceedit/hair", components={},
+                      config={}, params={"editor.name": "scripted"}, tags={}, workspace=workspace,
+                      output_dir=workspace / "runs" / "r")
+        MlflowTracker().faceedit_run_start(run=run)  # opens the store and starts the run in it
+        client = MlflowClient(tracking_uri=f"sqlite:///{workspace / 'mlflow.db'}")
+        runs = client.search_runs([e.experiment_id for e in client.search_experiments()])
+        return {"mlflow_runs": [r.info.status for r in runs]}
+
+    in_place(folder / "warm-up")  # MLflow's migration scripts, loaded once here, not in every attempt
+    return lambda i: ((lambda: in_place(folder / f"ws{i}")), (lambda: tracked(folder / f"ws{i}")))
