@@ -80,3 +80,17 @@ def test_sigterm_to_the_whole_job_stops_cleanly_marks_the_run_killed_and_a_rerun
         (resumed,) = client.search_runs([e.experiment_id for e in client.search_experiments()])
         assert resumed.info.run_id == stopped.info.run_id and resumed.info.status == "FINISHED"
         assert "faceedit.stopped_by" not in resumed.data.tags
+
+
+def test_a_faceedit_bench_command_stopped_by_sigterm_exits_143_and_says_so(monkeypatch, capsys):
+    from faceedit_bench import cli
+
+    def stopped_while_running(args) -> int:  # e.g. a merge writing its run
+        signal.raise_signal(signal.SIGTERM)
+        raise AssertionError("SIGTERM did not stop the command")
+
+    monkeypatch.setattr(cli, "_merge_command", stopped_while_running)
+    before = signal.getsignal(signal.SIGTERM)
+    assert cli.main(["merge", "/nonexistent"]) == 143
+    assert "Stopped by SIGTERM." in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGTERM) is before  # the handler before the command is back

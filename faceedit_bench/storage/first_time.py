@@ -47,9 +47,9 @@ def built_beside(target: Path, *, folder: bool = False) -> Iterator[Path]:
         os.chmod(tmp, 0o777 & ~atomic.current_umask())  # mkdtemp makes it 0700
     else:
         fd, name = tempfile.mkstemp(dir=target.parent, prefix=_prefix(target), suffix=atomic.TMP_SUFFIX)
-        os.fchmod(fd, atomic.file_mode())
         os.close(fd)
         tmp = Path(name)
+        os.chmod(tmp, atomic.file_mode())  # mkstemp makes it 0600
     try:
         yield tmp
         if folder:

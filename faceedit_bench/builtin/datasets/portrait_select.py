@@ -167,7 +167,8 @@ def check_replaceable(folder: Path, *, force: bool) -> None:
     except DatasetError as exc:
         raise ConfigError(f"--out {folder} is not empty and is not a portrait selection ({exc}); it is never "
                           "replaced, even with --force. Choose another --out, or empty it yourself.") from None
-    ours = {grid.MANIFEST, grid.SHEET, *(p["file"] for c in manifest.get("cells") or [] for p in c.get("portraits") or [])}
+    listed = (p["file"] for cell in manifest.get("cells") or [] for p in cell.get("portraits") or [])
+    ours = {grid.MANIFEST, grid.SHEET, *listed}
     foreign = sorted(p.name for p in folder.iterdir() if p.name not in ours)
     if foreign:
         raise ConfigError(f"--out {folder} holds files its selection does not list ({', '.join(foreign[:5])}); it is "
