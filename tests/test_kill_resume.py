@@ -106,17 +106,9 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path):
         args = [sys.executable, "-m", "faceedit_bench", "editor=nano_banana", f"editor.params.base_url={server.url}",
                 "editor.params.limits.max_concurrency=2", "testset=pose", "run.max_faces=2", "run.max_sessions=3",
                 "tracking=none", "run.progress=false"]
-        proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
-        try:
-            wait_for(lambda: server.calls >= 8, proc, "two edits held by the server")
-            proc.send_signal(signal.SIGINT)
-            _, err = proc.communicate(timeout=120)
-        finally:
-            release.set()
-            if proc.poll() is None:
-                proc.kill()
-        assert proc.returncode == 130, err[-3000:]
+        stopped = stop_mid_run(args, env, tmp_path, lambda _: server.calls >= 8, release, signal.SIGINT)
+        err = stopped.stderr
+        assert stopped.returncode == 130, err[-3000:]
         assert "Interrupted." in err and "run the same command again to resume" in err
         for noise in ("Traceback", "Event loop is closed", "Task was destroyed"):
             assert noise not in err, err[-3000:]
@@ -131,11 +123,33 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path):
         assert 24 + 2 <= server.calls <= 24 + 4
 
 
-def wait_for(condition, proc: subprocess.Popen, what: str, timeout_s: float = 300) -> None:
-    """Wait until ``condition()`` holds; fail with the run's output if it exits first or never gets there."""
+def stop_mid_run(args: list[str], env: dict[str, str], cwd: Path, busy, release, signum: int, *,
+                 group: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run ``args``; once ``busy(process)`` holds, send it ``signum`` (to its whole process group with
+    ``group``, as SLURM does) and return how it ended. ``release`` (the fake provider's held calls) is set
+    whatever happens."""
+    proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=group)
+    try:
+        wait_for(lambda: busy(proc), "the run to be busy", proc)
+        if group:
+            os.killpg(proc.pid, signum)
+        else:
+            proc.send_signal(signum)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        release.set()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
+
+
+def wait_for(condition, what: str, proc: subprocess.Popen | None = None, timeout_s: float = 300) -> None:
+    """Wait until ``condition()`` holds; fail if it never does, or if ``proc`` exits first (with its output)."""
     deadline = time.monotonic() + timeout_s
     while not condition():
-        if proc.poll() is not None:
+        if proc is not None and proc.poll() is not None:
             raise AssertionError(f"the run exited ({proc.returncode}) before {what}: {proc.communicate()[1][-3000:]}")
         if time.monotonic() > deadline:
             raise AssertionError(f"no {what} within {timeout_s:g} s")

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from faceedit_bench.run.signals import RunStopped, exit_code, stopped_by, stopping_on_signals
-from tests.test_kill_resume import wait_for
+from tests.test_kill_resume import stop_mid_run, wait_for
 from tests.test_worker_orphans import alive, children
 
 
@@ -44,29 +44,22 @@ def test_sigterm_to_the_whole_job_stops_cleanly_marks_the_run_killed_and_a_rerun
         args = [sys.executable, "-m", "faceedit_bench", "editor=nano_banana", f"editor.params.base_url={server.url}",
                 "editor.params.limits.max_concurrency=2", "testset=pose", "run.max_faces=2", "run.max_sessions=3",
                 "run.workers=2", "run.progress=false"]
-        proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, start_new_session=True)  # its own process group, as a SLURM job step
         spawned: dict[int, str] = {}
 
-        def busy_with_workers() -> bool:
+        def busy_with_workers(proc: subprocess.Popen) -> bool:
             if server.calls < 18:
                 return False
             spawned.update(children(proc.pid))
             return sum("spawn_main" in cmd for cmd in spawned.values()) == 2
 
-        try:
-            wait_for(busy_with_workers, proc, "two held edits and two embedding workers")
-            os.killpg(proc.pid, signal.SIGTERM)
-            out, err = proc.communicate(timeout=120)
-        finally:
-            release.set()
-            if proc.poll() is None:
-                proc.kill()
-        assert proc.returncode == 143, err[-3000:]
+        stopped = stop_mid_run(args, env, tmp_path, busy_with_workers, release, signal.SIGTERM, group=True)
+        err = stopped.stderr
+        assert stopped.returncode == 143, err[-3000:]
         assert "Stopped by SIGTERM." in err and "run the same command again to resume" in err
         for noise in ("Traceback", "leaked semaphore", "Event loop is closed", "Task was destroyed"):
             assert noise not in err, err[-3000:]
-        wait_for(lambda: not any(alive(p) for p in spawned), proc, "the workers to end", timeout_s=30)
+        wait_for(lambda: not any(alive(p) for p in spawned), "the workers and the resource tracker to end",
+                 timeout_s=30)
 
         client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'ws' / 'mlflow.db'}")
         (stopped,) = client.search_runs([e.experiment_id for e in client.search_experiments()])

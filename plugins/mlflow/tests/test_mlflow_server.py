@@ -150,7 +150,7 @@ def test_a_ctrl_c_run_is_killed_and_resumed_as_the_same_run_in_an_experiment_tha
         server, tmp_path):
     """Through the real entry point against the real server, read back through its REST API."""
     from tests.fakes.gemini import gemini_server
-    from tests.test_kill_resume import wait_for
+    from tests.test_kill_resume import stop_mid_run
 
     key, experiment = "test-mlflow-kill-key", "faceedit/ctrl-c"
     with gemini_server(api_key=key, latency_s=0.05) as fake:
@@ -161,16 +161,8 @@ def test_a_ctrl_c_run_is_killed_and_resumed_as_the_same_run_in_an_experiment_tha
                 "editor.params.limits.max_concurrency=2", "testset=pose", "run.max_faces=1", "run.max_sessions=2",
                 "run.progress=false", "tracking=mlflow", f"tracking.params.tracking_uri={server.url}",
                 f"tracking.params.experiment_name={experiment}"]
-        proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            wait_for(lambda: fake.calls >= 6, proc, "two edits held by the fake provider")
-            proc.send_signal(signal.SIGINT)
-            out, err = proc.communicate(timeout=120)
-        finally:
-            release.set()
-            if proc.poll() is None:
-                proc.kill()
-        assert proc.returncode == 130, err[-3000:]
+        stopped = stop_mid_run(args, env, tmp_path, lambda _: fake.calls >= 6, release, signal.SIGINT)
+        assert stopped.returncode == 130, stopped.stderr[-3000:]
 
         found = _rest(server, f"experiments/get-by-name?experiment_name={urllib.parse.quote(experiment)}")
         experiment_id = found["experiment"]["experiment_id"]
@@ -181,7 +173,7 @@ def test_a_ctrl_c_run_is_killed_and_resumed_as_the_same_run_in_an_experiment_tha
         assert killed["info"]["status"] == "KILLED" and run_tags["faceedit.stopped_by"] == "SIGINT"
         assert "faceedit.error" not in run_tags
         runs_table = f"{server.url}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
-        assert f"runs table {runs_table}" in out
+        assert f"runs table {runs_table}" in stopped.stdout
 
         rerun = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
