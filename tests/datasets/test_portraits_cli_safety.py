@@ -104,7 +104,7 @@ def test_show_draws_beside_a_hand_made_grid_which_then_still_loads(approved, tmp
 
 @pytest.mark.slow
 def test_a_portrait_selection_killed_at_any_instant_is_absent_or_whole(tmp_path, fairface_root):
-    result = kill_and_rerun("portrait_selection", tmp_path / "sel", 6, str(fairface_root))
+    result = kill_and_rerun("portrait_selection", tmp_path / "sel", 4, str(fairface_root))
     for rerun in reruns(result):
         before = rerun["before"]
         if before["exists"]:
@@ -119,7 +119,9 @@ def test_a_portrait_selection_killed_at_any_instant_is_absent_or_whole(tmp_path,
 @pytest.mark.slow
 def test_a_forced_replacement_killed_at_any_instant_keeps_the_approved_selection_or_the_new_one(tmp_path,
                                                                                              fairface_root):
-    result = kill_and_rerun("portrait_replacement", tmp_path / "rep", 6, str(fairface_root))
+    result = kill_and_rerun("portrait_replacement", tmp_path / "rep", 4, str(fairface_root))
+    between = result["calibration"]["also_kill_at"][0]  # the old selection aside, the new one not in yet
+    assert between > 2 and between in [i["at"] for i in result["instants"]]
     approved = json.loads((tmp_path / "rep" / "approved" / grid.MANIFEST).read_text())["content_hash"]
     new = set()
     for rerun in reruns(result):

@@ -30,8 +30,8 @@ _PRISTINE = {"alembic_version", "workspaces", "experiments"}
 
 class StoreState(Enum):
     MISSING = "missing"  # no file, or an empty one: build it
-    READY = "ready"  # at the schema's head
-    HALF_MADE = "half-made"  # below the head and holding nothing: a creation that was cut short
+    READY = "ready"  # holds nothing yet, at the schema's head: open it
+    HALF_MADE = "half-made"  # holds nothing, below the head: a creation that was cut short; build it again
     IN_USE = "in use"  # holds runs or other records, or is not a store we can read: MLflow decides
 
 
@@ -78,11 +78,11 @@ def store_state(db: Path) -> StoreState:
     try:
         tables = {name for (name,) in con.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+        if _holds_records(con, tables):  # the usual case, and cheap to know: MLflow opens it as it is
+            return StoreState.IN_USE
         version = con.execute("SELECT version_num FROM alembic_version").fetchone() \
             if "alembic_version" in tables else None
-        if version is not None and version[0] == _head_revision():
-            return StoreState.READY
-        return StoreState.IN_USE if _holds_records(con, tables) else StoreState.HALF_MADE
+        return StoreState.READY if version is not None and version[0] == _head_revision() else StoreState.HALF_MADE
     except sqlite3.DatabaseError:  # not a database, or a damaged one: not ours to replace
         return StoreState.IN_USE
     finally:
