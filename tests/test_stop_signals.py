@@ -27,6 +27,18 @@ def test_sigterm_and_sighup_raise_run_stopped_and_the_old_handlers_come_back():
     assert exit_code(KeyboardInterrupt()) == 130 and stopped_by(KeyboardInterrupt()) == "Interrupted."
 
 
+def test_a_signal_the_run_was_started_to_ignore_stays_ignored():
+    """``nohup`` ignores SIGHUP so that a run outlives its terminal: closing the terminal must not stop it."""
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with stopping_on_signals():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            signal.raise_signal(signal.SIGHUP)  # nothing happens
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, before)
+
+
 @pytest.mark.slow
 def test_sigterm_to_the_whole_job_stops_cleanly_marks_the_run_killed_and_a_rerun_resumes_it(tmp_path):
     """What SLURM does on preemption: SIGTERM to every process of the job (the run and its workers)."""

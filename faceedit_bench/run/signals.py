@@ -10,7 +10,8 @@ pool shuts down, the tracker marks the run KILLED, and the console says how to r
 The exit code is the shell's for a process ended by that signal, 128 + its number: 130 for Ctrl-C
 (SIGINT), 143 for SIGTERM, 129 for SIGHUP. Schedulers and scripts read it as "stopped by a signal",
 which is what happened; the work is kept. A second SIGTERM or SIGHUP while the run unwinds ends the
-process at once (the default action), as a second Ctrl-C interrupts the cleanup.
+process at once (the default action), as a second Ctrl-C interrupts the cleanup. A signal the process
+was started to ignore (``nohup`` ignores SIGHUP) stays ignored.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ def exit_code(stop: BaseException) -> int:
 
 def _raise_once(signum: int, _frame: FrameType | None) -> None:
     for number in STOP_SIGNALS:  # the next one ends the process at once
-        signal.signal(number, signal.SIG_DFL)
+        if signal.getsignal(number) is _raise_once:
+            signal.signal(number, signal.SIG_DFL)
     raise RunStopped(signum)
 
 
@@ -62,7 +64,10 @@ def stopping_on_signals() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous: dict[int, Any] = {number: signal.signal(number, _raise_once) for number in STOP_SIGNALS}
+    # A signal the process was started to ignore stays ignored: `nohup` ignores SIGHUP so that the run
+    # outlives its terminal.
+    previous: dict[int, Any] = {number: signal.signal(number, _raise_once) for number in STOP_SIGNALS
+                                if signal.getsignal(number) is not signal.SIG_IGN}
     try:
         yield
     finally:
