@@ -140,12 +140,18 @@ def _portraits(*args: str) -> int:
 
 def _warm_detector() -> None:
     """The CLI's detector, its models loaded here once: every attempt would load them again (seconds)."""
+    import numpy as np
+
     from faceedit_bench.builtin.datasets import portraits_cli
 
     load = portraits_cli.load_detector
     detector = load("dlib", {})
-    detector.detect(__import__("numpy").zeros((64, 64, 3), dtype="uint8"))
-    portraits_cli.load_detector = lambda name, params: detector if (name, params) == ("dlib", {}) else load(name, params)
+    detector.detect(np.zeros((64, 64, 3), dtype=np.uint8))
+
+    def warm(name: str, params: dict[str, Any]) -> Any:
+        return detector if (name, params) == ("dlib", {}) else load(name, params)
+
+    portraits_cli.load_detector = warm
 
 
 def _selection(out: Path) -> dict[str, Any]:

@@ -58,7 +58,10 @@ def built_beside(target: Path, *, folder: bool = False) -> Iterator[Path]:
             _fsync(tmp)  # a builder may have written it without syncing: durable before it is in place
             os.replace(tmp, target)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True) if folder else tmp.unlink(missing_ok=True)
+        if folder:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            tmp.unlink(missing_ok=True)
         raise
 
 
