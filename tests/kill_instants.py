@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 Work = Callable[[], dict[str, Any]]
+CHILD_TIMEOUT_S = 300
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT
 
 
@@ -85,6 +86,7 @@ def in_child(work: Work, *, kill_at: int | None = None, log: Path | None = None)
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns
+        signal.alarm(CHILD_TIMEOUT_S)  # a hung attempt ends (SIGALRM) and is reported, never waited on forever
         os.close(read)
         if log is not None:  # its output stays out of the harness's JSON
             fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -109,6 +111,8 @@ def in_child(work: Work, *, kill_at: int | None = None, log: Path | None = None)
     seconds = round(time.monotonic() - started, 2)
     if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
         return {"killed": True, "ok": False, "error": "", "seconds": seconds}
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM:
+        return {"killed": False, "ok": False, "error": f"no end within {CHILD_TIMEOUT_S} s", "seconds": seconds}
     result = json.loads(text) if text else {"ok": False, "error": f"the child ended with status {status}"}
     return {"killed": False, "seconds": seconds, **result}
 
