@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 from faceedit_bench.errors import FaceEditBenchError
 
-_command: str | None = None  # the command running without provider calls, else None
+_command: tuple[str, str] | None = None  # (the command running without provider calls, how to fix a call), or None
 
 
 class ProviderCallsOff(FaceEditBenchError):
@@ -24,10 +24,11 @@ class ProviderCallsOff(FaceEditBenchError):
 
 
 @contextmanager
-def no_provider_calls(command: str) -> Iterator[None]:
-    """No provider call, and so no API key, for the block (``command`` names it in messages)."""
+def no_provider_calls(command: str, fix: str) -> Iterator[None]:
+    """No provider call, and so no API key, for the block. ``command`` names it and ``fix`` says what to
+    do when a call is needed all the same, in the message of :class:`ProviderCallsOff`."""
     global _command
-    previous, _command = _command, command
+    previous, _command = _command, (command, fix)
     try:
         yield
     finally:
@@ -41,7 +42,6 @@ def calls_off() -> bool:
 def check_call_allowed(provider_key: str) -> None:
     """Raise :class:`ProviderCallsOff` inside :func:`no_provider_calls`."""
     if _command is not None:
-        raise ProviderCallsOff(
-            f"{_command} makes no provider calls, but this experiment still needs one ({provider_key}): some of "
-            "its work is not in the workspace ledger. Run the shards that have not finished (the same command "
-            "with run.shard=i/n; finished work is kept), then run it again.")
+        command, fix = _command
+        raise ProviderCallsOff(f"{command} makes no provider calls, but this experiment still needs one "
+                               f"({provider_key}): some of its work is not in the workspace ledger. {fix}")

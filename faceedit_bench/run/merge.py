@@ -117,7 +117,8 @@ def _report(workspace: Path, manifest: dict[str, Any], plugins: Any) -> None:
     cfg.run.shard = None
     cfg.run.workspace = str(workspace)  # the shared filesystem may be mounted elsewhere here
     # Every step is in the ledger: no call, so no API key (the machine that merges may have none).
-    with no_provider_calls("faceedit-bench merge"):
+    with no_provider_calls("faceedit-bench merge", "Run the shards that have not finished (the same command with "
+                           "run.shard=i/n; finished work is kept), then merge again."):
         exp = build_experiment(cfg, plugins)
         if exp.info.run_key != manifest["run_key"]:
             raise FaceEditBenchError(
