@@ -69,6 +69,7 @@ from faceedit_bench.scoring.embedding import LazyModels, as_rgb_uint8, files_dig
 from faceedit_bench.scoring.judge.declared import JudgeMetric, JudgeValue, MetricJudgment, NotAsked
 from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
 from faceedit_bench.storage.atomic import atomic_open
+from faceedit_bench.storage.first_time import built_beside
 from faceedit_bench.storage.images import content_hash, decode_rgb, encode_png, plain_image, sniff_mime
 from faceedit_bench.storage.locks import directory_lock
 
@@ -155,6 +156,7 @@ __all__ = [
     "Tracker",
     "as_rgb_uint8",
     "atomic_open",
+    "built_beside",
     "check_dtype",
     "check_prices",
     "component_identity",

@@ -265,13 +265,19 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "action", None) == "show" and not args.name:
         build_parser().error("testset show needs a name, e.g. faceedit-bench testset show pose")
+    from faceedit_bench.run.signals import exit_code, stopped_by, stopping_on_signals
+
     try:
-        code = int(args.func(args) or 0)
+        with stopping_on_signals():  # SIGTERM and SIGHUP stop a command (a merge's run) as Ctrl-C does
+            code = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
         return code
     except FaceEditBenchError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as stop:
+        print(f"\n{stopped_by(stop)} Nothing finished is lost; run the same command again.", file=sys.stderr)
+        return exit_code(stop)
     except BrokenPipeError:
         # The reader went away (`faceedit-bench compare ... | head`): stop quietly, as `cat` does. Point
         # stdout at devnull so the interpreter's final flush does not raise again.

@@ -10,7 +10,9 @@ import time
 from collections.abc import Mapping
 
 from faceedit_bench.errors import FaceEditBenchError
+from faceedit_bench.execution.budget import BudgetReached
 from faceedit_bench.execution.limits import CallLimits
+from faceedit_bench.execution.offline import ProviderCallsOff
 from faceedit_bench.execution.secrets import redact
 
 #: Kinds of transient failure a plugin may report.
@@ -102,3 +104,8 @@ class EndpointUnreachable(FaceEditBenchError):
         super().__init__(redact(f"{head}, and the network or proxy. Every finished step is kept: run the same "
                                 "command again to resume."))
         self.limits, self.error, self.attempts = limits, error, attempts
+
+
+#: Raised by a call, these end the run rather than becoming the call's outcome: nothing is recorded
+#: for the call, and the rerun (a higher budget, a live endpoint, the missing shards run) does it.
+RUN_ENDING: tuple[type[Exception], ...] = (BudgetReached, EndpointUnreachable, ProviderCallsOff)

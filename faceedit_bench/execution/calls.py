@@ -57,6 +57,7 @@ from faceedit_bench.execution.call_errors import (
     RetryableError,
 )
 from faceedit_bench.execution.limits import CallLimits
+from faceedit_bench.execution.offline import check_call_allowed
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -269,6 +270,7 @@ class Executor:
         """Run ``fn`` (one attempt) with limits and retries. Raises :class:`GaveUp` when
         every attempt failed and :class:`BudgetReached` before starting past the budget.
         ``timing``, when given, receives the provider's answer time apart from the waits."""
+        check_call_allowed(self.limits.provider_key)
         self.budget.check()
         self._check_reachable()
         self.stats.calls += 1

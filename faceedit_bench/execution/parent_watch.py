@@ -12,6 +12,7 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.connection
 import os
+import signal
 import sys
 import threading
 import time
@@ -35,3 +36,12 @@ def exit_with_parent(poll_s: float = POLL_S) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="faceedit-parent-watch", daemon=True).start()
+
+
+def leave_stop_signals_to_parent() -> None:
+    """Ignore Ctrl-C, SIGTERM and SIGHUP sent to the whole process group (by a terminal, by SLURM):
+    they are the parent's to handle. It stops cleanly, then shuts its workers down; a worker killed
+    by the signal instead would break the pool under the work still running."""
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)

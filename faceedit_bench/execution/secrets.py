@@ -13,9 +13,12 @@ import os
 from collections.abc import Sequence
 
 from faceedit_bench.errors import ConfigError
+from faceedit_bench.execution.offline import calls_off
 
 _KNOWN: set[str] = set()
 MASK = "***"
+#: What :func:`read_secret` answers for an unset variable while provider calls are off (never sent).
+NOT_NEEDED = "not-needed-no-provider-calls"
 
 
 class MissingSecretError(ConfigError):
@@ -23,13 +26,16 @@ class MissingSecretError(ConfigError):
 
 
 def read_secret(variables: Sequence[str], *, what: str) -> str:
-    """The value of the first set variable in ``variables``; a clear error naming them if none is."""
+    """The value of the first set variable in ``variables``; a clear error naming them if none is
+    (or, where the command makes no provider calls, :data:`NOT_NEEDED`)."""
     for name in variables:
         value = os.environ.get(name, "").strip()
         if value:
             _KNOWN.add(value)
             _install_log_redaction()
             return value
+    if calls_off():
+        return NOT_NEEDED
     names = " or ".join(variables)
     raise MissingSecretError(
         f"{what} needs an API key in the environment variable {names}, which is not set. "

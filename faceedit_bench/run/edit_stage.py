@@ -20,7 +20,7 @@ from typing import Any
 from faceedit_bench.errors import ImageError
 from faceedit_bench.execution.budget import BudgetReached
 from faceedit_bench.execution.busy_clock import BusyClock
-from faceedit_bench.execution.call_errors import EndpointUnreachable, GaveUp
+from faceedit_bench.execution.call_errors import RUN_ENDING, GaveUp
 from faceedit_bench.execution.calls import CallTiming, Executors
 from faceedit_bench.execution.secrets import redact
 from faceedit_bench.keys import edit_key, step_seed
@@ -188,7 +188,7 @@ class EditStage:
                     self._editor_thread = ThreadPoolExecutor(1, thread_name_prefix="faceedit-editor")
                 result = await asyncio.get_running_loop().run_in_executor(
                     self._editor_thread, self._edit_locally, request, timing)
-        except (BudgetReached, EndpointUnreachable):  # end the run: nothing is recorded for this call
+        except RUN_ENDING:  # end the run: nothing is recorded for this call
             raise
         except GaveUp as exc:
             log.warning("editor call gave up on %s/%s step %d: %s", request.face_id, request.session_id, request.k,

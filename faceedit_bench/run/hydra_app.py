@@ -102,19 +102,21 @@ def main() -> None:
     from faceedit_bench.errors import FaceEditBenchError
     from faceedit_bench.run.experiment import build_experiment
     from faceedit_bench.run.preflight import check_command
+    from faceedit_bench.run.signals import exit_code, stopping_on_signals
 
     plugins = get_plugins()
     try:
-        check_overrides(sys.argv[1:], plugins)
-        register_configs(plugins)
-        # Every setting is checked (and a single run's experiment built) before Hydra creates its folder.
-        checked = check_command(sys.argv[1:], plugins, build_experiment)
+        with stopping_on_signals():
+            check_overrides(sys.argv[1:], plugins)
+            register_configs(plugins)
+            # Every setting is checked (and a single run's experiment built) before Hydra creates its folder.
+            checked = check_command(sys.argv[1:], plugins, build_experiment)
     except FaceEditBenchError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         sys.exit(2)
-    except KeyboardInterrupt:
-        print("\nInterrupted before the run started.", file=sys.stderr)
-        sys.exit(130)
+    except KeyboardInterrupt as stop:
+        print("\nStopped before the run started; nothing was written.", file=sys.stderr)
+        sys.exit(exit_code(stop))
     sys.argv[1:] = checked.argv
 
     def task(cfg: Any) -> None:
@@ -122,11 +124,13 @@ def main() -> None:
         from faceedit_bench.run.experiment import run_experiment
         from faceedit_bench.run.labels import run_title
         from faceedit_bench.run.multirun import current_job, job_log, record_job
+        from faceedit_bench.run.signals import stopped_by
 
         job = current_job()
         try:
-            exp = checked.take(cfg) or build_experiment(cfg, plugins)
-            report = run_experiment(exp, plugins)
+            with stopping_on_signals():  # SIGTERM (SLURM, timeout) and SIGHUP stop the run as Ctrl-C does
+                exp = checked.take(cfg) or build_experiment(cfg, plugins)
+                report = run_experiment(exp, plugins)
         except FaceEditBenchError as exc:
             print(f"Error: {exc}", file=sys.stderr)
             job_log.error("Error: %s", exc)
@@ -143,10 +147,10 @@ def main() -> None:
                   file=sys.stderr)
             record_job(job, status="failed", error=f"{type(exc).__name__}: {exc}")
             return
-        except KeyboardInterrupt:
-            print(f"\nInterrupted. Every finished step is kept in {cfg.run.workspace}; run the same command "
-                  "again to resume where this run stopped.", file=sys.stderr)
-            sys.exit(130)  # the shell's code for a Ctrl-C
+        except KeyboardInterrupt as stop:
+            print(f"\n{stopped_by(stop)} Every finished step is kept in {cfg.run.workspace}; run the same "
+                  "command again to resume where this run stopped.", file=sys.stderr)
+            sys.exit(exit_code(stop))  # 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM
         # Hydra's job folder (hydra.run.dir, or the sweep's job dir) points to the run's outputs.
         record_job(job, status="complete" if report["run"]["complete"] else "stopped", title=run_title(exp.info),
                    run_dir=exp.info.output_dir, report=report, summary=format_summary(report, exp.info.output_dir))

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.errors import FaceEditBenchError
+from faceedit_bench.execution.offline import no_provider_calls
 from faceedit_bench.run.shards import MANIFEST, SHARDS_DIR, shard_dir_name
 from faceedit_bench.storage.atomic import write_text
 from faceedit_bench.storage.shard_ledgers import merge_ledger
@@ -115,13 +116,16 @@ def _report(workspace: Path, manifest: dict[str, Any], plugins: Any) -> None:
     cfg = OmegaConf.merge(OmegaConf.structured(ExperimentConfig), manifest["config"])
     cfg.run.shard = None
     cfg.run.workspace = str(workspace)  # the shared filesystem may be mounted elsewhere here
-    exp = build_experiment(cfg, plugins)
-    if exp.info.run_key != manifest["run_key"]:
-        raise FaceEditBenchError(
-            f"the experiment of {manifest['dir']} has run key {manifest['run_key'][:12]} where it ran, but "
-            f"{exp.info.run_key[:12]} here: a component or plugin differs on this machine (see the run's "
-            "components in the shard's report.json). Merge where the shards ran, or install the same versions.")
-    run_experiment(exp, plugins)
+    # Every step is in the ledger: no call, so no API key (the machine that merges may have none).
+    with no_provider_calls("faceedit-bench merge", "Run the shards that have not finished (the same command with "
+                           "run.shard=i/n; finished work is kept), then merge again."):
+        exp = build_experiment(cfg, plugins)
+        if exp.info.run_key != manifest["run_key"]:
+            raise FaceEditBenchError(
+                f"the experiment of {manifest['dir']} has run key {manifest['run_key'][:12]} where it ran, but "
+                f"{exp.info.run_key[:12]} here: a component or plugin differs on this machine (see the run's "
+                "components in the shard's report.json). Merge where the shards ran, or install the same versions.")
+        run_experiment(exp, plugins)
 
 
 def merge_workspace(workspace: str | Path, plugins: Any = None, *, report: bool = True) -> list[MergeResult]:

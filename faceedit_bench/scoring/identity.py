@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.errors import ImageError
-from faceedit_bench.execution.parent_watch import exit_with_parent
+from faceedit_bench.execution.parent_watch import exit_with_parent, leave_stop_signals_to_parent
 from faceedit_bench.records import (
     STOPPED_BY_BUDGET,
     AdmittedFace,
@@ -50,6 +50,7 @@ WORKER_NICENESS = 5
 
 def _init_worker(embedder: Any, store_root: str) -> None:
     exit_with_parent()  # a parent killed with SIGKILL must not leave workers behind
+    leave_stop_signals_to_parent()
     if hasattr(os, "nice"):
         os.nice(WORKER_NICENESS)
     _worker["embedder"] = embedder

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
 import tempfile
 import threading
@@ -22,10 +23,18 @@ from typing import IO, Any
 
 _umask_lock = threading.Lock()
 TMP_SUFFIX = ".tmp"
-#: In every temporary name: which process on which machine writes it, so the leftovers of a
-#: killed process can be told from the files a live one is still writing.
-_OWNER = f"{re.sub(r'[^A-Za-z0-9-]+', '-', socket.gethostname())[:40]}-{os.getpid()}"
-_STALE = re.compile(r"^\..+\.(?P<host>[A-Za-z0-9-]*)-(?P<pid>\d+)\.[^.]+\.tmp$")
+_HOST = re.sub(r'[^A-Za-z0-9-]+', '-', socket.gethostname())[:40]
+
+
+def owner() -> str:
+    """``<host>-<pid>`` of this process, in every temporary name: which process on which machine writes
+    it, so the leftovers of a killed process can be told from the files a live one is still writing.
+    Read at each call: a forked child is another owner than its parent."""
+    return f"{_HOST}-{os.getpid()}"
+
+
+#: ``.<name>.<host>-<pid>.<tag>`` and, for temporaries, ``.tmp`` after it.
+_OWNED = re.compile(r"^\..+\.(?P<host>[A-Za-z0-9-]*)-(?P<pid>\d+)\.(?P<tag>[^.]+)(?P<tmp>\.tmp)?$")
 
 
 def current_umask() -> int:
@@ -63,7 +72,7 @@ class PendingFile:
     def __init__(self, target: Path | str, mode: str = "wb", *, encoding: str | None = None,
                  newline: str | None = None) -> None:
         self.target = Path(target)
-        fd, self.tmp = tempfile.mkstemp(dir=self.target.parent, prefix=f".{self.target.name}.{_OWNER}.",
+        fd, self.tmp = tempfile.mkstemp(dir=self.target.parent, prefix=f".{self.target.name}.{owner()}.",
                                         suffix=TMP_SUFFIX)
         try:
             _chmod(fd, self.tmp, file_mode())
@@ -139,20 +148,30 @@ def create_empty(target: Path | str) -> bool:
 
 
 def remove_stale_temporaries(directory: Path | str) -> int:
-    """Remove the temporary files in ``directory`` left by processes of this machine that no
-    longer run (a run killed while writing); files of live processes, or of other machines
+    """Remove the temporary files and folders in ``directory`` left by processes of this machine
+    that no longer run (a run killed while writing); those of live processes, or of other machines
     sharing the folder, are kept. Returns how many were removed."""
-    if os.name != "posix":  # os.kill(pid, 0) is not a liveness test on Windows
-        return 0
-    host = _OWNER.rsplit("-", 1)[0]
     removed = 0
     for path in Path(directory).glob(f".*{TMP_SUFFIX}"):
-        match = _STALE.match(path.name)
-        if match is None or match["host"] != host or _alive(int(match["pid"])):
+        match = _OWNED.match(path.name)
+        if match is None or not match["tmp"] or not left_by_gone_process(path.name):
             continue
-        path.unlink(missing_ok=True)
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
         removed += 1
     return removed
+
+
+def left_by_gone_process(name: str) -> bool:
+    """Whether the file name ``name`` (``.<name>.<host>-<pid>.<tag>[.tmp]``, see :func:`owner`) was
+    made by a process of this machine that no longer runs. False where that cannot be known: another
+    machine's process, a name without an owner, or an OS without a liveness test."""
+    match = _OWNED.match(name)
+    if os.name != "posix" or match is None or match["host"] != _HOST:  # os.kill(pid, 0) tests nothing on Windows
+        return False
+    return not _alive(int(match["pid"]))
 
 
 def _alive(pid: int) -> bool:

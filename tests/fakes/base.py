@@ -9,7 +9,10 @@ serving, the generic faults and the bookkeeping:
 * ``fault_rates``: ``{"429": 0.05, "500": 0.02, ...}`` drawn per request from a seeded RNG;
 * ``script([...])``: faults for the next requests, in order (``None`` = answer normally; a
   :class:`FakeResponse` = answer exactly that, e.g. an error status in the provider's shape, so a
-  test gets the SDK's own exception for it instead of building one by hand).
+  test gets the SDK's own exception for it instead of building one by hand);
+* ``hold_after(n)``: answer the first ``n`` requests, hold every later one (received and counted,
+  unanswered) until the event it returns is set: a client is then certainly busy, for as long as a
+  test needs (to signal it mid-run without a race).
 
 Generic faults: ``429`` (with ``Retry-After: retry_after``), ``500``, ``503``,
 ``timeout`` (answers only after ``hang_s``), ``truncated`` (announces more bytes than it
@@ -89,6 +92,7 @@ class FakeServer:
             status, {"error": {"code": status, "message": msg, "status": "ERROR"}}))
         self.requests: list[FakeRequest] = []
         self._script: deque[str | None] = deque()
+        self._hold: tuple[int, threading.Event] | None = None
         self._rng = random.Random(seed)
         self._window: deque[float] = deque()
         self._lock = threading.Lock()
@@ -112,6 +116,12 @@ class FakeServer:
     def script(self, faults: list[str | FakeResponse | None]) -> None:
         with self._lock:
             self._script.extend(faults)
+
+    def hold_after(self, n: int) -> threading.Event:
+        """Hold every request after the first ``n`` until the returned event is set."""
+        release = threading.Event()
+        self._hold = (n, release)
+        return release
 
     def faults_seen(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -176,6 +186,9 @@ class FakeServer:
                                       body, fault)
                 with server._lock:
                     server.requests.append(request)
+                    held = server._hold is not None and len(server.requests) > server._hold[0]
+                if held:
+                    server._hold[1].wait()
                 if server.latency_s:
                     time.sleep(server.latency_s)
                 if fault == "timeout":

@@ -14,6 +14,7 @@ from faceedit_bench.builtin.datasets.portrait_select import ensure_selection, is
 from faceedit_bench.errors import ConfigError, DatasetError
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.records import Face
+from faceedit_bench.storage.first_time import restore_replaced
 
 GET = ("Make a selection with `faceedit-bench portraits select --root /data/fairface --out <folder>` (then look "
        "at <folder>/contact_sheet.png and `faceedit-bench portraits approve <folder> --by <name>`), or put "
@@ -57,6 +58,7 @@ class FairFaceGridDataset:
                  single_face_only: bool = True) -> None:
         if base_gender not in (None, *grid.GENDERS):
             raise ConfigError(f"dataset.params.base_gender must be male, female or null, got {base_gender!r}")
+        restore_replaced(Path(root).expanduser())  # a `portraits select --force` killed mid-swap: the old one is back
         root = c.require(Path(root).expanduser(), "portrait grid folder", get=GET, example="/data/grid")
         self.fairface_root: Path | None = None
         if is_fairface_root(root):

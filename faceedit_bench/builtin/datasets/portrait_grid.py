@@ -123,8 +123,8 @@ def scan_folder(folder: Path) -> tuple[list[tuple[dict[str, str], int, Path]], l
     """A hand-made selection: the images named in paper (b)'s scheme, and the image files that are not."""
     named, stray = [], []
     for path in sorted(folder.iterdir()):
-        if not path.is_file() or path.suffix.lower() not in SUFFIXES:
-            continue
+        if not path.is_file() or path.suffix.lower() not in SUFFIXES or path.name == SHEET:
+            continue  # the contact sheet earlier versions of `portraits show` drew into the folder is no portrait
         parsed = parse_name(path)
         if parsed is None:
             stray.append(path.name)

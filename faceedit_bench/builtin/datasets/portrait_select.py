@@ -7,7 +7,10 @@ order of a cell never depends on the rest of the dataset) and checked one by one
 checked. Every rejection is counted by reason, per cell and in total. A cell without a passing portrait is
 ``missing``: it is listed in the manifest, on the contact sheet and in the notes of every run on the grid.
 
-The chosen images are copied byte for byte next to ``manifest.json`` under paper (b)'s names.
+The chosen images are copied byte for byte next to ``manifest.json`` under paper (b)'s names. A selection is
+made in a new folder beside its place and moved there complete (:func:`write_selection`), so a selection cut
+short by a kill is never mistaken for one, and a ``--force`` replacement keeps the old one until the new one is
+whole; a folder is only ever replaced when it holds a selection this tool made and nothing else.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ import hashlib
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -27,6 +31,7 @@ from faceedit_bench.builtin.datasets.portrait_quality import REASONS, Criteria, 
 from faceedit_bench.errors import ConfigError, DatasetError, ImageError
 from faceedit_bench.plugin.protocols import FaceDetector
 from faceedit_bench.storage.atomic import atomic_open, write_text
+from faceedit_bench.storage.first_time import built_beside, restore_replaced
 from faceedit_bench.storage.images import decode_rgb
 from faceedit_bench.storage.locks import file_lock
 
@@ -144,14 +149,53 @@ def is_fairface_root(root: Path) -> bool:
                               or any(root.glob("train-*.parquet")))
 
 
+# -- a selection folder: made beside its place and moved in complete; replaced only if the tool made it --
+
+
+@contextmanager
+def selection_lock(folder: Path) -> Iterator[None]:
+    """Held while a selection folder is made or replaced: the jobs of a sweep that start together make it once."""
+    with file_lock(folder.parent / f".{folder.name}.lock", what=f"selecting the portrait grid into {folder}",
+                   timeout=3600):
+        restore_replaced(folder)  # a replacement killed between its two renames: the old selection comes back
+        yield
+
+
+def check_replaceable(folder: Path, *, force: bool) -> None:
+    """Refuse, before any work, to put a new selection where ``folder`` holds anything but a selection
+    this tool made (manifest.json and the files it lists), or where ``force`` was not given."""
+    if not folder.exists() or (folder.is_dir() and not any(folder.iterdir())):
+        return
+    if not folder.is_dir():
+        raise ConfigError(f"--out {folder} is a file, not a folder; choose another --out")
+    if not force:
+        raise ConfigError(f"{folder} is not empty; a frozen selection is never overwritten (use --force)")
+    try:
+        manifest = grid.read_manifest(folder, verify=False)
+    except DatasetError as exc:
+        raise ConfigError(f"--out {folder} is not empty and is not a portrait selection ({exc}); it is never "
+                          "replaced, even with --force. Choose another --out, or empty it yourself.") from None
+    listed = (p["file"] for cell in manifest.get("cells") or [] for p in cell.get("portraits") or [])
+    ours = {grid.MANIFEST, grid.SHEET, *listed}
+    foreign = sorted(p.name for p in folder.iterdir() if p.name not in ours)
+    if foreign:
+        raise ConfigError(f"--out {folder} holds files its selection does not list ({', '.join(foreign[:5])}); it is "
+                          "never replaced, even with --force. Move them out, or choose another --out.")
+
+
+def write_selection(folder: Path, make: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
+    """``make(tmp)`` writes a complete selection (images, manifest, contact sheet) into a new folder beside
+    ``folder``, which then takes ``folder``'s place in one step (call under :func:`selection_lock`, after
+    :func:`check_replaceable`): a kill at any instant leaves the old selection or the new one, never a part."""
+    with built_beside(folder, folder=True) as tmp:
+        return make(tmp)
+
+
 def ensure_selection(root: Path, folder: Path, *, split: str, padding: float, seed: int, detector: str,
                      auto_select: bool) -> Path:
     """The selection folder for a FairFace root: ``folder`` as it is, or, when it is missing and
-    ``auto_select`` is on, a new selection made with the default criteria (not yet approved by a person).
-    Locked, so the jobs of a sweep that start together make it once; the manifest is written last, so a
-    selection cut short is made again."""
-    with file_lock(folder.parent / f".{folder.name}.lock", what=f"selecting the portrait grid into {folder}",
-                   timeout=3600):
+    ``auto_select`` is on, a new selection made with the default criteria (not yet approved by a person)."""
+    with selection_lock(folder):
         return _ensure_selection(root, folder, split=split, padding=padding, seed=seed, detector=detector,
                                  auto_select=auto_select)
 
@@ -170,16 +214,26 @@ def _ensure_selection(root: Path, folder: Path, *, split: str, padding: float, s
     if not auto_select:
         raise DatasetError(f"no portrait selection at {folder}. Make one: faceedit-bench portraits select --root {root} "
                            f"--out {folder}, or set dataset.params.auto_select=true")
+    if folder.exists() and any(folder.iterdir()):
+        raise DatasetError(f"{folder} holds files but no {grid.MANIFEST}, so it is not a selection; it is left as it "
+                           "is. Move it away, or set dataset.params.selection=<another folder>.")
     from faceedit_bench.builtin.datasets.portrait_sheet import draw_sheet
     from faceedit_bench.builtin.datasets.portraits_cli import load_detector
 
     dataset = FairFaceDataset(root=root, split=split, padding=padding)
-    manifest = select_grid(dataset, load_detector(detector, {}), folder, seed=seed, detector_name=detector)
-    draw_sheet(folder, manifest["cells"], folder / grid.SHEET)
+    found = load_detector(detector, {})
+
+    def make(tmp: Path) -> dict[str, Any]:
+        manifest = select_grid(dataset, found, tmp, seed=seed, detector_name=detector)
+        draw_sheet(tmp, manifest["cells"], tmp / grid.SHEET)
+        return manifest
+
+    write_selection(folder, make)
     return folder
 
 
 def require_selection(folder: Path) -> None:
+    restore_replaced(folder)
     if not folder.is_dir():
         raise DatasetError(f"no portrait selection at {folder}; make one with faceedit-bench portraits select "
                            "--root /data/fairface --out <folder>, or put {Race}_{Gender}_{Age}.jpg files there")

@@ -39,6 +39,10 @@ def add_parser(sub: Any) -> None:
         a.add_argument("folder", type=Path, help="the selection folder (manifest.json or {Race}_{Gender}_{Age}.jpg)")
         if name == "approve":
             a.add_argument("--by", required=True, help="who approves it")
+        if name == "show":
+            a.add_argument("--sheet", type=Path, help="where to draw the contact sheet (default: contact_sheet.png in "
+                                                      "a selection this tool made, else <folder>_contact_sheet.png "
+                                                      "beside a hand-made folder: never into it)")
     p.set_defaults(func=_command)
 
 
@@ -51,6 +55,21 @@ def load_detector(name: str, params: dict[str, Any]) -> Any:
         return factory(**params)
     except TypeError as exc:
         raise ConfigError(f"detector {name}: {exc}; see `faceedit-bench plugins`") from None
+
+
+def sheet_path(folder: Path, asked: Path | None = None) -> Path:
+    """Where ``portraits show`` draws the contact sheet: into a selection this tool made (its manifest lists
+    its files, so readers skip the sheet), else beside the folder: a hand-made grid is read file by file, and
+    a file the tool added there would be read as a portrait."""
+    from faceedit_bench.builtin.datasets import portrait_grid as grid
+
+    hand_made = not (folder / grid.MANIFEST).exists()
+    if asked is None:
+        return folder.parent / f"{folder.name}_{grid.SHEET}" if hand_made else folder / grid.SHEET
+    if hand_made and asked.resolve().parent == folder.resolve():
+        raise ConfigError(f"--sheet {asked} is inside the hand-made grid {folder}, where every image is read as a "
+                          "portrait; put it beside the folder or elsewhere")
+    return asked
 
 
 def _command(args: argparse.Namespace) -> int:
@@ -93,31 +112,38 @@ def _command(args: argparse.Namespace) -> int:
         for race in grid.RACES:
             row = [e for e in entries if e["race"] == race]
             print(f"  {grid.RACES[race]:<15}" + " ".join("#" if e["portraits"] else "." for e in row))
-        print(f"wrote {draw_sheet(args.folder, entries, args.folder / grid.SHEET)}")
+        print(f"wrote {draw_sheet(args.folder, entries, sheet_path(args.folder, args.sheet))}")
     return 0
 
 
 def _select(args: argparse.Namespace) -> int:
-    import shutil
-
     from faceedit_bench.builtin.datasets import portrait_grid as grid
     from faceedit_bench.builtin.datasets.fairface import FairFaceDataset
     from faceedit_bench.builtin.datasets.portrait_quality import Criteria
-    from faceedit_bench.builtin.datasets.portrait_select import select_grid
+    from faceedit_bench.builtin.datasets.portrait_select import (
+        check_replaceable,
+        select_grid,
+        selection_lock,
+        write_selection,
+    )
     from faceedit_bench.builtin.datasets.portrait_sheet import draw_sheet
 
-    if args.out.exists() and any(args.out.iterdir()):
-        if not args.force:
-            raise ConfigError(f"{args.out} is not empty; a frozen selection is never overwritten (use --force)")
-        shutil.rmtree(args.out)
+    # Everything that can be wrong is found before --out is touched: a typo never costs a selection.
     criteria = Criteria.from_mapping(key_values(args.criterion, "--criterion"))
     dataset = FairFaceDataset(root=args.root, split=args.split, padding=args.padding, layout=args.layout,
                               cache_dir=args.cache_dir)
     detector = load_detector(args.detector, key_values(args.param, "--param"))
-    manifest = select_grid(dataset, detector, args.out, seed=args.seed, per_cell=args.per_cell,
-                           max_checks=args.max_checks, criteria=criteria, version=args.version,
-                           detector_name=args.detector, progress=lambda line: print(line, file=sys.stderr))
-    draw_sheet(args.out, manifest["cells"], args.out / grid.SHEET)
+
+    def make(tmp: Path) -> dict[str, Any]:
+        manifest = select_grid(dataset, detector, tmp, seed=args.seed, per_cell=args.per_cell,
+                               max_checks=args.max_checks, criteria=criteria, version=args.version,
+                               detector_name=args.detector, progress=lambda line: print(line, file=sys.stderr))
+        draw_sheet(tmp, manifest["cells"], tmp / grid.SHEET)
+        return manifest
+
+    with selection_lock(args.out):
+        check_replaceable(args.out, force=args.force)
+        manifest = write_selection(args.out, make)  # the old selection stays until the new one is complete
     filled = sum(1 for c in manifest["cells"] if c["portraits"])
     print(f"selected {filled} of {len(manifest['cells'])} cells into {args.out} "
           f"(manifest {manifest['content_hash'][:12]}); rejections: "

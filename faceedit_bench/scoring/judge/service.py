@@ -21,8 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from faceedit_bench.execution.budget import BudgetReached
-from faceedit_bench.execution.call_errors import EndpointUnreachable, GaveUp
+from faceedit_bench.execution.call_errors import RUN_ENDING, GaveUp
 from faceedit_bench.execution.calls import Executor
 from faceedit_bench.execution.secrets import redact
 from faceedit_bench.keys import fingerprint
@@ -189,7 +188,7 @@ class JudgeService:
                 reply = await self.executor.call(lambda r=request: self.judge.ajudge(r))
             except GaveUp as exc:
                 return self._answer(template, Outcome.API_ERROR, None, last_raw, str(exc), usage)
-            except (BudgetReached, EndpointUnreachable):  # end the run: nothing is recorded for this call
+            except RUN_ENDING:  # end the run: nothing is recorded for this call
                 raise
             except Exception as exc:  # a judge bug is an outcome of this call, not the end of the run
                 log.warning("judge failed: %s: %s", type(exc).__name__, exc)

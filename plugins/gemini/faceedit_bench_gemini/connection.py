@@ -74,7 +74,8 @@ class GeminiConnection:
         if not envs or not all(isinstance(e, str) and e for e in envs):
             raise ConfigError(f"{what}: api_key_env must name one or more environment variables, not {api_key_env!r}")
         self._key = read_secret(envs, what=what)  # fails here, before any work, naming the variables
-        self.key_env = next(e for e in envs if os.environ.get(e, "").strip())
+        # The variable the key came from (the first one where none is needed: no call is made).
+        self.key_env = next((e for e in envs if os.environ.get(e, "").strip()), envs[0])
         self.model = model
         self.endpoint: Endpoint = resolve_endpoint(base_url, env_var=BASE_URL_ENV, default=GOOGLE_ENDPOINT,
                                                    param=f"{what.split()[0]}.params.base_url",

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import FaceEditBenchError, TrackedRun
+from faceedit_bench.api import FaceEditBenchError, TrackedRun, directory_lock
 
 #: Tracking URIs MLflow reads (a server, or a local sqlite/file store).
 SCHEMES = ("sqlite:", "http:", "https:", "file:", "databricks")
@@ -25,10 +25,17 @@ def mlflow_client(tracking_uri: str) -> Any:
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # a few small files per run
     from mlflow import MlflowClient
 
-    if tracking_uri.startswith("sqlite:///"):
-        db = Path(tracking_uri.removeprefix("sqlite:///"))
+    from faceedit_bench_mlflow.store import prepare_store, quiet_store_logs, sqlite_path, store_lock
+
+    db = sqlite_path(tracking_uri)
+    if db is not None:
         if not db.is_file():  # MLflow would silently create an empty store
             raise FaceEditBenchError(f"no MLflow store at {db}. Pass --tracking-uri, or run an experiment first.")
+        # One left half made by an interrupted run holds nothing: build it, rather than let MLflow
+        # migrate it further in place, unlocked.
+        with directory_lock(*store_lock(tracking_uri, db.parent), what=f"opening the MLflow store {db}"):
+            prepare_store(tracking_uri)
+    quiet_store_logs()
     return MlflowClient(tracking_uri=tracking_uri)
 
 

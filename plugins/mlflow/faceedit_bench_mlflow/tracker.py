@@ -19,6 +19,7 @@ import json  # noqa: E402
 import logging  # noqa: E402
 import numbers  # noqa: E402
 import re  # noqa: E402
+import signal  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 from collections import Counter  # noqa: E402
@@ -28,7 +29,6 @@ from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, Any
 
 from faceedit_bench.api import (  # noqa: E402
-    FaceEditBenchError,
     component_identity,
     component_version,
     directory_lock,  # noqa: E402
@@ -38,6 +38,14 @@ from faceedit_bench.api import (  # noqa: E402
     series_for_tracking,
 )
 from faceedit_bench_mlflow import _limits as lim  # noqa: E402
+from faceedit_bench_mlflow.experiments import (  # noqa: E402,F401 - the error is public here too
+    REMOTE,
+    MlflowTrackerError,
+    browse_hint,
+    experiment_id,
+    where,
+)
+from faceedit_bench_mlflow.store import prepare_store, quiet_store_logs, store_lock  # noqa: E402
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
@@ -50,17 +58,13 @@ RUN_KEY_TAG = "faceedit.run_key"
 ERROR_TAG = "faceedit.error"
 #: The report's mostly missing measurements, one per line ("none" when there are none); also metric ``warnings``.
 WARNINGS_TAG = "faceedit.warnings"
+STOPPED_TAG = "faceedit.stopped_by"  # the signal that stopped a KILLED run (SIGINT for Ctrl-C, SIGTERM ...)
 TRUNCATED_TAG = "faceedit.params_truncated"
 CHANGED_TAG_PREFIX = "faceedit.param_changed."
 RUN_NAME_TAG = "mlflow.runName"
 NOTE_TAG = "mlflow.note.content"  # shown as the run's description in the MLflow UI
 #: Artifact names starting with this are contact sheets (skipped when log_contact_sheets is False).
 CONTACT_SHEETS = "contact_sheet"
-_REMOTE = re.compile(r"^(https?|databricks[\w-]*|uc):", re.IGNORECASE)
-
-
-class MlflowTrackerError(FaceEditBenchError):
-    """The MLflow store cannot take this run as configured."""
 
 
 @dataclass
@@ -69,6 +73,7 @@ class _Active:
 
     client: MlflowClient
     run_id: str
+    experiment_id: str
     outcomes: Counter[str] = field(default_factory=Counter)
 
 
@@ -106,27 +111,30 @@ class MlflowTracker:
         # Processes starting at once on one store take turns: MLflow's schema migration of a new
         # store fails when two run it together, two finds-or-creates would give one run key two
         # runs, and two first loggings of the same params would race.
-        with directory_lock(*_init_lock(run, uri), what=f"opening the MLflow store {lim.redact_uri(uri)}"):
+        with directory_lock(*store_lock(uri, run.workspace), what=f"opening the MLflow store {lim.redact_uri(uri)}"):
+            prepare_store(uri)  # a new store is built beside its place: no kill leaves it half made
             client = self._client(uri)
-            experiment_id = self._experiment_id(client, run)
-            found = self._find_run(client, experiment_id, run.run_key)
+            experiment = experiment_id(client, self.experiment_name or run.experiment_name,
+                                       lambda: self._artifact_location_for(run, client.tracking_uri))
+            found = self._find_run(client, experiment, run.run_key)
             title = run_title(run)
             if found is None:
-                created = client.create_run(experiment_id, run_name=title, tags={RUN_KEY_TAG: run.run_key})
+                created = client.create_run(experiment, run_name=title, tags={RUN_KEY_TAG: run.run_key})
                 run_id, old_params = created.info.run_id, {}
             else:
                 run_id, old_params = found.info.run_id, dict(found.data.params)
                 client.update_run(run_id, status="RUNNING", name=title)
-                if ERROR_TAG in found.data.tags:
-                    client.delete_tag(run_id, ERROR_TAG)
+                for tag in (ERROR_TAG, STOPPED_TAG):  # what ended it last time is history now
+                    if tag in found.data.tags:
+                        client.delete_tag(run_id, tag)
             params, policy_tags = _params(run.params, old_params)
             _log_batches(client, run_id, tags=list({**_tags(run), **policy_tags}.items()), params=params)
             _log_inputs(client, run_id, run)
         with self._lock:
-            self._active[run.run_key] = _Active(client, run_id)
+            self._active[run.run_key] = _Active(client, run_id, experiment)
         # Every run, new or resumed, says where it is tracked: the id to open, the store to open it in.
         _say(f"MLflow: {'resuming' if found else 'new'} run {run_id} ({title}) in experiment "
-             f"{client.get_experiment(experiment_id).name!r}; tracking URI {lim.redact_uri(client.tracking_uri)}")
+             f"{client.get_experiment(experiment).name!r}; {where(client.tracking_uri, experiment)}")
 
     @hookimpl
     def faceedit_step_done(self, run: RunInfo, step: StepRecord) -> None:
@@ -139,7 +147,7 @@ class MlflowTracker:
     @hookimpl
     def faceedit_run_end(self, run: RunInfo, report: dict[str, Any], artifacts: dict[str, str]) -> None:
         """Log metrics (one timestamp, batched) and artifacts, then mark the run FINISHED.
-        On a failure the run is marked FAILED and the error propagates."""
+        On a failure the run is marked FAILED (KILLED when a signal stopped it) and the error propagates."""
         with self._lock:
             active = self._active.pop(run.run_key, None)
         if active is None:
@@ -158,22 +166,24 @@ class MlflowTracker:
             self._log_artifacts(active, run, artifacts)
             active.client.set_terminated(active.run_id, status="FINISHED")
         except BaseException as error:
-            _mark_failed(active, error)
+            _mark_ended(active, error)
             raise
-        _say(f"MLflow: run {active.run_id} FINISHED; {_browse_hint(active.client.tracking_uri, active.run_id)}")
+        _say(f"MLflow: run {active.run_id} FINISHED; "
+             f"{browse_hint(active.client.tracking_uri, active.experiment_id, active.run_id)}")
 
     @hookimpl
     def faceedit_run_error(self, run: RunInfo, error: BaseException) -> None:
-        """Mark the run FAILED with a ``faceedit.error`` tag. Never raises."""
+        """Mark the run FAILED with a ``faceedit.error`` tag, or KILLED with a ``faceedit.stopped_by``
+        tag when a signal stopped it (Ctrl-C, SIGTERM): resumable work, not a failure. Never raises."""
         try:
             with self._lock:
                 active = self._active.pop(run.run_key, None)
-            if active is None:  # never started, or run_end already marked it FAILED
-                log.debug("MLflow: no active run for run key %s to mark FAILED", run.run_key)
+            if active is None:  # never started, or run_end already marked it
+                log.debug("MLflow: no active run for run key %s to mark as ended", run.run_key)
                 return
-            _mark_failed(active, error)
+            _mark_ended(active, error)
         except Exception:  # the hook contract: run_error must not raise
-            log.warning("MLflow: could not mark run %s FAILED", run.run_key, exc_info=True)
+            log.warning("MLflow: could not mark run %s as ended", run.run_key, exc_info=True)
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -191,43 +201,19 @@ class MlflowTracker:
         if uri not in self._clients:
             from mlflow import MlflowClient
 
-            # Store creation and migrations log at INFO through mlflow's own handler, which
-            # would cut through the progress bar; warnings and errors still show.
-            for name in ("mlflow.store", "alembic"):
-                logging.getLogger(name).setLevel(logging.WARNING)
+            quiet_store_logs()
             self._clients[uri] = MlflowClient(tracking_uri=uri)
         return self._clients[uri]
 
     def _artifact_location_for(self, run: RunInfo, uri: str) -> str | None:
         location = self.artifact_location
         if location is None:
-            if _REMOTE.match(uri):
+            if REMOTE.match(uri):
                 return None  # the server decides (proxied mlflow-artifacts:/ or its default root)
             location = str(Path(run.workspace) / "mlartifacts")
         if re.match(r"^[A-Za-z][\w+.-]+:", location):  # already a URI (file:, s3:, mlflow-artifacts:)
             return location
         return Path(location).resolve().as_uri()
-
-    def _experiment_id(self, client: MlflowClient, run: RunInfo) -> str:
-        from mlflow.exceptions import MlflowException
-
-        name = self.experiment_name or run.experiment_name
-        experiment = client.get_experiment_by_name(name)
-        if experiment is None:
-            location = self._artifact_location_for(run, client.tracking_uri)
-            try:
-                return client.create_experiment(name, artifact_location=location)
-            except MlflowException:  # another process created it first
-                experiment = client.get_experiment_by_name(name)
-                if experiment is None:
-                    raise
-        if experiment.lifecycle_stage != "active":
-            raise MlflowTrackerError(
-                f"MLflow experiment {name!r} (id {experiment.experiment_id}) is deleted. Restore it with "
-                f"`mlflow experiments restore --experiment-id {experiment.experiment_id}`, remove it for "
-                "good with `mlflow gc`, or set tracking.params.experiment_name to another name."
-            )
-        return str(experiment.experiment_id)
 
     @staticmethod
     def _find_run(client: MlflowClient, experiment_id: str, run_key: str) -> Any:
@@ -271,20 +257,6 @@ def _tag_warnings(active: _Active, run: RunInfo, report: Mapping[str, Any]) -> N
 
 def _say(message: str) -> None:
     print(message, flush=True)
-
-
-def _browse_hint(uri: str, run_id: str) -> str:
-    if _REMOTE.match(uri):
-        return f"open it at {lim.redact_uri(uri)} (run id {run_id})"
-    return (f"browse with `MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false mlflow server --workers 1 "
-            f"--backend-store-uri {uri}`")
-def _init_lock(run: RunInfo, uri: str) -> tuple[Path, str]:
-    """Where the lock of an MLflow store lives: beside a SQLite file (whichever workspaces use
-    it), else in the run's workspace (a server migrates its own store)."""
-    if uri.startswith("sqlite:///"):
-        db = Path(uri.removeprefix("sqlite:///"))
-        return db.parent, db.name
-    return Path(run.workspace), "mlflow"
 
 
 def _tags(run: RunInfo) -> dict[str, str]:
@@ -433,16 +405,22 @@ def _source(kind: str, info: Any, run: RunInfo) -> Any:
                               "provider": f"{info.provider}=={info.provider_version}"})
 
 
-def _mark_failed(active: _Active, error: BaseException) -> None:
-    """Tag the error and set FAILED, each attempted even if the other fails; never raises."""
+def _mark_ended(active: _Active, error: BaseException) -> None:
+    """Tag why the run ended and set its status, each attempted even if the other fails; never
+    raises. A run stopped by a signal (a ``KeyboardInterrupt``: Ctrl-C, or SIGTERM and SIGHUP, which
+    the run turns into one carrying ``signum``) is KILLED; any other error is FAILED."""
+    if isinstance(error, KeyboardInterrupt):
+        status, tag = "KILLED", (STOPPED_TAG, signal.Signals(getattr(error, "signum", signal.SIGINT)).name)
+    else:
+        status, tag = "FAILED", (ERROR_TAG, lim.one_line(error))
     try:
-        active.client.set_tag(active.run_id, ERROR_TAG, lim.one_line(error))
+        active.client.set_tag(active.run_id, *tag)
     except Exception:
-        log.warning("MLflow: could not tag run %s with its error", active.run_id, exc_info=True)
+        log.warning("MLflow: could not tag run %s with why it ended", active.run_id, exc_info=True)
     try:
-        active.client.set_terminated(active.run_id, status="FAILED")
+        active.client.set_terminated(active.run_id, status=status)
     except Exception:
-        log.warning("MLflow: could not mark run %s FAILED", active.run_id, exc_info=True)
+        log.warning("MLflow: could not mark run %s %s", active.run_id, status, exc_info=True)
 
 
 def _mlflow_version() -> str:

@@ -8,6 +8,7 @@ import importlib
 import importlib.metadata
 import logging
 import math
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from mlflow import MlflowClient
 from mlflow_helpers import lifecycle, make_pm, only_run, step
 
 from faceedit_bench.api import Outcome
+from faceedit_bench.run.signals import RunStopped
 
 
 def _artifact_paths(client: Any, run_id: str, path: str | None = None) -> set[str]:
@@ -281,6 +283,36 @@ def test_describe_removes_password():
         "mlflow_version": importlib.metadata.version("mlflow"),
     }
     assert "s3cret" not in repr(described)
+
+
+@pytest.mark.parametrize("stop, signal_name", [(KeyboardInterrupt(), "SIGINT"),
+                                               (RunStopped(signal.SIGTERM), "SIGTERM"),
+                                               (RunStopped(signal.SIGHUP), "SIGHUP")])
+def test_a_run_stopped_by_a_signal_is_killed_not_failed_and_resumes_as_the_same_run(
+        tracker, make_run, client, experiment, stop, signal_name):
+    pm = make_pm(tracker)
+    run = make_run("key-stopped")
+    pm.hook.faceedit_run_start(run=run)
+    pm.hook.faceedit_run_error(run=run, error=stop)
+    killed = only_run(client, experiment)
+    assert killed.info.status == "KILLED" and killed.data.tags["faceedit.stopped_by"] == signal_name
+    assert "faceedit.error" not in killed.data.tags
+
+    lifecycle(pm, run)
+    again = only_run(client, experiment)
+    assert again.info.run_id == killed.info.run_id and again.info.status == "FINISHED"
+    assert "faceedit.stopped_by" not in again.data.tags
+
+
+def test_experiments_are_runs_experiments_unless_the_user_chose_another_kind(tracker, make_run, client, experiment):
+    lifecycle(make_pm(tracker), make_run("key-kind"))
+    assert client.get_experiment_by_name(experiment).tags["mlflow.experimentKind"] == "custom_model_development"
+    older = client.create_experiment(f"{experiment}-older")  # made by an earlier version: no kind yet
+    chosen = client.create_experiment(f"{experiment}-chosen", tags={"mlflow.experimentKind": "genai_development"})
+    for name in (f"{experiment}-older", f"{experiment}-chosen"):
+        lifecycle(make_pm(MlflowTracker(tracking_uri=client.tracking_uri, experiment_name=name)), make_run("k"))
+    assert client.get_experiment(older).tags["mlflow.experimentKind"] == "custom_model_development"
+    assert client.get_experiment(chosen).tags["mlflow.experimentKind"] == "genai_development"
 
 
 def test_deleted_experiment_is_a_clear_error(tracker, make_run, client, experiment):
