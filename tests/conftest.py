@@ -5,6 +5,9 @@ import os
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("DO_NOT_TRACK", "true")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+# Console output is fitted to the terminal (COLUMNS wins): the tests read it at one width, whatever runs them
+# (pytest-xdist's workers see COLUMNS=80, a terminal its own size).
+os.environ["COLUMNS"] = "100"
 
 from collections.abc import Callable
 from pathlib import Path

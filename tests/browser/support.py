@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 
+import pytest
+
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 DRIVER = shutil.which("chromedriver")
 try:
@@ -33,3 +35,22 @@ def visible_view(driver):
     return sections[0]
 
 
+@pytest.fixture
+def browser(tmp_path, monkeypatch):
+    if MISSING:
+        pytest.fail(f"FACEEDIT_BENCH_REQUIRE_BROWSER=1 but the browser test {MISSING}")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    monkeypatch.setenv("SE_OFFLINE", "true")  # selenium-manager must not look anything up online
+    options = webdriver.ChromeOptions()
+    options.binary_location = BROWSER
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-extensions", "--no-first-run", "--disable-background-networking",
+                f"--user-data-dir={tmp_path / 'chrome-profile'}", "--window-size=1400,1000"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(DRIVER, log_output=os.devnull), options=options)
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()

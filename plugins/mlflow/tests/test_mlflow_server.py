@@ -20,9 +20,7 @@ from faceedit_bench_mlflow.tracker import MlflowTracker
 from mlflow import MlflowClient
 from mlflow_helpers import lifecycle, make_pm, only_run
 
-from tests.browser import test_leaderboard_page as pages
-
-browser = pages.browser  # the headless Chromium fixture of the browser tests
+from tests.browser import support as pages
 
 #: About 6 s on a fast machine, 40 s on a loaded 2-core one.
 STARTUP_TIMEOUT_S = 120
