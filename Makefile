@@ -54,7 +54,7 @@ test-latest: $(STAMP)
 	rm -rf $(LATEST)
 	$(UV) venv --quiet --python $(BIN)/python $(LATEST)
 	$(UV) pip install --quiet --python $(LATEST)/bin/python --resolution highest torch==2.13.0 \
-		-e '.[test,sample,joblib]' $(foreach p,$(PLUGINS),-e '$(p)[test]')
+		-e '.[test,sample,joblib,docs]' $(foreach p,$(PLUGINS),-e '$(p)[test]')
 	$(UV) pip freeze --python $(BIN)/python --exclude-editable > $(LATEST)/locked.txt
 	$(UV) pip freeze --python $(LATEST)/bin/python --exclude-editable > $(LATEST)/latest.txt
 	@echo "Newest allowed versions that differ from uv.lock (< locked, > newest):"
