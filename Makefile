@@ -21,20 +21,24 @@ export RAY_USAGE_STATS_ENABLED := 0
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: setup lock run test test-latest bench clean
+.PHONY: setup lock run test test-latest bench clean uv
+
+# The venv and uv at the version uv.lock names; nothing else. `lock` needs only this: after a pyproject.toml
+# edit the environment cannot be synced until the lock is remade.
+uv:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "uv.lock is made and tested for Python 3.11; $(PYTHON) is " + sys.version.split()[0] + ". Run make PYTHON=python3.11 ... (docs/install.md).")'
+	@test -x $(UV) && [ "$$($(UV) --version | cut -d" " -f2)" = "$(UV_VERSION)" ] || \
+		{ $(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION); }
 
 # Exactly the locked set, nothing else (--locked: a pyproject.toml changed without `make lock` is an error).
-$(STAMP): uv.lock $(PYPROJECTS)
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "uv.lock is made and tested for Python 3.11; $(PYTHON) is " + sys.version.split()[0] + ". Run make PYTHON=python3.11 ... (docs/install.md).")'
-	test -x $(UV) && [ "$$($(UV) --version | cut -d" " -f2)" = "$(UV_VERSION)" ] || \
-		{ $(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION); }
+$(STAMP): uv.lock $(PYPROJECTS) | uv
 	$(UV) sync --locked --all-packages --all-extras --python $(BIN)/python
 	touch $@
 
 setup: $(STAMP)
 
 # After a change of the ranges in any pyproject.toml (or to take newer releases: make lock LOCK_ARGS=--upgrade).
-lock: $(STAMP)
+lock: uv
 	$(UV) lock $(LOCK_ARGS)
 
 run: $(STAMP)
@@ -50,7 +54,7 @@ test-latest: $(STAMP)
 	rm -rf $(LATEST)
 	$(UV) venv --quiet --python $(BIN)/python $(LATEST)
 	$(UV) pip install --quiet --python $(LATEST)/bin/python --resolution highest torch==2.13.0 \
-		-e '.[test,sample,joblib]' $(foreach p,$(PLUGINS),-e '$(p)[test]')
+		-e '.[test,sample,joblib,docs]' $(foreach p,$(PLUGINS),-e '$(p)[test]')
 	$(UV) pip freeze --python $(BIN)/python --exclude-editable > $(LATEST)/locked.txt
 	$(UV) pip freeze --python $(LATEST)/bin/python --exclude-editable > $(LATEST)/latest.txt
 	@echo "Newest allowed versions that differ from uv.lock (< locked, > newest):"

@@ -32,12 +32,28 @@ def test_the_lock_takes_torch_from_the_cpu_file_and_never_cuda():
     assert set(torches) <= {"2.13.0+cpu", "2.13.0"}  # only ever torch 2.13.0 (PyPI's for other platforms)
 
 
+def recipe(makefile: str, target: str) -> str:
+    """A rule of the Makefile: its prerequisites line and its recipe."""
+    return makefile.split(f"\n{target}:", 1)[1].split("\n\n", 1)[0]
+
+
 def test_make_setup_installs_exactly_the_lock():
     makefile = (ROOT / "Makefile").read_text()
-    recipe = makefile.split("$(STAMP):", 1)[1].split("\n\n", 1)[0]
-    assert "$(UV) sync --locked --all-packages --all-extras" in recipe
-    assert recipe.count("pip install") == 1 and "pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)" \
-        in recipe  # pip only bootstraps uv (the lock's own version); torch comes from the lock
+    setup = recipe(makefile, "$(STAMP)")
+    assert "$(UV) sync --locked --all-packages --all-extras" in setup
+    assert "| uv" in setup.splitlines()[0]  # uv (the lock's own version) is bootstrapped first
+    bootstrap = recipe(makefile, "uv")
+    assert bootstrap.count("pip install") == 1 and "pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)" \
+        in bootstrap  # pip only bootstraps uv (the lock's own version); torch comes from the lock
+    assert "pip install" not in setup
+
+
+def test_make_lock_needs_no_synced_environment():
+    # After a pyproject.toml edit, `uv sync --locked` refuses to run until the lock is remade: `make lock` must not
+    # depend on the synced environment ($(STAMP)), only on uv itself (docs/install.md, "Changing dependencies").
+    makefile = (ROOT / "Makefile").read_text()
+    prerequisites = recipe(makefile, "lock").splitlines()[0]
+    assert "$(STAMP)" not in prerequisites and "uv" in prerequisites.split()
     ci = (ROOT / ".ci" / "run").read_text()
     assert "make test" in ci and "MLFLOW_DISABLE_TELEMETRY=true" in ci
 
