@@ -12,7 +12,9 @@ module names it:
 * from ``report[name]``: its MLflow metrics (``tracking``), its console lines (``console``), its part of
   report.html (``html``: a package template and its context, with a nav entry), its "mostly missing"
   warnings (``warnings``), what a leaderboard submission keeps of it (``record``), how verification compares
-  that kept part (``verify``) and the leaderboard's named views that read it (``views``).
+  that kept part (``verify``) and the leaderboard's named views that read it (``views``);
+* when the experiment is built, before any work: ``prepare`` may check the run's settings and bind the
+  selected judge metrics to them (e.g. to the run's question sets and failure rule).
 
 Every part but ``name``, ``title`` and ``schema`` is optional: a section filled in after the run by a command
 (people's ratings) has no collector; one shown only on the page has no tracking. docs/plugin_hooks.md has an
@@ -80,6 +82,23 @@ class SectionRun:
     panel: Mapping[str, Any] | None = None
     #: Whether a judge was configured at all.
     judged: bool = False
+
+
+@dataclass(frozen=True)
+class SectionSetup:
+    """What a section's ``prepare`` may read when the experiment is built, before any work or call."""
+
+    #: The selected judge metrics, by name, as configured so far (an earlier section may have bound them).
+    judge_metrics: Mapping[str, Any]
+    #: The section's settings (``analysis.<name>``), or None.
+    settings: Any
+    #: The resolved experiment config, as plain containers (e.g. a protocol's own top-level keys).
+    config: Mapping[str, Any]
+    #: The run's test set (a :class:`~faceedit_bench.records.TestSet`).
+    testset: Any
+    judged: bool
+    #: A registered object by kind and name, e.g. ``load("question_sets", "file")``.
+    load: Callable[[str, str], Any]
 
 
 @dataclass(frozen=True)
@@ -173,6 +192,9 @@ class ReportSection:
     record: Callable[[Mapping[str, Any]], Mapping[str, Any] | None] | None = None  # part -> submission's part
     verify: Callable[[Any, Mapping[str, Any] | None, Mapping[str, Any] | None], None] | None = None
     views: tuple[ViewSpec, ...] = ()
+    #: Called once when the experiment is built: check the run's settings (raise ConfigError) and give the
+    #: judge metrics to use instead of the selected ones, by name (e.g. bound to the run's question sets).
+    prepare: Callable[[SectionSetup], Mapping[str, Any] | None] | None = None
     #: Its numbers need a judge: a judge-free reference row lent to a judged table leaves this part out.
     needs_judge: bool = True
     description: str = ""

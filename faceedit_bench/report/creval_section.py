@@ -1,7 +1,8 @@
 """CREval's QA scores (METHODOLOGY §5, docs/creval.md) as report sections: ``creval`` (frozen question
 sets) and ``creval_face`` (the taxonomy EXTENSION, §5.4), each collected from its judge metric's items, with
-settings at ``analysis.creval`` (the failure rule), tracker metrics, page section, its answers table in the run
-folder, its "mostly missing" warning and its leaderboard view."""
+settings at ``analysis.creval`` (the failure rule), the binding of the metrics to the run's question sets,
+tracker metrics, page section, its answers table in the run folder, its "mostly missing" warning and its
+leaderboard view."""
 
 from __future__ import annotations
 
@@ -10,11 +11,20 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.analysis.creval_report import CrevalCollector
-from faceedit_bench.plugin.sections import ReportSection, SectionHtml, SectionRun, ValueSpec, ViewSpec, load_schema
+from faceedit_bench.plugin.sections import (
+    ReportSection,
+    SectionHtml,
+    SectionRun,
+    SectionSetup,
+    ValueSpec,
+    ViewSpec,
+    load_schema,
+)
 from faceedit_bench.report.creval import creval_tracking, creval_view
 from faceedit_bench.report.creval_answers import write_answer_table
 from faceedit_bench.report.read_first import warning
 from faceedit_bench.report.run_report import metric_key
+from faceedit_bench.scoring.creval.binding import bind_questions
 from faceedit_bench.scoring.creval.settings import CrevalConf
 
 
@@ -34,6 +44,17 @@ def collector_of(name: str) -> Any:
                                       failed_items=metric.failed_items)
 
     return collector
+
+
+def prepare(setup: SectionSetup) -> dict[str, Any] | None:
+    """``creval`` bound to the run's question sets (``questions=[...]``), both CREval metrics to the failure
+    rule ``analysis.creval.on_failure``; a question set without ``creval``, or ``creval`` without one, is a
+    ConfigError."""
+    if not setup.judged:
+        return None
+    metrics, _ = bind_questions(setup.load, list(setup.judge_metrics.values()),
+                                list(setup.config.get("questions") or ()), setup.testset, setup.settings.on_failure)
+    return {m.name: m for m in metrics}
 
 
 def warnings_of(name: str) -> Any:
@@ -62,6 +83,7 @@ def section(name: str, title: str, view: ViewSpec, description: str) -> ReportSe
     return ReportSection(
         name=name, title=title, schema=load_schema("faceedit_bench", "schemas/sections/creval.schema.json"),
         collector=collector_of(name), settings=CrevalConf if name == "creval" else None,
+        prepare=prepare if name == "creval" else None,  # binds both CREval metrics
         tracking=lambda part: creval_tracking(name, part, metric_key),
         html=SectionHtml("creval.html.j2", "faceedit_bench.report", context=_page(name), nav=name),
         warnings=warnings_of(name), views=(view,), description=description)

@@ -41,8 +41,8 @@ from faceedit_bench.run.inputs import InputResolver
 from faceedit_bench.run.judges import create_judge, judge_scorer, select_judge_metrics
 from faceedit_bench.run.metric_selection import judge_metric_names
 from faceedit_bench.run.progress import open_progress, plan_stages
-from faceedit_bench.run.questions import bind_questions
 from faceedit_bench.run.required import check_no_missing
+from faceedit_bench.run.section_settings import prepare_sections
 from faceedit_bench.run.setting_keys import check_setting_keys
 from faceedit_bench.run.shards import bind_gpu, open_ledger, select_faces, shard_run_info
 from faceedit_bench.scoring.identity import EmbeddingService
@@ -124,9 +124,9 @@ def build_experiment(cfg: Any, plugins: Plugins, preset: str | None = None) -> E
     conditions = condition_plan.build(plugins, conf.conditions, has_judge="judge" in components,
                                       create_component=create_component)
     testset: TestSet = components["testset"]
-    if "judge" in components:  # creval answers the run's frozen question sets (questions=[...])
-        judge_metrics, _ = bind_questions(plugins, judge_metrics, list(conf.questions), testset,
-                                          conf.analysis.creval.on_failure)
+    # the report sections check their settings and bind the selected metrics to them (e.g. question sets)
+    judge_metrics = prepare_sections(plugins, judge_metrics, conf.analysis, resolved, testset,
+                                     judged="judge" in components)
     if infos["dataset"].description.get("n_faces") == 0:
         raise ConfigError(f"dataset {conf.dataset.name!r} selects 0 faces, so the run would measure nothing; "
                           "check its annotations and dataset.params (limit, partition, allow_list).")

@@ -1,4 +1,5 @@
-"""The experiment's schema with every registered report section's settings composed at ``analysis.<name>``.
+"""The experiment's schema with every registered report section's settings composed at ``analysis.<name>``,
+and each section's ``prepare`` when the experiment is built.
 
 :class:`~faceedit_bench.config.ExperimentConfig` holds the core's settings; a section's settings dataclass
 (:class:`~faceedit_bench.plugin.sections.ReportSection`'s ``settings``) joins them under ``analysis`` when
@@ -10,13 +11,15 @@ The composed config turns into objects as before: ``conf.analysis.<name>`` is th
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from faceedit_bench.config import AnalysisConf, ExperimentConfig
 from faceedit_bench.errors import FaceEditBenchError
-from faceedit_bench.plugin.sections import ReportSection
+from faceedit_bench.plugin.manager import Plugins
+from faceedit_bench.plugin.sections import ReportSection, SectionSetup, settings_of
 
 CORE_ANALYSIS = frozenset(f.name for f in dataclasses.fields(AnalysisConf))
 
@@ -42,3 +45,24 @@ def experiment_base(sections: Sequence[ReportSection]) -> DictConfig:
             cfg.analysis[name] = OmegaConf.structured(settings)
     return cfg
 
+
+
+def prepare_sections(plugins: Plugins, judge_metrics: Sequence[Any], analysis: Any, config: Mapping[str, Any],
+                     testset: Any, *, judged: bool) -> list[Any]:
+    """``judge_metrics`` (in their order) as the sections' ``prepare`` bind them, each section in turn."""
+    metrics = {m.name: m for m in judge_metrics}
+
+    def load(kind: str, name: str) -> Any:
+        return plugins.registry.get(kind, name).load()
+
+    for section in plugins.sections():
+        if section.prepare is None:
+            continue
+        setup = SectionSetup(judge_metrics=dict(metrics), settings=settings_of(analysis, section), config=config,
+                             testset=testset, judged=judged, load=load)
+        for name, metric in (section.prepare(setup) or {}).items():
+            if name not in metrics:
+                raise FaceEditBenchError(f"report section {section.name}: prepare gave judge metric {name!r}, which "
+                                         "this run did not select; a section binds the selected metrics only")
+            metrics[name] = metric
+    return [metrics[m.name] for m in judge_metrics]
