@@ -184,6 +184,55 @@ class TestOvereditingSection(SectionContract):
         return OvereditCollector().finish()
 
 
+class TestAuditSection(SectionContract):
+    @pytest.fixture
+    def section(self):
+        from faceedit_bench.report.audit_section import AUDIT
+
+        return AUDIT
+
+    @pytest.fixture
+    def report_part(self):
+        """Four panel-judged edits of two races (tests/test_rubric_metric.py's sensitivity case)."""
+        from faceedit_bench.analysis.audit import audit_section
+        from faceedit_bench.analysis.audit_items import AuditCollector
+        from faceedit_bench.analysis.audit_settings import AuditConf
+        from faceedit_bench.records import SessionResult, StepState
+        from faceedit_bench.scoring.judge.metrics import JudgedSession
+        from faceedit_bench.scoring.judge.panel import PanelRule, combine
+        from faceedit_bench.scoring.judge.rubric import RUBRIC_METRIC, RUBRIC_TEMPLATE
+        from tests.test_rubric_metric import answer, face, member, session
+
+        rule = PanelRule("paper_b", ("gemini", "gpt"), "gemini")
+        collector = AuditCollector(("race",))
+        for n, race in enumerate(("White", "White", "Indian", "Indian")):
+            members = {"gemini": member(answer(edit_success=2 + n % 2, race_change=2)),
+                       "gpt": member(answer(edit_success=3, race_change=3 if n else 2))}
+            s = session("O-01", "an executive")
+            (question,) = RUBRIC_METRIC.questions(["src", "out"], s, face=face(race=race))
+            judged = JudgedSession({"rubric": RUBRIC_METRIC.judge([question], [combine(RUBRIC_TEMPLATE, members,
+                                                                                         rule)], s)})
+            state = StepState(1, Outcome.OK, "", f"in{n}", f"out{n}", False)
+            collector.add(SessionResult(face(race=race), s, [state], None, image_hashes=("src", "out"), judged=judged))
+        return json.loads(json.dumps(audit_section(collector, AuditConf(), n_resamples=99)))
+
+
+class TestCrevalSection(SectionContract):
+    @pytest.fixture
+    def section(self):
+        from faceedit_bench.report.creval_section import CREVAL
+
+        return CREVAL
+
+    @pytest.fixture
+    def report_part(self):
+        from faceedit_bench.analysis.creval_report import creval_section
+        from tests.test_creval import ONE_FAILED, judge_item
+
+        judged = [*judge_item(ONE_FAILED, "zero").detail]
+        return json.loads(json.dumps(creval_section(judged, metric="creval", extension=False, on_failure="zero")))
+
+
 # -- no paper in the generic modules -------------------------------------------------------------------------
 
 #: The generic modules this step made loop over registered sections (issue 22 §1): they name no paper.

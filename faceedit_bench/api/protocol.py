@@ -30,11 +30,17 @@ What is here, by use:
   pages' filters);
 * settings checks for a section's settings dataclass: :func:`reject`, :func:`check_whole`,
   :func:`check_fraction`, :func:`check_positive`, :func:`check_flag`;
-* leaderboard verification: :class:`Comparer` (what ``ReportSection.verify`` is handed).
+* leaderboard verification: :class:`Comparer` (what ``ReportSection.verify`` is handed);
+* commands that add to a finished run (people's ratings): :func:`load_run`, :func:`run_config`,
+  :func:`store_for_run_dir`, :func:`write_html_report`, :data:`SESSIONS_CSV`, :func:`log_run_metrics` (to the
+  run's tracker), and :func:`registered` (a registered object by kind and name, e.g. a dataset factory);
+* files: :func:`write_text` (atomic), :func:`read_utf8`, :func:`file_lock`, :func:`restore_replaced`, and
+  :func:`fingerprint` (the sha256 of an object's canonical JSON, for content-derived identities).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from faceedit_bench.analysis.group_tests import compare_k_groups, one_vs_rest
@@ -45,6 +51,7 @@ from faceedit_bench.analysis.reliability import fleiss_kappa, krippendorff_alpha
 from faceedit_bench.analysis.session_metrics import SessionMetric
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.config import check_flag, check_fraction, check_positive, check_whole, reject
+from faceedit_bench.keys import fingerprint
 from faceedit_bench.leaderboard.reproduction import Comparer
 from faceedit_bench.plugin.sections import (
     ReportSection,
@@ -56,15 +63,19 @@ from faceedit_bench.plugin.sections import (
     load_schema,
 )
 from faceedit_bench.records import Face, JudgeAnswer, Outcome, Session, SessionResult, Step
+from faceedit_bench.report.compared_runs import load_run, run_config
 from faceedit_bench.report.console import Column, fitted_tables
 from faceedit_bench.report.console import render as render_console
+from faceedit_bench.report.html_file import store_for_run_dir, write_html_report
 from faceedit_bench.report.html_plots import plot_uri
 from faceedit_bench.report.plots import PALETTE
 from faceedit_bench.report.plots import figure as plot_figure
+from faceedit_bench.report.plots import no_mathtext as plot_no_mathtext
 from faceedit_bench.report.plots import png_bytes as plot_png
 from faceedit_bench.report.read_first import warning as mostly_missing_warning
 from faceedit_bench.report.report_schema import run_report_schema
 from faceedit_bench.report.run_report import metric_key
+from faceedit_bench.report.tables import SESSIONS_CSV
 from faceedit_bench.report.templates import fmt_ci, fmt_num, fmt_p, fmt_pct, fmt_value, package_environment
 from faceedit_bench.scoring.judge.condition_templates import ConditionTemplate
 from faceedit_bench.scoring.judge.declared import (
@@ -76,6 +87,10 @@ from faceedit_bench.scoring.judge.declared import (
     step_fields,
 )
 from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
+from faceedit_bench.storage.atomic import write_text
+from faceedit_bench.storage.first_time import restore_replaced
+from faceedit_bench.storage.locks import file_lock
+from faceedit_bench.storage.text import read_utf8
 
 
 def render_template(package: str, template: str, folder: str = "templates", **context: Any) -> str:
@@ -85,8 +100,24 @@ def render_template(package: str, template: str, folder: str = "templates", **co
     return package_environment(package, folder).get_template(template).render(**context)
 
 
+def registered(kind: str, name: str) -> Any:
+    """The object registered as ``name`` of ``kind`` (``datasets``, ``judges``, ``question_sets`` ...) by the
+    installed plugins; an unknown name raises a ConfigError listing the known ones."""
+    from faceedit_bench.plugin.manager import get_plugins
+
+    return get_plugins().registry.get(kind, name).load()
+
+
+def log_run_metrics(tracking_uri: str, run_key: str, metrics: Mapping[str, float]) -> str | None:
+    """Add ``metrics`` to the tracked run of ``run_key`` at ``tracking_uri`` (the ``faceedit_log_run_metrics``
+    hook): that run's id, or None when no installed tracker reads the URI."""
+    from faceedit_bench.plugin.manager import get_plugins
+
+    return get_plugins().pm.hook.faceedit_log_run_metrics(tracking_uri=tracking_uri, run_key=run_key,
+                                                          metrics=dict(metrics))
+
+
 __all__ = [
-    "PALETTE",
     "Column",
     "Comparer",
     "ConditionTemplate",
@@ -97,10 +128,12 @@ __all__ = [
     "MetricJudgment",
     "NotAsked",
     "Outcome",
+    "PALETTE",
     "ParseFailure",
     "PromptTemplate",
     "Question",
     "ReportSection",
+    "SESSIONS_CSV",
     "SectionCollector",
     "SectionHtml",
     "SectionRun",
@@ -116,6 +149,8 @@ __all__ = [
     "check_positive",
     "check_whole",
     "compare_k_groups",
+    "file_lock",
+    "fingerprint",
     "fitted_tables",
     "fleiss_kappa",
     "fmt_ci",
@@ -124,7 +159,9 @@ __all__ = [
     "fmt_pct",
     "fmt_value",
     "krippendorff_alpha",
+    "load_run",
     "load_schema",
+    "log_run_metrics",
     "metric_agreement",
     "metric_key",
     "mostly_missing_warning",
@@ -133,15 +170,23 @@ __all__ = [
     "paired_family",
     "parse_answer",
     "plot_figure",
+    "plot_no_mathtext",
     "plot_png",
     "plot_uri",
     "rank_table",
     "rate_direction",
+    "read_utf8",
+    "registered",
     "reject",
     "render_console",
     "render_template",
+    "restore_replaced",
+    "run_config",
     "run_report_schema",
     "step_fields",
+    "store_for_run_dir",
     "summarize",
     "threshold_rate",
+    "write_html_report",
+    "write_text",
 ]
