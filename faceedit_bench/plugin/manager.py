@@ -86,10 +86,11 @@ class Plugins:
         table = self.registry["sections"]
         found = []
         for name in table.entries:
-            section = table.get(name).load()
+            registration = table.get(name)
+            section = registration.load()
             if not isinstance(section, ReportSection) or section.name != name:
-                raise FaceEditBenchError(f"plugin {table.get(name).provider} registered {name!r} as a report section, but "
-                                  f"it is {section!r}; register a ReportSection named {name!r}")
+                raise FaceEditBenchError(f"plugin {registration.provider} registered {name!r} as a report section, "
+                                         f"but it is {section!r}; register a ReportSection named {name!r}")
             found.append(section)
         return tuple(found)
 

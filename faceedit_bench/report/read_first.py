@@ -36,13 +36,13 @@ def mostly_missing(report: Mapping[str, Any], sections: Sequence[ReportSection] 
     counts = report.get("counts") or {}
     faces = counts.get("faces") or {}
     found.append(warning("faces_excluded", "faces", "excluded before editing", faces.get("seen"),
-                          faces.get("excluded") or {}))
+                         faces.get("excluded") or {}))
     references = counts.get("references") or {}
     found.append(warning("references_ignored", "reference images", "could not be used", references.get("listed"),
-                          references.get("ignored") or {}))
+                         references.get("ignored") or {}))
     sessions = counts.get("sessions") or {}
     found.append(warning("sessions_excluded", "sessions", "excluded from the metrics", sessions.get("planned"),
-                          sessions.get("excluded") or {}))
+                         sessions.get("excluded") or {}))
     found += _steps(report)
     for name, m in (report.get("metrics") or {}).items():
         # a value the judge answered but that does not apply (aging accuracy outside the aging prompt) is
@@ -50,16 +50,16 @@ def mostly_missing(report: Mapping[str, Any], sections: Sequence[ReportSection] 
         reasons = {k: v for k, v in (m.get("undefined_by_reason") or {"undefined": m.get("undefined_sessions") or 0})
                    .items() if k != NOT_APPLICABLE}
         found.append(warning(f"metric_undefined:{name}", f"included sessions for {name}", "have no value",
-                              (m.get("n") or 0) + sum(reasons.values()), reasons))
+                             (m.get("n") or 0) + sum(reasons.values()), reasons))
     for template, outcomes in (counts.get("judge") or {}).items():
         found.append(warning(f"judge_answers:{template}", f"judge answers ({template})", "are not usable",
-                              sum(outcomes.values()), _not_ok(outcomes)))
+                             sum(outcomes.values()), _not_ok(outcomes)))
     reliability = report.get("judge_reliability") or {}
     if reliability.get("anchors"):
         failed = Counter("answer out of range" if a.get("outcome") == "ok" else str(a.get("outcome"))
                          for a in reliability["anchors"] if not a.get("passed"))
         found.append(warning("judge_anchors", "judge anchors", "failed", len(reliability["anchors"]), failed,
-                              verb="passed"))
+                             verb="passed"))
     for section in sections_in_use() if sections is None else sections:
         part = report.get(section.name)
         if section.warnings is not None and isinstance(part, Mapping):
@@ -93,7 +93,7 @@ def _steps(report: Mapping[str, Any]) -> list[dict[str, Any] | None]:
     conditions = (report.get("conditions") or {}).get("per_condition") or {}
     per = {name: c.get("steps") or {} for name, c in conditions.items()} or {"": counts.get("steps") or {}}
     return [warning(f"steps:{name}" if name else "steps", f"edit steps{f' under {name}' if name else ''}",
-                     "have no usable image", sum(steps.values()), _not_ok(steps)) for name, steps in per.items()]
+                    "have no usable image", sum(steps.values()), _not_ok(steps)) for name, steps in per.items()]
 
 
 def _pairs(report: Mapping[str, Any]) -> list[dict[str, Any] | None]:
@@ -104,8 +104,8 @@ def _pairs(report: Mapping[str, Any]) -> list[dict[str, Any] | None]:
             dropped = t.get("dropped") or 0
             reasons = {f"no value under {side}": n for side, n in (t.get("undefined") or {}).items() if n}
             out.append(warning(f"pairs_dropped:{condition}:{metric}",
-                                f"{condition} - {comparison.get('vs')} pairs for {metric}", "were dropped",
-                                (t.get("n_pairs") or 0) + dropped, reasons or {"dropped": dropped}, missing=dropped))
+                               f"{condition} - {comparison.get('vs')} pairs for {metric}", "were dropped",
+                               (t.get("n_pairs") or 0) + dropped, reasons or {"dropped": dropped}, missing=dropped))
     return out
 
 
@@ -117,7 +117,7 @@ def _not_ok(outcomes: Mapping[str, int]) -> dict[str, int]:
 
 
 def warning(code: str, what: str, failure: str, total: Any, reasons: Mapping[str, Any], *,
-             missing: int | None = None, verb: str = "") -> dict[str, Any] | None:
+            missing: int | None = None, verb: str = "") -> dict[str, Any] | None:
     """A warning (schema ``$defs.warning``) when ``missing`` (default: the sum of ``reasons``) is more than
     :data:`MOST` of ``total``, else None: ``code`` identifies it (``<what>`` or ``<what>:<name>``), ``what`` names
     the units, ``failure`` says what happened to the missing ones (``"have no value"``); with ``verb`` the message
