@@ -11,7 +11,7 @@ What is here, by use:
 
 * report sections: :class:`ReportSection` (one object: collector, ``report.json`` part and schema, settings,
   MLflow metrics, console lines, report.html template, leaderboard record, verification and views),
-  :class:`SectionCollector`, :class:`SectionRun`, :class:`SectionHtml`, :class:`ViewSpec`, :class:`ValueSpec`,
+  :class:`SectionCollector`, :class:`SectionRun`, :class:`SectionSetup`, :class:`SectionHtml`, :class:`ViewSpec`, :class:`ValueSpec`,
   :func:`load_schema`, :func:`run_report_schema`;
 * judge metrics: :class:`JudgeMetric`, :class:`JudgeValue`, :class:`MetricJudgment`, :class:`Question`,
   :class:`NotAsked`, :func:`step_fields`, :class:`PromptTemplate`, :func:`parse_answer`,
@@ -58,6 +58,7 @@ from faceedit_bench.plugin.sections import (
     SectionCollector,
     SectionHtml,
     SectionRun,
+    SectionSetup,
     ValueSpec,
     ViewSpec,
     load_schema,
@@ -137,6 +138,7 @@ __all__ = [
     "SectionCollector",
     "SectionHtml",
     "SectionRun",
+    "SectionSetup",
     "Session",
     "SessionMetric",
     "SessionResult",
