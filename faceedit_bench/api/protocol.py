@@ -11,8 +11,8 @@ What is here, by use:
 
 * report sections: :class:`ReportSection` (one object: collector, ``report.json`` part and schema, settings,
   MLflow metrics, console lines, report.html template, leaderboard record, verification and views),
-  :class:`SectionCollector`, :class:`SectionRun`, :class:`SectionSetup`, :class:`SectionHtml`, :class:`ViewSpec`, :class:`ValueSpec`,
-  :func:`load_schema`, :func:`run_report_schema`;
+  :class:`SectionCollector`, :class:`SectionRun`, :class:`SectionSetup`, :class:`SectionHtml`,
+  :class:`ViewSpec`, :class:`ValueSpec`, :func:`load_schema`, :func:`run_report_schema`;
 * judge metrics: :class:`JudgeMetric`, :class:`JudgeValue`, :class:`MetricJudgment`, :class:`Question`,
   :class:`NotAsked`, :func:`step_fields`, :class:`PromptTemplate`, :func:`parse_answer`,
   :class:`ParseFailure`, :class:`ConditionTemplate` (prompt conditions), :class:`SessionMetric`;
