@@ -8,7 +8,9 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
+from typing import Any
 
 from faceedit_bench.errors import FaceEditBenchError
 
@@ -210,9 +212,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", type=Path, help="<workspace>/runs/<run> or its report.json")
     p.add_argument("--store", type=Path, help="image store for missing contact sheets (default: <workspace>/store)")
     p.set_defaults(func=_report_command)
-    from faceedit_bench.run.questions_cli import add_parser as add_questions_parser
-
-    add_questions_parser(sub)  # questions generate/show/check/score
     p = sub.add_parser("data", help="check that a dataset's folder is laid out as its reader expects, before any "
                                     "run (where to get each dataset: docs/datasets/)")
     data = p.add_subparsers(dest="data_action", required=True)
@@ -231,20 +230,34 @@ def build_parser() -> argparse.ArgumentParser:
     from faceedit_bench.report.results import add_parser as add_results_parser
 
     add_results_parser(sub)  # results
-    from faceedit_bench.report.human_cli import add_parser as add_human_parser
-
-    add_human_parser(sub)  # human report
     from faceedit_bench.leaderboard.cli import add_parsers
 
     add_parsers(sub)  # submit, verify, leaderboard build
-    from faceedit_bench.builtin.datasets.portraits_cli import add_parser as add_portraits_parser
-
-    add_portraits_parser(sub)  # portraits select|show|check|approve
+    add_plugin_commands(sub)  # what plugins contribute (portraits, questions, human ...)
     for action in sub._choices_actions:  # `faceedit-bench <command> --help` says what the command does
         command = sub.choices[action.dest]
         if command.description is None:
             command.description = action.help
     return parser
+
+
+def add_plugin_commands(sub: Any) -> None:
+    """Every command registered with ``faceedit_register_commands``. One that cannot be added (its plugin
+    fails, two plugins claim its name, it takes a name faceedit-bench has) is left out with a warning."""
+    from faceedit_bench.plugin.manager import PluginLoadWarning, get_plugins
+
+    table = get_plugins().registry["commands"]
+    for name in table.entries:
+        providers = [r.provider for r in table.entries[name]]
+        try:
+            if name in sub.choices:
+                raise FaceEditBenchError(f"faceedit-bench has a command {name!r} of its own")
+            table.get(name).load()(sub)  # a clash raises here, naming both plugins
+            if name not in sub.choices:
+                raise FaceEditBenchError(f"its add_parser added no command {name!r}")
+        except Exception as exc:  # one plugin's broken command must not take the others down
+            warnings.warn(f"command {name!r} of plugin {', '.join(providers)} is not available: {exc}",
+                          PluginLoadWarning, stacklevel=2)
 
 
 def _subcommands() -> list[str]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,95 +72,34 @@ class RunConf:
         # store or tracked run exists, so a typo never costs the work of a run.
         key = "run"
         if not isinstance(self.workspace, str) or not self.workspace.strip():
-            _reject(f"{key}.workspace", self.workspace, "a directory path (e.g. run.workspace=~/faceedit_ws)")
-        _whole(f"{key}.max_faces", self.max_faces, 1, none="every face of the dataset")
-        _whole(f"{key}.max_sessions", self.max_sessions, 1, none="every session of the test set")
-        _whole(f"{key}.seed", self.seed, 0)
-        _whole(f"{key}.workers", self.workers, 0, zero="one process per CPU core")
-        _whole(f"{key}.max_contact_sheets", self.max_contact_sheets, 0)
-        _whole(f"{key}.judge_parse_attempts", self.judge_parse_attempts, 1)
-        _fraction(f"{key}.confidence", self.confidence, "e.g. 0.95 for 95% intervals")
-        _flag(f"{key}.progress", self.progress)
-        _flag(f"{key}.one_gpu_per_shard", self.one_gpu_per_shard)
+            reject(f"{key}.workspace", self.workspace, "a directory path (e.g. run.workspace=~/faceedit_ws)")
+        check_whole(f"{key}.max_faces", self.max_faces, 1, none="every face of the dataset")
+        check_whole(f"{key}.max_sessions", self.max_sessions, 1, none="every session of the test set")
+        check_whole(f"{key}.seed", self.seed, 0)
+        check_whole(f"{key}.workers", self.workers, 0, zero="one process per CPU core")
+        check_whole(f"{key}.max_contact_sheets", self.max_contact_sheets, 0)
+        check_whole(f"{key}.judge_parse_attempts", self.judge_parse_attempts, 1)
+        check_fraction(f"{key}.confidence", self.confidence, "e.g. 0.95 for 95% intervals")
+        check_flag(f"{key}.progress", self.progress)
+        check_flag(f"{key}.one_gpu_per_shard", self.one_gpu_per_shard)
         if self.shard is not None:
             parse_shard(self.shard)
         if self.budget_usd is not None:
-            _positive(f"{key}.budget_usd", self.budget_usd, "USD, or null for no limit")
+            check_positive(f"{key}.budget_usd", self.budget_usd, "USD, or null for no limit")
         if self.sample is not None:
             self.sample = check_sample(self.sample)
         retryable = [o.value for o in Outcome if o is not Outcome.OK]
         if not isinstance(self.retry_outcomes, (list, tuple)):
-            _reject(f"{key}.retry_outcomes", self.retry_outcomes, f"a list of outcomes from {', '.join(retryable)}")
+            reject(f"{key}.retry_outcomes", self.retry_outcomes, f"a list of outcomes from {', '.join(retryable)}")
         wrong = [o for o in self.retry_outcomes if o not in retryable]
         if wrong:
-            _reject(f"{key}.retry_outcomes", list(self.retry_outcomes),
+            reject(f"{key}.retry_outcomes", list(self.retry_outcomes),
                     f"a list of outcomes from {', '.join(retryable)}, e.g. run.retry_outcomes=[api_error,failed] "
                     f"({', '.join(map(str, wrong))} is not one of them; ok results are final)")
 
 
 def _default_contrasts() -> dict[str, list[str]]:
     return {"gender": ["male", "female"], "skin_tone": ["light", "dark"], "age_group": ["young", "old"]}
-
-
-#: Paper (b)'s rates (METHODOLOGY §4.3): rate name -> "<rubric axis> <op> <threshold>".
-PAPER_B_THRESHOLDS = {
-    "edit_success_rate": "edit_success >= 4", "soft_erasure_rate": "edit_success <= 2",
-    "race_change_rate": "race_change >= 3", "gender_change_rate": "gender_change >= 3",
-    "skin_lightening_rate": "skin_tone >= 4", "skin_darkening_rate": "skin_tone <= 2",
-}
-_RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=)\s*(-?\d+(?:\.\d+)?)\s*$")
-
-
-@dataclass
-class AuditConf:
-    """Paper (b)'s audit of the ``rubric`` judge metric (faceedit_bench/analysis/audit.py, docs/audit.md)."""
-
-    # rate name -> "<axis> >= t" or "<axis> <= t" (the main table's caption reads race/gender >= 2 as changed)
-    thresholds: dict[str, str] = field(default_factory=lambda: dict(PAPER_B_THRESHOLDS))
-    # demographic attributes the rates and means are broken down by
-    attributes: list[str] = field(default_factory=lambda: ["race", "gender", "age_bin"])
-    # attribute -> the group tested against all others (Mann-Whitney U), e.g. White vs non-White
-    focus: dict[str, str] = field(default_factory=lambda: {"race": "White"})
-    # the attribute whose max - min rate disparity is the headline (audit.disparity)
-    disparity_by: str = "race"
-    # example edits shown per group of disparity_by in report.html
-    examples_per_group: int = 3
-
-    def __post_init__(self) -> None:
-        key = "analysis.audit"
-        if not isinstance(self.thresholds, dict) or not self.thresholds:
-            _reject(f"{key}.thresholds", self.thresholds, 'a mapping of rate name -> "edit_success >= 4"')
-        for name, rule in self.thresholds.items():
-            if not isinstance(rule, str) or not _RULE.match(rule):
-                _reject(f"{key}.thresholds.{name}", rule, 'a rule such as "edit_success >= 4" or "skin_tone <= 2"')
-        if not isinstance(self.attributes, list) or not all(isinstance(a, str) and a for a in self.attributes):
-            _reject(f"{key}.attributes", self.attributes, "a list of demographic attributes, e.g. [race, gender, age_bin]")
-        if not isinstance(self.focus, dict) or not all(isinstance(v, str) and v for v in self.focus.values()):
-            _reject(f"{key}.focus", self.focus, "a mapping of attribute -> group, e.g. {race: White}")
-        if not isinstance(self.disparity_by, str) or self.disparity_by not in self.attributes:
-            _reject(f"{key}.disparity_by", self.disparity_by, f"one of {key}.attributes ({self.attributes})")
-        _whole(f"{key}.examples_per_group", self.examples_per_group, 0)
-
-
-def audit_rule(rule: str) -> tuple[str, str, float]:
-    """ "race_change >= 3" -> ("race_change", ">=", 3.0) (checked by AuditConf)."""
-    match = _RULE.match(rule)
-    assert match is not None, rule
-    return match.group(1), match.group(2), float(match.group(3))
-
-
-@dataclass
-class CrevalConf:
-    """CREval's scoring (faceedit_bench/scoring/creval/policy.py, docs/creval.md)."""
-
-    # What an item counts as when its edit gave no image or an answer call failed: zero (CREval's rule, its
-    # headline) or exclude (left out of every figure, and counted). The other rule's figures stand beside.
-    on_failure: str = "exclude"
-
-    def __post_init__(self) -> None:
-        if self.on_failure not in ("zero", "exclude"):
-            _reject("analysis.creval.on_failure", self.on_failure,
-                    "zero (CREval's rule: failures score 0) or exclude (failures are left out and counted)")
 
 
 @dataclass
@@ -186,37 +124,35 @@ class AnalysisConf:
     one_vs_rest: dict[str, str] = field(default_factory=dict)
     # Intersectional groups: pairs of attributes crossed (paper (a)'s gender x skin tone cells).
     intersections: list[list[str]] = field(default_factory=lambda: [["gender", "skin_tone"]])
-    # Paper (b)'s audit of the rubric judge metric (rates, thresholds, groups); used when judge_metrics has rubric.
-    audit: AuditConf = field(default_factory=AuditConf)
-    # CREval's failure policy, used when judge_metrics has creval or creval_face.
-    creval: CrevalConf = field(default_factory=CrevalConf)
+    # Each registered report section's settings are composed beside these, at analysis.<section name>
+    # (faceedit_bench/plugin/sections.py; run/section_settings.py adds them to the schema).
 
     def __post_init__(self) -> None:
         key = "analysis"
         if not isinstance(self.one_vs_rest, dict) or not all(
                 isinstance(v, str) and v.strip() for v in self.one_vs_rest.values()):
-            _reject(f"{key}.one_vs_rest", self.one_vs_rest, "a mapping of attribute -> group, e.g. {race: White}")
+            reject(f"{key}.one_vs_rest", self.one_vs_rest, "a mapping of attribute -> group, e.g. {race: White}")
         if not isinstance(self.intersections, list) or not all(
                 isinstance(pair, (list, tuple)) and len(pair) == 2 and len(set(pair)) == 2 for pair in self.intersections):
-            _reject(f"{key}.intersections", self.intersections,
+            reject(f"{key}.intersections", self.intersections,
                     "a list of attribute pairs, e.g. [[gender, skin_tone]]")
         if not isinstance(self.contrasts, dict):
-            _reject(f"{key}.contrasts", self.contrasts, "a mapping of attribute -> [group_a, group_b]")
+            reject(f"{key}.contrasts", self.contrasts, "a mapping of attribute -> [group_a, group_b]")
         for attribute, groups in self.contrasts.items():
             labels = list(groups) if isinstance(groups, (list, tuple)) else None
             if labels is None or len(labels) != 2 or len(set(map(str, labels))) != 2 or not all(
                     isinstance(g, str) and g.strip() for g in labels):
-                _reject(f"{key}.contrasts.{attribute}", groups,
+                reject(f"{key}.contrasts.{attribute}", groups,
                         f"exactly two different group labels, e.g. {key}.contrasts.gender=[male,female]")
-        _whole(f"{key}.n_resamples", self.n_resamples, 1)
-        _whole(f"{key}.seed", self.seed, 0)
-        _fraction(f"{key}.alpha", self.alpha, "the significance level, e.g. 0.05")
+        check_whole(f"{key}.n_resamples", self.n_resamples, 1)
+        check_whole(f"{key}.seed", self.seed, 0)
+        check_fraction(f"{key}.alpha", self.alpha, "the significance level, e.g. 0.05")
         if isinstance(self.wd_threshold, bool) or not isinstance(self.wd_threshold, (int, float)) or not (
                 math.isfinite(self.wd_threshold) and self.wd_threshold >= 0):
-            _reject(f"{key}.wd_threshold", self.wd_threshold, "a finite number >= 0, in the metric's units")
+            reject(f"{key}.wd_threshold", self.wd_threshold, "a finite number >= 0, in the metric's units")
         labels_file = self.human_labels
         if labels_file is not None and not (isinstance(labels_file, str) and Path(labels_file).expanduser().is_file()):
-            _reject(f"{key}.human_labels", labels_file, "the path of an existing labels CSV, or null")
+            reject(f"{key}.human_labels", labels_file, "the path of an existing labels CSV, or null")
 
 
 @dataclass
@@ -265,43 +201,43 @@ def check_conditions(raw: Any) -> list[dict[str, Any]]:
     """``conditions`` as a list of complete entries (name, kind and the kind's settings; templates are
     resolved by name when the experiment is built). A bare kind name stands for that kind's defaults."""
     if not isinstance(raw, (list, tuple)) or not raw:
-        _reject("conditions", raw, f"a non-empty list of conditions ({CONDITION_EXAMPLE})")
+        reject("conditions", raw, f"a non-empty list of conditions ({CONDITION_EXAMPLE})")
     out: list[dict[str, Any]] = []
     for i, entry in enumerate(raw):
         key = f"conditions[{i}]"
         entry = {"name": entry, "kind": entry} if isinstance(entry, str) else entry
         if not isinstance(entry, dict):
-            _reject(key, entry, f"a kind name ({', '.join(CONDITION_KEYS)}) or a mapping ({CONDITION_EXAMPLE})")
+            reject(key, entry, f"a kind name ({', '.join(CONDITION_KEYS)}) or a mapping ({CONDITION_EXAMPLE})")
         kind = entry.get("kind", "baseline" if entry.get("name") == "baseline" else None)
         if kind not in CONDITION_KEYS:
-            _reject(f"{key}.kind", kind, f"one of {', '.join(CONDITION_KEYS)}")
+            reject(f"{key}.kind", kind, f"one of {', '.join(CONDITION_KEYS)}")
         unknown = sorted(set(entry) - set(CONDITION_KEYS[kind]))
         if unknown:
             raise ConfigError(f"{key} ({kind}) does not take {', '.join(unknown)}; it takes "
                               f"{', '.join(CONDITION_KEYS[kind])}.")
         name = entry.get("name", kind)
         if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
-            _reject(f"{key}.name", name, "a name of letters, digits, '_' or '-'")
+            reject(f"{key}.name", name, "a name of letters, digits, '_' or '-'")
         if (name == "baseline") != (kind == "baseline"):
-            _reject(f"{key}.name", name, "'baseline' exactly for the baseline condition and for no other")
+            reject(f"{key}.name", name, "'baseline' exactly for the baseline condition and for no other")
         spec: dict[str, Any] = {"name": name, "kind": kind}
         if kind != "baseline":
             template = entry.get("template")
             if template is not None and not (isinstance(template, str) and template.strip()):
-                _reject(f"{key}.template", template, "a registered condition template name, or omitted")
+                reject(f"{key}.template", template, "a registered condition template name, or omitted")
             flagged = entry.get("flagged", "keep")
             if flagged not in ("keep", "exclude"):
-                _reject(f"{key}.flagged", flagged, "keep (count texts naming a demographic label) or exclude "
+                reject(f"{key}.flagged", flagged, "keep (count texts naming a demographic label) or exclude "
                                                    "(end those edits as prompt_failed)")
             judge = entry.get("judge")
             if judge is not None and not (isinstance(judge, dict) and isinstance(judge.get("name"), str)
                                           and set(judge) <= {"name", "params"}):
-                _reject(f"{key}.judge", judge, "{name: <judge>, params: {...}}, or omitted for the run's judge")
+                reject(f"{key}.judge", judge, "{name: <judge>, params: {...}}, or omitted for the run's judge")
             spec.update(template=template, flagged=flagged, judge=judge)
         if kind == "feature_prompt":
             position = entry.get("position", "append")
             if position not in ("prepend", "append", "append_released"):
-                _reject(f"{key}.position", position, "prepend (feature text, then the instruction), append (the "
+                reject(f"{key}.position", position, "prepend (feature text, then the instruction), append (the "
                                                      "instruction, then the feature text) or append_released "
                                                      "(paper (b)'s released code: instruction + '. ' + text)")
             spec["position"] = position
@@ -325,23 +261,23 @@ def check_sample(raw: Any) -> dict[str, Any]:
                               "and model, e.g. run.sample={published: paper_b_mitigation, model: flux}.")
         models = PUBLISHED_SAMPLES.get(raw["published"])
         if models is None:
-            _reject("run.sample.published", raw["published"], f"one of {', '.join(PUBLISHED_SAMPLES)}")
+            reject("run.sample.published", raw["published"], f"one of {', '.join(PUBLISHED_SAMPLES)}")
         if raw.get("model") not in models:
-            _reject("run.sample.model", raw.get("model"), f"one of {', '.join(models)} (the editor whose rows of "
+            reject("run.sample.model", raw.get("model"), f"one of {', '.join(models)} (the editor whose rows of "
                                                           f"{raw['published']} to take, or all)")
         return {"published": raw["published"], "model": raw["model"]}
     if not isinstance(raw, dict) or "per_prompt" not in raw:
-        _reject("run.sample", raw, f"a mapping with per_prompt ({example}) or published (run.sample={{published: "
+        reject("run.sample", raw, f"a mapping with per_prompt ({example}) or published (run.sample={{published: "
                                    "paper_b_mitigation, model: flux}), or null for every (face, session)")
     unknown = sorted(set(raw) - {"per_prompt", "by", "seed"})
     if unknown:
         raise ConfigError(f"run.sample does not take {', '.join(unknown)}; it takes per_prompt, by, seed ({example}).")
     sample = {"per_prompt": raw["per_prompt"], "by": list(raw.get("by", ["race", "gender", "age_bin"])),
               "seed": raw.get("seed", 0)}
-    _whole("run.sample.per_prompt", sample["per_prompt"], 1)
-    _whole("run.sample.seed", sample["seed"], 0)
+    check_whole("run.sample.per_prompt", sample["per_prompt"], 1)
+    check_whole("run.sample.seed", sample["seed"], 0)
     if not all(isinstance(b, str) and b.strip() for b in sample["by"]):
-        _reject("run.sample.by", sample["by"], "a list of demographic attributes, e.g. [race, gender, age_bin]")
+        reject("run.sample.by", sample["by"], "a list of demographic attributes, e.g. [race, gender, age_bin]")
     return sample
 
 
@@ -357,19 +293,20 @@ def parse_shard(value: Any, key: str = "run.shard") -> tuple[int, int]:
     text = str(value).strip()
     index, sep, count = text.partition("/")
     if not sep or not index.strip().isdigit() or not count.strip().isdigit():
-        _reject(key, value, 'a shard "i/n": shard i of n, counting from 0 (e.g. run.shard=0/4 ... run.shard=3/4)')
+        reject(key, value, 'a shard "i/n": shard i of n, counting from 0 (e.g. run.shard=0/4 ... run.shard=3/4)')
     i, n = int(index), int(count)
     if n < 1 or i >= n:
-        _reject(key, value, f"a shard i/n with n >= 1 and 0 <= i < n (for {max(n, 1)} shards: "
-                            f"run.shard=0/{max(n, 1)} ... run.shard={max(n, 1) - 1}/{max(n, 1)})")
+        reject(key, value, f"a shard i/n with n >= 1 and 0 <= i < n (for {max(n, 1)} shards: "
+                           f"run.shard=0/{max(n, 1)} ... run.shard={max(n, 1) - 1}/{max(n, 1)})")
     return i, n
 
 
-def _reject(key: str, value: Any, allowed: str) -> None:
+def reject(key: str, value: Any, allowed: str) -> None:
+    """Refuse ``key=value``: a :class:`ConfigError` that names the key, the value and what is allowed."""
     raise ConfigError(f"{key}={_show(value)} is not allowed: it must be {allowed}.")
 
 
-def _whole(key: str, value: Any, minimum: int, *, none: str | None = None, zero: str | None = None) -> None:
+def check_whole(key: str, value: Any, minimum: int, *, none: str | None = None, zero: str | None = None) -> None:
     if value is None and none is not None:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
@@ -378,22 +315,23 @@ def _whole(key: str, value: Any, minimum: int, *, none: str | None = None, zero:
             allowed += f" (0: {zero})"
         if none:
             allowed += f", or null for {none}"
-        _reject(key, value, allowed)
+        reject(key, value, allowed)
 
 
-def _fraction(key: str, value: Any, example: str) -> None:
+def check_fraction(key: str, value: Any, example: str) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-        _reject(key, value, f"a number strictly between 0 and 1 ({example})")
+        reject(key, value, f"a number strictly between 0 and 1 ({example})")
 
 
-def _positive(key: str, value: Any, unit: str) -> None:
+def check_positive(key: str, value: Any, unit: str) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        _reject(key, value, f"a number > 0 ({unit})")
+        reject(key, value, f"a number > 0 ({unit})")
 
 
-def _flag(key: str, value: Any) -> None:
+def check_flag(key: str, value: Any) -> None:
     if not isinstance(value, bool):
-        _reject(key, value, "true or false")
+        reject(key, value, "true or false")
+
 
 def key_values(items: list[str], flag: str) -> dict[str, Any]:
     """Command-line ``key=value`` pairs (``-p model=gpt-4o``), each value read as YAML."""

@@ -8,7 +8,8 @@
             return MyEditor(...)
 
 ``EmbedderContract``, ``JudgeContract`` and ``DatasetContract`` do the same for the other
-component kinds (fixtures ``embedder``, ``judge``, ``dataset``). ``PluginDistributionContract`` checks a plugin distribution's packaging (wheel, entry
+component kinds (fixtures ``embedder``, ``judge``, ``dataset``); ``SectionContract`` for a protocol's report
+section (fixtures ``section``, ``report_part``: :mod:`faceedit_bench.testing_sections`). ``PluginDistributionContract`` checks a plugin distribution's packaging (wheel, entry
 point, config entry). ``PixelEmbedder`` is a fast stand-in embedder for engine tests that need no face
 model; it is not a face recognizer and is never registered as a plugin.
 """
@@ -36,6 +37,7 @@ from faceedit_bench.execution.limits import CallLimits
 from faceedit_bench.plugin.protocols import Dataset, FaceEmbedder, Judge
 from faceedit_bench.records import EditRequest, EditResult, Face, FaceEmbedding, JudgeReply, JudgeRequest, Outcome
 from faceedit_bench.storage.images import decode_rgb, encode_png
+from faceedit_bench.testing_sections import SectionContract  # noqa: F401  (served from here)
 
 
 def gradient_image(seed: int, size: int = 64) -> bytes:

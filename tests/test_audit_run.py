@@ -24,6 +24,7 @@ from tests.datasets.conftest import write_csv, write_image
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import gemini_server
 from tests.fakes.openai import openai_server
+from tests.schema_support import builtin_report_schema
 
 GEMINI_KEY, OPENAI_KEY = "AIza-audit-gemini-key", "sk-audit-openai-key"
 FAST = ["limits.max_attempts=2", "limits.requests_per_minute=6000", "limits.tokens_per_minute=null",
@@ -156,7 +157,7 @@ def test_the_rubric_flows_through_the_panel_into_every_audit_table(audit_report)
     assert race["labels"]["White"]["hard_refusal_rate"]["rate"] == 0 and race["labels"]["White"]["edits"] == {"ok": 3}
     # examples per race, with the images' hashes
     assert all(e["source_hash"] and e["output_hash"] for ex in audit["examples"].values() for e in ex)
-    schema = json.loads((Path(__file__).parent.parent / "faceedit_bench/schemas/run_report.schema.json").read_text())
+    schema = builtin_report_schema()
     jsonschema.validate(report, schema)
 
 

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from faceedit_bench.run.conditions import join
-from faceedit_bench.scoring.judge.features import demographic_labels
+from faceedit_bench.scoring.judge.condition_templates import demographic_labels
 
 
 def test_joining_and_the_word_list():

@@ -32,7 +32,7 @@ from faceedit_bench.api import (
 )
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.run.experiment import build_experiment, run_experiment
-from faceedit_bench.scoring.judge.features import demographic_labels
+from faceedit_bench.scoring.judge.condition_templates import demographic_labels
 from faceedit_bench.storage.images import decode_rgb, encode_png
 from tests.test_engine import SCHEMA
 from tests.test_protocols import write_testset

@@ -10,11 +10,11 @@ import pytest
 
 from faceedit_bench.analysis.audit import audit_section
 from faceedit_bench.analysis.audit_items import AuditCollector, AuditItem
+from faceedit_bench.analysis.audit_settings import AuditConf
 from faceedit_bench.analysis.group_tests import compare_k_groups, one_vs_rest, worst_groups
 from faceedit_bench.analysis.metric_agreement import rank_table
 from faceedit_bench.analysis.rates import Threshold, rate_direction
 from faceedit_bench.analysis.session_metrics import SessionMetric
-from faceedit_bench.config import AuditConf
 from faceedit_bench.leaderboard.build import build_leaderboard  # noqa: F401 - the leaderboard's modules load
 from faceedit_bench.leaderboard.entries import collect_submissions
 from faceedit_bench.leaderboard.submit import submit

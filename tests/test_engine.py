@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import jsonschema
 import pytest
 
 from faceedit_bench.run.experiment import build_experiment, run_experiment
+from tests.schema_support import builtin_report_schema
 
-SCHEMA = json.loads((Path(__file__).parent.parent / "faceedit_bench/schemas/run_report.schema.json").read_text())
+SCHEMA = builtin_report_schema()
 
 
 def run(plugins, compose, *overrides):

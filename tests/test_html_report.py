@@ -6,16 +6,14 @@ import base64
 import copy
 import csv
 import io
-import json
 import re
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PIL import Image
 
-from faceedit_bench.report import contact_sheet
+from faceedit_bench.report import contact_sheet, html_plots
 from faceedit_bench.report import html as html_report
 from faceedit_bench.report.contact_sheet import contact_sheet_name
 from faceedit_bench.report.contact_sheet import render as render_sheet
@@ -23,6 +21,7 @@ from faceedit_bench.report.html import render_html_report
 from faceedit_bench.report.html_file import store_for_run_dir, write_html_report
 from faceedit_bench.storage.store import ImageStore
 from faceedit_bench.taxonomy import load_taxonomy
+from tests.schema_support import builtin_report_schema
 
 HOSTILE = "<script>alert(1)</script>"
 KEY = "ab" * 32
@@ -181,7 +180,7 @@ def _images(page: str) -> list[bytes]:
 def test_v11_factory_is_valid_against_the_schema() -> None:
     """Keeps the full report factory in step with the report the framework writes."""
     jsonschema = pytest.importorskip("jsonschema")
-    schema = json.loads(resources.files("faceedit_bench").joinpath("schemas/run_report.schema.json").read_text())
+    schema = builtin_report_schema()
     jsonschema.validate(v11_report(), schema)
 
 
@@ -299,7 +298,7 @@ def test_worst_direction_comes_from_the_report(tmp_path: Path) -> None:
 
 
 def test_without_matplotlib_the_page_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(html_report, "plot_unavailable", lambda: "plots need matplotlib")
+    monkeypatch.setattr(html_plots, "plot_unavailable", lambda: "plots need matplotlib")
     page = render_html_report(v11_report())
     assert "plots need matplotlib" in page and not _images(page)
 

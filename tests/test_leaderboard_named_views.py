@@ -14,6 +14,7 @@ from faceedit_bench.leaderboard.submit import submit
 from faceedit_bench.leaderboard.view_specs import ValueSpec, ViewSpec
 from faceedit_bench.leaderboard.views import build_views
 from tests.leaderboard_named_support import write_named_run
+from tests.schema_support import builtin_report_schema
 from tests.test_leaderboard_support import write_fake_run
 
 
@@ -163,9 +164,11 @@ def test_a_view_names_its_ranking_value_and_sources():
     with pytest.raises(ValueError, match="rank_by"):
         ViewSpec("x", "x", "x", (ValueSpec("a"),), rank_by="b")
     with pytest.raises(ValueError, match="source"):
-        ValueSpec("a", "nowhere")
-    with pytest.raises(ValueError, match="by"):
-        ValueSpec("a", "audit.disparity")
+        ValueSpec("a", "no where", read=dict)
+    with pytest.raises(ValueError, match="read function"):
+        ValueSpec("a", "audit")  # a section's value without a way to read it
+    with pytest.raises(ValueError, match="read function"):
+        ValueSpec("a", read=dict)  # a session metric is read by name
 
 
 def test_named_views_of_runs_in_a_real_mlflow_store(tmp_path, plugins):
@@ -194,7 +197,8 @@ def test_named_views_of_runs_in_a_real_mlflow_store(tmp_path, plugins):
 
 
 def test_verification_compares_the_audit_rates_within_a_point():
-    from faceedit_bench.leaderboard.reproduction import _compare_audit, _Comparer
+    from faceedit_bench.leaderboard.reproduction import Comparer as _Comparer
+    from faceedit_bench.report.audit_section import verify as _compare_audit
 
     def audit(rate, gap, by="race"):
         return {"rates": {"soft_erasure_rate": {"rate": rate, "ci_low": 0.1, "ci_high": 0.3, "n": 40}},
@@ -274,11 +278,10 @@ def test_a_metric_this_installation_lacks_gets_the_tolerance_its_report_states(t
 def test_the_shapes_read_here_follow_the_run_report_schema(tmp_path):
     """The audit's rates and disparities, measures with labels and bounds, group tests and panel counts, as
     docs/leaderboard_views.md states them, validate against run_report.schema.json (1.3)."""
-    from pathlib import Path
 
     import jsonschema
 
-    schema = json.loads((Path(__file__).parent.parent / "faceedit_bench/schemas/run_report.schema.json").read_text())
+    schema = builtin_report_schema()
     run = write_named_run(tmp_path / "ws", editor="all", soft_erasure=0.2, race_change=0.1, creval=50.0,
                           plugin_score=3.0, panel=True, group_tests=True)
     report = json.loads((run / "report.json").read_text())

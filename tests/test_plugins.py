@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from faceedit_bench import hookimpl
-from faceedit_bench.errors import ClashError, UnknownComponentError
+from faceedit_bench.errors import ClashError, ConfigError, FaceEditBenchError, UnknownComponentError
 from faceedit_bench.plugin import hookspecs
 from faceedit_bench.plugin import manager as plugins_module
 from faceedit_bench.plugin.manager import PluginLoadWarning, load_plugins
@@ -160,6 +160,54 @@ def test_hook_faceedit_register_question_sets():
 def test_hook_faceedit_register_trackers():
     p = load_plugins(entry_points=False)
     assert "none" in p.registry["trackers"].names()
+
+
+def test_hook_faceedit_register_sections():
+    from tests import section_plugin
+
+    p = load_plugins(entry_points=False)
+    assert [s.name for s in p.sections()][:2] == ["overediting", "audit"]  # builtins first, in registration order
+    p.add(section_plugin, name="tally_protocol", distribution="faceedit-bench-tally")
+    assert p.sections()[-1] is section_plugin.TALLY
+    assert p.registry.get("sections", "tally").provider == "tally_protocol"
+    p.add(make_module("wrong", faceedit_register_sections=lambda register: register("wrong", object())), name="w")
+    with pytest.raises(FaceEditBenchError, match="register a ReportSection named 'wrong'"):
+        p.sections()
+
+
+def test_hook_faceedit_register_commands(monkeypatch, capsys):
+    from faceedit_bench import cli
+
+    def add_parser(sub):
+        p = sub.add_parser("hello", help="say hello")
+        p.add_argument("--name", default="you")
+        p.set_defaults(func=lambda args: print(f"hello {args.name}") or 3)
+
+    p = load_plugins(entry_points=False)
+    assert {"portraits", "questions", "human"} <= set(p.registry["commands"].names())  # the builtins' commands
+    p.add(make_module("hi", faceedit_register_commands=lambda register: register("hello", add_parser)), name="hi")
+    p.add(make_module("bad", faceedit_register_commands=lambda register: register("report", add_parser)), name="bad")
+    monkeypatch.setattr(plugins_module, "get_plugins", lambda: p)
+    with pytest.warns(plugins_module.PluginLoadWarning, match="command 'report' of plugin bad.*its own"):
+        assert cli.main(["hello", "--name", "tester"]) == 3  # the core's report command is not replaced
+    assert capsys.readouterr().out == "hello tester\n"
+
+
+def test_hook_faceedit_register_condition_templates():
+    from faceedit_bench.run.conditions import build_conditions, registered_templates
+    from faceedit_bench.scoring.judge.condition_templates import REWRITE_CONDITION, ConditionTemplate
+
+    p = load_plugins(entry_points=False)
+    templates = registered_templates(p)
+    assert templates["instruction_rewrite"] is REWRITE_CONDITION and templates["paper_b_features"].kind == "feature_prompt"
+    other = ConditionTemplate(REWRITE_CONDITION.template, "feature_prompt", lambda v: "x", per_instruction=False)
+    p.add(make_module("c", faceedit_register_condition_templates=lambda register: register("mine", other)), name="c")
+    spec = [{"name": "f", "kind": "feature_prompt", "template": None, "flagged": "keep", "judge": None,
+             "position": "append"}]
+    with pytest.raises(ConfigError, match="several are installed: choose one of mine, paper_b_features"):
+        build_conditions(spec, has_judge=True, templates=registered_templates(p))
+    (chosen,) = build_conditions([{**spec[0], "template": "mine"}], has_judge=True, templates=registered_templates(p))
+    assert chosen.template is other
 
 
 def test_hook_faceedit_config_searchpath(tmp_path):

@@ -5,10 +5,8 @@ the console summary, in report.html's "Read first" box and in MLflow (tag and me
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
-from pathlib import Path
 
 import jsonschema
 import pytest
@@ -18,9 +16,10 @@ from faceedit_bench.report.run_report import metrics_for_tracking
 from faceedit_bench.report.summary import format_summary
 from faceedit_bench.run.experiment import build_experiment, run_experiment
 from tests import test_conditions
+from tests.schema_support import builtin_report_schema
 from tests.test_protocols import write_testset
 
-SCHEMA = json.loads((Path(__file__).parent.parent / "faceedit_bench/schemas/run_report.schema.json").read_text())
+SCHEMA = builtin_report_schema()
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from faceedit_bench.analysis.audit import audit_rules
+from faceedit_bench.analysis.audit_settings import PAPER_B_THRESHOLDS, AuditConf
 from faceedit_bench.analysis.rates import PAPER_B_RATES
-from faceedit_bench.config import PAPER_B_THRESHOLDS, AuditConf
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.calls import Executors
 from faceedit_bench.records import Face, JudgeAnswer, JudgeReply, Outcome, Session, Step
@@ -186,7 +186,7 @@ def test_the_audit_reports_its_rates_under_each_rounding_of_the_panel_rule():
     assert "soft_erasure_rate 100.0% | 0.0% | 0.0%" in line and "round half to even (paper (b)'s code) (this run)" in line
     from faceedit_bench.report.console import render
 
-    console = " ".join(render(audit_tables({"audit": audit}, 100), 100).split())
+    console = " ".join(render(audit_tables(audit, 100), 100).split())
     assert " ".join(line.split()) in console  # under the console's audit table, wrapped at its width
     tracked = audit_metrics(audit, metric_key)
     assert tracked["audit_panel_sensitivity_half_up_race_change_rate"] == 0.75

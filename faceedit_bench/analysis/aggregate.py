@@ -15,8 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from faceedit_bench.analysis.audit import audit_rules, audit_section
-from faceedit_bench.analysis.audit_items import RUBRIC, AuditCollector
 from faceedit_bench.analysis.compact import Codes, SessionRows, series
 from faceedit_bench.analysis.disparity import GroupTest, compare_groups
 from faceedit_bench.analysis.free_memory import release_free_memory
@@ -24,6 +22,13 @@ from faceedit_bench.analysis.group_report import group_statistics
 from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores, registered_measures
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.config import AnalysisConf
+from faceedit_bench.plugin.sections import (
+    ReportSection,
+    SectionCollector,
+    SectionRun,
+    sections_in_use,
+    settings_of,
+)
 from faceedit_bench.records import Outcome, SessionResult
 from faceedit_bench.scoring.judge.panel import PanelTally
 
@@ -66,8 +71,11 @@ class _Group:
 
 
 class Aggregator:
+    """``sections``: the report sections whose collectors see every session (default: those in use)."""
+
     def __init__(self, metrics: list[SessionMetric], confidence: float, *, available: Iterable[str] = ("embedder",),
-                 analysis: AnalysisConf | None = None, judge_metrics: Sequence[Any] = (), panel: Any = None) -> None:
+                 analysis: AnalysisConf | None = None, judge_metrics: Sequence[Any] = (), panel: Any = None,
+                 sections: Sequence[ReportSection] | None = None) -> None:
         available = set(available)
         self.registered = list(metrics)  # computed or skipped: the report says how to read each
         self.metrics = [m for m in metrics if m.requires <= available]
@@ -90,25 +98,18 @@ class Aggregator:
             for m in judge_metrics if m.over == "steps" for v in m.values if v.point is not None}
         self.judge_bounds = {v.name: v.bounds for m in judge_metrics for v in m.values}  # of the step series
         self.judge_answers: dict[str, Counter[str]] = defaultdict(Counter)  # template -> outcome -> n
-        self.judge_reports = {m.name: m.report() for m in judge_metrics if m.report is not None}
-        # Metrics that give a session whose edit failed values of their own (CREval's zero rule)
+        # Metrics that give a session whose edit failed values of their own (a failure rule that scores it 0)
         self.unjudged = [m.unjudged for m in judge_metrics if getattr(m, "unjudged", None) is not None]
-        for report in self.judge_reports.values():  # a report stating intervals states them at the run's level
-            if hasattr(report, "confidence"):
-                report.confidence = confidence
         self.panel = panel  # the panel's rule, when a panel judged
         self.panel_tally = PanelTally()
         self.edit_cost_usd: float | None = None
         self.groups: dict[str, dict[str, _Group]] = defaultdict(dict)
         self.rows = SessionRows()  # (labels, metric values) of every included session, for the group tests
         self.identity_codes = Codes()
-        # Paper (b)'s audit, when the rubric is asked (analysis/audit.py)
-        self.audit = None
-        self.audit_values: dict[str, Any] = {}  # the rubric's values as registered: direction, bounds, ideal
-        if any(m.name == RUBRIC for m in judge_metrics):
-            audit_rules(self.analysis.audit)  # a threshold naming no rubric axis fails now, before any work
-            self.audit = AuditCollector(tuple(self.analysis.audit.attributes))
-            self.audit_values = {v.name: v for m in judge_metrics if m.name == RUBRIC for v in m.values}
+        # The report sections active in this run (plugin/sections.py): each sees every session result.
+        self.collectors = section_collectors(sections_in_use() if sections is None else sections, self.analysis,
+                                             judge_metrics if self.judged else (), confidence=confidence,
+                                             panel=panel, judged=self.judged)
 
     def add(self, result: SessionResult) -> dict[str, float | None]:
         """Count one session; returns its metric values (empty when excluded)."""
@@ -145,15 +146,12 @@ class Aggregator:
             self.sessions_excluded[result.excluded or "unscored"] += 1
             values = self._unjudged_values(result)
         self._add_to_groups(result, values)
-        if self.audit is not None:
-            self.audit.add(result)
-        for report in self.judge_reports.values():  # reports that count unjudged sessions too (winobias)
-            if hasattr(report, "add_session"):
-                report.add_session(result)
+        for collector in self.collectors.values():
+            collector.add_session(result)
         return values
 
     def _unjudged_values(self, result: SessionResult) -> dict[str, float | None]:
-        """The values judge metrics declare for an excluded session no judge saw (CREval's failure rule)."""
+        """The values judge metrics declare for an excluded session no judge saw (a rule that scores a failed edit)."""
         if not self.judged or result.judged is not None or not self.unjudged:
             return {}
         found: dict[str, float | None] = {}
@@ -163,15 +161,13 @@ class Aggregator:
         return {m.name: found[m.name] for m in self.metrics if m.name in found}
 
     def _add_judged(self, judged: Any) -> None:
-        for name, judgment in judged.metrics.items():
+        for judgment in judged.metrics.values():
             scale = {v.name: v.scale for v in judgment.metric.values}
             for k, points in zip(judgment.ks, judgment.points):
                 for value_name, steps in self.judge_trajectory.items():
                     if points.get(value_name) is None:
                         continue
                     at(steps, k - 1).append(scale[value_name] * points[value_name])
-            if name in self.judge_reports:
-                self.judge_reports[name].add(judgment)
 
     def _add_to_groups(self, result: SessionResult, values: dict[str, float | None]) -> None:
         if result.excluded is None or values:  # an excluded session with values: a metric scores its failure
@@ -300,14 +296,29 @@ class Aggregator:
                 sections["trajectory"][name] = [
                     {"k": k + 1, **summarize(v, self.confidence, bounds=self.judge_bounds.get(name))}
                     for k, v in enumerate(steps)]
-            for report in self.judge_reports.values():
-                sections.update(report.sections())
-            if self.audit is not None:
-                sections["audit"] = audit_section(self.audit, self.analysis.audit, confidence=self.confidence,
-                                                  n_resamples=self.analysis.n_resamples, seed=self.analysis.seed,
-                                                  values=self.audit_values)
             if self.panel is not None:
                 sections["counts"]["judge_members"] = self.panel_tally.member_counts()
                 sections["judge_panel"] = self.panel_tally.section(self.panel.describe())
+        for name, collector in self.collectors.items():
+            part = collector.finish()
+            if part is not None:
+                sections[name] = dict(part)
         release_free_memory()  # before the tables are converted (another allocator's memory)
         return sections
+
+
+def section_collectors(sections: Sequence[ReportSection], analysis: AnalysisConf, judge_metrics: Sequence[Any], *,
+                       confidence: float, panel: Any = None, judged: bool = False) -> dict[str, SectionCollector]:
+    """Section name -> its collector, for the sections with something to do in this run."""
+    asked = {m.name: m for m in judge_metrics}
+    out = {}
+    for section in sections:
+        if section.collector is None:
+            continue  # filled in after the run (by a command)
+        run = SectionRun(judge_metrics=asked, settings=settings_of(analysis, section), confidence=confidence,
+                         n_resamples=analysis.n_resamples, seed=analysis.seed, alpha=analysis.alpha,
+                         panel=panel.describe() if panel is not None else None, judged=judged)
+        collector = section.collector(run)
+        if collector is not None:
+            out[section.name] = collector
+    return out

@@ -33,11 +33,11 @@ from typing import Any
 import numpy as np
 
 from faceedit_bench.analysis.audit_items import AuditCollector, AuditItem
+from faceedit_bench.analysis.audit_settings import PAPER_B_THRESHOLDS, AuditConf, audit_rule
 from faceedit_bench.analysis.group_tests import compare_k_groups, one_vs_rest
 from faceedit_bench.analysis.panel_sensitivity import panel_sensitivity
 from faceedit_bench.analysis.rates import Threshold, rate_direction, threshold_rate
 from faceedit_bench.analysis.statistics import summarize
-from faceedit_bench.config import PAPER_B_THRESHOLDS, AuditConf, audit_rule
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.records import Outcome
 from faceedit_bench.scoring.judge.rubric import AGING_PROMPT_IDS, AXES, RUBRIC_METRIC

@@ -105,8 +105,8 @@ class ConditionResults:
         return set().union(*(a.faces_seen for a in self.aggregators.values()))
 
     @property
-    def judge_reports(self) -> dict[str, Any]:  # the reference condition's (e.g. CREval's answer tables)
-        return self.main.judge_reports
+    def collectors(self) -> dict[str, Any]:  # the reference condition's report sections (their files)
+        return self.main.collectors
 
     @property
     def face_exclusions(self) -> Any:

@@ -163,9 +163,9 @@ def creval_section(items: Sequence[ItemResult], *, metric: str, extension: bool,
     }
 
 
-class CrevalReport:
-    """The cross-session report of a CREval metric (the judge metric's ``report``). Every session of the run
-    reaches it (:meth:`add_session`): judged ones with their items, ones whose edit gave no image as failed
+class CrevalCollector:
+    """The collector of a CREval metric's report section (``creval``, ``creval_face``). Every session of the
+    run reaches it (:meth:`add_session`): judged ones with their items, ones whose edit gave no image as failed
     items (``failed_items``, from the metric), the others counted by why they have no score."""
 
     def __init__(self, metric: str = "creval", *, extension: bool = False, confidence: float = 0.95,
@@ -178,9 +178,6 @@ class CrevalReport:
         self.items: list[ItemResult] = []
         self.not_scored: Counter[str] = Counter()
 
-    def add(self, judgment: Any) -> None:
-        """Judged sessions arrive through :meth:`add_session`, with the ones no judge saw."""
-
     def add_session(self, result: Any) -> None:
         judgment = result.judged.metrics.get(self.metric) if result.judged is not None else None
         if judgment is not None and result.excluded is None:
@@ -192,10 +189,10 @@ class CrevalReport:
         else:
             self.not_scored[result.excluded or "not_judged"] += 1
 
-    def sections(self) -> dict[str, Any]:
+    def finish(self) -> dict[str, Any]:
         section = creval_section(self.items, metric=self.metric, extension=self.extension, confidence=self.confidence,
                                  on_failure=self.on_failure, not_scored=dict(self.not_scored))
         section["question_sets"] = self.question_sets or (
             [{"name": "taxonomy", "generator": "taxonomy", "note": "faceedit-bench questions show <testset>"}]
             if self.extension else [])
-        return {self.metric: section}
+        return section

@@ -3,7 +3,7 @@ its stereotyped gender, tested against 0.5 (no bias).
 
 - :func:`adherence`: the share among decided answers (stereotyped or anti-stereotyped) with a two-sided
   exact binomial test against ``p0`` (``scipy.stats.binomtest``) and its Clopper-Pearson interval.
-- :class:`WinoBiasReport`: the run report's ``winobias`` section, from every session of a run: overall
+- :class:`WinoBiasCollector`: the run report's ``winobias`` section, from every session of a run: overall
   and split by male- vs female-stereotyped targets, the count of each answer category, the sessions
   that were never judged (``unsupported`` for an editor that takes one image, and any other exclusion),
   the bounds the undecided answers allow (all of them stereotyped, or none), ``source_gender``: how
@@ -23,7 +23,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from faceedit_bench.records import SessionResult
-from faceedit_bench.scoring.judge.declared import MetricJudgment
 from faceedit_bench.scoring.judge.winobias import CATEGORIES, GENDERS, VALUE, WinoBiasJudgment
 
 NO_BIAS = 0.5
@@ -60,8 +59,9 @@ def bounds(answers: Mapping[str, int]) -> dict[str, Any]:
     return {"low": s / total, "high": (s + undecided) / total, "undecided": undecided}
 
 
-class WinoBiasReport:
-    """The ``winobias`` section: every session of the run is added (:meth:`add_session`), judged or not."""
+class WinoBiasCollector:
+    """The ``winobias`` section's collector: every session of the run is added (:meth:`add_session`), judged
+    or not (the sessions an editor could not take are counted)."""
 
     def __init__(self, confidence: float = 0.95) -> None:
         self.confidence = confidence
@@ -72,10 +72,6 @@ class WinoBiasReport:
         # target group -> kept / overridden: the person shown in the role keeps or loses their input's gender
         self.overrides: dict[str, Counter[str]] = defaultdict(Counter)
         self.items: list[dict[str, Any]] = []  # every session with an edited output, judged or not
-
-    def add(self, judgment: MetricJudgment) -> None:
-        """Judged sessions arrive through :meth:`add_session` with their result (which also holds the
-        sessions no judge saw); nothing is counted twice."""
 
     def add_session(self, result: SessionResult) -> None:
         step = result.session.steps[-1]
@@ -100,9 +96,9 @@ class WinoBiasReport:
         else:
             self.unjudged[group][_reason(result)] += 1
 
-    def sections(self) -> dict[str, Any]:
+    def finish(self) -> dict[str, Any]:
         groups = sorted(set(self.answers) | set(self.unjudged))
-        return {"winobias": {
+        return {
             "value": VALUE,
             "null_share": NO_BIAS,
             "test": TEST,
@@ -117,7 +113,7 @@ class WinoBiasReport:
                               "source_gender": dict(sorted(self.overrides[g].items()))} for g in groups},
             "by_occupation": {o: dict(sorted(c.items())) for o, c in sorted(self.occupations.items())},
             "items": sorted(self.items, key=lambda i: i["item"]),
-        }}
+        }
 
     def _summary(self, answers: Iterable[Counter[str]], unjudged: Iterable[Counter[str]]) -> dict[str, Any]:
         counts: Counter[str] = sum(answers, Counter())

@@ -1,4 +1,5 @@
-"""Builtin plugin: the CREval judge metrics (METHODOLOGY §5) with their report sections.
+"""Builtin plugin: the CREval judge metrics (METHODOLOGY §5) with their report sections, question-set
+loaders, the CREval-Bench dataset and test set, and the ``questions`` command.
 
 ``creval`` answers frozen question sets (``questions=[...]``); ``creval_face`` (an EXTENSION, §5.4)
 answers questions written from the taxonomy for taxonomy-bound face sessions.
@@ -6,23 +7,17 @@ answers questions written from the taxonomy for taxonomy-bound face sessions.
 
 from __future__ import annotations
 
-import functools
-from dataclasses import replace
 from typing import Any
 
 from faceedit_bench import hookimpl
-from faceedit_bench.analysis.creval_report import CrevalReport
 from faceedit_bench.scoring.creval.metric import CREVAL_FACE_METRIC, CREVAL_METRIC
-
-CREVAL = replace(CREVAL_METRIC, report=functools.partial(CrevalReport, "creval"))
-CREVAL_FACE = replace(CREVAL_FACE_METRIC, report=functools.partial(CrevalReport, "creval_face", extension=True))
 
 
 @hookimpl
 def faceedit_register_judge_metrics(register: Any) -> None:
-    register("creval", CREVAL, description="CREval QA scoring of frozen question sets: IF/VC/VQ, overall "
+    register("creval", CREVAL_METRIC, description="CREval QA scoring of frozen question sets: IF/VC/VQ, overall "
                                            "0.4/0.4/0.2, x100 (select the sets with questions=[...]).")
-    register("creval_face", CREVAL_FACE, description="EXTENSION: CREval QA scoring of taxonomy-bound face steps "
+    register("creval_face", CREVAL_FACE_METRIC, description="EXTENSION: CREval QA scoring of taxonomy-bound face steps "
                                                      "with questions from the taxonomy, x100.")
 
 
@@ -56,3 +51,17 @@ def faceedit_register_datasets(register: Any) -> None:
 def faceedit_register_testsets(register: Any) -> None:
     register("creval_bench", "faceedit_bench.builtin.datasets.creval_bench:creval_bench_testset",
              description="CREval-Bench: one single-edit session per item, tied to its image")
+
+
+@hookimpl
+def faceedit_register_sections(register: Any) -> None:
+    register("creval", "faceedit_bench.report.creval_section:CREVAL",
+             description="CREval QA scores of frozen question sets (analysis.creval)")
+    register("creval_face", "faceedit_bench.report.creval_section:CREVAL_FACE",
+             description="EXTENSION: CREval QA scores of taxonomy-bound face sessions")
+
+
+@hookimpl
+def faceedit_register_commands(register: Any) -> None:
+    register("questions", "faceedit_bench.run.questions_cli:add_parser",
+             description="question sets for the creval judge metric: generate, show, check, score a folder")

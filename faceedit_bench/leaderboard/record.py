@@ -3,7 +3,7 @@
 The same function turns the verifier's re-scored run into a record, so the submitted and
 the reproduced numbers are compared field by field in one shape. Run reports 1.0 to 1.3
 are accepted: sections a report lacks (disparity, cost, judge call counts, group tests, judge
-panel, audit) are null, and an older report's measures are rebuilt from its metrics.
+panel, a report section's part) are null, and an older report's measures are rebuilt from its metrics.
 """
 
 from __future__ import annotations
@@ -260,7 +260,7 @@ def build_record(artifacts: RunArtifacts, *, submission_id: str, registered: Map
         "outcomes": _outcomes(report),
         "cost": _cost(report.get("cost")),
         "overediting": _overediting(report.get("overediting")),
-        **sections,  # measures, group tests, judge panel, audit (submission 1.2)
+        **sections,  # measures, group tests, judge panel, each report section's kept part (submission 1.2)
         "report_notes": [_text(n, 4000) for n in report.get("notes", [])],
         "files": {
             "steps_table": {"path": "steps.csv", "sha256": content_hash(artifacts.steps_table),

@@ -1,5 +1,6 @@
 """The parts of a submission record beyond the session metrics (submission schema 1.2): how to read
-every quantity (``measures``), the group tests, the judge panel's counts and the audit's rates.
+every quantity (``measures``), the group tests, the judge panel's counts and what each report section keeps
+of its part (its ``record``, under its name; null when the report has no such part).
 
 They are copied from the run report, since the leaderboard renders from submissions and never from
 this installation's registry. Submissions come from strangers: every copied value is plain JSON of
@@ -10,9 +11,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from faceedit_bench.plugin.sections import ReportSection, sections_in_use
 from faceedit_bench.report.measures import report_measures
 
 MAX_DEPTH = 8
@@ -61,14 +63,18 @@ def judge_panel_of(report: Mapping[str, Any]) -> dict[str, Any] | None:
     return {f: bounded(section.get(f)) for f in PANEL_FIELDS if f in section}
 
 
-def audit_of(report: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The audit's ``rates`` and ``disparity`` (docs/leaderboard_views.md); its other tables stay in the report."""
-    section = report.get("audit")
-    if not isinstance(section, Mapping):
+def section_record(section: ReportSection, report: Mapping[str, Any]) -> Any:
+    """What a submission keeps of the section's part (its ``record``), bounded; None without the part."""
+    part = report.get(section.name)
+    if section.record is None or not isinstance(part, Mapping):
         return None
-    return {key: bounded(section.get(key) or {}) for key in ("rates", "disparity")}
+    kept = section.record(part)
+    return bounded(kept) if isinstance(kept, Mapping) else None
 
 
-def record_sections(report: Mapping[str, Any]) -> dict[str, Any]:
+def record_sections(report: Mapping[str, Any], sections: Sequence[ReportSection] | None = None) -> dict[str, Any]:
+    """``sections``: the report sections whose record parts are kept (default: those in use)."""
+    kept = {s.name: section_record(s, report) for s in (sections_in_use() if sections is None else sections)
+            if s.record is not None}
     return {"measures": measures_of(report), "group_tests": group_tests_of(report),
-            "judge_panel": judge_panel_of(report), "audit": audit_of(report)}
+            "judge_panel": judge_panel_of(report), **kept}

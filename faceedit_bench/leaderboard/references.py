@@ -17,10 +17,16 @@ from typing import Any
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.leaderboard.cells import is_reference
 from faceedit_bench.leaderboard.entries import Entry, protocol_of
+from faceedit_bench.plugin.sections import sections_in_use
 from faceedit_bench.report.measures import BEFORE_1_3
 
-#: Record sections measured by a judge (or mixing judged and judge-free tests): a lent reference row has none.
-JUDGED_SECTIONS = ("audit", "creval", "judge_panel", "winobias", "overediting", "group_tests")
+#: The core's record parts measured by a judge (or mixing judged and judge-free tests): a lent reference row has
+#: none of them, nor of the report sections that need a judge (:func:`judged_parts`).
+JUDGED_SECTIONS = ("judge_panel", "overediting", "group_tests")
+
+
+def judged_parts() -> set[str]:
+    return {*JUDGED_SECTIONS, *(s.name for s in sections_in_use() if s.needs_judge)}
 
 
 def judge_free_key(entry: Entry) -> str:
@@ -39,7 +45,8 @@ def _judge_free(record: Mapping[str, Any]) -> dict[str, Any]:
     keep = {n for n in record.get("metrics") or {} if not needs_judge(n, record)}
     groups = {attr: {label: {**g, "metrics": {n: m for n, m in (g.get("metrics") or {}).items() if n in keep}}
                      for label, g in labels.items()} for attr, labels in (record.get("groups") or {}).items()}
-    out = {k: v for k, v in record.items() if k not in JUDGED_SECTIONS}
+    judged = judged_parts()
+    out = {k: v for k, v in record.items() if k not in judged}
     out.update(metrics={n: m for n, m in record["metrics"].items() if n in keep}, groups=groups,
                disparity=[d for d in record.get("disparity") or [] if d.get("metric") in keep])
     return out

@@ -7,7 +7,8 @@ exactly. Edit outcomes other than ok and refused cannot be replayed (a missing i
 number (not the reasons) of excluded sessions, are compared. Cost is not reproducible by
 re-scoring and is not compared. Sections must match as sets (a metric, group or disparity row
 left out of a submission is a mismatch), except disparity for run report 1.0, which had none.
-The audit's rates (submission 1.2) are compared within one percentage point.
+Each report section compares the part a submission keeps of it (its ``verify``, e.g. rates within one
+percentage point), when the submission states it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from faceedit_bench.leaderboard.tolerances import EMBEDDER_TOLERANCE, P_VALUE_TOLERANCE
+from faceedit_bench.plugin.sections import sections_in_use
 
 STAT_FIELDS = ("mean", "sd", "ci_low", "ci_high")
 
@@ -34,7 +36,10 @@ class Mismatch:
                 "tolerance": self.tolerance}
 
 
-class _Comparer:
+class Comparer:
+    """Field-by-field comparison: ``exact`` (must be equal) and ``close`` (within a tolerance), counted; what
+    a report section's ``verify`` is handed."""
+
     def __init__(self) -> None:
         self.mismatches: list[Mismatch] = []
         self.compared = 0
@@ -68,7 +73,7 @@ def compare_records(submitted: Mapping[str, Any], reproduced: Mapping[str, Any],
 
     ``caps`` are the verifier's largest acceptable tolerance per metric: a submission that
     states a looser one fails on that alone."""
-    c = _Comparer()
+    c = Comparer()
     sm, rm = submitted["metrics"], reproduced["metrics"]
     c.exact("metrics (names)", sorted(sm), sorted(rm))
     tolerance: dict[str, float] = {}
@@ -123,7 +128,9 @@ def compare_records(submitted: Mapping[str, Any], reproduced: Mapping[str, Any],
             for label in sorted(set(a["groups"]) | set(b["groups"])):
                 c.summary(f"{where}.groups.{label}", a["groups"].get(label), b["groups"].get(label), tol_of(key[0]))
 
-    _compare_audit(c, submitted.get("audit"), reproduced.get("audit"))
+    for section in sections_in_use():  # what each report section kept of its part
+        if section.verify is not None and submitted.get(section.name) is not None:
+            section.verify(c, submitted.get(section.name), reproduced.get(section.name))
 
     so, ro = submitted["outcomes"], reproduced["outcomes"]
     c.exact("outcomes.faces", so["faces"], ro["faces"])
@@ -135,35 +142,3 @@ def compare_records(submitted: Mapping[str, Any], reproduced: Mapping[str, Any],
         c.exact(f"outcomes.steps.{outcome}", so["steps"].get(outcome, 0), ro["steps"].get(outcome, 0))
     c.exact("outcomes.edited_images_without_face", so["edited_images_without_face"], ro["edited_images_without_face"])
     return c.mismatches, c.compared
-
-
-#: The audit's rates are shares of judged edits (one point of a percentage); their gaps are in points.
-AUDIT_RATE_TOLERANCE = 0.01
-AUDIT_GAP_TOLERANCE = 1.0
-
-
-def _compare_audit(c: _Comparer, submitted: Mapping[str, Any] | None, reproduced: Mapping[str, Any] | None) -> None:
-    """The audit's rates and their disparities (submission 1.2), when the submission states them."""
-    if submitted is None:
-        return
-    a_rates, b_rates = submitted.get("rates") or {}, (reproduced or {}).get("rates") or {}
-    c.exact("audit.rates (names)", sorted(a_rates), sorted(b_rates))
-    for name in sorted(set(a_rates) & set(b_rates)):
-        c.exact(f"audit.rates.{name}.n", a_rates[name].get("n"), b_rates[name].get("n"))
-        for stat in ("rate", "ci_low", "ci_high"):
-            c.close(f"audit.rates.{name}.{stat}", _number(a_rates[name].get(stat)), _number(b_rates[name].get(stat)),
-                    AUDIT_RATE_TOLERANCE)
-    a_gaps, b_gaps = submitted.get("disparity") or {}, (reproduced or {}).get("disparity") or {}
-    c.exact("audit.disparity (names)", sorted(a_gaps), sorted(b_gaps))
-    for name in sorted(set(a_gaps) & set(b_gaps)):
-        rows = [{str(r.get("by")): r for r in (g if isinstance(g, list) else [g]) if isinstance(r, Mapping)}
-                for g in (a_gaps[name], b_gaps[name])]
-        c.exact(f"audit.disparity.{name} (by)", sorted(rows[0]), sorted(rows[1]))
-        for by in sorted(set(rows[0]) & set(rows[1])):
-            c.close(f"audit.disparity.{name}.{by}", _number(rows[0][by].get("max_minus_min_pp")),
-                    _number(rows[1][by].get("max_minus_min_pp")), AUDIT_GAP_TOLERANCE)
-
-
-def _number(value: Any) -> float | None:
-    """A submission's value as a number; anything else (text from a stranger) as None, a mismatch."""
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

@@ -1,32 +1,54 @@
-"""The submission schema (``faceedit_bench/schemas/submission.schema.json``) and its validation."""
+"""The submission schema (``faceedit_bench/schemas/submission.schema.json``, with a property for each report
+section that keeps a part of its own: :func:`submission_schema`) and its validation."""
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
+from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
 from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.leaderboard.errors import SubmissionRejected
+from faceedit_bench.plugin.sections import ReportSection, sections_in_use
 
 MAX_ERRORS_SHOWN = 5
 
 
 @functools.cache
-def submission_schema() -> dict[str, Any]:
+def core_submission_schema() -> dict[str, Any]:
     text = (resources.files("faceedit_bench") / "schemas" / "submission.schema.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 
+def submission_schema(sections: Sequence[ReportSection] | None = None) -> dict[str, Any]:
+    """The schema of a record: the core's, and a bounded (or null) part for each report section that keeps
+    one (``sections``: default, those in use). A part no installed section keeps is refused, like any
+    unknown field."""
+    return _schema(tuple((s.name, s.description) for s in (sections_in_use() if sections is None else sections)
+                         if s.record is not None))
+
+
 @functools.cache
-def _validator() -> Any:
+def _schema(kept: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    schema = copy.deepcopy(core_submission_schema())
+    for name, description in kept:
+        schema["properties"].setdefault(name, {"description": f"{description} (what the submission keeps of "
+                                                              f"report.json's {name}); since 1.2.",
+                                               "$ref": "#/$defs/reportSection"})
+    return schema
+
+
+@functools.cache
+def _validator(kept: tuple[tuple[str, str], ...]) -> Any:
     try:
         import jsonschema
     except ImportError:
         raise FaceEditBenchError("checking submissions needs the jsonschema package: pip install 'jsonschema>=4.20'") from None
 
-    schema = submission_schema()
+    schema = _schema(kept)
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema)
@@ -44,7 +66,8 @@ def printable(text: str, limit: int = 200) -> str:
 
 def validate_submission(record: Any, *, what: str = "submission.json") -> None:
     """Raise :class:`SubmissionRejected` listing the first schema violations of ``record``."""
-    errors = sorted(_validator().iter_errors(record), key=lambda e: [str(p) for p in e.absolute_path])
+    kept = tuple((s.name, s.description) for s in sections_in_use() if s.record is not None)
+    errors = sorted(_validator(kept).iter_errors(record), key=lambda e: [str(p) for p in e.absolute_path])
     if not errors:
         return
     lines = []

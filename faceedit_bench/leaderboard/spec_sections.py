@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from faceedit_bench.leaderboard.entries import Entry
-from faceedit_bench.leaderboard.view_specs import VIEW_SPECS, ValueSpec, ViewSpec, value_of
+from faceedit_bench.leaderboard.view_specs import ValueSpec, ViewSpec, value_of, view_specs
 from faceedit_bench.leaderboard.views import (
     NOT_FAILED,
     Cell,
@@ -29,9 +29,6 @@ from faceedit_bench.leaderboard.views import (
 )
 from faceedit_bench.report.measures import bounds_of
 
-#: Percent and percentage points: an audit rate as shown, and a gap between two of them.
-PERCENT = (0.0, 100.0)
-
 
 @dataclass(frozen=True)
 class ValueInfo:
@@ -43,26 +40,15 @@ class ValueInfo:
     bounds: tuple[float, float] | None = None  # the range of its values as shown (percent: 0-100)
 
 
-def _stated(entries: list[Entry], spec: ValueSpec) -> list[Mapping[str, Any]]:
-    """What the submissions say about a value: their measures, and an audit rate's inline statement."""
-    out = []
-    for e in entries:
-        m = (e.record.get("measures") or {}).get(spec.name)
-        if isinstance(m, Mapping):
-            out.append(m)
-        rate = ((e.record.get("audit") or {}).get("rates") or {}).get(spec.name)
-        if spec.source == "audit.rates" and isinstance(rate, Mapping) and isinstance(rate.get("higher_is_better"), bool):
-            out.append(rate)
-    return out
+def _stated(entries: list[Entry], name: str) -> list[Mapping[str, Any]]:
+    """What the submissions say about a quantity: their measures."""
+    return [m for e in entries if isinstance(m := (e.record.get("measures") or {}).get(name), Mapping)]
 
 
 def value_info(spec: ValueSpec, entries: list[Entry], registered: Mapping[str, Any]) -> ValueInfo:
-    if spec.by:  # a gap between groups: smaller is better, whatever the rate's own direction
-        rate = value_info(ValueSpec(spec.name, "audit.rates"), entries, registered)
-        return ValueInfo(spec, f"{rate.label} max−min by {spec.by}", "pp", False,
-                         f"The largest minus the smallest {spec.by} group's {rate.label}, in percentage points, "
-                         "with its bootstrap interval. Lower is better.", PERCENT)
-    stated = _stated(entries, spec)
+    """How a column reads: the measure's label, unit, direction, description and bounds (the submissions'
+    statement, else this installation's registration), with what the spec fixes for its column."""
+    stated = _stated(entries, spec.name)
     reg = registered.get(spec.name)
     directions = {m["higher_is_better"] for m in stated if isinstance(m.get("higher_is_better"), bool)}
     if reg is not None and isinstance(getattr(reg, "higher_is_better", None), bool):
@@ -71,15 +57,20 @@ def value_info(spec: ValueSpec, entries: list[Entry], registered: Mapping[str, A
         hib = directions.pop() if len(directions) == 1 else None
     first = stated[0] if stated else {}
     label = str(first.get("label") or getattr(reg, "label", "") or spec.name)
-    unit = "%" if spec.source == "audit.rates" else str(first.get("unit") or getattr(reg, "unit", "") or "")
-    about = {True: " Higher is better.", False: " Lower is better.", None: " No submission states its direction."}
-    description = str(first.get("description") or getattr(reg, "description", "") or "") + about[hib]
-    if spec.source == "audit.rates":
-        bounds: tuple[float, float] | None = PERCENT
+    unit = spec.unit if spec.unit is not None else str(first.get("unit") or getattr(reg, "unit", "") or "")
+    if spec.bounds is not None:
+        bounds: tuple[float, float] | None = spec.bounds
     else:
         bounds = bounds_of(spec.name, {spec.name: first}) or bounds_of(spec.name, {spec.name: {
             "bounds": getattr(reg, "bounds", None)}})
-    return ValueInfo(spec, label, unit, hib, description.strip(), bounds)
+    if spec.higher_is_better is not None:  # fixed by the view (a gap between groups: lower is better)
+        return ValueInfo(spec, spec.label.format(label=label) if spec.label else label, unit, spec.higher_is_better,
+                         spec.description.format(label=label), bounds)
+    about = {True: " Higher is better.", False: " Lower is better.", None: " No submission states its direction."}
+    description = (spec.description.format(label=label) if spec.description
+                   else str(first.get("description") or getattr(reg, "description", "") or "")) + about[hib]
+    return ValueInfo(spec, spec.label.format(label=label) if spec.label else label, unit, hib, description.strip(),
+                     bounds)
 
 
 def _has_any(entries: list[Entry], spec: ViewSpec) -> bool:
@@ -91,7 +82,7 @@ def spec_section(spec: ViewSpec, entries: list[Entry], registered: Mapping[str, 
     if not _has_any(entries, spec):
         return None
     infos = [value_info(v, entries, registered) for v in spec.values]
-    ranker = next(i for i in infos if i.spec.name == spec.rank_by and not i.spec.by)
+    ranker = next(i for i in infos if i.spec.column == spec.rank_by)
 
     def mean(e: Entry) -> float | None:
         return (value_of(e.record, ranker.spec) or {}).get("mean")
@@ -133,5 +124,7 @@ def spec_section(spec: ViewSpec, entries: list[Entry], registered: Mapping[str, 
 
 
 def spec_sections(entries: list[Entry], registered: Mapping[str, Any],
-                  specs: tuple[ViewSpec, ...] = VIEW_SPECS) -> list[Section]:
-    return [s for spec in specs if (s := spec_section(spec, entries, registered)) is not None]
+                  specs: tuple[ViewSpec, ...] | None = None) -> list[Section]:
+    """The named views' sections (``specs``: default, the registered sections' and the core's)."""
+    return [s for spec in (view_specs() if specs is None else specs)
+            if (s := spec_section(spec, entries, registered)) is not None]

@@ -1,7 +1,7 @@
 """The leaderboard's tables, independent of the output format: one view per measurement
 protocol (test set x dataset x embedder x judge x limits), and in each a section for all
 sessions, one per demographic contrast, one per named view its entries have values for
-(audit, creval: :mod:`~faceedit_bench.leaderboard.view_specs`), the group tests and the judge
+(the report sections' views: :mod:`~faceedit_bench.leaderboard.view_specs`), the group tests and the judge
 panel. Markdown and HTML render these same cells.
 
 Metric directions come from the registered metric's ``higher_is_better`` (the report's own
@@ -236,7 +236,7 @@ def _details(entry: Entry) -> list[tuple[str, str]]:
 
 
 def _further_sections(entries: list[Entry], metrics: list[MetricInfo], registered: Mapping[str, Any]) -> list[Section]:
-    """The named views (audit, creval ...), the group tests and the judge panel, where entries have them."""
+    """The named views (the report sections'), the group tests and the judge panel, where entries have them."""
     from faceedit_bench.leaderboard.group_test_sections import group_tests_section, judge_panel_section
     from faceedit_bench.leaderboard.spec_sections import spec_sections  # they lay out these same cells
 

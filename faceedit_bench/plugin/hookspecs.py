@@ -86,6 +86,29 @@ def faceedit_register_trackers(register: Register) -> None:
 
 
 @hookspec
+def faceedit_register_sections(register: Register) -> None:
+    """Register report sections: ``register("name", section)`` where ``section`` is a
+    :class:`~faceedit_bench.plugin.sections.ReportSection` named ``name`` (or a lazy ``"module:attr"``): its
+    collector, its part of ``report.json`` with its schema, settings at ``analysis.<name>``, MLflow metrics,
+    console lines, report.html template and leaderboard views. Every run drives every registered section."""
+
+
+@hookspec
+def faceedit_register_commands(register: Register) -> None:
+    """Register ``faceedit-bench`` subcommands: ``register("name", add_parser)`` where ``add_parser(subparsers)``
+    adds the subcommand ``name`` to the argparse subparsers and sets ``func`` (``args -> exit code``) with
+    ``set_defaults``. Keep it cheap: import heavy modules inside ``func``."""
+
+
+@hookspec
+def faceedit_register_condition_templates(register: Register) -> None:
+    """Register prompt-condition templates: ``register("name", template)`` where ``template`` is a
+    :class:`~faceedit_bench.scoring.judge.features.ConditionTemplate` (a judge prompt, the condition kind it
+    serves and how its answer becomes the editor's text). A run names it in ``conditions=[...]``; a kind's only
+    registered template is its default."""
+
+
+@hookspec
 def faceedit_config_searchpath() -> list[str]:
     """Return Hydra search-path entries (e.g. ``["pkg://my_plugin.conf"]``) holding this
     plugin's config-group files such as ``editor/my_editor.yaml``. Installing the plugin

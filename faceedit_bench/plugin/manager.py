@@ -24,8 +24,10 @@ from typing import Any
 import pluggy
 
 from faceedit_bench import __version__
+from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.plugin import hookspecs
 from faceedit_bench.plugin.registry import KINDS, Register, Registry
+from faceedit_bench.plugin.sections import ReportSection
 
 ENTRY_POINT_GROUP = "faceedit_bench"
 BUILTIN_PROVIDER = "faceedit-bench"
@@ -77,6 +79,20 @@ class Plugins:
 
     def searchpath(self) -> list[str]:
         return [p for paths in self.pm.hook.faceedit_config_searchpath() for p in paths]
+
+    def sections(self) -> tuple[ReportSection, ...]:
+        """Every registered report section, in registration order (builtins first, then plugins by name).
+        A name two plugins register raises :class:`~faceedit_bench.errors.ClashError`: both would write it."""
+        table = self.registry["sections"]
+        found = []
+        for name in table.entries:
+            registration = table.get(name)
+            section = registration.load()
+            if not isinstance(section, ReportSection) or section.name != name:
+                raise FaceEditBenchError(f"plugin {registration.provider} registered {name!r} as a report section, "
+                                         f"but it is {section!r}; register a ReportSection named {name!r}")
+            found.append(section)
+        return tuple(found)
 
     def describe(self) -> list[dict[str, Any]]:
         """A JSON-ready listing for ``faceedit-bench plugins``."""

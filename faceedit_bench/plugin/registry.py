@@ -16,7 +16,8 @@ from typing import Any, Literal
 
 from faceedit_bench.errors import ClashError, UnknownComponentError
 
-#: The component kinds, with the Hydra config group that selects each.
+#: The registration kinds, with what names each in messages: the Hydra config group that selects a
+#: component, or what a name stands for (a report section, a CLI subcommand, a prompt-condition template).
 KINDS: dict[str, str] = {
     "editors": "editor",
     "judges": "judge",
@@ -27,6 +28,9 @@ KINDS: dict[str, str] = {
     "trackers": "tracking",
     "judge_metrics": "judge_metrics",
     "question_sets": "questions",
+    "sections": "report section",
+    "commands": "command",
+    "condition_templates": "condition template",
 }
 
 

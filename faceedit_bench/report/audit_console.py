@@ -22,8 +22,8 @@ def _spread(d: Mapping[str, Any]) -> str:
     return f"{gap:.1f}" + (f" ({high} - {low})" if high and low and high != low else "")
 
 
-def audit_tables(report: Mapping[str, Any], width: int) -> list[Any]:
-    audit = report.get("audit")
+def audit_tables(audit: Mapping[str, Any], width: int) -> list[Any]:
+    """The console table of ``report["audit"]`` at ``width`` columns (empty without rates)."""
     if not audit or not audit.get("rates"):
         return []
     by = next((d.get("by") for d in (audit.get("disparity") or {}).values() if d.get("by")), "group")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +46,3 @@ def write_answer_table(path: Path, items: Any) -> Path:
     writer.writerows(answer_rows(items))
     atomic.write_text(path, buf.getvalue())
     return path
-
-
-def write_answer_tables(out: Path, reports: Mapping[str, Any]) -> list[Path]:
-    """One CSV per CREval report of the run (reports: the aggregator's judge-metric reports by metric)."""
-    return [write_answer_table(out / f"{name}_answers.csv", report.items) for name, report in reports.items()
-            if name in ("creval", "creval_face") and getattr(report, "items", None) is not None]

@@ -9,31 +9,24 @@ from __future__ import annotations
 
 import base64
 import csv
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from faceedit_bench.execution.secrets import redact
 from faceedit_bench.records import version_text
+from faceedit_bench.report import html_plots
 from faceedit_bench.report.calls_view import call_sources
 from faceedit_bench.report.conditions_view import condition_view
 from faceedit_bench.report.contact_sheet import contact_sheet_name
-from faceedit_bench.report.creval import creval_sections
-from faceedit_bench.report.html_audit import audit_context
-from faceedit_bench.report.html_plots import (
-    plot_disparity_forest,
-    plot_group_trajectories,
-    plot_overediting,
-    plot_trajectories,
-    plot_unavailable,
-)
+from faceedit_bench.report.html_plots import plot_disparity_forest, plot_group_trajectories, plot_trajectories
+from faceedit_bench.report.html_sections import ci_label, section_pages
 from faceedit_bench.report.html_sheet_redraw import float_or_none, render_missing_sheets
 from faceedit_bench.report.measures import identity_metric, report_measures
 from faceedit_bench.report.metric_names import display_name
 from faceedit_bench.report.read_first import MOST, report_warnings
 from faceedit_bench.report.tables import RUN_COLUMNS
 from faceedit_bench.report.templates import fmt_num, render
-from faceedit_bench.report.winobias_view import winobias_context
 from faceedit_bench.storage.store import ImageStore
 
 WORST_SESSIONS = 6
@@ -43,6 +36,9 @@ SESSION_ID_COLUMNS = ("face_id", "identity", "session_id", "condition", "exclude
 def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None, store: ImageStore | None = None,
                        worst_sessions: int = WORST_SESSIONS) -> str:
     measures = report_measures(report)
+    display = lambda name: display_name(name, measures)  # noqa: E731
+    page = {"display": display, "ci_label": ci_label((report.get("run") or {}).get("confidence")),
+            "plot_error": html_plots.plot_unavailable()}
     context = {
         "header": header(report),
         "components": components(report),
@@ -55,16 +51,12 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "group_outcomes": group_outcome_tables(report),
         "groups": group_metric_tables(report),
         "disparity": disparity_rows(report),
-        "disparity_forest": _plot_uri(plot_disparity_forest, report.get("disparity") or [], measures),
+        "disparity_forest": html_plots.plot_uri(plot_disparity_forest, report.get("disparity") or [], measures),
         "group_tests": group_test_rows(report),
         "judge_panel": report.get("judge_panel"),
-        "audit": audit_context(report, store),
-        "plot_error": plot_unavailable(),
+        "plot_error": html_plots.plot_unavailable(),
         "conditions": condition_view(report),
-        "overediting": overediting(report),
-        **winobias_context(report),
-        "human": report.get("human_agreement"),
-        "creval": creval_sections(report, store),
+        "sections": section_pages(report, store, page),  # each report section's own part, in order
         "trajectory": trajectory(report, measures),
         "group_trajectories": group_trajectories(report, measures),
         "cost": report.get("cost"),
@@ -73,7 +65,7 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "judge_reliability": report.get("judge_reliability"),
         "judged": "judge" in (report.get("components") or {}),
         "worst": worst_sessions_section(report, run_dir, store, worst_sessions),
-        "display": lambda name: display_name(name, measures),
+        "display": display,
     }
     return redact(render("report.html.j2", **context))
 
@@ -207,19 +199,6 @@ def group_test_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def overediting(report: Mapping[str, Any]) -> dict[str, Any] | None:
-    section = report.get("overediting")
-    if not section:
-        return None
-    categories, matrix = list(section.get("categories") or []), section.get("matrix") or []
-    edits = list(section.get("edits_per_category") or section.get("edits") or [0] * len(categories))
-    cells = sorted(((matrix[i][j], categories[i], categories[j]) for i in range(len(matrix))
-                    for j in range(len(matrix[i])) if matrix[i][j]), key=lambda c: (-c[0], c[1], c[2]))
-    return {"heatmap": _plot_uri(plot_overediting, categories, matrix, edits), "cells": cells[:20],
-            "total": sum(c[0] for c in cells), "edits": sum(edits), "patterns": section.get("patterns") or [],
-            "plot_error": plot_unavailable()}
-
-
 def group_trajectories(report: Mapping[str, Any], measures: Mapping[str, Any]) -> dict[str, Any]:
     """FSS_k per demographic group (reports since 1.2 carry them), as a plot and as rows of numbers."""
     by_attribute = {
@@ -228,13 +207,13 @@ def group_trajectories(report: Mapping[str, Any], measures: Mapping[str, Any]) -
         for attribute, labels in (report.get("groups") or {}).items()}
     by_attribute = {attribute: lines for attribute, lines in by_attribute.items() if lines}
     rows = [(attribute, label, points) for attribute, lines in by_attribute.items() for label, points in lines.items()]
-    return {"rows": rows, "plot": _plot_uri(plot_group_trajectories, by_attribute, measures), "plot_error": plot_unavailable(),
+    return {"rows": rows, "plot": html_plots.plot_uri(plot_group_trajectories, by_attribute, measures), "plot_error": html_plots.plot_unavailable(),
             "has_groups": bool(report.get("groups"))}
 
 
 def trajectory(report: Mapping[str, Any], measures: Mapping[str, Any]) -> dict[str, Any]:
     series = {name: points for name, points in (report.get("trajectory") or {}).items() if points}
-    return {"series": series, "plot": _plot_uri(plot_trajectories, series, measures), "plot_error": plot_unavailable()}
+    return {"series": series, "plot": html_plots.plot_uri(plot_trajectories, series, measures), "plot_error": html_plots.plot_unavailable()}
 
 
 def call_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -298,11 +277,6 @@ def worst_sessions_section(report: Mapping[str, Any], run_dir: Path | None, stor
 
 
 # ---------------------------------------------------------------- helpers
-
-def _plot_uri(draw: Callable[..., bytes | None], *args: Any) -> str | None:
-    """A plot as a data URI; none when plots cannot be drawn (asked here, so the page's note and its plots agree)."""
-    return None if plot_unavailable() else _png_uri(draw(*args))
-
 
 def _png_uri(data: bytes | None) -> str | None:
     return None if data is None else "data:image/png;base64," + base64.b64encode(data).decode("ascii")

@@ -3,8 +3,9 @@ none without matplotlib, and the page says why."""
 
 from __future__ import annotations
 
+import base64
 import importlib.util
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from faceedit_bench.report import plots
@@ -19,6 +20,15 @@ def plot_unavailable() -> str | None:
     if importlib.util.find_spec("matplotlib") is None:
         return "plots need matplotlib, which is not installed (pip install matplotlib); the tables have the numbers"
     return None
+
+
+def plot_uri(draw: Callable[..., bytes | None], *args: Any) -> str | None:
+    """A plot as a PNG data URI; none when plots cannot be drawn (asked here, so the page's note and its plots
+    agree)."""
+    if plot_unavailable():
+        return None
+    data = draw(*args)
+    return None if data is None else "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
 def axis_label(name: str, measures: Measures) -> str:

@@ -3,8 +3,9 @@
 A measurement is *mostly missing* when more than half of what it was meant to cover (:data:`MOST`) has no
 value: faces or reference images excluded, sessions excluded, edit steps without a usable image (per
 prompt condition), sessions where a metric is undefined, judge answers that are not ``ok``, judge anchors
-that failed, audit edits or CREval items without a score, condition pairs dropped. Each warning says what,
-how many of how many, and why (the reasons, most frequent first).
+that failed, condition pairs dropped, and what each report section finds mostly missing in its own part
+(its ``warnings``, built with :func:`warning`). Each warning says what, how many of how many, and why (the
+reasons, most frequent first).
 
 :func:`mostly_missing` builds report.json's ``warnings`` (schema ``$defs.warning``); the console summary,
 report.html's "Read first" box and the MLflow tracker show them first (:func:`warning_lines`). Reports
@@ -14,8 +15,10 @@ written before the list existed get it recomputed from their counts.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from faceedit_bench.plugin.sections import ReportSection, sections_in_use
 
 #: "Most" is more than this share of a measurement's units: over half.
 MOST = 0.5
@@ -25,48 +28,42 @@ MAX_REASONS = 3
 NOT_APPLICABLE = "answered_without_value"
 
 
-def mostly_missing(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every measurement of ``report`` with more than half of its units missing or failed (module docstring)."""
+def mostly_missing(report: Mapping[str, Any], sections: Sequence[ReportSection] | None = None,
+                   ) -> list[dict[str, Any]]:
+    """Every measurement of ``report`` with more than half of its units missing or failed (module docstring);
+    ``sections``: the report sections whose own warnings are asked (default: those in use)."""
     found: list[dict[str, Any] | None] = []
     counts = report.get("counts") or {}
     faces = counts.get("faces") or {}
-    found.append(_warning("faces_excluded", "faces", "excluded before editing", faces.get("seen"),
-                          faces.get("excluded") or {}))
+    found.append(warning("faces_excluded", "faces", "excluded before editing", faces.get("seen"),
+                         faces.get("excluded") or {}))
     references = counts.get("references") or {}
-    found.append(_warning("references_ignored", "reference images", "could not be used", references.get("listed"),
-                          references.get("ignored") or {}))
+    found.append(warning("references_ignored", "reference images", "could not be used", references.get("listed"),
+                         references.get("ignored") or {}))
     sessions = counts.get("sessions") or {}
-    found.append(_warning("sessions_excluded", "sessions", "excluded from the metrics", sessions.get("planned"),
-                          sessions.get("excluded") or {}))
+    found.append(warning("sessions_excluded", "sessions", "excluded from the metrics", sessions.get("planned"),
+                         sessions.get("excluded") or {}))
     found += _steps(report)
     for name, m in (report.get("metrics") or {}).items():
         # a value the judge answered but that does not apply (aging accuracy outside the aging prompt) is
         # not missing; reports before the reasons were counted give the undefined sessions as one number
         reasons = {k: v for k, v in (m.get("undefined_by_reason") or {"undefined": m.get("undefined_sessions") or 0})
                    .items() if k != NOT_APPLICABLE}
-        found.append(_warning(f"metric_undefined:{name}", f"included sessions for {name}", "have no value",
-                              (m.get("n") or 0) + sum(reasons.values()), reasons))
+        found.append(warning(f"metric_undefined:{name}", f"included sessions for {name}", "have no value",
+                             (m.get("n") or 0) + sum(reasons.values()), reasons))
     for template, outcomes in (counts.get("judge") or {}).items():
-        found.append(_warning(f"judge_answers:{template}", f"judge answers ({template})", "are not usable",
-                              sum(outcomes.values()), _not_ok(outcomes)))
+        found.append(warning(f"judge_answers:{template}", f"judge answers ({template})", "are not usable",
+                             sum(outcomes.values()), _not_ok(outcomes)))
     reliability = report.get("judge_reliability") or {}
     if reliability.get("anchors"):
         failed = Counter("answer out of range" if a.get("outcome") == "ok" else str(a.get("outcome"))
                          for a in reliability["anchors"] if not a.get("passed"))
-        found.append(_warning("judge_anchors", "judge anchors", "failed", len(reliability["anchors"]), failed,
-                              verb="passed"))
-    audit = report.get("audit") or {}
-    if audit.get("items"):
-        found.append(_warning("audit_unscored", "rubric edits", "were not scored", audit["items"],
-                              audit.get("not_scored") or {}, verb="scored"))
-    for key in ("creval", "creval_face"):
-        items = (report.get(key) or {}).get("items") or {}
-        if items.get("judged"):
-            reasons = {f"{m} {o}": n for m, per in (items.get("outcomes") or {}).items() for o, n in per.items()
-                       if o != "ok"}
-            found.append(_warning(f"{key}_unscored", f"{key} items", "have no overall score", items["judged"],
-                                  reasons or {"a metric not scored": items["judged"] - items.get("scored", 0)},
-                                  missing=items["judged"] - items.get("scored", 0), verb="scored"))
+        found.append(warning("judge_anchors", "judge anchors", "failed", len(reliability["anchors"]), failed,
+                             verb="passed"))
+    for section in sections_in_use() if sections is None else sections:
+        part = report.get(section.name)
+        if section.warnings is not None and isinstance(part, Mapping):
+            found += [dict(w) for w in section.warnings(part) if w]  # a section may give None: nothing missing
     found += _pairs(report)
     return [w for w in found if w is not None]
 
@@ -95,8 +92,8 @@ def _steps(report: Mapping[str, Any]) -> list[dict[str, Any] | None]:
     counts = report.get("counts") or {}
     conditions = (report.get("conditions") or {}).get("per_condition") or {}
     per = {name: c.get("steps") or {} for name, c in conditions.items()} or {"": counts.get("steps") or {}}
-    return [_warning(f"steps:{name}" if name else "steps", f"edit steps{f' under {name}' if name else ''}",
-                     "have no usable image", sum(steps.values()), _not_ok(steps)) for name, steps in per.items()]
+    return [warning(f"steps:{name}" if name else "steps", f"edit steps{f' under {name}' if name else ''}",
+                    "have no usable image", sum(steps.values()), _not_ok(steps)) for name, steps in per.items()]
 
 
 def _pairs(report: Mapping[str, Any]) -> list[dict[str, Any] | None]:
@@ -106,9 +103,9 @@ def _pairs(report: Mapping[str, Any]) -> list[dict[str, Any] | None]:
         for metric, t in ((comparison.get("overall") or {}).get("metrics") or {}).items():
             dropped = t.get("dropped") or 0
             reasons = {f"no value under {side}": n for side, n in (t.get("undefined") or {}).items() if n}
-            out.append(_warning(f"pairs_dropped:{condition}:{metric}",
-                                f"{condition} - {comparison.get('vs')} pairs for {metric}", "were dropped",
-                                (t.get("n_pairs") or 0) + dropped, reasons or {"dropped": dropped}, missing=dropped))
+            out.append(warning(f"pairs_dropped:{condition}:{metric}",
+                               f"{condition} - {comparison.get('vs')} pairs for {metric}", "were dropped",
+                               (t.get("n_pairs") or 0) + dropped, reasons or {"dropped": dropped}, missing=dropped))
     return out
 
 
@@ -119,9 +116,12 @@ def _not_ok(outcomes: Mapping[str, int]) -> dict[str, int]:
     return {o: n for o, n in outcomes.items() if o != "ok" and n}
 
 
-def _warning(code: str, what: str, failure: str, total: Any, reasons: Mapping[str, Any], *,
-             missing: int | None = None, verb: str = "") -> dict[str, Any] | None:
-    """A warning when ``missing`` (default: the sum of ``reasons``) is more than :data:`MOST` of ``total``."""
+def warning(code: str, what: str, failure: str, total: Any, reasons: Mapping[str, Any], *,
+            missing: int | None = None, verb: str = "") -> dict[str, Any] | None:
+    """A warning (schema ``$defs.warning``) when ``missing`` (default: the sum of ``reasons``) is more than
+    :data:`MOST` of ``total``, else None: ``code`` identifies it (``<what>`` or ``<what>:<name>``), ``what`` names
+    the units, ``failure`` says what happened to the missing ones (``"have no value"``); with ``verb`` the message
+    counts the units that did not fail instead (``"3 of 10 items scored"``)."""
     total = int(total or 0)
     missing = int(sum(int(n) for n in reasons.values()) if missing is None else missing)
     if total <= 0 or missing <= MOST * total:

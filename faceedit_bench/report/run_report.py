@@ -1,20 +1,20 @@
-"""The run report: a versioned JSON document (schema in ``schemas/run_report.schema.json``,
-documented in ``docs/run_report.md``), and its flattening into tracker metrics."""
+"""The run report: a versioned JSON document (schema: :func:`~faceedit_bench.report.report_schema.run_report_schema`,
+the core's ``schemas/run_report.schema.json`` with every registered section's; ``docs/run_report.md``), and its
+flattening into tracker metrics."""
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from faceedit_bench import __version__
-from faceedit_bench.analysis.winobias import tracking_metrics as winobias_metrics
 from faceedit_bench.plugin.payloads import RunInfo
+from faceedit_bench.plugin.sections import ReportSection, sections_in_use
 from faceedit_bench.records import TestSet
-from faceedit_bench.report.audit_tracking import audit_metrics
 from faceedit_bench.report.calls_view import calls_metrics
 from faceedit_bench.report.conditions_view import condition_metrics
-from faceedit_bench.report.creval import creval_tracking
 from faceedit_bench.report.fidelity import preset_notes
 from faceedit_bench.report.measures import collect_measures
 from faceedit_bench.report.read_first import mostly_missing, report_warnings
@@ -117,9 +117,10 @@ def series_for_tracking(report: dict[str, Any]) -> dict[str, list[tuple[int, flo
     return out
 
 
-def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
+def metrics_for_tracking(report: dict[str, Any], sections: Sequence[ReportSection] | None = None) -> dict[str, float]:
     """Flatten a run report into numeric metrics for an experiment tracker (the per-step
-    trajectories are :func:`series_for_tracking`)."""
+    trajectories are :func:`series_for_tracking`); each report section flattens its own part
+    (``sections``: default, those in use)."""
     out: dict[str, float] = {}
 
     def put(key: str, value: Any) -> None:
@@ -172,8 +173,6 @@ def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
         put(metric_key(*prefix, "p_value"), row["p_value"])
         if row["bias"] is not None:
             put(metric_key(*prefix, "bias"), int(row["bias"]))
-    if report.get("winobias"):
-        out.update(winobias_metrics(report["winobias"]))
     for key, labels in report["groups"].items():
         for label, g in labels.items():
             put(metric_key(key, label, "sessions_included"), g["sessions_included"])
@@ -182,7 +181,9 @@ def metrics_for_tracking(report: dict[str, Any]) -> dict[str, float]:
                 put(metric_key(key, label, name), m["mean"])
                 put(metric_key(key, label, name, "ci_low"), m["ci_low"])
                 put(metric_key(key, label, name, "ci_high"), m["ci_high"])
-    out.update(audit_metrics(report.get("audit"), metric_key))
-    out.update(creval_tracking(report, metric_key))
     out.update(condition_metrics(report, metric_key))  # per prompt condition, and the paired deltas
+    for section in sections_in_use() if sections is None else sections:
+        part = report.get(section.name)
+        if section.tracking is not None and isinstance(part, Mapping) and part:
+            out.update({str(k): float(v) for k, v in section.tracking(part).items()})
     return out

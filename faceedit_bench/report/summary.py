@@ -1,18 +1,20 @@
 """The console summary printed at the end of a run: what was run, the tables (fitted to the terminal's
-width: :mod:`faceedit_bench.report.summary_tables`), then the notes that qualify them, as plain text."""
+width: :mod:`faceedit_bench.report.summary_tables`), each report section's own lines, then the notes that
+qualify them, as plain text."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.text import Text
 
+from faceedit_bench.plugin.sections import ReportSection, sections_in_use
 from faceedit_bench.records import version_text
 from faceedit_bench.report.console import console_width, render
 from faceedit_bench.report.read_first import warning_lines
 from faceedit_bench.report.summary_tables import calls_tables, counts, fmt_p, summary_tables  # noqa: F401
-from faceedit_bench.report.winobias_view import winobias_lines
 
 
 def cost_line(report: dict[str, Any]) -> str:
@@ -80,6 +82,19 @@ def _judge_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def section_renderables(report: Mapping[str, Any], width: int,
+                        sections: Sequence[ReportSection] | None = None) -> list[Any]:
+    """Each report section's console lines for its part of ``report``, a blank line before each."""
+    parts: list[Any] = []
+    for section in sections_in_use() if sections is None else sections:
+        part = report.get(section.name)
+        if section.console is not None and isinstance(part, Mapping) and part:
+            shown = [Text(r) if isinstance(r, str) else r for r in section.console(part, width)]
+            if shown:
+                parts += [Text(""), *shown]
+    return parts
+
+
 def summary_renderables(report: dict[str, Any], output_dir: Path, width: int | None = None) -> list[Any]:
     width = width or console_width()
     run = report["run"]
@@ -90,10 +105,10 @@ def summary_renderables(report: dict[str, Any], output_dir: Path, width: int | N
     for tables in summary_tables(report, width):
         if tables:
             parts += [Text(""), *tables]
+    parts += section_renderables(report, width)
     tail = _judge_lines(report)
     if line := cost_line(report):
         tail.append(line)
-    tail += winobias_lines(report.get("winobias"))
     if calls := calls_tables(report, width):
         parts += [Text(""), *calls]
     if not run.get("complete", True):

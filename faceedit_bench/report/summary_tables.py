@@ -9,7 +9,6 @@ from typing import Any
 
 from rich.text import Text
 
-from faceedit_bench.report.audit_console import audit_tables
 from faceedit_bench.report.calls_view import call_sources
 from faceedit_bench.report.conditions_view import composition
 from faceedit_bench.report.console import Column, fitted_tables
@@ -39,13 +38,13 @@ def ci(m: Mapping[str, Any], digits: int = 3) -> tuple[str, str]:
 
 def digits_for(name: str, measures: Mapping[str, Any], values: Sequence[Any] = ()) -> int:
     """Decimals that show a metric's differences without noise: one on a scale of tens (SC, OER, Drop_FSS in
-    %), two on a 1-5 rubric, three on 0-1 (FSS); without bounds, from the values' size."""
+    %), two on a 1-5 rating scale, three on 0-1 (FSS); without bounds, from the values' size."""
     bounds = bounds_of(name, measures)
     if bounds is not None:
         span = bounds[1] - bounds[0]
         return 1 if span >= 10 else 2 if span > 1 else 3
     largest = max((abs(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)), default=0.0)
-    return 1 if largest >= 10 else 2 if largest >= 1 else 3  # a 1-5 rubric without bounds: its 1.0 has two
+    return 1 if largest >= 10 else 2 if largest >= 1 else 3  # a 1-5 scale without bounds: its 1.0 has two
 
 
 def metrics_tables(report: Mapping[str, Any], width: int) -> list[Any]:
@@ -146,4 +145,4 @@ def calls_tables(report: Mapping[str, Any], width: int) -> list[Any]:
 def summary_tables(report: Mapping[str, Any], width: int) -> list[list[Any]]:
     """The summary's tables in reading order, each a list of renderables (empty when the run has none)."""
     return [metrics_tables(report, width), trajectory_tables(report, width), group_tables(report, width),
-            disparity_tables(report, width), condition_tables(report, width), audit_tables(report, width)]
+            disparity_tables(report, width), condition_tables(report, width)]

@@ -19,7 +19,14 @@ from faceedit_bench.config import ComponentConf
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.plugin.manager import Plugins
 from faceedit_bench.records import Face, Session
-from faceedit_bench.run.conditions import BASELINE, Condition, ConditionPrompts, build_conditions, expand_sessions
+from faceedit_bench.run.conditions import (
+    BASELINE,
+    Condition,
+    ConditionPrompts,
+    build_conditions,
+    expand_sessions,
+    registered_templates,
+)
 from faceedit_bench.run.judges import create_judge, judge_scorer
 from faceedit_bench.run.sampling import Sample, published_sample, stratified_sample
 
@@ -43,7 +50,7 @@ class BuiltConditions:
 
 def build(plugins: Plugins, specs: list[dict[str, Any]], *, has_judge: bool,
           create_component: Callable[..., Any]) -> BuiltConditions:
-    conditions = build_conditions(specs, has_judge=has_judge)
+    conditions = build_conditions(specs, has_judge=has_judge, templates=registered_templates(plugins))
     judges = {}
     for i, c in enumerate(conditions):
         if c.judge is not None:

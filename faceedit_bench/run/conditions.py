@@ -33,17 +33,13 @@ judge answer on every run, so a judge answer that is retried later can still suc
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.records import AdmittedFace, JudgeAnswer, Outcome, Session, Step
-from faceedit_bench.scoring.judge.features import (
-    CONDITION_TEMPLATES,
-    DEFAULT_TEMPLATES,
-    ConditionTemplate,
-    demographic_labels,
-)
+from faceedit_bench.scoring.judge.condition_templates import ConditionTemplate, demographic_labels
 
 BASELINE = "baseline"
 JOINING = {
@@ -90,21 +86,49 @@ class Condition:
         return out
 
 
-def build_conditions(specs: list[dict[str, Any]], *, has_judge: bool) -> list[Condition]:
-    """Conditions from the checked ``conditions`` entries (config.py). An unknown template, or a template
-    of another kind, or a condition that needs a judge in a run without one, is a ConfigError."""
+def registered_templates(plugins: Any = None) -> dict[str, ConditionTemplate]:
+    """The condition templates plugins register (``faceedit_register_condition_templates``), by name."""
+    if plugins is None:
+        from faceedit_bench.plugin.manager import get_plugins
+
+        plugins = get_plugins()
+    table = plugins.registry["condition_templates"]
+    found = {name: table.get(name).load() for name in table.entries}
+    wrong = sorted(n for n, t in found.items() if not isinstance(t, ConditionTemplate))
+    if wrong:
+        raise ConfigError(f"condition template(s) {', '.join(wrong)} are not ConditionTemplate objects; the plugins "
+                          "that register them need fixing (faceedit-bench plugins names them)")
+    return found
+
+
+def default_template(kind: str, templates: Mapping[str, ConditionTemplate]) -> str | None:
+    """A kind's default template: the only one registered for it (None: none, or several to choose from)."""
+    fitting = [n for n, t in templates.items() if t.kind == kind]
+    return fitting[0] if len(fitting) == 1 else None
+
+
+def build_conditions(specs: list[dict[str, Any]], *, has_judge: bool,
+                     templates: Mapping[str, ConditionTemplate] | None = None) -> list[Condition]:
+    """Conditions from the checked ``conditions`` entries (config.py), with ``templates`` (default: the
+    registered ones). An unknown template, or a template of another kind, or a condition that needs a judge in
+    a run without one, is a ConfigError."""
+    templates = registered_templates() if templates is None else templates
     out = []
     for spec in specs:
         kind = spec["kind"]
         if kind == BASELINE:
             out.append(Condition(BASELINE, BASELINE))
             continue
-        name = spec.get("template") or DEFAULT_TEMPLATES[kind]
-        template = CONDITION_TEMPLATES.get(name)
-        fitting = sorted(n for n, t in CONDITION_TEMPLATES.items() if t.kind == kind)
+        fitting = sorted(n for n, t in templates.items() if t.kind == kind)
+        name = spec.get("template") or default_template(kind, templates)
+        if name is None:
+            raise ConfigError(f"condition {spec['name']!r} ({kind}) names no template, and "
+                              + (f"several are installed: choose one of {', '.join(fitting)} (template: <name>)."
+                                 if fitting else "no plugin registers one: install the protocol that provides it."))
+        template = templates.get(name)
         if template is None or template.kind != kind:
             raise ConfigError(f"condition {spec['name']!r}: template {name!r} is not a {kind} template; "
-                              f"use one of {', '.join(fitting)}.")
+                              f"use one of {', '.join(fitting) or '(none installed)'}.")
         if spec.get("judge") is None and not has_judge:
             raise ConfigError(f"condition {spec['name']!r} ({kind}) asks a judge to write its prompts, and this run "
                               "has none: choose one (e.g. judge=gemini) or give the condition its own "

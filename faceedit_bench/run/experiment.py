@@ -24,9 +24,9 @@ from faceedit_bench.execution.calls import Executors
 from faceedit_bench.keys import fingerprint, portable, run_key
 from faceedit_bench.plugin.manager import Plugins
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo
+from faceedit_bench.plugin.sections import collector_files, using_sections
 from faceedit_bench.records import Outcome, TestSet
 from faceedit_bench.report.artifacts import ArtifactWriter, write_artifacts
-from faceedit_bench.report.creval_answers import write_answer_tables
 from faceedit_bench.report.run_report import build_report
 from faceedit_bench.report.summary import format_summary
 from faceedit_bench.report.tables import run_identifiers
@@ -41,8 +41,8 @@ from faceedit_bench.run.inputs import InputResolver
 from faceedit_bench.run.judges import create_judge, judge_scorer, select_judge_metrics
 from faceedit_bench.run.metric_selection import judge_metric_names
 from faceedit_bench.run.progress import open_progress, plan_stages
-from faceedit_bench.run.questions import bind_questions
 from faceedit_bench.run.required import check_no_missing
+from faceedit_bench.run.section_settings import prepare_sections
 from faceedit_bench.run.setting_keys import check_setting_keys
 from faceedit_bench.run.shards import bind_gpu, open_ledger, select_faces, shard_run_info
 from faceedit_bench.scoring.identity import EmbeddingService
@@ -124,9 +124,9 @@ def build_experiment(cfg: Any, plugins: Plugins, preset: str | None = None) -> E
     conditions = condition_plan.build(plugins, conf.conditions, has_judge="judge" in components,
                                       create_component=create_component)
     testset: TestSet = components["testset"]
-    if "judge" in components:  # creval answers the run's frozen question sets (questions=[...])
-        judge_metrics, _ = bind_questions(plugins, judge_metrics, list(conf.questions), testset,
-                                          conf.analysis.creval.on_failure)
+    # the report sections check their settings and bind the selected metrics to them (e.g. question sets)
+    judge_metrics = prepare_sections(plugins, judge_metrics, conf.analysis, resolved, testset,
+                                     judged="judge" in components)
     if infos["dataset"].description.get("n_faces") == 0:
         raise ConfigError(f"dataset {conf.dataset.name!r} selects 0 faces, so the run would measure nothing; "
                           "check its annotations and dataset.params (limit, partition, allow_list).")
@@ -187,7 +187,8 @@ def run_from_config(cfg: Any, plugins: Plugins) -> dict[str, Any]:
 
 def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     try:
-        return _run_experiment(exp, plugins)
+        with using_sections(plugins.sections()):  # the report, tracker and summary read this plugin set's sections
+            return _run_experiment(exp, plugins)
     except Exception as exc:  # a full disk or read-only place: say what, and that nothing finished is lost
         friendly = storage_error(exc, exp.info.workspace)
         if friendly is None:
@@ -284,7 +285,8 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
         report = build_report(info, exp.testset, sections, wall_time_s=time.perf_counter() - started,
                               computed=computed, stopped=stats.stopped)
         artifacts = write_artifacts(info, report, store, tables_from=writer)
-        artifacts.update({p.name: str(p) for p in write_answer_tables(info.output_dir, aggregator.judge_reports)})
+        artifacts.update({p.name: str(p) for c in aggregator.collectors.values()  # the sections' own tables
+                          for p in collector_files(c, info.output_dir)})
         pm.hook.faceedit_run_end(run=info, report=report, artifacts=artifacts)
     except BaseException as exc:
         pm.hook.faceedit_run_error(run=info, error=exc)

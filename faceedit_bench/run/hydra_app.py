@@ -14,10 +14,11 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 
 from faceedit_bench.builtin.datasets._common import COMMON_PARAMS, FACE_PARAMS
-from faceedit_bench.config import GROUP_KINDS, ComponentConf, ExperimentConfig
+from faceedit_bench.config import GROUP_KINDS, ComponentConf
 from faceedit_bench.errors import UnknownComponentError
 from faceedit_bench.plugin.manager import Plugins, get_plugins
 from faceedit_bench.plugin.registry import suggest
+from faceedit_bench.run.section_settings import experiment_base
 
 
 def conf_dir() -> Path:
@@ -63,9 +64,10 @@ def group_options(plugins: Plugins) -> dict[str, list[str]]:
 
 
 def register_configs(plugins: Plugins) -> None:
-    """Store the schema, plus a default entry for registered components without YAML."""
+    """Store the schema (with every report section's settings at ``analysis.<name>``), plus a default entry
+    for registered components without YAML."""
     cs = ConfigStore.instance()
-    cs.store(name="base_config", node=ExperimentConfig)
+    cs.store(name="base_config", node=experiment_base(plugins.sections()))
     # The parameters every dataset takes, defined once: dataset entries extend these (defaults list).
     cs.store(name="dataset_params", node=dict(COMMON_PARAMS))
     cs.store(name="face_dataset_params", node=dict(FACE_PARAMS))

@@ -108,12 +108,12 @@ def _report(workspace: Path, manifest: dict[str, Any], plugins: Any) -> None:
     """Run the experiment unsharded from a shard's config: everything is in the ledger."""
     from omegaconf import OmegaConf
 
-    from faceedit_bench.config import ExperimentConfig
     from faceedit_bench.plugin.manager import get_plugins
     from faceedit_bench.run.experiment import build_experiment, run_experiment
+    from faceedit_bench.run.section_settings import experiment_base
 
     plugins = plugins or get_plugins()
-    cfg = OmegaConf.merge(OmegaConf.structured(ExperimentConfig), manifest["config"])
+    cfg = OmegaConf.merge(experiment_base(plugins.sections()), manifest["config"])
     cfg.run.shard = None
     cfg.run.workspace = str(workspace)  # the shared filesystem may be mounted elsewhere here
     # Every step is in the ledger: no call, so no API key (the machine that merges may have none).

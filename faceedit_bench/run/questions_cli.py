@@ -40,8 +40,8 @@ def _judge(name: str | None, params: list[str]) -> tuple[Any, str]:
 
 def _load_any(what: str) -> Any:
     """A question set from a file, a CREval-Bench folder, or a builtin test set (its taxonomy questions)."""
-    from faceedit_bench.run.questions import resolve_entry
     from faceedit_bench.scoring.creval.bench import read_bench
+    from faceedit_bench.scoring.creval.binding import resolve_entry
     from faceedit_bench.scoring.creval.face import face_question_set
     from faceedit_bench.scoring.creval.questions import load_question_set
     from faceedit_bench.testsets import TESTSET_NAMES, load_testset
@@ -135,7 +135,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from faceedit_bench.run.questions import resolve_entry
+    from faceedit_bench.scoring.creval.binding import resolve_entry
     from faceedit_bench.scoring.creval.face import face_question_set
     from faceedit_bench.testsets import TESTSET_NAMES, load_testset
 

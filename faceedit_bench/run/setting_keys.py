@@ -19,13 +19,15 @@ from faceedit_bench.errors import ConfigError
 from faceedit_bench.plugin.manager import Plugins
 from faceedit_bench.run.components import accepted_params, check_params, unknown_key
 from faceedit_bench.run.judges import PANEL, PANEL_PARAMS
+from faceedit_bench.run.section_settings import section_settings
 
 
 def check_setting_keys(cfg: Any, plugins: Plugins) -> None:
     """Raise :class:`ConfigError` naming the first unknown key, with the closest known one."""
     data = OmegaConf.to_container(cfg, resolve=False) if OmegaConf.is_config(cfg) else cfg
     assert isinstance(data, dict)
-    _check_schema({k: v for k, v in data.items() if k != "hydra"}, ExperimentConfig, "")
+    sections = section_settings(plugins.sections())  # analysis.<name>: each report section's settings
+    _check_schema({k: v for k, v in data.items() if k != "hydra"}, ExperimentConfig, "", sections)
     for group in GROUP_KINDS:
         entry = data.get(group)
         if isinstance(entry, Mapping):
@@ -36,15 +38,16 @@ def check_setting_keys(cfg: Any, plugins: Plugins) -> None:
             _check_component(plugins, "judge", judge, f"conditions[{i}].judge")
 
 
-def _check_schema(node: Mapping[str, Any], schema: type, section: str) -> None:
-    fields = _fields(schema)
+def _check_schema(node: Mapping[str, Any], schema: type, section: str,
+                  sections: Mapping[str, type] | None = None) -> None:
+    fields = {**_fields(schema), **((sections or {}) if section == "analysis" else {})}
     for key, value in node.items():
         if key not in fields:
             where = f"The settings of {section}" if section else "The top-level settings"
             raise ConfigError(f"{unknown_key(section, key, list(fields))}. {where}: {', '.join(fields)}.")
         kind = fields[key]
         if dataclasses.is_dataclass(kind) and kind is not ComponentConf and isinstance(value, Mapping):
-            _check_schema(value, kind, f"{section}.{key}" if section else key)
+            _check_schema(value, kind, f"{section}.{key}" if section else key, sections)
 
 
 @functools.cache

@@ -11,18 +11,18 @@ from tests.test_human_ratings import paper_like_ratings
 def test_report_page_shows_winobias_and_human_sections(browser, tmp_path):  # noqa: F811
     from faceedit_bench.analysis.human_agreement import human_agreement
     from faceedit_bench.analysis.human_ratings import parse_ratings
-    from faceedit_bench.analysis.winobias import WinoBiasReport
+    from faceedit_bench.analysis.winobias import WinoBiasCollector
     from faceedit_bench.report.html_file import write_html_report
     from faceedit_bench.report.human_report import render_human_html
     from tests.test_html_report import v11_report
 
-    winobias = WinoBiasReport()
+    winobias = WinoBiasCollector()
     winobias.answers["male"].update(stereotyped=8, anti_stereotyped=2, ambiguous=1)
     winobias.answers["female"].update(stereotyped=6, anti_stereotyped=4)
     winobias.unjudged["female"]["step_unsupported"] = 3
     ratings = parse_ratings(paper_like_ratings(), source=HOSTILE)  # the file name is shown on the page
     vlm = {(u[0], u[1], u[2], "edit_success"): 4.5 for u in {r.unit for r in ratings.rows}}
-    report = {**v11_report(), **winobias.sections(), "human_agreement": human_agreement(ratings, vlm)}
+    report = {**v11_report(), "winobias": winobias.finish(), "human_agreement": human_agreement(ratings, vlm)}
     run = tmp_path / "runs" / "r"
     run.mkdir(parents=True)
     browser.get(write_html_report(run, report).as_uri())

@@ -33,3 +33,9 @@ def faceedit_register_datasets(register: Register) -> None:
              description="CelebSET reconstruction from IMDB-WIKI: celebset.csv, or imdb.mat + skin-tone CSV")
     register("sample", f"{_PKG}.sample:SampleDataset",
              description="8 real faces shipped in insightface/scikit-image; offline smoke test only")
+
+
+@hookimpl
+def faceedit_register_commands(register: Register) -> None:
+    register("portraits", f"{_PKG}.portraits_cli:add_parser",
+             description="paper (b)'s FairFace portrait grid: select, show, check and approve its cells")

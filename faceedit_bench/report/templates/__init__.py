@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import BaseLoader, ChoiceLoader, Environment, PackageLoader, StrictUndefined
 
 from faceedit_bench.records import version_text
 
@@ -87,12 +87,36 @@ def fmt_p_equation(value: float | None) -> str:
     return f"p {text}" if text.startswith("<") or text == MISSING else f"p = {text}"
 
 
+def fmt_counts(counts: Mapping[str, Any] | None) -> str:
+    """``ok: 58, refused: 2`` (``none`` when empty): the pages' ``kv``."""
+    return ", ".join(f"{k}: {v}" for k, v in counts.items()) if counts else "none"
+
+
+#: The filters every page template (and every report section's template) may use.
+FILTERS = {"num": fmt_num, "value": fmt_value, "ci": fmt_ci, "pct": fmt_pct, "usd": fmt_usd, "p": fmt_p,
+           "version": version_text}
+CORE = ("faceedit_bench.report", "templates")
+
+
+def _environment(loader: BaseLoader) -> Environment:
+    env = Environment(loader=loader, autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                      keep_trailing_newline=True)
+    env.filters.update(FILTERS)
+    env.globals["kv"] = fmt_counts
+    return env
+
+
 @functools.cache
 def environment() -> Environment:
-    env = Environment(loader=PackageLoader("faceedit_bench.report", "templates"), autoescape=True,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(num=fmt_num, value=fmt_value, ci=fmt_ci, pct=fmt_pct, usd=fmt_usd, p=fmt_p, version=version_text)
-    return env
+    return _environment(PackageLoader(*CORE))
+
+
+@functools.cache
+def package_environment(package: str, folder: str = "templates") -> Environment:
+    """The environment of a package's templates (a report section's), with the core's templates behind them."""
+    if (package, folder) == CORE:
+        return environment()
+    return _environment(ChoiceLoader([PackageLoader(package, folder), PackageLoader(*CORE)]))
 
 
 def render(template: str, **context: Any) -> str:

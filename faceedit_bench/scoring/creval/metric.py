@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from faceedit_bench.records import JudgeAnswer, Session
@@ -33,6 +33,21 @@ from faceedit_bench.scoring.judge.declared import JudgeMetric, JudgeValue, Quest
 
 #: (session, k, image hashes of the question) -> the item's questions, or None (nothing to ask).
 Lookup = Callable[[Session, int, Sequence[str]], QuestionItem | None]
+#: (session, exclusion reason, hash of I_0) -> the session's items, failed for that reason.
+FailedItems = Callable[[Session, str, str | None], Sequence[ItemResult]]
+
+
+@dataclass(frozen=True)
+class CrevalMetric(JudgeMetric):
+    """A CREval judge metric with what its report section (``creval``, ``creval_face``) reads of it: whether
+    it is the taxonomy extension, its failure rule, the failed items of a session whose edit gave no image,
+    and the question sets it answers (their descriptions). None of these enter its identity beyond the
+    description and values, which name the sets and the rule."""
+
+    extension: bool = False
+    on_failure: str = policy.EXCLUDE
+    failed_items: FailedItems | None = None
+    question_sets: tuple[Mapping[str, Any], ...] = ()
 
 _TITLES = {"IF": "instruction following", "VC": "visual consistency", "VQ": "visual quality"}
 
@@ -100,7 +115,8 @@ def _failed_items(lookup: Lookup) -> Callable[[Session, str, str | None], tuple[
 
 
 def build_metric(name: str, lookup: Lookup, *, images: tuple[str, ...], description: str, extension: bool,
-                 needs_taxonomy: bool = False, report: Any = None, on_failure: str = policy.EXCLUDE) -> JudgeMetric:
+                 needs_taxonomy: bool = False, on_failure: str = policy.EXCLUDE,
+                 question_sets: Sequence[Mapping[str, Any]] = ()) -> CrevalMetric:
     rule = policy.check_rule(on_failure, f"judge metric {name}")
     failed_items = _failed_items(lookup)
 
@@ -118,12 +134,11 @@ def build_metric(name: str, lookup: Lookup, *, images: tuple[str, ...], descript
             return None
         return policy.session_values(failed_items(session, reason, base_hash), name, rule) or None
 
-    if report is not None:
-        report = functools.partial(report, on_failure=rule, failed_items=failed_items)
-    return JudgeMetric(name=name, template=ANSWER_TEMPLATE, images=images, values=_values(name, extension, rule),
-                       over="steps", description=f"{description} Failures: on_failure={rule}.",
-                       needs_taxonomy=needs_taxonomy, facets=METRICS, facet_fields=facet_fields,
-                       reduce_questions=_reducer(lookup, name, rule), report=report, unjudged=unjudged)
+    return CrevalMetric(name=name, template=ANSWER_TEMPLATE, images=images, values=_values(name, extension, rule),
+                        over="steps", description=f"{description} Failures: on_failure={rule}.",
+                        needs_taxonomy=needs_taxonomy, facets=METRICS, facet_fields=facet_fields,
+                        reduce_questions=_reducer(lookup, name, rule), unjudged=unjudged, extension=extension,
+                        on_failure=rule, failed_items=failed_items, question_sets=tuple(question_sets))
 
 
 # -- creval: frozen question sets ----------------------------------------------------------
@@ -157,21 +172,10 @@ def bind_question_sets(metric: JudgeMetric, sets: Sequence[QuestionSet], on_fail
         return None
 
     names = ", ".join(f"{q.name}@{q.version} ({q.content_hash[:12]})" for q in sets)
-    report = (functools.partial(_unbound(metric.report), question_sets=[q.describe() for q in sets])
-              if metric.report is not None else None)
     bound = build_metric(metric.name, lookup, images=metric.images, extension=False,
-                         description=f"{_CREVAL_DESCRIPTION} Question sets: {names}.", report=report,
-                         on_failure=on_failure)
+                         description=f"{_CREVAL_DESCRIPTION} Question sets: {names}.", on_failure=on_failure,
+                         question_sets=[q.describe() for q in sets])
     return replace(bound, needs_taxonomy=metric.needs_taxonomy)
-
-
-def _unbound(report: Any) -> Any:
-    """A registered report factory without the policy a metric's build bound to it."""
-    while isinstance(report, functools.partial) and {"on_failure", "failed_items"} & set(report.keywords):
-        report = functools.partial(report.func, *report.args,
-                                   **{k: v for k, v in report.keywords.items() if k not in ("on_failure",
-                                                                                            "failed_items")})
-    return report
 
 
 # -- creval_face: questions from the taxonomy ----------------------------------------------
@@ -187,10 +191,10 @@ _FACE_DESCRIPTION = ("EXTENSION (METHODOLOGY §5.4): CREval QA scoring of taxono
                      "VQ: artifacts); overall 0.4/0.4/0.2. An interpretable alternative to SC.")
 
 
-def _face_metric(on_failure: str = policy.EXCLUDE, report: Any = None) -> JudgeMetric:
+def _face_metric(on_failure: str = policy.EXCLUDE) -> CrevalMetric:
     return build_metric("creval_face", lambda session, k, images: _face_lookup(session, k),
                         images=("previous", "current"), extension=True, needs_taxonomy=True,
-                        description=_FACE_DESCRIPTION, report=report, on_failure=on_failure)
+                        description=_FACE_DESCRIPTION, on_failure=on_failure)
 
 
 CREVAL_FACE_METRIC = _face_metric()
@@ -200,4 +204,4 @@ def with_policy(metric: JudgeMetric, on_failure: str) -> JudgeMetric:
     """``creval_face`` under the failure policy ``on_failure`` (``creval`` takes it in :func:`bind_question_sets`)."""
     if metric.name != "creval_face":
         raise ValueError(f"with_policy rebuilds creval_face, not {metric.name}")
-    return _face_metric(on_failure, _unbound(metric.report))
+    return _face_metric(on_failure)

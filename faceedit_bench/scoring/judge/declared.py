@@ -12,14 +12,15 @@ A :class:`JudgeMetric` is data, not code in the core:
 * one or several named values (:class:`JudgeValue`): how one answer becomes a number, and how
   a session's numbers reduce to the session's value (the mean by default, or a custom reducer),
   with the direction, unit, description, label and bounds reports and the leaderboard render;
-* optionally a cross-session report section (the overediting matrix of the state tracker);
 * optionally facets: each position asked once per facet, with its own placeholder values (CREval's
   IF, VC and VQ question lists, one call each), reduced by a function that sees the questions.
 
 A session value is undefined when any answer it needs is not ``ok``: a partial mean would
 favour sessions whose hard steps were refused or unparsable. Nothing is filled in.
 Plugins register metrics with the ``faceedit_register_judge_metrics`` hook; a run selects
-them by name (``judge_metrics=[sc,state]``).
+them by name (``judge_metrics=[sc,state]``). What a metric adds across sessions (the overediting matrix,
+a protocol's tables) is a report section (:mod:`faceedit_bench.plugin.sections`) that reads the metric's
+judgments from every session result.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -138,16 +139,6 @@ class MetricJudgment:
         return None
 
 
-class MetricReport(Protocol):
-    """A cross-session section of the run report (e.g. the overediting matrix). A report may also define
-    ``add_session(result)``: then every session result reaches it, judged or not (the WinoBias section counts
-    the sessions an editor could not take)."""
-
-    def add(self, judgment: MetricJudgment) -> None: ...
-
-    def sections(self) -> dict[str, Any]: ...
-
-
 #: A custom session reducer: (answers, points, session) -> (session values, detail).
 SessionReducer = Callable[[Sequence[JudgeAnswer], Sequence[Mapping[str, float | None]], Session],
                           tuple[Mapping[str, float | None], Any]]
@@ -172,7 +163,6 @@ class JudgeMetric:
     #: Placeholder values for a question (session, k); default: the step's fields (CONTEXT_FIELDS).
     fields: Callable[[Session, int], Mapping[str, str]] | None = None
     session: SessionReducer | None = None
-    report: Callable[[], MetricReport] | None = None
     #: It asks about the steps' taxonomy binding (categories, sub-axes): skipped, with the reason, for a
     #: test set whose steps have none.
     needs_taxonomy: bool = False

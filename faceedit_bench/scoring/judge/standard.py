@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from faceedit_bench.records import JudgeAnswer, Outcome, Session
+from faceedit_bench.records import JudgeAnswer, Outcome, Session, SessionResult
 from faceedit_bench.scoring.judge.declared import JudgeMetric, JudgeValue, MetricJudgment
 from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE, STATE_TEMPLATE, sc_from_answer, state_from_answer
 from faceedit_bench.scoring.overediting import (
@@ -58,21 +58,25 @@ def _oer(answers: Sequence[JudgeAnswer], points: Sequence[Mapping[str, float | N
     return {"oer": None if oer.oer is None else 100.0 * oer.oer}, oer
 
 
-class OvereditReport:
-    """The overediting matrix and frequent patterns over the sessions whose OER is defined."""
+class OvereditCollector:
+    """The ``overediting`` report section: the matrix and frequent patterns over the included sessions whose
+    OER is defined (a report section's collector, :mod:`faceedit_bench.report.overediting_section`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, metric: str = "state") -> None:
+        self.metric = metric
         self.matrix = OvereditMatrix.from_taxonomy()
         self.steps: list[StepOveredits] = []
 
-    def add(self, judgment: MetricJudgment) -> None:
-        if judgment.detail is not None and judgment.detail.defined:
+    def add_session(self, result: SessionResult) -> None:
+        included = result.fss is not None and result.judged is not None
+        judgment: MetricJudgment | None = result.judged.metrics.get(self.metric) if included else None
+        if judgment is not None and judgment.detail is not None and judgment.detail.defined:
             self.matrix.add_session(judgment.detail)
             self.steps.extend(judgment.detail.steps)
 
-    def sections(self) -> dict[str, Any]:
-        return {"overediting": {**self.matrix.as_dict(), "patterns": frequent_patterns(self.steps),
-                                "attribute_changes": attribute_changes(self.steps), "reconstruction": True}}
+    def finish(self) -> dict[str, Any]:
+        return {**self.matrix.as_dict(), "patterns": frequent_patterns(self.steps),
+                "attribute_changes": attribute_changes(self.steps), "reconstruction": True}
 
 
 STATE_METRIC = JudgeMetric(
@@ -88,6 +92,5 @@ STATE_METRIC = JudgeMetric(
         description="Overediting rate: unrequested sub-axis changes per edit found by the state tracker, x100 "
                     "(METHODOLOGY §2.5; counting rules reconstructed, §8.5).", label="OER", bounds=(0.0, None)),),
     session=_oer,
-    report=OvereditReport,
     needs_taxonomy=True,
 )

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -137,9 +137,9 @@ def _session(answers: Sequence[JudgeAnswer], points: Sequence[Mapping[str, float
                                             step.meta.get("target_occupation"), ok.get("target_person"), ok.get("target_gender"))
 
 
-def winobias_metric(report: Any = None, role: str = PARTNER_ROLE) -> JudgeMetric:
-    """The ``winobias`` judge metric; ``report`` builds its cross-session section
-    (:class:`faceedit_bench.analysis.winobias.WinoBiasReport`); ``role`` is ``inputs`` or ``input:<role>``."""
+def winobias_metric(role: str = PARTNER_ROLE) -> JudgeMetric:
+    """The ``winobias`` judge metric (its cross-session section is the ``winobias`` report section,
+    :mod:`faceedit_bench.report.winobias_section`); ``role`` is ``inputs`` or ``input:<role>``."""
     return JudgeMetric(
         name="winobias",
         template=WINOBIAS_TEMPLATE,
@@ -155,6 +155,5 @@ def winobias_metric(report: Any = None, role: str = PARTNER_ROLE) -> JudgeMetric
                         "scored. The mean is the share of stereotyped outputs; 0.5 means no bias."),),
         fields=_fields,
         session=_session,
-        report=report,
     )
 

@@ -1,6 +1,7 @@
 """The question sets of a run: ``questions=[...]`` loaded through the registered loaders and bound to
 the ``creval`` judge metric before anything runs (METHODOLOGY §5.3), and the run's CREval failure
-policy (``analysis.creval.on_failure``) bound to ``creval`` and ``creval_face``.
+policy (``analysis.creval.on_failure``) bound to ``creval`` and ``creval_face``: the ``creval`` report
+section's ``prepare`` (:mod:`faceedit_bench.report.creval_section`).
 
 An entry is ``<loader>:<path>`` or a bare path: a ``.json`` file is read by the ``file`` loader, a folder
 by ``creval_bench`` (CREval-Bench's published layout). A selected ``creval`` metric without question sets,
@@ -9,12 +10,11 @@ or question sets without a ``creval`` metric, is a configuration error that says
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from faceedit_bench.errors import ConfigError, FaceEditBenchError
-from faceedit_bench.plugin.manager import Plugins
 from faceedit_bench.records import TestSet
 from faceedit_bench.scoring.creval.metric import bind_question_sets, with_policy
 from faceedit_bench.scoring.creval.questions import QuestionSet
@@ -31,7 +31,11 @@ def resolve_entry(entry: str) -> tuple[str, str]:
     return ("file" if entry.endswith(".json") else "creval_bench"), entry
 
 
-def load_question_sets(plugins: Plugins, entries: Sequence[str]) -> list[QuestionSet]:
+#: A registered object by kind and name: ``load("question_sets", "file")`` is the ``file`` loader.
+Load = Callable[[str, str], Any]
+
+
+def load_question_sets(load: Load, entries: Sequence[str]) -> list[QuestionSet]:
     sets = []
     for entry in entries:
         loader, path = resolve_entry(str(entry))
@@ -39,13 +43,13 @@ def load_question_sets(plugins: Plugins, entries: Sequence[str]) -> list[Questio
             raise ConfigError(f"questions entry {entry!r}: {path} does not exist. Give a question-set file "
                               "(faceedit-bench questions generate writes one) or a CREval-Bench folder.")
         try:
-            sets.append(plugins.registry.get("question_sets", loader).load()(path))
+            sets.append(load("question_sets", loader)(path))
         except FaceEditBenchError as exc:
             raise ConfigError(f"questions entry {entry!r}: {exc}") from exc
     return sets
 
 
-def bind_questions(plugins: Plugins, metrics: list[JudgeMetric], entries: Sequence[str],
+def bind_questions(load: Load, metrics: list[JudgeMetric], entries: Sequence[str],
                    testset: TestSet, on_failure: str = "exclude") -> tuple[list[JudgeMetric], list[QuestionSet]]:
     """``metrics`` with ``creval`` bound to the run's question sets, both CREval metrics to the failure
     policy ``on_failure``, and those sets."""
@@ -60,7 +64,7 @@ def bind_questions(plugins: Plugins, metrics: list[JudgeMetric], entries: Sequen
         raise ConfigError("the judge metric creval answers frozen question sets; name them with "
                           "questions=[<file.json or CREval-Bench folder>] (faceedit-bench questions generate writes "
                           "one), or use creval_face for taxonomy-bound face test sets")
-    sets = load_question_sets(plugins, entries)
+    sets = load_question_sets(load, entries)
     asked = {(i.session_id, i.k) for q in sets for i in q.items}
     if not any((s.session_id, step.k) in asked for s in testset.sessions for step in s.steps):
         raise ConfigError(f"no step of test set {testset.name} has questions in {', '.join(map(str, entries))}: the "

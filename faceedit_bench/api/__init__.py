@@ -1,8 +1,10 @@
-"""The public API for plugin authors: everything a plugin may import from the core.
+"""The public API for component authors (editors, judges, embedders, datasets, trackers): everything such a
+plugin may import from the core.
 
-A plugin imports from this module only (a layer contract in ``pyproject.toml`` holds
-that); every other core module is private and may change between releases. The contract
-test mixins (``EditorContract`` ...) need pytest and are loaded on first use.
+A plugin imports from this package only (a layer contract in ``pyproject.toml`` holds that); every other core
+module is private and may change between releases. Protocol authors (report sections, judge metrics,
+statistics) import :mod:`faceedit_bench.api.protocol` too. The contract test mixins (``EditorContract`` ...)
+need pytest and are loaded on first use.
 """
 
 from __future__ import annotations
@@ -81,12 +83,13 @@ if TYPE_CHECKING:
         JudgeContract,
         PixelEmbedder,
         PluginDistributionContract,
+        SectionContract,
         gradient_image,
     )
 
 #: Names served lazily from :mod:`faceedit_bench.testing` (it imports pytest).
 _TESTING = ("DatasetContract", "EditorContract", "EmbedderContract", "JudgeContract", "PluginDistributionContract",
-            "PixelEmbedder", "gradient_image")
+            "PixelEmbedder", "SectionContract", "gradient_image")
 
 
 def __getattr__(name: str) -> Any:
@@ -147,6 +150,7 @@ __all__ = [
     "Register",
     "RetryableError",
     "RunInfo",
+    "SectionContract",
     "Session",
     "Step",
     "StepRecord",

@@ -1,0 +1,194 @@
+"""The public API for protocol authors: what a package that adds a benchmark protocol (a paper's judge
+metrics, report sections, statistics, presets and commands) may import from the core.
+
+Component authors (editors, judges, embedders, datasets, trackers) need only :mod:`faceedit_bench.api`.
+A protocol package registers its parts through hooks (``faceedit_register_judge_metrics``,
+``faceedit_register_sections``, ``faceedit_register_commands``, ``faceedit_register_condition_templates``,
+``faceedit_config_searchpath`` for its presets) and imports from here and from :mod:`faceedit_bench.api` only;
+every other core module is private. docs/plugin_hooks.md shows a section end to end.
+
+What is here, by use:
+
+* report sections: :class:`ReportSection` (one object: collector, ``report.json`` part and schema, settings,
+  MLflow metrics, console lines, report.html template, leaderboard record, verification and views),
+  :class:`SectionCollector`, :class:`SectionRun`, :class:`SectionSetup`, :class:`SectionHtml`,
+  :class:`ViewSpec`, :class:`ValueSpec`, :func:`load_schema`, :func:`run_report_schema`;
+* judge metrics: :class:`JudgeMetric`, :class:`JudgeValue`, :class:`MetricJudgment`, :class:`Question`,
+  :class:`NotAsked`, :func:`step_fields`, :class:`PromptTemplate`, :func:`parse_answer`,
+  :class:`ParseFailure`, :class:`ConditionTemplate` (prompt conditions), :class:`SessionMetric`;
+* what a collector sees: :class:`SessionResult`, :class:`Face`, :class:`Session`, :class:`Step`,
+  :class:`JudgeAnswer`, :class:`Outcome`;
+* statistics: :func:`summarize` (mean and interval, bounds-aware), :class:`Threshold`,
+  :func:`threshold_rate` (Wilson), :func:`rate_direction`, :func:`paired_comparison`, :func:`paired_family`
+  (Wilcoxon + Holm), :func:`compare_k_groups` (Kruskal-Wallis, max - min with a bootstrap CI),
+  :func:`one_vs_rest` (Mann-Whitney U), :func:`fleiss_kappa`, :func:`krippendorff_alpha`,
+  :func:`metric_agreement`, :func:`rank_table`;
+* report helpers: :func:`metric_key` (MLflow-safe names), :func:`mostly_missing_warning`, the number formats
+  (:func:`fmt_num`, :func:`fmt_ci`, :func:`fmt_p`, :func:`fmt_pct`, :func:`fmt_value`), console tables
+  (:class:`Column`, :func:`fitted_tables`, :func:`render_console`), plots (:func:`plot_figure`,
+  :func:`plot_png`, :func:`plot_uri`, :data:`PALETTE`), :func:`render_template` (a package's template with the
+  pages' filters);
+* settings checks for a section's settings dataclass: :func:`reject`, :func:`check_whole`,
+  :func:`check_fraction`, :func:`check_positive`, :func:`check_flag`;
+* leaderboard verification: :class:`Comparer` (what ``ReportSection.verify`` is handed);
+* commands that add to a finished run (people's ratings): :func:`load_run`, :func:`run_config`,
+  :func:`store_for_run_dir`, :func:`write_html_report`, :data:`SESSIONS_CSV`, :func:`log_run_metrics` (to the
+  run's tracker), and :func:`registered` (a registered object by kind and name, e.g. a dataset factory);
+* files: :func:`write_text` (atomic), :func:`read_utf8`, :func:`file_lock`, :func:`restore_replaced`, and
+  :func:`fingerprint` (the sha256 of an object's canonical JSON, for content-derived identities).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from faceedit_bench.analysis.group_tests import compare_k_groups, one_vs_rest
+from faceedit_bench.analysis.metric_agreement import metric_agreement, rank_table
+from faceedit_bench.analysis.paired import paired_comparison, paired_family
+from faceedit_bench.analysis.rates import Threshold, rate_direction, threshold_rate
+from faceedit_bench.analysis.reliability import fleiss_kappa, krippendorff_alpha
+from faceedit_bench.analysis.session_metrics import SessionMetric
+from faceedit_bench.analysis.statistics import summarize
+from faceedit_bench.config import check_flag, check_fraction, check_positive, check_whole, reject
+from faceedit_bench.keys import fingerprint
+from faceedit_bench.leaderboard.reproduction import Comparer
+from faceedit_bench.plugin.sections import (
+    ReportSection,
+    SectionCollector,
+    SectionHtml,
+    SectionRun,
+    SectionSetup,
+    ValueSpec,
+    ViewSpec,
+    load_schema,
+)
+from faceedit_bench.records import Face, JudgeAnswer, Outcome, Session, SessionResult, Step
+from faceedit_bench.report.compared_runs import load_run, run_config
+from faceedit_bench.report.console import Column, fitted_tables
+from faceedit_bench.report.console import render as render_console
+from faceedit_bench.report.html_file import store_for_run_dir, write_html_report
+from faceedit_bench.report.html_plots import plot_uri
+from faceedit_bench.report.plots import PALETTE
+from faceedit_bench.report.plots import figure as plot_figure
+from faceedit_bench.report.plots import no_mathtext as plot_no_mathtext
+from faceedit_bench.report.plots import png_bytes as plot_png
+from faceedit_bench.report.read_first import warning as mostly_missing_warning
+from faceedit_bench.report.report_schema import run_report_schema
+from faceedit_bench.report.run_report import metric_key
+from faceedit_bench.report.tables import SESSIONS_CSV
+from faceedit_bench.report.templates import fmt_ci, fmt_num, fmt_p, fmt_pct, fmt_value, package_environment
+from faceedit_bench.scoring.judge.condition_templates import ConditionTemplate
+from faceedit_bench.scoring.judge.declared import (
+    JudgeMetric,
+    JudgeValue,
+    MetricJudgment,
+    NotAsked,
+    Question,
+    step_fields,
+)
+from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
+from faceedit_bench.storage.atomic import write_text
+from faceedit_bench.storage.first_time import restore_replaced
+from faceedit_bench.storage.locks import file_lock
+from faceedit_bench.storage.text import read_utf8
+
+
+def render_template(package: str, template: str, folder: str = "templates", **context: Any) -> str:
+    """A template shipped in ``package``'s ``folder``, rendered with autoescape on and the pages' filters
+    (``num``, ``ci``, ``p``, ``pct``, ``value``, ``usd``, ``version``) and ``kv`` (for a standalone page of a
+    protocol's own; a section's part of report.html is :class:`SectionHtml`)."""
+    return package_environment(package, folder).get_template(template).render(**context)
+
+
+def registered(kind: str, name: str) -> Any:
+    """The object registered as ``name`` of ``kind`` (``datasets``, ``judges``, ``question_sets`` ...) by the
+    installed plugins; an unknown name raises a ConfigError listing the known ones."""
+    from faceedit_bench.plugin.manager import get_plugins
+
+    return get_plugins().registry.get(kind, name).load()
+
+
+def log_run_metrics(tracking_uri: str, run_key: str, metrics: Mapping[str, float]) -> str | None:
+    """Add ``metrics`` to the tracked run of ``run_key`` at ``tracking_uri`` (the ``faceedit_log_run_metrics``
+    hook): that run's id, or None when no installed tracker reads the URI."""
+    from faceedit_bench.plugin.manager import get_plugins
+
+    return get_plugins().pm.hook.faceedit_log_run_metrics(tracking_uri=tracking_uri, run_key=run_key,
+                                                          metrics=dict(metrics))
+
+
+__all__ = [
+    "Column",
+    "Comparer",
+    "ConditionTemplate",
+    "Face",
+    "JudgeAnswer",
+    "JudgeMetric",
+    "JudgeValue",
+    "MetricJudgment",
+    "NotAsked",
+    "Outcome",
+    "PALETTE",
+    "ParseFailure",
+    "PromptTemplate",
+    "Question",
+    "ReportSection",
+    "SESSIONS_CSV",
+    "SectionCollector",
+    "SectionHtml",
+    "SectionRun",
+    "SectionSetup",
+    "Session",
+    "SessionMetric",
+    "SessionResult",
+    "Step",
+    "Threshold",
+    "ValueSpec",
+    "ViewSpec",
+    "check_flag",
+    "check_fraction",
+    "check_positive",
+    "check_whole",
+    "compare_k_groups",
+    "file_lock",
+    "fingerprint",
+    "fitted_tables",
+    "fleiss_kappa",
+    "fmt_ci",
+    "fmt_num",
+    "fmt_p",
+    "fmt_pct",
+    "fmt_value",
+    "krippendorff_alpha",
+    "load_run",
+    "load_schema",
+    "log_run_metrics",
+    "metric_agreement",
+    "metric_key",
+    "mostly_missing_warning",
+    "one_vs_rest",
+    "paired_comparison",
+    "paired_family",
+    "parse_answer",
+    "plot_figure",
+    "plot_no_mathtext",
+    "plot_png",
+    "plot_uri",
+    "rank_table",
+    "rate_direction",
+    "read_utf8",
+    "registered",
+    "reject",
+    "render_console",
+    "render_template",
+    "restore_replaced",
+    "run_config",
+    "run_report_schema",
+    "step_fields",
+    "store_for_run_dir",
+    "summarize",
+    "threshold_rate",
+    "write_html_report",
+    "write_text",
+]
