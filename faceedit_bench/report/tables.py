@@ -30,7 +30,10 @@ STEP_COLUMNS = ("face_id", "identity", "session_id", "condition", "k", "instruct
 SESSION_COLUMNS = ("face_id", "identity", "session_id", "condition", "excluded")
 DEMOGRAPHIC_KEYS = ("gender", "skin_tone", "age_group", "race", "age_bin")
 
-STEPS_CSV, SESSIONS_CSV = "steps.csv", "sessions.csv"
+STEPS_CSV = "steps.csv"
+"""The run folder's table of every step (one row per face, session, condition and step)."""
+SESSIONS_CSV = "sessions.csv"
+"""The run folder's table of every session: its labels, exclusion and metric values."""
 STEPS_PARQUET, SESSIONS_PARQUET = "steps.parquet", "sessions.parquet"
 
 #: Rows per Parquet batch: the conversion holds one such slice of the CSV at a time.
