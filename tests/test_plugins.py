@@ -221,6 +221,19 @@ def test_hook_faceedit_config_searchpath(tmp_path):
     assert "from_yaml" in group_options(p)["editor"]
 
 
+def test_hook_faceedit_fidelity_tables(tmp_path):
+    from faceedit_bench.report.fidelity import read_tables, render_markdown
+
+    table = tmp_path / "my_paper.yaml"
+    table.write_text("paper: My paper\npresets: [my_preset]\nelements:\n  - {element: Judge, paper: gpt-4o, "
+                     "config: judge.params.model, default: gpt-4o, source: Table 1, status: same}\n")
+    p = load_plugins(entry_points=False)
+    p.add(make_module("f", faceedit_fidelity_tables=lambda: [table]), name="f")
+    tables = read_tables(p)
+    assert list(tables)[-1] == "my_paper" and tables["my_paper"].presets == ["my_preset"]
+    assert "## My paper" in render_markdown(tables)
+
+
 class Recorder:
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []

@@ -115,6 +115,15 @@ def faceedit_config_searchpath() -> list[str]:
     is then enough for ``editor=my_editor`` to compose."""
 
 
+@hookspec
+def faceedit_fidelity_tables() -> list[Any]:
+    """Return this plugin's fidelity tables: YAML files (paths or ``importlib.resources`` files) that list, for
+    each protocol element of a paper, the paper's value, the setting of the preset that holds the project's
+    default, the source and the status (same / reconstruction / deviation) with its measured effect
+    (format: ``faceedit_bench.report.fidelity``). They make ``docs/fidelity.md``, are checked against the
+    composed presets, and a run of a listed preset shows its deviations in the report's "Read first" box."""
+
+
 # -- run lifecycle: observers, return None; trackers implement these --------------------
 
 

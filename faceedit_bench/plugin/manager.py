@@ -80,6 +80,10 @@ class Plugins:
     def searchpath(self) -> list[str]:
         return [p for paths in self.pm.hook.faceedit_config_searchpath() for p in paths]
 
+    def fidelity_tables(self) -> list[Any]:
+        """The fidelity tables (YAML files) every plugin provides (``faceedit_fidelity_tables``)."""
+        return [t for tables in self.pm.hook.faceedit_fidelity_tables() for t in tables]
+
     def sections(self) -> tuple[ReportSection, ...]:
         """Every registered report section, in registration order (builtins first, then plugins by name).
         A name two plugins register raises :class:`~faceedit_bench.errors.ClashError`: both would write it."""

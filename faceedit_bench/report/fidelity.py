@@ -1,10 +1,11 @@
 """Where each experiment preset follows its paper and where it does not, from one set of data files.
 
-``faceedit_bench/data/fidelity/<paper>.yaml`` lists a paper's protocol elements in reading order: the paper's
+A fidelity table (``faceedit_bench/data/fidelity/<paper>.yaml`` for paper (a); a protocol package provides its
+own through the ``faceedit_fidelity_tables`` hook) lists a paper's protocol elements in reading order: the paper's
 value, the setting that holds it (a dotted key of the preset's composed config, or null when it is not a
 setting), the project's default, the source, and the status (``same``, ``reconstruction``, ``deviation``) with
-the measured effect where one is known. Every file in that folder is read, so a paper's file is added without
-touching this module. An element whose setting a listed preset does not have (``run.sample.published`` in
+the measured effect where one is known. Every table of the core and of the installed plugins is read, so a
+paper's table is added without touching this module. An element whose setting a listed preset does not have (``run.sample.published`` in
 ``experiment=paper_b``) belongs to the file's other presets; each setting exists in at least one of them.
 
 The same data make ``docs/fidelity.md`` (:func:`render_markdown`; a test checks that the page is its rendering
@@ -31,8 +32,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from faceedit_bench.errors import FaceEditBenchError
 
 STATUSES = ("same", "reconstruction", "deviation")
-#: The order of the tables on the page; a file not named here follows, by name.
-ORDER = ("paper_a", "paper_b", "paper_b_winobias", "creval")
 DOC = "docs/fidelity.md"
 
 
@@ -72,11 +71,25 @@ def parse(text: str, name: str) -> PaperFidelity:
 
 @lru_cache(maxsize=1)
 def load_all() -> dict[str, PaperFidelity]:
-    """Every ``data/fidelity/*.yaml`` by file stem, in :data:`ORDER` (then by name)."""
+    """Every fidelity table of this installation (:func:`read_tables` of the loaded plugins)."""
+    from faceedit_bench.plugin.manager import get_plugins
+
+    return read_tables(get_plugins())
+
+
+def read_tables(plugins: Any) -> dict[str, PaperFidelity]:
+    """Every fidelity table by file stem: the core's (paper (a)) first, then the plugins' by name."""
     folder = resources.files("faceedit_bench") / "data" / "fidelity"
-    files = {f.name.removesuffix(".yaml"): f for f in folder.iterdir() if f.name.endswith(".yaml")}
-    ordered = [n for n in ORDER if n in files] + sorted(set(files) - set(ORDER))
-    return {n: parse(files[n].read_text(encoding="utf-8"), f"{n}.yaml") for n in ordered}
+    core = sorted((f for f in folder.iterdir() if f.name.endswith(".yaml")), key=lambda f: f.name)
+    provided = sorted(plugins.fidelity_tables(), key=lambda f: Path(str(f)).name)
+    out: dict[str, PaperFidelity] = {}
+    for table in [*core, *provided]:
+        name = Path(str(table)).name.removesuffix(".yaml")
+        if name in out:
+            raise FidelityError(f"two fidelity tables are named {name}.yaml: name each paper's table uniquely")
+        text = table.read_text(encoding="utf-8") if hasattr(table, "read_text") else Path(table).read_text("utf-8")
+        out[name] = parse(text, f"{name}.yaml")
+    return out
 
 
 def for_preset(preset: str | None) -> list[PaperFidelity]:
@@ -154,7 +167,7 @@ def render_markdown(papers: Mapping[str, PaperFidelity] | None = None) -> str:
         "knowingly differs), with the measured effect where one is known. \"Setting\" is the key of the composed",
         "config that holds the default (`python -m faceedit_bench experiment=<preset> --cfg job` shows it); a test",
         "composes every preset and checks each default against it, and checks that this page is the rendering of",
-        "the data in `faceedit_bench/data/fidelity/`. A run of a preset lists the deviations, and every setting it",
+        "the fidelity tables of the core and of the protocol packages. A run of a preset lists the deviations, and every setting it",
         "changed, in the \"Read first\" box of its report.",
         "",
         "Regenerate this page after editing a data file: `python -m faceedit_bench.report.fidelity docs/fidelity.md`.",
