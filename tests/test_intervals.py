@@ -10,7 +10,7 @@ from faceedit_bench.analysis.creval_report import creval_section
 from faceedit_bench.analysis.paired import paired_comparison
 from faceedit_bench.analysis.session_metrics import judge_metric_values
 from faceedit_bench.analysis.statistics import summarize
-from faceedit_bench.builtin.creval import CREVAL
+from faceedit_bench.scoring.creval.metric import CREVAL_METRIC
 from faceedit_bench.builtin.judge_metrics import faceedit_register_judge_metrics
 from faceedit_bench.records import Outcome
 from faceedit_bench.report.measures import bounds_of, measure
@@ -33,7 +33,7 @@ def test_each_metric_declares_its_true_bounds():
     assert all(values[a.name].bounds == (1.0, 5.0) for a in RUBRIC_METRIC.values)
     share = values[WINOBIAS_VALUE]
     assert share.bounds == (0.0, 1.0) and share.ideal == 0.5 and share.higher_is_better is None  # 0.5: no bias
-    assert all(v.bounds == (0, 100) for v in CREVAL.values)
+    assert all(v.bounds == (0, 100) for v in CREVAL_METRIC.values)
     # a half-open declaration reaches the report, and is no plot axis
     oer = measure("oer", {"bounds": [0.0, None]}, "metrics")
     assert oer["bounds"] == [0.0, None] and bounds_of("oer", {"oer": oer}) is None
