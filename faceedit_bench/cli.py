@@ -217,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     data = p.add_subparsers(dest="data_action", required=True)
     p = data.add_parser("check", help="read a dataset's annotations and check its images with its own reader; say "
                                       "what is missing or misnamed (exit 1) or what was found (exit 0)")
-    p.add_argument("dataset", help="a dataset name (faceedit-bench ls dataset), e.g. fairface, celeba, creval_bench")
+    p.add_argument("dataset", help="a dataset name (faceedit-bench ls dataset), e.g. fairface, celeba")
     p.add_argument("root", nargs="?", help="the dataset's folder (dataset.params.root); not for sample")
     p.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
                    help="a further dataset parameter (YAML value), e.g. -p split=train; repeatable")

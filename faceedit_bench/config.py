@@ -165,10 +165,7 @@ class ExperimentConfig:
     # Judge metrics asked of every judged session, by registered name (`faceedit-bench plugins`
     # lists them): sc = VIEScore SC, state = the state tracker (OER, overediting matrix).
     judge_metrics: list[str] = field(default_factory=lambda: ["sc", "state"])
-    # Frozen question sets the `creval` judge metric answers, as <loader>:<path> or a path (a .json file is a
-    # question-set file, a folder CREval-Bench's layout); `faceedit-bench questions generate` writes them.
-    questions: list[str] = field(default_factory=list)
-    # Shorthand for what a run reports, e.g. metrics=[fss,creval_face]: fss (identity, from the embedder) plus
+    # Shorthand for what a run reports, e.g. metrics=[fss,sc]: fss (identity, from the embedder) plus
     # judge metrics, which then replace judge_metrics. null: judge_metrics decides.
     metrics: list[str] | None = None
     tracking: ComponentConf = MISSING

@@ -103,7 +103,7 @@ class Step:
 class Session:
     """K >= 1 instructions applied to every base image: K = 1 is a single edit of the base
     image, K > 1 chains each edit on the previous step's output. ``face_id`` ties a session to the one
-    base image it is written for (a CREval-Bench item); None: every face of the dataset."""
+    base image it is written for (e.g. an item of a benchmark of source images); None: every face of the dataset."""
 
     session_id: str
     test_set: str

@@ -150,13 +150,6 @@ def test_hook_faceedit_register_testsets():
     assert ts.name == "pose" and len(ts.sessions) == 5
 
 
-def test_hook_faceedit_register_question_sets():
-    p = load_plugins(entry_points=False)
-    assert {"file", "creval_bench"} <= set(p.registry["question_sets"].names())
-    qset = p.registry.get("question_sets", "creval_bench").load()(str(Path(__file__).parent / "data" / "creval_bench"))
-    assert qset.name == "creval_bench" and len(qset.items) == 3
-
-
 def test_hook_faceedit_register_trackers():
     p = load_plugins(entry_points=False)
     assert "none" in p.registry["trackers"].names()
@@ -184,7 +177,7 @@ def test_hook_faceedit_register_commands(monkeypatch, capsys):
         p.set_defaults(func=lambda args: print(f"hello {args.name}") or 3)
 
     p = load_plugins(entry_points=False)
-    assert {"portraits", "questions", "human"} <= set(p.registry["commands"].names())  # the builtins' commands
+    assert {"portraits", "human"} <= set(p.registry["commands"].names())  # the builtins' commands
     p.add(make_module("hi", faceedit_register_commands=lambda register: register("hello", add_parser)), name="hi")
     p.add(make_module("bad", faceedit_register_commands=lambda register: register("report", add_parser)), name="bad")
     monkeypatch.setattr(plugins_module, "get_plugins", lambda: p)

@@ -217,22 +217,6 @@ class TestAuditSection(SectionContract):
         return json.loads(json.dumps(audit_section(collector, AuditConf(), n_resamples=99)))
 
 
-class TestCrevalSection(SectionContract):
-    @pytest.fixture
-    def section(self):
-        from faceedit_bench.report.creval_section import CREVAL
-
-        return CREVAL
-
-    @pytest.fixture
-    def report_part(self):
-        from faceedit_bench.analysis.creval_report import creval_section
-        from tests.test_creval import ONE_FAILED, judge_item
-
-        judged = [*judge_item(ONE_FAILED, "zero").detail]
-        return json.loads(json.dumps(creval_section(judged, metric="creval", extension=False, on_failure="zero")))
-
-
 # -- no paper in the generic modules -------------------------------------------------------------------------
 
 #: The generic modules this step made loop over registered sections (issue 22 §1): they name no paper.
@@ -259,5 +243,5 @@ def test_the_builtin_sections_schemas_merge_into_one_valid_schema():
 
     schema = run_report_schema(load_plugins(entry_points=False).sections())
     jsonschema.validators.validator_for(schema).check_schema(schema)
-    assert {"overediting", "audit", "winobias", "creval", "creval_face"} <= set(schema["properties"])
+    assert {"overediting", "audit", "winobias"} <= set(schema["properties"])
     json.dumps(schema)

@@ -1,12 +1,12 @@
-"""Agreement of a metric with people (the layout of CREval's Table 3): given human scores and a metric's
+"""Agreement of a metric with people (the layout of a metric paper's agreement table): given human scores and a metric's
 scores per (system, item), how well does the metric follow the people?
 
 - item level: Spearman's ρ and Kendall's τ-b over every (system, item) both scored;
 - system level: the same over the systems' means (on the items both scored), at least 3 systems;
 - pairwise accuracy of system rankings: the share of system pairs that the metric orders as the people do.
   Pairs the people tie are left out (counted); a pair the metric ties while the people do not is a miss.
-- :func:`rank_table`: several metrics (SC, CREval, human ...) ranking the same systems side by side;
-- :func:`system_agreement`: a table of systems' scores (CREval Table 3), each metric column against the
+- :func:`rank_table`: several metrics (SC, a question-answer score, human ...) ranking the same systems side by side;
+- :func:`system_agreement`: a table of systems' scores (e.g. a paper's metric-vs-human table), each metric column against the
   human column at system level.
 
 ``same_direction=False`` says the metric reads the other way round from the human score (a metric where
@@ -117,7 +117,7 @@ def rank_table(means: Mapping[str, Mapping[Hashable, float]], higher_is_better: 
 def system_agreement(table: Mapping[Hashable, Mapping[str, float]], human: str,
                      higher_is_better: Mapping[str, bool] | None = None) -> dict[str, Any]:
     """System-level agreement of every metric column of a table of systems' scores with its human column
-    (CREval Table 3: Aesthetic Score, VIEScore, EditScore and CREvalScore against HumanScore over 5 editors):
+    (e.g. several automatic scores against a human score over 5 editors):
     per metric Spearman's ρ and Kendall's τ-b over the systems (with p-values), the pairwise accuracy of
     their rankings, and every column's ranks (:func:`rank_table`). ``higher_is_better``: per metric,
     default True; a metric read the other way is negated before it is compared."""

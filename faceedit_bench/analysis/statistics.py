@@ -32,7 +32,7 @@ BOOTSTRAP_SEED = 20
 #: Resampled values held at once: bounds the memory of a bootstrap over many sessions (16 MB of indices).
 _BATCH_VALUES = 4_000_000
 #: Up to this many distinct values the resamples are drawn as counts per value (multinomial): rubric
-#: scores, CREval items and 0/25/50 OER values cost a few microseconds per resample whatever n is.
+#: scores, question-answer items and 0/25/50 OER values cost a few microseconds per resample whatever n is.
 _FEW_DISTINCT = 64
 
 Bounds = tuple[float | None, float | None]

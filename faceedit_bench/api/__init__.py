@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from faceedit_bench import hookimpl
+from faceedit_bench.builtin.datasets._common import check_limit
 from faceedit_bench.errors import ConfigError, DatasetError, FaceEditBenchError, ImageError, ModelNotFoundError
 from faceedit_bench.execution.batching import MicroBatcher, is_out_of_memory
 from faceedit_bench.execution.call_errors import EndpointUnreachable, GaveUp, RetryableError, retry_after_s
@@ -59,14 +60,6 @@ from faceedit_bench.records import (
 )
 from faceedit_bench.report.run_report import metrics_for_tracking, series_for_tracking
 from faceedit_bench.run.labels import component_identity, component_version, run_description, run_title
-from faceedit_bench.scoring.creval.questions import (
-    CheckQuestion,
-    QuestionItem,
-    QuestionSet,
-    QuestionSetError,
-    load_question_set,
-    parse_question_set,
-)
 from faceedit_bench.scoring.embedding import LazyModels, as_rgb_uint8, files_digest
 from faceedit_bench.scoring.judge.declared import JudgeMetric, JudgeValue, MetricJudgment, NotAsked
 from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
@@ -104,7 +97,6 @@ __all__ = [
     "USAGE_KEYS",
     "AsyncEditor",
     "CallLimits",
-    "CheckQuestion",
     "ComponentInfo",
     "ConfigError",
     "Dataset",
@@ -144,9 +136,6 @@ __all__ = [
     "PixelEmbedder",
     "PluginDistributionContract",
     "PromptTemplate",
-    "QuestionItem",
-    "QuestionSet",
-    "QuestionSetError",
     "Register",
     "RetryableError",
     "RunInfo",
@@ -161,6 +150,7 @@ __all__ = [
     "as_rgb_uint8",
     "atomic_open",
     "built_beside",
+    "check_limit",
     "check_dtype",
     "check_prices",
     "component_identity",
@@ -181,12 +171,10 @@ __all__ = [
     "incomplete_body",
     "is_out_of_memory",
     "limits_from_config",
-    "load_question_set",
     "locate_model",
     "metrics_for_tracking",
     "package_version",
     "parse_answer",
-    "parse_question_set",
     "plain_image",
     "read_secret",
     "redact",

@@ -35,7 +35,13 @@ What is here, by use:
   :func:`store_for_run_dir`, :func:`write_html_report`, :data:`SESSIONS_CSV`, :func:`log_run_metrics` (to the
   run's tracker), and :func:`registered` (a registered object by kind and name, e.g. a dataset factory);
 * files: :func:`write_text` (atomic), :func:`read_utf8`, :func:`file_lock`, :func:`restore_replaced`, and
-  :func:`fingerprint` (the sha256 of an object's canonical JSON, for content-derived identities).
+  :func:`fingerprint` (the sha256 of an object's canonical JSON, for content-derived identities);
+* a protocol's own commands (questions written or answered outside a run): :func:`create_registered` (a
+  registered component made from command-line parameters, checked like a run's), :func:`key_values`
+  (``-p key=value`` pairs), :func:`judge_session` and :class:`JudgeSession` (a judge asked with the run's
+  service, ledger cache and image store, in a workspace of the command's own), :func:`load_testset` and
+  :data:`TESTSET_NAMES` (the builtin test sets), :func:`load_taxonomy` and :class:`Taxonomy` (the edits'
+  taxonomy the builtin test sets are bound to).
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ from faceedit_bench.analysis.rates import Threshold, rate_direction, threshold_r
 from faceedit_bench.analysis.reliability import fleiss_kappa, krippendorff_alpha
 from faceedit_bench.analysis.session_metrics import SessionMetric
 from faceedit_bench.analysis.statistics import summarize
-from faceedit_bench.config import check_flag, check_fraction, check_positive, check_whole, reject
+from faceedit_bench.config import check_flag, check_fraction, check_positive, check_whole, key_values, reject
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.leaderboard.reproduction import Comparer
 from faceedit_bench.plugin.sections import (
@@ -87,11 +93,14 @@ from faceedit_bench.scoring.judge.declared import (
     Question,
     step_fields,
 )
+from faceedit_bench.scoring.judge.outside_run import JudgeSession, judge_session
 from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
 from faceedit_bench.storage.atomic import write_text
 from faceedit_bench.storage.first_time import restore_replaced
 from faceedit_bench.storage.locks import file_lock
 from faceedit_bench.storage.text import read_utf8
+from faceedit_bench.taxonomy import Taxonomy, load_taxonomy
+from faceedit_bench.testsets import TESTSET_NAMES, load_testset
 
 
 def render_template(package: str, template: str, folder: str = "templates", **context: Any) -> str:
@@ -107,6 +116,20 @@ def registered(kind: str, name: str) -> Any:
     from faceedit_bench.plugin.manager import get_plugins
 
     return get_plugins().registry.get(kind, name).load()
+
+
+def create_registered(kind: str, name: str, params: Mapping[str, Any] | None = None) -> Any:
+    """The component registered as ``name`` of ``kind`` (``judges``, ``datasets`` ...) made with ``params``, for a
+    command outside a run (e.g. a judge from ``--judge openai -p model=gpt-4o``). The parameters are checked as
+    a run checks ``<kind>.params``: an unknown one is a ConfigError naming the closest accepted name, and so is
+    a required one left out."""
+    from faceedit_bench.config import ComponentConf
+    from faceedit_bench.run.components import check_params
+
+    factory = registered(kind, name)
+    given = dict(params or {})
+    check_params(kind.removesuffix("s"), ComponentConf(name, given), factory)
+    return factory(**given)
 
 
 def log_run_metrics(tracking_uri: str, run_key: str, metrics: Mapping[str, float]) -> str | None:
@@ -125,6 +148,7 @@ __all__ = [
     "Face",
     "JudgeAnswer",
     "JudgeMetric",
+    "JudgeSession",
     "JudgeValue",
     "MetricJudgment",
     "NotAsked",
@@ -143,6 +167,8 @@ __all__ = [
     "SessionMetric",
     "SessionResult",
     "Step",
+    "TESTSET_NAMES",
+    "Taxonomy",
     "Threshold",
     "ValueSpec",
     "ViewSpec",
@@ -151,6 +177,7 @@ __all__ = [
     "check_positive",
     "check_whole",
     "compare_k_groups",
+    "create_registered",
     "file_lock",
     "fingerprint",
     "fitted_tables",
@@ -160,9 +187,13 @@ __all__ = [
     "fmt_p",
     "fmt_pct",
     "fmt_value",
+    "judge_session",
+    "key_values",
     "krippendorff_alpha",
     "load_run",
     "load_schema",
+    "load_taxonomy",
+    "load_testset",
     "log_run_metrics",
     "metric_agreement",
     "metric_key",

@@ -75,9 +75,10 @@ def faceedit_register_testsets(register: Register) -> None:
 
 @hookspec
 def faceedit_register_question_sets(register: Register) -> None:
-    """Register question-set loaders for the CREval judge metrics: ``register("name", loader)`` where
-    ``loader(path)`` returns a :class:`~faceedit_bench.scoring.creval.questions.QuestionSet`. A run
-    names sets with ``questions=[<name>:<path>, ...]``."""
+    """Register question-set loaders: ``register("name", loader)`` where ``loader(path)`` reads a frozen set of
+    questions (the object a question-answer protocol's judge metric answers). The core only keeps them by
+    name; the protocol that answers them loads one with ``registered("question_sets", name)`` (or, in a
+    section's ``prepare``, ``setup.load("question_sets", name)``) and documents its type and settings."""
 
 
 @hookspec

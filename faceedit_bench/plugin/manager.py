@@ -39,7 +39,6 @@ DEFAULT_PLUGINS = (
     "faceedit_bench.builtin.testsets",
     "faceedit_bench.builtin.metrics",
     "faceedit_bench.builtin.judge_metrics",
-    "faceedit_bench.builtin.creval",
     "faceedit_bench.builtin.trackers",
 )
 

@@ -1,5 +1,5 @@
 """The editors of several runs ranked by every metric they share (``faceedit-bench compare``): when two
-metrics (SC, CREval, a human score ...) rank the same editors, do they order them alike?
+metrics (SC, a question-answer score, a human score ...) rank the same editors, do they order them alike?
 
 Ranks follow each metric's ``higher_is_better`` (1 = best, ties share the mean rank); Kendall's τ-b between
 two metrics is computed on the ranks, so τ = 1 means the same order. Runs without a metric's mean are left
@@ -45,7 +45,7 @@ def _tau(a: str, b: str, metrics: Mapping[str, Mapping[str, Mapping[str, float]]
 
 
 def kendall_lines(ranks: Mapping[str, Any]) -> list[str]:
-    """``Kendall tau sc vs creval: 0.333`` for every two metrics (or why it is n/a)."""
+    """``Kendall tau sc vs human: 0.333`` for every two metrics (or why it is n/a)."""
     return [f"Kendall tau {t['a']} vs {t['b']}: " + (f"{t['tau']:.3f}" if t["tau"] is not None
                                                    else f"n/a ({t['reason']})") for t in ranks.get("kendall") or []]
 

@@ -24,7 +24,7 @@ from faceedit_bench.run.components import check_params
 #: Where each shipped dataset's page is: source, licence, version, layout, and this check (stable paths:
 #: error messages and the docs site link to them).
 DOCS = "docs/datasets/{name}.md"
-PAGES = ("celeba", "celebset", "creval_bench", "fairface", "fairface_grid", "folder", "sample")
+PAGES = ("celeba", "celebset", "fairface", "fairface_grid", "folder", "sample")
 
 
 def docs_page(name: str) -> str | None:

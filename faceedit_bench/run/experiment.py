@@ -42,7 +42,7 @@ from faceedit_bench.run.judges import create_judge, judge_scorer, select_judge_m
 from faceedit_bench.run.metric_selection import judge_metric_names
 from faceedit_bench.run.progress import open_progress, plan_stages
 from faceedit_bench.run.required import check_no_missing
-from faceedit_bench.run.section_settings import prepare_sections
+from faceedit_bench.run.section_settings import prepare_sections, run_key_analysis
 from faceedit_bench.run.setting_keys import check_setting_keys
 from faceedit_bench.run.shards import bind_gpu, open_ledger, select_faces, shard_run_info
 from faceedit_bench.scoring.identity import EmbeddingService
@@ -139,7 +139,7 @@ def build_experiment(cfg: Any, plugins: Plugins, preset: str | None = None) -> E
     if conditions.identity() is not None:  # baseline only: the run key is what it was before conditions
         identities["conditions"] = conditions.identity()
     run_settings = {k: v for k, v in resolved["run"].items() if not (k == "sample" and v is None)}
-    key = run_key(identities, run_settings, resolved["analysis"])
+    key = run_key(identities, run_settings, run_key_analysis(plugins.sections(), resolved["analysis"]))
     names = {g: infos[g].name for g in infos}
     run_name = f"{names['editor']}@{names['testset']}/{names['dataset']}/{names['embedder']}"
     workspace = Path(conf.run.workspace).expanduser().resolve()
@@ -236,7 +236,7 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
                                  judged=judge_scorer is not None)
             progress = stack.enter_context(open_progress(stages, enabled=conf.run.progress, title=info.run_name,
                                                          interval_s=conf.run.progress_interval_s))
-            identity = bool(getattr(dataset, "measures_identity", True))  # False: not faces (CREval-Bench)
+            identity = bool(getattr(dataset, "measures_identity", True))  # False: not faces (e.g. a benchmark of scenes)
             admission = Admission(store, embeddings, c["embedder"].similarity,
                                   min_base_fss=getattr(dataset, "min_base_fss", None),
                                   single_face_only=bool(getattr(dataset, "single_face_only", False)),

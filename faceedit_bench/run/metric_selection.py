@@ -1,4 +1,4 @@
-"""``metrics=[...]``: one list naming what a run reports, e.g. ``metrics=[fss,creval_face]``.
+"""``metrics=[...]``: one list naming what a run reports, e.g. ``metrics=[fss,sc]``.
 
 The identity metrics (``fss``: FSS_k and Drop_FSS, from the embedder) are computed whenever the
 dataset's images are faces, so naming them only documents the choice; every other name is a judge

@@ -22,8 +22,6 @@ REQUIRED_SETTINGS: dict[tuple[str, str], tuple[str, str]] = {
                                           "files", "/data/fairface"),
     ("fairface_grid", "dataset.params.root"): ("a FairFace folder, or a portrait grid folder made by "
                                                "`faceedit-bench portraits select` (docs/paper_b.md)", "/data/fairface"),
-    ("creval_bench", "dataset.params.root"): ("the folder of CREval-Bench, as cloned from "
-                                              "github.com/ChonghuinanWang/CREval (docs/creval.md)", "/data/CREval"),
     ("file", "testset.params.path"): ("a frozen test-set JSON file", "my_testset.json"),
     ("replay", "editor.params.root"): ("the folder of edits made elsewhere, "
                                        "<root>/<face>/<session>/step_<k>.png", "/data/edited_images"),

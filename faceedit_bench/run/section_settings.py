@@ -46,6 +46,19 @@ def experiment_base(sections: Sequence[ReportSection]) -> DictConfig:
     return cfg
 
 
+def run_key_analysis(sections: Sequence[ReportSection], analysis: Mapping[str, Any]) -> dict[str, Any]:
+    """The resolved ``analysis`` settings as the run key reads them: without the section settings whose field
+    says ``metadata={"run_key": False}`` (inputs whose content the bound judge metrics' identity already holds,
+    e.g. the paths of question sets: the same sets moved elsewhere are the same run)."""
+    out = dict(analysis)
+    for section in sections:
+        part = out.get(section.name)
+        if section.settings is None or not isinstance(part, Mapping):
+            continue
+        dropped = {f.name for f in dataclasses.fields(section.settings) if f.metadata.get("run_key") is False}
+        out[section.name] = {k: v for k, v in part.items() if k not in dropped}
+    return out
+
 
 def prepare_sections(plugins: Plugins, judge_metrics: Sequence[Any], analysis: Any, config: Mapping[str, Any],
                      testset: Any, *, judged: bool) -> list[Any]:

@@ -78,12 +78,3 @@ def test_the_common_parameters_are_set_without_plus_on_a_folder_dataset(compose,
     assert info.description["n_faces"] == 1
 
 
-def test_creval_bench_limit_is_checked_like_every_datasets(tmp_path):
-    from faceedit_bench.builtin.datasets.creval_bench import CrevalBenchDataset
-    from faceedit_bench.errors import ConfigError
-
-    fixture = Path(__file__).resolve().parents[1] / "data" / "creval_bench"
-    assert CrevalBenchDataset(str(fixture), limit=0).describe()["n_faces"] == 0  # 0 is 0 items, not all of them
-    assert CrevalBenchDataset(str(fixture), limit=2).describe()["n_faces"] == 2
-    with pytest.raises(ConfigError, match="dataset.params.limit must be a non-negative integer or null, got -1"):
-        CrevalBenchDataset(str(fixture), limit=-1)

@@ -12,8 +12,8 @@ A :class:`JudgeMetric` is data, not code in the core:
 * one or several named values (:class:`JudgeValue`): how one answer becomes a number, and how
   a session's numbers reduce to the session's value (the mean by default, or a custom reducer),
   with the direction, unit, description, label and bounds reports and the leaderboard render;
-* optionally facets: each position asked once per facet, with its own placeholder values (CREval's
-  IF, VC and VQ question lists, one call each), reduced by a function that sees the questions.
+* optionally facets: each position asked once per facet, with its own placeholder values (e.g. a
+  question-answer protocol's question lists per dimension, one call each), reduced by a function that sees the questions.
 
 A session value is undefined when any answer it needs is not ``ok``: a partial mean would
 favour sessions whose hard steps were refused or unparsable. Nothing is filled in.
@@ -175,7 +175,7 @@ class JudgeMetric:
     reduce_questions: QuestionReducer | None = None
     #: Values of a session no judge saw because an edit gave no image: (session, exclusion reason such as
     #: ``step_refused``, hash of I_0) -> values, or None (the session has none, as for every other metric).
-    #: CREval's failure rule scores such a session 0 (faceedit_bench.scoring.creval.policy).
+    #: A protocol's failure rule may score such a session 0 (its own setting, e.g. ``on_failure``).
     unjudged: UnjudgedValues | None = None
     #: A text the judge reads before each role's images, one per entry of ``images`` ("" for none); for a
     #: role of several images (references, inputs) it precedes the first. Empty: images unlabelled.

@@ -41,9 +41,9 @@ class PromptTemplate:
     any change to what the judge is asked gives new cache keys.
 
     ``system``: a system message sent before the images and the prompt (judges with a system role
-    send it as such), for protocols that publish one (CREval's answer call).
+    send it as such), for protocols that publish one (e.g. a question-answer protocol's answer call).
     ``request_schema``: the JSON schema sent to the provider for one question's fields, when it
-    depends on the question (CREval: each question's choices as an enum); it must follow from the
+    depends on the question (e.g. each question's choices as an enum); it must follow from the
     rendered prompt, which is part of the cache key. The answer is validated against ``schema``.
     """
 

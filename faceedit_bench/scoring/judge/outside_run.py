@@ -1,0 +1,69 @@
+"""Asking a judge outside a run: a command that writes or answers questions with a judge (a protocol's own
+tooling) gets the same judge service as a run (its call limits, retries, answer parsing) and the same caches
+(the ledger's answers, the image store), in a workspace of its own.
+
+    with judge_session(judge, "openai", workspace) as session:
+        image = session.put_image(path)
+        answer = asyncio.run(session.ask(template, [image], instruction="..."))
+
+An answer already in the workspace's ledger for the same judge, template, images and fields is read back,
+not asked again; the ledger is closed when the block ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from faceedit_bench.execution.calls import Executors
+from faceedit_bench.keys import fingerprint, portable
+from faceedit_bench.records import JudgeAnswer
+from faceedit_bench.scoring.judge.service import JudgeService, PromptTemplate
+from faceedit_bench.storage.images import read_image
+from faceedit_bench.storage.ledger import Ledger
+from faceedit_bench.storage.store import ImageStore
+
+
+class JudgeSession:
+    """A judge's calls outside a run (module docstring): made by :func:`judge_session`."""
+
+    def __init__(self, service: JudgeService, store: ImageStore, identity: dict[str, Any]) -> None:
+        self._service = service
+        self._store = store
+        #: The judge's name and ``describe()``, without filesystem paths: what its answers are keyed by.
+        self.identity = identity
+
+    def put_image(self, path: Path) -> str:
+        """Store an image file (checked to decode) and give its content hash, the handle ``ask`` takes."""
+        return self._store.put(read_image(Path(path))[0])
+
+    async def ask(self, template: PromptTemplate, image_hashes: Sequence[str], seed: int = 0,
+                  **fields: Any) -> JudgeAnswer:
+        """The judge's answer to ``template`` filled with ``fields`` about the stored images, in order; a failed,
+        refused or unparsable answer is an answer with that outcome, never an exception."""
+        return await self._service.ask(template, list(image_hashes), seed, **fields)
+
+    @property
+    def calls_made(self) -> int:
+        """Calls sent to the provider so far (answers read from the ledger are not calls)."""
+        return self._service.calls_made
+
+
+@contextmanager
+def judge_session(judge: Any, name: str, workspace: Path) -> Iterator[JudgeSession]:
+    """A :class:`JudgeSession` for ``judge`` (a created judge component registered as ``name``) whose answers
+    and images are cached under ``workspace`` (``ledger.sqlite``, ``store/``; created when missing)."""
+    identity = portable({"name": name, **dict(judge.describe())})
+    judge_fp = fingerprint(identity)
+    workspace = Path(workspace)
+    workspace.mkdir(parents=True, exist_ok=True)
+    ledger = Ledger(workspace / "ledger.sqlite")
+    store = ImageStore(workspace / "store")
+    try:
+        ledger.record_component(judge_fp, "judge", identity)
+        yield JudgeSession(JudgeService(judge, judge_fp, Executors().get(judge.limits), ledger, store), store,
+                           identity)
+    finally:
+        ledger.close()
