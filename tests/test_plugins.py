@@ -150,6 +150,16 @@ def test_hook_faceedit_register_testsets():
     assert ts.name == "pose" and len(ts.sessions) == 5
 
 
+def test_hook_faceedit_register_question_sets(tmp_path):
+    """The core keeps question-set loaders by name; the protocol that answers the sets loads them."""
+    p = load_plugins(entry_points=False)
+    p.add(make_module("qs", faceedit_register_question_sets=lambda register: register(
+        "lines", lambda path: Path(path).read_text().splitlines(), description="one question a line")), name="qs")
+    (tmp_path / "q.txt").write_text("Is the hair red?\nIs the face the same?\n")
+    assert p.registry.get("question_sets", "lines").load()(str(tmp_path / "q.txt")) == [
+        "Is the hair red?", "Is the face the same?"]
+
+
 def test_hook_faceedit_register_trackers():
     p = load_plugins(entry_points=False)
     assert "none" in p.registry["trackers"].names()
