@@ -62,3 +62,28 @@ def test_a_data_check_of_creval_bench_reads_the_layout_and_writes_nothing(capsys
     assert main(["data", "check", "creval_bench", str(FIXTURE)]) == 0
     assert capsys.readouterr().out.splitlines()[0].endswith(": usable")
     assert sorted(str(p.relative_to(FIXTURE)) for p in FIXTURE.rglob("*")) == before
+
+
+def test_the_question_sets_enter_the_run_key_by_content_not_by_path(plugins, compose, tmp_path, monkeypatch):
+    """analysis.creval.questions is a setting with metadata run_key=False: the same sets at another path are
+    the same run (they resume it); other questions are another run, through the bound metric's identity."""
+    import json
+    import shutil
+
+    from faceedit_bench.run.experiment import build_experiment
+
+    monkeypatch.setenv("CREVAL_KEY", "k")
+    same, edited = tmp_path / "same", tmp_path / "edited"
+    shutil.copytree(FIXTURE, same)
+    shutil.copytree(FIXTURE, edited)
+    question = next((edited / "bench" / "questiions_all" / "IF").glob("*.json"))
+    data = json.loads(question.read_text())
+    question.write_text(json.dumps(data).replace("?", " now?", 1))
+
+    def key(questions: Path) -> str:
+        cfg = compose("experiment=creval", f"dataset.params.root={FIXTURE}", "editor=noise", "embedder=pixel",
+                      "tracking=none", "judge=gemini", "judge.params.api_key_env=CREVAL_KEY",
+                      f"analysis.creval.questions=[creval_bench:{questions}]")
+        return build_experiment(cfg, plugins).info.run_key
+
+    assert key(FIXTURE) == key(same) != key(edited)
