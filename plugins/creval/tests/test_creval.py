@@ -26,8 +26,8 @@ from faceedit_bench_creval.questions import (
 from faceedit_bench_creval.scoring import overall, score_metric
 from PIL import Image
 
+from faceedit_bench.api import JudgeAnswer, Outcome, Session, Step
 from faceedit_bench.cli import main
-from faceedit_bench.records import JudgeAnswer, Outcome, Session, Step
 from tests.console_fit import assert_summary_fits
 from tests.fakes.creval import answer_body
 from tests.fakes.openai import openai_server
@@ -296,7 +296,7 @@ def test_the_question_sets_are_part_of_the_metric_identity():
 
 
 def test_creval_without_question_sets_is_refused_before_anything_runs(plugins, compose, tmp_path, monkeypatch):
-    from faceedit_bench.errors import ConfigError
+    from faceedit_bench.api import ConfigError
 
     monkeypatch.setenv("CREVAL_KEY", KEY)
     from faceedit_bench.run.experiment import build_experiment

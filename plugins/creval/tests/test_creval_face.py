@@ -8,8 +8,8 @@ import json
 import pytest
 from faceedit_bench_creval.face import face_question_set, step_questions
 
+from faceedit_bench.api.protocol import TESTSET_NAMES, load_testset
 from faceedit_bench.run.experiment import build_experiment, run_experiment
-from faceedit_bench.testsets import TESTSET_NAMES, load_testset
 from tests.fakes.gemini import gemini_server
 
 KEY = "creval-face-gemini-key"
@@ -74,7 +74,7 @@ def test_face_question_sets_are_deterministic(name):
 
 
 def test_the_face_section_renders_in_report_html_and_is_tracked(plugins, compose, synthetic, monkeypatch, tmp_path):
-    from faceedit_bench.report.run_report import metrics_for_tracking
+    from faceedit_bench.api import metrics_for_tracking
     from tests.fakes.creval import answer_body
 
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
@@ -112,7 +112,7 @@ def test_the_issue_command_line_nano_banana_judged_by_gemini(plugins, compose, s
 
 
 def test_metrics_naming_a_judge_metric_without_a_judge_is_refused(plugins, compose, synthetic):
-    from faceedit_bench.errors import ConfigError
+    from faceedit_bench.api import ConfigError
 
     with pytest.raises(ConfigError, match="need a judge"):
         build_experiment(compose(*synthetic, "metrics=[fss,creval_face]"), plugins)

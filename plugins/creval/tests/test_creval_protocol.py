@@ -20,8 +20,8 @@ from faceedit_bench_creval.questions import CheckQuestion
 from faceedit_bench_creval.scoring import score_metric
 from PIL import Image
 
+from faceedit_bench.api import JudgeAnswer, Outcome
 from faceedit_bench.cli import main
-from faceedit_bench.records import JudgeAnswer, Outcome
 from tests.fakes.creval import answer_body
 from tests.fakes.openai import openai_server
 
@@ -220,7 +220,7 @@ def test_the_same_run_under_exclude_leaves_the_failures_out_of_every_figure(plug
 
 
 def test_a_bad_failure_rule_is_refused_before_anything_runs(plugins, compose, tmp_path, monkeypatch):
-    from faceedit_bench.errors import ConfigError
+    from faceedit_bench.api import ConfigError
     from faceedit_bench.run.experiment import build_experiment
 
     monkeypatch.setenv("OPENAI_API_KEY", KEY)

@@ -138,7 +138,7 @@ def test_a_file_over_the_size_cap_is_refused_before_it_is_read(tmp_path, capsys)
 
 def test_a_run_naming_a_bad_question_set_is_refused_before_any_call(plugins, compose, frozen, tmp_path,
                                                                      monkeypatch):
-    from faceedit_bench.errors import ConfigError
+    from faceedit_bench.api import ConfigError
     from faceedit_bench.run.experiment import build_experiment
 
     monkeypatch.setenv("CREVAL_FILES_KEY", "never-used")

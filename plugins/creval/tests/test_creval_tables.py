@@ -27,7 +27,7 @@ from faceedit_bench_creval.questions import METRICS, CheckQuestion
 from faceedit_bench_creval.scoring import ItemResult, score_metric
 
 from faceedit_bench.analysis.metric_agreement import system_agreement
-from faceedit_bench.records import JudgeAnswer, Outcome
+from faceedit_bench.api import JudgeAnswer, Outcome
 
 SEED = Path(__file__).parent / "data" / "creval_seed_tables.md"
 GROUPS = ("Customization", "Contextualization", "Stylization", "Overall")
