@@ -27,7 +27,7 @@ KINDS: dict[str, str] = {
     "testsets": "testset",
     "trackers": "tracking",
     "judge_metrics": "judge_metrics",
-    "question_sets": "questions",
+    "question_sets": "question-set loader",
     "sections": "report section",
     "commands": "command",
     "condition_templates": "condition template",

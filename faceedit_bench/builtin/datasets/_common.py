@@ -64,6 +64,8 @@ FACE_PARAMS: dict[str, Any] = {**COMMON_PARAMS, "max_references": 10, "min_base_
 
 
 def check_limit(limit: int | None) -> int | None:
+    """A dataset's ``limit`` parameter checked: a non-negative integer (use the first N items; 0 is none) or None
+    (all of them); anything else is a ConfigError naming ``dataset.params.limit``."""
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise ConfigError(f"dataset.params.limit must be a non-negative integer or null, got {limit!r}")
     return limit
