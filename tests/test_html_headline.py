@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 
 from faceedit_bench.plugin.sections import ReportSection, ValueSpec, ViewSpec, using_sections
-from faceedit_bench.report.headline import fss_measured, headline, largest_disparity, scale_note
+from faceedit_bench.report.headline import headline, largest_disparity, scale_note
 from faceedit_bench.report.html import render_html_report
+from faceedit_bench.report.measures import fss_measured
+from faceedit_bench.report.summary import format_summary
 from faceedit_bench.report.templates import environment
 from tests.test_html_report import v10_report, v11_report
 
@@ -96,14 +98,19 @@ def test_without_a_headline_a_section_shows_what_its_first_view_reads_from_its_r
     assert headline(report, [_tally_section()])["figures"][1:] == []  # no headline, no record: nothing
 
 
-def test_a_run_that_did_not_measure_identity_shows_no_fss_sections() -> None:
-    """A CREval run embeds (FSS_k has points) but skips Drop_FSS: no FSS scale, trajectory or FSS rows."""
+def _creval_like_report() -> dict:
     report = v11_report()
     report["metrics"] = {"creval": {**report["metrics"]["sc"], "description": "QA score."}}
     report["skipped_metrics"] = {"drop_fss": "not asked (metrics=[creval])"}
     report["trajectory"] = {"fss": report["trajectory"]["fss"]}
     report["measures"] = {"creval": {"label": "CREval", "unit": "x100", "requires": ["judge"]},
                           "drop_fss": {"label": "Drop_FSS", "unit": "%", "requires": ["embedder"]}}
+    return report
+
+
+def test_a_run_that_did_not_measure_identity_shows_no_fss_sections() -> None:
+    """A CREval run embeds (FSS_k has points) but skips Drop_FSS: no FSS scale, trajectory or FSS rows."""
+    report = _creval_like_report()
     assert not fss_measured(report) and fss_measured(v11_report())
     page = render_html_report(report)
     for absent in ('id="trajectory"', "FSS scale", "FSS_k by demographic group", "edited images without a face"):
@@ -139,3 +146,11 @@ def test_empty_rows_collapse_into_one_line_that_names_them() -> None:
         '<table><tr class="empty-rows"><td colspan="4">n/a (no scored items) for 2: Indian, &lt;b&gt;Black&lt;/b&gt;'
         "</td></tr></table>")
     assert template.render(labels=[]) == "<table></table>"
+
+
+def test_the_console_summary_of_a_run_without_identity_prints_no_fss(tmp_path) -> None:
+    text = format_summary(_creval_like_report(), tmp_path, 100)
+    assert "FSS scale" not in text and "FSS_k" not in text and "trajectory" not in text
+    assert "CREval" in text or "creval" in text  # its metric is still there
+    full = format_summary(v11_report(), tmp_path, 100)
+    assert "FSS scale: 1 - L2 distance" in full and "FSS_k gender=male" in full

@@ -115,14 +115,3 @@ def outcomes(report: Mapping[str, Any]) -> dict[str, Any]:
     return {"sessions": sessions.get("included"), "planned": sessions.get("planned"),
             "excluded": sum((sessions.get("excluded") or {}).values()), "steps": order(steps),
             "steps_total": sum(steps.values()), "judge": order(judge), "judge_total": sum(judge.values())}
-
-
-def fss_measured(report: Mapping[str, Any]) -> bool:
-    """Whether the run measured face similarity: it has FSS_k points and did not skip every metric computed
-    from the embedder (a CREval run embeds, but skips Drop_FSS: it reports no identity). The FSS scale and
-    the FSS sections are shown only then."""
-    if not any(p for p in ((report.get("trajectory") or {}).get("fss") or [])):
-        return False
-    measures = report_measures(report)
-    from_embedder = lambda names: [n for n in names if "embedder" in ((measures.get(n) or {}).get("requires") or [])]  # noqa: E731
-    return bool(from_embedder(report.get("metrics") or {})) or not from_embedder(report.get("skipped_metrics") or {})

@@ -21,11 +21,11 @@ from faceedit_bench.report.calls_view import call_sources
 from faceedit_bench.report.conditions_view import condition_view
 from faceedit_bench.report.contact_sheet import contact_sheet_name
 from faceedit_bench.report.html_plots import plot_disparity_forest, plot_group_trajectories, plot_trajectories
-from faceedit_bench.report.headline import fss_measured, headline, scale_note
+from faceedit_bench.report.headline import headline, scale_note
 from faceedit_bench.report.html_images import page_image
 from faceedit_bench.report.html_sections import ci_label, section_pages
 from faceedit_bench.report.html_sheet_redraw import float_or_none, render_missing_sheets
-from faceedit_bench.report.measures import identity_metric, report_measures
+from faceedit_bench.report.measures import fss_measured, identity_metric, report_measures
 from faceedit_bench.report.metric_names import display_name
 from faceedit_bench.report.read_first import MOST, report_warnings
 from faceedit_bench.report.tables import RUN_COLUMNS
