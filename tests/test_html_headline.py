@@ -27,7 +27,7 @@ def test_the_headline_comes_first_with_every_figure_its_interval_and_n() -> None
                                ("OER", "27.5", "[21.45, 33.55]", "11")):
         card = re.search(rf'<div class="label">{label} .*?</div>\n</div>', headline_html, re.S)
         assert card, label
-        assert f">{mean}<" in card.group(0) and ci in card.group(0) and f"n = {n}" in card.group(0)
+        assert f">{mean}<" in card.group(0) and ci in card.group(0) and f"n = {n}<" in card.group(0)
     # the largest disparity: the flagged one, with its metric, contrast and worst group
     assert "Largest disparity (of 2 contrasts): Drop_FSS by gender" in headline_html and "BIAS" in headline_html
     assert "worst group male" in headline_html
@@ -81,7 +81,7 @@ def test_a_section_declares_its_headline_figures() -> None:
     with using_sections([section]):
         page = render_html_report(report)
     assert '<div class="label">Tally rate <span class="unit">(%)</span></div>' in page
-    assert "95% CI [10, 30] &middot; n = 40" in page
+    assert '95% CI <span class="nowrap">[10, 30]</span> &middot; <span class="nowrap">n = 40</span>' in page
 
 
 def test_without_a_headline_a_section_shows_what_its_first_view_reads_from_its_record() -> None:

@@ -38,22 +38,28 @@ def figure(label: str, summary: Mapping[str, Any], measure: Mapping[str, Any]) -
     return {"label": label, "mean": summary.get("mean"), "ci_low": summary.get("ci_low"),
             "ci_high": summary.get("ci_high"), "n": summary.get("n"), "sub": summary.get("sub"),
             "unit": str(measure.get("unit") or ""), "direction": DIRECTION.get(measure.get("higher_is_better"), ""),
-            "scale": scale_note(measure), "description": str(measure.get("description") or "")}
+            "scale": scale_note(measure), "scale_why": scale_why(measure),
+            "description": str(measure.get("description") or "")}
 
 
 def scale_note(measure: Mapping[str, Any]) -> str:
-    """The range a value can take, said where an open side would surprise: a x100 quantity with no upper
-    bound (OER) passes 100 legitimately, because one item can count several times."""
+    """The range a value can take: ``scale 0–100``, ``scale 0 and up, no upper bound``; empty when undeclared."""
     bounds = declared_bounds(measure.get("bounds"))
     if bounds is None:
         return ""
     low, high = bounds
-    unit = str(measure.get("unit") or "")
     if high is None:
-        over = (" values above 100 are legitimate: an item can count more than once (e.g. several sub-axes "
-                "changed in one edit)" if unit.startswith("x100") else "")
-        return f"scale {low:g} and up, no upper bound{';' if over else ''}{over}"
+        return f"scale {low:g} and up, no upper bound"
     return f"scale {low:g}–{high:g}" if low is not None else f"scale up to {high:g}"
+
+
+def scale_why(measure: Mapping[str, Any]) -> str:
+    """Why a x100 quantity with no upper bound (OER) passes 100 legitimately: one item can count several times."""
+    bounds = declared_bounds(measure.get("bounds"))
+    if bounds is None or bounds[1] is not None or not str(measure.get("unit") or "").startswith("x100"):
+        return ""
+    return ("values above 100 are legitimate: an item can count more than once (e.g. several sub-axes changed "
+            "in one edit)")
 
 
 def section_figures(section: ReportSection, part: Mapping[str, Any],

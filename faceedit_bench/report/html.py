@@ -21,7 +21,7 @@ from faceedit_bench.report.calls_view import call_sources
 from faceedit_bench.report.conditions_view import condition_view
 from faceedit_bench.report.contact_sheet import contact_sheet_name
 from faceedit_bench.report.html_plots import plot_disparity_forest, plot_group_trajectories, plot_trajectories
-from faceedit_bench.report.headline import headline, scale_note
+from faceedit_bench.report.headline import headline, scale_note, scale_why
 from faceedit_bench.report.html_images import page_image
 from faceedit_bench.report.html_sections import ci_label, section_pages
 from faceedit_bench.report.html_sheet_redraw import float_or_none, render_missing_sheets
@@ -124,7 +124,7 @@ def notes(report: Mapping[str, Any]) -> list[str]:
 
 def metric_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     measures = report_measures(report)
-    return [{"name": name, **m, "scale": scale_note(measures.get(name) or m)}
+    return [{"name": name, **m, "scale": scale_note(measure := measures.get(name) or m), "scale_why": scale_why(measure)}
             for name, m in (report.get("metrics") or {}).items()]
 
 
