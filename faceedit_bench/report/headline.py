@@ -1,9 +1,9 @@
 """The first screen of report.html: each protocol's main figures with their interval and n, the largest
 disparity between groups, and the outcome counts. The details follow on the page.
 
-The figures are the run's session metrics (Drop_FSS, SC, OER, CREval's scores ...: whatever it measured),
+The figures are the run's session metrics (Drop_FSS, SC, OER, a QA benchmark's scores: whatever it measured),
 then each registered report section's own (:attr:`ReportSection.headline`; by default the values its
-leaderboard views read from its record part, e.g. the audit's rates and their gaps). Nothing is named here:
+leaderboard views read from its record part, e.g. a protocol's rates and their gaps). Nothing is named here:
 what a run did not measure is not shown, and a metric it skipped is listed with its reason.
 """
 

@@ -97,7 +97,7 @@ def identity_metric(report: Mapping[str, Any]) -> str | None:
 
 def fss_measured(report: Mapping[str, Any]) -> bool:
     """Whether the run measured face similarity: it has FSS_k points and did not skip every metric computed
-    from the embedder (a CREval run embeds, but skips Drop_FSS: it reports no identity). The FSS scale and
+    from the embedder (a question-answering run embeds, but skips Drop_FSS: it reports no identity). The FSS scale and
     the FSS sections are shown only then."""
     if not any(p for p in ((report.get("trajectory") or {}).get("fss") or [])):
         return False

@@ -114,7 +114,7 @@ def summary_renderables(report: dict[str, Any], output_dir: Path, width: int | N
         parts += [Text(""), *calls]
     if not run.get("complete", True):
         tail.append(f"STOPPED: {run.get('stopped')}")
-    if fss_measured(report):  # said once: it applies to every FSS number above (none in a CREval run)
+    if fss_measured(report):  # said once: it applies to every FSS number above (none without identity)
         tail.append(f"FSS scale: {report['scales']['fss']}")
     tail += _skipped(report)
     # a dataset's own notes (e.g. empty cells of a portrait grid) qualify every number above

@@ -58,7 +58,7 @@ def metrics_tables(report: Mapping[str, Any], width: int) -> list[Any]:
 
 
 def trajectory_tables(report: Mapping[str, Any], width: int) -> list[Any]:
-    fss = fss_measured(report)  # a run that reports no identity (CREval) shows no FSS_k
+    fss = fss_measured(report)  # a run that reports no identity (Drop_FSS skipped) shows no FSS_k
     trajectory = {name: points for name, points in (report.get("trajectory") or {}).items() if fss or name != "fss"}
     steps = sorted({p["k"] for points in trajectory.values() for p in points})
     if not steps:
