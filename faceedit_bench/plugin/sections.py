@@ -198,11 +198,11 @@ class ReportSection:
     prepare: Callable[[SectionSetup], Mapping[str, Any] | None] | None = None
     #: Its numbers need a judge: a judge-free reference row lent to a judged table leaves this part out.
     needs_judge: bool = True
+    description: str = ""
     #: part -> the figures report.html opens with, each ``{"label", "mean", "ci_low", "ci_high", "n"}`` (numbers
     #: or None) and optionally ``"unit"``, ``"higher_is_better"``, ``"bounds"``, ``"sub"`` (a line under it).
     #: None: the values of its first leaderboard view that it reads from its record part.
     headline: Callable[[Mapping[str, Any]], Sequence[Mapping[str, Any]]] | None = None
-    description: str = ""
 
     def __post_init__(self) -> None:
         if not NAME.match(self.name):
