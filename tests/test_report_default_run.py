@@ -27,6 +27,7 @@ def default_run_page(tmp_path_factory) -> Path:
     return page
 
 
+@pytest.mark.slow  # the default run, about 45 s
 def test_the_default_runs_page_is_small(default_run_page: Path) -> None:
     size = default_run_page.stat().st_size
     assert size < MAX_BYTES, f"report.html is {size} bytes; the limit is {MAX_BYTES}"

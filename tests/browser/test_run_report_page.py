@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.browser.support import severe_errors
 from tests.test_audit_run import audit_report  # noqa: F401 - the fixture (a paper (b) run)
 from tests.test_html_report import v11_report
@@ -51,6 +53,7 @@ def _headline_above_the_fold(browser) -> list[str]:
     return [f.text for f in figures]
 
 
+@pytest.mark.slow  # the default run, about 45 s
 def test_the_default_runs_page_opens_with_its_headline_and_fits_1280_px(browser, default_run_page):  # noqa: F811
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
