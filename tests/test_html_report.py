@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from faceedit_bench.report import contact_sheet, html_plots
+from faceedit_bench.report import contact_sheet, html_images, html_plots
 from faceedit_bench.report import html as html_report
 from faceedit_bench.report.contact_sheet import contact_sheet_name
 from faceedit_bench.report.contact_sheet import render as render_sheet
@@ -27,6 +27,7 @@ HOSTILE = "<script>alert(1)</script>"
 KEY = "ab" * 32
 TESTSET_HASH = "cd" * 32
 PNG_URI = re.compile(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
+SHEET_URI = re.compile(r'<img class="sheet"[^>]* src="data:image/(?:webp|jpeg);base64,([A-Za-z0-9+/=]+)"')
 
 
 def _summary(n: int, mean: float, sd: float, lo: float, hi: float) -> dict[str, Any]:
@@ -203,7 +204,7 @@ def test_v10_report_renders_metrics_counts_and_skipped_reasons(tmp_path: Path) -
 def test_v11_report_renders_every_section(tmp_path: Path) -> None:
     page = render_html_report(v11_report(), run_dir=fake_run_dir(tmp_path))
     assert "61.25" in page and "[54.9, 67.6]" in page and "27.5" in page  # SC, OER
-    assert "skipped:" not in page
+    assert 'class="skipped">skipped:' not in page and "not measured" not in page  # no metric skipped
     assert "gpt-4.1-2025-04-14" in page and "ee" * 32 in page and "gemini-2.5-flash-image-001" in page
     # refusal rate by gender: 8 of 32 male steps
     assert "8 (25.0%)" in page and "1 (3.6%)" in page
@@ -255,7 +256,9 @@ def test_page_fetches_nothing(tmp_path: Path) -> None:
     page = render_html_report(report, run_dir=fake_run_dir(tmp_path))
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:|//)""", page, re.IGNORECASE)
     assert "<script" not in page and "<link" not in page and "@import" not in page and "url(" not in page
-    assert all(src.startswith("data:image/png;base64,") for src in re.findall(r'src="([^"]*)"', page))
+    assert all(re.match(r"data:image/(png|webp|jpeg);base64,", src) for src in re.findall(r'src="([^"]*)"', page))
+    # links go to the full-size contact sheets beside the page, in the run folder
+    assert all(href.startswith(("#", "contact_sheets/")) for href in re.findall(r'href="([^"]*)"', page))
 
 
 def test_budget_stop_is_announced() -> None:
@@ -274,8 +277,12 @@ def test_worst_sessions_are_the_highest_drop_among_included_with_their_sheets(tm
     page = render_html_report(v10_report(), run_dir=run, worst_sessions=2)
     titles = re.findall(r"<h3>(\d)\. (\w+) &middot; (\w+)</h3>", page)
     assert titles == [("1", "f1", "s2"), ("2", "f2", "s3")]  # f2/s1 (99) is excluded, so not shown
-    sheet = (run / "contact_sheets" / contact_sheet_name("f1", "s2")).read_bytes()
-    assert base64.b64encode(sheet).decode() in page
+    name = contact_sheet_name("f1", "s2")
+    with Image.open(run / "contact_sheets" / name) as sheet:
+        size = sheet.size
+    shown = Image.open(io.BytesIO(base64.b64decode(SHEET_URI.findall(page)[0])))
+    assert shown.size == size  # narrower than the page: embedded at its own size, in a compact format
+    assert f'<a href="contact_sheets/{name}"' in page  # the full-size file beside the page
     assert "No contact sheet for this session" in page  # f2/s3 has none and no store was given
     assert "max_contact_sheets" in page
 
@@ -286,8 +293,9 @@ def test_missing_contact_sheet_is_drawn_from_the_store(tmp_path: Path) -> None:
     assert store_for_run_dir(run).root == store.root.resolve()  # <workspace>/runs/<run> -> <workspace>/store
     page = render_html_report(v10_report(), run_dir=run, store=store, worst_sessions=2)
     assert "No contact sheet for this session" not in page
-    drawn = [Image.open(io.BytesIO(data)) for data in _images(page)][-1]  # f2/s3, drawn now: I0..I4
-    assert drawn.width == 6 * contact_sheet.TILE  # the reference photo, then I0..I4
+    drawn = Image.open(io.BytesIO(base64.b64decode(SHEET_URI.findall(page)[-1])))  # f2/s3, drawn now: I0..I4
+    # the reference photo, then I0..I4: six tiles, scaled down to the page's width
+    assert drawn.width == html_images.PAGE_WIDTH_PX < 6 * contact_sheet.TILE
 
 
 def test_worst_direction_comes_from_the_report(tmp_path: Path) -> None:

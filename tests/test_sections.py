@@ -224,7 +224,8 @@ GENERIC = ("report/run_report.py", "report/html.py", "report/summary.py", "repor
            "analysis/aggregate.py", "report/read_first.py", "report/html_sections.py", "report/report_schema.py",
            "leaderboard/record_sections.py", "leaderboard/view_specs.py", "leaderboard/spec_sections.py",
            "leaderboard/reproduction.py", "leaderboard/references.py", "leaderboard/schema.py",
-           "plugin/sections.py", "run/section_settings.py", "report/templates/report.html.j2")
+           "plugin/sections.py", "run/section_settings.py", "report/templates/report.html.j2", "report/headline.py",
+           "report/templates/macros.html.j2", "report/templates/style.css")
 PAPER = re.compile(r"audit|creval|winobias|paper_b|rubric|human", re.IGNORECASE)
 
 

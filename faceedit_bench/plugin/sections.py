@@ -10,7 +10,8 @@ module names it:
 * its settings (a dataclass) are composed by Hydra at ``analysis.<name>``: ``analysis.<name>.<key>=...``
   overrides them, and an unknown key is refused with the closest known one;
 * from ``report[name]``: its MLflow metrics (``tracking``), its console lines (``console``), its part of
-  report.html (``html``: a package template and its context, with a nav entry), its "mostly missing"
+  report.html (``html``: a package template and its context, with a nav entry; ``headline``: its figures on
+  the page's first screen), its "mostly missing"
   warnings (``warnings``), what a leaderboard submission keeps of it (``record``), how verification compares
   that kept part (``verify``) and the leaderboard's named views that read it (``views``);
 * when the experiment is built, before any work: ``prepare`` may check the run's settings and bind the
@@ -198,6 +199,10 @@ class ReportSection:
     #: Its numbers need a judge: a judge-free reference row lent to a judged table leaves this part out.
     needs_judge: bool = True
     description: str = ""
+    #: part -> the figures report.html opens with, each ``{"label", "mean", "ci_low", "ci_high", "n"}`` (numbers
+    #: or None) and optionally ``"unit"``, ``"higher_is_better"``, ``"bounds"``, ``"sub"`` (a line under it).
+    #: None: the values of its first leaderboard view that it reads from its record part.
+    headline: Callable[[Mapping[str, Any]], Sequence[Mapping[str, Any]]] | None = None
 
     def __post_init__(self) -> None:
         if not NAME.match(self.name):

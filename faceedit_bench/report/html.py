@@ -1,5 +1,7 @@
-"""The HTML run report: one self-contained static page (inline CSS, images as base64 data URIs, no
-scripts, nothing fetched) built from ``report.json`` and the run directory's tables and contact sheets.
+"""The HTML run report: one self-contained static page (inline CSS, images as data URIs at the size they are
+shown, no scripts, nothing fetched) built from ``report.json`` and the run directory's tables and contact
+sheets; a contact sheet links to its full-size file beside the page. It opens with the headline
+(:mod:`faceedit_bench.report.headline`), then the "Read first" box, then the details.
 
 Every section is optional except the v1.0 core, so a v1.0 report (no judge, no cost) renders too.
 Numbers are shown as the report states them; a skipped metric shows its reason, never a number.
@@ -7,7 +9,6 @@ Numbers are shown as the report states them; a skipped metric shows its reason, 
 
 from __future__ import annotations
 
-import base64
 import csv
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -20,9 +21,11 @@ from faceedit_bench.report.calls_view import call_sources
 from faceedit_bench.report.conditions_view import condition_view
 from faceedit_bench.report.contact_sheet import contact_sheet_name
 from faceedit_bench.report.html_plots import plot_disparity_forest, plot_group_trajectories, plot_trajectories
+from faceedit_bench.report.headline import headline, scale_note, scale_why
+from faceedit_bench.report.html_images import page_image
 from faceedit_bench.report.html_sections import ci_label, section_pages
 from faceedit_bench.report.html_sheet_redraw import float_or_none, render_missing_sheets
-from faceedit_bench.report.measures import identity_metric, report_measures
+from faceedit_bench.report.measures import fss_measured, identity_metric, report_measures
 from faceedit_bench.report.metric_names import display_name
 from faceedit_bench.report.read_first import MOST, report_warnings
 from faceedit_bench.report.tables import RUN_COLUMNS
@@ -39,7 +42,9 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
     display = lambda name: display_name(name, measures)  # noqa: E731
     page = {"display": display, "ci_label": ci_label((report.get("run") or {}).get("confidence")),
             "plot_error": html_plots.plot_unavailable()}
+    fss = fss_measured(report)
     context = {
+        "headline": headline(report), "fss": fss,
         "header": header(report),
         "components": components(report),
         "prompts": prompt_templates(report),
@@ -57,7 +62,7 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "plot_error": html_plots.plot_unavailable(),
         "conditions": condition_view(report),
         "sections": section_pages(report, store, page),  # each report section's own part, in order
-        "trajectory": trajectory(report, measures),
+        "trajectory": trajectory(report, measures, fss),
         "group_trajectories": group_trajectories(report, measures),
         "cost": report.get("cost"),
         "calls": call_rows(report),
@@ -118,7 +123,9 @@ def notes(report: Mapping[str, Any]) -> list[str]:
 
 
 def metric_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [{"name": name, **m} for name, m in (report.get("metrics") or {}).items()]
+    measures = report_measures(report)
+    return [{"name": name, **m, "scale": scale_note(measure := measures.get(name) or m), "scale_why": scale_why(measure)}
+            for name, m in (report.get("metrics") or {}).items()]
 
 
 def counts(report: Mapping[str, Any]) -> dict[str, Any]:
@@ -211,16 +218,23 @@ def group_trajectories(report: Mapping[str, Any], measures: Mapping[str, Any]) -
             "has_groups": bool(report.get("groups"))}
 
 
-def trajectory(report: Mapping[str, Any], measures: Mapping[str, Any]) -> dict[str, Any]:
-    series = {name: points for name, points in (report.get("trajectory") or {}).items() if points}
+def trajectory(report: Mapping[str, Any], measures: Mapping[str, Any], fss: bool = True) -> dict[str, Any]:
+    """The per-step series the run measured (FSS_k only when it measured identity: :func:`fss_measured`)."""
+    series = {name: points for name, points in (report.get("trajectory") or {}).items()
+              if points and (fss or name != "fss")}
     return {"series": series, "plot": html_plots.plot_uri(plot_trajectories, series, measures), "plot_error": html_plots.plot_unavailable()}
 
 
 def call_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One row per provider the run called, named by role, provider, model and endpoint host."""
+    """One row per provider the run called, named by role, provider, model and endpoint host. ``waiting``: the
+    rate-limit wait summed over calls divided by the run's wall time (calls wait side by side, so the sum alone
+    can exceed the wall time many times over)."""
+    wall = (report.get("run") or {}).get("wall_time_s")
     return [{**stats, "key": f"{source.role}: {source.name}",
              "gave_up_total": sum((stats.get("gave_up") or {}).values()),
-             "retries_total": sum((stats.get("retries") or {}).values())}
+             "retries_total": sum((stats.get("retries") or {}).values()),
+             "waiting": stats["rate_wait_s"] / wall if isinstance(stats.get("rate_wait_s"), (int, float))
+             and isinstance(wall, (int, float)) and wall > 0 else None}
             for source, stats in call_sources(report)]
 
 
@@ -269,7 +283,9 @@ def worst_sessions_section(report: Mapping[str, Any], run_dir: Path | None, stor
         path = run_dir / "contact_sheets" / contact_sheet_name(r["face_id"], r["session_id"])
         sheet = path.read_bytes() if path.is_file() else rendered.get((r["face_id"], r["session_id"]))
         out["rows"].append({"face_id": r["face_id"], "session_id": r["session_id"],
-                            "values": [r.get(c, "") for c in out["columns"]], "sheet": _png_uri(sheet)})
+                            "values": [r.get(c, "") for c in out["columns"]], "sheet": page_image(sheet),
+                            # the full-size sheet beside report.html (the run folder), when the run kept it
+                            "full": f"contact_sheets/{path.name}" if path.is_file() else None})
     if missing and store is None:
         out["note"] = ("Some of these sessions have no contact sheet (run.max_contact_sheets was reached); "
                        "render the report with the workspace's image store to draw them.")
@@ -277,10 +293,6 @@ def worst_sessions_section(report: Mapping[str, Any], run_dir: Path | None, stor
 
 
 # ---------------------------------------------------------------- helpers
-
-def _png_uri(data: bytes | None) -> str | None:
-    return None if data is None else "data:image/png;base64," + base64.b64encode(data).decode("ascii")
-
 
 def _flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
     if isinstance(value, Mapping):

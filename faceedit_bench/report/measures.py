@@ -95,6 +95,20 @@ def identity_metric(report: Mapping[str, Any]) -> str | None:
     return next((n for n in names if measures.get(n, {}).get("requires") == ["embedder"]), names[0] if names else None)
 
 
+def fss_measured(report: Mapping[str, Any]) -> bool:
+    """Whether the run measured face similarity: it has FSS_k points and did not skip every metric computed
+    from the embedder (a question-answering run embeds, but skips Drop_FSS: it reports no identity). The FSS scale and
+    the FSS sections are shown only then."""
+    if not any(p for p in ((report.get("trajectory") or {}).get("fss") or [])):
+        return False
+    measures = report_measures(report)
+
+    def from_embedder(names: Any) -> bool:
+        return any("embedder" in ((measures.get(n) or {}).get("requires") or []) for n in names or {})
+
+    return from_embedder(report.get("metrics")) or not from_embedder(report.get("skipped_metrics"))
+
+
 def bounds_of(name: str, measures: Mapping[str, Mapping[str, Any]] | None) -> tuple[float, float] | None:
     """A quantity's full scale, for a plot axis: both bounds, or None (open-ended on either side)."""
     bounds = declared_bounds(((measures or {}).get(name) or {}).get("bounds"))

@@ -13,6 +13,7 @@ from rich.text import Text
 from faceedit_bench.plugin.sections import ReportSection, sections_in_use
 from faceedit_bench.records import version_text
 from faceedit_bench.report.console import console_width, render
+from faceedit_bench.report.measures import fss_measured
 from faceedit_bench.report.read_first import warning_lines
 from faceedit_bench.report.summary_tables import calls_tables, counts, fmt_p, summary_tables  # noqa: F401
 
@@ -113,7 +114,8 @@ def summary_renderables(report: dict[str, Any], output_dir: Path, width: int | N
         parts += [Text(""), *calls]
     if not run.get("complete", True):
         tail.append(f"STOPPED: {run.get('stopped')}")
-    tail.append(f"FSS scale: {report['scales']['fss']}")  # said once: it applies to every FSS number above
+    if fss_measured(report):  # said once: it applies to every FSS number above (none without identity)
+        tail.append(f"FSS scale: {report['scales']['fss']}")
     tail += _skipped(report)
     # a dataset's own notes (e.g. empty cells of a portrait grid) qualify every number above
     dataset = ((report.get("components") or {}).get("dataset") or {}).get("description") or {}

@@ -12,7 +12,7 @@ from rich.text import Text
 from faceedit_bench.report.calls_view import call_sources
 from faceedit_bench.report.conditions_view import composition
 from faceedit_bench.report.console import Column, fitted_tables
-from faceedit_bench.report.measures import bounds_of, label_of, report_measures
+from faceedit_bench.report.measures import bounds_of, fss_measured, label_of, report_measures
 
 DIRECTION = {True: "higher is better", False: "lower is better"}
 
@@ -58,7 +58,8 @@ def metrics_tables(report: Mapping[str, Any], width: int) -> list[Any]:
 
 
 def trajectory_tables(report: Mapping[str, Any], width: int) -> list[Any]:
-    trajectory = report.get("trajectory") or {}
+    fss = fss_measured(report)  # a run that reports no identity (Drop_FSS skipped) shows no FSS_k
+    trajectory = {name: points for name, points in (report.get("trajectory") or {}).items() if fss or name != "fss"}
     steps = sorted({p["k"] for points in trajectory.values() for p in points})
     if not steps:
         return []
@@ -68,7 +69,7 @@ def trajectory_tables(report: Mapping[str, Any], width: int) -> list[Any]:
         digits = digits_for(series, measures, [p.get("mean") for p in points])
         cells = {p["k"]: ci(p, digits)[0] for p in points}
         rows.append([f"{label_of(series, measures)}_k mean", *(cells.get(k, "") for k in steps)])
-    for key, labels in report["groups"].items():
+    for key, labels in (report["groups"] if fss else {}).items():
         for label, g in labels.items():
             points = {p["k"]: ci(p)[0] for p in (g.get("trajectory") or {}).get("fss") or []}
             if points:

@@ -1,0 +1,48 @@
+"""Images embedded in report pages at the size they are shown, so a page stays small (a run's report.html
+with six full-size PNG contact sheets was 1.6 MB; the full-size files stay beside it, linked).
+
+WebP (lossy, quality 82) keeps captions readable at a third of a PNG's size; Pillow builds without WebP get
+JPEG. Page templates give such images ``loading="lazy"`` and ``width``/``height``, so the first screen does
+not wait for them and nothing jumps while they decode.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from dataclasses import dataclass
+
+#: The widest an image is shown on a report page: the page's content width (style.css: body max-width
+#: 1200px less 2 x 2rem padding).
+PAGE_WIDTH_PX = 1136
+QUALITY = 82
+
+
+@dataclass(frozen=True)
+class PageImage:
+    uri: str  # a data URI
+    width: int
+    height: int
+
+
+def page_image(data: bytes | None, max_width: int = PAGE_WIDTH_PX) -> PageImage | None:
+    """``data`` (any image Pillow reads) scaled down to ``max_width`` (never up) as a data URI; None when there
+    is no image or it cannot be read (the page then says the image is missing)."""
+    if not data:
+        return None
+    from PIL import Image, UnidentifiedImageError, features
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image = image.convert("RGB")
+            if image.width > max_width:
+                image = image.resize((max_width, max(1, round(image.height * max_width / image.width))),
+                                     Image.Resampling.LANCZOS)
+            buf = io.BytesIO()
+            fmt = "WEBP" if features.check("webp") else "JPEG"
+            image.save(buf, format=fmt, quality=QUALITY)
+    except (OSError, UnidentifiedImageError):
+        return None
+    mime = "image/webp" if fmt == "WEBP" else "image/jpeg"
+    return PageImage(f"data:{mime};base64," + base64.b64encode(buf.getvalue()).decode("ascii"),
+                     image.width, image.height)
