@@ -1,0 +1,1 @@
+"""Pairwise arena: editors ranked by Bradley-Terry ratings from pairwise battles."""
