@@ -34,13 +34,17 @@ What is here, by use:
 * commands that add to a finished run (people's ratings): :func:`load_run`, :func:`run_config`,
   :func:`store_for_run_dir`, :func:`write_html_report`, :data:`SESSIONS_CSV`, :func:`log_run_metrics` (to the
   run's tracker), and :func:`registered` (a registered object by kind and name, e.g. a dataset factory);
+* judge calls outside a run (a protocol's own judge questions, e.g. pairwise battles): :func:`workspace_judge`
+  (a judge's cached, counted, validated calls over a workspace's ledger and image store);
 * files: :func:`write_text` (atomic), :func:`read_utf8`, :func:`file_lock`, :func:`restore_replaced`, and
   :func:`fingerprint` (the sha256 of an object's canonical JSON, for content-derived identities).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from faceedit_bench.analysis.group_tests import compare_k_groups, one_vs_rest
@@ -109,6 +113,63 @@ def registered(kind: str, name: str) -> Any:
     return get_plugins().registry.get(kind, name).load()
 
 
+class WorkspaceJudge:
+    """A judge's calls over a workspace: every answer goes through the core's judge service (prompt
+    rendering, ledger cache keyed by judge, template, prompt and images, retries, schema validation, budget,
+    ``parse_error`` instead of a guessed value), so asking again makes zero calls."""
+
+    def __init__(self, service: Any, store: Any, identity: Mapping[str, Any]) -> None:
+        self._service, self._store, self.identity = service, store, dict(identity)
+
+    @property
+    def fingerprint(self) -> str:
+        """The judge's content-derived identity (part of every answer's cache key)."""
+        return str(self._service.judge_fp)
+
+    @property
+    def calls_made(self) -> int:
+        """Calls that reached the provider (cached answers are not calls)."""
+        return int(self._service.calls_made)
+
+    def put_image(self, data: bytes) -> str:
+        """Store image bytes in the workspace's image store; their content hash."""
+        return str(self._store.put(data))
+
+    def has_image(self, digest: str) -> bool:
+        return digest in self._store
+
+    async def ask(self, template: PromptTemplate, image_hashes: Sequence[str], seed: int = 0, *,
+                  image_labels: Sequence[str] = (), **fields: str) -> JudgeAnswer:
+        """The answer about stored images, each preceded by its label (see ``JudgeRequest.image_labels``)."""
+        return await self._service.ask(template, list(image_hashes), seed, image_labels=tuple(image_labels), **fields)
+
+
+@contextmanager
+def workspace_judge(workspace: Path, judge: Any, judge_name: str, *, parse_attempts: int = 2) -> Iterator[WorkspaceJudge]:
+    """``judge`` (a constructed judge plugin, e.g. ``registered("judges", name)(**params)``) asking about images in
+    ``workspace``'s store, its answers cached in ``workspace``'s ledger under the identity a run would give it
+    (``judge_name`` + ``describe()``). The ledger is closed on exit."""
+    from faceedit_bench.execution.calls import Executors
+    from faceedit_bench.keys import portable
+    from faceedit_bench.scoring.judge.service import JudgeService
+    from faceedit_bench.storage.ledger import Ledger
+    from faceedit_bench.storage.store import ImageStore
+
+    identity = {"name": judge_name, **dict(judge.describe())}
+    judge_fp = fingerprint(portable(identity))
+    workspace = Path(workspace)
+    workspace.mkdir(parents=True, exist_ok=True)
+    ledger = Ledger(workspace / "ledger.sqlite")
+    try:
+        ledger.record_component(judge_fp, "judge", identity)
+        store = ImageStore(workspace / "store")
+        service = JudgeService(judge, judge_fp, Executors().get(judge.limits), ledger, store,
+                               parse_attempts=parse_attempts)
+        yield WorkspaceJudge(service, store, identity)
+    finally:
+        ledger.close()
+
+
 def log_run_metrics(tracking_uri: str, run_key: str, metrics: Mapping[str, float]) -> str | None:
     """Add ``metrics`` to the tracked run of ``run_key`` at ``tracking_uri`` (the ``faceedit_log_run_metrics``
     hook): that run's id, or None when no installed tracker reads the URI."""
@@ -144,6 +205,7 @@ __all__ = [
     "SessionResult",
     "Step",
     "Threshold",
+    "WorkspaceJudge",
     "ValueSpec",
     "ViewSpec",
     "check_flag",
@@ -190,5 +252,6 @@ __all__ = [
     "summarize",
     "threshold_rate",
     "write_html_report",
+    "workspace_judge",
     "write_text",
 ]
