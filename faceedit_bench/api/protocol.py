@@ -32,7 +32,8 @@ What is here, by use:
   :func:`check_fraction`, :func:`check_positive`, :func:`check_flag`;
 * leaderboard verification: :class:`Comparer` (what ``ReportSection.verify`` is handed);
 * commands that add to a finished run (people's ratings): :func:`load_run`, :func:`run_config`,
-  :func:`store_for_run_dir`, :func:`write_html_report`, :data:`SESSIONS_CSV`, :func:`log_run_metrics` (to the
+  :func:`store_for_run_dir`, :func:`write_html_report`, :data:`SESSIONS_CSV`, :data:`STEPS_CSV`,
+  :data:`DEMOGRAPHIC_KEYS` (the sessions table's label columns), :func:`log_run_metrics` (to the
   run's tracker), and :func:`registered` (a registered object by kind and name, e.g. a dataset factory);
 * judge calls outside a run (a protocol's own judge questions, e.g. pairwise battles): :func:`workspace_judge`
   (a judge's cached, counted, validated calls over a workspace's ledger and image store);
@@ -80,7 +81,7 @@ from faceedit_bench.report.plots import png_bytes as plot_png
 from faceedit_bench.report.read_first import warning as mostly_missing_warning
 from faceedit_bench.report.report_schema import run_report_schema
 from faceedit_bench.report.run_report import metric_key
-from faceedit_bench.report.tables import SESSIONS_CSV
+from faceedit_bench.report.tables import DEMOGRAPHIC_KEYS, SESSIONS_CSV, STEPS_CSV
 from faceedit_bench.report.templates import fmt_ci, fmt_num, fmt_p, fmt_pct, fmt_value, package_environment
 from faceedit_bench.scoring.judge.condition_templates import ConditionTemplate
 from faceedit_bench.scoring.judge.declared import (
@@ -195,7 +196,9 @@ __all__ = [
     "PromptTemplate",
     "Question",
     "ReportSection",
+    "DEMOGRAPHIC_KEYS",
     "SESSIONS_CSV",
+    "STEPS_CSV",
     "SectionCollector",
     "SectionHtml",
     "SectionRun",
