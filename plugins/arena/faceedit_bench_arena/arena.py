@@ -154,3 +154,20 @@ def run_arena(paths: Sequence[Path], judge: Any, judge_name: str, settings: Aren
             "settings": asdict(settings), "sampling": sampling, "counts": counts,
             "position_bias": position_bias(answers), **rate_arena(pool, log, settings)}
     return part, log
+
+
+def human_part(part: dict, log: list[dict], votes: Sequence, settings: ArenaSettings) -> dict:
+    """People's ratings from ``votes`` beside the judge's, and how far they agree (overall criterion)."""
+    from faceedit_bench_arena.human_votes import agreement, ranking_agreement, votes_to_battles
+
+    editors = part["editors"]
+    human = rate(votes_to_battles(votes, editors), anchor=settings.anchor, confidence=settings.confidence,
+                 n_resamples=settings.n_resamples, seed=settings.seed).to_json()
+    judge = {(b["input"], editors[b["x"]], editors[b["y"]]): b["verdicts"][PRIMARY]["label"]
+             for b in log if b["verdicts"][PRIMARY]["label"] is not None}
+    judge_elo = {e["editor"]: e["rating"] for e in part["criteria"][PRIMARY]["ratings"]["editors"]}
+    human_elo = {e["editor"]: e["rating"] for e in human["editors"]}
+    keys = sorted({k for v in votes for k in v.labels})
+    return {"votes": len(votes), "voters": len({v.voter for v in votes}), "ratings": human,
+            "agreement": agreement(judge, votes), "ranking": ranking_agreement(judge_elo, human_elo),
+            "agreement_per_group": {k: agreement(judge, votes, group_key=k)["per_group"] for k in keys}}

@@ -31,6 +31,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--policy", choices=("loss", "exclude"), default="loss",
                    help="a step one editor refused or failed: its loss, or left out (both are reported)")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of identities")
+    p.add_argument("--votes", type=Path, default=None,
+                   help="people's votes (CSV: model_a, model_b, vote or winner, voter_id or judge[, input_id, "
+                        "identity, labels]): their ratings and the judge-human agreement are added")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, required=True, help="folder for arena.json and battles.jsonl")
     p.set_defaults(func=main)
@@ -56,6 +59,9 @@ def main(args: Any) -> int:
     from faceedit_bench_arena.arena import ArenaSettings, run_arena
     from faceedit_bench_arena.console import summary
 
+    from faceedit_bench_arena.human_votes import read_votes
+
+    votes = read_votes(args.votes) if args.votes is not None else None  # checked before any call
     factory = registered("judges", args.judge)
     params = _judge_params(args.judge_param)
     try:
@@ -66,6 +72,10 @@ def main(args: Any) -> int:
     settings = ArenaSettings(budget_calls=args.budget, batch=args.batch, target_width=args.target_width,
                              anchor=args.anchor, policy=args.policy, n_resamples=args.resamples, seed=args.seed)
     part, log = run_arena(args.runs, judge, args.judge, settings)
+    if votes is not None:
+        from faceedit_bench_arena.arena import human_part
+
+        part["human"] = human_part(part, log, votes, settings)
     jsonschema.validate(part, schema())
     args.out.mkdir(parents=True, exist_ok=True)
     write_text(args.out / "battles.jsonl", "".join(json.dumps(b, sort_keys=True) + "\n" for b in log))

@@ -13,7 +13,8 @@ import pytest
 from faceedit_bench.api.protocol import registered, workspace_judge
 from PIL import Image
 
-from faceedit_bench_arena.arena import ArenaSettings, run_arena
+from faceedit_bench_arena.arena import ArenaSettings, human_part, run_arena
+from faceedit_bench_arena.human_votes import read_votes
 from faceedit_bench_arena.command import schema
 from faceedit_bench_arena.pairwise_judge import CRITERIA
 from faceedit_bench_arena.stored_runs import ArenaError, build_pool
@@ -65,9 +66,27 @@ def test_four_editors_rated_with_refusals_reported_both_ways_and_a_rerun_makes_n
     assert set(part["per_step"]) == {"1", "2"}
     assert part["position_bias"]["criteria"]["overall"]["decisive"] > 0
     calls = server.calls
+    votes = read_votes(write_votes(tmp_path, log))
+    human = human_part(part, log, votes, settings)
+    assert human["agreement"]["matched"] == len(log) and human["agreement"]["accuracy_with_ties"] == 1.0
+    assert human["ranking"]["kendall_tau"] == 1.0 and set(human["agreement_per_group"]["gender"]) == {"female", "male"}
     again, _ = run_arena(paths, make_judge(server), "openai", settings)
     assert server.calls == calls and again["sampling"]["calls_made"] == 0
     assert again["criteria"] == part["criteria"]
+
+
+def write_votes(tmp_path, log):
+    """People who agree with the judge on every battle it judged, in LMArena's layout."""
+    editors = ["identity", "good", "mid", "bad"]
+    winner = {"x": "model_a", "y": "model_b", "both_good": "tie", "both_bad": "tie (bothbad)"}
+    lines = ["model_a,model_b,winner,judge,input_id,identity,gender"]
+    for n, b in enumerate(log):
+        face = int(b["face"][1:])
+        lines.append(f"{editors[b['x']]},{editors[b['y']]},{winner[b['verdicts']['overall']['label']]},p{n % 3},"
+                     f"{b['input']},person{face // 2},{'male' if face % 4 < 2 else 'female'}")
+    path = tmp_path / "votes.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 def test_runs_on_different_test_sets_are_refused_before_any_call(tmp_path, server):
