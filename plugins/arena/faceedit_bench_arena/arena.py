@@ -45,9 +45,9 @@ class ArenaSettings:
             raise ArenaError("budget_calls must allow one battle (two calls, one per order)")
 
 
-def _battles(pool: Pool, rows: list[dict], one_sided: bool, mask=None) -> Battles:
+def _battles(editors: Sequence[str], rows: list[dict], one_sided: bool, mask=None) -> Battles:
     use = [r for r in rows if (one_sided or not r["one_sided"]) and (mask is None or mask(r))]
-    return Battles.of(pool.editors, [r["x"] for r in use], [r["y"] for r in use], [r["score"] for r in use],
+    return Battles.of(editors, [r["x"] for r in use], [r["y"] for r in use], [r["score"] for r in use],
                       [r["identity"] for r in use])
 
 
@@ -70,7 +70,8 @@ def judge_battles(pool: Pool, judge: Any, judge_name: str, settings: ArenaSettin
                 verdicts = {c: combine(first, second, c) for c in CRITERIA}
                 inp: Input = by_key[key]
                 log.append({"x": x, "y": y, "identity": ident, "input": key, "face": inp.face, "k": inp.k,
-                            "one_sided": False, "verdicts": {c: asdict(v) for c, v in verdicts.items()},
+                            "labels": pool.labels(inp.face), "one_sided": False,
+                            "verdicts": {c: asdict(v) for c, v in verdicts.items()},
                             "answers": [{"order": o, "outcome": a.outcome.value, "value": a.value}
                                         for o, a in (("x_first", first), ("y_first", second))]})
                 scores.append(verdicts[PRIMARY].score)
@@ -87,48 +88,54 @@ def judge_battles(pool: Pool, judge: Any, judge_name: str, settings: ArenaSettin
     return log, sampling, answers
 
 
-def _rows(pool: Pool, log: list[dict], criterion: str) -> list[dict]:
-    rows = [{"x": b["x"], "y": b["y"], "identity": b["identity"], "face": b["face"], "k": b["k"],
-             "score": b["verdicts"][criterion]["score"], "one_sided": False}
-            for b in log if b["verdicts"][criterion]["score"] is not None]
-    rows += [{"x": o["x"], "y": o["y"], "identity": pool.identity_index(o["face"]), "face": o["face"], "k": o["k"],
-              "score": o["x_score"], "one_sided": True} for o in pool.one_sided]
-    return rows
+def one_sided_entries(pool: Pool) -> list[dict]:
+    """The battle log's entries for steps only one editor completed (no judge call; the score is the loss policy's)."""
+    return [{"x": o["x"], "y": o["y"], "identity": pool.identity_index(o["face"]), "input": o["input"],
+             "face": o["face"], "k": o["k"], "labels": pool.labels(o["face"]), "one_sided": True,
+             "outcomes": o["outcomes"], "score": o["x_score"]} for o in pool.one_sided]
 
 
-def rate_arena(pool: Pool, log: list[dict], settings: ArenaSettings) -> dict:
+def _rows(log: list[dict], criterion: str) -> list[dict]:
+    return [{"x": b["x"], "y": b["y"], "identity": b["identity"], "labels": b["labels"], "k": b["k"],
+             "one_sided": b["one_sided"],
+             "score": b["score"] if b["one_sided"] else b["verdicts"][criterion]["score"]}
+            for b in log if b["one_sided"] or b["verdicts"][criterion]["score"] is not None]
+
+
+def rate_arena(editors: Sequence[str], log: list[dict], settings: ArenaSettings) -> dict:
+    """Every rating of the arena, from the battle log alone (so a submitted log can be re-rated)."""
     kw = dict(anchor=settings.anchor, confidence=settings.confidence, n_resamples=settings.n_resamples,
               seed=settings.seed)
     with_loss = settings.policy == "loss"
     out: dict[str, Any] = {"criteria": {}}
     for criterion in CRITERIA:
-        rows = _rows(pool, log, criterion)
+        rows = _rows(log, criterion)
         out["criteria"][criterion] = {
-            "ratings": rate(_battles(pool, rows, with_loss), **kw).to_json(),
-            "ratings_other_policy": rate(_battles(pool, rows, not with_loss), **kw).to_json()}
-    rows = _rows(pool, log, PRIMARY)
-    out["per_step"] = {str(k): rate(_battles(pool, rows, with_loss, lambda r, k=k: r["k"] == k), **kw).to_json()
+            "ratings": rate(_battles(editors, rows, with_loss), **kw).to_json(),
+            "ratings_other_policy": rate(_battles(editors, rows, not with_loss), **kw).to_json()}
+    rows = _rows(log, PRIMARY)
+    out["per_step"] = {str(k): rate(_battles(editors, rows, with_loss, lambda r, k=k: r["k"] == k), **kw).to_json()
                        for k in sorted({r["k"] for r in rows})}
     out["per_group"], out["group_tests"] = {}, {}
-    keys = sorted({key for face in {r["face"] for r in rows} for key in pool.labels(face)})
+    keys = sorted({key for r in rows for key in r["labels"]})
     for key in keys:
-        values = sorted({pool.labels(r["face"]).get(key) for r in rows} - {None})
+        values = sorted({r["labels"].get(key) for r in rows} - {None})
         part = {}
         for value in values:
-            sub = _battles(pool, rows, with_loss, lambda r, v=value: pool.labels(r["face"]).get(key) == v)
+            sub = _battles(editors, rows, with_loss, lambda r, v=value: r["labels"].get(key) == v)
             part[value] = (rate(sub, **kw).to_json() if len(sub) >= settings.min_group_battles
                            else {"skipped": f"{len(sub)} battles, fewer than {settings.min_group_battles}"})
         out["per_group"][key] = part
-        out["group_tests"][key] = _group_test(pool, rows, key, values, with_loss, settings)
+        out["group_tests"][key] = _group_test(editors, rows, key, values, with_loss, settings)
     return out
 
 
-def _group_test(pool: Pool, rows, key: str, values: list[str], with_loss: bool, settings: ArenaSettings) -> dict:
+def _group_test(editors, rows, key: str, values: list[str], with_loss: bool, settings: ArenaSettings) -> dict:
     """Group x editor interaction over identities that carry one value of ``key``."""
-    battles = _battles(pool, rows, with_loss, lambda r: pool.labels(r["face"]).get(key) in values)
+    battles = _battles(editors, rows, with_loss, lambda r: r["labels"].get(key) in values)
     label_of = {}
     for r in rows:
-        label_of.setdefault(r["identity"], pool.labels(r["face"]).get(key))
+        label_of.setdefault(r["identity"], r["labels"].get(key))
     used = sorted(i for i, v in label_of.items() if v in values)
     if len(values) < 2 or len(used) < 4:
         return {"skipped": "fewer than two groups or four identities"}
@@ -140,9 +147,10 @@ def _group_test(pool: Pool, rows, key: str, values: list[str], with_loss: bool, 
 def run_arena(paths: Sequence[Path], judge: Any, judge_name: str, settings: ArenaSettings) -> tuple[dict, list[dict]]:
     pool = build_pool(paths)
     settings.check(pool.editors)
-    log, sampling, answers = judge_battles(pool, judge, judge_name, settings)
-    verdicts = [b["verdicts"] for b in log]
-    counts = {"judged": len(log),
+    judged, sampling, answers = judge_battles(pool, judge, judge_name, settings)
+    log = judged + one_sided_entries(pool)
+    verdicts = [b["verdicts"] for b in judged]
+    counts = {"judged": len(judged),
               "decided": sum(v[PRIMARY]["status"] == "decided" for v in verdicts),
               "incomplete": sum(v[PRIMARY]["status"] == "incomplete" for v in verdicts),
               "position_inconsistent": sum(v[PRIMARY]["position_inconsistent"] for v in verdicts),
@@ -152,7 +160,7 @@ def run_arena(paths: Sequence[Path], judge: Any, judge_name: str, settings: Aren
             "runs": [{"editor": r.editor, "run_key": r.run_key, "folder": r.path.name} for r in pool.runs],
             "testset_hash": pool.runs[0].testset_hash, "template": TEMPLATE.describe(), "policy": settings.policy,
             "settings": asdict(settings), "sampling": sampling, "counts": counts,
-            "position_bias": position_bias(answers), **rate_arena(pool, log, settings)}
+            "position_bias": position_bias(answers), **rate_arena(pool.editors, log, settings)}
     return part, log
 
 
@@ -164,7 +172,7 @@ def human_part(part: dict, log: list[dict], votes: Sequence, settings: ArenaSett
     human = rate(votes_to_battles(votes, editors), anchor=settings.anchor, confidence=settings.confidence,
                  n_resamples=settings.n_resamples, seed=settings.seed).to_json()
     judge = {(b["input"], editors[b["x"]], editors[b["y"]]): b["verdicts"][PRIMARY]["label"]
-             for b in log if b["verdicts"][PRIMARY]["label"] is not None}
+             for b in log if not b["one_sided"] and b["verdicts"][PRIMARY]["label"] is not None}
     judge_elo = {e["editor"]: e["rating"] for e in part["criteria"][PRIMARY]["ratings"]["editors"]}
     human_elo = {e["editor"]: e["rating"] for e in human["editors"]}
     keys = sorted({k for v in votes for k in v.labels})

@@ -1,4 +1,4 @@
-"""``faceedit-bench arena RUN RUN ... --judge NAME``: a pairwise arena over stored runs."""
+"""`faceedit-bench arena run RUN RUN ... --judge NAME` and `faceedit-bench arena verify DIR`."""
 
 from __future__ import annotations
 
@@ -16,7 +16,12 @@ SCHEMA = "arena.schema.json"
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("arena", help="rank editors of stored runs by position-swapped pairwise judge battles",
+    arena = sub.add_parser("arena", help="rank editors of stored runs by position-swapped pairwise judge battles",
+                           description="faceedit-bench arena run RUN RUN ... --judge NAME --out DIR; "
+                                       "faceedit-bench arena verify DIR. docs/arena.md explains every number.")
+    commands = arena.add_subparsers(dest="arena_command", required=True)
+    add_verify_parser(commands)
+    p = commands.add_parser("run", help="judge battles between the editors of stored runs and rate them",
                        description="Judge battles between the editors of stored runs (same test set, one "
                                    "workspace), both orders each, and rate them (Bradley-Terry, Elo scale, "
                                    "identity-bootstrap CIs). docs/arena.md explains every number.")
@@ -60,6 +65,7 @@ def main(args: Any) -> int:
     from faceedit_bench_arena.console import summary
 
     from faceedit_bench_arena.human_votes import read_votes
+    from faceedit_bench_arena.verify import LOG, log_record
 
     votes = read_votes(args.votes) if args.votes is not None else None  # checked before any call
     factory = registered("judges", args.judge)
@@ -76,9 +82,30 @@ def main(args: Any) -> int:
         from faceedit_bench_arena.arena import human_part
 
         part["human"] = human_part(part, log, votes, settings)
+    log_text = "".join(json.dumps(b, sort_keys=True) + "\n" for b in log)
+    part["battle_log"] = log_record(log_text)
     jsonschema.validate(part, schema())
     args.out.mkdir(parents=True, exist_ok=True)
-    write_text(args.out / "battles.jsonl", "".join(json.dumps(b, sort_keys=True) + "\n" for b in log))
+    write_text(args.out / LOG, log_text)
     write_text(args.out / "arena.json", json.dumps(part, indent=1, sort_keys=True))
     print(summary(part))
+    return 0
+
+
+def add_verify_parser(sub: Any) -> None:
+    p = sub.add_parser("verify", help="re-check an arena's battle log hash and recompute its ratings",
+                       description="Checks battles.jsonl against the sha256 in arena.json and recomputes every "
+                                   "rating from the log; exit code 1 on any mismatch.")
+    p.add_argument("folder", type=Path, help="the folder the arena command wrote (arena.json, battles.jsonl)")
+    p.set_defaults(func=verify_main)
+
+
+def verify_main(args: Any) -> int:
+    from faceedit_bench_arena.verify import verify
+
+    problems = verify(args.folder)
+    if problems:
+        print(f"{args.folder}: {len(problems)} mismatch(es):\n  " + "\n  ".join(problems[:30]))
+        return 1
+    print(f"{args.folder}: verified (log hash and every rating recomputed from the log)")
     return 0

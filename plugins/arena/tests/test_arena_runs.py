@@ -53,10 +53,11 @@ def test_four_editors_rated_with_refusals_reported_both_ways_and_a_rerun_makes_n
                              n_permutations=99, min_group_battles=10)
     part, log = run_arena(paths, make_judge(server), "openai", settings)
     jsonschema.validate(part, schema())
+    judged = [b for b in log if not b["one_sided"]]
     overall = part["criteria"]["overall"]["ratings"]
     assert overall["order"] == ["good", "mid", "identity", "bad"]
     assert next(e for e in overall["editors"] if e["editor"] == "identity")["rating"] == 1000.0
-    assert part["counts"]["one_sided"] == 2 * 3 and part["counts"]["judged"] == len(log) <= 200
+    assert part["counts"]["one_sided"] == 2 * 3 and part["counts"]["judged"] == len(judged) <= 200
     assert part["sampling"]["calls_planned"] <= 400 and part["sampling"]["calls_made"] == server.calls
     # the refusals cost 'good' under 'loss' and not under 'exclude'
     loss = {e["editor"]: e["rating"] for e in overall["editors"]}
@@ -68,7 +69,7 @@ def test_four_editors_rated_with_refusals_reported_both_ways_and_a_rerun_makes_n
     calls = server.calls
     votes = read_votes(write_votes(tmp_path, log))
     human = human_part(part, log, votes, settings)
-    assert human["agreement"]["matched"] == len(log) and human["agreement"]["accuracy_with_ties"] == 1.0
+    assert human["agreement"]["matched"] == len(judged) and human["agreement"]["accuracy_with_ties"] == 1.0
     assert human["ranking"]["kendall_tau"] == 1.0 and set(human["agreement_per_group"]["gender"]) == {"female", "male"}
     again, _ = run_arena(paths, make_judge(server), "openai", settings)
     assert server.calls == calls and again["sampling"]["calls_made"] == 0
@@ -80,7 +81,7 @@ def write_votes(tmp_path, log):
     editors = ["identity", "good", "mid", "bad"]
     winner = {"x": "model_a", "y": "model_b", "both_good": "tie", "both_bad": "tie (bothbad)"}
     lines = ["model_a,model_b,winner,judge,input_id,identity,gender"]
-    for n, b in enumerate(log):
+    for n, b in enumerate(b for b in log if not b["one_sided"]):
         face = int(b["face"][1:])
         lines.append(f"{editors[b['x']]},{editors[b['y']]},{winner[b['verdicts']['overall']['label']]},p{n % 3},"
                      f"{b['input']},person{face // 2},{'male' if face % 4 < 2 else 'female'}")
@@ -103,7 +104,7 @@ def test_the_command_writes_the_arena_and_refuses_bad_input_with_exit_code_2(tmp
     ws = tmp_path / "ws"
     with workspace_judge(ws, make_judge(server), "openai") as wj:
         paths = write_runs(ws, wj.put_image, editors={"a": 100, "b": 160, "c": 220})
-    cmd = [sys.executable, "-m", "faceedit_bench.cli", "arena", *map(str, paths), "--judge", "openai",
+    cmd = [sys.executable, "-m", "faceedit_bench.cli", "arena", "run", *map(str, paths), "--judge", "openai",
            "--judge-param", f"base_url={server.url}/v1", "--judge-param", f"api_key_env={KEY_ENV}",
            "--judge-param", "limits={requests_per_minute: null, tokens_per_minute: null}",
            "--budget", "120", "--batch", "30", "--resamples", "100", "--out", str(tmp_path / "out")]
@@ -113,7 +114,11 @@ def test_the_command_writes_the_arena_and_refuses_bad_input_with_exit_code_2(tmp
     assert "Stopped:" in done.stdout
     part = json.loads((tmp_path / "out" / "arena.json").read_text())
     assert part["criteria"]["overall"]["ratings"]["order"] == ["c", "b", "a"]
-    assert len((tmp_path / "out" / "battles.jsonl").read_text().splitlines()) == part["counts"]["judged"]
+    log = (tmp_path / "out" / "battles.jsonl").read_text().splitlines()
+    assert len(log) == part["counts"]["judged"] + part["counts"]["one_sided"] == part["battle_log"]["entries"]
+    verify = subprocess.run([sys.executable, "-m", "faceedit_bench.cli", "arena", "verify", str(tmp_path / "out")],
+                            capture_output=True, text=True, env=env, timeout=300)
+    assert verify.returncode == 0 and "verified" in verify.stdout, verify.stdout + verify.stderr
     bad = subprocess.run([*cmd[:-2], "--anchor", "nobody", "--out", str(tmp_path / "out2")],
                          capture_output=True, text=True, env=env, timeout=300)
     assert bad.returncode == 2 and "anchor 'nobody'" in bad.stderr and "Traceback" not in bad.stderr
