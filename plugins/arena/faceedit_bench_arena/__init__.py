@@ -9,3 +9,9 @@ def faceedit_register_commands(register):
     from faceedit_bench_arena.command import add_parser
 
     register("arena", add_parser, description="rank editors of stored runs by pairwise judge battles")
+
+
+@hookimpl
+def faceedit_register_sections(register):
+    register("arena", "faceedit_bench_arena.section:ARENA",
+             description="editors ranked by pairwise judge battles (faceedit-bench arena run)")

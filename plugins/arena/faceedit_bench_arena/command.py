@@ -40,6 +40,9 @@ def add_parser(sub: Any) -> None:
                    help="people's votes (CSV: model_a, model_b, vote or winner, voter_id or judge[, input_id, "
                         "identity, labels]): their ratings and the judge-human agreement are added")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-attach", action="store_true",
+                   help="do not add the arena to the runs' report.json, report.html and tracker runs")
+    p.add_argument("--tracking-uri", default=None, help="the tracker of the runs (default: each run's own)")
     p.add_argument("--out", type=Path, required=True, help="folder for arena.json and battles.jsonl")
     p.set_defaults(func=main)
 
@@ -89,6 +92,12 @@ def main(args: Any) -> int:
     write_text(args.out / LOG, log_text)
     write_text(args.out / "arena.json", json.dumps(part, indent=1, sort_keys=True))
     print(summary(part))
+    if not args.no_attach:
+        from faceedit_bench_arena.attach import attach
+        from faceedit_bench_arena.stored_runs import build_pool
+
+        for line in attach(part, build_pool(args.runs).runs, args.tracking_uri):
+            print(line)
     return 0
 
 

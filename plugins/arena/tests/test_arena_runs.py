@@ -114,6 +114,9 @@ def test_the_command_writes_the_arena_and_refuses_bad_input_with_exit_code_2(tmp
     assert "Stopped:" in done.stdout
     part = json.loads((tmp_path / "out" / "arena.json").read_text())
     assert part["criteria"]["overall"]["ratings"]["order"] == ["c", "b", "a"]
+    attached = json.loads((paths[1] / "report.json").read_text())["arena"]
+    assert attached["editor"] == "b" and attached["battle_log"] == part["battle_log"]
+    assert 'id="arena"' in (paths[1] / "report.html").read_text()
     log = (tmp_path / "out" / "battles.jsonl").read_text().splitlines()
     assert len(log) == part["counts"]["judged"] + part["counts"]["one_sided"] == part["battle_log"]["entries"]
     verify = subprocess.run([sys.executable, "-m", "faceedit_bench.cli", "arena", "verify", str(tmp_path / "out")],
