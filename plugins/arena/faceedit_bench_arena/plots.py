@@ -34,7 +34,7 @@ def per_group_png(groups: Mapping[str, Any], key: str) -> bytes | None:
 
 
 def _ratings_png(ratings: Mapping[str, Any]) -> bytes | None:
-    rows = _rated(ratings)
+    rows = [r for r in _rated(ratings) if r["battles"] > 0 or r["editor"] == ratings["scale"]["anchor"]]
     fig = plot_figure(6.4, 0.45 * len(rows) + 1.2)
     if fig is None:
         return None
@@ -63,7 +63,8 @@ def _win_rate_png(ratings: Mapping[str, Any]) -> bytes | None:
         for j in range(len(names)):
             if i != j:
                 text = "–" if np.isnan(rate[i, j]) else f"{rate[i, j]:.2f}\nn={battles[i][j]}"
-                ax.text(j, i, text, ha="center", va="center", fontsize=7)
+                dark = not np.isnan(rate[i, j]) and abs(rate[i, j] - 0.5) > 0.3
+                ax.text(j, i, text, ha="center", va="center", fontsize=7, color="white" if dark else "black")
     labels = [n for n in names]
     ax.set_xticks(range(len(names)), labels, rotation=30, ha="right")
     ax.set_yticks(range(len(names)), labels)
@@ -86,7 +87,7 @@ def _per_group_png(groups: Mapping[str, Any], key: str) -> bytes | None:
     ax = fig.add_subplot(1, 1, 1)
     step = 0.6 / max(len(rated), 1)
     for n, (value, part) in enumerate(sorted(rated.items())):
-        by = {e["editor"]: e for e in part["editors"]}
+        by = {e["editor"]: e for e in part["editors"] if e["battles"] > 0}  # unplayed: no rating to show
         ys = [i + (n - (len(rated) - 1) / 2) * step for i, e in enumerate(editors) if e in by]
         es = [by[e] for e in editors if e in by]
         mid = np.array([e["rating"] for e in es])
