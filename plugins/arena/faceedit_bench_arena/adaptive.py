@@ -204,7 +204,11 @@ def run(editors: Sequence[str], pool: Mapping[Pair, Sequence[Candidate]], judge:
             need = {p: 1.0 for p in all_pairs if taken[p] < len(queue.get(p, []))}
             wanted = allocate(need, min(plan.batch, room))
         else:
-            wanted = design(ratings, contrasts(ratings, plan.target_width), min(plan.batch, room),
+            doubt = contrasts(ratings, plan.target_width)
+            if not len(doubt):  # separated, but told to go on (stop_on_separation=False): all neighbours
+                order = ratings.order()
+                doubt = np.array([np.eye(k)[i] - np.eye(k)[j] for i, j in zip(order, order[1:])])
+            wanted = design(ratings, doubt, min(plan.batch, room),
                             {p: len(queue.get(p, [])) - taken.get(p, 0) for p in all_pairs})
         if not wanted or play(wanted) == 0:
             stop = "exhausted"

@@ -34,6 +34,7 @@ class ArenaSettings:
     n_resamples: int = 1000
     n_permutations: int = 999
     min_group_battles: int = 30
+    stop_on_separation: bool = True  # False: only the target width, the budget or the pool stop it
     seed: int = 0
 
     def check(self, editors: Sequence[str]) -> None:
@@ -58,6 +59,9 @@ def judge_battles(pool: Pool, judge: Any, judge_name: str, settings: ArenaSettin
     answers: list = []
     cands = {pair: [(pool.identity_index(i.face), i.key) for i in inputs] for pair, inputs in pool.to_judge.items()}
     by_key = {i.key: i for inputs in pool.to_judge.values() for i in inputs}
+    # One event loop for every round: the judge's call limits (semaphores, rate limiter) belong to the loop
+    # they were first used in.
+    loop = asyncio.new_event_loop()
     with workspace_judge(workspace, judge, judge_name) as wj:
         def judge_fn(chosen):
             async def both():
@@ -65,7 +69,7 @@ def judge_battles(pool: Pool, judge: Any, judge_name: str, settings: ArenaSettin
                                                          pool.instruction(by_key[c[1]]), settings.seed)
                                               for (x, y), c in chosen))
             scores = []
-            for ((x, y), (ident, key)), (first, second) in zip(chosen, asyncio.run(both())):
+            for ((x, y), (ident, key)), (first, second) in zip(chosen, loop.run_until_complete(both())):
                 answers.extend((first, second))
                 verdicts = {c: combine(first, second, c) for c in CRITERIA}
                 inp: Input = by_key[key]
@@ -79,8 +83,12 @@ def judge_battles(pool: Pool, judge: Any, judge_name: str, settings: ArenaSettin
 
         plan = adaptive.Plan(budget_calls=settings.budget_calls, batch=settings.batch, warmup=settings.warmup,
                              target_width=settings.target_width, confidence=settings.confidence,
-                             n_resamples=min(settings.n_resamples, 200), seed=settings.seed, anchor=settings.anchor)
-        result = adaptive.run(pool.editors, cands, judge_fn, plan)
+                             n_resamples=min(settings.n_resamples, 200), seed=settings.seed, anchor=settings.anchor,
+                             stop_on_separation=settings.stop_on_separation)
+        try:
+            result = adaptive.run(pool.editors, cands, judge_fn, plan)
+        finally:
+            loop.close()
         sampling = {"stop": result.stop, "rounds": result.rounds, "calls_planned": result.calls_planned,
                     "calls_made": wj.calls_made, "budget_calls": settings.budget_calls, "batch": settings.batch,
                     "target_width": settings.target_width, "seed": settings.seed, "judge": wj.identity,

@@ -49,8 +49,8 @@ def test_four_editors_rated_with_refusals_reported_both_ways_and_a_rerun_makes_n
     ws = tmp_path / "ws"
     with workspace_judge(ws, make_judge(server), "openai") as wj:
         paths = write_runs(ws, wj.put_image, refuse={"good": {"f0/s1/1", "f5/s2/2"}})
-    settings = ArenaSettings(budget_calls=400, batch=40, warmup=15, anchor="identity", n_resamples=200,
-                             n_permutations=99, min_group_battles=10)
+    settings = ArenaSettings(budget_calls=400, batch=20, warmup=15, anchor="identity", n_resamples=200,
+                             n_permutations=99, min_group_battles=10, stop_on_separation=False)
     part, log = run_arena(paths, make_judge(server), "openai", settings)
     jsonschema.validate(part, schema())
     judged = [b for b in log if not b["one_sided"]]
@@ -58,6 +58,8 @@ def test_four_editors_rated_with_refusals_reported_both_ways_and_a_rerun_makes_n
     assert overall["order"] == ["good", "mid", "identity", "bad"]
     assert next(e for e in overall["editors"] if e["editor"] == "identity")["rating"] == 1000.0
     assert part["counts"]["one_sided"] == 2 * 3 and part["counts"]["judged"] == len(judged) <= 200
+    # several rounds, each through the same judge limits: no call may fail between rounds
+    assert part["sampling"]["rounds"] > 2 and part["counts"]["incomplete"] == 0 and part["sampling"]["stop"] == "budget"
     assert part["sampling"]["calls_planned"] <= 400 and part["sampling"]["calls_made"] == server.calls
     # the refusals cost 'good' under 'loss' and not under 'exclude'
     loss = {e["editor"]: e["rating"] for e in overall["editors"]}
