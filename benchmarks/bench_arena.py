@@ -61,7 +61,8 @@ def judge_throughput(rpm: int = 600, latency_s: float = 0.3, budget: int = 760) 
         times = [r.received_at for r in server.requests]
         call_span = max(times) + latency_s - min(times)
         per_min = calls / call_span * 60
-        return {"judge_calls": calls, "http_requests": server.calls, "seconds": round(seconds, 1), "call_span_s": round(call_span, 1),
+        return {"judge_calls": calls, "http_requests": server.calls, "seconds": round(seconds, 1),
+                "call_span_s": round(call_span, 1),
                 "calls_per_min": round(per_min, 1), "limit_per_min": rpm, "share_of_limit": round(per_min / rpm, 3),
                 "battles_per_min": round(per_min / 2, 1), "stop": part["sampling"]["stop"]}
 

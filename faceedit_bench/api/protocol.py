@@ -146,7 +146,8 @@ class WorkspaceJudge:
 
 
 @contextmanager
-def workspace_judge(workspace: Path, judge: Any, judge_name: str, *, parse_attempts: int = 2) -> Iterator[WorkspaceJudge]:
+def workspace_judge(workspace: Path, judge: Any, judge_name: str, *,
+                    parse_attempts: int = 2) -> Iterator[WorkspaceJudge]:
     """``judge`` (a constructed judge plugin, e.g. ``registered("judges", name)(**params)``) asking about images in
     ``workspace``'s store, its answers cached in ``workspace``'s ledger under the identity a run would give it
     (``judge_name`` + ``describe()``). The ledger is closed on exit."""

@@ -25,5 +25,6 @@ def summary(part: Mapping[str, Any]) -> str:
     bias = part["position_bias"]["criteria"]["overall"]
     if bias["decisive"]:
         lines.append(f"Position bias (overall): first position won {bias['first_position_wins']} of "
-                     f"{bias['decisive']} decisive answers ({bias['first_position_share']:.0%}, p={bias['p_value']:.3g}).")
+                     f"{bias['decisive']} decisive answers ({bias['first_position_share']:.0%}, "
+                     f"p={bias['p_value']:.3g}).")
     return "\n".join(lines)

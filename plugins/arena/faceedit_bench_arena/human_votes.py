@@ -74,7 +74,8 @@ def read_votes(path: Path) -> list[Vote]:
                          "Expected model_a, model_b, vote (or winner) and voter_id (or judge).")
     votes, problems = [], []
     for line, row in enumerate(rows, start=2):
-        a, b, raw = (row.get("model_a") or "").strip(), (row.get("model_b") or "").strip(), (row.get(vote_col) or "").strip()
+        a, b = (row.get("model_a") or "").strip(), (row.get("model_b") or "").strip()
+        raw = (row.get(vote_col) or "").strip()
         voter = (row.get(voter_col) or "").strip()
         for col, value in (("model_a", a), ("model_b", b), (voter_col, voter)):
             if not value:

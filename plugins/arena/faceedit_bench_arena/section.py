@@ -62,7 +62,8 @@ def html_context(report: Mapping[str, Any], store: Any) -> Mapping[str, Any] | N
     ratings = a["criteria"]["overall"]["ratings"]
     other = {e["editor"]: e["rating"] for e in a["criteria"]["overall"]["ratings_other_policy"]["editors"]}
     return {"a": a, "me": _me(a), "other": other, "other_policy": "exclude" if a["policy"] == "loss" else "loss",
-            "plots": {"ratings": plot_uri(plots.ratings_png, ratings), "win_rate": plot_uri(plots.win_rate_png, ratings),
+            "plots": {"ratings": plot_uri(plots.ratings_png, ratings),
+                      "win_rate": plot_uri(plots.win_rate_png, ratings),
                       "groups": {k: plot_uri(plots.per_group_png, g, k) for k, g in a["per_group"].items()}}}
 
 

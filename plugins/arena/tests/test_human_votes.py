@@ -87,8 +87,9 @@ def test_genai_bench_results_reproduce_its_own_correct_field():
 
 def test_an_unparsed_genai_bench_answer_counts_as_wrong_and_is_counted(tmp_path):
     path = tmp_path / "p.jsonl"
-    path.write_text('{"idx": 0, "response": "no idea", "model_vote": null, "human_vote": "leftvote", "correct": false}\n'
-                    '{"idx": 1, "response": "[[A=B]]", "model_vote": "[[A=B]]", "human_vote": "tievote", "correct": true}\n')
+    path.write_text(
+        '{"idx": 0, "response": "no idea", "model_vote": null, "human_vote": "leftvote", "correct": false}\n'
+        '{"idx": 1, "response": "[[A=B]]", "model_vote": "[[A=B]]", "human_vote": "tievote", "correct": true}\n')
     assert genai_bench_accuracy(path) == {"items": 2, "unparsed": 1, "accuracy_with_ties": 0.5, "random_baseline": 0.25}
 
 
