@@ -7,11 +7,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-from faceedit_bench.api.protocol import registered, write_text
-
-from faceedit_bench_arena.stored_runs import ArenaError
-
+# Only the standard library at import: every faceedit-bench invocation builds this parser.
 SCHEMA = "arena.schema.json"
 
 
@@ -48,6 +44,10 @@ def add_parser(sub: Any) -> None:
 
 
 def _judge_params(pairs: list[str]) -> dict[str, Any]:
+    import yaml
+
+    from faceedit_bench_arena.stored_runs import ArenaError
+
     out = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -63,11 +63,13 @@ def schema() -> dict:
 
 def main(args: Any) -> int:
     import jsonschema
+    from faceedit_bench.api.protocol import registered, write_text
 
     from faceedit_bench_arena.arena import ArenaSettings, run_arena
     from faceedit_bench_arena.console import summary
 
     from faceedit_bench_arena.human_votes import read_votes
+    from faceedit_bench_arena.stored_runs import ArenaError
     from faceedit_bench_arena.verify import LOG, log_record
 
     votes = read_votes(args.votes) if args.votes is not None else None  # checked before any call
