@@ -44,6 +44,15 @@ class ArenaSettings:
             raise ArenaError(f"anchor {self.anchor!r} is not one of the arena's editors {list(editors)}")
         if self.budget_calls < 2:
             raise ArenaError("budget_calls must allow one battle (two calls, one per order)")
+        for name, value, low in (("batch", self.batch, 1), ("warmup", self.warmup, 0),
+                                 ("n_resamples", self.n_resamples, 10), ("n_permutations", self.n_permutations, 19),
+                                 ("min_group_battles", self.min_group_battles, 1)):
+            if value < low:
+                raise ArenaError(f"{name} must be at least {low}, got {value}")
+        if not 0 < self.confidence < 1:
+            raise ArenaError(f"confidence must lie between 0 and 1, got {self.confidence}")
+        if self.target_width is not None and self.target_width <= 0:
+            raise ArenaError(f"target_width must be positive (Elo points), got {self.target_width}")
 
 
 def _battles(editors: Sequence[str], rows: list[dict], one_sided: bool, mask=None) -> Battles:

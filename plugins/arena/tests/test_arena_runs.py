@@ -128,3 +128,13 @@ def test_the_command_writes_the_arena_and_refuses_bad_input_with_exit_code_2(tmp
                          capture_output=True, text=True, env=env, timeout=300)
     assert bad.returncode == 2 and "anchor 'nobody'" in bad.stderr and "Traceback" not in bad.stderr
     assert not (tmp_path / "out2").exists()
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"policy": "drop"}, "policy must be one of"), ({"n_resamples": 0}, "n_resamples must be at least 10"),
+    ({"target_width": -5.0}, "target_width must be positive"), ({"confidence": 1.5}, "confidence must lie"),
+    ({"anchor": "nobody"}, "anchor 'nobody' is not one of"), ({"budget_calls": 1}, "budget_calls must allow"),
+])
+def test_bad_settings_are_refused_with_what_to_change(change, message):
+    with pytest.raises(ArenaError, match=message):
+        ArenaSettings(**change).check(["identity", "good"])
