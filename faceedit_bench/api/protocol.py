@@ -32,11 +32,12 @@ What is here, by use:
   :func:`check_fraction`, :func:`check_positive`, :func:`check_flag`;
 * leaderboard verification: :class:`Comparer` (what ``ReportSection.verify`` is handed);
 * commands that add to a finished run (people's ratings): :func:`load_run`, :func:`run_config`,
-  :func:`store_for_run_dir`, :func:`write_html_report`, :data:`SESSIONS_CSV`, :func:`log_run_metrics` (to the
+  :func:`store_for_run_dir`, :func:`write_html_report`, :data:`SESSIONS_CSV`, :data:`STEPS_CSV`,
+  :data:`DEMOGRAPHIC_KEYS` (the sessions table's label columns), :func:`log_run_metrics` (to the
   run's tracker), and :func:`registered` (a registered object by kind and name, e.g. a dataset factory);
 * files: :func:`write_text` (atomic), :func:`read_utf8`, :func:`file_lock`, :func:`restore_replaced`, and
   :func:`fingerprint` (the sha256 of an object's canonical JSON, for content-derived identities);
-* a protocol's own commands (questions written or answered outside a run): :func:`create_registered` (a
+* a protocol's own commands (questions written or answered outside a run, pairwise battles): :func:`create_registered` (a
   registered component made from command-line parameters, checked like a run's), :func:`key_values`
   (``-p key=value`` pairs), :func:`judge_session` and :class:`JudgeSession` (a judge asked with the run's
   service, ledger cache and image store, in a workspace of the command's own), :func:`load_testset` and
@@ -82,7 +83,7 @@ from faceedit_bench.report.plots import png_bytes as plot_png
 from faceedit_bench.report.read_first import warning as mostly_missing_warning
 from faceedit_bench.report.report_schema import run_report_schema
 from faceedit_bench.report.run_report import metric_key
-from faceedit_bench.report.tables import SESSIONS_CSV
+from faceedit_bench.report.tables import DEMOGRAPHIC_KEYS, SESSIONS_CSV, STEPS_CSV
 from faceedit_bench.report.templates import fmt_ci, fmt_num, fmt_p, fmt_pct, fmt_value, package_environment
 from faceedit_bench.scoring.judge.condition_templates import ConditionTemplate
 from faceedit_bench.scoring.judge.declared import (
@@ -158,7 +159,9 @@ __all__ = [
     "PromptTemplate",
     "Question",
     "ReportSection",
+    "DEMOGRAPHIC_KEYS",
     "SESSIONS_CSV",
+    "STEPS_CSV",
     "SectionCollector",
     "SectionHtml",
     "SectionRun",

@@ -20,9 +20,9 @@ from faceedit_bench.report import html_plots
 from faceedit_bench.report.calls_view import call_sources
 from faceedit_bench.report.conditions_view import condition_view
 from faceedit_bench.report.contact_sheet import contact_sheet_name
-from faceedit_bench.report.html_plots import plot_disparity_forest, plot_group_trajectories, plot_trajectories
 from faceedit_bench.report.headline import headline, scale_note, scale_why
 from faceedit_bench.report.html_images import page_image
+from faceedit_bench.report.html_plots import plot_disparity_forest, plot_group_trajectories, plot_trajectories
 from faceedit_bench.report.html_sections import ci_label, section_pages
 from faceedit_bench.report.html_sheet_redraw import float_or_none, render_missing_sheets
 from faceedit_bench.report.measures import fss_measured, identity_metric, report_measures

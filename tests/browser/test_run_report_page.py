@@ -72,7 +72,7 @@ def test_the_default_runs_page_opens_with_its_headline_and_fits_1280_px(browser,
     for sheet in sheets:
         browser.execute_script("arguments[0].scrollIntoView()", sheet)
         WebDriverWait(browser, 20).until(
-            lambda _: browser.execute_script("return arguments[0].complete && arguments[0].naturalWidth", sheet))
+            lambda _, s=sheet: browser.execute_script("return arguments[0].complete && arguments[0].naturalWidth", s))
     assert severe_errors(browser) == []
 
 

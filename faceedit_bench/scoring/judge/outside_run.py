@@ -35,15 +35,27 @@ class JudgeSession:
         #: The judge's name and ``describe()``, without filesystem paths: what its answers are keyed by.
         self.identity = identity
 
-    def put_image(self, path: Path) -> str:
-        """Store an image file (checked to decode) and give its content hash, the handle ``ask`` takes."""
-        return self._store.put(read_image(Path(path))[0])
+    @property
+    def fingerprint(self) -> str:
+        """The judge's content-derived identity, part of every answer's cache key."""
+        return self._service.judge_fp
 
-    async def ask(self, template: PromptTemplate, image_hashes: Sequence[str], seed: int = 0,
-                  **fields: Any) -> JudgeAnswer:
-        """The judge's answer to ``template`` filled with ``fields`` about the stored images, in order; a failed,
-        refused or unparsable answer is an answer with that outcome, never an exception."""
-        return await self._service.ask(template, list(image_hashes), seed, **fields)
+    def put_image(self, image: Path | bytes) -> str:
+        """Store an image (a file, checked to decode, or bytes already encoded) and give its content hash, the
+        handle ``ask`` takes."""
+        return self._store.put(image if isinstance(image, bytes) else read_image(Path(image))[0])
+
+    def has_image(self, digest: str) -> bool:
+        """Whether the workspace's image store holds the image with this content hash."""
+        return digest in self._store
+
+    async def ask(self, template: PromptTemplate, image_hashes: Sequence[str], seed: int = 0, *,
+                  image_labels: Sequence[str] = (), **fields: Any) -> JudgeAnswer:
+        """The judge's answer to ``template`` filled with ``fields`` about the stored images, in order, each
+        preceded by its label when ``image_labels`` are given (``JudgeRequest.image_labels``); a failed, refused
+        or unparsable answer is an answer with that outcome, never an exception."""
+        return await self._service.ask(template, list(image_hashes), seed, image_labels=tuple(image_labels),
+                                       **fields)
 
     @property
     def calls_made(self) -> int:
@@ -52,9 +64,10 @@ class JudgeSession:
 
 
 @contextmanager
-def judge_session(judge: Any, name: str, workspace: Path) -> Iterator[JudgeSession]:
+def judge_session(judge: Any, name: str, workspace: Path, *, parse_attempts: int = 2) -> Iterator[JudgeSession]:
     """A :class:`JudgeSession` for ``judge`` (a created judge component registered as ``name``) whose answers
-    and images are cached under ``workspace`` (``ledger.sqlite``, ``store/``; created when missing)."""
+    and images are cached under ``workspace`` (``ledger.sqlite``, ``store/``; created when missing);
+    ``parse_attempts`` is how often an unparsable answer is asked again before it is recorded as one."""
     identity = portable({"name": name, **dict(judge.describe())})
     judge_fp = fingerprint(identity)
     workspace = Path(workspace)
@@ -63,7 +76,7 @@ def judge_session(judge: Any, name: str, workspace: Path) -> Iterator[JudgeSessi
     store = ImageStore(workspace / "store")
     try:
         ledger.record_component(judge_fp, "judge", identity)
-        yield JudgeSession(JudgeService(judge, judge_fp, Executors().get(judge.limits), ledger, store), store,
-                           identity)
+        yield JudgeSession(JudgeService(judge, judge_fp, Executors().get(judge.limits), ledger, store,
+                                        parse_attempts=parse_attempts), store, identity)
     finally:
         ledger.close()

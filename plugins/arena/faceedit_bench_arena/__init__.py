@@ -1,0 +1,17 @@
+"""Pairwise arena: editors ranked by position-swapped judge battles over stored runs, with Bradley-Terry
+ratings, identity-bootstrap CIs, adaptive sampling and per-group and per-step ratings (docs/arena.md)."""
+
+from faceedit_bench.api import hookimpl
+
+
+@hookimpl
+def faceedit_register_commands(register):
+    from faceedit_bench_arena.command import add_parser
+
+    register("arena", add_parser, description="rank editors of stored runs by pairwise judge battles")
+
+
+@hookimpl
+def faceedit_register_sections(register):
+    register("arena", "faceedit_bench_arena.section:ARENA",
+             description="editors ranked by pairwise judge battles (faceedit-bench arena run)")

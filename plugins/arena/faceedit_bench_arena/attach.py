@@ -1,0 +1,49 @@
+"""Attach an arena to its runs: ``report["arena"]`` (this run's editor marked) in each run's report.json and
+report.html, and the run's arena metrics to its tracker run."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from faceedit_bench.api import FaceEditBenchError, directory_lock
+from faceedit_bench.api.protocol import log_run_metrics, run_config, store_for_run_dir, write_html_report, write_text
+from faceedit_bench_arena.section import tracking
+
+
+def tracking_uri_of(run_dir: Path, given: str | None) -> str | None:
+    """``given``, else the run's configured tracker URI (MLflow's default: the workspace's mlflow.db);
+    None when the run was not tracked."""
+    if given:
+        return given
+    conf = (run_config(run_dir) or {}).get("tracking") or {}
+    if conf.get("name") in (None, "none"):
+        return None
+    uri = (conf.get("params") or {}).get("tracking_uri") or os.environ.get("MLFLOW_TRACKING_URI")
+    return uri or f"sqlite:///{(run_dir.resolve().parents[1] / 'mlflow.db').as_posix()}"
+
+
+def attach(part: Mapping[str, Any], runs: Sequence[Any], tracking_uri: str | None = None) -> list[str]:
+    """Add the arena to every run (``runs``: the pool's runs); the lines to print."""
+    lines = []
+    for run in runs:
+        folder = Path(run.path)
+        section = {**part, "editor": run.editor}
+        with directory_lock(folder.parent.parent, f"run-{folder.name}", what=f"adding the arena to {folder}"):
+            report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+            report["arena"] = section
+            write_text(folder / "report.json", json.dumps(report, indent=2, default=str))
+            write_html_report(folder, report, store=store_for_run_dir(folder))
+        uri = tracking_uri_of(folder, tracking_uri)
+        if uri is None:
+            lines.append(f"{run.editor}: arena added to {folder.name}/report.json and report.html (not tracked)")
+            continue
+        run_id = log_run_metrics(uri, run.run_key, tracking(section))
+        if run_id is None:
+            raise FaceEditBenchError(f"no installed tracker plugin reads {uri}; install faceedit-bench-mlflow "
+                                     "or pass --no-attach")
+        lines.append(f"{run.editor}: arena added to {folder.name}; metrics logged to tracker run {run_id}")
+    return lines

@@ -1,0 +1,102 @@
+"""The arena's plots: ratings with intervals, the win-rate heat map, ratings per group (shared axes)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from faceedit_bench.api.protocol import PALETTE, plot_figure, plot_no_mathtext, plot_png
+
+
+def _rated(ratings: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return list(reversed(ratings["editors"]))  # best on top
+
+
+def _scale_label(ratings: Mapping[str, Any]) -> str:
+    anchor = ratings["scale"]["anchor"]
+    return f"rating (Elo scale; {anchor} = 1000)" if anchor else "rating (Elo scale; mean = 1000)"
+
+
+def ratings_png(ratings: Mapping[str, Any]) -> bytes | None:
+    with plot_no_mathtext():  # labels are data: a "$" in an editor's name is not LaTeX
+        return _ratings_png(ratings)
+
+
+def win_rate_png(ratings: Mapping[str, Any]) -> bytes | None:
+    with plot_no_mathtext():
+        return _win_rate_png(ratings)
+
+
+def per_group_png(groups: Mapping[str, Any], key: str) -> bytes | None:
+    with plot_no_mathtext():
+        return _per_group_png(groups, key)
+
+
+def _ratings_png(ratings: Mapping[str, Any]) -> bytes | None:
+    rows = [r for r in _rated(ratings) if r["battles"] > 0 or r["editor"] == ratings["scale"]["anchor"]]
+    fig = plot_figure(6.4, 0.45 * len(rows) + 1.2)
+    if fig is None:
+        return None
+    ax = fig.add_subplot(1, 1, 1)
+    y = np.arange(len(rows))
+    mid = np.array([r["rating"] for r in rows])
+    low, high = mid - [r["ci_low"] for r in rows], np.array([r["ci_high"] for r in rows]) - mid
+    ax.errorbar(mid, y, xerr=[low, high], fmt="o", color=PALETTE[0], capsize=3)
+    ax.set_yticks(y, [r["editor"] for r in rows])
+    ax.axvline(1000, color="0.7", linewidth=0.8, zorder=0)
+    ax.set_xlabel(f"{_scale_label(ratings)}, {int(ratings['confidence'] * 100)}% interval")
+    fig.tight_layout()
+    return plot_png(fig)
+
+
+def _win_rate_png(ratings: Mapping[str, Any]) -> bytes | None:
+    names = ratings["order"]
+    fig = plot_figure(1.0 * len(names) + 2.4, 0.8 * len(names) + 1.4)
+    if fig is None:
+        return None
+    rate = np.array([[np.nan if v is None else v for v in row] for row in ratings["win_rate"]], dtype=float)
+    ax = fig.add_subplot(1, 1, 1)
+    image = ax.imshow(np.ma.masked_invalid(rate), vmin=0.0, vmax=1.0, cmap="RdBu")
+    battles = ratings["battles_per_pair"]
+    for i in range(len(names)):
+        for j in range(len(names)):
+            if i != j:
+                text = "–" if np.isnan(rate[i, j]) else f"{rate[i, j]:.2f}\nn={battles[i][j]}"
+                dark = not np.isnan(rate[i, j]) and abs(rate[i, j] - 0.5) > 0.3
+                ax.text(j, i, text, ha="center", va="center", fontsize=7, color="white" if dark else "black")
+    labels = [n for n in names]
+    ax.set_xticks(range(len(names)), labels, rotation=30, ha="right")
+    ax.set_yticks(range(len(names)), labels)
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("editor (row's share of wins, ties as half)")
+    fig.colorbar(image, ax=ax, fraction=0.046)
+    fig.tight_layout()
+    return plot_png(fig)
+
+
+def _per_group_png(groups: Mapping[str, Any], key: str) -> bytes | None:
+    """One row per editor, one marker per group value, on one shared rating axis."""
+    rated = {value: part for value, part in groups.items() if "editors" in part}
+    if not rated:
+        return None
+    editors = sorted({e["editor"] for part in rated.values() for e in part["editors"]})
+    fig = plot_figure(6.4, 0.5 * len(editors) + 1.4)
+    if fig is None:
+        return None
+    ax = fig.add_subplot(1, 1, 1)
+    step = 0.6 / max(len(rated), 1)
+    for n, (value, part) in enumerate(sorted(rated.items())):
+        by = {e["editor"]: e for e in part["editors"] if e["battles"] > 0}  # unplayed: no rating to show
+        ys = [i + (n - (len(rated) - 1) / 2) * step for i, e in enumerate(editors) if e in by]
+        es = [by[e] for e in editors if e in by]
+        mid = np.array([e["rating"] for e in es])
+        ax.errorbar(mid, ys, xerr=[mid - [e["ci_low"] for e in es], np.array([e["ci_high"] for e in es]) - mid],
+                    fmt="o", capsize=2, color=PALETTE[n % len(PALETTE)], label=value)
+    ax.set_yticks(range(len(editors)), [e for e in editors])
+    ax.axvline(1000, color="0.7", linewidth=0.8, zorder=0)
+    ax.set_xlabel(_scale_label(next(iter(rated.values()))))
+    ax.legend(title=key, fontsize=8)
+    fig.tight_layout()
+    return plot_png(fig)

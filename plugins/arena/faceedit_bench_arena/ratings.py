@@ -1,0 +1,161 @@
+"""Arena ratings from battles: Elo-scale Bradley–Terry ratings, identity-bootstrap CIs, win rates.
+
+Pure and I/O-free. A battle is (left editor, right editor, left's score, identity): score 1 = left won,
+0 = right won, 0.5 = tie (both good, both bad, or the two judge orders disagreeing). Identities are the
+resampling unit of the bootstrap: all battles on faces of one person are kept or dropped together, because
+they are not independent (a hard face is hard for every editor).
+
+Elo scale: R = 1000 + (400 / ln 10) · (θ − θ_anchor), so 400 points are 10:1 odds. With an anchor (the
+``identity`` baseline or a named editor) that editor is 1000 in every resample and its interval is the point
+1000; without one the mean rating is 1000.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from faceedit_bench_arena import bradley_terry as bt
+
+ELO_SCALE = 400.0 / np.log(10.0)
+ELO_BASE = 1000.0
+
+
+@dataclass(frozen=True)
+class Battles:
+    """Battles as parallel arrays (indices into ``editors`` and into ``identities``)."""
+
+    editors: tuple[str, ...]
+    left: np.ndarray
+    right: np.ndarray
+    score: np.ndarray  # left's score: 1, 0.5 or 0
+    identity: np.ndarray
+    n_identities: int
+
+    @classmethod
+    def of(cls, editors: Sequence[str], left, right, score, identity) -> Battles:
+        left, right = np.asarray(left, dtype=np.intp), np.asarray(right, dtype=np.intp)
+        score, identity = np.asarray(score, dtype=float), np.asarray(identity, dtype=np.intp)
+        if not (len(left) == len(right) == len(score) == len(identity)):
+            raise ValueError("left, right, score and identity must have the same length")
+        k = len(editors)
+        if len(left) and (min(left.min(), right.min()) < 0 or max(left.max(), right.max()) >= k):
+            raise ValueError(f"editor indices must lie in 0..{k - 1}")
+        if np.any(left == right):
+            raise ValueError("a battle needs two different editors")
+        if not np.all(np.isin(score, (0.0, 0.5, 1.0))):
+            raise ValueError("score must be 1 (left won), 0.5 (tie) or 0 (right won)")
+        if len(identity) and identity.min() < 0:
+            raise ValueError("identity indices must be >= 0")
+        n_ids = int(identity.max()) + 1 if len(identity) else 0
+        return cls(tuple(editors), left, right, score, identity, n_ids)
+
+    def __len__(self) -> int:
+        return len(self.left)
+
+    def select(self, mask: np.ndarray) -> Battles:
+        return Battles(self.editors, self.left[mask], self.right[mask], self.score[mask], self.identity[mask],
+                       self.n_identities)
+
+
+def wins_by_identity(battles: Battles) -> np.ndarray:
+    """(identities, K, K): the half-win matrix of each identity's battles."""
+    k = len(battles.editors)
+    out = np.zeros((battles.n_identities, k, k))
+    np.add.at(out, (battles.identity, battles.left, battles.right), battles.score)
+    np.add.at(out, (battles.identity, battles.right, battles.left), 1.0 - battles.score)
+    return out
+
+
+def to_elo(theta: np.ndarray, anchor: int | None) -> np.ndarray:
+    ref = theta[..., anchor:anchor + 1] if anchor is not None else theta.mean(-1, keepdims=True)
+    return ELO_BASE + ELO_SCALE * (theta - ref)
+
+
+def bootstrap_elo(per_identity: np.ndarray, anchor: int | None, n_resamples: int, seed: int,
+                  prior: float = bt.DEFAULT_PRIOR, chunk: int = 500) -> np.ndarray:
+    """(n_resamples, K) Elo ratings, each from a resample of identities drawn with replacement."""
+    rng = np.random.default_rng(seed)
+    n_ids, k = per_identity.shape[0], per_identity.shape[-1]
+    flat = per_identity.reshape(n_ids, k * k)
+    out = np.empty((n_resamples, k))
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        weights = rng.multinomial(n_ids, np.full(n_ids, 1.0 / n_ids), size=size).astype(float)
+        wins = (weights @ flat).reshape(size, k, k)
+        out[start:start + size] = to_elo(bt.fit_many(wins, prior), anchor)
+    return out
+
+
+@dataclass(frozen=True)
+class Ratings:
+    editors: tuple[str, ...]
+    elo: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    wins: np.ndarray  # half-win matrix
+    anchor: str | None
+    confidence: float
+    n_resamples: int
+    prior: float
+    n_identities: int
+
+    @property
+    def battles(self) -> np.ndarray:
+        """Battles per pair (symmetric)."""
+        return self.wins + self.wins.T
+
+    @property
+    def win_rate(self) -> np.ndarray:
+        """Observed share of battles i won against j (ties as half); NaN where never played."""
+        n = self.battles
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(n > 0, self.wins / np.where(n > 0, n, 1.0), np.nan)
+
+    @property
+    def predicted(self) -> np.ndarray:
+        """Predicted P(i beats j) from the ratings."""
+        return bt.win_probability(self.elo / ELO_SCALE)
+
+    def order(self) -> list[int]:
+        return list(np.argsort(-self.elo, kind="stable"))
+
+    def to_json(self) -> dict:
+        """The part of report.json: editors by rating, with the pairwise matrices in that order."""
+        order = self.order()
+        names = [self.editors[i] for i in order]
+        rnd = lambda m: [[None if not np.isfinite(v) else round(float(v), 4) for v in row] for row in m]  # noqa: E731
+        sub = lambda m: m[np.ix_(order, order)]  # noqa: E731
+        return {
+            "scale": {"kind": "elo", "base": ELO_BASE, "points_per_10x_odds": 400, "anchor": self.anchor,
+                      "ties": "half_win", "prior_ties_per_pair": self.prior},
+            "confidence": self.confidence, "n_resamples": self.n_resamples, "resampled": "identity",
+            "n_identities": self.n_identities,
+            "editors": [{"editor": self.editors[i], "rating": round(float(self.elo[i]), 2),
+                         "ci_low": round(float(self.ci_low[i]), 2), "ci_high": round(float(self.ci_high[i]), 2),
+                         "rank": r + 1, "battles": int(round(self.battles[i].sum()))} for r, i in enumerate(order)],
+            "order": names,
+            "battles_per_pair": [[int(round(v)) for v in row] for row in sub(self.battles)],
+            "win_rate": rnd(sub(self.win_rate)),
+            "predicted_win_probability": rnd(sub(self.predicted)),
+        }
+
+
+def rate(battles: Battles, anchor: str | None = None, confidence: float = 0.95, n_resamples: int = 1000,
+         seed: int = 0, prior: float = bt.DEFAULT_PRIOR) -> Ratings:
+    """Ratings with percentile bootstrap CIs (identities resampled)."""
+    if anchor is not None and anchor not in battles.editors:
+        raise ValueError(f"anchor {anchor!r} is not one of the editors {list(battles.editors)}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
+    a = battles.editors.index(anchor) if anchor is not None else None
+    per_identity = wins_by_identity(battles)
+    wins = per_identity.sum(0)
+    elo = to_elo(bt.fit(wins, prior), a)
+    boot = bootstrap_elo(per_identity, a, n_resamples, seed, prior)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(boot, [tail, 1.0 - tail], axis=0)
+    return Ratings(battles.editors, elo, low, high, wins, anchor, confidence, n_resamples, prior,
+                   battles.n_identities)
