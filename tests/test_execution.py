@@ -112,6 +112,24 @@ def test_concurrency_is_bounded():
     assert peak == 3
 
 
+def test_one_executor_serves_successive_event_loops():
+    """A command that asks in rounds (one ``asyncio.run`` each) keeps its executor: its limits must not stay
+    bound to the first loop, where every later call would fail."""
+    ex, _ = executor(max_concurrency=1, requests_per_minute=6000)
+    done = []
+
+    async def work() -> None:
+        await asyncio.sleep(0.001)
+        done.append(1)
+
+    async def round_of_calls() -> None:
+        await asyncio.gather(*(ex.call(work) for _ in range(3)))  # contention: the slots wait in this loop
+
+    for _ in range(3):
+        asyncio.run(round_of_calls())
+    assert len(done) == 9
+
+
 def test_rate_limit_answers_push_the_rate_back_and_successes_restore_it():
     ex, _ = executor(requests_per_minute=6000)
 

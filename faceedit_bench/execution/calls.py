@@ -144,6 +144,7 @@ class Executor:
         self._notice: asyncio.TimerHandle | None = None
         self.budget = budget or Budget()
         self.stats = CallStats()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._slots = asyncio.Semaphore(limits.max_concurrency)
         self._factor = 1.0
         self._answered = False  # has the provider ever answered (anything, even an error status)?
@@ -163,6 +164,21 @@ class Executor:
         per_second = rpm / 60.0
         burst = 1 / self.FLOOR
         return AsyncLimiter(burst, burst / per_second)
+
+    def _bind_loop(self) -> None:
+        """asyncio's semaphores and the rate limiters' waiters belong to the event loop they first waited in;
+        a command that asks in rounds (one ``asyncio.run`` each) gets fresh ones for each new loop. The learned
+        rate factor and the call statistics carry over; nothing is in flight across loops."""
+        loop, first = asyncio.get_running_loop(), self._loop is None
+        if loop is self._loop:
+            return
+        self._loop = loop
+        if first:  # made in __init__, not yet bound to any loop
+            return
+        self._slots = asyncio.Semaphore(self.limits.max_concurrency)
+        self._requests = self._request_limiter()
+        tpm = self.limits.tokens_per_minute
+        self._tokens = AsyncLimiter(tpm, 60) if tpm else None
 
     def _adjust(self, factor: float) -> None:
         self._factor = min(1.0, max(self.FLOOR, factor))
@@ -271,6 +287,7 @@ class Executor:
         every attempt failed and :class:`BudgetReached` before starting past the budget.
         ``timing``, when given, receives the provider's answer time apart from the waits."""
         check_call_allowed(self.limits.provider_key)
+        self._bind_loop()
         self.budget.check()
         self._check_reachable()
         self.stats.calls += 1
