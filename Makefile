@@ -45,6 +45,11 @@ run: $(STAMP)
 	$(BIN)/python -m faceedit_bench $(ARGS)
 
 PYTEST_ARGS ?= -n 2
+# Python writes its bytecode caches for the tests even where the environment says not to
+# (PYTHONDONTWRITEBYTECODE): the suite starts hundreds of Python processes (workers, CLI runs, kill
+# tests), and without the caches each one compiles MLflow, SQLAlchemy and the rest from source again
+# (seconds of CPU apiece). The caches sit in __pycache__ folders, which git ignores.
+test: export PYTHONDONTWRITEBYTECODE =
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
