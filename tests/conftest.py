@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from faceedit_bench.plugin.manager import Plugins, load_plugins
+from tests.mlflow_store import mlflow_store_template, new_mlflow_store  # noqa: F401 - shared fixtures
 
 
 @pytest.fixture
