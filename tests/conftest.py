@@ -56,7 +56,6 @@ def synthetic(tmp_path: Path) -> list[str]:
             "tracking=none", "run.workers=1"]
 
 
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The modules that hold a test marked ``slow`` run first, each module whole and in its own order (its
     module-scoped fixtures are made once). ``--dist worksteal`` (pyproject's addopts) splits the tests

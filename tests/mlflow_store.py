@@ -31,7 +31,6 @@ def mlflow_store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def new_mlflow_store(mlflow_store_template: Path) -> Callable[[Path], str]:
     """``new_mlflow_store(workspace)`` puts a new store at ``workspace/mlflow.db`` (the default tracker's
     place) and returns its tracking URI."""
-
     return lambda workspace: copy_store(mlflow_store_template, workspace)
 
 
