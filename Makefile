@@ -55,6 +55,7 @@ test: $(STAMP)
 
 # Drift on purpose: a fresh venv with the newest releases every range allows (torch stays 2.13.0, the
 # CPU file), the differences from the lock, then the tests.
+test-latest: export PYTHONDONTWRITEBYTECODE =
 test-latest: $(STAMP)
 	rm -rf $(LATEST)
 	$(UV) venv --quiet --python $(BIN)/python $(LATEST)
