@@ -45,11 +45,17 @@ run: $(STAMP)
 	$(BIN)/python -m faceedit_bench $(ARGS)
 
 PYTEST_ARGS ?= -n 2
+# Python writes its bytecode caches for the tests even where the environment says not to
+# (PYTHONDONTWRITEBYTECODE): the suite starts hundreds of Python processes (workers, CLI runs, kill
+# tests), and without the caches each one compiles MLflow, SQLAlchemy and the rest from source again
+# (seconds of CPU apiece). The caches sit in __pycache__ folders, which git ignores.
+test: export PYTHONDONTWRITEBYTECODE =
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Drift on purpose: a fresh venv with the newest releases every range allows (torch stays 2.13.0, the
 # CPU file), the differences from the lock, then the tests.
+test-latest: export PYTHONDONTWRITEBYTECODE =
 test-latest: $(STAMP)
 	rm -rf $(LATEST)
 	$(UV) venv --quiet --python $(BIN)/python $(LATEST)

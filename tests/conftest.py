@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from faceedit_bench.plugin.manager import Plugins, load_plugins
+from tests.mlflow_store import mlflow_store_template, new_mlflow_store  # noqa: F401 - shared fixtures
 
 
 @pytest.fixture
@@ -54,3 +55,12 @@ def synthetic(tmp_path: Path) -> list[str]:
     return ["dataset=synthetic", f"+dataset.params.root={tmp_path / 'faces'}", "embedder=pixel",
             "tracking=none", "run.workers=1"]
 
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The modules that hold a test marked ``slow`` run first, each module whole and in its own order (its
+    module-scoped fixtures are made once). ``--dist worksteal`` (pyproject's addopts) splits the tests
+    in order between the workers and lets an idle worker take the tail of a busy one's queue, so the
+    long tests start early, the short ones fill in around them, and no long test starts last to hold
+    up the run."""
+    slow = {item.nodeid.split("::", 1)[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in slow)

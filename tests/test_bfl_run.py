@@ -141,8 +141,9 @@ def test_kontext_max_and_flux2_editors_run_through_the_engine(plugins, compose, 
 
 
 @pytest.mark.slow
-def test_the_command_runs_the_fault_mix_with_no_crash_and_no_leak(tmp_path):
+def test_the_command_runs_the_fault_mix_with_no_crash_and_no_leak(tmp_path, new_mlflow_store):
     """`python -m faceedit_bench editor=kontext_pro testset=pose` against the fake, as a user runs it."""
+    new_mlflow_store(tmp_path / "ws")  # the default tracker's store, already made (test_first_time_kills makes one)
     with bfl_server(api_key=BFL_KEY, generation_s=0.05, retry_after=0.01, poll_latency_s=0.1) as server:
         server.script([
             "429", None,  # s1k1: ok on the retry

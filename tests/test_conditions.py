@@ -171,6 +171,7 @@ def rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.slow
 def test_feature_prompt_pairs_with_baseline_and_reports_paired_deltas(setup):
     base_report, _ = setup()  # baseline alone first: its edits are reused by the conditions run
     assert "conditions" not in base_report

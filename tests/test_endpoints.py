@@ -144,6 +144,7 @@ def silent_port() -> Iterator[int]:
 
 
 @pytest.mark.parametrize("editor", ["nano_banana", "gpt_image"])
+@pytest.mark.slow
 def test_an_endpoint_that_accepts_and_never_answers_ends_the_run(tmp_path, editor, silent_port):
     url = f"http://127.0.0.1:{silent_port}" + ("/v1" if editor == "gpt_image" else "")
     quick = [f"editor.params.limits.{k}" for k in ("timeout_s=1", "backoff_initial_s=0.01", "backoff_max_s=0.05")]
@@ -158,6 +159,7 @@ def test_an_endpoint_that_accepts_and_never_answers_ends_the_run(tmp_path, edito
     assert "gave up" not in log  # no call was recorded as api_error on the way
 
 
+@pytest.mark.slow
 def test_a_dead_endpoint_loses_nothing_and_the_rerun_resumes(tmp_path):
     port = free_port()
     editor = ["editor=nano_banana", f"editor.params.base_url=http://127.0.0.1:{port}"]
@@ -256,6 +258,7 @@ def test_gemini_base_url_in_the_environment_is_honoured_and_recorded(monkeypatch
         NanoBananaEditor()
 
 
+@pytest.mark.slow
 def test_the_report_records_the_effective_endpoint(tmp_path):
     with gemini_server(api_key=GEMINI_KEY) as fake:
         out = bench(tmp_path, "editor=nano_banana", *FAST, GOOGLE_GEMINI_BASE_URL=fake.url)

@@ -197,7 +197,8 @@ def test_gpt_image_runs_end_to_end_with_an_openai_judge(plugins, compose, synthe
     assert rerun["judge_reliability"]["anchors"] == report["judge_reliability"]["anchors"]
 
 
-def test_a_planted_key_reaches_no_output(plugins, compose, synthetic, gemini, tmp_path, capfd):
+def test_a_planted_key_reaches_no_output(plugins, compose, synthetic, gemini, tmp_path, capfd, new_mlflow_store):
+    new_mlflow_store(tmp_path / "ws")
     gemini.script(["bad_request"])
     report = run(plugins, compose, *synthetic, *nano_banana(gemini), *gemini_judge(gemini), "tracking=mlflow",
                  "testset=hair", "run.max_faces=1", "run.max_sessions=2", "analysis.n_resamples=99")

@@ -113,6 +113,7 @@ def test_paper_experiment_composes_the_papers_components(compose):
     assert cfg.judge.params.model == "gemini-2.5-flash"
 
 
+@pytest.mark.slow
 def test_hosted_calls_do_not_log_a_line_each(tmp_path, monkeypatch):
     from tests.fakes.gemini import gemini_server
     from tests.fakes.openai import openai_server

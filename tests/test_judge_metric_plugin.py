@@ -10,6 +10,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import gemini_server
 
@@ -73,6 +75,7 @@ def judge_answer(request: dict) -> str:
     return json.dumps(example_from_schema(schema))
 
 
+@pytest.mark.slow
 def test_a_plugin_judge_metric_is_used_by_name_from_the_command_line(tmp_path):
     pkg = tmp_path / "src" / "faceedit-bench-hat"
     (pkg / "faceedit_bench_hat").mkdir(parents=True)

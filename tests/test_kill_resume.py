@@ -15,6 +15,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 SCRIPT = textwrap.dedent("""
@@ -62,6 +64,7 @@ def finished_work(ledger: Path) -> int:
         db.close()
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_and_matches_uninterrupted(tmp_path):
     common = ["dataset=synthetic", f"+dataset.params.root={tmp_path / 'faces'}", "embedder=pixel",
               "tracking=none", "run.workers=1", "run.progress=false", "testset=hair", "editor=scripted",
@@ -69,7 +72,9 @@ def test_killed_run_resumes_and_matches_uninterrupted(tmp_path):
     # The same experiment through an editor that kills its own process after 50 calls.
     calls = tmp_path / "calls.txt"
     killing = [*common, f"+editor.params.calls_file={calls}", f"run.workspace={tmp_path / 'ws'}"]
-    first = run(tmp_path, "killed", *killing, "+editor.params.die_after=50")
+    # 0.02 s an edit: the 50 span several of the ledger's 0.25 s commit windows however fast the machine
+    # (on an idle one they could all fall in the first, and then every one is rightly edited again).
+    first = run(tmp_path, "killed", *killing, "+editor.params.die_after=50", "+editor.params.seconds_per_edit=0.02")
     assert first.returncode == -signal.SIGKILL, first.stderr
     assert len(calls.read_text().splitlines()) == 50
     (run_dir,) = (tmp_path / "ws" / "runs").iterdir()
@@ -94,6 +99,7 @@ def test_killed_run_resumes_and_matches_uninterrupted(tmp_path):
     assert a["run"]["key"] == b["run"]["key"]
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path):
     from tests.fakes.gemini import gemini_server
 
@@ -160,6 +166,7 @@ def wait_for(condition, what: str, proc: subprocess.Popen | None = None, timeout
 KILL_EVERY = 0.2
 
 
+@pytest.mark.slow
 def test_a_run_killed_repeatedly_progresses_on_every_restart_and_reports_as_if_uninterrupted(tmp_path):
     common = ["dataset=synthetic", f"+dataset.params.root={tmp_path / 'faces'}", "+dataset.params.n=8",
               "embedder=pixel", "tracking=none", "run.workers=1", "run.progress=false", "testset=hair",
@@ -167,10 +174,11 @@ def test_a_run_killed_repeatedly_progresses_on_every_restart_and_reports_as_if_u
               "analysis.n_resamples=99"]
     calls = tmp_path / "calls.txt"
     # The uninterrupted run first: it also leaves the bytecode of every module imported, as an
-    # installed package has, so that each restart below starts as a user's would.
+    # installed package has, so that each restart below starts as a user's would. (`make test` writes
+    # bytecode caches in place; where the environment forbids it, this test keeps its own.)
     args, env = command(tmp_path, "uninterrupted", *common, f"run.workspace={tmp_path / 'ws2'}")
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env.setdefault("PYTHONPYCACHEPREFIX", str(tmp_path / "pycache"))
+    if env.pop("PYTHONDONTWRITEBYTECODE", None):
+        env.setdefault("PYTHONPYCACHEPREFIX", str(tmp_path / "pycache"))
     uninterrupted = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert uninterrupted.returncode == 0, uninterrupted.stderr[-3000:]
 

@@ -28,13 +28,14 @@ from faceedit_bench.leaderboard.schema import submission_schema
 from faceedit_bench.leaderboard.submit import submit
 from faceedit_bench.leaderboard.verify import verify_submission
 from faceedit_bench.run.experiment import build_experiment, run_experiment
+from tests.mlflow_store import copy_store
 from tests.test_leaderboard_support import noisy_png, rewrite_record
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def tracked(tmp_path_factory):
+def tracked(tmp_path_factory, mlflow_store_template):
     from faceedit_bench_mlflow.runs import mlflow_client
     from hydra import compose, initialize_config_dir
 
@@ -46,7 +47,7 @@ def tracked(tmp_path_factory):
     plugins = load_plugins()
     plugins.add(fake_plugin, name="fake", distribution="faceedit-bench-tests")
     register_configs(plugins)
-    uri = f"sqlite:///{(tmp / 'ws' / 'mlflow.db').as_posix()}"
+    uri = copy_store(mlflow_store_template, tmp / "ws")
     common = [f"run.workspace={tmp / 'ws'}", "run.progress=false", "dataset=synthetic",
               f"+dataset.params.root={tmp / 'faces'}", "embedder=pixel", "run.workers=1", "testset=pose",
               "run.max_sessions=3", "tracking=mlflow", f"tracking.params.tracking_uri={uri}"]

@@ -13,7 +13,8 @@ from faceedit_bench.run.experiment import build_experiment, run_experiment  # no
 
 
 @pytest.mark.slow
-def test_a_tiny_diffusers_editor_and_vlm_judge_run_end_to_end(plugins, compose, tmp_path):
+def test_a_tiny_diffusers_editor_and_vlm_judge_run_end_to_end(plugins, compose, tmp_path, new_mlflow_store):
+    new_mlflow_store(tmp_path / "ws")
     from faceedit_bench_diffusers.testing import save_tiny as save_editor
     from faceedit_bench_transformers.testing import save_tiny as save_judge
     from mlflow.tracking import MlflowClient

@@ -23,9 +23,10 @@ SCHEMA = builtin_report_schema()
 
 
 @pytest.fixture
-def run_conditions(plugins, compose, tmp_path, monkeypatch):
+def run_conditions(plugins, compose, tmp_path, monkeypatch, new_mlflow_store):
     """The feature-prompt run of tests/test_conditions.py, tracked in MLflow, with a judge that refuses every
     feature text and answers every SC question with 5 and 5 (so every judge anchor fails)."""
+    new_mlflow_store(tmp_path / "ws")
     from faceedit_bench.run.hydra_app import register_configs
 
     plugins.add(sys.modules[test_conditions.__name__], name="condition_fakes")

@@ -68,7 +68,8 @@ def test_sessions_table_and_runs_written_before_tables_carried_identifiers(two_e
     assert len(sessions) == 8 and sessions["drop_fss"].dtype == "float64" and set(sessions["editor"]) == {"noise"}
 
 
-def test_runs_tracked_in_mlflow(plugins, compose, synthetic, tmp_path, capsys):
+def test_runs_tracked_in_mlflow(plugins, compose, synthetic, tmp_path, capsys, new_mlflow_store):
+    new_mlflow_store(tmp_path / "ws")
     overrides = [o for o in synthetic if o != "tracking=none"]
     report = run(plugins, compose, *overrides, "tracking=mlflow", "testset=pose", "run.max_sessions=1")
     uri = f"sqlite:///{tmp_path / 'ws' / 'mlflow.db'}"

@@ -87,8 +87,9 @@ def grid_root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def every_preset(plugins, compose, tmp_path, monkeypatch) -> Path:
+def every_preset(plugins, compose, tmp_path, monkeypatch, new_mlflow_store) -> Path:
     """One workspace with a run of the default experiment and of every preset; MLflow tracks them all."""
+    new_mlflow_store(tmp_path / "ws")
     monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     common = ["embedder=pixel", "run.workers=1", "analysis.n_resamples=99", "tracking=mlflow"]
@@ -124,6 +125,7 @@ def every_preset(plugins, compose, tmp_path, monkeypatch) -> Path:
     return Path(compose().run.workspace)
 
 
+@pytest.mark.slow
 def test_results_of_every_preset_concatenate_with_labels_as_text_and_metrics_as_numbers(every_preset, tmp_path,
                                                                                         capsys):
     workspace = every_preset

@@ -4,12 +4,15 @@ through (-m, --cfg, --help), and tab completion in bash that asks Hydra about th
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shlex
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from faceedit_bench.run.run_command import without_run
 
@@ -22,10 +25,16 @@ def bench(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess
                           env={**os.environ, "FACEEDIT_BENCH_HOME": str(tmp_path / "ws"), **env})
 
 
+@functools.cache
+def completion_script() -> str:
+    """The bash completion the console script installs; asked once, it is the same for every line."""
+    return subprocess.run([str(BIN), "run", "--shell-completion", "install=bash"], capture_output=True, text=True,
+                          check=True).stdout
+
+
 def complete(line: str) -> list[str]:
     """What bash offers for ``line`` (the cursor at its end) with the installed completion."""
-    script = subprocess.run([str(BIN), "run", "--shell-completion", "install=bash"], capture_output=True, text=True,
-                            check=True).stdout
+    script = completion_script()
     words = line.split(" ")
     program = f"""{script}
 COMP_LINE={shlex.quote(line)}
@@ -41,6 +50,7 @@ printf '%s\\n' "${{COMPREPLY[@]}}"
     return [w for w in out.stdout.splitlines() if w]
 
 
+@pytest.mark.slow
 def test_bash_completes_groups_options_and_subcommands():
     assert "editor=" in complete("faceedit-bench run edi")
     assert complete("faceedit-bench run editor=nano") == ["editor=nano_banana"]
@@ -56,6 +66,7 @@ def test_the_word_run_is_not_an_override_for_hydra():
     assert without_run("faceedit-bench run_it") == "faceedit-bench run_it"
 
 
+@pytest.mark.slow
 def test_hydra_arguments_pass_through(tmp_path):
     cfg = bench(tmp_path, "run", "--cfg", "job", "editor=identity", "testset=pose")
     assert cfg.returncode == 0, cfg.stderr
@@ -69,6 +80,7 @@ def test_hydra_arguments_pass_through(tmp_path):
     assert odd.returncode == 2 and "not provided" in odd.stderr
 
 
+@pytest.mark.slow
 def test_a_sweep_of_the_smoke_preset_prints_summaries_within_100_columns(tmp_path):
     """``-m`` through the console script; the smoke preset's console summary at a 100-column terminal."""
     out = bench(tmp_path, "run", "-m", "experiment=smoke", "testset=pose,hair", *FAST, COLUMNS="100")

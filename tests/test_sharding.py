@@ -70,11 +70,14 @@ def calls(path: Path) -> list[str]:
 
 
 @pytest.mark.slow
-def test_four_submitit_shards_merge_into_the_unsharded_run(tmp_path):
+def test_four_submitit_shards_merge_into_the_unsharded_run(tmp_path, new_mlflow_store):
     faces = [f"synthetic/{i}" for i in range(N_FACES)]
     assert len({shard_of(f, 4) for f in faces}) > 1  # the test splits the faces for real
     common = [*EXPERIMENT, f"+dataset.params.root={tmp_path / 'faces'}"]
-    # The unsharded run, for reference.
+    # The unsharded run, for reference. (Both workspaces start with a new tracking store: how one is
+    # created is tested in test_first_time_kills.)
+    new_mlflow_store(tmp_path / "alone")
+    new_mlflow_store(tmp_path / "ws")
     alone = bench(tmp_path, "hydra", *common, f"+editor.params.calls_file={tmp_path / 'alone.txt'}",
                   workspace=tmp_path / "alone")
     assert alone.returncode == 0, alone.stderr[-3000:]

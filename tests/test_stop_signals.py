@@ -40,13 +40,15 @@ def test_a_signal_the_run_was_started_to_ignore_stays_ignored():
 
 
 @pytest.mark.slow
-def test_sigterm_to_the_whole_job_stops_cleanly_marks_the_run_killed_and_a_rerun_resumes_it(tmp_path):
+def test_sigterm_to_the_whole_job_stops_cleanly_marks_the_run_killed_and_a_rerun_resumes_it(tmp_path,
+                                                                                            new_mlflow_store):
     """What SLURM does on preemption: SIGTERM to every process of the job (the run and its workers)."""
     from mlflow import MlflowClient
 
     from tests.fakes.gemini import gemini_server
 
     key = "test-sigterm-key"
+    new_mlflow_store(tmp_path / "ws")
     with gemini_server(api_key=key, latency_s=0.05) as server:
         # 16 edits answered (4 of the 6 sessions: the embedding workers start for their images), then both
         # concurrency slots are held: the run is busy, with its workers up, until the signal is delivered.

@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 PYPROJECT = """
 [build-system]
 requires = ["hatchling"]
@@ -75,6 +77,7 @@ def write_plugin(root: Path) -> Path:
     return pkg
 
 
+@pytest.mark.slow
 def test_installed_plugin_editor_is_usable_by_name(tmp_path):
     pkg = write_plugin(tmp_path / "src")
     site = tmp_path / "site"
