@@ -36,6 +36,11 @@ What is here, by use:
   run's tracker), and :func:`registered` (a registered object by kind and name, e.g. a dataset factory);
 * files: :func:`write_text` (atomic), :func:`read_utf8`, :func:`file_lock`, :func:`restore_replaced`, and
   :func:`fingerprint` (the sha256 of an object's canonical JSON, for content-derived identities).
+* added for protocol packages that ship their own test sets, panels and commands: :func:`kruskal_wallis`
+  (a k-group test alone), :data:`PANEL_ROUNDINGS` and :func:`panel_number` (a judge panel's rule for one
+  number, to recombine stored member answers), :func:`parse_testset` (a frozen test set's JSON, validated),
+  :class:`PublishedSample` (the items a paper ran, for ``faceedit_register_samples``),
+  :func:`key_values` (``key=value`` command-line pairs), :func:`write_bytes` (atomic).
 """
 
 from __future__ import annotations
@@ -43,14 +48,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from faceedit_bench.analysis.group_tests import compare_k_groups, one_vs_rest
+from faceedit_bench.analysis.group_tests import compare_k_groups, kruskal_wallis, one_vs_rest
 from faceedit_bench.analysis.metric_agreement import metric_agreement, rank_table
 from faceedit_bench.analysis.paired import paired_comparison, paired_family
 from faceedit_bench.analysis.rates import Threshold, rate_direction, threshold_rate
 from faceedit_bench.analysis.reliability import fleiss_kappa, krippendorff_alpha
 from faceedit_bench.analysis.session_metrics import SessionMetric
 from faceedit_bench.analysis.statistics import summarize
-from faceedit_bench.config import check_flag, check_fraction, check_positive, check_whole, reject
+from faceedit_bench.config import check_flag, check_fraction, check_positive, check_whole, key_values, reject
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.leaderboard.reproduction import Comparer
 from faceedit_bench.plugin.sections import (
@@ -77,6 +82,7 @@ from faceedit_bench.report.read_first import warning as mostly_missing_warning
 from faceedit_bench.report.report_schema import run_report_schema
 from faceedit_bench.report.run_report import metric_key
 from faceedit_bench.report.tables import SESSIONS_CSV
+from faceedit_bench.run.sampling import PublishedSample
 from faceedit_bench.report.templates import fmt_ci, fmt_num, fmt_p, fmt_pct, fmt_value, package_environment
 from faceedit_bench.scoring.judge.condition_templates import ConditionTemplate
 from faceedit_bench.scoring.judge.declared import (
@@ -87,11 +93,14 @@ from faceedit_bench.scoring.judge.declared import (
     Question,
     step_fields,
 )
+from faceedit_bench.scoring.judge.panel import ROUNDINGS as PANEL_ROUNDINGS
+from faceedit_bench.scoring.judge.panel import tolerance_number as panel_number
 from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
-from faceedit_bench.storage.atomic import write_text
+from faceedit_bench.storage.atomic import write_bytes, write_text
 from faceedit_bench.storage.first_time import restore_replaced
 from faceedit_bench.storage.locks import file_lock
 from faceedit_bench.storage.text import read_utf8
+from faceedit_bench.testsets import parse_testset
 
 
 def render_template(package: str, template: str, folder: str = "templates", **context: Any) -> str:
@@ -119,6 +128,13 @@ def log_run_metrics(tracking_uri: str, run_key: str, metrics: Mapping[str, float
 
 
 __all__ = [
+    "PANEL_ROUNDINGS",
+    "PublishedSample",
+    "key_values",
+    "kruskal_wallis",
+    "panel_number",
+    "parse_testset",
+    "write_bytes",
     "Column",
     "Comparer",
     "ConditionTemplate",

@@ -103,9 +103,16 @@ def faceedit_register_commands(register: Register) -> None:
 @hookspec
 def faceedit_register_condition_templates(register: Register) -> None:
     """Register prompt-condition templates: ``register("name", template)`` where ``template`` is a
-    :class:`~faceedit_bench.scoring.judge.features.ConditionTemplate` (a judge prompt, the condition kind it
+    :class:`~faceedit_bench.scoring.judge.condition_templates.ConditionTemplate` (a judge prompt, the condition kind it
     serves and how its answer becomes the editor's text). A run names it in ``conditions=[...]``; a kind's only
     registered template is its default."""
+
+
+@hookspec
+def faceedit_register_samples(register: Register) -> None:
+    """Register published samples: ``register("name", sample)`` where ``sample`` is a
+    :class:`~faceedit_bench.run.sampling.PublishedSample` (the (face id, session id) items a paper ran, per
+    model, and their source). A run takes one with ``run.sample={published: <name>, model: <model>}``."""
 
 
 @hookspec
