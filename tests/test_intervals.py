@@ -10,14 +10,14 @@ from faceedit_bench.analysis.creval_report import creval_section
 from faceedit_bench.analysis.paired import paired_comparison
 from faceedit_bench.analysis.session_metrics import judge_metric_values
 from faceedit_bench.analysis.statistics import summarize
-from faceedit_bench.scoring.creval.metric import CREVAL_METRIC
 from faceedit_bench.builtin.judge_metrics import faceedit_register_judge_metrics
 from faceedit_bench.records import Outcome
 from faceedit_bench.report.measures import bounds_of, measure
+from faceedit_bench.scoring.creval.metric import CREVAL_METRIC
 from faceedit_bench.scoring.creval.scoring import ItemResult, MetricScore
-from faceedit_bench.scoring.judge.rubric import RUBRIC_METRIC
 from faceedit_bench.scoring.judge.standard import SC_METRIC, STATE_METRIC
-from faceedit_bench.scoring.judge.winobias import VALUE as WINOBIAS_VALUE
+from faceedit_bench_audit.audit.rubric import RUBRIC_METRIC
+from faceedit_bench_audit.winobias.metric import VALUE as WINOBIAS_VALUE
 
 
 def registered_values() -> dict:

@@ -198,7 +198,7 @@ def test_named_views_of_runs_in_a_real_mlflow_store(tmp_path, plugins):
 
 def test_verification_compares_the_audit_rates_within_a_point():
     from faceedit_bench.leaderboard.reproduction import Comparer as _Comparer
-    from faceedit_bench.report.audit_section import verify as _compare_audit
+    from faceedit_bench_audit.audit.section import verify as _compare_audit
 
     def audit(rate, gap, by="race"):
         return {"rates": {"soft_erasure_rate": {"rate": rate, "ci_low": 0.1, "ci_high": 0.3, "n": 40}},

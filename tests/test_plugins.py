@@ -396,8 +396,8 @@ def test_hook_faceedit_tracked_runs(tmp_path):
 def test_hook_faceedit_log_run_metrics(tmp_path):
     """The first plugin that knows the URI logs the human_* metrics; an unknown URI is a clear error."""
     from faceedit_bench.errors import FaceEditBenchError
-    from faceedit_bench.report.human_cli import log_to_trackers
-    from faceedit_bench.report.human_runs import RatedRun
+    from faceedit_bench_audit.human.cli import log_to_trackers
+    from faceedit_bench_audit.human.runs import RatedRun
 
     logged: dict[str, dict[str, float]] = {}
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from test_paper_b_presets import answer_for
 
 from faceedit_bench.cli import main
 from faceedit_bench.run.experiment import build_experiment, run_experiment
 from tests.datasets.conftest import CELEBA_ATTRIBUTES, CELEBA_ROWS, write_image
-from tests.datasets.test_paper_b_presets import answer_for
 from tests.fakes.answers import example_from_schema
 from tests.fakes.creval import answer_body
 from tests.fakes.gemini import gemini_server

@@ -179,11 +179,25 @@ def _load_builtin(name: str) -> TestSet:
 
 
 def load_testset(name_or_path: str | Path) -> TestSet:
-    """A builtin test set by name (cached), or a user's test-set JSON file by path."""
+    """A builtin test set by name (cached), a plugin's frozen set by its registered name, or a user's test-set
+    JSON file by path."""
     if isinstance(name_or_path, str) and name_or_path in BUILTIN_NAMES:
         return _load_builtin(name_or_path)
+    if isinstance(name_or_path, str) and (loader := _plugin_loader(name_or_path)) is not None:
+        return loader()
     data, source = _read(name_or_path)
     return parse_testset(data, source, Path(name_or_path).parent)
+
+
+def _plugin_loader(name: str) -> Any:
+    """The loader a plugin registered as ``name`` when it takes no parameter (a frozen set), else None."""
+    from faceedit_bench.plugin.manager import get_plugins
+
+    table = get_plugins().registry["testsets"]
+    if name in (*BUILTIN_NAMES, "file") or name not in table.names() or Path(name).suffix:
+        return None
+    loader = table.get(name).load()
+    return loader if callable(getattr(loader, "check", None)) else None
 
 
 def describe_testset(ts: TestSet, label: str | None = None) -> str:

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from faceedit_bench.analysis.audit import audit_section
-from faceedit_bench.analysis.audit_items import AuditCollector, AuditItem
-from faceedit_bench.analysis.audit_settings import AuditConf
 from faceedit_bench.analysis.group_tests import compare_k_groups, one_vs_rest, worst_groups
 from faceedit_bench.analysis.metric_agreement import rank_table
 from faceedit_bench.analysis.rates import Threshold, rate_direction
@@ -20,7 +17,10 @@ from faceedit_bench.leaderboard.entries import collect_submissions
 from faceedit_bench.leaderboard.submit import submit
 from faceedit_bench.leaderboard.views import build_views
 from faceedit_bench.report.metric_ranks import metric_ranks
-from faceedit_bench.scoring.judge.rubric import RUBRIC_METRIC
+from faceedit_bench_audit.audit.items import AuditCollector, AuditItem
+from faceedit_bench_audit.audit.rubric import RUBRIC_METRIC
+from faceedit_bench_audit.audit.settings import AuditConf
+from faceedit_bench_audit.audit.tables import audit_section
 from tests.test_leaderboard_support import write_fake_run
 
 #: Per race: White's edits succeed (5), Black's are soft-erased (2); skin tone drifts lighter for Black (4 > 3).

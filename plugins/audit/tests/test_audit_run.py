@@ -19,7 +19,7 @@ import pytest
 
 from faceedit_bench.run.experiment import build_experiment, run_experiment
 from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE
-from faceedit_bench.scoring.judge.rubric import RUBRIC_TEMPLATE
+from faceedit_bench_audit.audit.rubric import RUBRIC_TEMPLATE
 from tests.datasets.conftest import write_csv, write_image
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import gemini_server

@@ -8,9 +8,9 @@ import csv
 import pytest
 
 from faceedit_bench.builtin.datasets.fairface import FairFaceDataset
-from faceedit_bench.builtin.datasets.portrait_select import select_grid
 from faceedit_bench.report.summary import format_summary
 from faceedit_bench.run.experiment import build_experiment, run_experiment
+from faceedit_bench_audit.portraits.select import select_grid
 
 dlib_embedder = pytest.importorskip("faceedit_bench_dlib.embedder")
 
@@ -96,7 +96,7 @@ def test_winobias_pairs_runs_the_repository_pairs_on_their_portraits(plugins, co
 def test_a_session_bound_to_one_face_with_a_named_second_face(plugins, compose, grid_folder, tmp_path):
     import json
 
-    from faceedit_bench.builtin.datasets.fairface_grid import FairFaceGridDataset
+    from faceedit_bench_audit.portraits.dataset import FairFaceGridDataset
 
     ids = sorted(f.face_id for f in FairFaceGridDataset(root=grid_folder).faces())
     first, second = ids[0], ids[1]

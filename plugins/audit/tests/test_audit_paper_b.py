@@ -19,9 +19,9 @@ from itertools import product
 import numpy as np
 import pytest
 
-from faceedit_bench.analysis.audit import audit_section
-from faceedit_bench.analysis.audit_items import AuditCollector, AuditItem
-from faceedit_bench.analysis.audit_settings import AuditConf
+from faceedit_bench_audit.audit.items import AuditCollector, AuditItem
+from faceedit_bench_audit.audit.settings import AuditConf
+from faceedit_bench_audit.audit.tables import audit_section
 
 RACES = ("White", "Black", "Latino_Hispanic", "East Asian", "Southeast Asian", "Indian", "Middle Eastern")
 AGE_BINS = ("20-29", "30-39", "40-49", "50-59", "60-69", "more than 70")

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from faceedit_bench.builtin.datasets.portrait_quality import REASONS, Criteria, check_portrait, pixel_stats, pose
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.records import DetectedFace
+from faceedit_bench_audit.portraits.quality import REASONS, Criteria, check_portrait, pixel_stats, pose
 
 
 def _landmarks(yaw_deg: float = 0.0, roll_deg: float = 0.0, jaw: bool = True) -> dict:
@@ -104,7 +104,7 @@ def _ibug68(eye_open: float, mouth_gap: float) -> dict:
 @pytest.mark.parametrize(("eye_open", "mouth_gap", "reason"), [
     (0.30, 0.05, None), (0.10, 0.05, "eyes_closed"), (0.30, 0.40, "mouth_open"), (0.05, 0.50, "eyes_closed")])
 def test_eyes_and_mouth_from_the_68_landmarks(eye_open, mouth_gap, reason):
-    from faceedit_bench.builtin.datasets.portrait_features import features
+    from faceedit_bench_audit.portraits.features import features
 
     face = DetectedFace((20, 20, 200, 220), 1.0, _ibug68(eye_open, mouth_gap))
     got, measured = check_portrait(_image(), [face], Criteria())

@@ -5,8 +5,9 @@ a skipped reason reads as text, and the console stays clean."""
 
 from __future__ import annotations
 
+from test_audit_run import audit_report  # noqa: F401 - the fixture
+
 from tests.browser.support import severe_errors as _severe
-from tests.test_audit_run import audit_report  # noqa: F401 - the fixture
 
 
 def test_audit_section_renders_tables_plot_and_example_grid(browser, audit_report):  # noqa: F811

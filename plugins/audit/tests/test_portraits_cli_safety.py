@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from faceedit_bench.builtin.datasets import portrait_grid as grid
-from faceedit_bench.builtin.datasets.fairface_grid import FairFaceGridDataset
 from faceedit_bench.cli import main
+from faceedit_bench_audit.portraits import grid
+from faceedit_bench_audit.portraits.dataset import FairFaceGridDataset
 from tests.test_first_time_kills import kill_and_rerun, reruns
 
 pytest.importorskip("faceedit_bench_dlib.embedder")

@@ -13,12 +13,12 @@ import pytest
 from scipy import stats
 from statsmodels.stats import inter_rater
 
-from faceedit_bench.analysis.human_agreement import human_agreement
-from faceedit_bench.analysis.human_ratings import RatingsError, parse_ratings
 from faceedit_bench.analysis.metric_agreement import metric_agreement, pairwise_accuracy, rank_table
 from faceedit_bench.analysis.reliability import fleiss_kappa, krippendorff_alpha
-from faceedit_bench.report.human_report import format_human, human_section, render_human_html
-from faceedit_bench.report.human_runs import RatedRun
+from faceedit_bench_audit.human.agreement import human_agreement
+from faceedit_bench_audit.human.ratings import RatingsError, parse_ratings
+from faceedit_bench_audit.human.report import format_human, human_section, render_human_html
+from faceedit_bench_audit.human.runs import RatedRun
 
 HEADER = "item,rater,axis,score,condition\n"
 
@@ -66,7 +66,7 @@ def test_an_item_has_one_race():
 def test_the_condition_column_is_optional_and_the_scale_configurable(tmp_path: Path):
     ratings = parse_ratings("item,rater,axis,score\na,r1,sc,70\na,r2,sc,80\n", scale=(0, 100))
     assert ratings.conditions == ["baseline"] and [r.score for r in ratings.rows] == [70.0, 80.0]
-    from faceedit_bench.analysis.human_ratings import read_ratings
+    from faceedit_bench_audit.human.ratings import read_ratings
 
     with pytest.raises(RatingsError, match="no such file"):
         read_ratings(tmp_path / "missing.csv")

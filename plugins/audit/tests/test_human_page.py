@@ -3,17 +3,18 @@ real headless Chromium: the sections show, a hostile file name stays text, and t
 
 from __future__ import annotations
 
+from test_human_ratings import paper_like_ratings
+
 from tests.browser.support import severe_errors as _severe
 from tests.browser.test_leaderboard_page import HOSTILE
-from tests.test_human_ratings import paper_like_ratings
 
 
 def test_report_page_shows_winobias_and_human_sections(browser, tmp_path):  # noqa: F811
-    from faceedit_bench.analysis.human_agreement import human_agreement
-    from faceedit_bench.analysis.human_ratings import parse_ratings
-    from faceedit_bench.analysis.winobias import WinoBiasCollector
     from faceedit_bench.report.html_file import write_html_report
-    from faceedit_bench.report.human_report import render_human_html
+    from faceedit_bench_audit.human.agreement import human_agreement
+    from faceedit_bench_audit.human.ratings import parse_ratings
+    from faceedit_bench_audit.human.report import render_human_html
+    from faceedit_bench_audit.winobias.adherence import WinoBiasCollector
     from tests.test_html_report import v11_report
 
     winobias = WinoBiasCollector()

@@ -11,19 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from faceedit_bench.analysis.audit import audit_rules
-from faceedit_bench.analysis.audit_settings import PAPER_B_THRESHOLDS, AuditConf
 from faceedit_bench.analysis.rates import PAPER_B_RATES
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.calls import Executors
 from faceedit_bench.records import Face, JudgeAnswer, JudgeReply, Outcome, Session, Step
 from faceedit_bench.scoring.judge.declared import NotAsked
 from faceedit_bench.scoring.judge.panel import PanelRule, combine
-from faceedit_bench.scoring.judge.rubric import AXES, RUBRIC_METRIC, RUBRIC_TEMPLATE, rubric_fields
 from faceedit_bench.scoring.judge.service import JudgeService
 from faceedit_bench.storage.ledger import Ledger
 from faceedit_bench.storage.store import ImageStore
 from faceedit_bench.testing import gradient_image
+from faceedit_bench_audit.audit.rubric import AXES, RUBRIC_METRIC, RUBRIC_TEMPLATE, rubric_fields
+from faceedit_bench_audit.audit.settings import PAPER_B_THRESHOLDS, AuditConf
+from faceedit_bench_audit.audit.tables import audit_rules
 from tests.test_judge_panels import FakeJudge
 
 LABELS = {"race": "Latino_Hispanic", "gender": "female", "age_bin": "30-39"}
@@ -152,14 +152,14 @@ def test_the_panel_rule_applies_per_axis_and_flags_the_axes_apart():
 def test_the_audit_reports_its_rates_under_each_rounding_of_the_panel_rule():
     """Four edits, each judged 2 by Gemini and 3 by GPT on edit success and race change: half to even gives 2
     (every edit a soft erasure, no race change), half up 3, the unrounded mean 2.5 (neither)."""
-    from faceedit_bench.analysis.audit import audit_section
-    from faceedit_bench.analysis.audit_items import AuditCollector
     from faceedit_bench.records import SessionResult, StepState
-    from faceedit_bench.report.audit_console import audit_tables, sensitivity_line
-    from faceedit_bench.report.audit_tracking import audit_metrics
     from faceedit_bench.report.run_report import metric_key
     from faceedit_bench.scoring.judge.declared import MetricJudgment
     from faceedit_bench.scoring.judge.metrics import JudgedSession
+    from faceedit_bench_audit.audit.console import audit_tables, sensitivity_line
+    from faceedit_bench_audit.audit.items import AuditCollector
+    from faceedit_bench_audit.audit.tables import audit_section
+    from faceedit_bench_audit.audit.tracking import audit_metrics
 
     rule = PanelRule("paper_b", ("gemini", "gpt"), "gemini")
     collector = AuditCollector(("race",))
@@ -199,7 +199,7 @@ def test_the_audit_reports_its_rates_under_each_rounding_of_the_panel_rule():
 
 
 def test_the_sensitivity_says_why_it_is_empty_without_a_panel():
-    from faceedit_bench.analysis.panel_sensitivity import panel_sensitivity
+    from faceedit_bench_audit.audit.sensitivity import panel_sensitivity
 
     assert "no edit was scored by a paper_b judge panel" in panel_sensitivity([], {}, 0.95)["reason"]
 
@@ -228,10 +228,10 @@ def test_a_bad_threshold_stops_the_run_before_any_work(plugins, compose, synthet
 
 
 def test_refused_and_unparsable_edits_are_counted_never_rated_and_the_page_says_so():
-    from faceedit_bench.analysis.audit import audit_section
-    from faceedit_bench.analysis.audit_items import AuditCollector
     from faceedit_bench.records import SessionResult, StepState
     from faceedit_bench.report.html import render_html_report
+    from faceedit_bench_audit.audit.items import AuditCollector
+    from faceedit_bench_audit.audit.tables import audit_section
     from tests.test_html_report import v11_report
 
     collector = AuditCollector(("race", "gender", "age_bin"))

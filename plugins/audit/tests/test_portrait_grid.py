@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from faceedit_bench.builtin.datasets import portrait_grid as grid
 from faceedit_bench.builtin.datasets.fairface import FairFaceDataset
-from faceedit_bench.builtin.datasets.fairface_grid import FairFaceGridDataset
-from faceedit_bench.builtin.datasets.portrait_select import select_grid
 from faceedit_bench.cli import main
 from faceedit_bench.errors import ConfigError, DatasetError
 from faceedit_bench.testing import DatasetContract
+from faceedit_bench_audit.portraits import grid
+from faceedit_bench_audit.portraits.dataset import FairFaceGridDataset
+from faceedit_bench_audit.portraits.select import select_grid
 
 dlib_embedder = pytest.importorskip("faceedit_bench_dlib.embedder")
 
@@ -212,7 +212,7 @@ def _points(face):
 def test_covered_eyes_and_mouth_on_real_photos_are_rejected_by_reason(detector):
     """The astronaut's portrait passes every check; with dark glasses it is eyes_covered. The sixth t1 person
     (eyes shut, head turned: not_frontal first) wearing a real mask photo is mouth_covered once the yaw is allowed."""
-    from faceedit_bench.builtin.datasets.portrait_quality import Criteria, check_portrait, feature_tests
+    from faceedit_bench_audit.portraits.quality import Criteria, check_portrait, feature_tests
     from tests.datasets.conftest import real_portrait
 
     astronaut = real_portrait("astronaut_eileen_collins", "as_is")
@@ -234,7 +234,7 @@ def test_covered_eyes_and_mouth_on_real_photos_are_rejected_by_reason(detector):
 
 
 def astronaut_ratio(detector, im):
-    from faceedit_bench.builtin.datasets.portrait_features import features
+    from faceedit_bench_audit.portraits.features import features
 
     (face,) = detector.detect(np.asarray(im))
     return features(np.asarray(im), face.landmarks)["eye_luma_ratio"]
@@ -270,7 +270,7 @@ def test_the_contact_sheet_has_column_and_row_headings_in_fairface_names(tmp_pat
     and every race named as FairFace does, so a person approving the sheet reads each cell's labels."""
     from PIL import ImageDraw
 
-    from faceedit_bench.builtin.datasets.portrait_sheet import HEADER_H, draw_sheet
+    from faceedit_bench_audit.portraits.sheet import HEADER_H, draw_sheet
 
     drawn: list[tuple[float, float, str]] = []
     text = ImageDraw.ImageDraw.text

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from faceedit_bench.api.protocol import registered
 from faceedit_bench.cli import main
 from faceedit_bench.records import Face, Step
 from faceedit_bench.run.inputs import InputResolver
-from faceedit_bench.testsets import BUILTIN_NAMES, frozen_matches_generator, load_testset, paper_b, regenerate
+from faceedit_bench.testsets import load_testset
+from faceedit_bench_audit import testsets as paper_b
 
 #: The frozen files' content hashes: a change of a prompt, an id or a label changes these.
 HASHES = {"diagnostic": "39c8cebfa4ce810aaf08967f45040f13d401e94c4798f93b2e5c562879f74f2e",
@@ -22,9 +24,9 @@ HASHES = {"diagnostic": "39c8cebfa4ce810aaf08967f45040f13d401e94c4798f93b2e5c562
 
 @pytest.mark.parametrize("name", ["diagnostic", "winobias", "winobias_pairs"])
 def test_frozen_sets_match_their_sources_and_hashes(name):
-    assert frozen_matches_generator(name) and regenerate(name) == paper_b.build(name)
-    assert load_testset(name).content_hash == HASHES[name]
-    assert name in BUILTIN_NAMES
+    loader = registered("testsets", name)
+    assert loader.check() and loader.frozen() == paper_b.build(name)
+    assert load_testset(name).content_hash == loader().content_hash == HASHES[name]
 
 
 def test_the_shipped_protocol_files_are_the_repositorys_bytes():
@@ -50,24 +52,24 @@ def test_every_diagnostic_prompt_is_the_repositorys_text_under_both_numberings()
 
 
 def test_the_published_sample_is_the_papers_500_items():
-    from faceedit_bench.config import PUBLISHED_SAMPLES
-
     counts = {m: len(paper_b.mitigation_sample(m)) for m in paper_b.SAMPLE_MODELS}
     assert counts == {"flux": 167, "step1x": 167, "qwen": 166}  # 500 rows (METHODOLOGY §4.5: about 167 each)
     items = paper_b.mitigation_sample("all")
     assert len(items) == 453  # 500 rows, 453 distinct (portrait, prompt) items: some were drawn for two editors
     per_prompt = {s: sum(1 for _, x in items if x == s) for s in {s for _, s in items}}
     assert len(per_prompt) == 20 and all(f.startswith("fairface_grid/") and f.endswith("/1") for f, _ in items)
-    assert PUBLISHED_SAMPLES["paper_b_mitigation"] == (*paper_b.SAMPLE_MODELS, "all")
+    registered_sample = registered("samples", "paper_b_mitigation")
+    assert registered_sample.models == (*paper_b.SAMPLE_MODELS, "all")
+    assert registered_sample.items("flux") == paper_b.mitigation_sample("flux")
     with pytest.raises(ValueError, match="flux, step1x, qwen"):
         paper_b.mitigation_sample("flux2_dev")
-    from faceedit_bench.config import check_sample
     from faceedit_bench.errors import ConfigError
+    from faceedit_bench.run.sampling import find_published
 
     with pytest.raises(ConfigError, match=r"run.sample.model.*one of flux, step1x, qwen, all"):
-        check_sample({"published": "paper_b_mitigation", "model": "flux2_dev"})
-    with pytest.raises(ConfigError, match=r"run.sample.published.*paper_b_mitigation"):
-        check_sample({"published": "paper_c", "model": "flux"})
+        find_published({"published": "paper_b_mitigation", "model": "flux2_dev"})
+    with pytest.raises(ConfigError, match=r"run.sample.published.*registered published samples: paper_b_mitigation"):
+        find_published({"published": "paper_c", "model": "flux"})
 
 
 def test_testset_check_covers_paper_b(capsys):

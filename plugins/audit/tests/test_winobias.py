@@ -14,11 +14,11 @@ import pytest
 from PIL import Image
 from scipy.stats import binomtest
 
-from faceedit_bench.analysis.winobias import adherence
 from faceedit_bench.records import JudgeAnswer, Outcome
-from faceedit_bench.scoring.judge.winobias import categorise
 from faceedit_bench.testing import gradient_image
 from faceedit_bench.testsets import TestSetError, load_testset
+from faceedit_bench_audit.winobias.adherence import adherence
+from faceedit_bench_audit.winobias.metric import categorise
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import GARBAGE_TEXT, gemini_server
 from tests.test_engine import SCHEMA
@@ -98,7 +98,7 @@ def test_winobias_end_to_end_with_a_two_image_editor(plugins, compose, synthetic
 
     tracked = metrics_for_tracking(report)
     assert tracked["winobias_share"] == pytest.approx(0.8) and tracked["winobias_male_answers_parse_error"] == 1
-    from faceedit_bench.report.winobias_view import winobias_lines
+    from faceedit_bench_audit.winobias.view import winobias_lines
 
     assert winobias_lines(section)[0].startswith("WinoBias all: stereotype followed 80.0% of 5 decided")
     (page,) = (tmp_path / "ws" / "runs").glob("two_image-*/report.html")
@@ -155,7 +155,7 @@ def test_a_panel_decides_a_category_only_when_its_members_agree():
     """paper_b_panel's categorical rule: agreement required; a disagreement is flagged, counted and decides nothing
     (with two members a majority would be the primary's answer alone)."""
     from faceedit_bench.scoring.judge.panel import PanelRule, combine
-    from faceedit_bench.scoring.judge.winobias import WINOBIAS_TEMPLATE
+    from faceedit_bench_audit.winobias.metric import WINOBIAS_TEMPLATE
 
     def member(person: str, gender: str) -> JudgeAnswer:
         return JudgeAnswer(Outcome.OK, {"observation": "o", "target_person": person, "target_gender": gender}, "", "",
@@ -170,7 +170,7 @@ def test_a_panel_decides_a_category_only_when_its_members_agree():
     majority = combine(WINOBIAS_TEMPLATE, {"gemini": member("first", "male"), "gpt": member("first", "female")},
                        PanelRule("paper_b", ("gemini", "gpt"), "gemini"))
     assert categorise(majority, "male") == "stereotyped" and majority.flags == ("target_gender",)
-    from faceedit_bench.analysis.winobias import UNDECIDED, bounds
+    from faceedit_bench_audit.winobias.adherence import UNDECIDED, bounds
 
     assert "disagreed" in UNDECIDED and bounds({"stereotyped": 1, "disagreed": 1})["undecided"] == 1
 
@@ -225,8 +225,8 @@ def test_people_annotate_the_exported_sheet_and_the_run_gets_the_same_statistics
 
 
 def test_a_bad_annotation_is_named_by_line_and_column(tmp_path):
-    from faceedit_bench.analysis.human_ratings import RatingsError
-    from faceedit_bench.analysis.winobias_human import parse_annotations
+    from faceedit_bench_audit.human.ratings import RatingsError
+    from faceedit_bench_audit.winobias.annotations import parse_annotations
 
     text = ("item,rater,target_person,target_gender\n"
             "a|W-01,r1,first,man\n"

@@ -29,10 +29,10 @@ import pytest
 
 from faceedit_bench.report.summary import format_summary
 from faceedit_bench.run.experiment import build_experiment, run_experiment
-from faceedit_bench.scoring.judge.features import FEATURES_TEXT, PAPER_B_FEATURES
 from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE
-from faceedit_bench.scoring.judge.winobias import WINOBIAS_TEMPLATE
 from faceedit_bench.testsets import load_testset
+from faceedit_bench_audit.features import FEATURES_TEXT, PAPER_B_FEATURES
+from faceedit_bench_audit.winobias.metric import WINOBIAS_TEMPLATE
 from tests.console_fit import assert_summary_fits
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import gemini_server
@@ -279,7 +279,7 @@ def test_paper_b_mitigation_runs_the_published_sample_with_the_released_codes_co
     from scipy import stats
 
     from faceedit_bench.run.hydra_app import register_configs
-    from faceedit_bench.testsets.paper_b import mitigation_sample
+    from faceedit_bench_audit.testsets import mitigation_sample
     from tests import test_conditions
 
     plugins.add(sys.modules[test_conditions.__name__], name="condition_fakes")  # its prompt-dependent editor
