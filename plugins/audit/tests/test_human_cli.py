@@ -7,9 +7,9 @@ import csv
 import json
 
 import jsonschema
+from audit_helpers import SCHEMA
 
 from faceedit_bench.cli import main
-from tests.test_engine import SCHEMA
 from tests.test_protocols import run, write_testset
 
 

@@ -77,7 +77,7 @@ def test_winobias_pairs_runs_the_repository_pairs_on_their_portraits(plugins, co
 
     report = _run(plugins, compose, grid_folder, "testset=winobias_pairs", "editor=two_image")
     missing = set(report["components"]["dataset"]["description"]["missing_cells"])
-    pairs = json.loads((resources.files("faceedit_bench") / "data/paper_b/winobias_prompts_with_stereotype.json")
+    pairs = json.loads((resources.files("faceedit_bench_audit") / "data/paper_b/winobias_prompts_with_stereotype.json")
                        .read_text(encoding="utf-8"))
     cell = lambda name: name.rsplit(".", 1)[0]  # noqa: E731
     runnable = [p for p in pairs if cell(p["input_image_1"]) not in missing]

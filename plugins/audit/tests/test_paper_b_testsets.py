@@ -116,7 +116,7 @@ def test_diagnostic_ids_numberings_and_categories():
 
 def test_winobias_prompts_targets_and_inputs():
     ts = load_testset("winobias")
-    source = json.loads((Path(paper_b.__file__).parents[1] / "data" / "paper_b" / paper_b.WINOBIAS_FILE)
+    source = json.loads((Path(paper_b.__file__).parent / "data" / "paper_b" / paper_b.WINOBIAS_FILE)
                         .read_text())
     assert [s.session_id for s in ts.sessions] == [f"W-{i:02d}" for i in range(1, 51)]
     for s, row in zip(ts.sessions, source):
@@ -128,7 +128,7 @@ def test_winobias_prompts_targets_and_inputs():
         assert step.meta["target_occupation"] in (paper_b.MALE_OCCUPATIONS if male else paper_b.FEMALE_OCCUPATIONS)
         assert step.meta["other_occupation"] and step.meta["other_occupation"] != step.meta["target_occupation"]
     # the published file, unchanged, and named with its source
-    raw = (Path(paper_b.__file__).parents[1] / "data" / "paper_b" / paper_b.WINOBIAS_FILE).read_bytes()
+    raw = (Path(paper_b.__file__).parent / "data" / "paper_b" / paper_b.WINOBIAS_FILE).read_bytes()
     assert hashlib.sha256(raw).hexdigest()[:16] in ts.description and paper_b.SOURCE_REPO in ts.description
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import jsonschema
 import numpy as np
 import pytest
+from audit_helpers import SCHEMA
 from PIL import Image
 from scipy.stats import binomtest
 
@@ -21,7 +22,6 @@ from faceedit_bench_audit.winobias.adherence import adherence
 from faceedit_bench_audit.winobias.metric import categorise
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import GARBAGE_TEXT, gemini_server
-from tests.test_engine import SCHEMA
 from tests.test_protocols import FAST, run, write_testset
 
 KEY = "winobias-gemini-key"
