@@ -193,8 +193,8 @@ CONDITION_KEYS: dict[str, tuple[str, ...]] = {
     "feature_prompt": ("name", "kind", "template", "position", "flagged", "judge"),
     "rewrite": ("name", "kind", "template", "flagged", "judge"),
 }
-CONDITION_EXAMPLE = ("e.g. conditions=[baseline,{name: features, kind: feature_prompt, template: paper_b_features, "
-                     "position: append}]")
+CONDITION_EXAMPLE = ("e.g. conditions=[baseline,{name: features, kind: feature_prompt, template: <a registered "
+                     "template>, position: append}]")
 
 
 def check_conditions(raw: Any) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from faceedit_bench.analysis.rates import PAPER_B_RATES
+from faceedit_bench.api.protocol import Threshold
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.calls import Executors
 from faceedit_bench.records import Face, JudgeAnswer, JudgeReply, Outcome, Session, Step
@@ -202,6 +202,17 @@ def test_the_sensitivity_says_why_it_is_empty_without_a_panel():
     from faceedit_bench_audit.audit.sensitivity import panel_sensitivity
 
     assert "no edit was scored by a paper_b judge panel" in panel_sensitivity([], {}, 0.95)["reason"]
+
+
+#: Paper (b)'s rates (METHODOLOGY §4.3), written out here as the paper states them: name -> (axis, rule).
+PAPER_B_RATES = {
+    "edit_success_rate": ("edit_success", Threshold(">=", 4)),
+    "soft_erasure_rate": ("edit_success", Threshold("<=", 2)),
+    "skin_lightening_rate": ("skin_tone", Threshold(">=", 4)),
+    "skin_darkening_rate": ("skin_tone", Threshold("<=", 2)),
+    "race_change_rate": ("race_change", Threshold(">=", 3)),
+    "gender_change_rate": ("gender_change", Threshold(">=", 3)),
+}
 
 
 def test_the_audit_thresholds_default_to_paper_b_and_are_checked():

@@ -48,6 +48,10 @@ class FairFaceGridDataset:
         selection checked for exactly one face).
     """
 
+    #: What ``faceedit-bench`` says when ``dataset.params.root`` is not given (parameter -> (what, example)).
+    required_settings = {"root": ("a FairFace folder, or a portrait grid folder made by `faceedit-bench portraits "
+                                  "select` (docs/paper_b.md)", "/data/fairface")}
+
     def __init__(self, root: str | Path, base_gender: str | None = None, require_approval: bool = False,
                  selection: str | Path | None = None, auto_select: bool = True, split: str = "train",
                  padding: float = 1.25, seed: int = 42, detector: str = "dlib",

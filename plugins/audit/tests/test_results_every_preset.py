@@ -27,7 +27,7 @@ from tests.fakes.openai import openai_server
 GEMINI_KEY, OPENAI_KEY = "AIza-results-presets", "sk-results-presets"
 FAST = ["max_attempts=2", "requests_per_minute=6000", "tokens_per_minute=null", "backoff_initial_s=0.01",
         "backoff_max_s=0.05", "timeout_s=60"]
-CREVAL_FIXTURE = Path(__file__).parent / "data" / "creval_bench"
+CREVAL_FIXTURE = Path(__file__).parents[3] / "tests" / "data" / "creval_bench"
 #: Hand-picked portraits of a grid: a male face for WinoBias's base, a female partner of another race.
 GRID = ("White_Female_20s.jpg", "Black_Male_40s.jpg", "EastAsian_Female_30s.jpg")
 
