@@ -20,7 +20,7 @@ _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=)\s*(-?\d+(?:\.\d+)?)\
 
 @dataclass
 class AuditConf:
-    """Paper (b)'s audit of the ``rubric`` judge metric (faceedit_bench/analysis/audit.py, docs/audit.md)."""
+    """Paper (b)'s audit of the ``rubric`` judge metric (audit/tables.py, docs/audit.md)."""
 
     # rate name -> "<axis> >= t" or "<axis> <= t" (the main table's caption reads race/gender >= 2 as changed)
     thresholds: dict[str, str] = field(default_factory=lambda: dict(PAPER_B_THRESHOLDS))
