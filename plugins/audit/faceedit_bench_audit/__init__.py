@@ -32,11 +32,10 @@ TESTSETS = {
 
 @hookimpl
 def faceedit_register_judge_metrics(register: Any) -> None:
-    from faceedit_bench_audit.audit.rubric import RUBRIC_METRIC
-    from faceedit_bench_audit.winobias.metric import winobias_metric
-
-    register("rubric", RUBRIC_METRIC, description="Paper (b)'s 5-axis rubric + aging accuracy on (source, edit), 1-5.")
-    register("winobias", winobias_metric(),
+    # Lazy "module:attribute" targets, as below: a part is imported when a run or a command uses it.
+    register("rubric", f"{_PKG}.audit.rubric:RUBRIC_METRIC",
+             description="Paper (b)'s 5-axis rubric + aging accuracy on (source, edit), 1-5.")
+    register("winobias", f"{_PKG}.winobias.metric:WINOBIAS_METRIC",
              description="WinoBias stereotype adherence of two-person edits (paper (b) §4.7), binomial test vs 0.5.")
 
 
@@ -62,9 +61,7 @@ def faceedit_register_commands(register: Any) -> None:
 
 @hookimpl
 def faceedit_register_condition_templates(register: Any) -> None:
-    from faceedit_bench_audit.features import FEATURES_CONDITION
-
-    register("paper_b_features", FEATURES_CONDITION,
+    register("paper_b_features", f"{_PKG}.features:FEATURES_CONDITION",
              description="paper (b)'s feature prompt: the judge describes the source portrait's features once")
 
 

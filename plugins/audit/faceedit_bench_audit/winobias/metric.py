@@ -163,3 +163,6 @@ def winobias_metric(role: str = PARTNER_ROLE) -> JudgeMetric:
         session=_session,
     )
 
+
+#: The registered ``winobias`` metric (the judge sees the step's further input images as the partner).
+WINOBIAS_METRIC = winobias_metric()
