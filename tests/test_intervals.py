@@ -10,7 +10,7 @@ from faceedit_bench.analysis.creval_report import creval_section
 from faceedit_bench.analysis.paired import paired_comparison
 from faceedit_bench.analysis.session_metrics import judge_metric_values
 from faceedit_bench.analysis.statistics import summarize
-from faceedit_bench.builtin.judge_metrics import faceedit_register_judge_metrics
+from faceedit_bench.plugin.manager import load_plugins
 from faceedit_bench.records import Outcome
 from faceedit_bench.report.measures import bounds_of, measure
 from faceedit_bench.scoring.creval.metric import CREVAL_METRIC
@@ -21,9 +21,8 @@ from faceedit_bench_audit.winobias.metric import VALUE as WINOBIAS_VALUE
 
 
 def registered_values() -> dict:
-    found = {}
-    faceedit_register_judge_metrics(lambda name, metric, **_: found.update({v.name: v for v in metric.values}))
-    return found
+    table = load_plugins().registry["judge_metrics"]  # the builtins' and the installed packages' (plugins/audit)
+    return {v.name: v for name in table.names() for v in table.get(name).load().values}
 
 
 def test_each_metric_declares_its_true_bounds():

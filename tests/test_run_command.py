@@ -84,7 +84,10 @@ def test_ls_lists_the_experiment_presets_and_a_misspelt_one_is_refused_before_wo
     from faceedit_bench.cli import main
 
     assert main(["ls", "experiment"]) == 0
-    presets = {p.stem for p in (Path(__file__).resolve().parent.parent / "conf" / "experiment").glob("*.yaml")}
+    root = Path(__file__).resolve().parent.parent
+    # the core's presets and the installed protocol packages' (plugins/audit ships experiment=paper_b ...)
+    presets = {p.stem for p in [*(root / "conf" / "experiment").glob("*.yaml"),
+                                *(root / "plugins").glob("*/faceedit_bench_*/conf/experiment/*.yaml")]}
     listed = capsys.readouterr().out.split(":", 1)[1].replace("\n", " ")
     assert {name.strip() for name in listed.split(",")} == presets
     wrong = bench(tmp_path, "run", "experiment=paper_bb")

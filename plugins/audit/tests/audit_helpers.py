@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from faceedit_bench.api.protocol import run_report_schema
-from faceedit_bench.plugin.manager import load_plugins
+from tests.schema_support import installed_report_schema
 
 #: The core's schema and every installed section's (this package's included).
-SCHEMA = run_report_schema(load_plugins().sections())
+SCHEMA = installed_report_schema()
