@@ -48,6 +48,8 @@ class FairFaceGridDataset:
         selection checked for exactly one face).
     """
 
+    #: Where ``faceedit-bench data check fairface_grid`` points (source, licence, layout).
+    docs_page = "docs/datasets/fairface_grid.md"
     #: What ``faceedit-bench`` says when ``dataset.params.root`` is not given (parameter -> (what, example)).
     required_settings = {"root": ("a FairFace folder, or a portrait grid folder made by `faceedit-bench portraits "
                                   "select` (docs/paper_b.md)", "/data/fairface")}
