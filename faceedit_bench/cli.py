@@ -253,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     from faceedit_bench.leaderboard.cli import add_parsers
 
     add_parsers(sub)  # submit, verify, leaderboard build
-    add_plugin_commands(sub)  # what plugins contribute (portraits, questions, human ...)
+    add_plugin_commands(sub)  # what plugins contribute (e.g. questions)
     for action in sub._choices_actions:  # `faceedit-bench <command> --help` says what the command does
         command = sub.choices[action.dest]
         if command.description is None:

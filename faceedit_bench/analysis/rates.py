@@ -4,7 +4,7 @@ Paper (b) (METHODOLOGY §4.3) reports its 1–5 judge scores as rates: edit succ
 edit_success ≥ 4, soft erasure edit_success ≤ 2, skin lightening skin_tone ≥ 4, race change
 race ≥ 3, and the disparity across races as max − min of the group rates in percentage points.
 
-- :class:`Threshold` is one rule ("≥ 4"); a protocol names its rules (e.g. an audit's settings).
+- :class:`Threshold` is one rule ("≥ 4"); a protocol names its rules (e.g. in its section settings).
 - :func:`threshold_rate`: count, n, rate and its Wilson score interval
   (``statsmodels.stats.proportion.proportion_confint(method='wilson')``), which stays inside
   [0, 1] and keeps its coverage at rates near 0 or 1 and small n, where the Wald interval fails.

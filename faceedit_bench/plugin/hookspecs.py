@@ -171,6 +171,6 @@ def faceedit_tracked_runs(tracking_uri: str, run_id: str | None, experiments: li
 @hookspec(firstresult=True)
 def faceedit_log_run_metrics(tracking_uri: str, run_key: str, metrics: dict[str, float]) -> str | None:
     """Add ``metrics`` to the run this plugin's tracker recorded for ``run_key`` at ``tracking_uri``
-    (analyses done after the run, e.g. ``faceedit-bench human report --run``); return that run's id.
+    (analyses done after the run, e.g. people's ratings added by a protocol package's command); return that run's id.
     Return None when the URI is not this tracker's; raise a
     :class:`~faceedit_bench.errors.FaceEditBenchError` when it is but holds no such run."""
