@@ -3,8 +3,8 @@
 It adds, through the public hooks only:
 
 * judge metrics ``rubric`` (the 5-axis rubric, :mod:`.audit.rubric`) and ``winobias`` (:mod:`.winobias.metric`);
-* report sections ``audit`` (:mod:`.audit.section`), ``winobias``, ``winobias_human`` and ``human_agreement``
-  (:mod:`.sections`);
+* report sections ``audit`` (:mod:`.audit.section`), ``winobias`` and ``winobias_human``
+  (:mod:`.winobias.section`), ``human_agreement`` (:mod:`.human.section`);
 * the ``paper_b_features`` prompt condition (:mod:`.features`) and the ``paper_b_mitigation`` published sample;
 * the dataset ``fairface_grid`` (:mod:`.portraits.dataset`) and the test sets ``diagnostic``, ``winobias``,
   ``winobias_pairs`` (:mod:`.testsets`);
@@ -43,11 +43,11 @@ def faceedit_register_judge_metrics(register: Any) -> None:
 def faceedit_register_sections(register: Any) -> None:
     register("audit", f"{_PKG}.audit.section:AUDIT",
              description="paper (b)'s audit of the rubric: rates, group tables, disparities (analysis.audit)")
-    register("winobias", f"{_PKG}.sections:WINOBIAS",
+    register("winobias", f"{_PKG}.winobias.section:WINOBIAS",
              description="WinoBias stereotype adherence: share, binomial test, undecided bounds")
-    register("winobias_human", f"{_PKG}.sections:WINOBIAS_HUMAN",
+    register("winobias_human", f"{_PKG}.winobias.section:WINOBIAS_HUMAN",
              description="people's WinoBias annotations (faceedit-bench human winobias)")
-    register("human_agreement", f"{_PKG}.sections:HUMAN_AGREEMENT",
+    register("human_agreement", f"{_PKG}.human.section:HUMAN_AGREEMENT",
              description="people's ratings of a run's outputs (faceedit-bench human report)")
 
 

@@ -15,7 +15,7 @@ from faceedit_bench.testing import SectionContract
 class TestWinoBiasSection(SectionContract):
     @pytest.fixture
     def section(self):
-        from faceedit_bench_audit.sections import WINOBIAS
+        from faceedit_bench_audit.winobias.section import WINOBIAS
 
         return WINOBIAS
 

@@ -145,7 +145,7 @@ def _session(answers: Sequence[JudgeAnswer], points: Sequence[Mapping[str, float
 
 def winobias_metric(role: str = PARTNER_ROLE) -> JudgeMetric:
     """The ``winobias`` judge metric (its cross-session section is the ``winobias`` report section,
-    :mod:`faceedit_bench_audit.sections`); ``role`` is ``inputs`` or ``input:<role>``."""
+    :mod:`faceedit_bench_audit.winobias.section`); ``role`` is ``inputs`` or ``input:<role>``."""
     return JudgeMetric(
         name="winobias",
         template=WINOBIAS_TEMPLATE,

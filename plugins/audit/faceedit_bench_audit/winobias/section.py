@@ -4,8 +4,7 @@
   (:class:`~faceedit_bench_audit.winobias.adherence.WinoBiasCollector`), with its tracker metrics, console lines and
   page section (which also shows people's annotations when the report has them);
 * ``winobias_human``: people's annotations of the same items, added after the run by
-  ``faceedit-bench human winobias`` (no collector), shown inside the ``winobias`` page section;
-* ``human_agreement``: people's ratings of a run's outputs, added by ``faceedit-bench human report``.
+  ``faceedit-bench human winobias`` (no collector), shown inside the ``winobias`` page section.
 """
 
 from __future__ import annotations
@@ -36,11 +35,6 @@ def _winobias_page(report: Mapping[str, Any], store: Any) -> dict[str, Any] | No
     return context if context["winobias"] else None
 
 
-def _human_page(report: Mapping[str, Any], store: Any) -> dict[str, Any] | None:
-    human = report.get("human_agreement")
-    return {"human": human} if human else None
-
-
 WINOBIAS = ReportSection(
     name="winobias", title="WinoBias: gender-occupation stereotypes",
     schema=load_schema("faceedit_bench_audit", "schemas/winobias.schema.json"),
@@ -54,11 +48,3 @@ WINOBIAS_HUMAN = ReportSection(
     schema=load_schema("faceedit_bench_audit", "schemas/winobias_human.schema.json"),
     description="people's WinoBias annotations of a run's items (faceedit-bench human winobias), shown in the "
                 "winobias section")
-
-HUMAN_AGREEMENT = ReportSection(
-    name="human_agreement", title="Human evaluation",
-    schema=load_schema("faceedit_bench_audit", "schemas/human_agreement.schema.json"),
-    html=SectionHtml("human_section.html.j2", "faceedit_bench_audit", context=_human_page,
-                     anchor="human-agreement", nav="human evaluation"),
-    description="people's ratings of a run's outputs (faceedit-bench human report): reliability, VLM vs people, "
-                "paired and group tests, metric agreement")
