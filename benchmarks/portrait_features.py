@@ -5,7 +5,7 @@ the eyes, and with each of
 insightface's four photographed surgical masks pasted over nose and mouth (as insightface renders masked faces).
 
 Every version goes through dlib's HOG detector and 68-point model (the `dlib` plugin) and the checks of
-faceedit_bench/builtin/datasets/portrait_features.py; "not found" means the detector missed the face. "first
+plugins/audit/faceedit_bench_audit/portraits/features.py; "not found" means the detector missed the face. "first
 reason" is what the selection would record (other criteria are checked first); "criteria 4-5" lists every one
 of the four new checks the largest detected face fails.
 

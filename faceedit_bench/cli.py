@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -62,15 +63,34 @@ def _ls_command(args: argparse.Namespace) -> int:
 def _testset_command(args: argparse.Namespace) -> int:
     from faceedit_bench import testsets
 
+    # A plugin's frozen set is checked by its loader's check() against its loader's source (docs/plugin_hooks.md).
+    loaders = _frozen_loaders()
     if args.action == "show":
-        print(testsets.describe_testset(testsets.load_testset(args.name)))
+        loader = loaders.get(args.name)
+        found = loader() if loader is not None else testsets.load_testset(args.name)
+        print(testsets.describe_testset(found, label=getattr(loader, "label", None)))
         return 0
-    names = [args.name] if args.name else list(testsets.BUILTIN_NAMES)
-    stale = [n for n in names if not testsets.frozen_matches_generator(n)]
+    checks = {n: (functools.partial(testsets.frozen_matches_generator, n), "the generator")
+              for n in testsets.BUILTIN_NAMES}
+    checks.update({n: (loader.check, getattr(loader, "source", "its source")) for n, loader in loaders.items()})
+    if args.name and args.name not in checks:
+        raise testsets.TestSetError(f"{args.name!r} is no frozen test set that can be checked; these can: "
+                                    f"{', '.join(checks)}")
+    names = [args.name] if args.name else list(checks)
+    stale = [n for n in names if not checks[n][0]()]
     for n in names:
-        source = "its published source" if n in testsets.PAPER_B_NAMES else "the generator"
-        print(f"{n}: {'DIFFERS from' if n in stale else 'matches'} {source}")
+        print(f"{n}: {'DIFFERS from' if n in stale else 'matches'} {checks[n][1]}")
     return 1 if stale else 0
+
+
+def _frozen_loaders() -> dict[str, Any]:
+    """A plugin's frozen test sets by name: the registered loaders that can ``check()`` their file."""
+    from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.testsets import BUILTIN_NAMES
+
+    table = get_plugins().registry["testsets"]
+    loaders = {n: table.get(n).load() for n in table.names() if n not in (*BUILTIN_NAMES, "file")}
+    return {n: loader for n, loader in loaders.items() if callable(getattr(loader, "check", None))}
 
 
 def _export_replay_command(args: argparse.Namespace) -> int:
@@ -233,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     from faceedit_bench.leaderboard.cli import add_parsers
 
     add_parsers(sub)  # submit, verify, leaderboard build
-    add_plugin_commands(sub)  # what plugins contribute (portraits, questions, human ...)
+    add_plugin_commands(sub)  # what plugins contribute (e.g. questions)
     for action in sub._choices_actions:  # `faceedit-bench <command> --help` says what the command does
         command = sub.choices[action.dest]
         if command.description is None:

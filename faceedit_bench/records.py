@@ -80,7 +80,7 @@ class Step:
     sub-axis, axis) is ``None`` for a free-text instruction; metrics that need it (OER, the
     overediting matrix) are then skipped. ``prompt_id`` / ``prompt_category`` name the
     instruction in a published prompt list (e.g. "O-01", "Occupational/Authority"). ``meta`` holds
-    further published facts about the prompt as text (e.g. WinoBias ``target_occupation``,
+    further published facts about the prompt as text (e.g. a ``target_occupation``,
     ``stereotyped_gender``), for judge metrics that need them."""
 
     k: int

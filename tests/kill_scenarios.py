@@ -141,8 +141,7 @@ def _portraits(*args: str) -> int:
 def _warm_detector() -> None:
     """The CLI's detector, its models loaded here once: every attempt would load them again (seconds)."""
     import numpy as np
-
-    from faceedit_bench.builtin.datasets import portraits_cli
+    from faceedit_bench_audit.portraits import select as portraits_cli
 
     load = portraits_cli.load_detector
     detector = load("dlib", {})
@@ -157,7 +156,7 @@ def _warm_detector() -> None:
 def _selection(out: Path) -> dict[str, Any]:
     """What a selection folder holds, looked at as a user would, through ``portraits check`` first (which
     puts back a selection whose replacement was cut short): its exit code, hash and approver."""
-    from faceedit_bench.builtin.datasets import portrait_grid as grid
+    from faceedit_bench_audit.portraits import grid
 
     code = _portraits("check", str(out))
     if not (out / grid.MANIFEST).is_file():

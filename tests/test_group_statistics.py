@@ -21,7 +21,7 @@ from faceedit_bench.analysis.intersections import (
     intersectional_groups,
 )
 from faceedit_bench.analysis.paired import holm, pair_up, paired_comparison, paired_family
-from faceedit_bench.analysis.rates import PAPER_B_RATES, Threshold, group_rates, threshold_rate, threshold_rates
+from faceedit_bench.analysis.rates import Threshold, group_rates, threshold_rate, threshold_rates
 from faceedit_bench.analysis.samples import generator, rng_argument, split_by_label
 from faceedit_bench.analysis.statistics import summarize
 
@@ -506,13 +506,12 @@ def test_group_rates_and_percentage_point_disparity_by_hand():
     plain_json(result)
 
 
-def test_paper_b_rates_from_a_list_of_scores():
-    # 1,680 edit_success scores of one model: 1,546 at >= 4 (92.0 %), 104 at <= 2 (6.2 %), 30 threes
+def test_threshold_rates_from_a_list_of_scores():
+    # 1,680 scores of one model on a 1-5 scale: 1,546 at >= 4 (92.0 %), 104 at <= 2 (6.2 %), 30 threes
     scores = [5] * 1000 + [4] * 546 + [3] * 30 + [2] * 54 + [1] * 50
-    rules = {name: rule for name, (axis, rule) in PAPER_B_RATES.items() if axis == "edit_success"}
+    rules = {"high_rate": Threshold(">=", 4), "low_rate": Threshold("<=", 2)}
     rates = threshold_rates(scores, rules)
-    assert set(rates) == {"edit_success_rate", "soft_erasure_rate"}
-    assert round(rates["edit_success_rate"]["percent"], 1) == 92.0
-    assert round(rates["soft_erasure_rate"]["percent"], 1) == 6.2
-    assert PAPER_B_RATES["race_change_rate"] == ("race_change", Threshold(">=", 3))
+    assert set(rates) == {"high_rate", "low_rate"}
+    assert round(rates["high_rate"]["percent"], 1) == 92.0
+    assert round(rates["low_rate"]["percent"], 1) == 6.2
     plain_json(rates)

@@ -4,22 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from faceedit_bench_audit.audit.rubric import RUBRIC_METRIC
+from faceedit_bench_audit.winobias.metric import VALUE as WINOBIAS_VALUE
 from statsmodels.stats.proportion import proportion_confint
 
 from faceedit_bench.analysis.paired import paired_comparison
 from faceedit_bench.analysis.session_metrics import judge_metric_values
 from faceedit_bench.analysis.statistics import summarize
-from faceedit_bench.builtin.judge_metrics import faceedit_register_judge_metrics
+from faceedit_bench.plugin.manager import load_plugins
 from faceedit_bench.report.measures import bounds_of, measure
-from faceedit_bench.scoring.judge.rubric import RUBRIC_METRIC
 from faceedit_bench.scoring.judge.standard import SC_METRIC, STATE_METRIC
-from faceedit_bench.scoring.judge.winobias import VALUE as WINOBIAS_VALUE
 
 
 def registered_values() -> dict:
-    found = {}
-    faceedit_register_judge_metrics(lambda name, metric, **_: found.update({v.name: v for v in metric.values}))
-    return found
+    table = load_plugins().registry["judge_metrics"]  # the builtins' and the installed packages' (plugins/audit)
+    return {v.name: v for name in table.names() for v in table.get(name).load().values}
 
 
 def test_each_metric_declares_its_true_bounds():

@@ -14,7 +14,7 @@ from faceedit_bench.leaderboard.submit import submit
 from faceedit_bench.leaderboard.view_specs import ValueSpec, ViewSpec
 from faceedit_bench.leaderboard.views import build_views
 from tests.leaderboard_named_support import write_named_run
-from tests.schema_support import builtin_report_schema
+from tests.schema_support import installed_report_schema
 from tests.test_leaderboard_support import write_fake_run
 
 
@@ -197,8 +197,9 @@ def test_named_views_of_runs_in_a_real_mlflow_store(tmp_path, plugins):
 
 
 def test_verification_compares_the_audit_rates_within_a_point():
+    from faceedit_bench_audit.audit.section import verify as _compare_audit
+
     from faceedit_bench.leaderboard.reproduction import Comparer as _Comparer
-    from faceedit_bench.report.audit_section import verify as _compare_audit
 
     def audit(rate, gap, by="race"):
         return {"rates": {"soft_erasure_rate": {"rate": rate, "ci_low": 0.1, "ci_high": 0.3, "n": 40}},
@@ -281,7 +282,7 @@ def test_the_shapes_read_here_follow_the_run_report_schema(tmp_path):
 
     import jsonschema
 
-    schema = builtin_report_schema()
+    schema = installed_report_schema()  # the audit's part is plugins/audit's section
     run = write_named_run(tmp_path / "ws", editor="all", soft_erasure=0.2, race_change=0.1, creval=50.0,
                           plugin_score=3.0, panel=True, group_tests=True)
     report = json.loads((run / "report.json").read_text())

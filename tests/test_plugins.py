@@ -169,7 +169,7 @@ def test_hook_faceedit_register_sections():
     from tests import section_plugin
 
     p = load_plugins(entry_points=False)
-    assert [s.name for s in p.sections()][:2] == ["overediting", "audit"]  # builtins first, in registration order
+    assert [s.name for s in p.sections()][:1] == ["overediting"]  # builtins first, in registration order
     p.add(section_plugin, name="tally_protocol", distribution="faceedit-bench-tally")
     assert p.sections()[-1] is section_plugin.TALLY
     assert p.registry.get("sections", "tally").provider == "tally_protocol"
@@ -187,7 +187,6 @@ def test_hook_faceedit_register_commands(monkeypatch, capsys):
         p.set_defaults(func=lambda args: print(f"hello {args.name}") or 3)
 
     p = load_plugins(entry_points=False)
-    assert {"portraits", "human"} <= set(p.registry["commands"].names())  # the builtins' commands
     p.add(make_module("hi", faceedit_register_commands=lambda register: register("hello", add_parser)), name="hi")
     p.add(make_module("bad", faceedit_register_commands=lambda register: register("report", add_parser)), name="bad")
     monkeypatch.setattr(plugins_module, "get_plugins", lambda: p)
@@ -202,15 +201,37 @@ def test_hook_faceedit_register_condition_templates():
 
     p = load_plugins(entry_points=False)
     templates = registered_templates(p)
-    assert templates["instruction_rewrite"] is REWRITE_CONDITION and templates["paper_b_features"].kind == "feature_prompt"
+    assert templates["instruction_rewrite"] is REWRITE_CONDITION
     other = ConditionTemplate(REWRITE_CONDITION.template, "feature_prompt", lambda v: "x", per_instruction=False)
-    p.add(make_module("c", faceedit_register_condition_templates=lambda register: register("mine", other)), name="c")
+    p.add(make_module("c", faceedit_register_condition_templates=lambda register: (register("mine", other),
+                                                                                  register("theirs", other))), name="c")
     spec = [{"name": "f", "kind": "feature_prompt", "template": None, "flagged": "keep", "judge": None,
              "position": "append"}]
-    with pytest.raises(ConfigError, match="several are installed: choose one of mine, paper_b_features"):
+    with pytest.raises(ConfigError, match="several are installed: choose one of mine, theirs"):
         build_conditions(spec, has_judge=True, templates=registered_templates(p))
     (chosen,) = build_conditions([{**spec[0], "template": "mine"}], has_judge=True, templates=registered_templates(p))
     assert chosen.template is other
+
+
+def test_hook_faceedit_register_samples(monkeypatch):
+    from types import SimpleNamespace
+
+    from faceedit_bench.run.sampling import PublishedSample, find_published, published_sample
+
+    table = PublishedSample(items=lambda model: [("f1", "s1"), ("f9", "s1")] if model == "a" else [],
+                            models=("a", "b"), source="a paper's table")
+    p = load_plugins(entry_points=False)
+    p.add(make_module("pub", faceedit_register_samples=lambda register: register("table", table)), name="pub")
+    monkeypatch.setattr(plugins_module, "get_plugins", lambda: p)
+    assert find_published({"published": "table", "model": "a"}) is table
+    with pytest.raises(ConfigError, match=r"run.sample.model='c'; choose one of a, b"):
+        find_published({"published": "table", "model": "c"})
+    with pytest.raises(ConfigError, match=r"run.sample.published='tabel'; registered published samples: table"):
+        find_published({"published": "tabel", "model": "a"})
+    drawn = published_sample([SimpleNamespace(face_id="f1")], [SimpleNamespace(session_id="s1")],
+                             published="table", model="a")
+    assert drawn.items == frozenset({("f1", "s1")})  # the item this run lacks is listed, never replaced
+    assert (drawn.description["missing"], drawn.description["source"]) == (["f9|s1"], "a paper's table")
 
 
 def test_hook_faceedit_config_searchpath(tmp_path):
@@ -398,9 +419,10 @@ def test_hook_faceedit_tracked_runs(tmp_path):
 
 def test_hook_faceedit_log_run_metrics(tmp_path):
     """The first plugin that knows the URI logs the human_* metrics; an unknown URI is a clear error."""
+    from faceedit_bench_audit.human.cli import log_to_trackers
+    from faceedit_bench_audit.human.runs import RatedRun
+
     from faceedit_bench.errors import FaceEditBenchError
-    from faceedit_bench.report.human_cli import log_to_trackers
-    from faceedit_bench.report.human_runs import RatedRun
 
     logged: dict[str, dict[str, float]] = {}
 

@@ -152,24 +152,6 @@ class TestTallySection(SectionContract):
         return collector.finish()
 
 
-class TestWinoBiasSection(SectionContract):
-    @pytest.fixture
-    def section(self):
-        from faceedit_bench.report.winobias_section import WINOBIAS
-
-        return WINOBIAS
-
-    @pytest.fixture
-    def report_part(self):
-        from faceedit_bench.analysis.winobias import WinoBiasCollector
-
-        collector = WinoBiasCollector()
-        collector.answers["male"].update(stereotyped=8, anti_stereotyped=2, ambiguous=1)
-        collector.answers["female"].update(stereotyped=6, anti_stereotyped=4)
-        collector.unjudged["female"]["step_unsupported"] = 3
-        return collector.finish()
-
-
 class TestOvereditingSection(SectionContract):
     @pytest.fixture
     def section(self):
@@ -184,37 +166,6 @@ class TestOvereditingSection(SectionContract):
         return OvereditCollector().finish()
 
 
-class TestAuditSection(SectionContract):
-    @pytest.fixture
-    def section(self):
-        from faceedit_bench.report.audit_section import AUDIT
-
-        return AUDIT
-
-    @pytest.fixture
-    def report_part(self):
-        """Four panel-judged edits of two races (tests/test_rubric_metric.py's sensitivity case)."""
-        from faceedit_bench.analysis.audit import audit_section
-        from faceedit_bench.analysis.audit_items import AuditCollector
-        from faceedit_bench.analysis.audit_settings import AuditConf
-        from faceedit_bench.records import SessionResult, StepState
-        from faceedit_bench.scoring.judge.metrics import JudgedSession
-        from faceedit_bench.scoring.judge.panel import PanelRule, combine
-        from faceedit_bench.scoring.judge.rubric import RUBRIC_METRIC, RUBRIC_TEMPLATE
-        from tests.test_rubric_metric import answer, face, member, session
-
-        rule = PanelRule("paper_b", ("gemini", "gpt"), "gemini")
-        collector = AuditCollector(("race",))
-        for n, race in enumerate(("White", "White", "Indian", "Indian")):
-            members = {"gemini": member(answer(edit_success=2 + n % 2, race_change=2)),
-                       "gpt": member(answer(edit_success=3, race_change=3 if n else 2))}
-            s = session("O-01", "an executive")
-            (question,) = RUBRIC_METRIC.questions(["src", "out"], s, face=face(race=race))
-            judged = JudgedSession({"rubric": RUBRIC_METRIC.judge([question], [combine(RUBRIC_TEMPLATE, members,
-                                                                                         rule)], s)})
-            state = StepState(1, Outcome.OK, "", f"in{n}", f"out{n}", False)
-            collector.add(SessionResult(face(race=race), s, [state], None, image_hashes=("src", "out"), judged=judged))
-        return json.loads(json.dumps(audit_section(collector, AuditConf(), n_resamples=99)))
 
 
 # -- no paper in the generic modules -------------------------------------------------------------------------
@@ -244,5 +195,5 @@ def test_the_builtin_sections_schemas_merge_into_one_valid_schema():
 
     schema = run_report_schema(load_plugins(entry_points=False).sections())
     jsonschema.validators.validator_for(schema).check_schema(schema)
-    assert {"overediting", "audit", "winobias"} <= set(schema["properties"])
+    assert {"overediting"} <= set(schema["properties"])
     json.dumps(schema)

@@ -10,13 +10,13 @@ gives the paired comparison with the reference:
   that is one (face, session, step). Sessions of K > 1 steps pair on their session values, and
   also per (face, session, step) in ``by_step.<k>``: FSS_k (higher is better) and each judge
   metric's per-step value (e.g. SC_k x 100).
-* For every metric value the run reports (FSS-based, judge metric values such as a rubric's axes
+* For every metric value the run reports (FSS-based, judge metric values such as a judge metric's axes
   ...), and for all pairs and for each demographic group (each label of each attribute): Δ =
   condition − reference. The report gives the mean Δ with its CI (in the metric's range,
   docs/statistics.md), the two-sided Wilcoxon
   signed-rank p (:func:`faceedit_bench.analysis.paired.paired_comparison`, scipy) and Holm's
   correction (statsmodels) across the axes of one metric source: the values of one judge metric
-  (a rubric's axes, as paper (b) corrects across its axes), or the embedder's identity metrics.
+  (a judge metric's axes, as paper (b) corrects across its axes), or the embedder's identity metrics.
   There is one family per source, condition and group (or step).
 * ``n_pairs`` counts the pairs used. ``dropped`` counts the items seen under either condition whose
   value is undefined (or missing) on one side or both. ``undefined`` says on which side.
@@ -132,7 +132,7 @@ class ConditionResults:
         return {"reference": self.reference, "order": self.names, "delta": "condition - reference",
                 "pair": "(face, session) under both conditions", "per_condition": per_condition,
                 "comparisons": comparisons, "confidence": self.confidence, "alpha": self.alpha,
-                "holm_family": "the values of one metric source (one judge metric, e.g. a rubric's axes; "
+                "holm_family": "the values of one metric source (one judge metric, e.g. its axes; "
                                "or the embedder's identity metrics) for one condition and group (or step)"}
 
     def compare(self, condition: str) -> dict[str, Any]:

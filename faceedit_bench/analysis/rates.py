@@ -4,7 +4,7 @@ Paper (b) (METHODOLOGY §4.3) reports its 1–5 judge scores as rates: edit succ
 edit_success ≥ 4, soft erasure edit_success ≤ 2, skin lightening skin_tone ≥ 4, race change
 race ≥ 3, and the disparity across races as max − min of the group rates in percentage points.
 
-- :class:`Threshold` is one rule ("≥ 4"); :data:`PAPER_B_RATES` holds paper (b)'s, by name.
+- :class:`Threshold` is one rule ("≥ 4"); a protocol names its rules (e.g. in its section settings).
 - :func:`threshold_rate`: count, n, rate and its Wilson score interval
   (``statsmodels.stats.proportion.proportion_confint(method='wilson')``), which stays inside
   [0, 1] and keeps its coverage at rates near 0 or 1 and small n, where the Wald interval fails.
@@ -62,18 +62,6 @@ class Threshold:
 
     def hits(self, values: np.ndarray) -> np.ndarray:
         return values >= self.value if self.op == ">=" else values <= self.value
-
-
-#: Paper (b)'s rates: name -> (judge score axis, rule). Gender and race preservation use ≥ 3
-#: as "unintended shift"; the main table's caption says ≥ 2, so pass your own Threshold for that.
-PAPER_B_RATES: dict[str, tuple[str, Threshold]] = {
-    "edit_success_rate": ("edit_success", Threshold(">=", 4)),
-    "soft_erasure_rate": ("edit_success", Threshold("<=", 2)),
-    "skin_lightening_rate": ("skin_tone", Threshold(">=", 4)),
-    "skin_darkening_rate": ("skin_tone", Threshold("<=", 2)),
-    "race_change_rate": ("race_change", Threshold(">=", 3)),
-    "gender_change_rate": ("gender_change", Threshold(">=", 3)),
-}
 
 
 def rate_direction(threshold: Threshold, higher_is_better: bool | None, ideal: float | None = None) -> bool | None:

@@ -1,7 +1,7 @@
 """Summary statistics: a mean with a confidence interval that stays inside its metric's range.
 
 The interval's method follows the metric's declared ``bounds`` (its registration's: SC 0–100, a
-1–5 rubric score, OER 0 and up) and is stated next to every interval as ``ci_method``:
+1–5 judge score, OER 0 and up) and is stated next to every interval as ``ci_method``:
 
 * ``wilson``: every value lies on one of two finite bounds (a 0/1 share, a 0/100 score): the
   mean is a proportion, and the Wilson score interval (statsmodels) is its interval, mapped back
@@ -31,7 +31,7 @@ BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20
 #: Resampled values held at once: bounds the memory of a bootstrap over many sessions (16 MB of indices).
 _BATCH_VALUES = 4_000_000
-#: Up to this many distinct values the resamples are drawn as counts per value (multinomial): rubric
+#: Up to this many distinct values the resamples are drawn as counts per value (multinomial): judge
 #: scores, question-answer items and 0/25/50 OER values cost a few microseconds per resample whatever n is.
 _FEW_DISTINCT = 64
 

@@ -37,12 +37,18 @@ What is here, by use:
   run's tracker), and :func:`registered` (a registered object by kind and name, e.g. a dataset factory);
 * files: :func:`write_text` (atomic), :func:`read_utf8`, :func:`file_lock`, :func:`restore_replaced`, and
   :func:`fingerprint` (the sha256 of an object's canonical JSON, for content-derived identities);
-* a protocol's own commands (questions written or answered outside a run, pairwise battles): :func:`create_registered` (a
-  registered component made from command-line parameters, checked like a run's), :func:`key_values`
+* a protocol's own commands (questions written or answered outside a run, pairwise battles):
+  :func:`create_registered` (a registered component made from command-line parameters, checked like a
+  run's), :func:`key_values`
   (``-p key=value`` pairs), :func:`judge_session` and :class:`JudgeSession` (a judge asked with the run's
   service, ledger cache and image store, in a workspace of the command's own), :func:`load_testset` and
   :data:`TESTSET_NAMES` (the builtin test sets), :func:`load_taxonomy` and :class:`Taxonomy` (the edits'
   taxonomy the builtin test sets are bound to).
+* added for protocol packages that ship their own test sets, panels and commands: :func:`kruskal_wallis`
+  (a k-group test alone), :data:`PANEL_ROUNDINGS` and :func:`panel_number` (a judge panel's rule for one
+  number, to recombine stored member answers), :func:`parse_testset` (a frozen test set's JSON, validated),
+  :class:`PublishedSample` (the items a paper ran, for ``faceedit_register_samples``),
+  :func:`write_bytes` (atomic).
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from faceedit_bench.analysis.group_tests import compare_k_groups, one_vs_rest
+from faceedit_bench.analysis.group_tests import compare_k_groups, kruskal_wallis, one_vs_rest
 from faceedit_bench.analysis.metric_agreement import metric_agreement, rank_table
 from faceedit_bench.analysis.paired import paired_comparison, paired_family
 from faceedit_bench.analysis.rates import Threshold, rate_direction, threshold_rate
@@ -85,6 +91,7 @@ from faceedit_bench.report.report_schema import run_report_schema
 from faceedit_bench.report.run_report import metric_key
 from faceedit_bench.report.tables import DEMOGRAPHIC_KEYS, SESSIONS_CSV, STEPS_CSV
 from faceedit_bench.report.templates import fmt_ci, fmt_num, fmt_p, fmt_pct, fmt_value, package_environment
+from faceedit_bench.run.sampling import PublishedSample
 from faceedit_bench.scoring.judge.condition_templates import ConditionTemplate
 from faceedit_bench.scoring.judge.declared import (
     JudgeMetric,
@@ -95,13 +102,15 @@ from faceedit_bench.scoring.judge.declared import (
     step_fields,
 )
 from faceedit_bench.scoring.judge.outside_run import JudgeSession, judge_session
+from faceedit_bench.scoring.judge.panel import ROUNDINGS as PANEL_ROUNDINGS
+from faceedit_bench.scoring.judge.panel import tolerance_number as panel_number
 from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
-from faceedit_bench.storage.atomic import write_text
+from faceedit_bench.storage.atomic import write_bytes, write_text
 from faceedit_bench.storage.first_time import restore_replaced
 from faceedit_bench.storage.locks import file_lock
 from faceedit_bench.storage.text import read_utf8
 from faceedit_bench.taxonomy import Taxonomy, load_taxonomy
-from faceedit_bench.testsets import TESTSET_NAMES, load_testset
+from faceedit_bench.testsets import TESTSET_NAMES, load_testset, parse_testset
 
 
 def render_template(package: str, template: str, folder: str = "templates", **context: Any) -> str:
@@ -143,6 +152,13 @@ def log_run_metrics(tracking_uri: str, run_key: str, metrics: Mapping[str, float
 
 
 __all__ = [
+    "PANEL_ROUNDINGS",
+    "PublishedSample",
+    "key_values",
+    "kruskal_wallis",
+    "panel_number",
+    "parse_testset",
+    "write_bytes",
     "Column",
     "Comparer",
     "ConditionTemplate",
@@ -191,7 +207,6 @@ __all__ = [
     "fmt_pct",
     "fmt_value",
     "judge_session",
-    "key_values",
     "krippendorff_alpha",
     "load_run",
     "load_schema",

@@ -1,4 +1,4 @@
-"""Builtin plugin: registers the four frozen test sets of METHODOLOGY §2.4 and paper (b)'s two (§4.2, §4.7).
+"""Builtin plugin: registers the four frozen test sets of METHODOLOGY §2.4.
 
 The sessions are a RECONSTRUCTION of paper (a)'s unpublished App. D (see
 :mod:`faceedit_bench.testsets`); each loader returns the cached, validated TestSet.
@@ -21,9 +21,6 @@ DESCRIPTIONS = {
     "accessories": "Accessories-Test: 10 sessions from hats and glasses (reconstruction)",
     "pose": "Pose-Test: 5 sessions of head-position edits (reconstruction)",
     "multi_axis": "Multi-Axis-Test: 10 sessions from all 169 attributes (reconstruction)",
-    "diagnostic": "paper (b): the 20 diagnostic prompts (O-01..V-10), one edit each",
-    "winobias": "paper (b): 50 WinoBias prompts, two input images each (male base face first)",
-    "winobias_pairs": "paper (b): 50 WinoBias prompts on the repository's own 50 image pairs (FairFace grid)",
 }
 
 

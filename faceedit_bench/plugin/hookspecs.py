@@ -104,9 +104,16 @@ def faceedit_register_commands(register: Register) -> None:
 @hookspec
 def faceedit_register_condition_templates(register: Register) -> None:
     """Register prompt-condition templates: ``register("name", template)`` where ``template`` is a
-    :class:`~faceedit_bench.scoring.judge.features.ConditionTemplate` (a judge prompt, the condition kind it
+    :class:`~faceedit_bench.scoring.judge.condition_templates.ConditionTemplate` (a judge prompt, the condition kind it
     serves and how its answer becomes the editor's text). A run names it in ``conditions=[...]``; a kind's only
     registered template is its default."""
+
+
+@hookspec
+def faceedit_register_samples(register: Register) -> None:
+    """Register published samples: ``register("name", sample)`` where ``sample`` is a
+    :class:`~faceedit_bench.run.sampling.PublishedSample` (the (face id, session id) items a paper ran, per
+    model, and their source). A run takes one with ``run.sample={published: <name>, model: <model>}``."""
 
 
 @hookspec
@@ -165,6 +172,6 @@ def faceedit_tracked_runs(tracking_uri: str, run_id: str | None, experiments: li
 @hookspec(firstresult=True)
 def faceedit_log_run_metrics(tracking_uri: str, run_key: str, metrics: dict[str, float]) -> str | None:
     """Add ``metrics`` to the run this plugin's tracker recorded for ``run_key`` at ``tracking_uri``
-    (analyses done after the run, e.g. ``faceedit-bench human report --run``); return that run's id.
+    (analyses done after the run, e.g. people's ratings added by a protocol package's command); return that run's id.
     Return None when the URI is not this tracker's; raise a
     :class:`~faceedit_bench.errors.FaceEditBenchError` when it is but holds no such run."""

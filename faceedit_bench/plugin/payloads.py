@@ -36,7 +36,7 @@ class RunInfo:
     tags: dict[str, str]
     workspace: Path
     output_dir: Path  # where this run's artifacts are written
-    #: The experiment preset the run was composed from (``experiment=paper_b``), from Hydra's runtime choices;
+    #: The experiment preset the run was composed from (``experiment=paper_celeba``), from Hydra's runtime choices;
     #: None without one. Not part of the run key: the key is what the settings are, not how they were chosen.
     preset: str | None = None
 

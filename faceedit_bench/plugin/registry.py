@@ -31,6 +31,7 @@ KINDS: dict[str, str] = {
     "sections": "report section",
     "commands": "command",
     "condition_templates": "condition template",
+    "samples": "published sample",
 }
 
 

@@ -6,7 +6,7 @@ value, the setting that holds it (a dotted key of the preset's composed config, 
 setting), the project's default, the source, and the status (``same``, ``reconstruction``, ``deviation``) with
 the measured effect where one is known. Every table of the core and of the installed plugins is read, so a
 paper's table is added without touching this module. An element whose setting a listed preset does not have (``run.sample.published`` in
-``experiment=paper_b``) belongs to the file's other presets; each setting exists in at least one of them.
+``experiment=paper_celeba``) belongs to the file's other presets; each setting exists in at least one of them.
 
 The same data make ``docs/fidelity.md`` (:func:`render_markdown`; a test checks that the page is its rendering
 and that every default is what the preset composes to) and the notes of a run's "Read first" box

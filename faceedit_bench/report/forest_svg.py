@@ -4,7 +4,7 @@ Written by hand rather than with a plotting library: the pages must be byte-for-
 script-free, and every label (editor names come from strangers) is escaped here. Colours are SVG attributes,
 never ``style``, so a page's Content Security Policy needs no inline-style exception.
 
-Honest axes: a metric with a declared range (``bounds``: SC 0-100, FSS 0-1, a 1-5 rubric) is drawn on its
+Honest axes: a metric with a declared range (``bounds``: SC 0-100, FSS 0-1, a 1-5 judge score) is drawn on its
 whole range, and any other on a range that includes 0 (the no-edit baseline's Drop_FSS), widened only to show
 a value outside it; so 8.5 against 9 never looks like a cliff, and no axis is cut. The axis range is on the ``<svg>`` as
 ``data-axis-low`` / ``data-axis-high``. Row labels are never cut: a long one wraps over lines.

@@ -5,7 +5,7 @@ session metric (from its registration: :class:`~faceedit_bench.analysis.session_
 a judge metric's :class:`~faceedit_bench.scoring.judge.declared.JudgeValue`, a plugin's metric),
 for the per-step series (``fss``, ``sc``) and for the quantities a report section declares itself:
 ``<section>.measures[name]``, or the same fields stated inline on ``<section>.rates[name]`` (the
-audit's threshold rates). Pages, plots and the leaderboard read names, directions, units and axes
+threshold rates). Pages, plots and the leaderboard read names, directions, units and axes
 from here, never from a list of metric names; the leaderboard works from submitted reports only.
 
 Reports written before 1.3 carry direction, unit and description on ``metrics`` but no labels or

@@ -140,7 +140,7 @@ def conform(parts: Sequence[tuple[str, Any, Mapping[str, Any]]], which: str = "s
     """The runs' tables under one schema, whatever protocol each ran: every label a string and, in
     the sessions table, every metric (of any of the runs) a double, with each demographic label named
     as a run's own sessions table names it (:func:`tables.label_column`) against the metrics of all
-    the runs: the rubric's ``skin_tone`` score never shares a column with a dataset's ``skin_tone``
+    the runs: a judge metric's ``skin_tone`` score never shares a column with a dataset's ``skin_tone``
     label. A column whose type still differs between runs is an error naming it and the runs."""
     import pyarrow as pa
 

@@ -88,7 +88,7 @@ def step_columns(demographic_keys: Sequence[str] = DEMOGRAPHIC_KEYS) -> list[str
 
 def label_column(key: str, metrics: Sequence[str]) -> str:
     """The sessions table's column of a demographic label: its key, or ``label_<key>`` where a metric
-    has the same name (the rubric's ``skin_tone`` score beside the ``skin_tone`` label): neither is lost."""
+    has the same name (a judge metric's ``skin_tone`` score beside the ``skin_tone`` label): neither is lost."""
     return f"label_{key}" if key in metrics else key
 
 

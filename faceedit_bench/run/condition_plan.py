@@ -28,7 +28,7 @@ from faceedit_bench.run.conditions import (
     registered_templates,
 )
 from faceedit_bench.run.judges import create_judge, judge_scorer
-from faceedit_bench.run.sampling import Sample, published_sample, stratified_sample
+from faceedit_bench.run.sampling import Sample, find_published, published_sample, stratified_sample
 
 
 @dataclass
@@ -76,6 +76,8 @@ class ConditionPlan:
     def __init__(self, built: BuiltConditions, run_scorer: Any, *, ledger: Any, store: Any, executors: Any,
                  retry: frozenset[Any], parse_attempts: int, seed: int, sample: dict[str, Any] | None) -> None:
         self.built, self.sample_settings = built, sample
+        if sample is not None and "published" in sample:
+            find_published(sample)  # an unknown sample or model stops the run here, before any work
         self.sample: Sample | None = None
         self.base_sessions: tuple[Session, ...] = ()
         services = {}

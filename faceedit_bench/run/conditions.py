@@ -2,11 +2,11 @@
 
 * ``baseline``: the test set's instruction, unchanged. The edit key is the same as before
   conditions existed.
-* ``feature_prompt``: a judge template (``paper_b_features``) describes the **source image** I_0
+* ``feature_prompt``: a registered judge template describes the **source image** I_0
   once. The answer is cached in the ledger under the judge's identity, the template's hash and the
   image's hash. Its text (``identity_prompt``) is joined to every step's instruction:
 
-  - ``append_released`` (``experiment=paper_b_mitigation``): paper (b)'s released code verbatim,
+  - ``append_released``: paper (b)'s released code verbatim,
     ``f"{instruction}. {feature}"`` (run_preservation_experiment.py @aae676a), the code that produced
     the paper's published deltas (Table 4). After the 20 diagnostic prompts, which all end with a
     period, that is a doubled period (".. Maintain the person's ..."), kept as the editors saw it.

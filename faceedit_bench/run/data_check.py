@@ -24,12 +24,17 @@ from faceedit_bench.run.components import check_params
 #: Where each shipped dataset's page is: source, licence, version, layout, and this check (stable paths:
 #: error messages and the docs site link to them).
 DOCS = "docs/datasets/{name}.md"
-PAGES = ("celeba", "celebset", "fairface", "fairface_grid", "folder", "sample")
+PAGES = ("celeba", "celebset", "fairface", "folder", "sample")
 
 
 def docs_page(name: str) -> str | None:
-    """The docs page of a shipped dataset (a plugin's dataset documents itself)."""
-    return DOCS.format(name=name) if name in PAGES else None
+    """The docs page of a shipped dataset, or the one a plugin's dataset names (its factory's ``docs_page``)."""
+    if name in PAGES:
+        return DOCS.format(name=name)
+    from faceedit_bench.plugin.manager import get_plugins
+
+    table = get_plugins().registry["datasets"]
+    return getattr(table.get(name).load(), "docs_page", None) if name in table.names() else None
 
 
 @dataclass

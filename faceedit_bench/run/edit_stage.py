@@ -133,7 +133,7 @@ class EditStage:
             return StepState(k, Outcome.PROMPT_FAILED, composed.failure or "", input_hash, None, False), 0.0
         instruction = composed.prompt
         seed = step_seed(self.run_seed, face.base_hash, session.session_id, k)
-        given = tuple(zip(roles, extras))  # (role, hash): the judge sees them too (e.g. winobias)
+        given = tuple(zip(roles, extras))  # (role, hash): the judge sees them too
         key = edit_key(self.editor_fp, input_hash, instruction, seed, given, composed.identity)
         row = self.ledger.get_edit(key)
         if row is not None and row.outcome not in self.retry:

@@ -117,7 +117,7 @@ class Flow:
         while (item := await admitted.get()) is not _DONE:
             face = item.face if isinstance(item, AdmittedFace) else item[0]
             for session in self.sessions:
-                # A session written for one base image (a benchmark of source images, a pair of faces) runs on that face only.
+                # A session written for one base image (a benchmark of source images, a published pairing) runs on that face only.
                 if not session.applies_to(face.face_id) or (self.select is not None and not self.select(face, session)):
                     continue
                 await self._pending.acquire()

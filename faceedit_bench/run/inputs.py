@@ -7,14 +7,12 @@ and labels (never on the order faces arrive in):
 - ``other_gender``: a face whose ``gender`` label differs;
 - ``other_gender_other_race``: a face whose ``gender`` and ``race`` labels both differ;
 - ``female_other_race`` / ``male_other_race``: the same, with the order fixed: the base face must be
-  male (female) and comes first, the partner is female (male) and comes second. This is paper (b)'s
-  WinoBias pairing (``testset=winobias``: a male source first, a female source of another race).
-  A base face of the wrong gender cannot form the request; run such a test set on the base faces of
-  that gender (e.g. ``dataset=fairface_grid dataset.params.base_gender=male``).
+  male (female) and comes first, the partner is female (male) and comes second (a pairing whose order the
+  prompt depends on, e.g. "the first person is the doctor"). A base face of the wrong gender cannot form the
+  request; run such a test set on the base faces of that gender (a dataset parameter, where it has one).
 
-A ``dataset`` input may instead name one face by its id (``"face": "fairface_grid/White_Female_20s/1"``):
-paper (b)'s own WinoBias pairs (``testset=winobias_pairs``). A dataset without that face cannot
-form the request (``unsupported``, with the reason).
+A ``dataset`` input may instead name one face by its id (``"face": "<dataset>/<face>"``): a pairing a
+publication fixed. A dataset without that face cannot form the request (``unsupported``, with the reason).
 
 Partners come from the dataset's ``partners()`` when it has one (a dataset that yields only some
 faces as base images can still offer every face as a partner), else from ``faces()``.

@@ -1,7 +1,7 @@
 """Assembling the judge of an experiment: one judge or a panel, and the selected judge metrics.
 
-``judge=<name>`` creates one registered judge. ``judge=panel`` (or an entry such as
-``judge=paper_b_panel``) creates every member as its own component from
+``judge=<name>`` creates one registered judge. ``judge=panel`` (or a protocol package's
+panel entry) creates every member as its own component from
 ``judge.params.members`` (label -> ``{name, params}``; each member keeps its own model, endpoint,
 limits and prices) and combines their answers by ``judge.params.rule``
 (:mod:`faceedit_bench.scoring.judge.panel`).
@@ -72,7 +72,7 @@ def create_judge(plugins: Plugins, conf: ComponentConf,
 def _member_confs(raw: Any) -> dict[str, ComponentConf]:
     """Members as label -> {name, params} (a list of {name, params} is labelled by name)."""
     how = ("give them as judge.params.members.<label>={name: <judge>, params: {...}}, e.g. with "
-           "+judge@judge.params.members.gemini=gemini, or use judge=paper_b_panel")
+           "+judge@judge.params.members.gemini=gemini, or use a ready panel entry of the judge group")
     if isinstance(raw, Mapping):
         items = list(raw.items())
     elif isinstance(raw, (list, tuple)):

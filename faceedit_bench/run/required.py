@@ -20,8 +20,6 @@ REQUIRED_SETTINGS: dict[tuple[str, str], tuple[str, str]] = {
                                           "imdb.mat", "/data/celebset"),
     ("fairface", "dataset.params.root"): ("the FairFace folder: label CSVs and images, or the Hugging Face parquet "
                                           "files", "/data/fairface"),
-    ("fairface_grid", "dataset.params.root"): ("a FairFace folder, or a portrait grid folder made by "
-                                               "`faceedit-bench portraits select` (docs/paper_b.md)", "/data/fairface"),
     ("file", "testset.params.path"): ("a frozen test-set JSON file", "my_testset.json"),
     ("replay", "editor.params.root"): ("the folder of edits made elsewhere, "
                                        "<root>/<face>/<session>/step_<k>.png", "/data/edited_images"),
@@ -40,7 +38,7 @@ def check_no_missing(cfg: Any, preset: str | None = None) -> None:
     for key in missing:
         group = key.split(".", 1)[0]
         name = data.get(group, {}).get("name") if group in GROUP_KINDS and isinstance(data.get(group), dict) else None
-        what, example = REQUIRED_SETTINGS.get((str(name), key), ("", "..."))
+        what, example = REQUIRED_SETTINGS.get((str(name), key)) or _declared(group, name, key) or ("", "...")
         what = f": {what}" if what else ""
         if preset:
             lines.append(f"experiment={preset} needs {key}{what} "
@@ -50,6 +48,19 @@ def check_no_missing(cfg: Any, preset: str | None = None) -> None:
             lines.append(f"required setting not given: {key}{what} "
                          f"(e.g. python -m faceedit_bench {selected}{key}={example})")
     raise ConfigError("; ".join(lines))
+
+
+def _declared(group: str, name: Any, key: str) -> tuple[str, str] | None:
+    """What a plugin's component says about its mandatory parameter: its factory's ``required_settings``
+    (parameter -> (what it is, an example value); docs/plugin_hooks.md)."""
+    from faceedit_bench.plugin.manager import get_plugins
+
+    table = get_plugins().registry[GROUP_KINDS[group]] if group in GROUP_KINDS else None
+    if table is None or not isinstance(name, str) or name not in table.names():
+        return None
+    declared = getattr(table.get(name).load(), "required_settings", None) or {}
+    found = declared.get(key.split(".params.", 1)[-1])
+    return (str(found[0]), str(found[1])) if found else None
 
 
 def _missing_keys(node: Any, prefix: str = "") -> list[str]:

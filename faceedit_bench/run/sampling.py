@@ -20,22 +20,21 @@ The sample depends only on content ids (face ids, prompt ids), the settings and 
 not depend on the order the dataset lists faces in. The report's ``sample`` section records it:
 the settings, the count of items per prompt id and per stratum, and the rule.
 
-``run.sample={published: paper_b_mitigation, model: flux}`` takes a published sample instead: the items a
-paper names (:data:`PUBLISHED`), e.g. paper (b)'s 500-item sample, the FLUX.2-dev rows of which produced its
-Table 4. Items whose face or session this run does not have are counted and listed, never replaced.
+``run.sample={published: <name>, model: <model>}`` takes a published sample instead: the items a paper names,
+registered by a protocol package as a :class:`PublishedSample` (the ``faceedit_register_samples`` hook).
+Items whose face or session this run does not have are counted and listed, never replaced.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.records import Face, Session
-from faceedit_bench.testsets import paper_b
 
 RULE = ("faces listed by stratum (serpentine over the attributes of `by`, sha256(seed, face id) inside); "
         "prompt ids ranked by sha256(seed, prompt id) get offsets j; prompt j takes positions "
@@ -102,21 +101,36 @@ def stratified_sample(faces: Iterable[Face], sessions: Sequence[Session], *, per
     return Sample(items, description)
 
 
-#: Published samples: name -> (the items of one model: (face id, session id) pairs; its models; its source).
-PUBLISHED = {
-    "paper_b_mitigation": (paper_b.mitigation_sample, (*paper_b.SAMPLE_MODELS, "all"),
-                           f"{paper_b.SOURCE_REPO} @{paper_b.SOURCE_COMMIT[:7]} "
-                           f"{paper_b.SOURCES[paper_b.SAMPLE_FILE][0]} (sha256 "
-                           f"{paper_b.SOURCES[paper_b.SAMPLE_FILE][1][:16]}): paper (b)'s 500-item stratified "
-                           "sample, drawn with seed 42, 25 per prompt id; its mitigation code regenerated each "
-                           "editor's own rows with the feature prompt"),
-}
+@dataclass(frozen=True)
+class PublishedSample:
+    """A sample a publication names, registered with ``faceedit_register_samples``: ``run.sample={published:
+    <name>, model: <one of models>}`` runs exactly its items."""
+
+    items: Callable[[str], Sequence[tuple[str, str]]]  # model -> its (face id, session id) pairs
+    models: tuple[str, ...]  # the values run.sample.model may take
+    source: str  # where the items come from (file, commit, checksum), recorded in the report
+
+
+def find_published(settings: dict[str, Any]) -> PublishedSample:
+    """The registered sample ``run.sample.published`` names, with ``run.sample.model`` checked against it; a
+    ConfigError otherwise (called when the run is planned, before any work)."""
+    from faceedit_bench.plugin.manager import get_plugins
+
+    table = get_plugins().registry["samples"]
+    if settings["published"] not in table.names():
+        known = ", ".join(table.names()) or "none: no installed plugin registers one"
+        raise ConfigError(f"run.sample.published={settings['published']!r}; registered published samples: {known}")
+    found: PublishedSample = table.get(settings["published"]).load()
+    if settings["model"] not in found.models:
+        raise ConfigError(f"run.sample.model={settings['model']!r}; choose one of {', '.join(found.models)} (the "
+                          f"editor whose rows of {settings['published']} to take)")
+    return found
 
 
 def published_sample(faces: Iterable[Face], sessions: Sequence[Session], *, published: str, model: str) -> Sample:
     """The items of a published sample that this run has; the others are counted and listed (the first 20)."""
-    load, models, source = PUBLISHED[published]
-    wanted = load(model)
+    found = find_published({"published": published, "model": model})
+    source, wanted = found.source, found.items(model)
     have_faces = {f.face_id for f in faces}
     have_sessions = {s.session_id for s in sessions}
     items = frozenset(i for i in wanted if i[0] in have_faces and i[1] in have_sessions)

@@ -31,7 +31,6 @@ from faceedit_bench.taxonomy import TaxonomyError, load_taxonomy
 
 __all__ = [
     "BUILTIN_NAMES",
-    "PAPER_B_NAMES",
     "TESTSET_NAMES",
     "TestSetError",
     "describe_testset",
@@ -43,10 +42,8 @@ __all__ = [
 ]
 
 TESTSET_NAMES = ("hair", "accessories", "pose", "multi_axis")
-#: Paper (b)'s prompt sets, built from published files by :mod:`faceedit_bench.testsets.paper_b`.
-PAPER_B_NAMES = ("diagnostic", "winobias", "winobias_pairs")
-#: Every frozen builtin test set.
-BUILTIN_NAMES = TESTSET_NAMES + PAPER_B_NAMES
+#: Every frozen builtin test set (protocol packages register their own with ``faceedit_register_testsets``).
+BUILTIN_NAMES = TESTSET_NAMES
 
 
 class TestSetError(FaceEditBenchError):
@@ -182,18 +179,31 @@ def _load_builtin(name: str) -> TestSet:
 
 
 def load_testset(name_or_path: str | Path) -> TestSet:
-    """A builtin test set by name (cached), or a user's test-set JSON file by path."""
+    """A builtin test set by name (cached), a plugin's frozen set by its registered name, or a user's test-set
+    JSON file by path."""
     if isinstance(name_or_path, str) and name_or_path in BUILTIN_NAMES:
         return _load_builtin(name_or_path)
+    if isinstance(name_or_path, str) and (loader := _plugin_loader(name_or_path)) is not None:
+        return loader()
     data, source = _read(name_or_path)
     return parse_testset(data, source, Path(name_or_path).parent)
 
 
-def describe_testset(ts: TestSet) -> str:
-    """Human-readable rendering (``faceedit-bench testset show``): header, then every step."""
-    published = ts.name in PAPER_B_NAMES and ts.content_hash == _load_builtin(ts.name).content_hash
-    label = ("RECONSTRUCTION (not the paper's sessions)" if ts.reconstruction
-             else "paper (b)'s published prompts" if published else "user-defined")
+def _plugin_loader(name: str) -> Any:
+    """The loader a plugin registered as ``name`` when it takes no parameter (a frozen set), else None."""
+    from faceedit_bench.plugin.manager import get_plugins
+
+    table = get_plugins().registry["testsets"]
+    if name in (*BUILTIN_NAMES, "file") or name not in table.names() or Path(name).suffix:
+        return None
+    loader = table.get(name).load()
+    return loader if callable(getattr(loader, "check", None)) else None
+
+
+def describe_testset(ts: TestSet, label: str | None = None) -> str:
+    """Human-readable rendering (``faceedit-bench testset show``): header, then every step. ``label`` says what
+    a set that is no reconstruction is (a registered loader's ``label``, e.g. a paper's published prompts)."""
+    label = ("RECONSTRUCTION (not the paper's sessions)" if ts.reconstruction else label or "user-defined")
     lengths = sorted({len(s.steps) for s in ts.sessions})
     lines = [
         f"Test set {ts.name} {version_text(ts.version)} [{label}]",
@@ -217,14 +227,9 @@ def describe_testset(ts: TestSet) -> str:
 
 
 def regenerate(name: str) -> dict[str, Any]:
-    """What the generator produces for a builtin set (for checks; never overwrite the file). Paper (b)'s
-    sets are rebuilt from their published sources (:mod:`faceedit_bench.testsets.paper_b`)."""
+    """What the generator produces for a builtin set (for checks; never overwrite the file)."""
     from faceedit_bench.testsets.generator import generate  # imported lazily: only checks need it
 
-    if name in PAPER_B_NAMES:
-        from faceedit_bench.testsets.paper_b import build
-
-        return build(name)
     if name not in TESTSET_NAMES:
         raise TestSetError(
             f"only builtin test sets can be regenerated ({', '.join(BUILTIN_NAMES)}), not {name!r}"

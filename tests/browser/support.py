@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -54,3 +55,43 @@ def browser(tmp_path, monkeypatch):
     driver.set_page_load_timeout(30)
     yield driver
     driver.quit()
+
+
+#: The window report pages are checked in: a laptop screen.
+WIDTH, HEIGHT = 1280, 800
+
+OVERFLOWING = """
+const width = document.documentElement.clientWidth;
+return Array.from(document.querySelectorAll('table'))
+  .filter(t => t.getBoundingClientRect().right > width + 0.5)
+  .map(t => (t.id || t.className || t.rows[0].innerText.slice(0, 60)) + ': right edge at '
+            + Math.round(t.getBoundingClientRect().right) + ' px');
+"""
+
+
+def open_at_1280(browser, page: Path) -> None:
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                            {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False})
+    browser.get(page.as_uri())
+
+
+def assert_nothing_overflows(browser) -> None:
+    assert browser.execute_script(OVERFLOWING) == []
+    # with every collapsed block open and every hidden row shown
+    browser.execute_script("document.querySelectorAll('details').forEach(d => d.open = true);"
+                           "document.querySelectorAll('input.show-more').forEach(c => c.checked = true);")
+    assert browser.execute_script(OVERFLOWING) == []
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= WIDTH
+
+
+def headline_above_the_fold(browser) -> list[str]:
+    from selenium.webdriver.common.by import By
+
+    figures = browser.find_elements(By.CSS_SELECTOR, "#headline .figure")
+    assert figures
+    for figure in figures:
+        bottom = browser.execute_script("return arguments[0].getBoundingClientRect().bottom", figure)
+        assert figure.is_displayed() and bottom <= HEIGHT, (figure.text, bottom)
+    facts = browser.find_element(By.CSS_SELECTOR, "#headline ul.facts")
+    assert browser.execute_script("return arguments[0].getBoundingClientRect().bottom", facts) <= HEIGHT
+    return [f.text for f in figures]

@@ -27,7 +27,7 @@ def _registry() -> Registry:
 
 def test_every_format_is_registered_lazily_and_loads():
     reg = _registry()
-    assert reg["datasets"].names() == ["celeba", "celebset", "fairface", "fairface_grid", "folder", "sample"]
+    assert reg["datasets"].names() == ["celeba", "celebset", "fairface", "folder", "sample"]
     for name in reg["datasets"].names():
         entry = reg.get("datasets", name)
         assert isinstance(entry.target, str) and entry.description

@@ -26,16 +26,8 @@ def faceedit_register_datasets(register: Register) -> None:
     register("fairface", f"{_PKG}.fairface:FairFaceDataset",
              description="FairFace portraits with race/gender/age labels (label CSVs or HF parquet); "
                          "no identities (FSS against itself)")
-    register("fairface_grid", f"{_PKG}.fairface_grid:FairFaceGridDataset",
-             description="paper (b)'s 84-cell FairFace portrait grid: a frozen selection (manifest) or "
-                         "hand-made {Race}_{Gender}_{Age}.jpg files; missing cells reported")
     register("celebset", f"{_PKG}.celebset:CelebSETDataset",
              description="CelebSET reconstruction from IMDB-WIKI: celebset.csv, or imdb.mat + skin-tone CSV")
     register("sample", f"{_PKG}.sample:SampleDataset",
              description="8 real faces shipped in insightface/scikit-image; offline smoke test only")
 
-
-@hookimpl
-def faceedit_register_commands(register: Register) -> None:
-    register("portraits", f"{_PKG}.portraits_cli:add_parser",
-             description="paper (b)'s FairFace portrait grid: select, show, check and approve its cells")

@@ -61,6 +61,9 @@ class FairFaceDataset:
         (default false: paper (b) used every FairFace image as is).
     """
 
+    #: FairFace's age bins that have a §2.2 age group (for datasets built on FairFace's labels).
+    AGE_GROUPS = AGE_GROUPS
+
     def __init__(
         self,
         root: str | Path,

@@ -3,7 +3,7 @@ receives under a condition, registered with the ``faceedit_register_condition_te
 
 * ``instruction_rewrite``: "rewrite-then-edit". The judge sees the source image and the instruction
   and returns ``rewritten_instruction``, which replaces the instruction.
-* a protocol's own, e.g. paper (b)'s feature prompt (``paper_b_features``).
+* a protocol's own, registered by its package (e.g. a feature prompt that describes the source portrait).
 
 The judge is told to avoid demographic category labels, and some answers still contain them.
 :func:`demographic_labels` finds them with the word list below. A text that contains one is flagged, and the

@@ -89,7 +89,7 @@ class PanelRule:
         return out
 
 
-def paper_b_number(values: Sequence[float], tolerance: float, rounding: str = "half_even") -> tuple[float, bool]:
+def tolerance_number(values: Sequence[float], tolerance: float, rounding: str = "half_even") -> tuple[float, bool]:
     """Paper (b)'s rule for one number, the primary's first: (the combined number, whether the members
     agreed). Within ``tolerance``: the mean, rounded as ``rounding`` says (``half_even`` is Python's
     round, as the authors' code: 2.5 -> 2, 3.5 -> 4); otherwise the primary's number."""
@@ -193,7 +193,7 @@ class _Combiner:
         spread = max(values) - min(values)
         rule = self.rule.rule
         if rule == "paper_b":
-            number, agreed = paper_b_number(values, self.rule.tolerance, self.rule.rounding)
+            number, agreed = tolerance_number(values, self.rule.tolerance, self.rule.rounding)
             if not agreed:
                 self.flags.append(path)
             return number

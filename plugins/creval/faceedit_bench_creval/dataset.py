@@ -17,6 +17,12 @@ from faceedit_bench_creval.bench import read_bench
 class CrevalBenchDataset:
     measures_identity = False
 
+    #: Where ``faceedit-bench data check creval_bench`` points (source, licence, layout).
+    docs_page = "docs/datasets/creval_bench.md"
+    #: What ``faceedit-bench`` says when ``dataset.params.root`` is not given (parameter -> (what, example)).
+    required_settings = {"root": ("the folder of CREval-Bench, as cloned from github.com/ChonghuinanWang/CREval "
+                                  "(docs/creval.md)", "/data/CREval")}
+
     def __init__(self, root: str, limit: int | None = None) -> None:
         self.limit = check_limit(limit)
         self.root = Path(root).expanduser()

@@ -11,3 +11,4 @@ if str(REPO_ROOT) not in sys.path:  # the shared fakes and fixtures live in the 
     sys.path.insert(0, str(REPO_ROOT))
 
 from tests.conftest import compose, plugins, synthetic  # noqa: E402, F401
+from tests.mlflow_store import mlflow_store_template, new_mlflow_store  # noqa: E402, F401 - one migrated store per worker

@@ -1,0 +1,165 @@
+"""``faceedit-bench human report``: a ratings CSV (docs/human_evaluation.md) analysed, alone or against the
+runs that made the rated outputs.
+
+    faceedit-bench human report ratings.csv
+    faceedit-bench human report ratings.csv --run .faceedit_bench/runs/flux2_dev-diagnostic-... --metric sc
+
+Writes ``human_agreement.json`` and ``human_agreement.html`` (into ``--out``, default: the first run's folder,
+else the current folder) and prints the tables. With runs, each run's report.json gains the section
+``human_agreement`` (its report.html is rewritten) and, when the run was tracked, its tracker run gets the
+``human_*`` metrics (the ``faceedit_log_run_metrics`` hook).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from faceedit_bench.api import FaceEditBenchError, directory_lock
+from faceedit_bench.api.protocol import (
+    log_run_metrics,
+    metric_key,
+    run_config,
+    store_for_run_dir,
+    write_html_report,
+    write_text,
+)
+from faceedit_bench_audit.human.ratings import read_ratings
+from faceedit_bench_audit.human.report import format_human, human_section, render_human_html
+from faceedit_bench_audit.human.runs import RatedRun, load_rated_runs
+
+SECTION = "human_agreement"
+
+
+def tracking_metrics(section: Mapping[str, Any], editor: str | None = None) -> dict[str, float]:
+    """``human_*`` numbers for a tracker: per axis the human mean (of ``editor``'s outputs when given),
+    κ, α and VLM − human; per condition the paired Δ and p; per metric its agreement with people."""
+    out: dict[str, float] = {}
+
+    def put(value: Any, *parts: Any) -> None:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[metric_key("human", *parts)] = float(value)
+
+    for axis, a in section["axes"].items():
+        mean = (a["by_editor"].get(editor) or {}).get("mean") if editor else a["human"]["mean"]
+        put(mean, axis, "mean")
+        put(a["fleiss_kappa"].get("value"), axis, "fleiss_kappa")
+        put(a["krippendorff_alpha"].get("value"), axis, "krippendorff_alpha")
+        put(((section.get("vlm_vs_human") or {}).get("by_axis") or {}).get(axis, {}).get("difference"),
+            axis, "vlm_minus_human")
+    for family in section.get("paired") or []:
+        for t in family["tests"]:
+            put(t["mean_delta"], t["name"], family["condition"], "delta")
+            put(t["p_value"], t["name"], family["condition"], "p_value")
+    for m in section.get("metric_agreement") or []:
+        name = m["metric"].replace(":", "_")
+        put(m["item_level"].get("spearman"), "agreement", name, "item_spearman")
+        put(m["item_level"].get("kendall"), "agreement", name, "item_kendall")
+        put(m["system_level"].get("spearman"), "agreement", name, "system_spearman")
+        put(m["pairwise"].get("accuracy"), "agreement", name, "pairwise_accuracy")
+    return out
+
+
+def tracking_uri_of(run_dir: Path, given: str | None) -> str | None:
+    """Where the run was tracked: ``--tracking-uri``, else its config's tracker (None: not tracked)."""
+    if given:
+        return given
+    tracking = (run_config(run_dir) or {}).get("tracking") or {}
+    if tracking.get("name") in (None, "none"):
+        return None
+    uri = (tracking.get("params") or {}).get("tracking_uri") or os.environ.get("MLFLOW_TRACKING_URI")
+    return uri or f"sqlite:///{(run_dir.parent.parent.resolve() / 'mlflow.db').as_posix()}"
+
+
+def add_to_run(run: RatedRun, section: Mapping[str, Any], name: str = SECTION) -> None:
+    """The section into the run's report.json (as ``name``) and report.html, under the run folder's lock."""
+    workspace = run.run_dir.parent.parent
+    with directory_lock(workspace, f"run-{run.run_dir.name}", what=f"adding {name} to {run.run_dir}"):
+        report = json.loads((run.run_dir / "report.json").read_text(encoding="utf-8"))
+        report[name] = section
+        write_text(run.run_dir / "report.json", json.dumps(report, indent=2, default=str))
+        write_html_report(run.run_dir, report, store=store_for_run_dir(run.run_dir))
+
+
+def log_to_trackers(runs: Sequence[RatedRun], section: Mapping[str, Any], tracking_uri: str | None,
+                    metrics: Callable[[Mapping[str, Any], str | None], dict[str, float]] | None = None) -> list[str]:
+    """Each run's numbers of ``section`` (``metrics``: the human_* ones by default) to its tracker run."""
+    metrics = metrics or tracking_metrics
+    lines = []
+    for run in runs:
+        uri = tracking_uri_of(run.run_dir, tracking_uri)
+        key = (run.report.get("run") or {}).get("key")
+        if uri is None or not key:
+            lines.append(f"{run.label}: not tracked (tracking=none); metrics only in report.json")
+            continue
+        run_id = log_run_metrics(uri, key, metrics(section, run.label))
+        if run_id is None:
+            raise FaceEditBenchError(f"no installed tracker plugin reads {uri}; install faceedit-bench-mlflow "
+                                     "or pass --no-tracking")
+        lines.append(f"{run.label}: human metrics logged to tracker run {run_id}")
+    return lines
+
+
+def _pairs(items: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        axis, sep, value = item.partition("=")
+        if not sep or not axis or not value:
+            raise FaceEditBenchError(f"--vlm-axis {item!r}: write AXIS=VALUE, e.g. --vlm-axis skin=skin_tone")
+        out[axis] = value
+    return out
+
+
+def _command(args: argparse.Namespace) -> int:
+    low, high = args.scale
+    ratings = read_ratings(args.ratings, scale=(low, high))
+    runs = load_rated_runs(args.run)
+    section = human_section(ratings, runs, metrics=args.metric, against=args.against, vlm_axes=_pairs(args.vlm_axis),
+                            confidence=args.confidence, alpha=args.alpha)
+    out = args.out or (runs[0].run_dir if runs else Path.cwd())
+    out.mkdir(parents=True, exist_ok=True)
+    write_text(out / f"{SECTION}.json", json.dumps(section, indent=2, default=str))
+    write_text(out / f"{SECTION}.html", render_human_html(section))
+    for run in runs:
+        add_to_run(run, section)
+    notes = log_to_trackers(runs, section, args.tracking_uri) if runs and not args.no_tracking else []
+    print(json.dumps(section, indent=2, default=str) if args.json else format_human(section))
+    for line in [*notes, f"wrote {out / (SECTION + '.json')} and {out / (SECTION + '.html')}"]:
+        print(line, file=sys.stderr)
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("human", help="human evaluation: import a ratings CSV, reliability (Fleiss' kappa, "
+                                     "Krippendorff's alpha), tests, VLM - human, agreement of metrics with people")
+    actions = p.add_subparsers(dest="action", required=True)
+    r = actions.add_parser("report", aliases=["import"],
+                           help="analyse a ratings CSV, alone or against the runs that made the outputs "
+                                "(and add it to those runs)")
+    r.add_argument("ratings", type=Path, help="CSV: item,rater,axis,score[,condition,editor,race,gender,age_bin]")
+    r.add_argument("--run", action="append", type=Path, default=[], metavar="RUN_DIR",
+                   help="a run that made rated outputs (<workspace>/runs/<run>); repeat for several editors")
+    r.add_argument("--metric", action="append", default=[], metavar="NAME",
+                   help="a run metric to check against people (sc, creval, drop_fss ...); repeatable")
+    r.add_argument("--against", default="edit_success", metavar="AXIS",
+                   help="the human axis the --metric values are compared with (default: edit_success)")
+    r.add_argument("--scale", type=float, nargs=2, default=(1.0, 5.0), metavar=("LOW", "HIGH"),
+                   help="the rating scale (default 1 5)")
+    r.add_argument("--vlm-axis", action="append", default=[], metavar="AXIS=VALUE",
+                   help="compare the human AXIS with the run's judge value VALUE (default: the value named like the "
+                        "axis), e.g. --vlm-axis skin=skin_tone; repeatable")
+    r.add_argument("--confidence", type=float, default=0.95, help="confidence level of the intervals")
+    r.add_argument("--alpha", type=float, default=0.05, help="family-wise level of the Holm correction")
+    r.add_argument("--out", type=Path, help="folder for human_agreement.json/.html (default: the first run's folder)")
+    r.add_argument("--tracking-uri", help="tracker store of the runs (default: each run's own configuration)")
+    r.add_argument("--no-tracking", action="store_true", help="do not log the human_* metrics to a tracker")
+    r.add_argument("--json", action="store_true", help="print the section as JSON instead of the tables")
+    r.set_defaults(func=_command)
+    from faceedit_bench_audit.winobias.cli import add_actions
+
+    add_actions(actions)
