@@ -73,7 +73,7 @@ def write_named_run(workspace: Path, *, editor: str, soft_erasure: float | None 
         }
     if panel:
         report["judge_panel"] = {
-            "rule": {"rule": "paper_b", "primary": "gemini", "tolerance": 1, "quorum": None,
+            "rule": {"rule": "tolerance", "primary": "gemini", "tolerance": 1, "quorum": None,
                      "members": ["gemini", "gpt"]},
             "status": {"rubric@1": {"agreed": 30, "disagreed": 6, "secondary_failed": 2}},
             "members": {"rubric@1": {"gemini": {"ok": 38}, "gpt": {"ok": 36, "api_error": 2}}},

@@ -123,7 +123,7 @@ def test_plugin_metrics_group_tests_and_the_judge_panel_are_rendered(tmp_path, p
 
     panel = _section(view, "judge panel")
     (row,) = [_cells(panel, r) for r in panel.rows]
-    assert row["rule"].text == "paper_b (primary gemini)" and row["rule"].sub == "members: gemini, gpt"
+    assert row["rule"].text == "tolerance (primary gemini)" and row["rule"].sub == "members: gemini, gpt"
     assert row["member answers"].text == "gemini: ok 38; gpt: api_error 2, ok 36"
     assert row["combined"].text == "agreed 30, disagreed 6, secondary_failed 2"
     assert row["disagreement flags"].text == "6" and "scores.race_change 4" in row["disagreement flags"].sub

@@ -38,7 +38,7 @@ class EngineStats:
     image_conversions: dict[str, int]  # conversion applied on decoding (EXIF orientation ...) -> dataset images
     references: dict[str, Any]  # what became of the dataset's reference images (Admission.references)
     first_base_hash: str | None
-    judge_reliability: dict[str, Any] | None  # anchors and human agreement, with a judge
+    judge_reliability: dict[str, Any] | None  # anchors and judge-human agreement, with a judge
 
 
 class Engine:

@@ -55,7 +55,7 @@ def create_judge(plugins: Plugins, conf: ComponentConf,
         descriptions[label] = {"name": member.name, "provider": info.provider,
                                "provider_version": info.provider_version, **info.description}
     try:
-        rule = PanelRule(rule=str(params.get("rule") or "paper_b"), members=tuple(members),
+        rule = PanelRule(rule=str(params.get("rule") or "tolerance"), members=tuple(members),
                          primary=str(params.get("primary") or next(iter(members), "")),
                          tolerance=float(params.get("tolerance", 1.0) if params.get("tolerance") is not None else 1.0),
                          quorum=params.get("quorum"), rounding=str(params.get("rounding") or "half_even"),

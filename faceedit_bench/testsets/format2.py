@@ -29,7 +29,6 @@ from faceedit_bench.records import INPUT_RULES, Session, Step, StepInput, TestSe
 from faceedit_bench.taxonomy import TaxonomyError, load_taxonomy
 
 Fail = Callable[[str], Exception]
-#: A WinoBias step's target role and the gender it is stereotyped with (the ``winobias`` judge metric).
 
 
 def read_header(data: Mapping[str, Any], fail: Fail, text: Callable[..., str]) -> tuple[str, str, bool, list[Any]]:
@@ -106,7 +105,7 @@ def _meta(raw: Any, where: str, fail: Fail) -> dict[str, str]:
         return {}
     if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
         raise fail(f'{where}: "meta" must be an object of text values, e.g. {{"target_occupation": "nurse"}}')
-    if raw.get("stereotyped_gender", "male") not in ("male", "female"):  # read by the winobias judge metric
+    if raw.get("stereotyped_gender", "male") not in ("male", "female"):  # read by metrics that compare an edit with a stereotype
         raise fail(f"{where}: meta 'stereotyped_gender' must be \"male\" or \"female\", got {raw['stereotyped_gender']!r}")
     return dict(raw)
 

@@ -89,7 +89,7 @@ def test_creval_view_ranks_highest_first_and_tests_and_panel_are_views(browser, 
     tests = _choose(browser, "group tests")
     assert "H 5.6, df 2" in tests.text and "race=White" in tests.text
     panel = _choose(browser, "judge panel")
-    assert "paper_b (primary gemini)" in panel.text and "gemini: ok 38; gpt: api_error 2, ok 36" in panel.text
+    assert "tolerance (primary gemini)" in panel.text and "gemini: ok 38; gpt: api_error 2, ok 36" in panel.text
     _choose(browser, "all")
     _no_alert(browser)
     assert browser.execute_script("return document.querySelectorAll('img, iframe, object, embed').length") == 0

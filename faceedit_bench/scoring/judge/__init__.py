@@ -1,1 +1,1 @@
-"""The judge: its service, prompt templates, judged metrics, anchors, human agreement."""
+"""The judge: its service, prompt templates, judged metrics, anchors, judge-human agreement."""

@@ -10,7 +10,7 @@ key and of every judged row's label.
 Rules, field by field over the answers' JSON (numbers; categorical fields are enums, lists of
 enums and booleans; free text is the primary's and never compared):
 
-* ``paper_b`` (paper (b)'s appendix, METHODOLOGY §4.4): numbers within ``tolerance`` of each other
+* ``tolerance`` (the rule of a two-judge panel in METHODOLOGY §4.4): numbers within ``tolerance`` of each other
   (|g - o| <= 1 for two members) -> ``round(mean)`` (Python's round: half to even, as the authors'
   code; ``rounding: half_up`` or ``none`` (the unrounded mean) change only this step); otherwise the
   primary member's number and a disagreement flag. A failed secondary -> the primary's answer
@@ -41,8 +41,8 @@ from faceedit_bench.keys import fingerprint
 from faceedit_bench.records import JudgeAnswer, Outcome
 from faceedit_bench.scoring.judge.service import JudgeService, PromptTemplate
 
-RULES = ("paper_b", "mean", "median", "majority")
-#: How paper_b rounds the mean of agreeing members: Python's round (half to even, the authors' code),
+RULES = ("tolerance", "mean", "median", "majority")
+#: How the tolerance rule rounds the mean of agreeing members: Python's round (half to even, the authors' code),
 #: half up, or not at all.
 ROUNDINGS = ("half_even", "half_up", "none")
 #: How categorical fields combine: the most common value (ties: the primary), or only a value all agree on.
@@ -58,7 +58,7 @@ class PanelRule:
     primary: str
     tolerance: float = 1.0
     quorum: int | None = None  # mean/median/majority: ok answers needed (None: every member)
-    rounding: str = "half_even"  # paper_b: how the mean of agreeing members is rounded (ROUNDINGS)
+    rounding: str = "half_even"  # tolerance: how the mean of agreeing members is rounded (ROUNDINGS)
     categorical: str = "majority"  # CATEGORICAL
 
     def __post_init__(self) -> None:
@@ -80,7 +80,7 @@ class PanelRule:
 
     def describe(self) -> dict[str, Any]:
         out = {"rule": self.rule, "primary": self.primary, "tolerance": self.tolerance,
-               "quorum": self.quorum if self.rule != "paper_b" else None, "members": list(self.members)}
+               "quorum": self.quorum if self.rule != "tolerance" else None, "members": list(self.members)}
         # Only when not the default, so that the identity of panels configured without them is unchanged.
         if self.rounding != "half_even":
             out["rounding"] = self.rounding
@@ -192,7 +192,7 @@ class _Combiner:
     def number(self, values: Sequence[float], path: str) -> float:
         spread = max(values) - min(values)
         rule = self.rule.rule
-        if rule == "paper_b":
+        if rule == "tolerance":
             number, agreed = tolerance_number(values, self.rule.tolerance, self.rule.rounding)
             if not agreed:
                 self.flags.append(path)
@@ -225,7 +225,7 @@ def combine(template: PromptTemplate, answers: Mapping[str, JudgeAnswer], rule: 
         return PanelAnswer(a.outcome, None, reason=f"{status}: {member} {a.outcome.value} {a.reason}".strip(),
                            status=status, **base)
 
-    if rule.rule == "paper_b":
+    if rule.rule == "tolerance":
         if rule.primary not in ok:
             return undefined("primary_failed", rule.primary)
         if len(ok) == 1:

@@ -50,7 +50,7 @@ class TestAuditSection(SectionContract):
         from faceedit_bench.scoring.judge.metrics import JudgedSession
         from faceedit_bench.scoring.judge.panel import PanelRule, combine
 
-        rule = PanelRule("paper_b", ("gemini", "gpt"), "gemini")
+        rule = PanelRule("tolerance", ("gemini", "gpt"), "gemini")
         collector = AuditCollector(("race",))
         for n, race in enumerate(("White", "White", "Indian", "Indian")):
             members = {"gemini": member(answer(edit_success=2 + n % 2, race_change=2)),

@@ -177,7 +177,7 @@ def test_paper_b_presets_compose(tmp_path):
     cfg = _compose_with_conditions(tmp_path, "experiment=paper_b", "editor=flux2_dev",
                                    "dataset.params.root=/data/fairface")
     assert (cfg.testset.name, cfg.dataset.name, cfg.judge_metrics) == ("diagnostic", "fairface_grid", ["rubric"])
-    assert cfg.judge.params.rule == "paper_b" and set(cfg.judge.params.members) == {"gemini", "gpt"}
+    assert cfg.judge.params.rule == "tolerance" and set(cfg.judge.params.members) == {"gemini", "gpt"}
     assert (cfg.editor.params.steps, cfg.editor.params.guidance_scale, cfg.editor.params.seed) == (50, 4.0, 42)
     cfg = _compose_with_conditions(tmp_path, "experiment=paper_b_mitigation", "editor=qwen_image_edit")
     assert cfg.testset.name == "diagnostic" and cfg.judge_metrics == ["rubric"]

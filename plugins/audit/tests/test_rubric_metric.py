@@ -127,7 +127,7 @@ def member(text: str, outcome: Outcome = Outcome.OK) -> JudgeAnswer:
 
 
 def test_the_panel_rule_applies_per_axis_and_flags_the_axes_apart():
-    rule = PanelRule("paper_b", ("gemini", "gpt"), "gemini")
+    rule = PanelRule("tolerance", ("gemini", "gpt"), "gemini")
     gemini = member(answer(edit_success=3, skin_tone=4, race_change=1, age_change=2))
     gpt = member(answer(edit_success=4, skin_tone=5, race_change=4, age_change=3))
     combined = combine(RUBRIC_TEMPLATE, {"gemini": gemini, "gpt": gpt}, rule)
@@ -140,11 +140,11 @@ def test_the_panel_rule_applies_per_axis_and_flags_the_axes_apart():
     alone = combine(RUBRIC_TEMPLATE, {"gemini": gemini, "gpt": member("", Outcome.PARSE_ERROR)}, rule)
     assert alone.status == "secondary_failed" and alone.value == gemini.value and alone.failed == ("gpt",)
     # the other roundings change only the mean of agreeing members
-    up = combine(RUBRIC_TEMPLATE, {"gemini": gemini, "gpt": gpt}, PanelRule("paper_b", ("gemini", "gpt"), "gemini",
+    up = combine(RUBRIC_TEMPLATE, {"gemini": gemini, "gpt": gpt}, PanelRule("tolerance", ("gemini", "gpt"), "gemini",
                                                                             rounding="half_up"))
     assert (up.value["scores"]["edit_success"], up.value["scores"]["age_change"], up.value["scores"]["race_change"]) \
         == (4, 3, 1)
-    mean = combine(RUBRIC_TEMPLATE, {"gemini": gemini, "gpt": gpt}, PanelRule("paper_b", ("gemini", "gpt"), "gemini",
+    mean = combine(RUBRIC_TEMPLATE, {"gemini": gemini, "gpt": gpt}, PanelRule("tolerance", ("gemini", "gpt"), "gemini",
                                                                               rounding="none"))
     assert (mean.value["scores"]["edit_success"], mean.value["scores"]["skin_tone"]) == (3.5, 4.5)
 
@@ -162,7 +162,7 @@ def test_the_audit_reports_its_rates_under_each_rounding_of_the_panel_rule():
     from faceedit_bench.scoring.judge.declared import MetricJudgment
     from faceedit_bench.scoring.judge.metrics import JudgedSession
 
-    rule = PanelRule("paper_b", ("gemini", "gpt"), "gemini")
+    rule = PanelRule("tolerance", ("gemini", "gpt"), "gemini")
     collector = AuditCollector(("race",))
     for n, race in enumerate(("White", "White", "Indian", "Indian")):
         members = {"gemini": member(answer(edit_success=2, race_change=2)),
@@ -202,7 +202,7 @@ def test_the_audit_reports_its_rates_under_each_rounding_of_the_panel_rule():
 def test_the_sensitivity_says_why_it_is_empty_without_a_panel():
     from faceedit_bench_audit.audit.sensitivity import panel_sensitivity
 
-    assert "no edit was scored by a paper_b judge panel" in panel_sensitivity([], {}, 0.95)["reason"]
+    assert "no edit was scored by a tolerance-rule judge panel" in panel_sensitivity([], {}, 0.95)["reason"]
 
 
 #: Paper (b)'s rates (METHODOLOGY §4.3), written out here as the paper states them: name -> (axis, rule).

@@ -162,14 +162,14 @@ def test_a_panel_decides_a_category_only_when_its_members_agree():
         return JudgeAnswer(Outcome.OK, {"observation": "o", "target_person": person, "target_gender": gender}, "", "",
                            {}, "winobias@1.1", WINOBIAS_TEMPLATE.hash)
 
-    agreement = PanelRule("paper_b", ("gemini", "gpt"), "gemini", categorical="agreement")
+    agreement = PanelRule("tolerance", ("gemini", "gpt"), "gemini", categorical="agreement")
     split = combine(WINOBIAS_TEMPLATE, {"gemini": member("first", "male"), "gpt": member("first", "female")}, agreement)
     assert split.value["target_gender"] is None and split.flags == ("target_gender",) and split.status == "disagreed"
     assert categorise(split, "male") == "disagreed"
     same = combine(WINOBIAS_TEMPLATE, {"gemini": member("first", "male"), "gpt": member("first", "male")}, agreement)
     assert categorise(same, "male") == "stereotyped" and same.status == "agreed"
     majority = combine(WINOBIAS_TEMPLATE, {"gemini": member("first", "male"), "gpt": member("first", "female")},
-                       PanelRule("paper_b", ("gemini", "gpt"), "gemini"))
+                       PanelRule("tolerance", ("gemini", "gpt"), "gemini"))
     assert categorise(majority, "male") == "stereotyped" and majority.flags == ("target_gender",)
     from faceedit_bench_audit.winobias.adherence import UNDECIDED, bounds
 

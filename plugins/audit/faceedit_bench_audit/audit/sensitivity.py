@@ -53,12 +53,12 @@ def panel_sensitivity(scored: Sequence[AuditItem], rules: Mapping[str, tuple[str
     """Every threshold rate under each rounding of paper (b)'s panel rule (the run's rule first), with how
     many items each rounding changes and the largest difference from the run's rate in percentage points."""
     panelled = [i for i in scored if len(i.member_scores) >= 2 and i.panel_rule is not None
-                and i.panel_rule.rule == "paper_b"]
+                and i.panel_rule.rule == "tolerance"]
     recombine = {id(i) for i in panelled}
     if not panelled:
-        return {"reason": "no edit was scored by a paper_b judge panel with two answering members"}
+        return {"reason": "no edit was scored by a tolerance-rule judge panel with two answering members"}
     default = panelled[0].panel_rule.rounding
-    out: dict[str, Any] = {"rule": "paper_b", "tolerance": panelled[0].panel_rule.tolerance, "default": default,
+    out: dict[str, Any] = {"rule": "tolerance", "tolerance": panelled[0].panel_rule.tolerance, "default": default,
                            "labels": ROUNDING_LABELS,
                            "items_with_two_answers": len(panelled), "roundings": {}}
     base = _rates(scored, rules, confidence)
