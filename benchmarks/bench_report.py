@@ -59,6 +59,7 @@ def one_run(workspace: str, port: int, faces: int, cached: bool) -> dict:
     if not cached:
         experiment.caching_statistics = lambda _cache: contextlib.nullcontext()
     os.environ["GEMINI_API_KEY"] = KEY
+    Path(workspace, "faces").mkdir(exist_ok=True)
     plugins = bench_plugins()
     fast = ["limits.requests_per_minute=60000", "limits.tokens_per_minute=null"]
     with gemini_server(api_key=KEY, port=port) as server:
