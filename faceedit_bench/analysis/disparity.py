@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from faceedit_bench.analysis.cached import cached_statistic, in_context
 from faceedit_bench.analysis.permutation import Pool, clustered_test, session_test
 from faceedit_bench.analysis.statistics import summarize
 
@@ -126,12 +127,14 @@ def compare_groups(tests: Sequence[GroupTest], *, n_resamples: int = 9999, seed:
     if workers == 1:
         return [_compare(t, **settings) for t in tests]
     with ThreadPoolExecutor(max_workers=workers) as pool:  # numpy releases the GIL in the heavy loops
-        return list(pool.map(lambda t: _compare(t, **settings), tests))
+        # each test is kept (when a statistics cache is in use) as soon as it is done: a killed report resumes
+        return list(pool.map(in_context(lambda t: _compare(t, **settings)), tests))
 
 
 # -- one test ---------------------------------------------------------------------------------
 
 
+@cached_statistic("disparity.group_test")
 def _compare(test: GroupTest, *, n_resamples: int, seed: int, threshold: float, alpha: float,
              confidence: float) -> dict[str, Any]:
     a, b = _values(test.values_a, test, "values_a"), _values(test.values_b, test, "values_b")

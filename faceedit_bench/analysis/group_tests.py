@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from faceedit_bench.analysis.cached import cached_statistic
 from faceedit_bench.analysis.samples import (
     all_identical,
     as_groups,
@@ -53,6 +54,7 @@ def bootstrap_batch(n_values: int) -> int:
     return max(1, min(BOOTSTRAP_BATCH, BOOTSTRAP_BYTES // (24 * max(1, n_values))))
 
 
+@cached_statistic("compare_k_groups")
 def compare_k_groups(groups: Mapping[str, Sequence[float]], *, name: str, higher_is_better: bool | None,
                      confidence: float = 0.95, n_resamples: int = 9999, seed: int = 0,
                      ci_method: str = "percentile", min_group_size: int = 2, bounds: Any = None,
@@ -118,6 +120,7 @@ def kruskal_wallis(samples: Mapping[str, np.ndarray]) -> dict[str, Any]:
     return out
 
 
+@cached_statistic("one_vs_rest")
 def one_vs_rest(groups: Mapping[str, Sequence[float]], focus: str, *, name: str, higher_is_better: bool | None,
                 confidence: float = 0.95, rest_label: str | None = None, bounds: Any = None,
                 ideal: float | None = None) -> dict[str, Any]:

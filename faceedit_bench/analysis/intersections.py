@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from faceedit_bench.analysis.cached import cached_statistic
 from faceedit_bench.analysis.group_tests import compare_k_groups, worst_groups
 from faceedit_bench.analysis.samples import split_by_label
 
@@ -38,6 +39,7 @@ def intersect_labels(first: Sequence[str | None], second: Sequence[str | None], 
     return [None if a is None or b is None else f"{a}{sep}{b}" for a, b in zip(coded_first, coded_second)]
 
 
+@cached_statistic("intersectional_groups")
 def intersectional_groups(values: Sequence[float], first: Sequence[str | None], second: Sequence[str | None], *,
                           name: str, higher_is_better: bool | None, confidence: float = 0.95,
                           first_codes: Mapping[str, str] | None = None, second_codes: Mapping[str, str] | None = None,

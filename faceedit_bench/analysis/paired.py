@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from faceedit_bench.analysis.cached import cached_statistic
 from faceedit_bench.analysis.samples import check_confidence, keyed, number
 from faceedit_bench.analysis.statistics import difference_bounds, summarize
 
@@ -40,6 +41,7 @@ def pair_up(first: Mapping[Hashable, float], second: Mapping[Hashable, float], *
             (len(a) - len(keys), len(b) - len(keys)))
 
 
+@cached_statistic("paired_comparison")
 def paired_comparison(first: Mapping[Hashable, float], second: Mapping[Hashable, float], *, name: str,
                       first_label: str = "baseline", second_label: str = "treatment",
                       higher_is_better: bool | None = None, confidence: float = 0.95,

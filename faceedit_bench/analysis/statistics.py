@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from faceedit_bench.analysis.cached import cached_statistic
+
 #: Bootstrap resamples of a bounded mean: at 95 % each end of the interval moves by about 3 % of its
 #: width from one seed to another.
 BOOTSTRAP_RESAMPLES = 2000
@@ -59,6 +61,7 @@ def interval_method(values: Sequence[float] | np.ndarray, bounds: Any = None) ->
     return "bootstrap_percentile"
 
 
+@cached_statistic("summarize")
 def summarize(values: Sequence[float] | np.ndarray, confidence: float = 0.95, *,
               bounds: Any = None) -> dict[str, Any]:
     """n, mean, SD and the interval of the mean at ``confidence``, with ``ci_method`` (module docstring)."""

@@ -18,7 +18,9 @@ What is here, by use:
   :class:`ParseFailure`, :class:`ConditionTemplate` (prompt conditions), :class:`SessionMetric`;
 * what a collector sees: :class:`SessionResult`, :class:`Face`, :class:`Session`, :class:`Step`,
   :class:`JudgeAnswer`, :class:`Outcome`;
-* statistics: :func:`summarize` (mean and interval, bounds-aware), :class:`Threshold`,
+* statistics: :func:`cached_statistic` (a decorator: a pure, seeded statistic kept in the ledger during the
+  report stage, by the hash of its arguments, so a killed report resumes and an unchanged one is read back),
+  :func:`summarize` (mean and interval, bounds-aware), :class:`Threshold`,
   :func:`threshold_rate` (Wilson), :func:`rate_direction`, :func:`paired_comparison`, :func:`paired_family`
   (Wilcoxon + Holm), :func:`compare_k_groups` (Kruskal-Wallis, max - min with a bootstrap CI),
   :func:`one_vs_rest` (Mann-Whitney U), :func:`fleiss_kappa`, :func:`krippendorff_alpha`,
@@ -56,6 +58,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from faceedit_bench.analysis.cached import cached_statistic
 from faceedit_bench.analysis.group_tests import compare_k_groups, kruskal_wallis, one_vs_rest
 from faceedit_bench.analysis.metric_agreement import metric_agreement, rank_table
 from faceedit_bench.analysis.paired import paired_comparison, paired_family
@@ -195,6 +198,7 @@ __all__ = [
     "check_fraction",
     "check_positive",
     "check_whole",
+    "cached_statistic",
     "compare_k_groups",
     "create_registered",
     "file_lock",

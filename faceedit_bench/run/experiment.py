@@ -16,6 +16,7 @@ from omegaconf import OmegaConf
 
 from faceedit_bench import __version__
 from faceedit_bench.analysis.aggregate import Aggregator
+from faceedit_bench.analysis.cached import caching_statistics
 from faceedit_bench.analysis.session_metrics import judge_metric_values
 from faceedit_bench.config import ExperimentConfig
 from faceedit_bench.errors import ConfigError
@@ -51,6 +52,7 @@ from faceedit_bench.scoring.judge.metrics import JudgeScorer
 from faceedit_bench.scoring.stage import ScoreStage
 from faceedit_bench.storage.ledger import Ledger
 from faceedit_bench.storage.pixels import PIXELS_VERSION
+from faceedit_bench.storage.statistics_cache import StatisticsCache
 from faceedit_bench.storage.store import ImageStore
 from faceedit_bench.storage.workspace import check_writable_dir, storage_error
 
@@ -266,27 +268,30 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             aggregator.face_exclusions.update(stats.face_exclusions)
         computed = {"embeddings": embeddings.computed, "edit_calls": stats.new_edit_calls,
                     "judge_calls": judge_scorer.service.calls_made if judge_scorer else 0}
-        sections = aggregator.sections()
-        plan.add_sections(sections)
-        sections["cost"] = cost_section(exp, aggregator, judge_scorer, executors, stats)
-        sections["counts"]["images_converted"] = dict(sorted(stats.image_conversions.items()))
-        sections["counts"]["references"] = stats.references
-        sections["calls"] = calls_section(executors.stats(),
-                                          call_roles(exp.components, info.components, exp.conditions.judges))
-        sections["performance"] = {
-            "edit_stage_s": round(stats.edit_stage_s, 3), "score_stage_s": round(stats.score_stage_s, 3),
-            "new_edits": stats.new_edit_calls,
-            "edits_per_s": stats.new_edit_calls / stats.edit_stage_s if stats.new_edit_calls else None,
-            "peak_gpu_mem_bytes": stats.peak_gpu_mem_bytes,
-        }
-        if judge_scorer is not None:
-            sections["prompts"] = judge_scorer.describe()
-            sections["judge_reliability"] = stats.judge_reliability
-        report = build_report(info, exp.testset, sections, wall_time_s=time.perf_counter() - started,
-                              computed=computed, stopped=stats.stopped)
-        artifacts = write_artifacts(info, report, store, tables_from=writer)
-        artifacts.update({p.name: str(p) for c in aggregator.collectors.values()  # the sections' own tables
-                          for p in collector_files(c, info.output_dir)})
+        # Each statistic and plot is kept in the ledger as it is done: a killed report resumes where it was,
+        # and an unchanged one is read back.
+        with StatisticsCache(ledger.path) as kept, caching_statistics(kept):
+            sections = aggregator.sections()
+            plan.add_sections(sections)
+            sections["cost"] = cost_section(exp, aggregator, judge_scorer, executors, stats)
+            sections["counts"]["images_converted"] = dict(sorted(stats.image_conversions.items()))
+            sections["counts"]["references"] = stats.references
+            sections["calls"] = calls_section(executors.stats(),
+                                              call_roles(exp.components, info.components, exp.conditions.judges))
+            sections["performance"] = {
+                "edit_stage_s": round(stats.edit_stage_s, 3), "score_stage_s": round(stats.score_stage_s, 3),
+                "new_edits": stats.new_edit_calls,
+                "edits_per_s": stats.new_edit_calls / stats.edit_stage_s if stats.new_edit_calls else None,
+                "peak_gpu_mem_bytes": stats.peak_gpu_mem_bytes,
+            }
+            if judge_scorer is not None:
+                sections["prompts"] = judge_scorer.describe()
+                sections["judge_reliability"] = stats.judge_reliability
+            report = build_report(info, exp.testset, sections, wall_time_s=time.perf_counter() - started,
+                                  computed=computed, stopped=stats.stopped)
+            artifacts = write_artifacts(info, report, store, tables_from=writer)
+            artifacts.update({p.name: str(p) for c in aggregator.collectors.values()  # the sections' own tables
+                              for p in collector_files(c, info.output_dir)})
         pm.hook.faceedit_run_end(run=info, report=report, artifacts=artifacts)
     except BaseException as exc:
         pm.hook.faceedit_run_error(run=info, error=exc)

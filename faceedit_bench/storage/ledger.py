@@ -2,7 +2,8 @@
 
 Rows are keyed by content-derived identities (see :mod:`faceedit_bench.keys`), so the
 ledger is shared safely by runs, resumed runs and concurrent processes (WAL mode).
-Everything reported is recomputed from these rows.
+Everything reported is recomputed from these rows; the report's statistics are kept too, by the hash of
+their inputs (:mod:`faceedit_bench.storage.statistics_cache`), so a report is not recomputed twice.
 
 Edits, judge answers and embeddings are written as they complete and committed together
 in small time windows (:data:`COMMIT_WINDOW_S`, and on :meth:`Ledger.flush` / close): a
@@ -84,6 +85,12 @@ CREATE TABLE IF NOT EXISTS embeddings (
     vector BLOB,
     created_at REAL NOT NULL,
     PRIMARY KEY (embedder_fp, image_hash)
+);
+CREATE TABLE IF NOT EXISTS statistics (
+    key TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created_at REAL NOT NULL
 );
 """
 
