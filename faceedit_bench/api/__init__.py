@@ -31,7 +31,16 @@ from faceedit_bench.execution.local_models import (
     torch_dtype,
 )
 from faceedit_bench.execution.secrets import MissingSecretError, read_secret, redact
-from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo, StepRecord, TrackedRun
+from faceedit_bench.plugin.payloads import (
+    ComponentInfo,
+    RunInfo,
+    StepRecord,
+    TrackedRun,
+    component_identity,
+    component_version,
+    run_description,
+    run_title,
+)
 from faceedit_bench.plugin.protocols import (
     AsyncEditor,
     Dataset,
@@ -57,8 +66,6 @@ from faceedit_bench.records import (
     Step,
     TestSet,
 )
-from faceedit_bench.report.run_report import metrics_for_tracking, series_for_tracking
-from faceedit_bench.run.labels import component_identity, component_version, run_description, run_title
 from faceedit_bench.scoring.creval.questions import (
     CheckQuestion,
     QuestionItem,
@@ -76,6 +83,7 @@ from faceedit_bench.storage.images import content_hash, decode_rgb, encode_png, 
 from faceedit_bench.storage.locks import directory_lock
 
 if TYPE_CHECKING:
+    from faceedit_bench.report.run_report import metrics_for_tracking, series_for_tracking
     from faceedit_bench.testing import (
         DatasetContract,
         EditorContract,
@@ -87,16 +95,22 @@ if TYPE_CHECKING:
         gradient_image,
     )
 
-#: Names served lazily from :mod:`faceedit_bench.testing` (it imports pytest).
-_TESTING = ("DatasetContract", "EditorContract", "EmbedderContract", "JudgeContract", "PluginDistributionContract",
-            "PixelEmbedder", "SectionContract", "gradient_image")
+#: Names served on first use, from the module that holds them: the contract mixins need pytest, and a
+#: report's tracker metrics need the report code (the sections, the fidelity tables); a plugin that is only
+#: loaded (``faceedit-bench plugins``, a run's start) pays for neither. ``tests/test_api_surface.py`` keeps it so.
+_LAZY = {
+    **dict.fromkeys(("DatasetContract", "EditorContract", "EmbedderContract", "JudgeContract",
+                     "PluginDistributionContract", "PixelEmbedder", "SectionContract", "gradient_image"),
+                    "faceedit_bench.testing"),
+    **dict.fromkeys(("metrics_for_tracking", "series_for_tracking"), "faceedit_bench.report.run_report"),
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _TESTING:
-        from faceedit_bench import testing
+    if name in _LAZY:
+        import importlib
 
-        return getattr(testing, name)
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'faceedit_bench.api' has no attribute {name!r}")
 
 

@@ -124,7 +124,7 @@ def main() -> None:
     def task(cfg: Any) -> None:
         from faceedit_bench.report.summary import format_summary
         from faceedit_bench.run.experiment import run_experiment
-        from faceedit_bench.run.labels import run_title
+        from faceedit_bench.plugin.payloads import run_title
         from faceedit_bench.run.multirun import current_job, job_log, record_job
         from faceedit_bench.run.signals import stopped_by
 
