@@ -42,7 +42,11 @@ from faceedit_bench.plugin.payloads import (
     run_title,
 )
 from faceedit_bench.plugin.protocols import (
+    CAPABILITIES,
+    DATASET_CAPABILITIES,
+    EDITOR_CAPABILITIES,
     AsyncEditor,
+    Capability,
     Dataset,
     Editor,
     FaceDetector,
@@ -50,6 +54,7 @@ from faceedit_bench.plugin.protocols import (
     Judge,
     TestSetLoader,
     Tracker,
+    capability,
 )
 from faceedit_bench.plugin.registry import Register
 from faceedit_bench.records import (
@@ -88,10 +93,13 @@ if TYPE_CHECKING:
         DatasetContract,
         EditorContract,
         EmbedderContract,
+        FaceDetectorContract,
         JudgeContract,
         PixelEmbedder,
         PluginDistributionContract,
         SectionContract,
+        TestSetLoaderContract,
+        TrackerContract,
         gradient_image,
     )
 
@@ -99,8 +107,9 @@ if TYPE_CHECKING:
 #: report's tracker metrics need the report code (the sections, the fidelity tables); a plugin that is only
 #: loaded (``faceedit-bench plugins``, a run's start) pays for neither. ``tests/test_api_surface.py`` keeps it so.
 _LAZY = {
-    **dict.fromkeys(("DatasetContract", "EditorContract", "EmbedderContract", "JudgeContract",
-                     "PluginDistributionContract", "PixelEmbedder", "SectionContract", "gradient_image"),
+    **dict.fromkeys(("DatasetContract", "EditorContract", "EmbedderContract", "FaceDetectorContract", "JudgeContract",
+                     "PluginDistributionContract", "PixelEmbedder", "SectionContract", "TestSetLoaderContract",
+                     "TrackerContract", "gradient_image"),
                     "faceedit_bench.testing"),
     **dict.fromkeys(("metrics_for_tracking", "series_for_tracking"), "faceedit_bench.report.run_report"),
 }
@@ -115,6 +124,11 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "CAPABILITIES",
+    "DATASET_CAPABILITIES",
+    "EDITOR_CAPABILITIES",
+    "Capability",
+    "capability",
     "USAGE_KEYS",
     "AsyncEditor",
     "CallLimits",
@@ -135,6 +149,7 @@ __all__ = [
     "Face",
     "FaceEditBenchError",
     "FaceDetector",
+    "FaceDetectorContract",
     "FaceEmbedder",
     "FaceEmbedding",
     "GaveUp",
@@ -170,8 +185,10 @@ __all__ = [
     "StepRecord",
     "TestSet",
     "TestSetLoader",
+    "TestSetLoaderContract",
     "TrackedRun",
     "Tracker",
+    "TrackerContract",
     "as_rgb_uint8",
     "atomic_open",
     "built_beside",
