@@ -12,25 +12,15 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-import pluggy
 import pytest
 
-import faceedit_bench.plugin.hookspecs as hookspecs
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo, StepRecord
 from faceedit_bench.plugin.protocols import Tracker
+from faceedit_bench.testing.harness import hook_manager
 from faceedit_bench.testing.helpers import json_description
 
 #: The hooks a run calls on its tracker, in order.
 LIFECYCLE = ("faceedit_run_start", "faceedit_step_done", "faceedit_run_end", "faceedit_run_error")
-
-
-def tracker_manager(tracker: Any) -> pluggy.PluginManager:
-    """A plugin manager with the core's hook specifications and ``tracker`` registered (validated)."""
-    pm = pluggy.PluginManager("faceedit_bench")
-    pm.add_hookspecs(hookspecs)
-    pm.register(tracker)
-    pm.check_pending()
-    return pm
 
 
 def contract_step(k: int, outcome: str = "ok") -> StepRecord:
@@ -80,11 +70,11 @@ class TrackerContract:
         implemented = [name for name in LIFECYCLE if inspect.ismethod(getattr(tracker, name, None))]
         assert "faceedit_run_start" in implemented and "faceedit_run_end" in implemented, \
             "a tracker records at least the start and the end of a run"
-        tracker_manager(tracker)  # pluggy refuses a hook method whose arguments no specification has
+        hook_manager(tracker)  # pluggy refuses a hook method whose arguments no specification has
 
     def test_a_whole_run_is_recorded(self, tracker: Any, run_info: RunInfo, run_report: dict[str, Any],
                                      recorded: Any) -> None:
-        pm = tracker_manager(tracker)
+        pm = hook_manager(tracker)
         pm.hook.faceedit_run_start(run=run_info)
         for k, outcome in enumerate(("ok", "refused", "ok"), start=1):
             pm.hook.faceedit_step_done(run=run_info, step=contract_step(k, outcome))
@@ -94,7 +84,7 @@ class TrackerContract:
 
     def test_a_run_stopped_by_an_error_is_recorded_and_the_hook_does_not_raise(
             self, tracker: Any, run_info: RunInfo, recorded: Any) -> None:
-        pm = tracker_manager(tracker)
+        pm = hook_manager(tracker)
         pm.hook.faceedit_run_start(run=run_info)
         pm.hook.faceedit_step_done(run=run_info, step=contract_step(1))
         pm.hook.faceedit_run_error(run=run_info, error=RuntimeError("the editor's provider went away"))
@@ -103,7 +93,7 @@ class TrackerContract:
 
     def test_a_resumed_run_is_recorded_again(self, tracker: Any, run_info: RunInfo,
                                              run_report: dict[str, Any]) -> None:
-        pm = tracker_manager(tracker)
+        pm = hook_manager(tracker)
         for _ in range(2):  # a resumed run calls the lifecycle again with the same run key
             pm.hook.faceedit_run_start(run=run_info)
             pm.hook.faceedit_run_end(run=run_info, report=run_report, artifacts={})

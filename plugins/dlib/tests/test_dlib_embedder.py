@@ -22,8 +22,7 @@ import pytest
 from faceedit_bench_dlib.embedder import PREDICTOR_FILE, RECOGNITION_FILE, SIMILARITY, DlibEmbedder
 from PIL import Image
 
-from faceedit_bench.errors import ConfigError, ModelNotFoundError
-from faceedit_bench.records import FaceEmbedding, Outcome
+from faceedit_bench.api import ConfigError, FaceEmbedding, ModelNotFoundError, Outcome
 from faceedit_bench.testing import EmbedderContract
 
 # -- real faces ------------------------------------------------------------------------

@@ -27,8 +27,7 @@ from faceedit_bench_insightface.embedder import (
 from fake_buffalo_l import ARCFACE_TEMPLATE, FakeFace, fake_recognizer, make_pack
 from PIL import Image
 
-from faceedit_bench.errors import ConfigError, ModelNotFoundError
-from faceedit_bench.records import FaceEmbedding, Outcome
+from faceedit_bench.api import ConfigError, FaceEmbedding, ModelNotFoundError, Outcome
 from faceedit_bench.testing import EmbedderContract
 
 

@@ -18,7 +18,7 @@ from mlflow import MlflowClient
 from mlflow_helpers import lifecycle, make_pm, only_run, step
 
 from faceedit_bench.api import Outcome, TrackerContract
-from faceedit_bench.run.signals import RunStopped
+from faceedit_bench.testing import RunStopped
 
 
 def _artifact_paths(client: Any, run_id: str, path: str | None = None) -> set[str]:
@@ -330,7 +330,7 @@ def test_experiment_name_param_overrides_run(store_uri, make_run, client):
 
 def _full_run(make_run: Any, **config: Any) -> Any:
     """A run with every kind of component, a judge and limits, as the engine builds it."""
-    from faceedit_bench.plugin.payloads import ComponentInfo
+    from faceedit_bench.api import ComponentInfo
 
     run = make_run(run_name="nano_banana@pose/sample/dlib")
     components = {
