@@ -13,6 +13,13 @@ from omegaconf import MISSING
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.records import TRANSIENT_OUTCOMES, Outcome
 
+def conf_dir() -> Path:
+    """The core's config entries: ``conf/`` inside an installed wheel, or the checkout's top-level ``conf/``."""
+    package = Path(__file__).resolve().parent
+    packaged = package / "conf"
+    return packaged if packaged.is_dir() else package.parent / "conf"
+
+
 #: Config group -> registry kind. ``judge: none`` means no judge.
 GROUP_KINDS: dict[str, str] = {
     "editor": "editors",

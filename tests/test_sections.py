@@ -16,7 +16,8 @@ import jsonschema
 import pytest
 
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.plugin.sections import ReportSection, SectionRun, ValueSpec, ViewSpec, using_sections
+from faceedit_bench.plugin.manager import using_sections
+from faceedit_bench.plugin.sections import ReportSection, SectionRun, ValueSpec, ViewSpec
 from faceedit_bench.records import Outcome
 from faceedit_bench.report.report_schema import run_report_schema
 from faceedit_bench.run.experiment import build_experiment, run_experiment

@@ -16,7 +16,7 @@ from faceedit_bench.analysis.across_testsets import PATTERN_THRESHOLD, EditorAcr
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.leaderboard.entries import Entry
 from faceedit_bench.leaderboard.record import overedit_counts
-from faceedit_bench.leaderboard.views import (
+from faceedit_bench.leaderboard.cells import (
     ALL,
     Cell,
     Column,

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from faceedit_bench.leaderboard.entries import Entry
-from faceedit_bench.leaderboard.views import (
+from faceedit_bench.leaderboard.cells import (
     Cell,
     Column,
     Row,

@@ -19,7 +19,7 @@ from markupsafe import Markup
 
 from faceedit_bench.leaderboard.entries import Rejected
 from faceedit_bench.leaderboard.plots import forest_svg
-from faceedit_bench.leaderboard.views import ALL, View
+from faceedit_bench.leaderboard.cells import ALL, View
 
 
 @functools.cache

@@ -9,7 +9,7 @@ from typing import Any
 
 from faceedit_bench.leaderboard.entries import Entry
 from faceedit_bench.leaderboard.view_specs import ValueSpec, ViewSpec, value_of, view_specs
-from faceedit_bench.leaderboard.views import (
+from faceedit_bench.leaderboard.cells import (
     NOT_FAILED,
     Cell,
     Column,

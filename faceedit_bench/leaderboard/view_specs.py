@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from faceedit_bench.plugin.sections import ReportSection, ValueSpec, ViewSpec, sections_in_use
+from faceedit_bench.plugin.manager import sections_in_use
+from faceedit_bench.plugin.sections import ReportSection, ValueSpec, ViewSpec
 
 #: Views of the core's own quantities (the session metrics every protocol has); sections bring the others.
 CORE_VIEWS: tuple[ViewSpec, ...] = ()
