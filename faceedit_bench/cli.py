@@ -138,7 +138,7 @@ def _report_command(args: argparse.Namespace) -> int:
 
 
 def _data_check_command(args: argparse.Namespace) -> int:
-    from faceedit_bench.config import key_values
+    from faceedit_bench.setting_checks import key_values
     from faceedit_bench.plugin.manager import get_plugins
     from faceedit_bench.run.data_check import check_dataset, docs_page
 

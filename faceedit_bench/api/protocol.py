@@ -29,7 +29,8 @@ What is here, by use:
   :func:`plot_png`, :func:`plot_uri`, :data:`PALETTE`), :func:`render_template` (a package's template with the
   pages' filters);
 * settings checks for a section's settings dataclass: :func:`reject`, :func:`check_whole`,
-  :func:`check_fraction`, :func:`check_positive`, :func:`check_flag`;
+  :func:`check_fraction`, :func:`check_positive`, :func:`check_flag`; and :func:`key_values`, a command's
+  ``-p key=value`` options as a mapping (each value read as YAML);
 * leaderboard verification: :class:`Comparer` (what ``ReportSection.verify`` is handed);
 * commands that add to a finished run (people's ratings): :func:`load_run`, :func:`run_config`,
   :func:`store_for_run_dir`, :func:`write_html_report`, :data:`SESSIONS_CSV`, :func:`log_run_metrics` (to the
@@ -50,7 +51,6 @@ from faceedit_bench.analysis.rates import Threshold, rate_direction, threshold_r
 from faceedit_bench.analysis.reliability import fleiss_kappa, krippendorff_alpha
 from faceedit_bench.analysis.session_metrics import SessionMetric
 from faceedit_bench.analysis.statistics import summarize
-from faceedit_bench.config import check_flag, check_fraction, check_positive, check_whole, reject
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.leaderboard.reproduction import Comparer
 from faceedit_bench.plugin.sections import (
@@ -88,6 +88,7 @@ from faceedit_bench.scoring.judge.declared import (
     step_fields,
 )
 from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
+from faceedit_bench.setting_checks import check_flag, check_fraction, check_positive, check_whole, key_values, reject
 from faceedit_bench.storage.atomic import write_text
 from faceedit_bench.storage.first_time import restore_replaced
 from faceedit_bench.storage.locks import file_lock
@@ -160,6 +161,7 @@ __all__ = [
     "fmt_p",
     "fmt_pct",
     "fmt_value",
+    "key_values",
     "krippendorff_alpha",
     "load_run",
     "load_schema",
