@@ -113,8 +113,8 @@ def _write_instructions_command(args: argparse.Namespace) -> int:
 
 
 def _compare_command(args: argparse.Namespace) -> int:
-    from faceedit_bench.report.compare import compare_runs
-    from faceedit_bench.report.compare_render import format_compare
+    from faceedit_bench.compare.comparison import compare_runs
+    from faceedit_bench.compare.render import format_compare
 
     result = compare_runs(args.runs)
     print(json.dumps(result, indent=2) if args.json else format_compare(result, args.format))
