@@ -239,7 +239,7 @@ class TestCrevalSection(SectionContract):
 #: The generic modules this step made loop over registered sections (issue 22 §1): they name no paper.
 GENERIC = ("report/run_report.py", "report/html.py", "report/summary.py", "report/summary_tables.py",
            "analysis/aggregate.py", "report/read_first.py", "report/html_sections.py", "report/report_schema.py",
-           "leaderboard/record_sections.py", "leaderboard/view_specs.py", "leaderboard/spec_sections.py",
+           "leaderboard/record_sections.py", "leaderboard/named_views.py",
            "leaderboard/reproduction.py", "leaderboard/references.py", "leaderboard/schema.py",
            "plugin/sections.py", "run/section_settings.py", "report/templates/report.html.j2")
 PAPER = re.compile(r"audit|creval|winobias|paper_b|rubric|human", re.IGNORECASE)

@@ -1,7 +1,7 @@
 """The leaderboard's tables, independent of the output format: one view per measurement
 protocol (test set x dataset x embedder x judge x limits), and in each a section for all
 sessions, one per demographic contrast, one per named view its entries have values for
-(the report sections' views: :mod:`~faceedit_bench.leaderboard.view_specs`), the group tests and the judge
+(the report sections' views: :mod:`~faceedit_bench.leaderboard.named_views`), the group tests and the judge
 panel. Markdown and HTML render these same cells.
 
 Metric directions come from the registered metric's ``higher_is_better`` (the report's own
@@ -45,7 +45,7 @@ from faceedit_bench.leaderboard.cells import (  # noqa: F401 - the cells are par
 from faceedit_bench.leaderboard.entries import Entry
 from faceedit_bench.leaderboard.group_test_sections import group_tests_section, judge_panel_section
 from faceedit_bench.leaderboard.references import with_references
-from faceedit_bench.leaderboard.spec_sections import spec_sections
+from faceedit_bench.leaderboard.named_views import named_view_sections
 from faceedit_bench.report.templates import fmt_p_equation
 
 def _rank(entries: list[Entry], metric: MetricInfo | None) -> tuple[list[Entry], dict[str, int | None]]:
@@ -190,7 +190,7 @@ def _further_sections(entries: list[Entry], metrics: list[MetricInfo], registere
     """The named views (the report sections'), the group tests and the judge panel, where entries have them."""
     labels = {m.name: m.label or m.name for m in metrics}
     found = [group_tests_section(entries, lambda name: labels.get(name, name)), judge_panel_section(entries)]
-    return spec_sections(entries, registered) + [s for s in found if s is not None]
+    return named_view_sections(entries, registered) + [s for s in found if s is not None]
 
 
 def build_views(entries: list[Entry], registered: Mapping[str, Any], rank_by: str | None = None) -> list[View]:
