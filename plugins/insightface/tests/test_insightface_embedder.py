@@ -28,7 +28,7 @@ from fake_buffalo_l import ARCFACE_TEMPLATE, FakeFace, fake_recognizer, make_pac
 from PIL import Image
 
 from faceedit_bench.api import ConfigError, FaceEmbedding, ModelNotFoundError, Outcome
-from faceedit_bench.testing import EmbedderContract
+from faceedit_bench.testing import EmbedderContract, FaceDetectorContract
 
 
 def _image(name: str) -> np.ndarray:
@@ -272,6 +272,16 @@ def test_importing_the_plugin_loads_no_heavy_module(pack):
 
 
 class TestInsightFaceEmbedderContract(EmbedderContract):
+    @pytest.fixture
+    def face_rgb(self, colour_face: np.ndarray) -> np.ndarray:
+        return colour_face
+
+
+class TestInsightFaceDetectorContract(FaceDetectorContract):
+    @pytest.fixture
+    def detector(self, embedder):
+        return embedder
+
     @pytest.fixture
     def face_rgb(self, colour_face: np.ndarray) -> np.ndarray:
         return colour_face
