@@ -133,8 +133,8 @@ def _write_instructions_command(args: argparse.Namespace) -> int:
 
 
 def _compare_command(args: argparse.Namespace) -> int:
-    from faceedit_bench.report.compare import compare_runs
-    from faceedit_bench.report.compare_render import format_compare
+    from faceedit_bench.compare.comparison import compare_runs
+    from faceedit_bench.compare.render import format_compare
 
     result = compare_runs(args.runs)
     print(json.dumps(result, indent=2) if args.json else format_compare(result, args.format))
@@ -158,9 +158,9 @@ def _report_command(args: argparse.Namespace) -> int:
 
 
 def _data_check_command(args: argparse.Namespace) -> int:
-    from faceedit_bench.config import key_values
     from faceedit_bench.plugin.manager import get_plugins
     from faceedit_bench.run.data_check import check_dataset, docs_page
+    from faceedit_bench.setting_checks import key_values
 
     result = check_dataset(get_plugins(), args.dataset, args.root, key_values(args.param, "--param"))
     from faceedit_bench.report.console import console_width

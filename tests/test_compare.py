@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from faceedit_bench.report.compare import compare_runs
-from faceedit_bench.report.compare_render import format_compare
-from faceedit_bench.report.compare_text import compare_text
+from faceedit_bench.compare.comparison import compare_runs
+from faceedit_bench.compare.render import format_compare
+from faceedit_bench.compare.text import compare_text
 from faceedit_bench.report.compared_runs import CompareError
 from faceedit_bench.report.paired_differences import paired_difference
 from tests.test_html_report import HOSTILE, v10_report, v11_report
@@ -333,7 +333,7 @@ def test_all_test_sets_pool_the_overediting_patterns(tmp_path: Path) -> None:
 
 
 def test_a_run_whose_components_cost_nothing_per_call_reads_free():
-    from faceedit_bench.report.compare_rows import cost_rows
+    from faceedit_bench.compare.rows import cost_rows
 
     free = {"cost": {"estimated_usd": None, "by_component": {"editor": None}, "free": ["editor"]},
             "counts": {"sessions": {"included": 4}}}

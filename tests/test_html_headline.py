@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 
-from faceedit_bench.plugin.sections import ReportSection, ValueSpec, ViewSpec, using_sections
+from faceedit_bench.plugin.manager import using_sections
+from faceedit_bench.plugin.sections import ReportSection, ValueSpec, ViewSpec
 from faceedit_bench.report.headline import headline, largest_disparity, scale_note
 from faceedit_bench.report.html import render_html_report
 from faceedit_bench.report.measures import fss_measured

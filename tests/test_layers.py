@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -61,3 +62,57 @@ def test_a_lower_layer_importing_a_higher_one_and_a_plugin_importing_a_private_m
     assert result.returncode != 0
     assert "faceedit_bench.storage.ledger -> faceedit_bench.run.engine" in result.stdout
     assert "faceedit_bench_violator is not allowed to import faceedit_bench.storage" in result.stdout
+
+
+# -- plugin tests import the core only through the public API and faceedit_bench.testing --------------------
+
+#: What a plugin's tests may import from the core: the public API (both audiences), the contract mixins and test
+#: harness, and the root package (``hookimpl``, ``__file__``). Plugin tests are not importable packages (an
+#: ``__init__.py`` would make every plugin's ``tests`` clash with the repository's), so import-linter cannot see
+#: them; this walk of their syntax trees holds them to the same rule, function-level imports included.
+PLUGIN_TEST_ALLOWED = ("faceedit_bench.api", "faceedit_bench.testing")
+#: Being moved into plugins by other work; they keep their own rules until then.
+PLUGIN_TESTS_EXEMPT = ("audit", "creval")
+
+
+def _is_core_module(name: str) -> bool:
+    core = ROOT / "faceedit_bench"
+    return (core / name).is_dir() or (core / f"{name}.py").is_file()
+
+
+def private_core_imports(source: str) -> list[tuple[int, str]]:
+    """``(line, module)`` of every import of a core module other than the allowed ones, at any depth."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            # ``from faceedit_bench import records`` imports a module; ``import hookimpl`` a name of the root
+            modules = [node.module] if node.module != "faceedit_bench" else [
+                f"faceedit_bench.{alias.name}" for alias in node.names if _is_core_module(alias.name)]
+        else:
+            continue
+        for module in modules:
+            inside = module.startswith("faceedit_bench.")
+            if inside and not any(module == a or module.startswith(f"{a}.") for a in PLUGIN_TEST_ALLOWED):
+                found.append((node.lineno, module))
+    return found
+
+
+def test_plugin_tests_import_the_core_only_through_the_api_and_testing():
+    broken = [f"{path.relative_to(ROOT)}:{line} imports {module}"
+              for path in sorted(ROOT.glob("plugins/*/tests/**/*.py"))
+              if path.relative_to(ROOT).parts[1] not in PLUGIN_TESTS_EXEMPT
+              for line, module in private_core_imports(path.read_text(encoding="utf-8"))]
+    assert not broken, "plugin tests import private core modules (export what they need from faceedit_bench.api " \
+                       "or faceedit_bench.testing, documented):\n" + "\n".join(broken)
+
+
+def test_the_plugin_test_check_sees_every_form_of_import():
+    source = ("import faceedit_bench.run.engine\nfrom faceedit_bench.records import Outcome\n"
+              "from faceedit_bench import records\nfrom faceedit_bench import hookimpl\n"
+              "from faceedit_bench.api import Outcome\nfrom faceedit_bench.testing import EditorContract\n"
+              "from faceedit_bench.api.protocol import ReportSection\n"
+              "def later():\n    from faceedit_bench.plugin.manager import load_plugins\n")
+    assert private_core_imports(source) == [(1, "faceedit_bench.run.engine"), (2, "faceedit_bench.records"),
+                                            (3, "faceedit_bench.records"), (9, "faceedit_bench.plugin.manager")]

@@ -10,8 +10,8 @@ import pytest
 
 from faceedit_bench.leaderboard.build import build_leaderboard
 from faceedit_bench.leaderboard.entries import collect_submissions
+from faceedit_bench.leaderboard.named_views import ValueSpec, ViewSpec
 from faceedit_bench.leaderboard.submit import submit
-from faceedit_bench.leaderboard.view_specs import ValueSpec, ViewSpec
 from faceedit_bench.leaderboard.views import build_views
 from tests.leaderboard_named_support import write_named_run
 from tests.schema_support import installed_report_schema

@@ -6,11 +6,11 @@ import re
 
 import pytest
 
+from faceedit_bench.compare.comparison import compare_runs
+from faceedit_bench.compare.render import format_compare
 from faceedit_bench.leaderboard.build import build_leaderboard
 from faceedit_bench.leaderboard.submit import submit
 from faceedit_bench.leaderboard.views import build_views
-from faceedit_bench.report.compare import compare_runs
-from faceedit_bench.report.compare_render import format_compare
 from faceedit_bench.report.html import render_html_report
 from faceedit_bench.report.templates import fmt_p, fmt_p_equation
 from tests.test_compare import _run

@@ -48,3 +48,12 @@ def test_a_metric_the_table_lacks_is_refused_with_the_ones_it_has(four_runs, tmp
     assert main(["results", str(workspace), *out, "--metric", "sc"]) == 2  # skipped without a judge: no values
     assert "no included session has a value of sc" in capsys.readouterr().err
     assert main(["results", str(workspace), "--plot", str(tmp_path / "p.png")]) == 2  # an .html page
+
+
+def test_a_plot_of_mlflow_runs_only_is_refused_before_anything_is_read_or_written(tmp_path, capsys):
+    store = tmp_path / "mlflow.db"
+    out = tmp_path / "steps.csv"
+    code = main(["results", "--tracking-uri", f"sqlite:///{store}", "--out", str(out),
+                 "--plot", str(tmp_path / "plots.html")])
+    assert code == 2 and "MLflow runs do not keep" in capsys.readouterr().err
+    assert not out.exists() and not store.exists()  # refused before the table was gathered or written

@@ -16,7 +16,8 @@ import jsonschema
 import pytest
 
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.plugin.sections import ReportSection, SectionRun, ValueSpec, ViewSpec, using_sections
+from faceedit_bench.plugin.manager import using_sections
+from faceedit_bench.plugin.sections import ReportSection, SectionRun, ValueSpec, ViewSpec
 from faceedit_bench.records import Outcome
 from faceedit_bench.report.report_schema import run_report_schema
 from faceedit_bench.run.experiment import build_experiment, run_experiment
@@ -173,7 +174,7 @@ class TestOvereditingSection(SectionContract):
 #: The generic modules this step made loop over registered sections (issue 22 §1): they name no paper.
 GENERIC = ("report/run_report.py", "report/html.py", "report/summary.py", "report/summary_tables.py",
            "analysis/aggregate.py", "report/read_first.py", "report/html_sections.py", "report/report_schema.py",
-           "leaderboard/record_sections.py", "leaderboard/view_specs.py", "leaderboard/spec_sections.py",
+           "leaderboard/record_sections.py", "leaderboard/named_views.py",
            "leaderboard/reproduction.py", "leaderboard/references.py", "leaderboard/schema.py",
            "plugin/sections.py", "run/section_settings.py", "report/templates/report.html.j2", "report/headline.py",
            "report/templates/macros.html.j2", "report/templates/style.css")

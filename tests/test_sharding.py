@@ -257,8 +257,8 @@ def test_a_shard_reads_through_to_the_workspace_ledger(tmp_path):
 def test_the_cluster_preset_is_64_slurm_shards_within_the_account_limits(plugins):
     from hydra import compose, initialize_config_dir
 
-    from faceedit_bench.config import parse_shard
     from faceedit_bench.run.hydra_app import conf_dir, register_configs
+    from faceedit_bench.setting_checks import parse_shard
 
     register_configs(plugins)
     with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):

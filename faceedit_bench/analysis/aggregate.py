@@ -22,13 +22,8 @@ from faceedit_bench.analysis.group_report import group_statistics
 from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores, registered_measures
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.config import AnalysisConf
-from faceedit_bench.plugin.sections import (
-    ReportSection,
-    SectionCollector,
-    SectionRun,
-    sections_in_use,
-    settings_of,
-)
+from faceedit_bench.plugin.manager import sections_in_use
+from faceedit_bench.plugin.sections import ReportSection, SectionCollector, SectionRun, settings_of
 from faceedit_bench.records import Outcome, SessionResult
 from faceedit_bench.scoring.judge.panel import PanelTally
 

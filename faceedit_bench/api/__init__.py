@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from faceedit_bench import hookimpl
-from faceedit_bench.builtin.datasets._common import check_limit
 from faceedit_bench.errors import ConfigError, DatasetError, FaceEditBenchError, ImageError, ModelNotFoundError
 from faceedit_bench.execution.batching import MicroBatcher, is_out_of_memory
 from faceedit_bench.execution.call_errors import EndpointUnreachable, GaveUp, RetryableError, retry_after_s
@@ -32,9 +31,22 @@ from faceedit_bench.execution.local_models import (
     torch_dtype,
 )
 from faceedit_bench.execution.secrets import MissingSecretError, read_secret, redact
-from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo, StepRecord, TrackedRun
+from faceedit_bench.plugin.payloads import (
+    ComponentInfo,
+    RunInfo,
+    StepRecord,
+    TrackedRun,
+    component_identity,
+    component_version,
+    run_description,
+    run_title,
+)
 from faceedit_bench.plugin.protocols import (
+    CAPABILITIES,
+    DATASET_CAPABILITIES,
+    EDITOR_CAPABILITIES,
     AsyncEditor,
+    Capability,
     Dataset,
     Editor,
     FaceDetector,
@@ -42,6 +54,7 @@ from faceedit_bench.plugin.protocols import (
     Judge,
     TestSetLoader,
     Tracker,
+    capability,
 )
 from faceedit_bench.plugin.registry import Register
 from faceedit_bench.records import (
@@ -58,8 +71,6 @@ from faceedit_bench.records import (
     Step,
     TestSet,
 )
-from faceedit_bench.report.run_report import metrics_for_tracking, series_for_tracking
-from faceedit_bench.run.labels import component_identity, component_version, run_description, run_title
 from faceedit_bench.scoring.embedding import LazyModels, as_rgb_uint8, files_digest
 from faceedit_bench.scoring.judge.declared import JudgeMetric, JudgeValue, MetricJudgment, NotAsked
 from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
@@ -69,31 +80,47 @@ from faceedit_bench.storage.images import content_hash, decode_rgb, encode_png, 
 from faceedit_bench.storage.locks import directory_lock
 
 if TYPE_CHECKING:
+    from faceedit_bench.report.run_report import metrics_for_tracking, series_for_tracking
     from faceedit_bench.testing import (
         DatasetContract,
         EditorContract,
         EmbedderContract,
+        FaceDetectorContract,
         JudgeContract,
         PixelEmbedder,
         PluginDistributionContract,
         SectionContract,
+        TestSetLoaderContract,
+        TrackerContract,
         gradient_image,
     )
 
-#: Names served lazily from :mod:`faceedit_bench.testing` (it imports pytest).
-_TESTING = ("DatasetContract", "EditorContract", "EmbedderContract", "JudgeContract", "PluginDistributionContract",
-            "PixelEmbedder", "SectionContract", "gradient_image")
+#: Names served on first use, from the module that holds them: the contract mixins need pytest, and a
+#: report's tracker metrics need the report code (the sections, the fidelity tables); a plugin that is only
+#: loaded (``faceedit-bench plugins``, a run's start) pays for neither. ``tests/test_api_surface.py`` keeps it so.
+_LAZY = {
+    **dict.fromkeys(("DatasetContract", "EditorContract", "EmbedderContract", "FaceDetectorContract", "JudgeContract",
+                     "PluginDistributionContract", "PixelEmbedder", "SectionContract", "TestSetLoaderContract",
+                     "TrackerContract", "gradient_image"),
+                    "faceedit_bench.testing"),
+    **dict.fromkeys(("metrics_for_tracking", "series_for_tracking"), "faceedit_bench.report.run_report"),
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _TESTING:
-        from faceedit_bench import testing
+    if name in _LAZY:
+        import importlib
 
-        return getattr(testing, name)
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'faceedit_bench.api' has no attribute {name!r}")
 
 
 __all__ = [
+    "CAPABILITIES",
+    "DATASET_CAPABILITIES",
+    "EDITOR_CAPABILITIES",
+    "Capability",
+    "capability",
     "USAGE_KEYS",
     "AsyncEditor",
     "CallLimits",
@@ -113,6 +140,7 @@ __all__ = [
     "Face",
     "FaceEditBenchError",
     "FaceDetector",
+    "FaceDetectorContract",
     "FaceEmbedder",
     "FaceEmbedding",
     "GaveUp",
@@ -145,12 +173,13 @@ __all__ = [
     "StepRecord",
     "TestSet",
     "TestSetLoader",
+    "TestSetLoaderContract",
     "TrackedRun",
     "Tracker",
+    "TrackerContract",
     "as_rgb_uint8",
     "atomic_open",
     "built_beside",
-    "check_limit",
     "check_dtype",
     "check_prices",
     "component_identity",

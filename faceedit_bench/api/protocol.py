@@ -31,7 +31,8 @@ What is here, by use:
   :func:`plot_png`, :func:`plot_uri`, :data:`PALETTE`), :func:`render_template` (a package's template with the
   pages' filters);
 * settings checks for a section's settings dataclass: :func:`reject`, :func:`check_whole`,
-  :func:`check_fraction`, :func:`check_positive`, :func:`check_flag`;
+  :func:`check_fraction`, :func:`check_positive`, :func:`check_flag`; and :func:`key_values`, a command's
+  ``-p key=value`` options as a mapping (each value read as YAML);
 * leaderboard verification: :class:`Comparer` (what ``ReportSection.verify`` is handed);
 * commands that add to a finished run (people's ratings): :func:`load_run`, :func:`run_config`,
   :func:`store_for_run_dir`, :func:`write_html_report`, :data:`SESSIONS_CSV`, :data:`STEPS_CSV`,
@@ -66,7 +67,6 @@ from faceedit_bench.analysis.rates import Threshold, rate_direction, threshold_r
 from faceedit_bench.analysis.reliability import fleiss_kappa, krippendorff_alpha
 from faceedit_bench.analysis.session_metrics import SessionMetric
 from faceedit_bench.analysis.statistics import summarize
-from faceedit_bench.config import check_flag, check_fraction, check_positive, check_whole, key_values, reject
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.leaderboard.reproduction import Comparer
 from faceedit_bench.plugin.sections import (
@@ -108,6 +108,7 @@ from faceedit_bench.scoring.judge.outside_run import JudgeSession, judge_session
 from faceedit_bench.scoring.judge.panel import ROUNDINGS as PANEL_ROUNDINGS
 from faceedit_bench.scoring.judge.panel import tolerance_number as panel_number
 from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
+from faceedit_bench.setting_checks import check_flag, check_fraction, check_positive, check_whole, key_values, reject
 from faceedit_bench.storage.atomic import write_bytes, write_text
 from faceedit_bench.storage.first_time import restore_replaced
 from faceedit_bench.storage.locks import file_lock

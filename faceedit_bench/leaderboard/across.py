@@ -14,9 +14,7 @@ from typing import Any
 
 from faceedit_bench.analysis.across_testsets import PATTERN_THRESHOLD, EditorAcross, across_testsets, pooled_patterns
 from faceedit_bench.keys import fingerprint
-from faceedit_bench.leaderboard.entries import Entry
-from faceedit_bench.leaderboard.record import overedit_counts
-from faceedit_bench.leaderboard.views import (
+from faceedit_bench.leaderboard.cells import (
     ALL,
     Cell,
     Column,
@@ -32,6 +30,8 @@ from faceedit_bench.leaderboard.views import (
     metric_infos,
     sort_value,
 )
+from faceedit_bench.leaderboard.entries import Entry
+from faceedit_bench.leaderboard.record import overedit_counts
 
 PREFERENCE = {"verified": 0, "unverified": 1}
 

@@ -1,15 +1,72 @@
-"""The leaderboard's cells, tables and views as plain data (the renderers' input), and the cells every
-table shares: an entry's rank, editor, status and notes, and a summary as ``mean [lo, hi]``."""
+"""The leaderboard's cells, tables and views as plain data (the renderers' input), and what every table shares:
+the metrics of a view with their directions, the ranking of entries, and the cells for an entry's rank,
+editor, status and notes, and a summary as ``mean [lo, hi]``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from faceedit_bench.analysis.baselines import is_reference_editor
 from faceedit_bench.leaderboard.entries import Entry
+from faceedit_bench.report.measures import bounds_of
 from faceedit_bench.report.versions import named_version
+
+#: Step outcomes that are not failed attempts: a refusal and an answer without an image are the provider's
+#: answers (each has its own column), a skipped step was never attempted.
+NOT_FAILED = frozenset({"ok", "refused", "no_image", "skipped"})
+ALL = "all"
+
+
+def metric_infos(entries: list[Entry], registered: Mapping[str, Any]) -> list[MetricInfo]:
+    """The metrics of a view, in order of first appearance; direction from the registry when the
+    metric is registered here, else from the records (which must agree, or the metric is left out).
+    A direction of None (the registration's or every record's: the ideal is the middle) is kept: such
+    a metric is shown and never ranked."""
+    seen: dict[str, list[Mapping[str, Any]]] = {}
+    for e in entries:
+        for name, m in e.record["metrics"].items():
+            seen.setdefault(name, []).append(m)
+    out = []
+    for name, stated in seen.items():
+        reg = registered.get(name)
+        directions = {m["higher_is_better"] if isinstance(m.get("higher_is_better"), bool) else None for m in stated}
+        hib: bool | None
+        if reg is not None:
+            hib = reg.higher_is_better if isinstance(getattr(reg, "higher_is_better", None), bool) else None
+        elif len(directions) == 1:
+            hib = directions.pop()
+        else:
+            continue  # contradictory statements and no registration: no direction to rank by
+        measures = [m for e in entries if isinstance(m := (e.record.get("measures") or {}).get(name), dict)]
+        label = next((str(m["label"]) for m in measures if m.get("label")), name)
+        bounds = next((b for m in measures if (b := bounds_of(name, {name: m})) is not None), None)
+        out.append(MetricInfo(name, stated[0]["unit"], hib, stated[0]["description"], label, bounds))
+    return out
+
+
+def rank_entries(entries: list[Entry], mean: Callable[[Entry], float | None],
+                 higher_is_better: bool | None) -> tuple[list[Entry], dict[str, int | None]]:
+    """Competition ranking ("1, 1, 3") by ``mean(entry)`` in the given direction; entries without a
+    value, and entries whose verification failed, are listed last without a rank; baselines first."""
+    def value(e: Entry) -> float | None:  # no better direction: nobody is ranked
+        return None if e.status == "failed" or is_reference(e) or higher_is_better is None else mean(e)
+
+    sign = -1.0 if higher_is_better else 1.0
+    ranked = sorted(entries, key=lambda e: (not is_reference(e), value(e) is None, sign * (value(e) or 0.0), e.id))
+    ranks: dict[str, int | None] = {}
+    previous, position, i = None, 0, 0
+    for e in ranked:
+        m = value(e)
+        if m is None:
+            ranks[e.id] = None
+            continue
+        i += 1
+        if m != previous:
+            position, previous = i, m
+        ranks[e.id] = position
+    return ranked, ranks
 
 
 def is_reference(e: Entry) -> bool:

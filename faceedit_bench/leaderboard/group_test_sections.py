@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from faceedit_bench.leaderboard.entries import Entry
-from faceedit_bench.leaderboard.views import (
+from faceedit_bench.leaderboard.cells import (
     Cell,
     Column,
     Row,
@@ -19,6 +18,7 @@ from faceedit_bench.leaderboard.views import (
     sort_value,
     status_cell,
 )
+from faceedit_bench.leaderboard.entries import Entry
 from faceedit_bench.report.html import group_test_rows
 from faceedit_bench.report.templates import fmt_p_equation
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
-from faceedit_bench.leaderboard.views import Plot
+from faceedit_bench.leaderboard.cells import Plot
 from faceedit_bench.report.forest_svg import Forest
 from faceedit_bench.report.forest_svg import forest_svg as draw
 

@@ -14,7 +14,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from faceedit_bench.plugin.sections import ReportSection, sections_in_use
+from faceedit_bench.plugin.manager import sections_in_use
+from faceedit_bench.plugin.sections import ReportSection
 from faceedit_bench.report.measures import report_measures
 
 MAX_DEPTH = 8

@@ -17,7 +17,7 @@ from typing import Any
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.leaderboard.cells import is_reference
 from faceedit_bench.leaderboard.entries import Entry, protocol_of
-from faceedit_bench.plugin.sections import sections_in_use
+from faceedit_bench.plugin.manager import sections_in_use
 from faceedit_bench.report.measures import BEFORE_1_3
 
 #: The core's record parts measured by a judge (or mixing judged and judge-free tests): a lent reference row has

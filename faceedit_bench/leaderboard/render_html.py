@@ -17,9 +17,9 @@ from typing import Any
 
 from markupsafe import Markup
 
+from faceedit_bench.leaderboard.cells import ALL, View
 from faceedit_bench.leaderboard.entries import Rejected
 from faceedit_bench.leaderboard.plots import forest_svg
-from faceedit_bench.leaderboard.views import ALL, View
 
 
 @functools.cache

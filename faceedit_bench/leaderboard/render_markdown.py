@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
+from faceedit_bench.leaderboard.cells import Cell, Section, View
 from faceedit_bench.leaderboard.entries import Rejected
-from faceedit_bench.leaderboard.views import Cell, Section, View
 
 #: Characters that start emphasis, code, links or table cells anywhere in a line.
 _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\]|~])")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from faceedit_bench.leaderboard.tolerances import EMBEDDER_TOLERANCE, P_VALUE_TOLERANCE
-from faceedit_bench.plugin.sections import sections_in_use
+from faceedit_bench.plugin.manager import sections_in_use
 
 STAT_FIELDS = ("mean", "sd", "ci_low", "ci_high")
 

@@ -12,7 +12,8 @@ from typing import Any
 
 from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.leaderboard.errors import SubmissionRejected
-from faceedit_bench.plugin.sections import ReportSection, sections_in_use
+from faceedit_bench.plugin.manager import sections_in_use
+from faceedit_bench.plugin.sections import ReportSection
 
 MAX_ERRORS_SHOWN = 5
 

@@ -1,7 +1,7 @@
 """The leaderboard's tables, independent of the output format: one view per measurement
 protocol (test set x dataset x embedder x judge x limits), and in each a section for all
 sessions, one per demographic contrast, one per named view its entries have values for
-(the report sections' views: :mod:`~faceedit_bench.leaderboard.view_specs`), the group tests and the judge
+(the report sections' views: :mod:`~faceedit_bench.leaderboard.named_views`), the group tests and the judge
 panel. Markdown and HTML render these same cells.
 
 Metric directions come from the registered metric's ``higher_is_better`` (the report's own
@@ -11,10 +11,13 @@ statement for a metric this installation does not register), never from a list o
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from faceedit_bench.leaderboard.across import build_across_views
 from faceedit_bench.leaderboard.cells import (  # noqa: F401 - the cells are part of this module's interface
+    ALL,
+    NOT_FAILED,
     Cell,
     Column,
     MetricInfo,
@@ -31,70 +34,19 @@ from faceedit_bench.leaderboard.cells import (  # noqa: F401 - the cells are par
     fmt_summary,
     hib_text,
     is_reference,
+    metric_infos,
     notes_cell,
     point,
     rank_cell,
+    rank_entries,
     sort_value,
     status_cell,
 )
 from faceedit_bench.leaderboard.entries import Entry
-from faceedit_bench.report.measures import bounds_of
+from faceedit_bench.leaderboard.group_test_sections import group_tests_section, judge_panel_section
+from faceedit_bench.leaderboard.named_views import named_view_sections
+from faceedit_bench.leaderboard.references import with_references
 from faceedit_bench.report.templates import fmt_p_equation
-
-#: Step outcomes that are not failed attempts: a refusal and an answer without an image are the provider's
-#: answers (each has its own column), a skipped step was never attempted.
-NOT_FAILED = frozenset({"ok", "refused", "no_image", "skipped"})
-ALL = "all"
-
-
-def metric_infos(entries: list[Entry], registered: Mapping[str, Any]) -> list[MetricInfo]:
-    """The metrics of a view, in order of first appearance; direction from the registry when the
-    metric is registered here, else from the records (which must agree, or the metric is left out).
-    A direction of None (the registration's or every record's: the ideal is the middle) is kept: such
-    a metric is shown and never ranked."""
-    seen: dict[str, list[Mapping[str, Any]]] = {}
-    for e in entries:
-        for name, m in e.record["metrics"].items():
-            seen.setdefault(name, []).append(m)
-    out = []
-    for name, stated in seen.items():
-        reg = registered.get(name)
-        directions = {m["higher_is_better"] if isinstance(m.get("higher_is_better"), bool) else None for m in stated}
-        hib: bool | None
-        if reg is not None:
-            hib = reg.higher_is_better if isinstance(getattr(reg, "higher_is_better", None), bool) else None
-        elif len(directions) == 1:
-            hib = directions.pop()
-        else:
-            continue  # contradictory statements and no registration: no direction to rank by
-        measures = [m for e in entries if isinstance(m := (e.record.get("measures") or {}).get(name), dict)]
-        label = next((str(m["label"]) for m in measures if m.get("label")), name)
-        bounds = next((b for m in measures if (b := bounds_of(name, {name: m})) is not None), None)
-        out.append(MetricInfo(name, stated[0]["unit"], hib, stated[0]["description"], label, bounds))
-    return out
-
-
-def rank_entries(entries: list[Entry], mean: Callable[[Entry], float | None],
-                 higher_is_better: bool | None) -> tuple[list[Entry], dict[str, int | None]]:
-    """Competition ranking ("1, 1, 3") by ``mean(entry)`` in the given direction; entries without a
-    value, and entries whose verification failed, are listed last without a rank; baselines first."""
-    def value(e: Entry) -> float | None:  # no better direction: nobody is ranked
-        return None if e.status == "failed" or is_reference(e) or higher_is_better is None else mean(e)
-
-    sign = -1.0 if higher_is_better else 1.0
-    ranked = sorted(entries, key=lambda e: (not is_reference(e), value(e) is None, sign * (value(e) or 0.0), e.id))
-    ranks: dict[str, int | None] = {}
-    previous, position, i = None, 0, 0
-    for e in ranked:
-        m = value(e)
-        if m is None:
-            ranks[e.id] = None
-            continue
-        i += 1
-        if m != previous:
-            position, previous = i, m
-        ranks[e.id] = position
-    return ranked, ranks
 
 
 def _rank(entries: list[Entry], metric: MetricInfo | None) -> tuple[list[Entry], dict[str, int | None]]:
@@ -237,18 +189,14 @@ def _details(entry: Entry) -> list[tuple[str, str]]:
 
 def _further_sections(entries: list[Entry], metrics: list[MetricInfo], registered: Mapping[str, Any]) -> list[Section]:
     """The named views (the report sections'), the group tests and the judge panel, where entries have them."""
-    from faceedit_bench.leaderboard.group_test_sections import group_tests_section, judge_panel_section
-    from faceedit_bench.leaderboard.spec_sections import spec_sections  # they lay out these same cells
-
     labels = {m.name: m.label or m.name for m in metrics}
     found = [group_tests_section(entries, lambda name: labels.get(name, name)), judge_panel_section(entries)]
-    return spec_sections(entries, registered) + [s for s in found if s is not None]
+    return named_view_sections(entries, registered) + [s for s in found if s is not None]
 
 
 def build_views(entries: list[Entry], registered: Mapping[str, Any], rank_by: str | None = None) -> list[View]:
-    """Group entries by protocol and lay out each group's sections."""
-    from faceedit_bench.leaderboard.references import with_references  # it lends these views reference rows
-
+    """Group entries by protocol and lay out each group's sections (references lend them reference rows), then
+    the views across test sets."""
     groups: dict[str, list[Entry]] = defaultdict(list)
     for e in entries:
         groups[e.protocol_key].append(e)
@@ -278,8 +226,6 @@ def build_views(entries: list[Entry], registered: Mapping[str, Any], rank_by: st
         notes = sorted({n for e in members for n in e.record["report_notes"]})
         notes += [missing_reference[key]] if key in missing_reference else []
         views.append(View(key, label, _details(first), metrics, ranker.name if ranker else None, sections, notes))
-    from faceedit_bench.leaderboard.across import build_across_views  # it lays out these same cells
-
     views.sort(key=lambda v: (v.label, v.key))
     views += sorted(build_across_views(entries, registered, rank_by), key=lambda v: (v.label, v.key))
     labels = [v.label for v in views]

@@ -18,6 +18,9 @@ import importlib
 import importlib.metadata as md
 import os
 import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -217,3 +220,28 @@ def load_plugins(*, entry_points: bool = True) -> Plugins:
 def get_plugins() -> Plugins:
     """The process-wide plugin set, loaded on first use (never at import time)."""
     return load_plugins()
+
+
+# -- which report sections are in use ----------------------------------------------------------------------
+
+#: The sections of the run in progress (the plugin set it was built with): trackers and reports read them.
+_IN_USE: ContextVar[tuple[ReportSection, ...] | None] = ContextVar("faceedit_bench_sections", default=None)
+
+
+@contextmanager
+def using_sections(sections: Sequence[ReportSection]) -> Iterator[None]:
+    """Make ``sections`` the ones :func:`sections_in_use` gives while the block runs (a run's own plugin set)."""
+    token = _IN_USE.set(tuple(sections))
+    try:
+        yield
+    finally:
+        _IN_USE.reset(token)
+
+
+def sections_in_use(plugins: Plugins | None = None) -> tuple[ReportSection, ...]:
+    """The registered sections in registration order: ``plugins``' own; else those of the run in progress;
+    else those of the process's plugin set (:func:`get_plugins`, loaded on first use, never at import)."""
+    if plugins is not None:
+        return plugins.sections()
+    current = _IN_USE.get()
+    return current if current is not None else get_plugins().sections()

@@ -3,15 +3,24 @@
 Plugins register *factories* (see :mod:`faceedit_bench.plugin.registry`); a factory is called
 with the ``params`` mapping of the selected config entry as keyword arguments and
 returns an object satisfying one of these protocols.
+
+A component may also set *optional capabilities*: attributes the core reads with a default when they are
+absent (an editor's ``max_input_images``, a dataset's ``measures_identity`` ...). They are declared here,
+beside the protocol they belong to (:data:`EDITOR_CAPABILITIES`, :data:`DATASET_CAPABILITIES`), not as
+protocol members: ``isinstance`` against a runtime-checkable protocol requires every member, and an editor
+that omits an optional one is still an editor. The core reads them only through :func:`capability`, which
+also refuses a value of the wrong kind; the contract mixins check them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.limits import CallLimits
 from faceedit_bench.records import (
     DetectedFace,
@@ -32,7 +41,7 @@ class Editor(Protocol):
     ``describe()`` returns the exact model version and every parameter that can change
     the output; it is hashed into the identity of each edit, so a changed parameter
     never reuses an old image. Refusals and provider errors are returned as outcomes,
-    not raised; an exception is recorded as ``failed``.
+    not raised; an exception is recorded as ``failed``. Optional: :data:`EDITOR_CAPABILITIES`.
     """
 
     def describe(self) -> Mapping[str, Any]: ...
@@ -50,7 +59,7 @@ class AsyncEditor(Protocol):
     raises :class:`~faceedit_bench.execution.call_errors.RetryableError` for transient failures; the
     engine retries, rate-limits, times out and counts. ``limits`` says how calls may be
     made; ``prices`` maps usage keys (see :mod:`faceedit_bench.execution.cost`) to USD per unit, or is
-    empty when the editor costs nothing per call.
+    empty when the editor costs nothing per call. Optional: :data:`EDITOR_CAPABILITIES`.
     """
 
     limits: CallLimits
@@ -115,7 +124,8 @@ class Dataset(Protocol):
     ``faceedit-bench data check <name> <root>`` calls instead of its default (construct the dataset and
     read every face): the lines to print about what was found; a problem raises ``DatasetError``
     saying what is missing or misnamed. Give one where reading every face is slow or has side
-    effects (copying images, selecting portraits). It must write nothing."""
+    effects (copying images, selecting portraits). It must write nothing. Optional attributes:
+    :data:`DATASET_CAPABILITIES`."""
 
     def describe(self) -> Mapping[str, Any]: ...
 
@@ -140,3 +150,65 @@ class Tracker(Protocol):
     ``faceedit_run_error``) like any other plugin."""
 
     def describe(self) -> Mapping[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Capability:
+    """An optional attribute of a component: its name, the value the core uses when it is absent, what it
+    means, and what a valid value is (``valid(value)`` is true; ``expected`` says so to a person)."""
+
+    name: str
+    default: Any
+    about: str
+    expected: str
+    valid: Callable[[Any], bool]
+    #: The component's own attribute used when this one is absent (``partners`` falls back to ``faces``).
+    fallback: str | None = None
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _fss(value: Any) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1)
+
+
+#: What an editor (:class:`Editor` or :class:`AsyncEditor`) may declare.
+EDITOR_CAPABILITIES = (
+    Capability("max_input_images", 1, "how many input images one edit takes in all, the image being edited "
+               "included; a step with further inputs is sent at most this many", "an int >= 1", _count),
+    Capability("prices", None, "USD per usage unit (keys of faceedit_bench.api.USAGE_KEYS, and 'as_of'); "
+               "absent: the editor makes no provider calls and costs nothing; an AsyncEditor must set it "
+               "(empty when free)", "a mapping or None", lambda v: v is None or isinstance(v, Mapping)),
+)
+#: What a dataset may declare.
+DATASET_CAPABILITIES = (
+    Capability("measures_identity", True, "false for a dataset of images that are not faces (e.g. a "
+               "question-answering benchmark): no FSS is computed and no embedder is needed", "a bool",
+               lambda v: isinstance(v, bool)),
+    Capability("min_base_fss", None, "the engine excludes base images whose FSS to their references is not "
+               "above it", "a number in [0, 1] or None", _fss),
+    Capability("single_face_only", False, "the engine excludes base images in which other than one face is "
+               "detected", "a bool", lambda v: isinstance(v, bool)),
+    Capability("partners", None, "a method yielding the faces a step's further 'dataset' input may use, so a "
+               "dataset can yield only some faces as base images and still offer all as partners; default: "
+               "faces", "a method", callable, fallback="faces"),
+)
+CAPABILITIES: Mapping[str, tuple[Capability, ...]] = {"editor": EDITOR_CAPABILITIES,
+                                                       "dataset": DATASET_CAPABILITIES}
+
+
+def capability(component: Any, kind: str, name: str) -> Any:
+    """The component's ``name`` capability, or its declared default; a value of the wrong kind is a
+    :class:`ConfigError` naming the component's class and what is expected (raised when the run starts)."""
+    declared = next((c for c in CAPABILITIES[kind] if c.name == name), None)
+    if declared is None:
+        raise KeyError(f"{name!r} is no declared {kind} capability")
+    if not hasattr(component, name):
+        return getattr(component, declared.fallback) if declared.fallback else declared.default
+    value = getattr(component, name)
+    if not declared.valid(value):
+        raise ConfigError(f"{kind} {type(component).__name__}: {name}={value!r} must be {declared.expected} "
+                          f"({declared.about})")
+    return value

@@ -27,16 +27,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from faceedit_bench.plugin.manager import Plugins
     from faceedit_bench.records import SessionResult
 
 #: A section's name: its key in report.json, in ``analysis.<name>`` and in a submission record.
@@ -246,32 +243,3 @@ def collector_files(collector: Any, output_dir: Path) -> list[Path]:
     """The tables a collector writes into the run folder (none unless it defines ``files``)."""
     files = getattr(collector, "files", None)
     return list(files(output_dir)) if callable(files) else []
-
-
-# -- which sections are in use ---------------------------------------------------------------------------
-
-#: The sections of the run in progress (the plugin set it was built with): trackers and reports read them.
-_IN_USE: ContextVar[tuple[ReportSection, ...] | None] = ContextVar("faceedit_bench_sections", default=None)
-
-
-@contextmanager
-def using_sections(sections: Sequence[ReportSection]) -> Iterator[None]:
-    """Make ``sections`` the ones :func:`sections_in_use` gives while the block runs (a run's own plugin set)."""
-    token = _IN_USE.set(tuple(sections))
-    try:
-        yield
-    finally:
-        _IN_USE.reset(token)
-
-
-def sections_in_use(plugins: Plugins | None = None) -> tuple[ReportSection, ...]:
-    """The registered sections in registration order: ``plugins``' own; else those of the run in progress;
-    else those of the process's plugin set (:func:`~faceedit_bench.plugin.manager.get_plugins`)."""
-    if plugins is not None:
-        return plugins.sections()
-    current = _IN_USE.get()
-    if current is not None:
-        return current
-    from faceedit_bench.plugin.manager import get_plugins  # loading plugins on first use, never at import
-
-    return get_plugins().sections()

@@ -13,7 +13,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from faceedit_bench.plugin.sections import ReportSection, sections_in_use
+from faceedit_bench.plugin.manager import sections_in_use
+from faceedit_bench.plugin.sections import ReportSection
 from faceedit_bench.report.measures import declared_bounds, label_of, report_measures
 
 DIRECTION = {True: "higher is better", False: "lower is better"}

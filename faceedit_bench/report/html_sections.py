@@ -12,7 +12,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from faceedit_bench.plugin.sections import ReportSection, sections_in_use
+from faceedit_bench.plugin.manager import sections_in_use
+from faceedit_bench.plugin.sections import ReportSection
 from faceedit_bench.report.templates import package_environment
 
 

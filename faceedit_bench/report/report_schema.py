@@ -15,7 +15,8 @@ from importlib import resources
 from typing import Any
 
 from faceedit_bench.errors import FaceEditBenchError
-from faceedit_bench.plugin.sections import ReportSection, sections_in_use
+from faceedit_bench.plugin.manager import sections_in_use
+from faceedit_bench.plugin.sections import ReportSection
 
 
 @functools.cache

@@ -234,12 +234,16 @@ def _command(args: argparse.Namespace) -> int:
     check_out(args.out)  # before reading every run
     if args.plot is not None and args.plot.suffix.lower() != ".html":
         raise ResultsError(f"--plot {args.plot}: give an .html file, e.g. --plot results.html")
+    if args.plot is not None and not args.paths:
+        raise ResultsError("--plot draws from the sessions table, which MLflow runs do not keep: pass the "
+                           "workspaces or run folders")
     gathered = gather(args.paths, which=args.table, tracking_uri=args.tracking_uri, experiments=args.experiment)
     write_table(gathered.table, args.out)
     if args.plot:  # a cross-run plot, from the sessions table (faceedit_bench.report.results_plot)
         from faceedit_bench.report.results_plot import write_plot
 
-        write_plot(args, gathered if args.table == "sessions" else None)
+        sessions = gathered if args.table == "sessions" else gather(args.paths, which="sessions")
+        write_plot(args, sessions)
     editors = sorted({str(v) for v in gathered.table.column("editor").to_pylist()})
     print(f"{gathered.table.num_rows} {args.table} rows from {len(gathered.runs)} run(s) "
           f"(editors: {', '.join(editors)})" + (f"; wrote {args.out}" if args.out else ""), file=sys.stderr)

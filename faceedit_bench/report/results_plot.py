@@ -131,18 +131,11 @@ CAPTION = ("Each row is an editor (with what else differs between its runs); eac
            "Metrics with a declared range are drawn on all of it, others on an axis through 0.")
 
 
-def write_plot(args: Any, gathered: Any = None) -> None:
-    """``--plot``: the page of the sessions table of ``args.paths`` (gathered again when the command wrote
-    the steps table)."""
+def write_plot(args: Any, gathered: Any) -> None:
+    """``--plot``: the page of ``gathered``, the runs' sessions table."""
     import sys
 
-    from faceedit_bench.report.results import gather
     from faceedit_bench.storage.atomic import write_text
 
-    if gathered is None:
-        if not args.paths:
-            raise PlotError("--plot draws from the sessions table, which MLflow runs do not keep: pass the "
-                            "workspaces or run folders")
-        gathered = gather(args.paths, which="sessions")
     write_text(args.plot, plot_page(gathered.table, gathered.runs, args.metric))
     print(f"wrote {args.plot}", file=sys.stderr)

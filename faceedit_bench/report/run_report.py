@@ -10,8 +10,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from faceedit_bench import __version__
+from faceedit_bench.plugin.manager import sections_in_use
 from faceedit_bench.plugin.payloads import RunInfo
-from faceedit_bench.plugin.sections import ReportSection, sections_in_use
+from faceedit_bench.plugin.sections import ReportSection
 from faceedit_bench.records import TestSet
 from faceedit_bench.report.calls_view import calls_metrics
 from faceedit_bench.report.conditions_view import condition_metrics

@@ -10,7 +10,8 @@ from typing import Any
 
 from rich.text import Text
 
-from faceedit_bench.plugin.sections import ReportSection, sections_in_use
+from faceedit_bench.plugin.manager import sections_in_use
+from faceedit_bench.plugin.sections import ReportSection
 from faceedit_bench.records import version_text
 from faceedit_bench.report.console import console_width, render
 from faceedit_bench.report.measures import fss_measured

@@ -14,6 +14,7 @@ from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.secrets import redact
 from faceedit_bench.plugin.manager import Plugins
 from faceedit_bench.plugin.payloads import ComponentInfo
+from faceedit_bench.plugin.protocols import CAPABILITIES, capability
 from faceedit_bench.plugin.registry import ANY_PARAMS, KINDS, Registration
 from faceedit_bench.records import TestSet
 
@@ -28,6 +29,8 @@ def create_component(plugins: Plugins, group: str, conf: ComponentConf, *,
     where = where or f"{group}.params"
     check_params(group, conf, factory, registration=registration, where=where)
     obj = _construct(group, conf, factory, where)
+    for declared in CAPABILITIES.get(group, ()):  # a wrong optional capability, refused before any work
+        capability(obj, group, declared.name)
     description = dict(obj.describe()) if hasattr(obj, "describe") else {}
     if isinstance(obj, TestSet):
         description = {"name": obj.name, "version": obj.version, "content_hash": obj.content_hash}

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from faceedit_bench.analysis.aggregate import Aggregator
-from faceedit_bench.analysis.conditions import ConditionResults
+from faceedit_bench.analysis.condition_results import ConditionResults
 from faceedit_bench.config import ComponentConf
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.plugin.manager import Plugins

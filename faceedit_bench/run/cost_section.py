@@ -7,13 +7,14 @@ from typing import Any
 
 from faceedit_bench.analysis.aggregate import Aggregator
 from faceedit_bench.execution.calls import Executors
+from faceedit_bench.plugin.protocols import capability
 from faceedit_bench.run.engine import EngineStats
 
 
 def cost_section(exp: Any, aggregator: Aggregator, judge_scorer: Any, executors: Executors,
                   stats: EngineStats) -> dict[str, Any]:
     """Estimated USD from recorded usage and each component's price table."""
-    prices = {kind: dict(getattr(exp.components[kind], "prices", None) or {})
+    prices = {kind: dict(_prices(exp.components[kind], kind) or {})
               for kind in ("editor", "judge") if kind in exp.components}
     by_component = {"editor": aggregator.edit_cost_usd if prices.get("editor") else None}
     if judge_scorer is not None:
@@ -36,6 +37,11 @@ def cost_section(exp: Any, aggregator: Aggregator, judge_scorer: Any, executors:
         "stopped_by_budget": stats.stopped is not None,
         "free": [kind for kind in ("editor", "judge") if kind in exp.components and _free(exp.components[kind])],
     }
+
+
+def _prices(component: Any, kind: str) -> Any:
+    """An editor's optional price table, as declared; a judge's own (a panel lists its members')."""
+    return capability(component, "editor", "prices") if kind == "editor" else getattr(component, "prices", None)
 
 
 def _free(component: Any) -> bool:

@@ -25,7 +25,7 @@ from faceedit_bench.execution.calls import CallTiming, Executors
 from faceedit_bench.execution.secrets import redact
 from faceedit_bench.keys import edit_key, step_seed
 from faceedit_bench.plugin.payloads import RunInfo, StepRecord
-from faceedit_bench.plugin.protocols import AsyncEditor
+from faceedit_bench.plugin.protocols import AsyncEditor, capability
 from faceedit_bench.records import AdmittedFace, EditRequest, EditResult, Face, Outcome, Session, Step, StepState
 from faceedit_bench.run.conditions import ConditionPrompts, prompt_for
 from faceedit_bench.run.inputs import InputResolver
@@ -64,7 +64,7 @@ class EditStage:
     def __post_init__(self) -> None:
         self.is_async = isinstance(self.editor, AsyncEditor)
         # Editors say how many input images they take (I_{k-1} included); most take one.
-        self.max_images = int(getattr(self.editor, "max_input_images", 1))
+        self.max_images = capability(self.editor, "editor", "max_input_images")
         self._busy = BusyClock()
         self._editor_thread: ThreadPoolExecutor | None = None
 
@@ -148,7 +148,7 @@ class EditStage:
         output_hash = await asyncio.to_thread(self._stored_output, result)
         duration = time.perf_counter() - started
         self.new_calls += 1
-        usage = self.executors.budget.charge(result.usage, getattr(self.editor, "prices", None))
+        usage = self.executors.budget.charge(result.usage, capability(self.editor, "editor", "prices"))
         peak = usage.get("peak_gpu_mem_bytes")
         if isinstance(peak, int):
             self.peak_gpu_mem_bytes = max(peak, self.peak_gpu_mem_bytes or 0)

@@ -23,9 +23,10 @@ from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.budget import Budget
 from faceedit_bench.execution.calls import Executors
 from faceedit_bench.keys import fingerprint, portable, run_key
-from faceedit_bench.plugin.manager import Plugins
+from faceedit_bench.plugin.manager import Plugins, using_sections
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo
-from faceedit_bench.plugin.sections import collector_files, using_sections
+from faceedit_bench.plugin.protocols import capability
+from faceedit_bench.plugin.sections import collector_files
 from faceedit_bench.records import Outcome, TestSet
 from faceedit_bench.report.artifacts import ArtifactWriter, write_artifacts
 from faceedit_bench.report.run_report import build_report
@@ -238,13 +239,13 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
                                  judged=judge_scorer is not None)
             progress = stack.enter_context(open_progress(stages, enabled=conf.run.progress, title=info.run_name,
                                                          interval_s=conf.run.progress_interval_s))
-            identity = bool(getattr(dataset, "measures_identity", True))  # False: not faces (e.g. a benchmark of scenes)
+            identity = capability(dataset, "dataset", "measures_identity")  # False: not faces
             admission = Admission(store, embeddings, c["embedder"].similarity,
-                                  min_base_fss=getattr(dataset, "min_base_fss", None),
-                                  single_face_only=bool(getattr(dataset, "single_face_only", False)),
+                                  min_base_fss=capability(dataset, "dataset", "min_base_fss"),
+                                  single_face_only=capability(dataset, "dataset", "single_face_only"),
                                   identity=identity)
             edit = EditStage(info, c["editor"], editor_fp, store, ledger, conf.run.seed, retry, executors, pm.hook,
-                             progress, inputs=InputResolver(store, getattr(dataset, "partners", dataset.faces), conf.run.seed),
+                             progress, inputs=InputResolver(store, capability(dataset, "dataset", "partners"), conf.run.seed),
                              prompts=plan.prompts)
             score = ScoreStage(embeddings, c["embedder"].similarity, judge_scorer, ledger=ledger, store=store,
                                human_labels=conf.analysis.human_labels, seed=conf.run.seed, identity=identity)

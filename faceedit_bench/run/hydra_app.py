@@ -14,18 +14,11 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 
 from faceedit_bench.builtin.datasets._common import COMMON_PARAMS, FACE_PARAMS
-from faceedit_bench.config import GROUP_KINDS, ComponentConf
+from faceedit_bench.config import GROUP_KINDS, ComponentConf, conf_dir
 from faceedit_bench.errors import UnknownComponentError
 from faceedit_bench.plugin.manager import Plugins, get_plugins
 from faceedit_bench.plugin.registry import suggest
 from faceedit_bench.run.section_settings import experiment_base
-
-
-def conf_dir() -> Path:
-    """``conf/`` inside an installed wheel, or the checkout's top-level ``conf/``."""
-    package = Path(__file__).resolve().parents[1]
-    packaged = package / "conf"
-    return packaged if packaged.is_dir() else package.parent / "conf"
 
 
 def _yaml_options(searchpath: list[str], group: str) -> set[str]:
@@ -122,9 +115,9 @@ def main() -> None:
     sys.argv[1:] = checked.argv
 
     def task(cfg: Any) -> None:
+        from faceedit_bench.plugin.payloads import run_title
         from faceedit_bench.report.summary import format_summary
         from faceedit_bench.run.experiment import run_experiment
-        from faceedit_bench.run.labels import run_title
         from faceedit_bench.run.multirun import current_job, job_log, record_job
         from faceedit_bench.run.signals import stopped_by
 

@@ -142,7 +142,7 @@ def _jobs(overrides: list[str], *, multirun: bool) -> list[list[str]]:
 def _compose_all(jobs: list[list[str]]) -> list[DictConfig] | None:
     from hydra import compose, initialize_config_dir
 
-    from faceedit_bench.run.hydra_app import conf_dir
+    from faceedit_bench.config import conf_dir
 
     configs = []
     try:

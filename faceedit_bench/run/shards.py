@@ -20,10 +20,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.config import RunConf, parse_shard
+from faceedit_bench.config import RunConf
 from faceedit_bench.keys import fingerprint, shard_of
 from faceedit_bench.plugin.payloads import RunInfo
 from faceedit_bench.records import Face
+from faceedit_bench.setting_checks import parse_shard
 from faceedit_bench.storage.atomic import write_text
 from faceedit_bench.storage.ledger import Ledger
 from faceedit_bench.storage.shard_ledgers import ShardLedger

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from faceedit_bench.compare.comparison import compare_runs
+from faceedit_bench.compare.render import format_compare
 from faceedit_bench.leaderboard.build import build_leaderboard
 from faceedit_bench.leaderboard.submit import submit
-from faceedit_bench.report.compare import compare_runs
-from faceedit_bench.report.compare_render import format_compare
 from tests.browser.support import severe_errors as _severe
 from tests.browser.support import visible_view as _visible
 from tests.test_compare import _run, _with_means

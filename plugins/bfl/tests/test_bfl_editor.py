@@ -28,7 +28,7 @@ from faceedit_bench.api import (
     cost_usd,
     gradient_image,
 )
-from faceedit_bench.execution.calls import Executor
+from faceedit_bench.testing import Executor
 from tests.fakes.answers import fake_edit
 from tests.fakes.bfl import DEFAULT_KEY, FLEX_FIELDS, FLUX2_FIELDS, KONTEXT_FIELDS, BFLFakeServer, bfl_server
 

@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from faceedit_bench.api import ConfigError, EditRequest, MissingSecretError, Outcome, RetryableError, gradient_image
+from faceedit_bench.api import (
+    ConfigError,
+    EditorContract,
+    EditRequest,
+    MissingSecretError,
+    Outcome,
+    RetryableError,
+    gradient_image,
+)
 from tests.fakes.answers import fake_edit
 
 PLANTED = "ark-PLANTED-key-4f9e2a"
@@ -21,6 +29,18 @@ def request(seed: int = 7, k: int = 1) -> EditRequest:
 
 def edit(editor, req: EditRequest | None = None):
     return asyncio.run(editor.aedit(req or request()))
+
+
+class TestSeedEditContract(EditorContract):
+    @pytest.fixture
+    def editor(self, make_seededit):
+        return make_seededit()
+
+
+class TestSeedreamContract(EditorContract):
+    @pytest.fixture
+    def editor(self, make_seedream):
+        return make_seedream()
 
 
 def test_seededit_sends_the_documented_fields_and_returns_the_image(make_seededit, server):

@@ -11,9 +11,7 @@ from typing import Any
 import pytest
 from faceedit_bench_diffusers import editors, loading
 
-from faceedit_bench.api import ModelSource, locate_model
-from faceedit_bench.errors import ModelNotFoundError
-from faceedit_bench.records import EditRequest, Outcome
+from faceedit_bench.api import EditRequest, ModelNotFoundError, ModelSource, Outcome, locate_model
 from faceedit_bench.testing import gradient_image
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"

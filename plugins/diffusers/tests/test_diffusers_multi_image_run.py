@@ -14,16 +14,11 @@ pytestmark = pytest.mark.slow
 
 
 def _run(tmp_path: Path, editor: str, model: Path, *extra: str) -> dict:
-    from hydra import compose, initialize_config_dir
-
-    from faceedit_bench.plugin.manager import load_plugins
-    from faceedit_bench.run.experiment import build_experiment, run_experiment
-    from faceedit_bench.run.hydra_app import conf_dir, register_configs
+    from faceedit_bench.testing import compose_config, load_plugins, run_config
     from tests import fake_plugin  # the synthetic dataset and the pixel embedder
 
     plugins = load_plugins()
     plugins.add(fake_plugin, name="fake", distribution="faceedit-bench-tests")
-    register_configs(plugins)
     testset = tmp_path / "pairs.json"
     testset.write_text(json.dumps({"format": 2, "name": "pairs", "version": "1", "sessions": [{
         "session_id": "W-01", "steps": [{
@@ -34,9 +29,7 @@ def _run(tmp_path: Path, editor: str, model: Path, *extra: str) -> dict:
                  "testset=file", f"testset.params.path={testset}", "analysis.n_resamples=99", "run.max_faces=2",
                  f"editor={editor}", f"editor.params.model={model}", "editor.params.steps=2",
                  "editor.params.resolution=64", "editor.params.dtype=float32", "editor.params.device=cpu", *extra]
-    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=overrides)
-    return run_experiment(build_experiment(cfg, plugins), plugins)
+    return run_config(compose_config(plugins, overrides), plugins)
 
 
 def test_flux2_edits_a_step_with_two_input_images(tmp_path: Path, tiny_model: Callable[[str], Path]) -> None:

@@ -31,7 +31,7 @@ class TestDiffusersDistribution(PluginDistributionContract):
             assert f"{self.module}/conf/editor/{editor}.yaml" in names
 
     def test_discovered_through_its_entry_point(self, wheel: Path, tmp_path: Path, monkeypatch) -> None:
-        from faceedit_bench.plugin.manager import load_plugins
+        from faceedit_bench.testing import load_plugins
 
         super().test_discovered_through_its_entry_point(wheel, tmp_path, monkeypatch)
         plugins = load_plugins()

@@ -22,9 +22,8 @@ import pytest
 from faceedit_bench_dlib.embedder import PREDICTOR_FILE, RECOGNITION_FILE, SIMILARITY, DlibEmbedder
 from PIL import Image
 
-from faceedit_bench.errors import ConfigError, ModelNotFoundError
-from faceedit_bench.records import FaceEmbedding, Outcome
-from faceedit_bench.testing import EmbedderContract
+from faceedit_bench.api import ConfigError, FaceEmbedding, ModelNotFoundError, Outcome
+from faceedit_bench.testing import EmbedderContract, FaceDetectorContract
 
 # -- real faces ------------------------------------------------------------------------
 
@@ -293,6 +292,16 @@ def test_importing_the_plugin_loads_no_heavy_module():
 
 
 class TestDlibEmbedderContract(EmbedderContract):
+    @pytest.fixture
+    def face_rgb(self, tom: np.ndarray) -> np.ndarray:
+        return tom
+
+
+class TestDlibDetectorContract(FaceDetectorContract):
+    @pytest.fixture
+    def detector(self, embedder):
+        return embedder
+
     @pytest.fixture
     def face_rgb(self, tom: np.ndarray) -> np.ndarray:
         return tom

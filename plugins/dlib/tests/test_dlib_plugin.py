@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from faceedit_bench.plugin.protocols import FaceEmbedder
-from faceedit_bench.plugin.registry import Register, Registry
-from faceedit_bench.testing import PluginDistributionContract
+from faceedit_bench.api import FaceEmbedder, Register
+from faceedit_bench.testing import PluginDistributionContract, Registry
 
 
 class TestDlibDistribution(PluginDistributionContract):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from faceedit_bench.records import EditRequest
+from faceedit_bench.api import EditRequest
 from faceedit_bench.testing import gradient_image
 
 KEY = "test-gemini-key-0123456789"

@@ -14,7 +14,7 @@ from gemini_helpers import KEY
 from google import genai
 from google.genai import errors, types
 
-from faceedit_bench.execution.call_errors import RetryableError
+from faceedit_bench.api import RetryableError
 from tests.fakes.gemini import GeminiServer, google_error
 
 

@@ -12,9 +12,8 @@ import pytest
 from faceedit_bench_gemini.editor import NanoBananaEditor
 from faceedit_bench_gemini.judge import GeminiJudge
 
-from faceedit_bench.plugin.manager import load_plugins
-from faceedit_bench.plugin.registry import Register, Registry
-from faceedit_bench.testing import EditorContract, PluginDistributionContract
+from faceedit_bench.api import Register
+from faceedit_bench.testing import EditorContract, PluginDistributionContract, Registry, compose_config, load_plugins
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,17 +65,11 @@ def test_registers_both_components_lazily():
 
 
 def test_hydra_composes_and_builds_both_components(api_key, fake):
-    from hydra import compose, initialize_config_dir
-
-    from faceedit_bench.run.hydra_app import conf_dir, register_configs
-
     plugins = load_plugins()
-    register_configs(plugins)
-    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=[
-            "editor=nano_banana", "judge=gemini", "editor.params.model=gemini-3-pro-image-preview",
-            f"editor.params.base_url={fake.url}", "judge.params.limits.requests_per_minute=60",
-        ])
+    cfg = compose_config(plugins, [
+        "editor=nano_banana", "judge=gemini", "editor.params.model=gemini-3-pro-image-preview",
+        f"editor.params.base_url={fake.url}", "judge.params.limits.requests_per_minute=60",
+    ])
     from omegaconf import OmegaConf
 
     params = OmegaConf.to_container(cfg, resolve=True)

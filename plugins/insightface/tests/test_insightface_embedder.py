@@ -27,9 +27,8 @@ from faceedit_bench_insightface.embedder import (
 from fake_buffalo_l import ARCFACE_TEMPLATE, FakeFace, fake_recognizer, make_pack
 from PIL import Image
 
-from faceedit_bench.errors import ConfigError, ModelNotFoundError
-from faceedit_bench.records import FaceEmbedding, Outcome
-from faceedit_bench.testing import EmbedderContract
+from faceedit_bench.api import ConfigError, FaceEmbedding, ModelNotFoundError, Outcome
+from faceedit_bench.testing import EmbedderContract, FaceDetectorContract
 
 
 def _image(name: str) -> np.ndarray:
@@ -273,6 +272,16 @@ def test_importing_the_plugin_loads_no_heavy_module(pack):
 
 
 class TestInsightFaceEmbedderContract(EmbedderContract):
+    @pytest.fixture
+    def face_rgb(self, colour_face: np.ndarray) -> np.ndarray:
+        return colour_face
+
+
+class TestInsightFaceDetectorContract(FaceDetectorContract):
+    @pytest.fixture
+    def detector(self, embedder):
+        return embedder
+
     @pytest.fixture
     def face_rgb(self, colour_face: np.ndarray) -> np.ndarray:
         return colour_face

@@ -7,9 +7,8 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from faceedit_bench.plugin.protocols import FaceEmbedder
-from faceedit_bench.plugin.registry import Register, Registry
-from faceedit_bench.testing import PluginDistributionContract
+from faceedit_bench.api import FaceEmbedder, Register
+from faceedit_bench.testing import PluginDistributionContract, Registry
 
 
 class TestInsightFaceDistribution(PluginDistributionContract):

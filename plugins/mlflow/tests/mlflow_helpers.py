@@ -8,17 +8,12 @@ from typing import Any
 
 import pluggy
 
-import faceedit_bench.plugin.hookspecs
-from faceedit_bench.plugin.payloads import RunInfo, StepRecord
+from faceedit_bench.api import RunInfo, StepRecord
+from faceedit_bench.testing import hook_manager
 
 
 def make_pm(*plugins: object) -> pluggy.PluginManager:
-    pm = pluggy.PluginManager("faceedit_bench")
-    pm.add_hookspecs(faceedit_bench.plugin.hookspecs)
-    for plugin in plugins:
-        pm.register(plugin)
-    pm.check_pending()  # every hookimpl matches a spec
-    return pm
+    return hook_manager(*plugins)  # every hookimpl matches a spec
 
 
 def step(outcome: str, k: int = 1) -> StepRecord:

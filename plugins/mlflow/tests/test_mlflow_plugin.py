@@ -12,8 +12,8 @@ from faceedit_bench_mlflow.tracker import MlflowTracker
 from mlflow_helpers import make_pm
 
 import faceedit_bench
-from faceedit_bench.plugin.registry import Register, Registry
-from faceedit_bench.testing import PluginDistributionContract
+from faceedit_bench.api import Register
+from faceedit_bench.testing import PluginDistributionContract, Registry
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]
 CORE_ROOT = Path(faceedit_bench.__file__).resolve().parents[1]

@@ -48,7 +48,7 @@ START_A_RUN = textwrap.dedent("""
     import sys
     from pathlib import Path
     from faceedit_bench_mlflow.tracker import MlflowTracker
-    from faceedit_bench.plugin.payloads import RunInfo
+    from faceedit_bench.api import RunInfo
 
     workspace, key = Path(sys.argv[1]), sys.argv[2]
     run = RunInfo(run_key=key, run_name=key, experiment_name="faceedit/store", components={}, config={},

@@ -17,8 +17,8 @@ from faceedit_bench_mlflow.tracker import MlflowTracker, MlflowTrackerError
 from mlflow import MlflowClient
 from mlflow_helpers import lifecycle, make_pm, only_run, step
 
-from faceedit_bench.api import Outcome
-from faceedit_bench.run.signals import RunStopped
+from faceedit_bench.api import Outcome, TrackerContract
+from faceedit_bench.testing import RunStopped
 
 
 def _artifact_paths(client: Any, run_id: str, path: str | None = None) -> set[str]:
@@ -330,7 +330,7 @@ def test_experiment_name_param_overrides_run(store_uri, make_run, client):
 
 def _full_run(make_run: Any, **config: Any) -> Any:
     """A run with every kind of component, a judge and limits, as the engine builds it."""
-    from faceedit_bench.plugin.payloads import ComponentInfo
+    from faceedit_bench.api import ComponentInfo
 
     run = make_run(run_name="nano_banana@pose/sample/dlib")
     components = {
@@ -421,3 +421,23 @@ def test_a_trajectory_never_overwrites_the_session_metric_of_the_same_name(track
     assert mlrun.data.metrics["sc"] == 61.0
     assert [m.value for m in client.get_metric_history(mlrun.info.run_id, "sc")] == [61.0]
     assert len(client.get_metric_history(mlrun.info.run_id, "sc_k")) == 4
+
+
+class TestMlflowTrackerContract(TrackerContract):
+    """The tracker passes the contract every tracker must, against the real sqlite store."""
+
+    @pytest.fixture
+    def run_info(self, make_run):
+        return make_run("contract-run")
+
+    @pytest.fixture
+    def run_report(self):
+        return {"metrics": {"fss_mean": 0.8}}  # what conftest's stand-in for metrics_for_tracking passes on
+
+    @pytest.fixture
+    def recorded(self, client, experiment):
+        def ended(run_key: str) -> bool:
+            exp = client.get_experiment_by_name(experiment)
+            runs = client.search_runs([exp.experiment_id], f"tags.`faceedit.run_key` = '{run_key}'") if exp else []
+            return len(runs) == 1 and runs[0].info.status in ("FINISHED", "FAILED")
+        return ended

@@ -13,14 +13,17 @@ import pytest
 from faceedit_bench_openai.editor import GptImageEditor
 from PIL import Image
 
-from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution.call_errors import RetryableError
-from faceedit_bench.execution.calls import Executor
-from faceedit_bench.execution.cost import cost_usd
-from faceedit_bench.execution.secrets import MissingSecretError
-from faceedit_bench.plugin.protocols import AsyncEditor
-from faceedit_bench.records import EditRequest, EditResult, Outcome
-from faceedit_bench.testing import EditorContract, gradient_image
+from faceedit_bench.api import (
+    AsyncEditor,
+    ConfigError,
+    EditRequest,
+    EditResult,
+    MissingSecretError,
+    Outcome,
+    RetryableError,
+    cost_usd,
+)
+from faceedit_bench.testing import EditorContract, Executor, gradient_image
 from tests.fakes.answers import fake_edit
 from tests.fakes.openai import DEFAULT_KEY, SAFETY_MESSAGE, OpenAIFakeServer, openai_error, openai_server
 

@@ -10,8 +10,7 @@ import openai
 import pytest
 from faceedit_bench_openai.failures import failure_outcome, retry_after_s
 
-from faceedit_bench.execution.call_errors import RetryableError
-from faceedit_bench.records import Outcome
+from faceedit_bench.api import Outcome, RetryableError
 from tests.fakes.openai import DEFAULT_KEY, OpenAIFakeServer, openai_error
 
 

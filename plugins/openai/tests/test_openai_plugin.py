@@ -14,7 +14,7 @@ import pytest
 import yaml
 from faceedit_bench_openai.judge import OpenAIJudge
 
-from faceedit_bench.records import JudgeRequest, Outcome
+from faceedit_bench.api import JudgeRequest, Outcome
 from faceedit_bench.testing import PluginDistributionContract, gradient_image
 from tests.fakes.openai import openai_server
 

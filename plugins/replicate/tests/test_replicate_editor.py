@@ -8,7 +8,15 @@ import asyncio
 
 import pytest
 
-from faceedit_bench.api import ConfigError, EditRequest, MissingSecretError, Outcome, RetryableError, gradient_image
+from faceedit_bench.api import (
+    ConfigError,
+    EditorContract,
+    EditRequest,
+    MissingSecretError,
+    Outcome,
+    RetryableError,
+    gradient_image,
+)
 from tests.fakes.answers import fake_edit
 from tests.fakes.replicate import BAGEL_VERSION as BAGEL
 from tests.fakes.replicate import KONTEXT_VERSION as KONTEXT
@@ -20,6 +28,12 @@ def request(seed: int = 7, session: str = "s1") -> EditRequest:
 
 def edit(editor, req: EditRequest | None = None):
     return asyncio.run(editor.aedit(req or request()))
+
+
+class TestReplicateContract(EditorContract):
+    @pytest.fixture
+    def editor(self, make_editor):
+        return make_editor()
 
 
 def test_a_prediction_answered_at_once_is_downloaded(make_editor, server):

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from faceedit_bench.plugin.manager import load_plugins
-from faceedit_bench.records import JudgeRequest, Outcome
-from faceedit_bench.testing import gradient_image
+from faceedit_bench.api import JudgeRequest, Outcome
+from faceedit_bench.testing import gradient_image, load_plugins
 
 torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]

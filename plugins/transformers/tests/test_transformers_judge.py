@@ -14,14 +14,8 @@ from typing import Any
 import pytest
 from faceedit_bench_transformers.judge import QwenVLJudge
 
-from faceedit_bench.errors import ModelNotFoundError
-from faceedit_bench.execution.calls import Executor
-from faceedit_bench.plugin.manager import load_plugins
-from faceedit_bench.plugin.protocols import Judge
-from faceedit_bench.records import JudgeRequest, Outcome
-from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE
-from faceedit_bench.scoring.judge.service import JudgeService
-from faceedit_bench.testing import JudgeContract, gradient_image
+from faceedit_bench.api import Judge, JudgeRequest, ModelNotFoundError, Outcome
+from faceedit_bench.testing import SC_TEMPLATE, Executor, JudgeContract, JudgeService, gradient_image, load_plugins
 
 VALID = '{"editing_success": 7, "overediting": 8, "reasoning": "hair is red, face kept"}'
 

@@ -8,10 +8,10 @@ from typing import Any
 
 from markupsafe import Markup
 
+from faceedit_bench.compare.across_testsets import ACROSS_LEGEND, PATTERNS_MISSING
+from faceedit_bench.compare.rows import row_notes
+from faceedit_bench.compare.text import compare_text, paired_line, skipped_notes
 from faceedit_bench.report import plots
-from faceedit_bench.report.compare_across_testsets import ACROSS_LEGEND, PATTERNS_MISSING
-from faceedit_bench.report.compare_rows import row_notes
-from faceedit_bench.report.compare_text import compare_text, paired_line, skipped_notes
 from faceedit_bench.report.compared_runs import CompareError
 from faceedit_bench.report.forest_svg import Forest, forest_svg
 from faceedit_bench.report.measures import bounds_of

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from faceedit_bench.analysis.across_testsets import across_testsets, pooled_patterns
+from faceedit_bench.compare.rows import best_columns, cell, direction_text
 from faceedit_bench.report.comparability import comparability_aspects, describe_aspect
-from faceedit_bench.report.compare_rows import best_columns, cell, direction_text
 from faceedit_bench.report.compared_runs import editor_label, run_limits
 from faceedit_bench.report.templates import fmt_num
 

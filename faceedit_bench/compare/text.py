@@ -15,8 +15,8 @@ from rich.padding import Padding
 from rich.text import Text
 
 from faceedit_bench.analysis.across_testsets import PATTERN_THRESHOLD
-from faceedit_bench.report.compare_across_testsets import ACROSS_LEGEND, PATTERNS_MISSING
-from faceedit_bench.report.compare_rows import row_notes
+from faceedit_bench.compare.across_testsets import ACROSS_LEGEND, PATTERNS_MISSING
+from faceedit_bench.compare.rows import row_notes
 from faceedit_bench.report.console import Column, console_width, fitted_tables, render
 from faceedit_bench.report.metric_names import display_name
 from faceedit_bench.report.metric_ranks import kendall_lines, rank_text

@@ -1,0 +1,52 @@
+"""Stand-ins and checks the contract mixins share: a per-seed test image, a pixel "embedder" for engine tests
+that need no face model, and the check that ``describe()`` is stable plain JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from faceedit_bench.records import FaceEmbedding, Outcome
+from faceedit_bench.storage.images import encode_png
+
+
+def gradient_image(seed: int, size: int = 64) -> bytes:
+    """A PNG that differs per seed (for stores, ledgers and fake editors)."""
+    rng = np.random.default_rng(seed)
+    base = rng.integers(0, 255, size=(8, 8, 3), dtype=np.uint8)
+    return encode_png(np.kron(base, np.ones((size // 8, size // 8, 1), dtype=np.uint8)))
+
+
+class PixelEmbedder:
+    """Embeds the whole image as an 8x8 grey thumbnail; a uniform image has 'no face'.
+    An image smaller than 8x8 gets a NaN vector: a stand-in for a broken embedder."""
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": "pixel", "version": "1", "similarity": "cosine of centred 8x8 thumbnails (test only)"}
+
+    def embed(self, rgb: np.ndarray) -> FaceEmbedding:
+        grey = rgb.astype(np.float32).mean(axis=2)
+        if grey.std() < 1.0:
+            return FaceEmbedding(Outcome.NO_FACE, reason="uniform image")
+        h, w = grey.shape
+        if h < 8 or w < 8:
+            thumb = np.full(64, np.nan, dtype=np.float32)
+        else:
+            thumb = grey[: h - h % 8, : w - w % 8].reshape(8, h // 8, 8, w // 8).mean(axis=(1, 3)).ravel()
+        thumb -= thumb.mean()
+        return FaceEmbedding(Outcome.OK, (thumb / (np.linalg.norm(thumb) or 1.0)).astype(np.float32), n_faces=1)
+
+    def similarity(self, a: np.ndarray, b: np.ndarray) -> float:
+        return float(np.dot(a, b))
+
+
+
+def json_description(component: Any) -> Mapping[str, Any]:
+    """``describe()``, checked to be plain JSON values and stable (it is hashed into keys)."""
+    description = component.describe()
+    assert json.loads(json.dumps(description)) == dict(description), "describe() must hold plain JSON values"
+    assert component.describe() == description, "describe() must not change between calls"
+    return description

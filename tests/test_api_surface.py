@@ -1,0 +1,55 @@
+"""The component API (``faceedit_bench.api``) stays light: importing it loads no heavy library and no module of
+the run, report, analysis or leaderboard layers, and every name it lists resolves (the lazy ones included)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import faceedit_bench.api as api
+
+#: Libraries a plugin that is only loaded (``faceedit-bench plugins``, a run's start) must not pay for.
+HEAVY = ("jinja2", "matplotlib", "pyarrow", "scipy", "pandas", "statsmodels", "hydra", "omegaconf", "rich",
+         "jsonschema", "yaml", "mlflow", "torch")
+#: Core packages above the component API's building blocks (records, plugin, execution, storage, scoring).
+PRIVATE_LAYERS = ("faceedit_bench.run", "faceedit_bench.report", "faceedit_bench.analysis",
+                  "faceedit_bench.leaderboard", "faceedit_bench.compare", "faceedit_bench.cli",
+                  "faceedit_bench.builtin", "faceedit_bench.testsets", "faceedit_bench.testing",
+                  "faceedit_bench.api.protocol")
+#: How many core modules ``import faceedit_bench.api`` may load (35 when this was written; 47 before).
+MODULE_BUDGET = 40
+
+
+def loaded_by(statement: str) -> list[str]:
+    """The modules a fresh interpreter holds after ``statement``."""
+    code = f"import json, sys\n{statement}\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    return json.loads(out.splitlines()[-1])
+
+
+def test_importing_the_component_api_loads_no_heavy_library_and_no_private_layer():
+    modules = loaded_by("import faceedit_bench.api")
+    heavy = [m for m in HEAVY if m in modules]
+    assert not heavy, f"import faceedit_bench.api loads {heavy}: import them where they are used, or lazily"
+    private = [m for m in modules if m.startswith(PRIVATE_LAYERS)]
+    assert not private, f"import faceedit_bench.api loads {private}: serve such names lazily (api._LAZY)"
+    core = [m for m in modules if m == "faceedit_bench" or m.startswith("faceedit_bench.")]
+    assert len(core) <= MODULE_BUDGET, f"import faceedit_bench.api loads {len(core)} core modules: {core}"
+
+
+def test_every_listed_name_resolves_and_the_lazy_ones_load_on_first_use():
+    missing = [name for name in api.__all__ if not hasattr(api, name)]
+    assert not missing
+    assert set(api._LAZY) <= set(api.__all__)
+    modules = loaded_by("from faceedit_bench.api import metrics_for_tracking")
+    assert "faceedit_bench.report.run_report" in modules
+
+
+def test_an_unknown_name_is_an_attribute_error():
+    try:
+        api.no_such_name  # noqa: B018
+    except AttributeError as exc:
+        assert "no_such_name" in str(exc)
+    else:
+        raise AssertionError("faceedit_bench.api.no_such_name resolved")
