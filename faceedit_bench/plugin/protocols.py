@@ -8,9 +8,7 @@ returns an object satisfying one of these protocols.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from faceedit_bench.execution.limits import CallLimits
 from faceedit_bench.records import (
@@ -23,6 +21,9 @@ from faceedit_bench.records import (
     JudgeRequest,
     TestSet,
 )
+
+if TYPE_CHECKING:  # only annotations: a command that loads plugins does not import numpy for them
+    import numpy as np
 
 
 @runtime_checkable
