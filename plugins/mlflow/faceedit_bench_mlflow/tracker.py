@@ -87,7 +87,7 @@ class MlflowTracker:
         artifact_location: str | None = None,
         experiment_name: str | None = None,
         log_contact_sheets: bool = True,
-        start_after_s: float = 3.0,
+        start_after_s: float = 10.0,
     ) -> None:
         # MLFLOW_TRACKING_URI is the only environment variable this tracker reads.
         self.tracking_uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or None
