@@ -188,7 +188,9 @@ Experiments run through Hydra:
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with ``argv``, only the plugin command it invokes is loaded (the others are
+    listed by name)."""
     parser = argparse.ArgumentParser(prog="faceedit-bench", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -253,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     from faceedit_bench.leaderboard.cli import add_parsers
 
     add_parsers(sub)  # submit, verify, leaderboard build
-    add_plugin_commands(sub)  # what plugins contribute (e.g. questions)
+    add_plugin_commands(sub, argv)  # what plugins contribute (questions, portraits, human, arena ...)
     for action in sub._choices_actions:  # `faceedit-bench <command> --help` says what the command does
         command = sub.choices[action.dest]
         if command.description is None:
@@ -261,18 +263,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def add_plugin_commands(sub: Any) -> None:
+def add_plugin_commands(sub: Any, argv: list[str] | None = None) -> None:
     """Every command registered with ``faceedit_register_commands``. One that cannot be added (its plugin
-    fails, two plugins claim its name, it takes a name faceedit-bench has) is left out with a warning."""
+    fails, two plugins claim its name, it takes a name faceedit-bench has) is left out with a warning.
+
+    Only the command ``argv`` invokes is loaded (its module may import a statistics stack that takes
+    seconds); the others are listed by name and description. ``argv=None`` loads every one."""
     from faceedit_bench.plugin.manager import PluginLoadWarning, get_plugins
 
     table = get_plugins().registry["commands"]
+    invoked = next((a for a in argv if not a.startswith("-")), None) if argv is not None else None
     for name in table.entries:
         providers = [r.provider for r in table.entries[name]]
         try:
             if name in sub.choices:
                 raise FaceEditBenchError(f"faceedit-bench has a command {name!r} of its own")
-            table.get(name).load()(sub)  # a clash raises here, naming both plugins
+            registration = table.get(name)  # a clash raises here, naming both plugins
+            if argv is not None and name != invoked:
+                sub.add_parser(name, help=registration.description or f"(from {', '.join(providers)})")
+                continue
+            registration.load()(sub)
             if name not in sub.choices:
                 raise FaceEditBenchError(f"its add_parser added no command {name!r}")
         except Exception as exc:  # one plugin's broken command must not take the others down
@@ -281,7 +291,7 @@ def add_plugin_commands(sub: Any) -> None:
 
 
 def _subcommands() -> list[str]:
-    parser = build_parser()
+    parser = build_parser([])  # names only: no plugin command's module is loaded
     return sorted(next(a for a in parser._actions if a.dest == "command").choices)
 
 
@@ -295,9 +305,10 @@ def main(argv: list[str] | None = None) -> int:
         except FaceEditBenchError as exc:
             print(f"Error: {exc}", file=sys.stderr)
             return 2
-    args = build_parser().parse_args(argv)
+    parser = build_parser(argv)
+    args = parser.parse_args(argv)
     if getattr(args, "action", None) == "show" and not args.name:
-        build_parser().error("testset show needs a name, e.g. faceedit-bench testset show pose")
+        parser.error("testset show needs a name, e.g. faceedit-bench testset show pose")
     from faceedit_bench.run.signals import exit_code, stopped_by, stopping_on_signals
 
     try:

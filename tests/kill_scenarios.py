@@ -234,7 +234,9 @@ def store_made_in_place(folder: Path) -> Fresh:
         run = RunInfo(run_key="k1", run_name="scripted@hair", experiment_name="faceedit/hair", components={},
                       config={}, params={"editor.name": "scripted"}, tags={}, workspace=workspace,
                       output_dir=workspace / "runs" / "r")
-        MlflowTracker().faceedit_run_start(run=run)  # opens the store and starts the run in it
+        tracker = MlflowTracker()
+        tracker.faceedit_run_start(run=run)
+        tracker.opened(run)  # opens the store and starts the run in it (on the tracker's thread)
         client = MlflowClient(tracking_uri=f"sqlite:///{workspace / 'mlflow.db'}")
         runs = client.search_runs([e.experiment_id for e in client.search_experiments()])
         return {"mlflow_runs": [r.info.status for r in runs]}

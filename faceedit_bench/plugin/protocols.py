@@ -16,9 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.limits import CallLimits
@@ -32,6 +30,9 @@ from faceedit_bench.records import (
     JudgeRequest,
     TestSet,
 )
+
+if TYPE_CHECKING:  # only annotations: a command that loads plugins does not import numpy for them
+    import numpy as np
 
 
 @runtime_checkable

@@ -91,11 +91,18 @@ def check_overrides(argv: list[str], plugins: Plugins) -> None:
                 raise UnknownComponentError(group, value, options[group], suggest(value, options[group]))
 
 
+def build_experiment(cfg: Any, plugins: Plugins) -> Any:
+    """The experiment of a single run (imported here: ``--help`` and the other showing commands need none
+    of what running an experiment imports)."""
+    from faceedit_bench.run.experiment import build_experiment as build
+
+    return build(cfg, plugins)
+
+
 def main() -> None:
     import hydra
 
     from faceedit_bench.errors import FaceEditBenchError
-    from faceedit_bench.run.experiment import build_experiment
     from faceedit_bench.run.preflight import check_command
     from faceedit_bench.run.signals import exit_code, stopping_on_signals
 

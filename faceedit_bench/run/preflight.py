@@ -32,7 +32,6 @@ from faceedit_bench.config import GROUP_KINDS
 from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.plugin.manager import Plugins
 from faceedit_bench.run.required import check_no_missing
-from faceedit_bench.run.setting_keys import check_setting_keys
 from faceedit_bench.storage.workspace import check_writable_dir
 
 #: Sections whose keys a plain ``key=value`` may add when the config entry does not list them (the
@@ -91,6 +90,8 @@ def check_command(argv: list[str], plugins: Plugins, build: Any) -> Preflighted:
 
 def check_settings(cfg: Any, plugins: Plugins) -> None:
     """What can be checked of one job's config without building its components."""
+    from faceedit_bench.run.setting_keys import check_setting_keys  # reads the judges' settings: a run's import
+
     check_setting_keys(cfg, plugins)
     check_no_missing(cfg)
     try:

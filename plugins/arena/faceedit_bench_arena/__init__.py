@@ -6,9 +6,7 @@ from faceedit_bench.api import hookimpl
 
 @hookimpl
 def faceedit_register_commands(register):
-    from faceedit_bench_arena.command import add_parser
-
-    register("arena", add_parser, description="rank editors of stored runs by pairwise judge battles")
+    register("arena", "faceedit_bench_arena.command:add_parser", description="rank editors of stored runs by pairwise judge battles")
 
 
 @hookimpl

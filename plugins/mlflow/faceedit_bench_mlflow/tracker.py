@@ -24,11 +24,12 @@ import threading  # noqa: E402
 import time  # noqa: E402
 from collections import Counter  # noqa: E402
 from collections.abc import Mapping, Sequence  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, Any
 
 from faceedit_bench.api import (  # noqa: E402
+    FaceEditBenchError,
     component_identity,
     component_version,
     directory_lock,  # noqa: E402
@@ -45,6 +46,7 @@ from faceedit_bench_mlflow.experiments import (  # noqa: E402,F401 - the error i
     experiment_id,
     where,
 )
+from faceedit_bench_mlflow.opening import Opening  # noqa: E402
 from faceedit_bench_mlflow.store import prepare_store, quiet_store_logs, store_lock  # noqa: E402
 
 if TYPE_CHECKING:
@@ -69,12 +71,11 @@ CONTACT_SHEETS = "contact_sheet"
 
 @dataclass
 class _Active:
-    """A started MLflow run and the step outcomes counted so far."""
+    """An opened MLflow run."""
 
     client: MlflowClient
     run_id: str
     experiment_id: str
-    outcomes: Counter[str] = field(default_factory=Counter)
 
 
 class MlflowTracker:
@@ -86,6 +87,7 @@ class MlflowTracker:
         artifact_location: str | None = None,
         experiment_name: str | None = None,
         log_contact_sheets: bool = True,
+        start_after_s: float = 10.0,
     ) -> None:
         # MLFLOW_TRACKING_URI is the only environment variable this tracker reads.
         self.tracking_uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or None
@@ -93,7 +95,10 @@ class MlflowTracker:
         self.experiment_name = experiment_name
         self.log_contact_sheets = bool(log_contact_sheets)
         self._clients: dict[str, MlflowClient] = {}
-        self._active: dict[str, _Active] = {}
+        # Seconds after the run's start at which its MLflow run is opened if no step is done by then.
+        self.start_after_s = float(start_after_s)
+        self._opening: dict[str, Opening[_Active]] = {}
+        self._outcomes: dict[str, Counter[str]] = {}
         self._lock = threading.Lock()
         self._last_uri: str | None = None
 
@@ -105,9 +110,31 @@ class MlflowTracker:
 
     @hookimpl
     def faceedit_run_start(self, run: RunInfo) -> None:
+        """Open the run's MLflow run on a thread once the work is under way (:mod:`.opening`): the
+        first provider call does not wait for MLflow."""
+        with self._lock:
+            self._outcomes[run.run_key] = Counter()
+            self._opening[run.run_key] = Opening(lambda: self._open(run), self.start_after_s)
+
+    def opened(self, run: RunInfo) -> _Active:
+        """The run's opened MLflow run, waiting for it; raises the error that kept it from opening."""
+        return self._opening[run.run_key].result()
+
+    def _open(self, run: RunInfo) -> _Active:
         """Find the MLflow run tagged with ``run.run_key`` (resume it) or create one, then
-        log tags and params. Raises when the store cannot be used: better before any work."""
+        log tags and params. Raises :class:`MlflowTrackerError` when the store cannot be used."""
         uri = self._uri_for(run)
+        try:
+            return self._open_in(uri, run)
+        except FaceEditBenchError:
+            raise
+        except Exception as exc:
+            raise MlflowTrackerError(
+                f"MLflow tracking could not open the store {lim.redact_uri(uri)} ({lim.one_line(exc, 300)}). "
+                "The finished steps are kept: fix the store (or choose another with tracking.params.tracking_uri=..., "
+                "or run with tracking=none) and run the same command again to resume.") from exc
+
+    def _open_in(self, uri: str, run: RunInfo) -> _Active:
         # Processes starting at once on one store take turns: MLflow's schema migration of a new
         # store fails when two run it together, two finds-or-creates would give one run key two
         # runs, and two first loggings of the same params would race.
@@ -130,31 +157,38 @@ class MlflowTracker:
             params, policy_tags = _params(run.params, old_params)
             _log_batches(client, run_id, tags=list({**_tags(run), **policy_tags}.items()), params=params)
             _log_inputs(client, run_id, run)
-        with self._lock:
-            self._active[run.run_key] = _Active(client, run_id, experiment)
         # Every run, new or resumed, says where it is tracked: the id to open, the store to open it in.
         _say(f"MLflow: {'resuming' if found else 'new'} run {run_id} ({title}) in experiment "
              f"{client.get_experiment(experiment).name!r}; {where(client.tracking_uri, experiment)}")
+        return _Active(client, run_id, experiment)
 
     @hookimpl
     def faceedit_step_done(self, run: RunInfo, step: StepRecord) -> None:
-        """Count the outcome in memory; nothing goes to MLflow per step."""
-        active = self._active.get(run.run_key)
-        if active is not None:
-            with self._lock:
-                active.outcomes[str(step.outcome)] += 1
+        """Count the outcome in memory; nothing goes to MLflow per step. The first step done opens the
+        MLflow run; a store that could not be opened stops the run here."""
+        opening = self._opening.get(run.run_key)
+        if opening is None:
+            return
+        with self._lock:
+            self._outcomes[run.run_key][str(step.outcome)] += 1
+        opening.go()
+        failure = opening.failure()
+        if failure is not None:
+            raise failure
 
     @hookimpl
     def faceedit_run_end(self, run: RunInfo, report: dict[str, Any], artifacts: dict[str, str]) -> None:
         """Log metrics (one timestamp, batched) and artifacts, then mark the run FINISHED.
         On a failure the run is marked FAILED (KILLED when a signal stopped it) and the error propagates."""
         with self._lock:
-            active = self._active.pop(run.run_key, None)
-        if active is None:
+            opening = self._opening.pop(run.run_key, None)
+            outcomes = self._outcomes.pop(run.run_key, Counter())
+        if opening is None:
             log.warning("MLflow: run_end for run key %s that was never started; nothing logged", run.run_key)
             return
+        active = opening.result()  # a store that could not be opened fails the run here
         try:
-            metrics = _metrics(report, active.outcomes)
+            metrics = _metrics(report, outcomes)
             _log_batches(active.client, active.run_id, metrics=metrics, series=_series(report))
             cost = report.get("cost") or {}
             if cost.get("prices"):  # the price table the cost metrics were estimated with
@@ -177,9 +211,14 @@ class MlflowTracker:
         tag when a signal stopped it (Ctrl-C, SIGTERM): resumable work, not a failure. Never raises."""
         try:
             with self._lock:
-                active = self._active.pop(run.run_key, None)
-            if active is None:  # never started, or run_end already marked it
+                opening = self._opening.pop(run.run_key, None)
+                self._outcomes.pop(run.run_key, None)
+            if opening is None:  # never started, or run_end already marked it
                 log.debug("MLflow: no active run for run key %s to mark as ended", run.run_key)
+                return
+            try:
+                active = opening.result()  # the ended run is recorded as such, even if it ended before MLflow opened
+            except Exception:  # noqa: BLE001 - it never opened (its error is what ended the run): nothing to mark
                 return
             _mark_ended(active, error)
         except Exception:  # the hook contract: run_error must not raise

@@ -53,7 +53,9 @@ START_A_RUN = textwrap.dedent("""
     workspace, key = Path(sys.argv[1]), sys.argv[2]
     run = RunInfo(run_key=key, run_name=key, experiment_name="faceedit/store", components={}, config={},
                   params={}, tags={}, workspace=workspace, output_dir=workspace / "runs" / key)
-    MlflowTracker().faceedit_run_start(run=run)
+    tracker = MlflowTracker()
+    tracker.faceedit_run_start(run=run)
+    tracker.opened(run)
 """)
 
 

@@ -82,6 +82,7 @@ def test_rerun_of_same_key_reports_into_same_run(tracker, make_run, client, expe
     first = only_run(client, experiment)
 
     pm.hook.faceedit_run_start(run=run)
+    tracker.opened(run)
     resumed = only_run(client, experiment)
     assert resumed.info.run_id == first.info.run_id
     assert resumed.info.status == "RUNNING"
@@ -171,6 +172,7 @@ def test_step_done_makes_no_mlflow_call(tracker, make_run, monkeypatch):
     pm = make_pm(tracker)
     run = make_run()
     pm.hook.faceedit_run_start(run=run)
+    tracker.opened(run)
 
     def forbidden(*args, **kwargs):
         raise AssertionError("MLflow called from step_done")
@@ -179,7 +181,7 @@ def test_step_done_makes_no_mlflow_call(tracker, make_run, monkeypatch):
         monkeypatch.setattr(MlflowClient, name, forbidden)
     for k in range(200):
         pm.hook.faceedit_step_done(run=run, step=step("ok", k))
-    assert tracker._active[run.run_key].outcomes == {"ok": 200}
+    assert tracker._outcomes[run.run_key] == {"ok": 200}
 
 
 def test_run_error_marks_failed_and_rerun_clears_it(tracker, make_run, client, experiment):
@@ -202,6 +204,7 @@ def test_run_error_never_raises_even_if_mlflow_fails(tracker, make_run, client, 
     run = make_run("key-broken")
     pm.hook.faceedit_run_error(run=run, error=RuntimeError("before start"))  # nothing started: no raise
     pm.hook.faceedit_run_start(run=run)
+    tracker.opened(run)
 
     def broken(*args, **kwargs):
         raise ConnectionError("tracking store is down")
@@ -317,8 +320,41 @@ def test_experiments_are_runs_experiments_unless_the_user_chose_another_kind(tra
 
 def test_deleted_experiment_is_a_clear_error(tracker, make_run, client, experiment):
     client.delete_experiment(client.create_experiment(experiment))
+    run = make_run()
+    make_pm(tracker).hook.faceedit_run_start(run=run)
     with pytest.raises(MlflowTrackerError, match="mlflow experiments restore"):
-        make_pm(tracker).hook.faceedit_run_start(run=make_run())
+        tracker.opened(run)
+
+
+def test_run_start_leaves_mlflow_to_a_thread_that_waits_for_the_first_step(tracker, make_run, client, experiment):
+    pm = make_pm(tracker)
+    run = make_run("key-later")
+    tracker.start_after_s = 600.0  # only the first step starts it here
+    pm.hook.faceedit_run_start(run=run)
+    assert client.get_experiment_by_name(experiment) is None, "MLflow was opened before any work was under way"
+    pm.hook.faceedit_step_done(run=run, step=step("ok"))
+    assert tracker.opened(run).run_id == only_run(client, experiment).info.run_id
+    pm.hook.faceedit_run_end(run=run, report={"metrics": {}}, artifacts={})
+    assert only_run(client, experiment).data.metrics["steps_ok"] == 1
+
+
+def test_a_store_that_cannot_be_opened_stops_the_run_at_its_next_hook(make_run, tmp_path):
+    """The opening's error reaches the run: the next step done raises it (the flow then stops), and so
+    does the run's end; the error says which store and how to go on."""
+    db = tmp_path / "mlflow.db"
+    db.write_text("my notes, not a database")
+    tracker = MlflowTracker(tracking_uri=f"sqlite:///{db}")
+    pm = make_pm(tracker)
+    run = make_run("key-broken-store")
+    pm.hook.faceedit_run_start(run=run)
+    with pytest.raises(MlflowTrackerError, match="could not open the store .*tracking=none"):
+        tracker.opened(run)
+    with pytest.raises(MlflowTrackerError, match="could not open the store"):
+        pm.hook.faceedit_step_done(run=run, step=step("ok"))
+    with pytest.raises(MlflowTrackerError, match="could not open the store"):
+        pm.hook.faceedit_run_end(run=run, report={"metrics": {}}, artifacts={})
+    pm.hook.faceedit_run_error(run=run, error=RuntimeError("after"))  # nothing opened: nothing to mark, no raise
+    assert db.read_text() == "my notes, not a database"
 
 
 def test_experiment_name_param_overrides_run(store_uri, make_run, client):

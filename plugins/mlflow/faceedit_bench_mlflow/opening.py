@@ -1,0 +1,61 @@
+"""Opening a run's MLflow run on a thread, once the run's work is under way.
+
+Importing MLflow and opening its store costs 2-5 s of CPU, and building a new store a few seconds
+more: done before the first provider call, every run would start that much later. The tracker opens
+it on a thread instead, which waits until the run's first step is done (so the first calls have
+left) or, at the latest, ``start_after_s`` after the run started. It waits because of the GIL: a
+thread importing MLflow while the run prepares its first call would slow that preparation by as
+much as it saves.
+
+A store that cannot be opened still stops the run: the tracker's next hook (a step done, the run's
+end) raises the opening's error, and the run ends after the steps in flight, which the ledger keeps.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class Opening(Generic[T]):
+    """``open_run()`` called on a thread once :meth:`go` is called or ``start_after_s`` has passed."""
+
+    def __init__(self, open_run: Callable[[], T], start_after_s: float) -> None:
+        self._open_run, self._start_after_s = open_run, start_after_s
+        self._go = threading.Event()
+        self._done = threading.Event()
+        self._value: T | None = None
+        self._error: BaseException | None = None
+        # A daemon: a process that ends without the run's last hooks (os._exit, a crash) is not held open
+        # by a store that takes long to answer. The store's own writes are transactions.
+        self._thread = threading.Thread(target=self._run, name="faceedit-mlflow-open", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        self._go.wait(self._start_after_s)
+        try:
+            self._value = self._open_run()
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread by the next hook
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def go(self) -> None:
+        """Open now (the work is under way, or the run is ending)."""
+        self._go.set()
+
+    def failure(self) -> BaseException | None:
+        """The opening's error if it has failed already; never waits."""
+        return self._error if self._done.is_set() else None
+
+    def result(self) -> T:
+        """The opened run, waiting for it (starting it now if it has not started); raises its error."""
+        self._go.set()
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None
+        return self._value
