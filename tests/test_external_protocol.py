@@ -141,7 +141,8 @@ def test_the_preset_runs_into_every_output(installed, new_mlflow_store):
                             "--tracking-uri", uri], capture_output=True, text=True, env=env, timeout=240)
     assert built.returncode == 0 and "1 entries" in built.stdout + built.stderr, built.stdout + built.stderr
     board = (lb / "index.html").read_text()
-    view = re.search(r'<section class="view"[^>]*data-protocol="eyewear"[^>]*>(.*?)</section>', board, re.S)
+    view = re.search(r'<section class="view"[^>]*data-contrast="eyewear"[^>]*>(.*?)</section>', board, re.S)
     assert view, "no eyewear view on the leaderboard page"
-    assert "Sessions with glasses" in view.group(1) and "identity" in view.group(1)
-    assert f"{2 / 3:.3f}" in view.group(1)
+    assert "Eyewear: glasses put on faces" in view.group(1) and "Sessions with glasses (share)" in view.group(1)
+    (row,) = re.findall(r"<tr data-id=.*?</tr>", view.group(1), re.S)  # the run, as the no-edit reference
+    assert 'data-value="identity"' in row and f'data-value="{2 / 3!r}"' in row, row
