@@ -61,6 +61,15 @@ def test_the_example_package_imports_only_the_public_api():
     assert core and core <= PUBLIC, f"private core modules: {sorted(core - PUBLIC)}"
 
 
+def test_the_docs_page_shows_every_file_of_the_package():
+    """docs/protocol_package.md includes the package's files (pymdownx.snippets), so the page is this code."""
+    page = (ROOT / "docs" / "protocol_package.md").read_text(encoding="utf-8")
+    shown = set(re.findall(r'^--8<-- "examples/eyewear_protocol/([^"]+)"$', page, re.M))
+    files = {p.relative_to(EXAMPLE).as_posix() for p in EXAMPLE.rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts and p.stat().st_size}  # the empty conf/__init__.py
+    assert shown == files
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     """The package copied into a temporary directory and installed with pip into ``site``."""
