@@ -89,7 +89,8 @@ def test_the_packages_own_section_contract_test_passes(installed):
                            "-p", "no:randomly", "--rootdir", str(src)],
                           capture_output=True, text=True, env=env, cwd=tmp, timeout=240)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert re.search(r"\b1[0-9] passed", done.stdout), done.stdout  # the contract's checks ran, not skipped
+    passed = re.search(r"(\d+) passed", done.stdout)
+    assert passed and int(passed.group(1)) >= 10, done.stdout  # the contract's checks ran, not skipped
 
 
 def test_the_preset_runs_into_every_output(installed, new_mlflow_store):
