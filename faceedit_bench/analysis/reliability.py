@@ -17,9 +17,7 @@ from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
-import krippendorff
 import numpy as np
-from statsmodels.stats import inter_rater
 
 #: unit -> rater -> score
 UnitScores = Mapping[Hashable, Mapping[Hashable, float]]
@@ -35,6 +33,8 @@ def fleiss_kappa(units: UnitScores) -> dict[str, Any]:
     out = {"units": len(rows), "raters_per_unit": per_unit, "units_left_out": len(units) - len(rows)}
     if any(not float(s).is_integer() for row in rows for s in row):
         return {**out, "value": None, "reason": "scores are not whole points: Fleiss' kappa needs categories"}
+    from statsmodels.stats import inter_rater  # on use: statsmodels (and pandas) cost a second at start-up
+
     table, categories = inter_rater.aggregate_raters(np.asarray(rows, dtype=int))
     if len(categories) < 2:
         return {**out, "value": None, "reason": "every rating is the same score: kappa is undefined"}
@@ -56,5 +56,7 @@ def krippendorff_alpha(units: UnitScores, raters: Sequence[Hashable] | None = No
     for j, unit in enumerate(pairable):
         for rater, score in unit.items():
             data[index[rater], j] = score
+    import krippendorff  # on use, as statsmodels above
+
     value = float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval"))
     return {**out, "value": value if math.isfinite(value) else None}
