@@ -181,7 +181,7 @@ def test_a_kill_while_writing_a_question_set_leaves_the_old_file(when, command, 
     argv = (["questions", "generate", "--testset", "multi_axis", "--taxonomy", "--out", str(out), "--force"]
             if command == "generate" else ["questions", "freeze", str(out)])
     code = ("import os, signal, sys\n" + KILL_AT[when] +
-            f"from faceedit_bench.cli import main\nsys.exit(run_cli({argv!r}))\n")
+            f"from faceedit_bench.testing import run_cli\nsys.exit(run_cli({argv!r}))\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == -signal.SIGKILL, done.stderr
