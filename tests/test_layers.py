@@ -71,8 +71,6 @@ def test_a_lower_layer_importing_a_higher_one_and_a_plugin_importing_a_private_m
 #: ``__init__.py`` would make every plugin's ``tests`` clash with the repository's), so import-linter cannot see
 #: them; this walk of their syntax trees holds them to the same rule, function-level imports included.
 PLUGIN_TEST_ALLOWED = ("faceedit_bench.api", "faceedit_bench.testing")
-#: Being moved into plugins by other work; they keep their own rules until then.
-PLUGIN_TESTS_EXEMPT = ("audit", "creval")
 
 
 def _is_core_module(name: str) -> bool:
@@ -102,7 +100,6 @@ def private_core_imports(source: str) -> list[tuple[int, str]]:
 def test_plugin_tests_import_the_core_only_through_the_api_and_testing():
     broken = [f"{path.relative_to(ROOT)}:{line} imports {module}"
               for path in sorted(ROOT.glob("plugins/*/tests/**/*.py"))
-              if path.relative_to(ROOT).parts[1] not in PLUGIN_TESTS_EXEMPT
               for line, module in private_core_imports(path.read_text(encoding="utf-8"))]
     assert not broken, "plugin tests import private core modules (export what they need from faceedit_bench.api " \
                        "or faceedit_bench.testing, documented):\n" + "\n".join(broken)

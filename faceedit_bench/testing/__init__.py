@@ -18,7 +18,10 @@ pytest; plugins import these names from ``faceedit_bench.api`` (served on first 
 A plugin's tests import the core only through ``faceedit_bench.api`` and this package, which also serves what
 they need to drive a component as a run does (:mod:`faceedit_bench.testing.harness`): ``load_plugins``,
 ``Plugins``, ``Registry``, ``hook_manager``, ``Executor``, ``JudgeService`` with ``SC_TEMPLATE`` and
-``STATE_TEMPLATE``, ``compose_config`` and ``run_config`` (Hydra's composition and a whole run), ``RunStopped``.
+``STATE_TEMPLATE``, ``compose_config`` and ``register_configs`` (Hydra's composition), ``build_run``,
+``run_built`` and ``run_config`` (a run's config checked, and a whole run), ``run_cli`` (the ``faceedit-bench``
+command in-process), ``summary_text`` and ``html_report`` (what a run prints and writes), ``RunStopped``; and,
+for a protocol package's tests, the pipeline's pieces they build by hand (:mod:`faceedit_bench.testing.pipeline`).
 """
 
 from faceedit_bench.testing.components import (
@@ -37,16 +40,50 @@ from faceedit_bench.testing.harness import (
     Plugins,
     Registry,
     RunStopped,
+    build_run,
     compose_config,
     hook_manager,
+    html_report,
     load_plugins,
+    register_configs,
+    run_built,
+    run_cli,
     run_config,
+    summary_text,
 )
 from faceedit_bench.testing.helpers import PixelEmbedder, gradient_image
+from faceedit_bench.testing.pipeline import (
+    Executors,
+    ImageStore,
+    InputResolver,
+    JudgedSession,
+    Ledger,
+    PanelRule,
+    StepState,
+    TestSetError,
+    build_conditions,
+    build_views,
+    check_conditions,
+    collect_submissions,
+    combine_panel,
+    find_published,
+    join_condition,
+    kendall_lines,
+    metric_ranks,
+    pairwise_accuracy,
+    submit_run,
+    system_agreement,
+    worst_groups,
+)
 from faceedit_bench.testing.sections import SectionContract
 from faceedit_bench.testing.tracking import TrackerContract
 
 __all__ = ["SC_TEMPLATE", "STATE_TEMPLATE", "DatasetContract", "EditorContract", "EmbedderContract", "Executor",
-           "FaceDetectorContract", "JudgeContract", "JudgeService", "PixelEmbedder", "PluginDistributionContract",
-           "Plugins", "Registry", "RunStopped", "SectionContract", "TestSetLoaderContract", "TrackerContract",
-           "compose_config", "gradient_image", "hook_manager", "load_plugins", "run_config"]
+           "Executors", "FaceDetectorContract", "ImageStore", "InputResolver", "JudgeContract", "JudgeService",
+           "JudgedSession", "Ledger", "PanelRule", "PixelEmbedder", "PluginDistributionContract", "Plugins",
+           "Registry", "RunStopped", "SectionContract", "StepState", "TestSetError", "TestSetLoaderContract",
+           "TrackerContract", "build_conditions", "build_run", "build_views", "check_conditions",
+           "collect_submissions", "combine_panel", "compose_config", "find_published", "gradient_image",
+           "hook_manager", "html_report", "join_condition", "kendall_lines", "load_plugins", "metric_ranks",
+           "pairwise_accuracy", "register_configs", "run_built", "run_cli", "run_config", "submit_run",
+           "summary_text", "system_agreement", "worst_groups"]

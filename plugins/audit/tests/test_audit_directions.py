@@ -12,15 +12,15 @@ from faceedit_bench_audit.audit.rubric import RUBRIC_METRIC
 from faceedit_bench_audit.audit.settings import AuditConf
 from faceedit_bench_audit.audit.tables import audit_section
 
-from faceedit_bench.analysis.group_tests import compare_k_groups, one_vs_rest, worst_groups
-from faceedit_bench.analysis.metric_agreement import rank_table
-from faceedit_bench.analysis.rates import Threshold, rate_direction
-from faceedit_bench.analysis.session_metrics import SessionMetric
-from faceedit_bench.leaderboard.build import build_leaderboard  # noqa: F401 - the leaderboard's modules load
-from faceedit_bench.leaderboard.entries import collect_submissions
-from faceedit_bench.leaderboard.submit import submit
-from faceedit_bench.leaderboard.views import build_views
-from faceedit_bench.report.metric_ranks import metric_ranks
+from faceedit_bench.api.protocol import (
+    SessionMetric,
+    Threshold,
+    compare_k_groups,
+    one_vs_rest,
+    rank_table,
+    rate_direction,
+)
+from faceedit_bench.testing import build_views, collect_submissions, metric_ranks, submit_run, worst_groups
 from tests.test_leaderboard_support import write_fake_run
 
 #: Per race: White's edits succeed (5), Black's are soft-erased (2); skin tone drifts lighter for Black (4 > 3).
@@ -108,7 +108,7 @@ def test_ranks_never_rank_a_metric_whose_ideal_is_the_middle():
 def test_the_leaderboard_neither_ranks_by_nor_sorts_a_middle_ideal_metric(tmp_path, plugins):
     for editor, values in (("a", (3.0, 3.1, 2.9, 3.0)), ("b", (4.0, 4.2, 4.1, 4.3))):
         run = write_fake_run(tmp_path / "ws", editor=editor, values=values, metric="skin_tone", hib=None)
-        submit(str(run), out=tmp_path / "lb" / "submissions", plugins=plugins)
+        submit_run(str(run), out=tmp_path / "lb" / "submissions", plugins=plugins)
     entries = collect_submissions(tmp_path / "lb").entries
     registered = {"skin_tone": SessionMetric("skin_tone", None, "1-5", "test", lambda s: None, ideal=3.0)}
     for view in (build_views(entries, registered)[0], build_views(entries, {})[0]):

@@ -18,8 +18,7 @@ import jsonschema
 import pytest
 from faceedit_bench_audit.audit.rubric import RUBRIC_TEMPLATE
 
-from faceedit_bench.run.experiment import build_experiment, run_experiment
-from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE
+from faceedit_bench.testing import SC_TEMPLATE, build_run, run_built
 from tests.datasets.conftest import write_csv, write_image
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import gemini_server
@@ -107,7 +106,7 @@ def audit_report(plugins, compose, tmp_path, monkeypatch, new_mlflow_store):
                      f"judge.params.members.gpt.params.base_url={o.url}/v1",
                      *[f"judge.params.members.gemini.params.{s}" for s in FAST],
                      *[f"judge.params.members.gpt.params.{s}" for s in FAST]]
-        report = run_experiment(build_experiment(compose(*overrides), plugins), plugins)
+        report = run_built(build_run(compose(*overrides), plugins), plugins)
         prompts = [c.text for c in g.gemini_calls if _asks_rubric(c.text)]
     return report, prompts, Path(compose().run.workspace)
 
@@ -164,9 +163,9 @@ def test_the_rubric_flows_through_the_panel_into_every_audit_table(audit_report)
 
 def test_every_member_answer_is_kept_and_the_audit_is_rendered_and_tracked(audit_report):
     report, _, workspace = audit_report
-    from faceedit_bench.report.summary import format_summary
+    from faceedit_bench.testing import summary_text
 
-    console = format_summary(report, workspace, width=160)
+    console = summary_text(report, workspace, width=160)
     assert "audit: 8 of 12 judged edits scored; thresholds: paper (b)" in console
     assert "race_change_rate" in console and "100.0 (Indian - " in console
     (page,) = (workspace / "runs").glob("identity-*/report.html")

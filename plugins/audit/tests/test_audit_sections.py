@@ -46,9 +46,8 @@ class TestAuditSection(SectionContract):
         from faceedit_bench_audit.audit.tables import audit_section
         from test_rubric_metric import answer, face, member, session
 
-        from faceedit_bench.records import SessionResult, StepState
-        from faceedit_bench.scoring.judge.metrics import JudgedSession
-        from faceedit_bench.scoring.judge.panel import PanelRule, combine
+        from faceedit_bench.api.protocol import SessionResult
+        from faceedit_bench.testing import JudgedSession, PanelRule, StepState, combine_panel
 
         rule = PanelRule("tolerance", ("gemini", "gpt"), "gemini")
         collector = AuditCollector(("race",))
@@ -57,7 +56,7 @@ class TestAuditSection(SectionContract):
                        "gpt": member(answer(edit_success=3, race_change=3 if n else 2))}
             s = session("O-01", "an executive")
             (question,) = RUBRIC_METRIC.questions(["src", "out"], s, face=face(race=race))
-            judged = JudgedSession({"rubric": RUBRIC_METRIC.judge([question], [combine(RUBRIC_TEMPLATE, members,
+            judged = JudgedSession({"rubric": RUBRIC_METRIC.judge([question], [combine_panel(RUBRIC_TEMPLATE, members,
                                                                                          rule)], s)})
             state = StepState(1, Outcome.OK, "", f"in{n}", f"out{n}", False)
             collector.add(SessionResult(face(race=race), s, [state], None, image_hashes=("src", "out"), judged=judged))
@@ -65,7 +64,7 @@ class TestAuditSection(SectionContract):
 
 
 def test_the_installed_sections_schemas_merge_into_one_valid_schema():
-    from faceedit_bench.plugin.manager import load_plugins
+    from faceedit_bench.testing import load_plugins
 
     schema = run_report_schema(load_plugins().sections())
     jsonschema.validators.validator_for(schema).check_schema(schema)

@@ -9,7 +9,7 @@ import json
 import jsonschema
 from audit_helpers import SCHEMA
 
-from faceedit_bench.cli import main
+from faceedit_bench.testing import run_cli
 from tests.test_protocols import run, write_testset
 
 
@@ -29,7 +29,7 @@ def test_human_report_against_a_tracked_run(plugins, compose, synthetic, tmp_pat
             lines.append(f"{s['face_id']}|{s['session_id']},r{rater},edit_success,{1 + (n + rater) % 5},baseline")
     ratings = tmp_path / "ratings.csv"
     ratings.write_text("\n".join(lines) + "\n")
-    assert main(["human", "report", str(ratings), "--run", str(run_dir), "--metric", "drop_fss",
+    assert run_cli(["human", "report", str(ratings), "--run", str(run_dir), "--metric", "drop_fss",
                  "--tracking-uri", uri]) == 0
     out = capsys.readouterr()
     assert "Fleiss kappa" in out.out and "agreement with people" in out.out
@@ -56,7 +56,7 @@ def test_human_report_against_a_tracked_run(plugins, compose, synthetic, tmp_pat
 def test_a_bad_ratings_csv_exits_2_naming_the_line(tmp_path, capsys):
     ratings = tmp_path / "ratings.csv"
     ratings.write_text("item,rater,axis,score\na,r1,edit_success,3\na,r2,edit_success,high\n")
-    assert main(["human", "report", str(ratings), "--out", str(tmp_path / "out")]) == 2
+    assert run_cli(["human", "report", str(ratings), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "line 3, column score: 'high' is not a number" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()  # nothing written before the input is known good
@@ -66,7 +66,7 @@ def test_human_report_alone_writes_the_section(tmp_path, capsys):
     ratings = tmp_path / "ratings.csv"
     ratings.write_text("item,rater,axis,score\na,r1,edit_success,3\na,r2,edit_success,4\nb,r1,edit_success,2\n"
                        "b,r2,edit_success,2\n")
-    assert main(["human", "report", str(ratings), "--out", str(tmp_path / "out"), "--json"]) == 0
+    assert run_cli(["human", "report", str(ratings), "--out", str(tmp_path / "out"), "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["axes"]["edit_success"]["fleiss_kappa"]["units"] == 2
     assert "metric_agreement" not in printed  # no run to compare with

@@ -17,8 +17,8 @@ from faceedit_bench_audit.human.runs import RatedRun
 from scipy import stats
 from statsmodels.stats import inter_rater
 
-from faceedit_bench.analysis.metric_agreement import metric_agreement, pairwise_accuracy, rank_table
-from faceedit_bench.analysis.reliability import fleiss_kappa, krippendorff_alpha
+from faceedit_bench.api.protocol import fleiss_kappa, krippendorff_alpha, metric_agreement, rank_table
+from faceedit_bench.testing import pairwise_accuracy
 
 HEADER = "item,rater,axis,score,condition\n"
 
@@ -247,7 +247,7 @@ def test_a_sessions_table_without_conditions_cannot_hide_two_values_per_item():
 
 
 def test_compare_ranks_editors_by_every_shared_metric():
-    from faceedit_bench.report.metric_ranks import kendall_lines, metric_ranks
+    from faceedit_bench.testing import kendall_lines, metric_ranks
 
     reports = [{"metrics": {"sc": {"mean": m, "higher_is_better": True}, "drop_fss": {"mean": d, "higher_is_better": False},
                             "creval": {"mean": c, "higher_is_better": True}}}

@@ -29,10 +29,8 @@ import pytest
 from faceedit_bench_audit.features import FEATURES_TEXT, PAPER_B_FEATURES
 from faceedit_bench_audit.winobias.metric import WINOBIAS_TEMPLATE
 
-from faceedit_bench.report.summary import format_summary
-from faceedit_bench.run.experiment import build_experiment, run_experiment
-from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE
-from faceedit_bench.testsets import load_testset
+from faceedit_bench.api.protocol import load_testset
+from faceedit_bench.testing import SC_TEMPLATE, build_run, run_built, summary_text
 from tests.console_fit import assert_summary_fits
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import gemini_server
@@ -158,8 +156,8 @@ def run_preset(plugins, compose, tmp_path, monkeypatch, new_mlflow_store):
                           *overrides)
             if not (Path(cfg.run.workspace) / "mlflow.db").exists():
                 new_mlflow_store(Path(cfg.run.workspace))  # a copy of one migrated store (the default tracker's)
-            exp = build_experiment(cfg, plugins, preset=preset)  # as Hydra's runtime choice gives it
-            report = run_experiment(exp, plugins)
+            exp = build_run(cfg, plugins, preset=preset)  # as Hydra's runtime choice gives it
+            report = run_built(exp, plugins)
             run.openai = list(o.received)
             return report, exp.info.output_dir, g.gemini_calls
 
@@ -265,7 +263,7 @@ def _last_image(request: dict[str, Any]) -> bytes:
 def scores_from_pixels(text: str, member: str, request: dict[str, Any]) -> dict[str, Any]:
     """Scores that follow the edited image (so baseline and feature-prompt edits score differently); both
     members see the same pixels and agree."""
-    from faceedit_bench.storage.images import decode_rgb
+    from faceedit_bench.api import decode_rgb
 
     h = int(hashlib.sha256(decode_rgb(_last_image(request)).tobytes()).hexdigest()[:12], 16)
     return {axis: 1 + (h // 5 ** i) % 5 for i, axis in enumerate(
@@ -283,7 +281,7 @@ def test_paper_b_mitigation_runs_the_published_sample_with_the_released_codes_co
     from faceedit_bench_audit.testsets import mitigation_sample
     from scipy import stats
 
-    from faceedit_bench.run.hydra_app import register_configs
+    from faceedit_bench.testing import register_configs
     from tests import test_conditions
 
     plugins.add(sys.modules[test_conditions.__name__], name="condition_fakes")  # its prompt-dependent editor
@@ -321,7 +319,7 @@ def test_paper_b_mitigation_runs_the_published_sample_with_the_released_codes_co
     html = (out / "report.html").read_text(encoding="utf-8")
     assert html.count("position append_released): paper (b)&#39;s released code composes it") >= 2
     assert "features: prompt = instruction + &#39;. &#39; + text" not in html  # escaped once, not twice
-    summary = format_summary(report, out.parent.parent)
+    summary = summary_text(report, out.parent.parent)
     assert "features: prompt = instruction + '. ' + text, verbatim as paper (b)'s released code" in summary
     # Tables 4 / 18: paired Δ per race and axis, Wilcoxon p (Holm across the rubric's axes)
     comparison = section["comparisons"]["features"]
@@ -344,8 +342,7 @@ def test_the_mitigation_preset_takes_the_papers_flux_rows_and_the_other_composit
         compose, plugins):
     from omegaconf import OmegaConf
 
-    from faceedit_bench.config import check_conditions
-    from faceedit_bench.run.conditions import build_conditions, join
+    from faceedit_bench.testing import build_conditions, check_conditions, join_condition
 
     cfg = compose("experiment=paper_b_mitigation")
     assert dict(cfg.run.sample) == {"published": "paper_b_mitigation", "model": "flux"}
@@ -353,8 +350,8 @@ def test_the_mitigation_preset_takes_the_papers_flux_rows_and_the_other_composit
     assert features.position == "append_released"
     other = compose("experiment=paper_b_mitigation", "conditions.1.position=prepend")
     assert other.conditions[1].position == "prepend"
-    assert join("append_released", "Be a CEO.", "Maintain the skin.") == "Be a CEO.. Maintain the skin."
-    assert join("prepend", "Be a CEO.", "Maintain the skin.") == "Maintain the skin. Be a CEO."
+    assert join_condition("append_released", "Be a CEO.", "Maintain the skin.") == "Be a CEO.. Maintain the skin."
+    assert join_condition("prepend", "Be a CEO.", "Maintain the skin.") == "Maintain the skin. Be a CEO."
 
 
 def winobias_answer(text: str, member: str, request: dict[str, Any]) -> None:

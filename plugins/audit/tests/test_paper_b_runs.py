@@ -8,9 +8,8 @@ import csv
 import pytest
 from faceedit_bench_audit.portraits.select import select_grid
 
-from faceedit_bench.builtin.datasets.fairface import FairFaceDataset
-from faceedit_bench.report.summary import format_summary
-from faceedit_bench.run.experiment import build_experiment, run_experiment
+from faceedit_bench.api.protocol import registered
+from faceedit_bench.testing import build_run, run_built, summary_text
 
 dlib_embedder = pytest.importorskip("faceedit_bench_dlib.embedder")
 
@@ -23,7 +22,7 @@ def grid_folder(real_fairface_images, tmp_path_factory):
     base = tmp_path_factory.mktemp("paper_b")
     rows = [(data, race, gender, age, True) for data, (_, _, race, gender, age) in zip(real_fairface_images, REAL_ROWS)]
     write_hf_parquet(base / "ff" / "1.25" / "train-00000-of-00001.parquet", rows)
-    ds = FairFaceDataset(root=base / "ff", split="train", cache_dir=base / "cache")
+    ds = registered("datasets", "fairface")(root=base / "ff", split="train", cache_dir=base / "cache")
     select_grid(ds, dlib_embedder.DlibEmbedder(), base / "grid", detector_name="dlib")
     return base / "grid"
 
@@ -31,7 +30,7 @@ def grid_folder(real_fairface_images, tmp_path_factory):
 def _run(plugins, compose, grid_folder, *overrides):
     cfg = compose("dataset=fairface_grid", f"dataset.params.root={grid_folder}", "embedder=pixel", "tracking=none",
                   "run.workers=1", "analysis.n_resamples=99", *overrides)
-    return run_experiment(build_experiment(cfg, plugins), plugins)
+    return run_built(build_run(cfg, plugins), plugins)
 
 
 def _steps(tmp_path, editor):
@@ -46,7 +45,7 @@ def test_diagnostic_on_the_grid_reports_its_missing_cells(plugins, compose, grid
     assert "the audit runs on the other 3 cells" in note
     assert report["components"]["dataset"]["description"]["missing_cells"][:2] == ["White_Male_20s",
                                                                                     "White_Male_30s"]
-    assert "NOTE (fairface_grid): 81 of 84" in format_summary(report, tmp_path)
+    assert "NOTE (fairface_grid): 81 of 84" in summary_text(report, tmp_path)
     rows = _steps(tmp_path, "noise")
     assert {r["session_id"] for r in rows} == {f"O-{i:02d}" for i in range(1, 11)} | {
         f"V-{i:02d}" for i in range(1, 11)}

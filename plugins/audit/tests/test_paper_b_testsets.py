@@ -10,11 +10,9 @@ from pathlib import Path
 import pytest
 from faceedit_bench_audit import testsets as paper_b
 
-from faceedit_bench.api.protocol import registered
-from faceedit_bench.cli import main
-from faceedit_bench.records import Face, Step
-from faceedit_bench.run.inputs import InputResolver
-from faceedit_bench.testsets import load_testset
+from faceedit_bench.api import Face, Step
+from faceedit_bench.api.protocol import load_testset, registered
+from faceedit_bench.testing import InputResolver, run_cli
 
 #: The frozen files' content hashes: a change of a prompt, an id or a label changes these.
 HASHES = {"diagnostic": "39c8cebfa4ce810aaf08967f45040f13d401e94c4798f93b2e5c562879f74f2e",
@@ -63,8 +61,8 @@ def test_the_published_sample_is_the_papers_500_items():
     assert registered_sample.items("flux") == paper_b.mitigation_sample("flux")
     with pytest.raises(ValueError, match="flux, step1x, qwen"):
         paper_b.mitigation_sample("flux2_dev")
-    from faceedit_bench.errors import ConfigError
-    from faceedit_bench.run.sampling import find_published
+    from faceedit_bench.api import ConfigError
+    from faceedit_bench.testing import find_published
 
     with pytest.raises(ConfigError, match=r"run.sample.model.*one of flux, step1x, qwen, all"):
         find_published({"published": "paper_b_mitigation", "model": "flux2_dev"})
@@ -73,7 +71,7 @@ def test_the_published_sample_is_the_papers_500_items():
 
 
 def test_testset_check_covers_paper_b(capsys):
-    assert main(["testset", "check"]) == 0
+    assert run_cli(["testset", "check"]) == 0
     out = capsys.readouterr().out
     assert "diagnostic: matches its published source" in out and "winobias: matches its published source" in out
     assert "pose: matches the generator" in out and "winobias_pairs: matches its published source" in out
@@ -155,22 +153,10 @@ def test_ordered_rule_puts_the_male_face_first_and_a_female_of_another_race_seco
 
 
 def _compose_with_conditions(tmp_path, *overrides):
-    """Compose through Hydra's real API; ``conditions`` is added to the schema here only if this version
-    of the core does not declare it yet (it is another part's key)."""
-    from hydra import compose, initialize_config_dir
-    from hydra.core.config_store import ConfigStore
+    """Compose through Hydra's real API, as ``faceedit-bench run`` does (the schema declares ``conditions``)."""
+    from faceedit_bench.testing import compose_config, load_plugins
 
-    from faceedit_bench.config import ExperimentConfig
-    from faceedit_bench.plugin.manager import load_plugins
-    from faceedit_bench.run.hydra_app import conf_dir, register_configs
-
-    register_configs(load_plugins())
-    if "conditions" not in {f.name for f in dataclasses.fields(ExperimentConfig)}:
-        schema = dataclasses.make_dataclass("WithConditions", [("conditions", list, dataclasses.field(
-            default_factory=lambda: ["baseline"]))], bases=(ExperimentConfig,))
-        ConfigStore.instance().store(name="base_config", node=schema)
-    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
-        return compose(config_name="config", overrides=[f"run.workspace={tmp_path}", *overrides])
+    return compose_config(load_plugins(), [f"run.workspace={tmp_path}", *overrides])
 
 
 def test_paper_b_presets_compose(tmp_path):

@@ -14,10 +14,9 @@ from faceedit_bench_audit.portraits.dataset import FairFaceGridDataset
 from faceedit_bench_audit.portraits.select import select_grid
 from PIL import Image
 
-from faceedit_bench.builtin.datasets.fairface import FairFaceDataset
-from faceedit_bench.cli import main
-from faceedit_bench.errors import ConfigError, DatasetError
-from faceedit_bench.testing import DatasetContract
+from faceedit_bench.api import ConfigError, DatasetError
+from faceedit_bench.api.protocol import registered
+from faceedit_bench.testing import DatasetContract, run_cli
 
 dlib_embedder = pytest.importorskip("faceedit_bench_dlib.embedder")
 
@@ -34,7 +33,7 @@ def detector():
 
 
 def _select(root, out, detector, tmp_path, **kw):
-    ds = FairFaceDataset(root=root, split="train", cache_dir=tmp_path / "cache")
+    ds = registered("datasets", "fairface")(root=root, split="train", cache_dir=tmp_path / "cache")
     return select_grid(ds, detector, out, detector_name="dlib", **kw)
 
 
@@ -141,23 +140,23 @@ def test_hand_made_folder_with_the_papers_names(make_real_fairface, detector, tm
 
 def test_cli_select_show_check_approve(make_real_fairface, tmp_path, capsys):
     root, out = make_real_fairface("csv"), tmp_path / "grid"
-    assert main(["portraits", "select", "--root", str(root), "--out", str(out), "-c", "max_abs_yaw_deg=20"]) == 0
+    assert run_cli(["portraits", "select", "--root", str(root), "--out", str(out), "-c", "max_abs_yaw_deg=20"]) == 0
     text = capsys.readouterr().out
     assert "selected 3 of 84 cells" in text and "NOTE: 81 of 84" in text and "not_frontal 2" in text
     sheet = Image.open(out / grid.SHEET)
     assert sheet.width > 12 * 128 and sheet.height > 7 * 128
-    assert main(["portraits", "select", "--root", str(root), "--out", str(out)]) == 2  # never overwritten
-    assert main(["portraits", "check", str(out)]) == 0
-    assert main(["portraits", "show", str(out)]) == 0 and "3 of 84 cells filled" in capsys.readouterr().out
-    assert main(["portraits", "approve", str(out), "--by", "A. Reviewer"]) == 0
+    assert run_cli(["portraits", "select", "--root", str(root), "--out", str(out)]) == 2  # never overwritten
+    assert run_cli(["portraits", "check", str(out)]) == 0
+    assert run_cli(["portraits", "show", str(out)]) == 0 and "3 of 84 cells filled" in capsys.readouterr().out
+    assert run_cli(["portraits", "approve", str(out), "--by", "A. Reviewer"]) == 0
     d = FairFaceGridDataset(root=out, require_approval=True).describe()
     assert d["approved_by"] == "A. Reviewer" and not any("approved" in n for n in d["notes"])
     manifest = json.loads((out / grid.MANIFEST).read_text())
     manifest["selection"]["seed"] = 7  # an edited manifest no longer matches its hash
     (out / grid.MANIFEST).write_text(json.dumps(manifest))
     capsys.readouterr()
-    assert main(["portraits", "check", str(out)]) == 1 and "edited" in capsys.readouterr().out
-    assert main(["portraits", "select", "--root", str(root), "--out", str(tmp_path / "g2"), "-c", "bogus=1"]) == 2
+    assert run_cli(["portraits", "check", str(out)]) == 1 and "edited" in capsys.readouterr().out
+    assert run_cli(["portraits", "select", "--root", str(root), "--out", str(tmp_path / "g2"), "-c", "bogus=1"]) == 2
 
 
 def test_fairface_root_is_selected_on_first_use(make_real_fairface, tmp_path):

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 from faceedit_bench_audit.portraits.quality import REASONS, Criteria, check_portrait, pixel_stats, pose
 
-from faceedit_bench.errors import ConfigError
-from faceedit_bench.records import DetectedFace
+from faceedit_bench.api import ConfigError, DetectedFace
 
 
 def _landmarks(yaw_deg: float = 0.0, roll_deg: float = 0.0, jaw: bool = True) -> dict:

@@ -12,7 +12,7 @@ import pytest
 from faceedit_bench_audit.portraits import grid
 from faceedit_bench_audit.portraits.dataset import FairFaceGridDataset
 
-from faceedit_bench.cli import main
+from faceedit_bench.testing import run_cli
 from tests.test_first_time_kills import kill_and_rerun, reruns
 
 pytest.importorskip("faceedit_bench_dlib.embedder")
@@ -26,8 +26,8 @@ def fairface_root(make_real_fairface) -> Path:
 @pytest.fixture
 def approved(fairface_root, tmp_path) -> Path:
     out = tmp_path / "grid"
-    assert main(["portraits", "select", "--root", str(fairface_root), "--out", str(out)]) == 0
-    assert main(["portraits", "approve", str(out), "--by", "A. Reviewer"]) == 0
+    assert run_cli(["portraits", "select", "--root", str(fairface_root), "--out", str(out)]) == 0
+    assert run_cli(["portraits", "approve", str(out), "--by", "A. Reviewer"]) == 0
     return out
 
 
@@ -50,11 +50,11 @@ def leftovers(folder: Path) -> list[str]:
 def test_a_forced_select_with_a_mistake_leaves_the_approved_selection_untouched(approved, fairface_root, mistake,
                                                                                 capsys):
     before = snapshot(approved)
-    assert main(["portraits", "select", "--root", str(fairface_root), "--out", str(approved), "--force",
+    assert run_cli(["portraits", "select", "--root", str(fairface_root), "--out", str(approved), "--force",
                  *mistake]) == 2
     assert "Error:" in capsys.readouterr().err
     assert snapshot(approved) == before and not leftovers(approved)
-    assert main(["portraits", "check", str(approved)]) == 0
+    assert run_cli(["portraits", "check", str(approved)]) == 0
 
 
 def test_force_never_replaces_a_folder_it_did_not_make(fairface_root, approved, tmp_path, capsys):
@@ -62,23 +62,23 @@ def test_force_never_replaces_a_folder_it_did_not_make(fairface_root, approved, 
     mine.mkdir()
     (mine / "chapter1.tex").write_text("years of work")
     args = ["portraits", "select", "--root", str(fairface_root), "--force", "--out"]
-    assert main([*args, str(mine)]) == 2
+    assert run_cli([*args, str(mine)]) == 2
     assert "not a portrait selection" in capsys.readouterr().err
     assert (mine / "chapter1.tex").read_text() == "years of work"
     (approved / "notes.txt").write_text("the reviewer's notes")  # a selection with a file it does not list
     before = snapshot(approved)
-    assert main([*args, str(approved)]) == 2
+    assert run_cli([*args, str(approved)]) == 2
     assert "notes.txt" in capsys.readouterr().err and snapshot(approved) == before
 
 
 def test_a_forced_select_replaces_its_own_selection_whole(fairface_root, approved):
     old = json.loads((approved / grid.MANIFEST).read_text())
-    assert main(["portraits", "select", "--root", str(fairface_root), "--out", str(approved), "--force",
+    assert run_cli(["portraits", "select", "--root", str(fairface_root), "--out", str(approved), "--force",
                  "-c", "max_abs_yaw_deg=25"]) == 0
     new = json.loads((approved / grid.MANIFEST).read_text())
     assert new["content_hash"] != old["content_hash"] and "approval" not in new
     assert new["selection"]["criteria"]["max_abs_yaw_deg"] == 25
-    assert main(["portraits", "check", str(approved)]) == 0 and not leftovers(approved)
+    assert run_cli(["portraits", "check", str(approved)]) == 0 and not leftovers(approved)
 
 
 def test_show_draws_beside_a_hand_made_grid_which_then_still_loads(approved, tmp_path, capsys):
@@ -87,18 +87,18 @@ def test_show_draws_beside_a_hand_made_grid_which_then_still_loads(approved, tmp
     for name in ("White_Female_30s.jpg", "Black_Male_40s.jpg"):
         shutil.copy(approved / name, hand / name)
     before = snapshot(hand)
-    assert main(["portraits", "show", str(hand)]) == 0
+    assert run_cli(["portraits", "show", str(hand)]) == 0
     assert snapshot(hand) == before  # nothing written into the folder the dataset reads
     sheet = tmp_path / f"hand_{grid.SHEET}"
     assert f"wrote {sheet}" in capsys.readouterr().out and sheet.is_file()
     assert FairFaceGridDataset(root=hand).describe()["cells_filled"] == 2
-    assert main(["portraits", "show", str(hand), "--sheet", str(hand / "sheet.png")]) == 2
+    assert run_cli(["portraits", "show", str(hand), "--sheet", str(hand / "sheet.png")]) == 2
     assert snapshot(hand) == before
     # a grid folder where an earlier version drew its sheet still loads: the tool's own file is no portrait
     shutil.copy(sheet, hand / grid.SHEET)
     assert FairFaceGridDataset(root=hand).describe()["cells_filled"] == 2
     # a selection this tool made keeps its sheet inside (its manifest lists what is read)
-    assert main(["portraits", "show", str(approved)]) == 0
+    assert run_cli(["portraits", "show", str(approved)]) == 0
     assert f"wrote {approved / grid.SHEET}" in capsys.readouterr().out
 
 

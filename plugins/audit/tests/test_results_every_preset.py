@@ -16,8 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from test_paper_b_presets import answer_for
 
-from faceedit_bench.cli import main
-from faceedit_bench.run.experiment import build_experiment, run_experiment
+from faceedit_bench.testing import build_run, run_built, run_cli
 from tests.datasets.conftest import CELEBA_ATTRIBUTES, CELEBA_ROWS, write_image
 from tests.fakes.answers import example_from_schema
 from tests.fakes.creval import answer_body
@@ -120,7 +119,7 @@ def every_preset(plugins, compose, tmp_path, monkeypatch, new_mlflow_store) -> P
                        f"judge.params.base_url={o.url}/v1", *[f"judge.params.limits.{s}" for s in FAST]],
         }
         for name, overrides in runs.items():
-            report = run_experiment(build_experiment(compose(*common, *overrides), plugins), plugins)
+            report = run_built(build_run(compose(*common, *overrides), plugins), plugins)
             assert report["run"]["complete"], name
     return Path(compose().run.workspace)
 
@@ -134,7 +133,7 @@ def test_results_of_every_preset_concatenate_with_labels_as_text_and_metrics_as_
              ("steps", [str(workspace)], "parquet"), ("sessions", ["--tracking-uri", uri], "parquet")]
     for table, source, suffix in calls:
         out = tmp_path / f"{table}-{len(source)}.{suffix}"
-        assert main(["results", *source, "--table", table, "--out", str(out)]) == 0, capsys.readouterr().err
+        assert run_cli(["results", *source, "--table", table, "--out", str(out)]) == 0, capsys.readouterr().err
         assert "from 8 run(s)" in capsys.readouterr().err
         frame = pd.read_parquet(out) if suffix == "parquet" else pd.read_csv(out)
         assert frame["run_key"].nunique() == 8

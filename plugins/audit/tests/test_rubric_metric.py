@@ -14,16 +14,9 @@ from faceedit_bench_audit.audit.rubric import AXES, RUBRIC_METRIC, RUBRIC_TEMPLA
 from faceedit_bench_audit.audit.settings import PAPER_B_THRESHOLDS, AuditConf
 from faceedit_bench_audit.audit.tables import audit_rules
 
+from faceedit_bench.api import ConfigError, Face, JudgeAnswer, JudgeReply, NotAsked, Outcome, Session, Step
 from faceedit_bench.api.protocol import Threshold
-from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution.calls import Executors
-from faceedit_bench.records import Face, JudgeAnswer, JudgeReply, Outcome, Session, Step
-from faceedit_bench.scoring.judge.declared import NotAsked
-from faceedit_bench.scoring.judge.panel import PanelRule, combine
-from faceedit_bench.scoring.judge.service import JudgeService
-from faceedit_bench.storage.ledger import Ledger
-from faceedit_bench.storage.store import ImageStore
-from faceedit_bench.testing import gradient_image
+from faceedit_bench.testing import Executors, ImageStore, JudgeService, Ledger, PanelRule, combine_panel, gradient_image
 from tests.test_judge_panels import FakeJudge
 
 LABELS = {"race": "Latino_Hispanic", "gender": "female", "age_bin": "30-39"}
@@ -130,21 +123,21 @@ def test_the_panel_rule_applies_per_axis_and_flags_the_axes_apart():
     rule = PanelRule("tolerance", ("gemini", "gpt"), "gemini")
     gemini = member(answer(edit_success=3, skin_tone=4, race_change=1, age_change=2))
     gpt = member(answer(edit_success=4, skin_tone=5, race_change=4, age_change=3))
-    combined = combine(RUBRIC_TEMPLATE, {"gemini": gemini, "gpt": gpt}, rule)
+    combined = combine_panel(RUBRIC_TEMPLATE, {"gemini": gemini, "gpt": gpt}, rule)
     scores = combined.value["scores"]
     # |g - o| <= 1: round half to even (3.5 -> 4, 4.5 -> 4, 2.5 -> 2); |1 - 4| > 1: Gemini's 1, flagged
     assert (scores["edit_success"], scores["skin_tone"], scores["age_change"]) == (4, 4, 2)
     assert scores["race_change"] == 1 and combined.flags == ("scores.race_change",) and combined.status == "disagreed"
     assert combined.value["observations"] == gemini.value["observations"]  # free text: the primary's
     assert set(combined.members) == {"gemini", "gpt"} and combined.members["gpt"].raw == gpt.raw
-    alone = combine(RUBRIC_TEMPLATE, {"gemini": gemini, "gpt": member("", Outcome.PARSE_ERROR)}, rule)
+    alone = combine_panel(RUBRIC_TEMPLATE, {"gemini": gemini, "gpt": member("", Outcome.PARSE_ERROR)}, rule)
     assert alone.status == "secondary_failed" and alone.value == gemini.value and alone.failed == ("gpt",)
     # the other roundings change only the mean of agreeing members
-    up = combine(RUBRIC_TEMPLATE, {"gemini": gemini, "gpt": gpt}, PanelRule("tolerance", ("gemini", "gpt"), "gemini",
+    up = combine_panel(RUBRIC_TEMPLATE, {"gemini": gemini, "gpt": gpt}, PanelRule("tolerance", ("gemini", "gpt"), "gemini",
                                                                             rounding="half_up"))
     assert (up.value["scores"]["edit_success"], up.value["scores"]["age_change"], up.value["scores"]["race_change"]) \
         == (4, 3, 1)
-    mean = combine(RUBRIC_TEMPLATE, {"gemini": gemini, "gpt": gpt}, PanelRule("tolerance", ("gemini", "gpt"), "gemini",
+    mean = combine_panel(RUBRIC_TEMPLATE, {"gemini": gemini, "gpt": gpt}, PanelRule("tolerance", ("gemini", "gpt"), "gemini",
                                                                               rounding="none"))
     assert (mean.value["scores"]["edit_success"], mean.value["scores"]["skin_tone"]) == (3.5, 4.5)
 
@@ -157,17 +150,16 @@ def test_the_audit_reports_its_rates_under_each_rounding_of_the_panel_rule():
     from faceedit_bench_audit.audit.tables import audit_section
     from faceedit_bench_audit.audit.tracking import audit_metrics
 
-    from faceedit_bench.records import SessionResult, StepState
-    from faceedit_bench.report.run_report import metric_key
-    from faceedit_bench.scoring.judge.declared import MetricJudgment
-    from faceedit_bench.scoring.judge.metrics import JudgedSession
+    from faceedit_bench.api import MetricJudgment
+    from faceedit_bench.api.protocol import SessionResult, metric_key
+    from faceedit_bench.testing import JudgedSession, StepState
 
     rule = PanelRule("tolerance", ("gemini", "gpt"), "gemini")
     collector = AuditCollector(("race",))
     for n, race in enumerate(("White", "White", "Indian", "Indian")):
         members = {"gemini": member(answer(edit_success=2, race_change=2)),
                    "gpt": member(answer(edit_success=3, race_change=3 if n else 2))}
-        combined = combine(RUBRIC_TEMPLATE, members, rule)
+        combined = combine_panel(RUBRIC_TEMPLATE, members, rule)
         s = session("O-01", "an executive")
         (question,) = RUBRIC_METRIC.questions(["src", "out"], s, face=face(race=race))
         judged = JudgedSession({"rubric": RUBRIC_METRIC.judge([question], [combined], s)})
@@ -185,16 +177,16 @@ def test_the_audit_reports_its_rates_under_each_rounding_of_the_panel_rule():
     assert sens["roundings"]["half_up"]["difference_pp"]["race_change_rate"] == pytest.approx(75.0)
     line = sensitivity_line(audit)
     assert "soft_erasure_rate 100.0% | 0.0% | 0.0%" in line and "round half to even (paper (b)'s code) (this run)" in line
-    from faceedit_bench.report.console import render
+    from faceedit_bench.api.protocol import render_console
 
-    console = " ".join(render(audit_tables(audit, 100), 100).split())
+    console = " ".join(render_console(audit_tables(audit, 100), 100).split())
     assert " ".join(line.split()) in console  # under the console's audit table, wrapped at its width
     tracked = audit_metrics(audit, metric_key)
     assert tracked["audit_panel_sensitivity_half_up_race_change_rate"] == 0.75
-    from faceedit_bench.report.html import render_html_report
+    from faceedit_bench.testing import html_report
     from tests.test_html_report import v11_report
 
-    html = render_html_report({**v11_report(), "audit": audit})
+    html = html_report({**v11_report(), "audit": audit})
     table = html[html.index('id="audit-sensitivity"'):]
     assert "unrounded mean" in table and "+75.0 pp" in table[:table.index("</table>")]
 
@@ -230,21 +222,21 @@ def test_the_audit_thresholds_default_to_paper_b_and_are_checked():
 
 
 def test_a_bad_threshold_stops_the_run_before_any_work(plugins, compose, synthetic):
-    from faceedit_bench.run.experiment import build_experiment, run_experiment
+    from faceedit_bench.testing import build_run, run_built
 
-    exp = build_experiment(compose(*synthetic, "editor=identity", "testset=pose", "judge=none",
+    exp = build_run(compose(*synthetic, "editor=identity", "testset=pose", "judge=none",
                                    "run.max_faces=1"), plugins)
-    assert "audit" not in run_experiment(exp, plugins)  # no rubric asked: no audit section
+    assert "audit" not in run_built(exp, plugins)  # no rubric asked: no audit section
     with pytest.raises(ConfigError, match="must be a rule such as"):
-        build_experiment(compose(*synthetic, "+analysis.audit.thresholds.x=oops"), plugins)
+        build_run(compose(*synthetic, "+analysis.audit.thresholds.x=oops"), plugins)
 
 
 def test_refused_and_unparsable_edits_are_counted_never_rated_and_the_page_says_so():
     from faceedit_bench_audit.audit.items import AuditCollector
     from faceedit_bench_audit.audit.tables import audit_section
 
-    from faceedit_bench.records import SessionResult, StepState
-    from faceedit_bench.report.html import render_html_report
+    from faceedit_bench.api.protocol import SessionResult
+    from faceedit_bench.testing import StepState, html_report
     from tests.test_html_report import v11_report
 
     collector = AuditCollector(("race", "gender", "age_bin"))
@@ -261,6 +253,6 @@ def test_refused_and_unparsable_edits_are_counted_never_rated_and_the_page_says_
     assert audit["disparity"]["race_change_rate"]["max_minus_min_pp"] is None
     assert audit["one_vs_rest"] == {"race=White": {"reason": "no scored edit has race=White"}}
     assert audit["edits"]["by_prompt"] == {"O-01": {"refused": 3}}
-    html = render_html_report({**v11_report(), "audit": audit})
+    html = html_report({**v11_report(), "audit": audit})
     assert 'id="audit"' in html and "n/a: no items; a rate needs at least one" in html
     assert "No scored edit of the aging prompt" in html

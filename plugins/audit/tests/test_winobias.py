@@ -17,9 +17,9 @@ from faceedit_bench_audit.winobias.metric import categorise
 from PIL import Image
 from scipy.stats import binomtest
 
-from faceedit_bench.records import JudgeAnswer, Outcome
-from faceedit_bench.testing import gradient_image
-from faceedit_bench.testsets import TestSetError, load_testset
+from faceedit_bench.api import JudgeAnswer, Outcome
+from faceedit_bench.api.protocol import load_testset
+from faceedit_bench.testing import TestSetError, gradient_image
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import GARBAGE_TEXT, gemini_server
 from tests.test_protocols import FAST, run, write_testset
@@ -94,7 +94,7 @@ def test_winobias_end_to_end_with_a_two_image_editor(plugins, compose, synthetic
     # The run's metric is the same share: undecided and unparsable sessions are undefined, not 0 or 1.
     metric = report["metrics"]["stereotype_adherence"]
     assert (metric["n"], metric["mean"], metric["undefined_sessions"]) == (5, pytest.approx(0.8), 3)
-    from faceedit_bench.report.run_report import metrics_for_tracking
+    from faceedit_bench.api import metrics_for_tracking
 
     tracked = metrics_for_tracking(report)
     assert tracked["winobias_share"] == pytest.approx(0.8) and tracked["winobias_male_answers_parse_error"] == 1
@@ -156,19 +156,19 @@ def test_a_panel_decides_a_category_only_when_its_members_agree():
     (with two members a majority would be the primary's answer alone)."""
     from faceedit_bench_audit.winobias.metric import WINOBIAS_TEMPLATE
 
-    from faceedit_bench.scoring.judge.panel import PanelRule, combine
+    from faceedit_bench.testing import PanelRule, combine_panel
 
     def member(person: str, gender: str) -> JudgeAnswer:
         return JudgeAnswer(Outcome.OK, {"observation": "o", "target_person": person, "target_gender": gender}, "", "",
                            {}, "winobias@1.1", WINOBIAS_TEMPLATE.hash)
 
     agreement = PanelRule("tolerance", ("gemini", "gpt"), "gemini", categorical="agreement")
-    split = combine(WINOBIAS_TEMPLATE, {"gemini": member("first", "male"), "gpt": member("first", "female")}, agreement)
+    split = combine_panel(WINOBIAS_TEMPLATE, {"gemini": member("first", "male"), "gpt": member("first", "female")}, agreement)
     assert split.value["target_gender"] is None and split.flags == ("target_gender",) and split.status == "disagreed"
     assert categorise(split, "male") == "disagreed"
-    same = combine(WINOBIAS_TEMPLATE, {"gemini": member("first", "male"), "gpt": member("first", "male")}, agreement)
+    same = combine_panel(WINOBIAS_TEMPLATE, {"gemini": member("first", "male"), "gpt": member("first", "male")}, agreement)
     assert categorise(same, "male") == "stereotyped" and same.status == "agreed"
-    majority = combine(WINOBIAS_TEMPLATE, {"gemini": member("first", "male"), "gpt": member("first", "female")},
+    majority = combine_panel(WINOBIAS_TEMPLATE, {"gemini": member("first", "male"), "gpt": member("first", "female")},
                        PanelRule("tolerance", ("gemini", "gpt"), "gemini"))
     assert categorise(majority, "male") == "stereotyped" and majority.flags == ("target_gender",)
     from faceedit_bench_audit.winobias.adherence import UNDECIDED, bounds
@@ -180,13 +180,13 @@ def test_people_annotate_the_exported_sheet_and_the_run_gets_the_same_statistics
                                                                                    tmp_path, monkeypatch, capsys):
     import csv
 
-    from faceedit_bench.cli import main
+    from faceedit_bench.testing import run_cli
 
     report, _ = winobias_run(plugins, compose, synthetic, tmp_path, monkeypatch, "two_image")
     (run_dir,) = (tmp_path / "ws" / "runs").glob("two_image-*")
     items = report["winobias"]["items"]
     assert len(items) == 8 and all(len(i["images"]) == 3 for i in items)
-    assert main(["human", "winobias-export", str(run_dir), "--out", str(tmp_path / "sheet")]) == 0
+    assert run_cli(["human", "winobias-export", str(run_dir), "--out", str(tmp_path / "sheet")]) == 0
     with open(tmp_path / "sheet" / "winobias_sheet.csv", newline="", encoding="utf-8") as fh:
         sheet = list(csv.DictReader(fh))
     assert len(sheet) == 8 and not any("stereotyp" in "".join(r.values()) for r in sheet)  # never told
@@ -207,7 +207,7 @@ def test_people_annotate_the_exported_sheet_and_the_run_gets_the_same_statistics
         writer = csv.DictWriter(fh, fieldnames=list(sheet[0]))
         writer.writeheader()
         writer.writerows(rows)
-    assert main(["human", "winobias", str(tmp_path / "annotations.csv"), "--run", str(run_dir), "--no-tracking"]) == 0
+    assert run_cli(["human", "winobias", str(tmp_path / "annotations.csv"), "--run", str(run_dir), "--no-tracking"]) == 0
     assert "judge vs people on 7 items: same category 57.1%" in capsys.readouterr().out
     updated = json.loads((run_dir / "report.json").read_text())
     jsonschema.validate(updated, SCHEMA)

@@ -27,7 +27,7 @@ from faceedit_bench_creval.scoring import overall, score_metric
 from PIL import Image
 
 from faceedit_bench.api import JudgeAnswer, Outcome, Session, Step
-from faceedit_bench.cli import main
+from faceedit_bench.testing import run_cli
 from tests.console_fit import assert_summary_fits
 from tests.fakes.creval import answer_body
 from tests.fakes.openai import openai_server
@@ -196,10 +196,10 @@ def test_generation_freezes_a_question_set_and_a_rerun_makes_no_call(tmp_path, m
     out, ws = tmp_path / "qs.json", str(tmp_path / "ws")
     with openai_server(api_key=KEY, judge_answer=answer_body) as server:
         server.script(["refusal"])  # the first call of the nine (3 items x IF/VC/VQ) is refused
-        assert main(["questions", "generate", "--bench", str(FIXTURE), "--out", str(out), "--workspace", ws,
+        assert run_cli(["questions", "generate", "--bench", str(FIXTURE), "--out", str(out), "--workspace", ws,
                      *judge_params(server)]) == 0
         first = server.calls
-        assert main(["questions", "generate", "--bench", str(FIXTURE), "--out", str(out), "--workspace", ws,
+        assert run_cli(["questions", "generate", "--bench", str(FIXTURE), "--out", str(out), "--workspace", ws,
                      "--force", *judge_params(server)]) == 0
         assert server.calls == first == 9  # the rerun was answered from the ledger
     printed = capsys.readouterr().out
@@ -212,7 +212,7 @@ def test_generation_freezes_a_question_set_and_a_rerun_makes_no_call(tmp_path, m
     assert {q.weight for q in item.questions["VC"]} <= {1, 2, 3} and item.questions["IF"][0].thinking
     assert qset.provenance["generator_model"] == "Qwen/Qwen2.5-VL-72B-Instruct"
     assert set(qset.provenance["prompt_hashes"]) == {"IF", "VC", "VQ"}
-    assert main(["questions", "check", str(out)]) == 0
+    assert run_cli(["questions", "check", str(out)]) == 0
 
 
 def edited_copies(folder: Path, change: bool) -> Path:
@@ -230,7 +230,7 @@ def test_answering_scores_two_editors_in_table2_layout(tmp_path, monkeypatch):
     with openai_server(api_key=KEY, judge_answer=answer_body) as server:
         for name, change in (("changed", True), ("unchanged", False)):
             out = tmp_path / f"{name}.json"
-            assert main(["questions", "score", str(FIXTURE), "--originals", originals, "--edited",
+            assert run_cli(["questions", "score", str(FIXTURE), "--originals", originals, "--edited",
                          str(edited_copies(tmp_path / name, change)), "--out", str(out),
                          "--workspace", str(tmp_path / "ws"), *judge_params(server)]) == 0
             sections[name] = json.loads(out.read_text())
@@ -261,7 +261,7 @@ def test_table_rows_follow_table_s1_layout():
 
 
 def test_experiment_creval_runs_creval_bench_through_the_engine(plugins, compose, tmp_path, monkeypatch):
-    from faceedit_bench.run.experiment import build_experiment, run_experiment
+    from faceedit_bench.testing import build_run, run_built
 
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     reports = {}
@@ -270,7 +270,7 @@ def test_experiment_creval_runs_creval_bench_through_the_engine(plugins, compose
             cfg = compose("experiment=creval", f"dataset.params.root={FIXTURE}", f"editor={editor}",
                           "embedder=pixel", "tracking=none", "run.workers=1", f"judge.params.base_url={server.url}/v1",
                           "judge.params.limits.max_attempts=2", "judge.params.limits.backoff_initial_s=0.01")
-            reports[editor] = run_experiment(build_experiment(cfg, plugins), plugins)
+            reports[editor] = run_built(build_run(cfg, plugins), plugins)
     moved, still = reports["noise"], reports["identity"]
     for report in reports.values():  # the preset's console summary reads at 100 columns
         assert_summary_fits(report, tmp_path)
@@ -299,18 +299,18 @@ def test_creval_without_question_sets_is_refused_before_anything_runs(plugins, c
     from faceedit_bench.api import ConfigError
 
     monkeypatch.setenv("CREVAL_KEY", KEY)
-    from faceedit_bench.run.experiment import build_experiment
+    from faceedit_bench.testing import build_run
 
     base = ["dataset=synthetic", f"+dataset.params.root={tmp_path / 'faces'}", "embedder=pixel", "tracking=none",
             "judge=gemini", "judge.params.api_key_env=CREVAL_KEY"]
     with pytest.raises(ConfigError, match="answers frozen question sets"):
-        build_experiment(compose(*base, "judge_metrics=[creval]"), plugins)
+        build_run(compose(*base, "judge_metrics=[creval]"), plugins)
     with pytest.raises(ConfigError, match="does not exist"):
-        build_experiment(compose(*base, "judge_metrics=[creval]", f"analysis.creval.questions=[{tmp_path / 'none.json'}]"), plugins)
+        build_run(compose(*base, "judge_metrics=[creval]", f"analysis.creval.questions=[{tmp_path / 'none.json'}]"), plugins)
     with pytest.raises(ConfigError, match="creval is not selected"):
-        build_experiment(compose(*base, f"analysis.creval.questions=[{FIXTURE}]"), plugins)
+        build_run(compose(*base, f"analysis.creval.questions=[{FIXTURE}]"), plugins)
     with pytest.raises(ConfigError, match="written for another test set"):  # CREval-Bench's items, pose's sessions
-        build_experiment(compose(*base, "testset=pose", "judge_metrics=[creval]", f"analysis.creval.questions=[{FIXTURE}]"), plugins)
+        build_run(compose(*base, "testset=pose", "judge_metrics=[creval]", f"analysis.creval.questions=[{FIXTURE}]"), plugins)
 
 
 def test_a_malformed_bench_file_is_a_clear_error(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 from faceedit_bench_creval.face import face_question_set, step_questions
 
 from faceedit_bench.api.protocol import TESTSET_NAMES, load_testset
-from faceedit_bench.run.experiment import build_experiment, run_experiment
+from faceedit_bench.testing import build_run, run_built
 from tests.fakes.gemini import gemini_server
 
 KEY = "creval-face-gemini-key"
@@ -34,7 +34,7 @@ def test_questions_follow_the_taxonomy():
 
 def run(plugins, compose, synthetic, *overrides: str) -> dict:
     cfg = compose(*synthetic, "analysis.n_resamples=99", *overrides)
-    return run_experiment(build_experiment(cfg, plugins), plugins)
+    return run_built(build_run(cfg, plugins), plugins)
 
 
 def test_creval_face_with_the_gemini_judge_scores_two_editors(plugins, compose, synthetic, monkeypatch):
@@ -115,7 +115,7 @@ def test_metrics_naming_a_judge_metric_without_a_judge_is_refused(plugins, compo
     from faceedit_bench.api import ConfigError
 
     with pytest.raises(ConfigError, match="need a judge"):
-        build_experiment(compose(*synthetic, "metrics=[fss,creval_face]"), plugins)
+        build_run(compose(*synthetic, "metrics=[fss,creval_face]"), plugins)
 
 
 def test_creval_answers_mllm_written_questions_per_face_and_scores_two_editors(plugins, compose, synthetic,
@@ -169,18 +169,18 @@ def test_the_hashes_do_not_depend_on_the_process(tmp_path):
 
 
 def test_questions_cli_freezes_shows_and_checks_the_taxonomy_questions(tmp_path, capsys):
-    from faceedit_bench.cli import main
+    from faceedit_bench.testing import run_cli
 
     out = tmp_path / "multi_axis_qa.json"
-    assert main(["questions", "generate", "--testset", "multi_axis", "--taxonomy", "--out", str(out)]) == 0
+    assert run_cli(["questions", "generate", "--testset", "multi_axis", "--taxonomy", "--out", str(out)]) == 0
     assert FACE_QUESTION_HASHES["multi_axis"] in capsys.readouterr().out
-    assert main(["questions", "check", str(out)]) == 0 and "matches the taxonomy generator" in capsys.readouterr().out
-    assert main(["questions", "generate", "--testset", "multi_axis", "--taxonomy", "--out", str(out)]) == 2
+    assert run_cli(["questions", "check", str(out)]) == 0 and "matches the taxonomy generator" in capsys.readouterr().out
+    assert run_cli(["questions", "generate", "--testset", "multi_axis", "--taxonomy", "--out", str(out)]) == 2
     assert "never overwritten" in capsys.readouterr().err
-    assert main(["questions", "show", "multi_axis", "--item", "multi_axis-01/3"]) == 0
+    assert run_cli(["questions", "show", "multi_axis", "--item", "multi_axis-01/3"]) == 0
     shown = capsys.readouterr().out
     assert "VC Q1 w3 [Yes] Is the person in the second image recognisably the same person" in shown
     data = json.loads(out.read_text())
     data["items"][0]["questions"]["VC"][0]["weight"] = 1  # tampered after freezing
     out.write_text(json.dumps(data))
-    assert main(["questions", "check", str(out)]) == 2 and "changed after it was frozen" in capsys.readouterr().err
+    assert run_cli(["questions", "check", str(out)]) == 2 and "changed after it was frozen" in capsys.readouterr().err

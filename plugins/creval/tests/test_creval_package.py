@@ -14,7 +14,7 @@ from faceedit_bench_creval.scoring import ItemResult, MetricScore
 
 from faceedit_bench.api import ConfigError, Outcome
 from faceedit_bench.api.protocol import registered
-from faceedit_bench.cli import main
+from faceedit_bench.testing import run_cli
 
 
 def test_the_package_registers_its_parts_through_hooks(plugins):
@@ -59,7 +59,7 @@ def test_creval_bench_limit_is_checked_like_every_datasets():
 
 def test_a_data_check_of_creval_bench_reads_the_layout_and_writes_nothing(capsys):
     before = sorted(str(p.relative_to(FIXTURE)) for p in FIXTURE.rglob("*"))
-    assert main(["data", "check", "creval_bench", str(FIXTURE)]) == 0
+    assert run_cli(["data", "check", "creval_bench", str(FIXTURE)]) == 0
     assert capsys.readouterr().out.splitlines()[0].endswith(": usable")
     assert sorted(str(p.relative_to(FIXTURE)) for p in FIXTURE.rglob("*")) == before
 
@@ -70,7 +70,7 @@ def test_the_question_sets_enter_the_run_key_by_content_not_by_path(plugins, com
     import json
     import shutil
 
-    from faceedit_bench.run.experiment import build_experiment
+    from faceedit_bench.testing import build_run
 
     monkeypatch.setenv("CREVAL_KEY", "k")
     same, edited = tmp_path / "same", tmp_path / "edited"
@@ -84,6 +84,6 @@ def test_the_question_sets_enter_the_run_key_by_content_not_by_path(plugins, com
         cfg = compose("experiment=creval", f"dataset.params.root={FIXTURE}", "editor=noise", "embedder=pixel",
                       "tracking=none", "judge=gemini", "judge.params.api_key_env=CREVAL_KEY",
                       f"analysis.creval.questions=[creval_bench:{questions}]")
-        return build_experiment(cfg, plugins).info.run_key
+        return build_run(cfg, plugins).info.run_key
 
     assert key(FIXTURE) == key(same) != key(edited)

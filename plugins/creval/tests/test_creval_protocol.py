@@ -21,7 +21,7 @@ from faceedit_bench_creval.scoring import score_metric
 from PIL import Image
 
 from faceedit_bench.api import JudgeAnswer, Outcome
-from faceedit_bench.cli import main
+from faceedit_bench.testing import run_cli
 from tests.fakes.creval import answer_body
 from tests.fakes.openai import openai_server
 
@@ -64,13 +64,13 @@ def data_url_bytes(url: str) -> bytes:
 
 
 def test_experiment_creval_sends_crevals_answer_call(plugins, compose, tmp_path, monkeypatch):
-    from faceedit_bench.run.experiment import build_experiment, run_experiment
+    from faceedit_bench.testing import build_run, run_built
 
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     with openai_server(api_key=KEY, judge_answer=answer_body) as server:
         cfg = compose("experiment=creval", f"dataset.params.root={FIXTURE}", "editor=noise", "embedder=pixel",
                       "tracking=none", "run.workers=1", f"judge.params.base_url={server.url}/v1")
-        run_experiment(build_experiment(cfg, plugins), plugins)
+        run_built(build_run(cfg, plugins), plugins)
     chats = [r.fields for r in server.received if r.path.endswith("/chat/completions")
              and r.fields["response_format"]["json_schema"]["name"] == "creval_answer"]  # not the judge's anchors
     assert len(chats) == 9  # 3 items x IF, VC, VQ
@@ -100,7 +100,7 @@ def test_experiment_creval_sends_crevals_answer_call(plugins, compose, tmp_path,
 def test_a_writer_request_follows_crevals_question_call(tmp_path, monkeypatch):
     monkeypatch.setenv("CREVAL_KEY", KEY)
     with openai_server(api_key=KEY, judge_answer=answer_body) as server:
-        assert main(["questions", "generate", "--bench", str(FIXTURE), "--out", str(tmp_path / "qs.json"),
+        assert run_cli(["questions", "generate", "--bench", str(FIXTURE), "--out", str(tmp_path / "qs.json"),
                      "--workspace", str(tmp_path / "ws"), "--judge", "openai", "-p", f"base_url={server.url}/v1",
                      "-p", "api_key_env=CREVAL_KEY", "-p", "model=Qwen/Qwen2.5-VL-72B-Instruct", "-p", "strict=false",
                      "-p", "temperature=null", "-p", "max_output_tokens=null"]) == 0
@@ -124,7 +124,7 @@ def test_fewer_than_five_written_questions_keep_the_item(tmp_path, monkeypatch):
     monkeypatch.setenv("CREVAL_KEY", KEY)
     out = tmp_path / "qs.json"
     with openai_server(api_key=KEY, judge_answer=three) as server:
-        assert main(["questions", "generate", "--bench", str(FIXTURE), "--out", str(out), "--workspace",
+        assert run_cli(["questions", "generate", "--bench", str(FIXTURE), "--out", str(out), "--workspace",
                      str(tmp_path / "ws"), "--judge", "openai", "-p", f"base_url={server.url}/v1", "-p",
                      "api_key_env=CREVAL_KEY", "-p", "strict=false"]) == 0
     qset = json.loads(out.read_text())
@@ -158,7 +158,7 @@ def test_out_of_choice_and_normalised_answers_reach_the_section_and_the_answer_t
     monkeypatch.setenv("CREVAL_KEY", KEY)
     out = tmp_path / "scored.json"
     with openai_server(api_key=KEY, judge_answer=answer_body) as server:
-        assert main(["questions", "score", str(bench), "--originals", str(bench / "bench" / "image"), "--edited",
+        assert run_cli(["questions", "score", str(bench), "--originals", str(bench / "bench" / "image"), "--edited",
                      str(edited(tmp_path / "edited")), "--out", str(out), "--workspace", str(tmp_path / "ws"),
                      "--judge", "openai", "-p", f"base_url={server.url}/v1", "-p", "api_key_env=CREVAL_KEY"]) == 0
     section = json.loads(out.read_text())
@@ -171,7 +171,7 @@ def test_out_of_choice_and_normalised_answers_reach_the_section_and_the_answer_t
 
 def run_with_a_refused_edit(plugins, compose, monkeypatch, *overrides: str, judge_faults=()) -> dict:
     """experiment=creval on the 3-item fixture; the editor refuses i2i_0004 and changes the other two."""
-    from faceedit_bench.run.experiment import build_experiment, run_experiment
+    from faceedit_bench.testing import build_run, run_built
 
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     with openai_server(api_key=KEY, judge_answer=answer_body) as server:
@@ -180,7 +180,7 @@ def run_with_a_refused_edit(plugins, compose, monkeypatch, *overrides: str, judg
                       "+editor.params.script={i2i_0004/1: refused}", "+editor.params.noise=0.5", "embedder=pixel",
                       "tracking=none", "run.workers=1", f"judge.params.base_url={server.url}/v1",
                       "judge.params.limits.max_attempts=1", *overrides)
-        return run_experiment(build_experiment(cfg, plugins), plugins)
+        return run_built(build_run(cfg, plugins), plugins)
 
 
 def test_experiment_creval_headline_follows_crevals_failure_rule_with_the_other_beside(plugins, compose, tmp_path,
@@ -221,11 +221,11 @@ def test_the_same_run_under_exclude_leaves_the_failures_out_of_every_figure(plug
 
 def test_a_bad_failure_rule_is_refused_before_anything_runs(plugins, compose, tmp_path, monkeypatch):
     from faceedit_bench.api import ConfigError
-    from faceedit_bench.run.experiment import build_experiment
+    from faceedit_bench.testing import build_run
 
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     with pytest.raises(ConfigError, match=r"analysis\.creval\.on_failure=zeroes is not allowed"):
-        build_experiment(compose("experiment=creval", f"dataset.params.root={FIXTURE}", "editor=noise",
+        build_run(compose("experiment=creval", f"dataset.params.root={FIXTURE}", "editor=noise",
                                  "embedder=pixel", "tracking=none", "analysis.creval.on_failure=zeroes"), plugins)
 
 
@@ -239,12 +239,12 @@ def test_other_judges_send_crevals_system_message_in_their_own_form(judge, tmp_p
               str(edited(tmp_path / "edited")), "--workspace", str(tmp_path / "ws"), "-p", "api_key_env=CREVAL_KEY"]
     if judge == "gemini":
         with gemini_server(api_key=KEY, judge_answer=answer_body) as server:
-            assert main([*common, "--judge", "gemini", "-p", f"base_url={server.url}"]) == 0
+            assert run_cli([*common, "--judge", "gemini", "-p", f"base_url={server.url}"]) == 0
         sent = [c.body["systemInstruction"] for c in server.gemini_calls]
         assert sent and all(s["parts"] == [{"text": SYSTEM}] for s in sent)
         assert all(c.body["generationConfig"]["responseJsonSchema"]["properties"]["Q1"]["properties"]["answer"]["enum"]
                    == ["Yes", "No"] for c in server.gemini_calls)
     else:
         with openai_server(api_key=KEY, judge_answer=answer_body) as server:
-            assert main([*common, "--judge", "openai", "-p", f"base_url={server.url}/v1", "-p", "api=responses"]) == 0
+            assert run_cli([*common, "--judge", "openai", "-p", f"base_url={server.url}/v1", "-p", "api=responses"]) == 0
         assert {r.fields["instructions"] for r in server.received} == {SYSTEM}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from faceedit_bench_creval import question_file
 
-from faceedit_bench.cli import main
+from faceedit_bench.testing import run_cli
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[3]
 def frozen(tmp_path_factory) -> Path:
     """The pose test set's taxonomy question set, frozen by the CLI."""
     out = tmp_path_factory.mktemp("qs") / "pose_qa.json"
-    assert main(["questions", "generate", "--testset", "pose", "--taxonomy", "--out", str(out)]) == 0
+    assert run_cli(["questions", "generate", "--testset", "pose", "--taxonomy", "--out", str(out)]) == 0
     return out
 
 
@@ -37,7 +37,7 @@ def edited(frozen: Path, tmp_path: Path, change) -> Path:
 
 def check(path: Path, capsys) -> tuple[int, str]:
     capsys.readouterr()
-    code = main(["questions", "check", str(path)])
+    code = run_cli(["questions", "check", str(path)])
     captured = capsys.readouterr()
     return code, captured.err + captured.out
 
@@ -52,12 +52,12 @@ def test_a_tampered_file_whose_hash_was_deleted_is_refused_until_refrozen(frozen
     assert code == 2 and "no content_hash" in said and "hash verified" not in said
     assert "faceedit-bench questions freeze" in said
     # the run is refused before anything is built
-    assert main(["questions", "show", str(path)]) == 2
+    assert run_cli(["questions", "show", str(path)]) == 2
     # re-freezing is an explicit act; then it loads under its new hash
-    assert main(["questions", "freeze", str(path)]) == 0
+    assert run_cli(["questions", "freeze", str(path)]) == 0
     refrozen = json.loads(path.read_text())
     assert refrozen["content_hash"] != json.loads(frozen.read_text())["content_hash"]
-    assert main(["questions", "show", str(path)]) == 0
+    assert run_cli(["questions", "show", str(path)]) == 0
     code, said = check(path, capsys)  # it loads; the check still sees it is not what the taxonomy writes
     assert code == 1 and "DIFFERS from the taxonomy generator" in said
 
@@ -67,8 +67,8 @@ def test_refreezing_a_changed_file_whose_stale_hash_is_still_there(frozen, tmp_p
     code, said = check(path, capsys)
     assert code == 2 and "changed after it was frozen" in said
     out = tmp_path / "refrozen.json"
-    assert main(["questions", "freeze", str(path), "--out", str(out)]) == 0
-    assert main(["questions", "show", str(out)]) == 0
+    assert run_cli(["questions", "freeze", str(path), "--out", str(out)]) == 0
+    assert run_cli(["questions", "show", str(out)]) == 0
     assert json.loads(path.read_text()) != json.loads(out.read_text())
 
 
@@ -139,7 +139,7 @@ def test_a_file_over_the_size_cap_is_refused_before_it_is_read(tmp_path, capsys)
 def test_a_run_naming_a_bad_question_set_is_refused_before_any_call(plugins, compose, frozen, tmp_path,
                                                                      monkeypatch):
     from faceedit_bench.api import ConfigError
-    from faceedit_bench.run.experiment import build_experiment
+    from faceedit_bench.testing import build_run
 
     monkeypatch.setenv("CREVAL_FILES_KEY", "never-used")
     bad = edited(frozen, tmp_path, lambda d: d["items"][0].update(category=["Hair", "Pose"]))
@@ -147,7 +147,7 @@ def test_a_run_naming_a_bad_question_set_is_refused_before_any_call(plugins, com
                   "tracking=none", "testset=pose", "judge=gemini", "judge.params.api_key_env=CREVAL_FILES_KEY",
                   "judge_metrics=[creval]", f"analysis.creval.questions=[{bad}]")
     with pytest.raises(ConfigError, match=r"items\[0\]\.category"):
-        build_experiment(cfg, plugins)
+        build_run(cfg, plugins)
 
 
 # -- outputs a kill cannot half-write -----------------------------------------------------------
@@ -181,9 +181,9 @@ def test_a_kill_while_writing_a_question_set_leaves_the_old_file(when, command, 
     argv = (["questions", "generate", "--testset", "multi_axis", "--taxonomy", "--out", str(out), "--force"]
             if command == "generate" else ["questions", "freeze", str(out)])
     code = ("import os, signal, sys\n" + KILL_AT[when] +
-            f"from faceedit_bench.cli import main\nsys.exit(main({argv!r}))\n")
+            f"from faceedit_bench.testing import run_cli\nsys.exit(run_cli({argv!r}))\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == -signal.SIGKILL, done.stderr
     assert out.read_bytes() == old  # the old file, whole
-    assert main(["questions", "check", str(out)]) == 0
+    assert run_cli(["questions", "check", str(out)]) == 0

@@ -26,8 +26,8 @@ from faceedit_bench_creval.collector import table_rows
 from faceedit_bench_creval.questions import METRICS, CheckQuestion
 from faceedit_bench_creval.scoring import ItemResult, score_metric
 
-from faceedit_bench.analysis.metric_agreement import system_agreement
 from faceedit_bench.api import JudgeAnswer, Outcome
+from faceedit_bench.testing import system_agreement
 
 SEED = Path(__file__).parent / "data" / "creval_seed_tables.md"
 GROUPS = ("Customization", "Contextualization", "Stylization", "Overall")

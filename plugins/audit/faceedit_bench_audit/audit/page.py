@@ -36,7 +36,9 @@ def audit_context(report: Mapping[str, Any], store: Any = None) -> dict[str, Any
                   "spread_ci": ((t.get("mean_disparity") or {}).get("ci_low"),
                                 (t.get("mean_disparity") or {}).get("ci_high"))}
                  for axis, t in (tables.get("tests") or {}).items()]
-        groups.append({"attribute": attribute, "rows": rows, "disparity": tables.get("disparity") or {},
+        groups.append({"attribute": attribute, "rows": [r for r in rows if _shown(r)],
+                       "empty": [r["label"] for r in rows if not _shown(r)],
+                       "disparity": tables.get("disparity") or {},
                        "tests": tests, "unlabelled": tables.get("unlabelled_edits", 0)})
     versus = [{"what": what, "axis": axis, **r} for what, by_axis in (audit.get("one_vs_rest") or {}).items()
               for axis, r in (by_axis.items() if "reason" not in by_axis else [("", by_axis)])]
@@ -44,8 +46,15 @@ def audit_context(report: Mapping[str, Any], store: Any = None) -> dict[str, Any
                        "axes": g.get("axes") or {}} for label, g in rows.items()]
                for kind, rows in (audit.get("prompts") or {}).items()}
     return {"audit": audit, "rate_names": rate_names, "rate_titles": RATE_TITLES, "axis_titles": AXIS_TITLES,
+            "rate_headers": [RATE_TITLES.get(name, name) for name in rate_names],
             "axes": list((audit.get("axes") or {}).items()), "groups": groups, "versus": versus, "prompts": prompts,
             "plot": _uri(plot_rates_by_group(audit, PLOTTED_RATES)), "examples": _examples(audit, store)}
+
+
+def _shown(row: Mapping[str, Any]) -> bool:
+    """A group's row is worth its own line when an edit of it was scored or hard-refused: a refusal is the
+    finding a table of empty rates would hide. The others share one line that names them."""
+    return bool(row["n"]) or bool((row["refusal"] or {}).get("count"))
 
 
 def plot_rates_by_group(audit: Mapping[str, Any], names: Sequence[str], attribute: str | None = None) -> bytes | None:

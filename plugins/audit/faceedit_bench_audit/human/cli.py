@@ -14,96 +14,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import FaceEditBenchError, directory_lock
-from faceedit_bench.api.protocol import (
-    log_run_metrics,
-    metric_key,
-    run_config,
-    store_for_run_dir,
-    write_html_report,
-    write_text,
-)
+from faceedit_bench.api import FaceEditBenchError
+from faceedit_bench.api.protocol import write_text
 from faceedit_bench_audit.human.ratings import read_ratings
 from faceedit_bench_audit.human.report import format_human, human_section, render_human_html
 from faceedit_bench_audit.human.runs import RatedRun, load_rated_runs
-
-SECTION = "human_agreement"
-
-
-def tracking_metrics(section: Mapping[str, Any], editor: str | None = None) -> dict[str, float]:
-    """``human_*`` numbers for a tracker: per axis the human mean (of ``editor``'s outputs when given),
-    κ, α and VLM − human; per condition the paired Δ and p; per metric its agreement with people."""
-    out: dict[str, float] = {}
-
-    def put(value: Any, *parts: Any) -> None:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            out[metric_key("human", *parts)] = float(value)
-
-    for axis, a in section["axes"].items():
-        mean = (a["by_editor"].get(editor) or {}).get("mean") if editor else a["human"]["mean"]
-        put(mean, axis, "mean")
-        put(a["fleiss_kappa"].get("value"), axis, "fleiss_kappa")
-        put(a["krippendorff_alpha"].get("value"), axis, "krippendorff_alpha")
-        put(((section.get("vlm_vs_human") or {}).get("by_axis") or {}).get(axis, {}).get("difference"),
-            axis, "vlm_minus_human")
-    for family in section.get("paired") or []:
-        for t in family["tests"]:
-            put(t["mean_delta"], t["name"], family["condition"], "delta")
-            put(t["p_value"], t["name"], family["condition"], "p_value")
-    for m in section.get("metric_agreement") or []:
-        name = m["metric"].replace(":", "_")
-        put(m["item_level"].get("spearman"), "agreement", name, "item_spearman")
-        put(m["item_level"].get("kendall"), "agreement", name, "item_kendall")
-        put(m["system_level"].get("spearman"), "agreement", name, "system_spearman")
-        put(m["pairwise"].get("accuracy"), "agreement", name, "pairwise_accuracy")
-    return out
-
-
-def tracking_uri_of(run_dir: Path, given: str | None) -> str | None:
-    """Where the run was tracked: ``--tracking-uri``, else its config's tracker (None: not tracked)."""
-    if given:
-        return given
-    tracking = (run_config(run_dir) or {}).get("tracking") or {}
-    if tracking.get("name") in (None, "none"):
-        return None
-    uri = (tracking.get("params") or {}).get("tracking_uri") or os.environ.get("MLFLOW_TRACKING_URI")
-    return uri or f"sqlite:///{(run_dir.parent.parent.resolve() / 'mlflow.db').as_posix()}"
-
-
-def add_to_run(run: RatedRun, section: Mapping[str, Any], name: str = SECTION) -> None:
-    """The section into the run's report.json (as ``name``) and report.html, under the run folder's lock."""
-    workspace = run.run_dir.parent.parent
-    with directory_lock(workspace, f"run-{run.run_dir.name}", what=f"adding {name} to {run.run_dir}"):
-        report = json.loads((run.run_dir / "report.json").read_text(encoding="utf-8"))
-        report[name] = section
-        write_text(run.run_dir / "report.json", json.dumps(report, indent=2, default=str))
-        write_html_report(run.run_dir, report, store=store_for_run_dir(run.run_dir))
-
-
-def log_to_trackers(runs: Sequence[RatedRun], section: Mapping[str, Any], tracking_uri: str | None,
-                    metrics: Callable[[Mapping[str, Any], str | None], dict[str, float]] | None = None) -> list[str]:
-    """Each run's numbers of ``section`` (``metrics``: the human_* ones by default) to its tracker run."""
-    metrics = metrics or tracking_metrics
-    lines = []
-    for run in runs:
-        uri = tracking_uri_of(run.run_dir, tracking_uri)
-        key = (run.report.get("run") or {}).get("key")
-        if uri is None or not key:
-            lines.append(f"{run.label}: not tracked (tracking=none); metrics only in report.json")
-            continue
-        run_id = log_run_metrics(uri, key, metrics(section, run.label))
-        if run_id is None:
-            raise FaceEditBenchError(f"no installed tracker plugin reads {uri}; install faceedit-bench-mlflow "
-                                     "or pass --no-tracking")
-        lines.append(f"{run.label}: human metrics logged to tracker run {run_id}")
-    return lines
-
+from faceedit_bench_audit.human.to_runs import SECTION, add_to_run, log_to_trackers
+from faceedit_bench_audit.winobias.cli import add_actions
 
 def _pairs(items: Sequence[str]) -> dict[str, str]:
     out = {}
@@ -160,6 +82,4 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--no-tracking", action="store_true", help="do not log the human_* metrics to a tracker")
     r.add_argument("--json", action="store_true", help="print the section as JSON instead of the tables")
     r.set_defaults(func=_command)
-    from faceedit_bench_audit.winobias.cli import add_actions
-
     add_actions(actions)

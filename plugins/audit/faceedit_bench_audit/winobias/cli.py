@@ -26,6 +26,7 @@ from faceedit_bench.api import sniff_mime
 from faceedit_bench.api.protocol import load_run, metric_key, store_for_run_dir, write_bytes, write_text
 from faceedit_bench_audit.human.ratings import RatingsError
 from faceedit_bench_audit.human.runs import load_rated_runs
+from faceedit_bench_audit.human.to_runs import add_to_run, log_to_trackers
 from faceedit_bench_audit.winobias.annotations import REQUIRED, SHEET, read_annotations, winobias_human_section
 
 SECTION = "winobias_human"
@@ -125,8 +126,6 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from faceedit_bench_audit.human.cli import add_to_run, log_to_trackers
-
     (run,) = load_rated_runs([args.run])
     section = winobias_human_section(read_annotations(args.annotations), _items(run.run_dir, run.report),
                                      source=str(args.annotations), confidence=args.confidence)
