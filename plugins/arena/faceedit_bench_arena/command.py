@@ -22,7 +22,8 @@ def add_parser(sub: Any) -> None:
                                    "workspace), both orders each, and rate them (Bradley-Terry, Elo scale, "
                                    "identity-bootstrap CIs). docs/arena.md explains every number.")
     p.add_argument("runs", nargs="+", type=Path, help="run folders (<workspace>/runs/<run>), one per editor")
-    p.add_argument("--judge", required=True, help="a registered judge, e.g. openai or gemini")
+    p.add_argument("--judge", required=True,
+                   help="a registered judge, e.g. openai or gemini, or panel (members in --judge-param members=...)")
     p.add_argument("--judge-param", action="append", default=[], metavar="KEY=VALUE",
                    help="a parameter of the judge (YAML value), repeatable")
     p.add_argument("--budget", type=int, default=2000, help="judge calls at most (two per battle; default 2000)")
@@ -64,24 +65,18 @@ def schema() -> dict:
 def main(args: Any) -> int:
     import jsonschema
 
-    from faceedit_bench.api.protocol import registered, write_text
+    from faceedit_bench.api.protocol import write_text
     from faceedit_bench_arena.arena import ArenaSettings, run_arena
     from faceedit_bench_arena.console import summary
     from faceedit_bench_arena.human_votes import read_votes
-    from faceedit_bench_arena.stored_runs import ArenaError
+    from faceedit_bench_arena.panel import arena_judges
     from faceedit_bench_arena.verify import LOG, log_record
 
     votes = read_votes(args.votes) if args.votes is not None else None  # checked before any call
-    factory = registered("judges", args.judge)
-    params = _judge_params(args.judge_param)
-    try:
-        judge = factory(**params)
-    except TypeError as exc:
-        raise ArenaError(f"judge {args.judge!r} does not take these parameters ({exc}); "
-                         f"see docs for its parameters") from exc
+    judges = arena_judges(args.judge, _judge_params(args.judge_param))  # every member checked before any call
     settings = ArenaSettings(budget_calls=args.budget, batch=args.batch, target_width=args.target_width,
                              anchor=args.anchor, policy=args.policy, n_resamples=args.resamples, seed=args.seed)
-    part, log = run_arena(args.runs, judge, args.judge, settings)
+    part, log = run_arena(args.runs, judges, args.judge, settings)
     if votes is not None:
         from faceedit_bench_arena.arena import human_part
 

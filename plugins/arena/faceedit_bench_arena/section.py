@@ -45,6 +45,13 @@ def tracking(part: Mapping[str, Any]) -> dict[str, float]:
     share = part["position_bias"]["criteria"]["overall"]["first_position_share"]
     if share is not None:
         out[metric_key("arena", "first_position_share")] = float(share)
+    panel = part.get("panel") or {}
+    for member, bias in panel.get("position_bias", {}).items():
+        share = bias["criteria"]["overall"]["first_position_share"]
+        if share is not None:
+            out[metric_key("arena", member, "first_position_share")] = float(share)
+    if panel:
+        out[metric_key("arena", "panel_disagreements")] = float(panel["disagreements"]["overall"])
     return out
 
 
