@@ -92,7 +92,8 @@ def main(args: Any) -> int:
         from faceedit_bench_arena.attach import attach
         from faceedit_bench_arena.stored_runs import build_pool
 
-        for line in attach(part, build_pool(args.runs).runs, args.tracking_uri):
+        for line in attach(part, build_pool(args.runs).runs, args.tracking_uri,
+                           files=(args.out / "arena.json", args.out / LOG)):
             print(line)
     return 0
 
