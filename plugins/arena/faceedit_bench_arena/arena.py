@@ -17,7 +17,7 @@ from faceedit_bench_arena import adaptive
 from faceedit_bench_arena.group_test import interaction_test
 from faceedit_bench_arena.panel import DISAGREE, Member, panel_part, panel_verdict
 from faceedit_bench_arena.pairwise_judge import CRITERIA, TEMPLATE, ask_battle, combine, position_bias
-from faceedit_bench_arena.ratings import Battles, rate, wins_by_identity
+from faceedit_bench_arena.ratings import TIES, Battles, rate, wins_by_identity
 from faceedit_bench_arena.stored_runs import ArenaError, Input, Pool, build_pool
 
 POLICIES = ("loss", "exclude")
@@ -38,10 +38,13 @@ class ArenaSettings:
     min_group_battles: int = 30
     stop_on_separation: bool = True  # False: only the target width, the budget or the pool stop it
     seed: int = 0
+    ties: str = "half_win"  # how the ratings count ties: half wins, or Davidson's tie model (ratings.TIES)
 
     def check(self, editors: Sequence[str]) -> None:
         if self.policy not in POLICIES:
             raise ArenaError(f"policy must be one of {POLICIES}, got {self.policy!r}")
+        if self.ties not in TIES:
+            raise ArenaError(f"ties must be one of {TIES}, got {self.ties!r}")
         if self.anchor is not None and self.anchor not in editors:
             raise ArenaError(f"anchor {self.anchor!r} is not one of the arena's editors {list(editors)}")
         if self.budget_calls < 2:
@@ -146,7 +149,7 @@ def _rows(log: list[dict], criterion: str) -> list[dict]:
 def rate_arena(editors: Sequence[str], log: list[dict], settings: ArenaSettings) -> dict:
     """Every rating of the arena, from the battle log alone (so a submitted log can be re-rated)."""
     kw = dict(anchor=settings.anchor, confidence=settings.confidence, n_resamples=settings.n_resamples,
-              seed=settings.seed)
+              seed=settings.seed, ties=settings.ties)
     with_loss = settings.policy == "loss"
     out: dict[str, Any] = {"criteria": {}}
     for criterion in CRITERIA:
@@ -221,7 +224,7 @@ def human_part(part: dict, log: list[dict], votes: Sequence, settings: ArenaSett
 
     editors = part["editors"]
     human = rate(votes_to_battles(votes, editors), anchor=settings.anchor, confidence=settings.confidence,
-                 n_resamples=settings.n_resamples, seed=settings.seed).to_json()
+                 n_resamples=settings.n_resamples, seed=settings.seed, ties=settings.ties).to_json()
     judge = {(b["input"], editors[b["x"]], editors[b["y"]]): b["verdicts"][PRIMARY]["label"]
              for b in log if not b["one_sided"] and b["verdicts"][PRIMARY]["label"] is not None}
     judge_elo = {e["editor"]: e["rating"] for e in part["criteria"][PRIMARY]["ratings"]["editors"]}

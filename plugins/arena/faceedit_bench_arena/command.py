@@ -32,6 +32,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--anchor", default=None, help="the editor rated 1000 (e.g. identity); default: mean 1000")
     p.add_argument("--policy", choices=("loss", "exclude"), default="loss",
                    help="a step one editor refused or failed: its loss, or left out (both are reported)")
+    p.add_argument("--ties", choices=("half_win", "davidson"), default="half_win",
+                   help="ties in the ratings: half a win each (default), or Davidson's tie model (fits its ν)")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of identities")
     p.add_argument("--votes", type=Path, default=None,
                    help="people's votes (CSV: model_a, model_b, vote or winner, voter_id or judge[, input_id, "
@@ -75,7 +77,8 @@ def main(args: Any) -> int:
     votes = read_votes(args.votes) if args.votes is not None else None  # checked before any call
     judges = arena_judges(args.judge, _judge_params(args.judge_param))  # every member checked before any call
     settings = ArenaSettings(budget_calls=args.budget, batch=args.batch, target_width=args.target_width,
-                             anchor=args.anchor, policy=args.policy, n_resamples=args.resamples, seed=args.seed)
+                             anchor=args.anchor, policy=args.policy, n_resamples=args.resamples, seed=args.seed,
+                             ties=args.ties)
     part, log = run_arena(args.runs, judges, args.judge, settings)
     if votes is not None:
         from faceedit_bench_arena.arena import human_part
