@@ -37,7 +37,8 @@ What is here, by use:
 * commands that add to a finished run (people's ratings): :func:`load_run`, :func:`run_config`,
   :func:`store_for_run_dir`, :func:`write_html_report`, :data:`SESSIONS_CSV`, :data:`STEPS_CSV`,
   :data:`DEMOGRAPHIC_KEYS` (the sessions table's label columns), :func:`log_run_metrics` and
-  :func:`log_run_artifacts` (to the run's tracker), and :func:`registered` (a registered object by kind and name, e.g. a dataset factory);
+  :func:`log_run_artifacts` (to the run's tracker), and :func:`registered` (a registered object by kind and
+  name, e.g. a dataset factory);
 * files: :func:`write_text` (atomic), :func:`read_utf8`, :func:`file_lock`, :func:`restore_replaced`, and
   :func:`fingerprint` (the sha256 of an object's canonical JSON, for content-derived identities);
 * a protocol's own commands (questions written or answered outside a run, pairwise battles):

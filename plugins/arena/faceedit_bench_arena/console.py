@@ -24,7 +24,8 @@ def summary(part: Mapping[str, Any]) -> str:
                  f"{s['calls_made']} calls made (the rest from the ledger).")
     bias = part["position_bias"]["criteria"]["overall"]
     if bias["decisive"]:
-        lines.append(f"Position bias (overall{', all members' if part.get('panel') else ''}): first position won {bias['first_position_wins']} of "
+        lines.append(f"Position bias (overall{', all members' if part.get('panel') else ''}): "
+                     f"first position won {bias['first_position_wins']} of "
                      f"{bias['decisive']} decisive answers ({bias['first_position_share']:.0%}, "
                      f"p={bias['p_value']:.3g}).")
     panel = part.get("panel")

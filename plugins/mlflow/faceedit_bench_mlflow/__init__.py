@@ -13,8 +13,8 @@ from faceedit_bench.api import hookimpl
 if TYPE_CHECKING:
     from faceedit_bench.api import Register, TrackedRun
 
-__all__ = ["faceedit_config_searchpath", "faceedit_log_run_artifacts", "faceedit_log_run_metrics", "faceedit_register_trackers",
-           "faceedit_tracked_runs"]
+__all__ = ["faceedit_config_searchpath", "faceedit_log_run_artifacts", "faceedit_log_run_metrics",
+           "faceedit_register_trackers", "faceedit_tracked_runs"]
 
 
 @hookimpl
