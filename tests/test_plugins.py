@@ -447,3 +447,29 @@ def test_hook_faceedit_log_run_metrics(tmp_path):
             log_to_trackers(runs, section, "unknown://store")
     finally:
         plugins_module.get_plugins = original
+
+
+def test_hook_faceedit_log_run_artifacts(tmp_path):
+    """The first plugin that knows the URI adds the files to the run of the run key; an unknown URI gives None."""
+    from faceedit_bench.api.protocol import log_run_artifacts
+
+    logged: dict[str, dict[str, str]] = {}
+
+    def log(tracking_uri, run_key, files):
+        if not tracking_uri.startswith("toy:"):
+            return None
+        logged[run_key] = files
+        return "toy-run-1"
+
+    plugins = load_plugins(entry_points=False)
+    plugins.add(make_module("toy_tracker", faceedit_log_run_artifacts=log), name="toy_tracker",
+                distribution="faceedit-bench-tests")
+    original = plugins_module.get_plugins
+    plugins_module.get_plugins = lambda: plugins
+    try:
+        report = tmp_path / "report.json"
+        assert log_run_artifacts("toy://store", "k1", {report: "", tmp_path / "a.json": "extra"}) == "toy-run-1"
+        assert logged["k1"] == {str(report): "", str(tmp_path / "a.json"): "extra"}
+        assert log_run_artifacts("unknown://store", "k1", {report: ""}) is None
+    finally:
+        plugins_module.get_plugins = original

@@ -36,8 +36,9 @@ What is here, by use:
 * leaderboard verification: :class:`Comparer` (what ``ReportSection.verify`` is handed);
 * commands that add to a finished run (people's ratings): :func:`load_run`, :func:`run_config`,
   :func:`store_for_run_dir`, :func:`write_html_report`, :data:`SESSIONS_CSV`, :data:`STEPS_CSV`,
-  :data:`DEMOGRAPHIC_KEYS` (the sessions table's label columns), :func:`log_run_metrics` (to the
-  run's tracker), and :func:`registered` (a registered object by kind and name, e.g. a dataset factory);
+  :data:`DEMOGRAPHIC_KEYS` (the sessions table's label columns), :func:`log_run_metrics` and
+  :func:`log_run_artifacts` (to the run's tracker), and :func:`registered` (a registered object by kind and
+  name, e.g. a dataset factory);
 * files: :func:`write_text` (atomic), :func:`read_utf8`, :func:`file_lock`, :func:`restore_replaced`, and
   :func:`fingerprint` (the sha256 of an object's canonical JSON, for content-derived identities);
 * a protocol's own commands (questions written or answered outside a run, pairwise battles):
@@ -155,6 +156,16 @@ def log_run_metrics(tracking_uri: str, run_key: str, metrics: Mapping[str, float
                                                           metrics=dict(metrics))
 
 
+def log_run_artifacts(tracking_uri: str, run_key: str, files: Mapping[str, str]) -> str | None:
+    """Add ``files`` (local path -> folder in the run's artifacts, "" for the top; a file of the same name there is
+    replaced) to the tracked run of ``run_key`` at ``tracking_uri`` (the ``faceedit_log_run_artifacts`` hook):
+    that run's id, or None when no installed tracker reads the URI."""
+    from faceedit_bench.plugin.manager import get_plugins
+
+    return get_plugins().pm.hook.faceedit_log_run_artifacts(tracking_uri=tracking_uri, run_key=run_key,
+                                                            files={str(k): str(v) for k, v in files.items()})
+
+
 __all__ = [
     "PANEL_ROUNDINGS",
     "PublishedSample",
@@ -217,6 +228,7 @@ __all__ = [
     "load_schema",
     "load_taxonomy",
     "load_testset",
+    "log_run_artifacts",
     "log_run_metrics",
     "metric_agreement",
     "metric_key",

@@ -14,6 +14,7 @@ from typing import Any
 
 from faceedit_bench.compare.across_testsets import across_testset_tables
 from faceedit_bench.compare.rows import best_columns, cost_rows, fairness_rows, metric_rows, outcome_rows
+from faceedit_bench.compare.section_ranks import rankable, ranking_rows, ranking_warnings, section_rankings
 from faceedit_bench.report.comparability import comparability_warnings
 from faceedit_bench.report.compared_runs import CompareError, is_reference_run, load_run, run_config, run_labels
 from faceedit_bench.report.metric_names import merged_measures
@@ -35,15 +36,18 @@ def compare_runs(paths: Sequence[Path], *, confidence: float = 0.95) -> dict[str
              "skipped_metrics": dict(r.get("skipped_metrics") or {}), "reference": is_reference_run(r)}
             for lab, r, d in zip(labels, reports, run_dirs)]
     references = {i for i, r in enumerate(reports) if is_reference_run(r)}
+    rankings = section_rankings(reports, labels)
     rows = metric_rows(reports) + outcome_rows(reports) + fairness_rows(reports) + cost_rows(reports)
     for row in rows:
         row["best"] = best_columns(row["cells"], row["higher_is_better"], references)
+    after_metrics = sum(row["section"] == "metrics" for row in rows)
+    rows[after_metrics:after_metrics] = ranking_rows(rankings)  # a section's ranking beside the metrics
     keys = [r["key"] for r in runs]
     notes = [f"{runs[i]['label']} and {runs[j]['label']} have the same run key (the same experiment)"
              for i, j in combinations(range(len(runs)), 2) if keys[i] and keys[i] == keys[j]]
     return {
         "runs": runs,
-        "warnings": comparability_warnings(reports, labels),
+        "warnings": comparability_warnings(reports, labels) + ranking_warnings(rankings),
         "notes": notes,
         "rows": rows,
         "paired": paired_comparisons(reports, run_dirs, labels, confidence=confidence),
@@ -55,6 +59,6 @@ def compare_runs(paths: Sequence[Path], *, confidence: float = 0.95) -> dict[str
                              for lab, r in zip(labels, reports) if name in (r.get("metrics") or {})]
                       for name in dict.fromkeys(n for r in reports for n in r.get("metrics") or {})},
         "measures": merged_measures(reports),
-        "ranks": metric_ranks(reports, labels),
+        "ranks": metric_ranks(reports, labels, rankable(rankings)),
         "confidence": confidence,
     }

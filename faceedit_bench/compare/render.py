@@ -16,6 +16,7 @@ from faceedit_bench.report.compared_runs import CompareError
 from faceedit_bench.report.forest_svg import Forest, forest_svg
 from faceedit_bench.report.measures import bounds_of
 from faceedit_bench.report.metric_names import display_name
+from faceedit_bench.report.metric_ranks import kendall_lines
 from faceedit_bench.report.templates import render
 
 FORMATS = ("text", "markdown", "html")
@@ -82,6 +83,10 @@ def _markdown(result: Mapping[str, Any]) -> str:
                 lines.append(f"- {_md(PATTERNS_MISSING)}")
             lines += [f"- {_md(x['attribute'])} → {_md(x['category'])}: {x['count']}/{x['edits']} "
                       f"({100 * x['share']:.1f}%)" for x in p["patterns"] or []]
+    kendall = kendall_lines(result.get("ranks") or {})
+    if kendall:
+        lines += ["", "Rank agreement (Kendall's tau-b between the runs' rankings by two measures):", ""]
+        lines += [f"- {_md(line)}" for line in kendall]
     lines += ["", f"Paired differences (first minus second, {result['confidence']:.0%} CI, shared included sessions):",
               ""]
     for p in result["paired"]:
@@ -96,6 +101,7 @@ def _markdown(result: Mapping[str, Any]) -> str:
 
 def _html(result: Mapping[str, Any]) -> str:
     return render("compare.html.j2", result=result, legend=BEST_LEGEND, skipped=_skipped_notes(result),
+                  kendall=kendall_lines(result.get("ranks") or {}),
                   display=lambda name: display_name(name, result.get("measures")), across_legend=ACROSS_LEGEND, plots=compare_plots(result),
                   patterns_missing=PATTERNS_MISSING)
 

@@ -175,3 +175,10 @@ def faceedit_log_run_metrics(tracking_uri: str, run_key: str, metrics: dict[str,
     (analyses done after the run, e.g. people's ratings added by a protocol package's command); return that run's id.
     Return None when the URI is not this tracker's; raise a
     :class:`~faceedit_bench.errors.FaceEditBenchError` when it is but holds no such run."""
+
+
+@hookspec(firstresult=True)
+def faceedit_log_run_artifacts(tracking_uri: str, run_key: str, files: dict[str, str]) -> str | None:
+    """Add ``files`` (local path -> folder in the run's artifacts, "" for the top) to the run this plugin's tracker
+    recorded for ``run_key`` at ``tracking_uri``, replacing a file of the same name there (a report rewritten
+    after the run); return that run's id. None and errors as :func:`faceedit_log_run_metrics`."""

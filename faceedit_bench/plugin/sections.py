@@ -13,7 +13,8 @@ module names it:
   report.html (``html``: a package template and its context, with a nav entry; ``headline``: its figures on
   the page's first screen), its "mostly missing"
   warnings (``warnings``), what a leaderboard submission keeps of it (``record``), how verification compares
-  that kept part (``verify``) and the leaderboard's named views that read it (``views``);
+  that kept part (``verify``), the leaderboard's named views that read it (``views``) and what
+  ``faceedit-bench compare`` ranks the run by beside its metrics (``ranking``);
 * when the experiment is built, before any work: ``prepare`` may check the run's settings and bind the
   selected judge metrics to them (e.g. to the run's question sets and failure rule).
 
@@ -200,6 +201,12 @@ class ReportSection:
     #: or None) and optionally ``"unit"``, ``"higher_is_better"``, ``"bounds"``, ``"sub"`` (a line under it).
     #: None: the values of its first leaderboard view that it reads from its record part.
     headline: Callable[[Mapping[str, Any]], Sequence[Mapping[str, Any]]] | None = None
+    #: part -> what ``faceedit-bench compare`` ranks this run by, beside its session metrics: ``{"name", "label",
+    #: "value", "higher_is_better"}`` and optionally ``"ci_low"``, ``"ci_high"``, ``"n"`` and ``"scope"`` (values
+    #: are comparable only within one scope, e.g. one set of battles: compare ranks runs of different scopes
+    #: apart and says so). compare shows it as a row and ranks it with Kendall's tau against every metric.
+    #: None: nothing to rank (docs/plugin_hooks.md).
+    ranking: Callable[[Mapping[str, Any]], Mapping[str, Any] | None] | None = None
 
     def __post_init__(self) -> None:
         if not NAME.match(self.name):

@@ -15,9 +15,13 @@ from typing import Any
 from faceedit_bench.analysis.metric_agreement import MIN_SYSTEMS, rank_table
 
 
-def metric_ranks(reports: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> dict[str, Any] | None:
+def metric_ranks(reports: Sequence[Mapping[str, Any]], labels: Sequence[str],
+                 extra: Mapping[str, tuple[Mapping[str, float], bool]] | None = None) -> dict[str, Any] | None:
+    """``extra``: more rankings by name, ``(value per run label, higher_is_better)`` (a report section's)."""
     means: dict[str, dict[str, float]] = {}
     directions: dict[str, bool | None] = {}
+    for name, (values, hib) in (extra or {}).items():
+        means[name], directions[name] = dict(values), hib
     for label, report in zip(labels, reports):
         for name, m in (report.get("metrics") or {}).items():
             if isinstance(m.get("mean"), (int, float)) and not isinstance(m.get("mean"), bool):

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from faceedit_bench.api.protocol import judge_session
+from faceedit_bench.api.protocol import fingerprint, judge_session
 from faceedit_bench_arena import adaptive
 from faceedit_bench_arena.group_test import interaction_test
+from faceedit_bench_arena.panel import DISAGREE, Member, panel_part, panel_verdict
 from faceedit_bench_arena.pairwise_judge import CRITERIA, TEMPLATE, ask_battle, combine, position_bias
-from faceedit_bench_arena.ratings import Battles, rate, wins_by_identity
+from faceedit_bench_arena.ratings import TIES, Battles, rate, wins_by_identity
 from faceedit_bench_arena.stored_runs import ArenaError, Input, Pool, build_pool
 
 POLICIES = ("loss", "exclude")
@@ -36,10 +38,13 @@ class ArenaSettings:
     min_group_battles: int = 30
     stop_on_separation: bool = True  # False: only the target width, the budget or the pool stop it
     seed: int = 0
+    ties: str = "half_win"  # how the ratings count ties: half wins, or Davidson's tie model (ratings.TIES)
 
     def check(self, editors: Sequence[str]) -> None:
         if self.policy not in POLICIES:
             raise ArenaError(f"policy must be one of {POLICIES}, got {self.policy!r}")
+        if self.ties not in TIES:
+            raise ArenaError(f"ties must be one of {TIES}, got {self.ties!r}")
         if self.anchor is not None and self.anchor not in editors:
             raise ArenaError(f"anchor {self.anchor!r} is not one of the arena's editors {list(editors)}")
         if self.budget_calls < 2:
@@ -61,47 +66,69 @@ def _battles(editors: Sequence[str], rows: list[dict], one_sided: bool, mask=Non
                       [r["identity"] for r in use])
 
 
-def judge_battles(pool: Pool, judge: Any, judge_name: str, settings: ArenaSettings) -> tuple[list[dict], dict, list]:
-    """Battles judged adaptively (both orders each) in the runs' workspace; every answer lands in its ledger."""
+def judge_battles(pool: Pool, members: Sequence[Member], settings: ArenaSettings
+                  ) -> tuple[list[dict], dict, dict[str, list]]:
+    """Battles judged adaptively (both orders each, by every member of a panel) in the runs' workspace; every
+    answer lands in its ledger under its member's own identity."""
     workspace = pool.runs[0].path.resolve().parents[1]
     log: list[dict] = []
-    answers: list = []
+    answers: dict[str, list] = {m.label: [] for m in members}
     cands = {pair: [(pool.identity_index(i.face), i.key) for i in inputs] for pair, inputs in pool.to_judge.items()}
     by_key = {i.key: i for inputs in pool.to_judge.values() for i in inputs}
+    panel = len(members) > 1
     # One event loop for every round: the judge's call limits (semaphores, rate limiter) belong to the loop
     # they were first used in.
     loop = asyncio.new_event_loop()
-    with judge_session(judge, judge_name, workspace) as wj:
+    with ExitStack() as stack:
+        sessions = {m.label: stack.enter_context(judge_session(m.judge, m.name, workspace)) for m in members}
+
         def judge_fn(chosen):
             async def both():
-                return await asyncio.gather(*(ask_battle(wj, *pool.images(by_key[c[1]], x, y),
+                return await asyncio.gather(*(ask_battle(s, *pool.images(by_key[c[1]], x, y),
                                                          pool.instruction(by_key[c[1]]), settings.seed)
-                                              for (x, y), c in chosen))
+                                              for (x, y), c in chosen for s in sessions.values()))
+            asked = loop.run_until_complete(both())
             scores = []
-            for ((x, y), (ident, key)), (first, second) in zip(chosen, loop.run_until_complete(both())):
-                answers.extend((first, second))
-                verdicts = {c: combine(first, second, c) for c in CRITERIA}
+            for n, ((x, y), (ident, key)) in enumerate(chosen):
                 inp: Input = by_key[key]
-                log.append({"x": x, "y": y, "identity": ident, "input": key, "face": inp.face, "k": inp.k,
-                            "labels": pool.labels(inp.face), "one_sided": False,
-                            "verdicts": {c: asdict(v) for c, v in verdicts.items()},
-                            "answers": [{"order": o, "outcome": a.outcome.value, "value": a.value}
-                                        for o, a in (("x_first", first), ("y_first", second))]})
+                entry = {"x": x, "y": y, "identity": ident, "input": key, "face": inp.face, "k": inp.k,
+                         "labels": pool.labels(inp.face), "one_sided": False}
+                per_member = {}
+                for label, (first, second) in zip(sessions, asked[n * len(sessions):(n + 1) * len(sessions)]):
+                    answers[label].extend((first, second))
+                    per_member[label] = {
+                        "verdicts": {c: combine(first, second, c) for c in CRITERIA},
+                        "answers": [{"order": o, "outcome": a.outcome.value, "value": a.value}
+                                    for o, a in (("x_first", first), ("y_first", second))]}
+                if panel:
+                    verdicts = {c: panel_verdict({m: v["verdicts"][c] for m, v in per_member.items()})
+                                for c in CRITERIA}
+                    entry["members"] = {m: {"verdicts": {c: asdict(x) for c, x in v["verdicts"].items()},
+                                            "answers": v["answers"]} for m, v in per_member.items()}
+                else:
+                    (only,) = per_member.values()
+                    verdicts, entry["answers"] = only["verdicts"], only["answers"]
+                entry["verdicts"] = {c: asdict(v) for c, v in verdicts.items()}
+                log.append(entry)
                 scores.append(verdicts[PRIMARY].score)
             return scores
 
-        plan = adaptive.Plan(budget_calls=settings.budget_calls, batch=settings.batch, warmup=settings.warmup,
-                             target_width=settings.target_width, confidence=settings.confidence,
-                             n_resamples=min(settings.n_resamples, 200), seed=settings.seed, anchor=settings.anchor,
-                             stop_on_separation=settings.stop_on_separation)
+        # The budget counts calls: two per battle and member.
+        plan = adaptive.Plan(budget_calls=settings.budget_calls // len(members), batch=settings.batch,
+                             warmup=settings.warmup, target_width=settings.target_width,
+                             confidence=settings.confidence, n_resamples=min(settings.n_resamples, 200),
+                             seed=settings.seed, anchor=settings.anchor, stop_on_separation=settings.stop_on_separation)
         try:
             result = adaptive.run(pool.editors, cands, judge_fn, plan)
         finally:
             loop.close()
-        sampling = {"stop": result.stop, "rounds": result.rounds, "calls_planned": result.calls_planned,
-                    "calls_made": wj.calls_made, "budget_calls": settings.budget_calls, "batch": settings.batch,
-                    "target_width": settings.target_width, "seed": settings.seed, "judge": wj.identity,
-                    "judge_fingerprint": wj.fingerprint}
+        identities = {label: s.identity for label, s in sessions.items()}
+        sampling = {"stop": result.stop, "rounds": result.rounds, "calls_planned": result.calls_planned * len(members),
+                    "calls_made": sum(s.calls_made for s in sessions.values()), "budget_calls": settings.budget_calls,
+                    "batch": settings.batch, "target_width": settings.target_width, "seed": settings.seed,
+                    "judge": ({"panel": identities} if panel else identities[members[0].label]),
+                    "judge_fingerprint": (fingerprint({m: s.fingerprint for m, s in sessions.items()}) if panel
+                                          else sessions[members[0].label].fingerprint)}
     return log, sampling, answers
 
 
@@ -122,7 +149,7 @@ def _rows(log: list[dict], criterion: str) -> list[dict]:
 def rate_arena(editors: Sequence[str], log: list[dict], settings: ArenaSettings) -> dict:
     """Every rating of the arena, from the battle log alone (so a submitted log can be re-rated)."""
     kw = dict(anchor=settings.anchor, confidence=settings.confidence, n_resamples=settings.n_resamples,
-              seed=settings.seed)
+              seed=settings.seed, ties=settings.ties)
     with_loss = settings.policy == "loss"
     out: dict[str, Any] = {"criteria": {}}
     for criterion in CRITERIA:
@@ -162,9 +189,14 @@ def _group_test(editors, rows, key: str, values: list[str], with_loss: bool, set
 
 
 def run_arena(paths: Sequence[Path], judge: Any, judge_name: str, settings: ArenaSettings) -> tuple[dict, list[dict]]:
+    """``judge``: a created judge registered as ``judge_name``, or the members of a panel (:func:`arena_judges`)."""
+    members = list(judge) if isinstance(judge, (list, tuple)) else [Member(judge_name, judge_name, judge)]
     pool = build_pool(paths)
     settings.check(pool.editors)
-    judged, sampling, answers = judge_battles(pool, judge, judge_name, settings)
+    if settings.budget_calls < 2 * len(members):
+        raise ArenaError(f"budget_calls must allow one battle: two calls per member of the panel, "
+                         f"{2 * len(members)} at least")
+    judged, sampling, answers = judge_battles(pool, members, settings)
     log = judged + one_sided_entries(pool)
     verdicts = [b["verdicts"] for b in judged]
     counts = {"judged": len(judged),
@@ -172,12 +204,17 @@ def run_arena(paths: Sequence[Path], judge: Any, judge_name: str, settings: Aren
               "incomplete": sum(v[PRIMARY]["status"] == "incomplete" for v in verdicts),
               "position_inconsistent": sum(v[PRIMARY]["position_inconsistent"] for v in verdicts),
               "one_sided": len(pool.one_sided), "both_failed": len(pool.both_failed),
-              "available": sum(len(v) for v in pool.to_judge.values())}
+              "available": sum(len(v) for v in pool.to_judge.values()),
+              **({"members_disagree": sum(v[PRIMARY]["label"] == DISAGREE for v in verdicts)}
+                 if len(members) > 1 else {})}
     part = {"editors": list(pool.editors),
             "runs": [{"editor": r.editor, "run_key": r.run_key, "folder": r.path.name} for r in pool.runs],
             "testset_hash": pool.runs[0].testset_hash, "template": TEMPLATE.describe(), "policy": settings.policy,
             "settings": asdict(settings), "sampling": sampling, "counts": counts,
-            "position_bias": position_bias(answers), **rate_arena(pool.editors, log, settings)}
+            "position_bias": position_bias([a for m in answers.values() for a in m]),
+            **rate_arena(pool.editors, log, settings)}
+    if len(members) > 1:
+        part["panel"] = panel_part(members, sampling["judge"]["panel"], log, answers)
     return part, log
 
 
@@ -187,7 +224,7 @@ def human_part(part: dict, log: list[dict], votes: Sequence, settings: ArenaSett
 
     editors = part["editors"]
     human = rate(votes_to_battles(votes, editors), anchor=settings.anchor, confidence=settings.confidence,
-                 n_resamples=settings.n_resamples, seed=settings.seed).to_json()
+                 n_resamples=settings.n_resamples, seed=settings.seed, ties=settings.ties).to_json()
     judge = {(b["input"], editors[b["x"]], editors[b["y"]]): b["verdicts"][PRIMARY]["label"]
              for b in log if not b["one_sided"] and b["verdicts"][PRIMARY]["label"] is not None}
     judge_elo = {e["editor"]: e["rating"] for e in part["criteria"][PRIMARY]["ratings"]["editors"]}

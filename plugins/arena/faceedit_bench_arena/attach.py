@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import FaceEditBenchError, directory_lock
-from faceedit_bench.api.protocol import log_run_metrics, run_config, store_for_run_dir, write_html_report, write_text
+from faceedit_bench.api.protocol import (
+    log_run_artifacts,
+    log_run_metrics,
+    run_config,
+    store_for_run_dir,
+    write_html_report,
+    write_text,
+)
 from faceedit_bench_arena.section import tracking
 
 
@@ -26,8 +33,11 @@ def tracking_uri_of(run_dir: Path, given: str | None) -> str | None:
     return uri or f"sqlite:///{(run_dir.resolve().parents[1] / 'mlflow.db').as_posix()}"
 
 
-def attach(part: Mapping[str, Any], runs: Sequence[Any], tracking_uri: str | None = None) -> list[str]:
-    """Add the arena to every run (``runs``: the pool's runs); the lines to print."""
+def attach(part: Mapping[str, Any], runs: Sequence[Any], tracking_uri: str | None = None,
+           files: Sequence[Path] = ()) -> list[str]:
+    """Add the arena to every run (``runs``: the pool's runs); the lines to print. A tracked run gets the arena's
+    metrics, its rewritten report.json and report.html, and ``files`` (arena.json, battles.jsonl) under
+    ``arena/`` in its artifacts."""
     lines = []
     for run in runs:
         folder = Path(run.path)
@@ -45,5 +55,7 @@ def attach(part: Mapping[str, Any], runs: Sequence[Any], tracking_uri: str | Non
         if run_id is None:
             raise FaceEditBenchError(f"no installed tracker plugin reads {uri}; install faceedit-bench-mlflow "
                                      "or pass --no-attach")
-        lines.append(f"{run.editor}: arena added to {folder.name}; metrics logged to tracker run {run_id}")
+        log_run_artifacts(uri, run.run_key, {**{str(folder / n): "" for n in ("report.json", "report.html")},
+                                             **{str(f): "arena" for f in files}})
+        lines.append(f"{run.editor}: arena added to {folder.name}; metrics and files logged to tracker run {run_id}")
     return lines

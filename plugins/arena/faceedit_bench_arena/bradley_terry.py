@@ -2,8 +2,8 @@
 
 Pure and I/O-free. ``wins[i, j]`` is the number of battles editor ``i`` won against editor ``j``; a tie counts
 as half a win for each side (so ``wins + wins.T`` is the number of battles of each pair). The model is
-P(i beats j) = σ(θ_i − θ_j). Ties as half wins keep the MLE of the plain Bradley–Terry model (a Davidson tie
-parameter would change the likelihood, not the ranking, and is not fitted).
+P(i beats j) = σ(θ_i − θ_j). Ties as half wins keep the MLE of the plain Bradley–Terry model; Davidson's
+tie model is :mod:`.davidson`.
 
 ``prior`` adds that many virtual ties to every pair (``prior / 2`` half-wins each way): it keeps the estimate
 finite when an editor never wins or a pair was never played (the comparison graph need not be connected), and

@@ -22,7 +22,8 @@ def add_parser(sub: Any) -> None:
                                    "workspace), both orders each, and rate them (Bradley-Terry, Elo scale, "
                                    "identity-bootstrap CIs). docs/arena.md explains every number.")
     p.add_argument("runs", nargs="+", type=Path, help="run folders (<workspace>/runs/<run>), one per editor")
-    p.add_argument("--judge", required=True, help="a registered judge, e.g. openai or gemini")
+    p.add_argument("--judge", required=True,
+                   help="a registered judge, e.g. openai or gemini, or panel (members in --judge-param members=...)")
     p.add_argument("--judge-param", action="append", default=[], metavar="KEY=VALUE",
                    help="a parameter of the judge (YAML value), repeatable")
     p.add_argument("--budget", type=int, default=2000, help="judge calls at most (two per battle; default 2000)")
@@ -31,6 +32,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--anchor", default=None, help="the editor rated 1000 (e.g. identity); default: mean 1000")
     p.add_argument("--policy", choices=("loss", "exclude"), default="loss",
                    help="a step one editor refused or failed: its loss, or left out (both are reported)")
+    p.add_argument("--ties", choices=("half_win", "davidson"), default="half_win",
+                   help="ties in the ratings: half a win each (default), or Davidson's tie model (fits its ν)")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of identities")
     p.add_argument("--votes", type=Path, default=None,
                    help="people's votes (CSV: model_a, model_b, vote or winner, voter_id or judge[, input_id, "
@@ -64,24 +67,19 @@ def schema() -> dict:
 def main(args: Any) -> int:
     import jsonschema
 
-    from faceedit_bench.api.protocol import registered, write_text
+    from faceedit_bench.api.protocol import write_text
     from faceedit_bench_arena.arena import ArenaSettings, run_arena
     from faceedit_bench_arena.console import summary
     from faceedit_bench_arena.human_votes import read_votes
-    from faceedit_bench_arena.stored_runs import ArenaError
+    from faceedit_bench_arena.panel import arena_judges
     from faceedit_bench_arena.verify import LOG, log_record
 
     votes = read_votes(args.votes) if args.votes is not None else None  # checked before any call
-    factory = registered("judges", args.judge)
-    params = _judge_params(args.judge_param)
-    try:
-        judge = factory(**params)
-    except TypeError as exc:
-        raise ArenaError(f"judge {args.judge!r} does not take these parameters ({exc}); "
-                         f"see docs for its parameters") from exc
+    judges = arena_judges(args.judge, _judge_params(args.judge_param))  # every member checked before any call
     settings = ArenaSettings(budget_calls=args.budget, batch=args.batch, target_width=args.target_width,
-                             anchor=args.anchor, policy=args.policy, n_resamples=args.resamples, seed=args.seed)
-    part, log = run_arena(args.runs, judge, args.judge, settings)
+                             anchor=args.anchor, policy=args.policy, n_resamples=args.resamples, seed=args.seed,
+                             ties=args.ties)
+    part, log = run_arena(args.runs, judges, args.judge, settings)
     if votes is not None:
         from faceedit_bench_arena.arena import human_part
 
@@ -97,7 +95,8 @@ def main(args: Any) -> int:
         from faceedit_bench_arena.attach import attach
         from faceedit_bench_arena.stored_runs import build_pool
 
-        for line in attach(part, build_pool(args.runs).runs, args.tracking_uri):
+        for line in attach(part, build_pool(args.runs).runs, args.tracking_uri,
+                           files=(args.out / "arena.json", args.out / LOG)):
             print(line)
     return 0
 

@@ -24,7 +24,17 @@ def summary(part: Mapping[str, Any]) -> str:
                  f"{s['calls_made']} calls made (the rest from the ledger).")
     bias = part["position_bias"]["criteria"]["overall"]
     if bias["decisive"]:
-        lines.append(f"Position bias (overall): first position won {bias['first_position_wins']} of "
+        lines.append(f"Position bias (overall{', all members' if part.get('panel') else ''}): "
+                     f"first position won {bias['first_position_wins']} of "
                      f"{bias['decisive']} decisive answers ({bias['first_position_share']:.0%}, "
                      f"p={bias['p_value']:.3g}).")
+    panel = part.get("panel")
+    if panel:
+        lines.append(f"Panel of {len(panel['members'])} ({', '.join(panel['members'])}): members disagreed on "
+                     f"{panel['disagreements']['overall']} of {c['judged']} battles (overall), each rated a tie.")
+        for member, bias in panel["position_bias"].items():
+            b = bias["criteria"]["overall"]
+            if b["decisive"]:
+                lines.append(f"  {member}: first position won {b['first_position_wins']} of {b['decisive']} decisive "
+                             f"answers ({b['first_position_share']:.0%}, p={b['p_value']:.3g}).")
     return "\n".join(lines)

@@ -8,6 +8,9 @@ they are not independent (a hard face is hard for every editor).
 Elo scale: R = 1000 + (400 / ln 10) · (θ − θ_anchor), so 400 points are 10:1 odds. With an anchor (the
 ``identity`` baseline or a named editor) that editor is 1000 in every resample and its interval is the point
 1000; without one the mean rating is 1000.
+
+Ties: ``half_win`` (default) counts a tie as half a win for each side in the plain Bradley–Terry model;
+``davidson`` fits Davidson's tie model (:mod:`.davidson`), with its tie parameter ν and its interval.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from faceedit_bench_arena import bradley_terry as bt
+from faceedit_bench_arena import davidson
+
+TIES = ("half_win", "davidson")
 
 ELO_SCALE = 400.0 / np.log(10.0)
 ELO_BASE = 1000.0
@@ -69,6 +75,34 @@ def wins_by_identity(battles: Battles) -> np.ndarray:
     return out
 
 
+def outcomes_by_identity(battles: Battles) -> tuple[np.ndarray, np.ndarray]:
+    """(identities, K, K) decisive wins (i beat j) and ties (symmetric) of each identity's battles."""
+    k = len(battles.editors)
+    decisive, ties = np.zeros((battles.n_identities, k, k)), np.zeros((battles.n_identities, k, k))
+    won, tied = battles.score == 1.0, battles.score == 0.5
+    np.add.at(decisive, (battles.identity[won], battles.left[won], battles.right[won]), 1.0)
+    lost = battles.score == 0.0
+    np.add.at(decisive, (battles.identity[lost], battles.right[lost], battles.left[lost]), 1.0)
+    np.add.at(ties, (battles.identity[tied], battles.left[tied], battles.right[tied]), 1.0)
+    np.add.at(ties, (battles.identity[tied], battles.right[tied], battles.left[tied]), 1.0)
+    return decisive, ties
+
+
+def _davidson(battles: Battles, anchor: int | None, n_resamples: int, seed: int, prior: float, chunk: int = 500):
+    """Point Elo and ν, and (n_resamples, K) Elo and (n_resamples,) ν from identity resamples."""
+    decisive, ties = outcomes_by_identity(battles)
+    theta, nu = davidson.fit_many(decisive.sum(0)[None], ties.sum(0)[None], prior)
+    rng = np.random.default_rng(seed)
+    n_ids, k = decisive.shape[0], decisive.shape[-1]
+    elo, nus = np.empty((n_resamples, k)), np.empty(n_resamples)
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        weights = rng.multinomial(n_ids, np.full(n_ids, 1.0 / n_ids), size=size).astype(float)
+        t, nus[start:start + size] = davidson.fit_many(*davidson.split(decisive, ties, weights), prior)
+        elo[start:start + size] = to_elo(t, anchor)
+    return to_elo(theta[0], anchor), float(nu[0]), elo, nus
+
+
 def to_elo(theta: np.ndarray, anchor: int | None) -> np.ndarray:
     ref = theta[..., anchor:anchor + 1] if anchor is not None else theta.mean(-1, keepdims=True)
     return ELO_BASE + ELO_SCALE * (theta - ref)
@@ -101,6 +135,9 @@ class Ratings:
     n_resamples: int
     prior: float
     n_identities: int
+    ties: str = "half_win"
+    nu: tuple[float, float, float] | None = None  # Davidson's tie parameter: estimate, CI low, CI high
+
 
     @property
     def battles(self) -> np.ndarray:
@@ -116,7 +153,9 @@ class Ratings:
 
     @property
     def predicted(self) -> np.ndarray:
-        """Predicted P(i beats j) from the ratings."""
+        """Predicted P(i beats j) from the ratings (Davidson: P(win) + P(tie)/2, as the observed win rate)."""
+        if self.nu is not None:
+            return davidson.win_probability(self.elo / ELO_SCALE, self.nu[0])
         return bt.win_probability(self.elo / ELO_SCALE)
 
     def order(self) -> list[int]:
@@ -130,7 +169,9 @@ class Ratings:
         sub = lambda m: m[np.ix_(order, order)]  # noqa: E731
         return {
             "scale": {"kind": "elo", "base": ELO_BASE, "points_per_10x_odds": 400, "anchor": self.anchor,
-                      "ties": "half_win", "prior_ties_per_pair": self.prior},
+                      "ties": self.ties, "prior_ties_per_pair": self.prior,
+                      **({"tie_parameter": {"nu": round(self.nu[0], 4), "ci_low": round(self.nu[1], 4),
+                                            "ci_high": round(self.nu[2], 4)}} if self.nu is not None else {})},
             "confidence": self.confidence, "n_resamples": self.n_resamples, "resampled": "identity",
             "n_identities": self.n_identities,
             "editors": [{"editor": self.editors[i], "rating": round(float(self.elo[i]), 2),
@@ -144,18 +185,25 @@ class Ratings:
 
 
 def rate(battles: Battles, anchor: str | None = None, confidence: float = 0.95, n_resamples: int = 1000,
-         seed: int = 0, prior: float = bt.DEFAULT_PRIOR) -> Ratings:
-    """Ratings with percentile bootstrap CIs (identities resampled)."""
+         seed: int = 0, prior: float = bt.DEFAULT_PRIOR, ties: str = "half_win") -> Ratings:
+    """Ratings with percentile bootstrap CIs (identities resampled); ``ties``: one of :data:`TIES`."""
     if anchor is not None and anchor not in battles.editors:
         raise ValueError(f"anchor {anchor!r} is not one of the editors {list(battles.editors)}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
+    if ties not in TIES:
+        raise ValueError(f"ties must be one of {TIES}, got {ties!r}")
     a = battles.editors.index(anchor) if anchor is not None else None
     per_identity = wins_by_identity(battles)
     wins = per_identity.sum(0)
-    elo = to_elo(bt.fit(wins, prior), a)
-    boot = bootstrap_elo(per_identity, a, n_resamples, seed, prior)
     tail = (1.0 - confidence) / 2.0
+    nu = None
+    if ties == "davidson":
+        elo, nu_hat, boot, nus = _davidson(battles, a, n_resamples, seed, prior)
+        nu = (nu_hat, *map(float, np.quantile(nus, [tail, 1.0 - tail])))
+    else:
+        elo = to_elo(bt.fit(wins, prior), a)
+        boot = bootstrap_elo(per_identity, a, n_resamples, seed, prior)
     low, high = np.quantile(boot, [tail, 1.0 - tail], axis=0)
     return Ratings(battles.editors, elo, low, high, wins, anchor, confidence, n_resamples, prior,
-                   battles.n_identities)
+                   battles.n_identities, ties, nu)

@@ -45,6 +45,13 @@ def tracking(part: Mapping[str, Any]) -> dict[str, float]:
     share = part["position_bias"]["criteria"]["overall"]["first_position_share"]
     if share is not None:
         out[metric_key("arena", "first_position_share")] = float(share)
+    panel = part.get("panel") or {}
+    for member, bias in panel.get("position_bias", {}).items():
+        share = bias["criteria"]["overall"]["first_position_share"]
+        if share is not None:
+            out[metric_key("arena", member, "first_position_share")] = float(share)
+    if panel:
+        out[metric_key("arena", "panel_disagreements")] = float(panel["disagreements"]["overall"])
     return out
 
 
@@ -82,6 +89,15 @@ def verify(comparer: Any, submitted: Mapping[str, Any] | None, reproduced: Mappi
         comparer.close(f"arena.{key}", submitted[key], reproduced[key], 0.05)
 
 
+def ranking(part: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What ``faceedit-bench compare`` ranks the run by: its editor's rating; only runs of one arena (one battle
+    log) are ranked together."""
+    me = _me(part)
+    return {"name": "arena_rating", "label": "arena rating (Elo, overall)", "value": me["rating"],
+            "ci_low": me["ci_low"], "ci_high": me["ci_high"], "n": me["battles"], "higher_is_better": True,
+            "scope": (part.get("battle_log") or {}).get("sha256") or "unlogged"}
+
+
 def _read(part: Mapping[str, Any]) -> Mapping[str, Any]:
     return {"mean": part["rating"], "ci_low": part["ci_low"], "ci_high": part["ci_high"], "n": part["battles"],
             "sub": f"rank {part['rank']} of {len(part['editors'])}"}
@@ -90,7 +106,7 @@ def _read(part: Mapping[str, Any]) -> Mapping[str, Any]:
 ARENA = ReportSection(
     name="arena", title="Pairwise arena", schema=schema(), tracking=tracking, console=console,
     html=SectionHtml("arena.html.j2", "faceedit_bench_arena", context=html_context),
-    record=record, verify=verify,
+    record=record, verify=verify, ranking=ranking,
     views=(ViewSpec("arena", "Arena: pairwise rating",
                     "Bradley-Terry rating (Elo scale) from position-swapped pairwise judge battles.",
                     (ValueSpec("arena_rating", "arena", read=_read),), rank_by="arena_rating"),),

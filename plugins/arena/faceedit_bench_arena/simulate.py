@@ -3,7 +3,7 @@
 Outcomes follow the Bradley–Terry model with ties: with Δ = θ_left − θ_right and σ = σ(Δ),
 P(tie) = 2·tie·σ(1 − σ), P(left wins) = σ − P(tie)/2. So E[left's score] = σ exactly and ties as half wins
 estimate the true θ without bias. ``group_shift`` adds a per-group strength offset (G, K): a planted
-group × editor interaction.
+group × editor interaction. ``nu`` draws outcomes from Davidson's tie model instead (tie parameter ν).
 """
 
 from __future__ import annotations
@@ -26,8 +26,16 @@ def outcomes(rng: np.random.Generator, delta: np.ndarray, tie: float) -> np.ndar
     return np.where(u < sigma - p_tie / 2.0, 1.0, np.where(u < sigma + p_tie / 2.0, 0.5, 0.0))
 
 
+def davidson_outcomes(rng: np.random.Generator, delta: np.ndarray, nu: float) -> np.ndarray:
+    denom = 2.0 * np.cosh(delta / 2.0) + nu
+    p_win, p_tie = np.exp(delta / 2.0) / denom, nu / denom
+    u = rng.random(delta.shape)
+    return np.where(u < p_win, 1.0, np.where(u < p_win + p_tie, 0.5, 0.0))
+
+
 def arena(theta: np.ndarray, n_identities: int, battles_per_identity: int, seed: int, tie: float = 0.3,
-          groups: np.ndarray | None = None, group_shift: np.ndarray | None = None) -> Battles:
+          groups: np.ndarray | None = None, group_shift: np.ndarray | None = None,
+          nu: float | None = None) -> Battles:
     """Battles between uniformly drawn pairs of editors, ``battles_per_identity`` per identity."""
     rng = np.random.default_rng(seed)
     k = len(theta)
@@ -39,5 +47,6 @@ def arena(theta: np.ndarray, n_identities: int, battles_per_identity: int, seed:
     if group_shift is not None:
         th += group_shift[groups[identity]]
     rows = np.arange(n)
-    score = outcomes(rng, th[rows, left] - th[rows, right], tie)
+    delta = th[rows, left] - th[rows, right]
+    score = outcomes(rng, delta, tie) if nu is None else davidson_outcomes(rng, delta, nu)
     return Battles.of([f"e{i}" for i in range(k)], left, right, score, identity)

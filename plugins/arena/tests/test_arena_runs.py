@@ -126,6 +126,20 @@ def test_the_command_writes_the_arena_and_refuses_bad_input_with_exit_code_2(tmp
     verify = subprocess.run([sys.executable, "-m", "faceedit_bench.cli", "arena", "verify", str(tmp_path / "out")],
                             capture_output=True, text=True, env=env, timeout=300)
     assert verify.returncode == 0 and "verified" in verify.stdout, verify.stdout + verify.stderr
+    # compare shows each run's arena rating beside its pointwise scores, and Kendall's tau between the rankings
+    for path, sc in zip(paths, (50.0, 70.0, 60.0)):  # a pointwise score that swaps b and c
+        report = json.loads((path / "report.json").read_text())
+        report["metrics"] = {"sc": {"mean": sc, "ci_low": sc - 5, "ci_high": sc + 5, "n": 32, "higher_is_better": True}}
+        (path / "report.json").write_text(json.dumps(report))
+    compared = subprocess.run([sys.executable, "-m", "faceedit_bench.cli", "compare", *map(str, paths), "--json"],
+                              capture_output=True, text=True, env=env, timeout=300)
+    assert compared.returncode == 0, compared.stderr
+    result = json.loads(compared.stdout)
+    row = next(r for r in result["rows"] if r["label"].startswith("arena rating"))
+    ratings = {e["editor"]: e["rating"] for e in part["criteria"]["overall"]["ratings"]["editors"]}
+    assert [c["value"] for c in row["cells"]] == [ratings["a"], ratings["b"], ratings["c"]] and row["best"] == [2]
+    tau = next(t for t in result["ranks"]["kendall"] if {t["a"], t["b"]} == {"arena_rating", "sc"})
+    assert tau["tau"] == pytest.approx(1 / 3)  # one of three pairs swapped
     bad = subprocess.run([*cmd[:-2], "--anchor", "nobody", "--out", str(tmp_path / "out2")],
                          capture_output=True, text=True, env=env, timeout=300)
     assert bad.returncode == 2 and "anchor 'nobody'" in bad.stderr and "Traceback" not in bad.stderr

@@ -13,8 +13,8 @@ from faceedit_bench.api import hookimpl
 if TYPE_CHECKING:
     from faceedit_bench.api import Register, TrackedRun
 
-__all__ = ["faceedit_config_searchpath", "faceedit_log_run_metrics", "faceedit_register_trackers",
-           "faceedit_tracked_runs"]
+__all__ = ["faceedit_config_searchpath", "faceedit_log_run_artifacts", "faceedit_log_run_metrics",
+           "faceedit_register_trackers", "faceedit_tracked_runs"]
 
 
 @hookimpl
@@ -48,3 +48,12 @@ def faceedit_log_run_metrics(tracking_uri: str, run_key: str, metrics: dict[str,
     if not runs.is_mlflow_uri(tracking_uri):
         return None
     return runs.log_run_metrics(tracking_uri, run_key, metrics)
+
+
+@hookimpl
+def faceedit_log_run_artifacts(tracking_uri: str, run_key: str, files: dict[str, str]) -> str | None:
+    from faceedit_bench_mlflow import runs
+
+    if not runs.is_mlflow_uri(tracking_uri):
+        return None
+    return runs.log_run_artifacts(tracking_uri, run_key, files)

@@ -83,14 +83,11 @@ def tracked_runs(tracking_uri: str, run_id: str | None, experiments: list[str] |
     return [_tracked(client, run, files) for run in runs if RUN_KEY_TAG in run.data.tags]
 
 
-def log_run_metrics(tracking_uri: str, run_key: str, metrics: dict[str, float]) -> str:
-    """Log ``metrics`` (one timestamp, batched) to the oldest run tagged with ``run_key``; its id."""
-    from mlflow.entities import Metric
-
+def _run_of_key(client, tracking_uri: str, run_key: str) -> str:
+    """The id of the oldest run tagged with ``run_key``."""
     from faceedit_bench_mlflow import _limits as lim
     from faceedit_bench_mlflow.tracker import RUN_KEY_TAG
 
-    client = mlflow_client(tracking_uri)
     ids = [e.experiment_id for e in client.search_experiments()]
     quote = "'" if "'" not in run_key else '"'
     found = client.search_runs(ids, filter_string=f"tags.`{RUN_KEY_TAG}` = {quote}{run_key}{quote}",
@@ -98,9 +95,30 @@ def log_run_metrics(tracking_uri: str, run_key: str, metrics: dict[str, float]) 
     if not found:
         raise FaceEditBenchError(f"no MLflow run with run key {run_key} in {lim.redact_uri(tracking_uri)}; was the "
                                  "run tracked there (tracking=mlflow)? Pass --tracking-uri to name its store.")
-    run_id = found[0].info.run_id
+    return str(found[0].info.run_id)
+
+
+def log_run_metrics(tracking_uri: str, run_key: str, metrics: dict[str, float]) -> str:
+    """Log ``metrics`` (one timestamp, batched) to the oldest run tagged with ``run_key``; its id."""
+    from mlflow.entities import Metric
+
+    from faceedit_bench_mlflow import _limits as lim
+
+    client = mlflow_client(tracking_uri)
+    run_id = _run_of_key(client, tracking_uri, run_key)
     keys = lim.unique_keys(metrics, lim.metric_key)
     stamp = int(time.time() * 1000)
     for chunk in lim.batches([(keys[k], float(v)) for k, v in metrics.items()], 1000):
         client.log_batch(run_id, metrics=[Metric(key, value, stamp, 0) for key, value in chunk])
-    return str(run_id)
+    return run_id
+
+
+def log_run_artifacts(tracking_uri: str, run_key: str, files: dict[str, str]) -> str:
+    """Log ``files`` (path -> artifact folder, "" for the top) to the oldest run tagged with ``run_key``; its id."""
+    client = mlflow_client(tracking_uri)
+    run_id = _run_of_key(client, tracking_uri, run_key)
+    for path, folder in files.items():
+        if not Path(path).is_file():
+            raise FaceEditBenchError(f"{path}: no such file to add to MLflow run {run_id}")
+        client.log_artifact(run_id, str(path), artifact_path=folder or None)
+    return run_id
