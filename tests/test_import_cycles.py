@@ -14,7 +14,7 @@ import grimp
 import pytest
 
 #: The protocol packages (papers (b) and (c)) moved out of the core keep the same rule.
-PROTOCOL_PACKAGES = ("faceedit_bench_audit", "faceedit_bench_creval")
+PROTOCOL_PACKAGES = ("faceedit_bench_audit", "faceedit_bench_creval", "faceedit_bench_arena")
 
 def cycles(package: str) -> list[list[str]]:
     """The strongly connected groups of more than one module of ``package`` (Tarjan, iterative)."""

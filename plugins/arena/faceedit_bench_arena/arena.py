@@ -15,8 +15,8 @@ import numpy as np
 from faceedit_bench.api.protocol import fingerprint, judge_session
 from faceedit_bench_arena import adaptive
 from faceedit_bench_arena.group_test import interaction_test
-from faceedit_bench_arena.panel import DISAGREE, Member, panel_part, panel_verdict
 from faceedit_bench_arena.pairwise_judge import CRITERIA, TEMPLATE, ask_battle, combine, position_bias
+from faceedit_bench_arena.panel import DISAGREE, Member, panel_part, panel_verdict
 from faceedit_bench_arena.ratings import TIES, Battles, rate, wins_by_identity
 from faceedit_bench_arena.stored_runs import ArenaError, Input, Pool, build_pool
 

@@ -2,7 +2,6 @@
 (``eyewear``) and one preset (``experiment=eyewear``), registered through faceedit_bench's hooks."""
 
 from faceedit_bench.api import hookimpl
-
 from faceedit_bench_eyewear.metric import GLASSES
 from faceedit_bench_eyewear.section import EYEWEAR
 

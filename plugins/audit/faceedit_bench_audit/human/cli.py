@@ -23,9 +23,10 @@ from faceedit_bench.api import FaceEditBenchError
 from faceedit_bench.api.protocol import write_text
 from faceedit_bench_audit.human.ratings import read_ratings
 from faceedit_bench_audit.human.report import format_human, human_section, render_human_html
-from faceedit_bench_audit.human.runs import RatedRun, load_rated_runs
+from faceedit_bench_audit.human.runs import load_rated_runs
 from faceedit_bench_audit.human.to_runs import SECTION, add_to_run, log_to_trackers
 from faceedit_bench_audit.winobias.cli import add_actions
+
 
 def _pairs(items: Sequence[str]) -> dict[str, str]:
     out = {}
