@@ -1,4 +1,4 @@
-"""Prompt-condition templates (faceedit_bench/run/conditions.py): a judge prompt that writes the text an editor
+"""Prompt-condition templates (faceedit_bench/run/condition_prompts.py): a judge prompt that writes the text an editor
 receives under a condition, registered with the ``faceedit_register_condition_templates`` hook.
 
 * ``instruction_rewrite``: "rewrite-then-edit". The judge sees the source image and the instruction

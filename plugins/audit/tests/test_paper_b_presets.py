@@ -345,7 +345,7 @@ def test_the_mitigation_preset_takes_the_papers_flux_rows_and_the_other_composit
     from omegaconf import OmegaConf
 
     from faceedit_bench.config import check_conditions
-    from faceedit_bench.run.conditions import build_conditions, join
+    from faceedit_bench.run.condition_prompts import build_conditions, join
 
     cfg = compose("experiment=paper_b_mitigation")
     assert dict(cfg.run.sample) == {"published": "paper_b_mitigation", "model": "flux"}

@@ -1,5 +1,5 @@
 """The ``faceedit-bench`` command (the help text is :data:`DESCRIPTION`). Experiments run through Hydra:
-``faceedit-bench run editor=... testset=...`` (:mod:`faceedit_bench.run.run_command`), the same as
+``faceedit-bench run editor=... testset=...`` (:mod:`faceedit_bench.cli.run`), the same as
 ``python -m faceedit_bench editor=... testset=...``."""
 
 from __future__ import annotations
@@ -250,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     from faceedit_bench.report.results import add_parser as add_results_parser
 
     add_results_parser(sub)  # results
-    from faceedit_bench.leaderboard.cli import add_parsers
+    from faceedit_bench.cli.leaderboard import add_parsers
 
     add_parsers(sub)  # submit, verify, leaderboard build
     add_plugin_commands(sub)  # what plugins contribute (e.g. questions)
@@ -288,7 +288,7 @@ def _subcommands() -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["run"]:  # Hydra parses everything after it (-m, --cfg, --help are Hydra's)
-        from faceedit_bench.run.run_command import run_command
+        from faceedit_bench.cli.run import run_command
 
         try:
             return run_command(argv[1:], _subcommands())
