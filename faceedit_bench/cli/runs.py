@@ -106,6 +106,7 @@ def add_parsers(sub: Any) -> None:
                                        "one row per step with the run's identifiers")
     p.add_argument("paths", nargs="*", type=Path, help="workspaces (.faceedit_bench) or run folders (<workspace>/runs/<run>)")
     p.add_argument("--out", type=Path, metavar="TABLE.parquet|.csv", help="write here (default: CSV to stdout)")
+    # the keys of report.results.TABLES, written out so that building the parser imports no report module
     p.add_argument("--table", choices=["sessions", "steps"], default="steps", help="one row per step (default) or per session")
     p.add_argument("--tracking-uri", help="also gather the finished runs of this MLflow store (their steps.csv, "
                                           "or sessions.csv with --table sessions)")

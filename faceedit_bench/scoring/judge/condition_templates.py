@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from faceedit_bench.scoring.judge.service import PromptTemplate
 
-#: The kinds of condition a template can serve (config.py's CONDITION_KEYS, baseline aside).
+#: The kinds of condition a template can serve (setting_checks.py's CONDITION_KEYS, baseline aside).
 KINDS = ("feature_prompt", "rewrite")
 
 
