@@ -1,7 +1,7 @@
 """Reporting a run.
 
-* The run report: ``run_report`` (report.json), ``report_schema``, ``measures`` (how to read each quantity),
-  ``metric_names``, ``read_first`` (what a reader must be told first), ``fidelity`` (where presets follow their
+* The run report: ``run_report`` (report.json), ``report_schema``, ``measures`` (how to read and name each
+  quantity), ``read_first`` (what a reader must be told first), ``fidelity`` (where presets follow their
   papers), ``comparability``, ``versions`` (components named as people read them).
 * Its sections: ``calls_view``, ``conditions_view``, ``overediting_section``.
 * Files: ``artifacts`` (the run's files), ``tables`` (steps and sessions tables), ``results`` (many runs as one
