@@ -11,12 +11,13 @@ from omegaconf import MISSING
 
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.records import TRANSIENT_OUTCOMES, Outcome
-from faceedit_bench.setting_checks import (  # noqa: F401 - key_values: paper modules import it here until they move
+from faceedit_bench.setting_checks import (
+    check_conditions,
     check_flag,
     check_fraction,
     check_positive,
+    check_sample,
     check_whole,
-    key_values,
     parse_shard,
     reject,
 )
@@ -198,91 +199,3 @@ class ExperimentConfig:
         if self.analysis.human_labels and isinstance(self.judge, ComponentConf) and self.judge.name == "none":
             raise ConfigError("analysis.human_labels needs a judge to compare with (e.g. judge=gemini), "
                               "or set analysis.human_labels=null")
-
-
-#: Kinds of prompt condition, and the keys each entry of ``conditions`` may have.
-CONDITION_KEYS: dict[str, tuple[str, ...]] = {
-    "baseline": ("name", "kind"),
-    "feature_prompt": ("name", "kind", "template", "position", "flagged", "judge"),
-    "rewrite": ("name", "kind", "template", "flagged", "judge"),
-}
-CONDITION_EXAMPLE = ("e.g. conditions=[baseline,{name: features, kind: feature_prompt, template: <a registered "
-                     "template>, position: append}]")
-
-
-def check_conditions(raw: Any) -> list[dict[str, Any]]:
-    """``conditions`` as a list of complete entries (name, kind and the kind's settings; templates are
-    resolved by name when the experiment is built). A bare kind name stands for that kind's defaults."""
-    if not isinstance(raw, (list, tuple)) or not raw:
-        reject("conditions", raw, f"a non-empty list of conditions ({CONDITION_EXAMPLE})")
-    out: list[dict[str, Any]] = []
-    for i, entry in enumerate(raw):
-        key = f"conditions[{i}]"
-        entry = {"name": entry, "kind": entry} if isinstance(entry, str) else entry
-        if not isinstance(entry, dict):
-            reject(key, entry, f"a kind name ({', '.join(CONDITION_KEYS)}) or a mapping ({CONDITION_EXAMPLE})")
-        kind = entry.get("kind", "baseline" if entry.get("name") == "baseline" else None)
-        if kind not in CONDITION_KEYS:
-            reject(f"{key}.kind", kind, f"one of {', '.join(CONDITION_KEYS)}")
-        unknown = sorted(set(entry) - set(CONDITION_KEYS[kind]))
-        if unknown:
-            raise ConfigError(f"{key} ({kind}) does not take {', '.join(unknown)}; it takes "
-                              f"{', '.join(CONDITION_KEYS[kind])}.")
-        name = entry.get("name", kind)
-        if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
-            reject(f"{key}.name", name, "a name of letters, digits, '_' or '-'")
-        if (name == "baseline") != (kind == "baseline"):
-            reject(f"{key}.name", name, "'baseline' exactly for the baseline condition and for no other")
-        spec: dict[str, Any] = {"name": name, "kind": kind}
-        if kind != "baseline":
-            template = entry.get("template")
-            if template is not None and not (isinstance(template, str) and template.strip()):
-                reject(f"{key}.template", template, "a registered condition template name, or omitted")
-            flagged = entry.get("flagged", "keep")
-            if flagged not in ("keep", "exclude"):
-                reject(f"{key}.flagged", flagged, "keep (count texts naming a demographic label) or exclude "
-                                                   "(end those edits as prompt_failed)")
-            judge = entry.get("judge")
-            if judge is not None and not (isinstance(judge, dict) and isinstance(judge.get("name"), str)
-                                          and set(judge) <= {"name", "params"}):
-                reject(f"{key}.judge", judge, "{name: <judge>, params: {...}}, or omitted for the run's judge")
-            spec.update(template=template, flagged=flagged, judge=judge)
-        if kind == "feature_prompt":
-            position = entry.get("position", "append")
-            if position not in ("prepend", "append", "append_released"):
-                reject(f"{key}.position", position, "prepend (feature text, then the instruction), append (the "
-                                                     "instruction, then the feature text) or append_released "
-                                                     "(paper (b)'s released code: instruction + '. ' + text)")
-            spec["position"] = position
-        if any(s["name"] == name for s in out):
-            raise ConfigError(f"conditions: the name {name!r} is used twice; give each condition its own name.")
-        out.append(spec)
-    return out
-
-
-def check_sample(raw: Any) -> dict[str, Any]:
-    """``run.sample`` with its defaults filled in (faceedit_bench/run/sampling.py)."""
-    example = "e.g. run.sample={per_prompt: 25, by: [race, gender, age_bin], seed: 0}"
-    if isinstance(raw, dict) and "published" in raw:
-        unknown = sorted(set(raw) - {"published", "model"})
-        if unknown:
-            raise ConfigError(f"run.sample does not take {', '.join(unknown)} with published; it takes published "
-                              "and model, run.sample={published: <sample>, model: <model>}.")
-        # Which samples and models exist is the plugins' to say (run/sampling.py checks them when the run is planned).
-        for key in ("published", "model"):
-            if not isinstance(raw.get(key), str) or not raw[key]:
-                reject(f"run.sample.{key}", raw.get(key), "a name (run.sample={published: <sample>, model: <model>})")
-        return {"published": raw["published"], "model": raw["model"]}
-    if not isinstance(raw, dict) or "per_prompt" not in raw:
-        reject("run.sample", raw, f"a mapping with per_prompt ({example}) or published (run.sample={{published: "
-                                   "<sample>, model: <model>}), or null for every (face, session)")
-    unknown = sorted(set(raw) - {"per_prompt", "by", "seed"})
-    if unknown:
-        raise ConfigError(f"run.sample does not take {', '.join(unknown)}; it takes per_prompt, by, seed ({example}).")
-    sample = {"per_prompt": raw["per_prompt"], "by": list(raw.get("by", ["race", "gender", "age_bin"])),
-              "seed": raw.get("seed", 0)}
-    check_whole("run.sample.per_prompt", sample["per_prompt"], 1)
-    check_whole("run.sample.seed", sample["seed"], 0)
-    if not all(isinstance(b, str) and b.strip() for b in sample["by"]):
-        reject("run.sample.by", sample["by"], "a list of demographic attributes, e.g. [race, gender, age_bin]")
-    return sample

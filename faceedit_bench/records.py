@@ -108,7 +108,7 @@ class Session:
     session_id: str
     test_set: str
     steps: tuple[Step, ...]
-    #: The prompt condition the session runs under (faceedit_bench/run/conditions.py); "baseline" is the
+    #: The prompt condition the session runs under (faceedit_bench/run/condition_prompts.py); "baseline" is the
     #: test set's own instructions.
     condition: str = "baseline"
     face_id: str | None = None

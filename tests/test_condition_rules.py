@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from faceedit_bench.run.conditions import join
+from faceedit_bench.run.condition_prompts import join
 from faceedit_bench.scoring.judge.condition_templates import demographic_labels
 
 

@@ -22,8 +22,8 @@ from types import SimpleNamespace
 import jsonschema
 import pytest
 
+from faceedit_bench.cli.leaderboard import add_parsers
 from faceedit_bench.errors import FaceEditBenchError
-from faceedit_bench.leaderboard.cli import add_parsers
 from faceedit_bench.leaderboard.schema import submission_schema
 from faceedit_bench.leaderboard.submit import submit
 from faceedit_bench.leaderboard.verify import verify_submission

@@ -196,7 +196,7 @@ def test_hook_faceedit_register_commands(monkeypatch, capsys):
 
 
 def test_hook_faceedit_register_condition_templates():
-    from faceedit_bench.run.conditions import build_conditions, registered_templates
+    from faceedit_bench.run.condition_prompts import build_conditions, registered_templates
     from faceedit_bench.scoring.judge.condition_templates import REWRITE_CONDITION, ConditionTemplate
 
     p = load_plugins(entry_points=False)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from faceedit_bench.run.run_command import without_run
+from faceedit_bench.cli.run import without_run
 
 BIN = Path(sys.executable).parent / "faceedit-bench"
 FAST = ["tracking=none", "run.workers=1", "run.progress=false"]

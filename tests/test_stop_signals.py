@@ -91,12 +91,13 @@ def test_sigterm_to_the_whole_job_stops_cleanly_marks_the_run_killed_and_a_rerun
 
 def test_a_faceedit_bench_command_stopped_by_sigterm_exits_143_and_says_so(monkeypatch, capsys):
     from faceedit_bench import cli
+    from faceedit_bench.cli import runs
 
     def stopped_while_running(args) -> int:  # e.g. a merge writing its run
         signal.raise_signal(signal.SIGTERM)
         raise AssertionError("SIGTERM did not stop the command")
 
-    monkeypatch.setattr(cli, "_merge_command", stopped_while_running)
+    monkeypatch.setattr(runs, "_merge_command", stopped_while_running)
     before = signal.getsignal(signal.SIGTERM)
     assert cli.main(["merge", "/nonexistent"]) == 143
     assert "Stopped by SIGTERM." in capsys.readouterr().err

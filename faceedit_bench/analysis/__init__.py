@@ -1,1 +1,13 @@
-"""Aggregating scores: session metrics, per-group and per-test-set aggregation, statistics, disparity."""
+"""Aggregating scores: from session results to the report's statistics.
+
+* ``session_metrics``: a session's metrics from its steps; ``compact``: their compact storage;
+  ``aggregate``: the aggregator (per test set, per group); ``cached``: statistics kept by their inputs' hash;
+  ``free_memory``: memory handed back after the report stage.
+* ``statistics``: summary statistics and intervals; ``rates``: threshold rates; ``baselines``: the reference
+  editors that tables show but never rank.
+* Groups: ``disparity`` (two groups) and ``permutation`` (its machinery), ``group_tests`` (more than two),
+  ``intersections``, ``group_report`` (for the run report), ``samples`` (their shared input checks).
+* Conditions and people: ``condition_results`` (results per prompt condition), ``paired`` (paired comparisons),
+  ``reliability`` (inter-rater reliability), ``metric_agreement`` (a metric's agreement with people).
+* ``across_testsets``: editors across test sets.
+"""

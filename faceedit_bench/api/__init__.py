@@ -14,11 +14,16 @@ from typing import TYPE_CHECKING, Any
 from faceedit_bench import hookimpl
 from faceedit_bench.errors import ConfigError, DatasetError, FaceEditBenchError, ImageError, ModelNotFoundError
 from faceedit_bench.execution.batching import MicroBatcher, is_out_of_memory
-from faceedit_bench.execution.call_errors import EndpointUnreachable, GaveUp, RetryableError, retry_after_s
+from faceedit_bench.execution.call_errors import (
+    EndpointUnreachable,
+    GaveUp,
+    RetryableError,
+    incomplete_body,
+    retry_after_s,
+)
 from faceedit_bench.execution.calls import count_request
 from faceedit_bench.execution.cost import USAGE_KEYS, check_prices, cost_usd
 from faceedit_bench.execution.endpoints import Endpoint, endpoint_identity, resolve_endpoint
-from faceedit_bench.execution.failures import incomplete_body
 from faceedit_bench.execution.limits import CallLimits, limits_from_config
 from faceedit_bench.execution.local_models import (
     ModelSource,

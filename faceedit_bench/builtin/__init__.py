@@ -1,1 +1,4 @@
-"""Builtin plugins: registered through the same hooks as external ones."""
+"""Builtin plugins, registered through the same hooks as external ones: ``editors``, ``metrics``
+(identity metrics), ``judge_metrics`` (with their report sections), ``testsets``, ``trackers`` (``none``) and
+the dataset loaders in ``datasets/``.
+"""

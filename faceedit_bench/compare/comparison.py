@@ -17,7 +17,7 @@ from faceedit_bench.compare.rows import best_columns, cost_rows, fairness_rows, 
 from faceedit_bench.compare.section_ranks import rankable, ranking_rows, ranking_warnings, section_rankings
 from faceedit_bench.report.comparability import comparability_warnings
 from faceedit_bench.report.compared_runs import CompareError, is_reference_run, load_run, run_config, run_labels
-from faceedit_bench.report.metric_names import merged_measures
+from faceedit_bench.report.measures import merged_measures
 from faceedit_bench.report.metric_ranks import metric_ranks
 from faceedit_bench.report.paired_differences import paired_comparisons
 

@@ -14,8 +14,7 @@ from faceedit_bench.compare.text import compare_text, paired_line, skipped_notes
 from faceedit_bench.report import plots
 from faceedit_bench.report.compared_runs import CompareError
 from faceedit_bench.report.forest_svg import Forest, forest_svg
-from faceedit_bench.report.measures import bounds_of
-from faceedit_bench.report.metric_names import display_name
+from faceedit_bench.report.measures import bounds_of, label_of
 from faceedit_bench.report.metric_ranks import kendall_lines
 from faceedit_bench.report.templates import render
 
@@ -70,7 +69,7 @@ def _markdown(result: Mapping[str, Any]) -> str:
     for group in result.get("across_testsets") or []:
         lines += ["", f"**All test sets: {_md(group['title'])}** ({_md(ACROSS_LEGEND)}; bold: best Avg.)"]
         for t in group["tables"]:
-            lines += ["", f"{_md(display_name(t['metric'], result.get('measures')))} {_md(t['direction'])}", "",
+            lines += ["", f"{_md(label_of(t['metric'], result.get('measures')))} {_md(t['direction'])}", "",
                       "| editor | " + " | ".join(_md(x) for x in t["testsets"]) + " | Avg. |",
                       "|---|" + "---|" * (len(t["testsets"]) + 1)]
             for i, row in enumerate(t["rows"]):
@@ -102,7 +101,7 @@ def _markdown(result: Mapping[str, Any]) -> str:
 def _html(result: Mapping[str, Any]) -> str:
     return render("compare.html.j2", result=result, legend=BEST_LEGEND, skipped=_skipped_notes(result),
                   kendall=kendall_lines(result.get("ranks") or {}),
-                  display=lambda name: display_name(name, result.get("measures")), across_legend=ACROSS_LEGEND, plots=compare_plots(result),
+                  display=lambda name: label_of(name, result.get("measures")), across_legend=ACROSS_LEGEND, plots=compare_plots(result),
                   patterns_missing=PATTERNS_MISSING)
 
 
@@ -112,14 +111,14 @@ def compare_plots(result: Mapping[str, Any]) -> dict[str, Any]:
     between the runs), on the metric's whole range or an axis through 0."""
     measures = result.get("measures") or {}
     names = list(dict.fromkeys(n for run in result.get("trajectories") or [] for n in run["series"]))
-    steps = {n: f"{display_name(n, measures)}_k" for n in names}
+    steps = {n: f"{label_of(n, measures)}_k" for n in names}
     panels = {steps[n]: {run["label"]: run["series"][n] for run in result["trajectories"]
                          if run["series"].get(n)} for n in names}
     lines = plots.trajectory_lines(panels, bounds={steps[n]: bounds_of(n, measures) for n in names}, fmt="svg")
     forests = []
     for name, rows in (result.get("summaries") or {}).items():
         m = measures.get(name) or {}
-        forests.append(forest_svg(Forest(display_name(name, measures), str(m.get("unit") or ""),
+        forests.append(forest_svg(Forest(label_of(name, measures), str(m.get("unit") or ""),
                                          m.get("higher_is_better"), [""],
                                          [(row["label"], [(row.get("mean"), row.get("ci_low"), row.get("ci_high"))])
                                           for row in rows], bounds_of(name, measures))))

@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from faceedit_bench.report.metric_names import display_name, merged_measures
+from faceedit_bench.report.measures import label_of, merged_measures
 from faceedit_bench.report.templates import fmt_ci, fmt_num, fmt_usd
 
 USABLE_OR_UNATTEMPTED = ("ok", "skipped")  # every other step outcome is an attempt without a usable image
@@ -58,7 +58,7 @@ def metric_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             else:
                 cells.append(cell(m.get("mean"), f"{fmt_ci(m)} n={m.get('n')}"))
         about = ", ".join(x for x in (unit, direction_text(hib)) if x)
-        label = f"{display_name(name, measures)} ({about})" if about else display_name(name, measures)
+        label = f"{label_of(name, measures)} ({about})" if about else label_of(name, measures)
         rows.append(_row(label, cells, hib, "metrics"))
     return rows
 

@@ -18,7 +18,7 @@ from faceedit_bench.analysis.across_testsets import PATTERN_THRESHOLD
 from faceedit_bench.compare.across_testsets import ACROSS_LEGEND, PATTERNS_MISSING
 from faceedit_bench.compare.rows import row_notes
 from faceedit_bench.report.console import Column, console_width, fitted_tables, render
-from faceedit_bench.report.metric_names import display_name
+from faceedit_bench.report.measures import label_of
 from faceedit_bench.report.metric_ranks import kendall_lines, rank_text
 from faceedit_bench.report.templates import fmt_ci, fmt_p_equation
 
@@ -41,7 +41,7 @@ def letters(n: int) -> list[str]:
 
 
 def paired_line(m: Mapping[str, Any], measures: Mapping[str, Any] | None, verdict: str) -> str:
-    return (f"{display_name(m['metric'], measures)}: mean difference {fmt_ci(m)} n={m['n']}, "
+    return (f"{label_of(m['metric'], measures)}: mean difference {fmt_ci(m)} n={m['n']}, "
             f"{fmt_p_equation(m['p_value'])}; {verdict}")
 
 
@@ -73,7 +73,7 @@ def _across(result: Mapping[str, Any], width: int) -> list[Any]:
     for group in result.get("across_testsets") or []:
         parts += [Text(""), Text(f"All test sets: {group['title']} ({ACROSS_LEGEND}; * best Avg.)")]
         for t in group["tables"]:
-            title = display_name(t["metric"], measures) + (f" ({t['direction']})" if t["direction"] else "")
+            title = label_of(t["metric"], measures) + (f" ({t['direction']})" if t["direction"] else "")
             rows = [[row["editor"], *(c["text"] for c in row["cells"]),
                      row["avg"]["text"] + (" *" if i in t["best"] else "")] for i, row in enumerate(t["rows"])]
             parts += [Text(""), *fitted_tables([Column("editor", wrap=ROW_NAME_WIDTH)],
@@ -146,6 +146,6 @@ def skipped_notes(result: Mapping[str, Any], names: Mapping[str, str] | None = N
         for name, reason in run["skipped_metrics"].items():
             runs.setdefault((name, reason), []).append((names or {}).get(run["label"], run["label"]))
     everyone = len(result["runs"])
-    return [f"{display_name(name, result.get('measures'))} skipped in "
+    return [f"{label_of(name, result.get('measures'))} skipped in "
             f"{'every run' if len(labels) == everyone else ', '.join(labels)}: {reason}"
             for (name, reason), labels in runs.items()]

@@ -1,1 +1,11 @@
-"""Making calls: concurrency, limits, retries, budget, batching, cost, secrets."""
+"""Making calls to models.
+
+* ``calls``: one provider-agnostic way to call hosted models; ``call_errors``: how a call fails (retryable,
+  given up, endpoint unreachable); ``endpoints``: where a hosted component's calls go; ``limits``: how calls to
+  one provider may be made; ``offline``: commands that make no provider calls need no keys; ``secrets``: API
+  keys, kept out of every output.
+* ``budget``: the run's spending budget; ``cost``: estimated cost from usage and prices; ``busy_clock``: the
+  wall time a stage was busy.
+* Local models: ``batching`` (a micro-batcher), ``local_models`` (finding and loading local weights), ``parent_watch``
+  (workers end with their parent).
+"""

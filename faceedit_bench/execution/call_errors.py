@@ -1,6 +1,7 @@
 """How a hosted call fails: a transient attempt (:class:`RetryableError`, with the provider's
 ``Retry-After``), a call whose every attempt failed (:class:`GaveUp`), a dead endpoint
-(:class:`EndpointUnreachable`)."""
+(:class:`EndpointUnreachable`); and :func:`incomplete_body`, for plugins that classify their SDK's
+exceptions into :class:`RetryableError` kinds."""
 
 from __future__ import annotations
 
@@ -109,3 +110,19 @@ class EndpointUnreachable(FaceEditBenchError):
 #: Raised by a call, these end the run rather than becoming the call's outcome: nothing is recorded
 #: for the call, and the rerun (a higher budget, a live endpoint, the missing shards run) does it.
 RUN_ENDING: tuple[type[Exception], ...] = (BudgetReached, EndpointUnreachable, ProviderCallsOff)
+
+
+#: Exceptions of the HTTP stacks the SDKs use (httpx, http.client) raised for a body cut short.
+_CUT_SHORT = ("RemoteProtocolError", "IncompleteRead", "ReadError")
+
+
+def incomplete_body(exc: BaseException) -> bool:
+    """True when ``exc`` (or what caused it) is an answer whose body ended early: a ``truncated``
+    failure, retried like a server error."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        text = str(seen).lower()
+        if type(seen).__name__ in _CUT_SHORT and ("message body" in text or "incomplete" in text):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

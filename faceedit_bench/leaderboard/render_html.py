@@ -1,7 +1,8 @@
 """The leaderboard page: one static HTML file, deterministic (same inputs, same bytes).
 
 Jinja2 with autoescape renders every string; the only markup not escaped is this package's
-own script, style and SVG plots (whose labels :mod:`plots` escapes). A Content Security
+own script, style and SVG forest plots (whose labels :mod:`faceedit_bench.report.forest_svg` escapes,
+the same forest ``compare --html`` draws). A Content Security
 Policy allows exactly that script and style by hash, so even markup that got past escaping
 could not execute.
 """
@@ -17,9 +18,15 @@ from typing import Any
 
 from markupsafe import Markup
 
-from faceedit_bench.leaderboard.cells import ALL, View
+from faceedit_bench.leaderboard.cells import ALL, Plot, View
 from faceedit_bench.leaderboard.entries import Rejected
-from faceedit_bench.leaderboard.plots import forest_svg
+from faceedit_bench.report.forest_svg import Forest
+from faceedit_bench.report.forest_svg import forest_svg as draw
+
+
+def forest_svg(plot: Plot) -> Markup:
+    """A view's :class:`~faceedit_bench.leaderboard.cells.Plot` as an SVG forest."""
+    return draw(Forest(plot.title, plot.unit, plot.higher_is_better, plot.series, plot.rows, plot.bounds))
 
 
 @functools.cache

@@ -1,1 +1,13 @@
-"""Reporting a run: the run report, its files, HTML pages, contact sheets, console summary."""
+"""Reporting a run.
+
+* The run report: ``run_report`` (report.json), ``report_schema``, ``measures`` (how to read and name each
+  quantity), ``read_first`` (what a reader must be told first), ``fidelity`` (where presets follow their
+  papers), ``comparability``, ``versions`` (components named as people read them).
+* Its sections: ``calls_view``, ``conditions_view``, ``overediting_section``.
+* Files: ``artifacts`` (the run's files), ``tables`` (steps and sessions tables), ``results`` (many runs as one
+  table) and ``results_plot``, ``replay_export`` (a run's images in the replay layout).
+* report.html: ``html``, ``html_file``, ``html_sections``, ``html_images``, ``html_plots``, ``headline``,
+  ``contact_sheet``, ``html_sheet_redraw``, ``plots``, ``forest_svg``; its templates in ``templates/``.
+* The console: ``console`` (tables that fit the terminal), ``summary`` and ``summary_tables``.
+* Reading finished runs: ``compared_runs``, ``paired_differences``, ``metric_ranks``, ``sources`` (MLflow).
+"""

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from faceedit_bench.report import plots
-from faceedit_bench.report.metric_names import display_name
+from faceedit_bench.report.measures import label_of
 
 #: The attribute whose groups the plot shows, where the run has it (paper (b) plots Δ per race).
 PLOT_ATTRIBUTES = ("race", "skin_tone", "gender")
@@ -84,7 +84,7 @@ def plot_deltas(condition: str, comparison: Mapping[str, Any], metrics: list[str
                         capsize=3)
             ax.axvline(0, color="#555", linewidth=0.8)
             ax.set_yticks(ys, groups if i % columns == 0 else [""] * len(groups), fontsize=8)
-            ax.set_title(f"Δ {display_name(metric)}", fontsize=9)
+            ax.set_title(f"Δ {label_of(metric)}", fontsize=9)
             ax.invert_yaxis()
         fig.suptitle(f"{condition} − {comparison.get('vs')} by {attribute} (mean Δ, CI; orange: Holm-significant)",
                      fontsize=9)

@@ -25,8 +25,7 @@ from faceedit_bench.report.html_images import page_image
 from faceedit_bench.report.html_plots import plot_disparity_forest, plot_group_trajectories, plot_trajectories
 from faceedit_bench.report.html_sections import ci_label, section_pages
 from faceedit_bench.report.html_sheet_redraw import float_or_none, render_missing_sheets
-from faceedit_bench.report.measures import fss_measured, identity_metric, report_measures
-from faceedit_bench.report.metric_names import display_name
+from faceedit_bench.report.measures import fss_measured, identity_metric, label_of, report_measures
 from faceedit_bench.report.read_first import MOST, report_warnings
 from faceedit_bench.report.tables import RUN_COLUMNS
 from faceedit_bench.report.templates import fmt_num, render
@@ -39,7 +38,7 @@ SESSION_ID_COLUMNS = ("face_id", "identity", "session_id", "condition", "exclude
 def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None, store: ImageStore | None = None,
                        worst_sessions: int = WORST_SESSIONS) -> str:
     measures = report_measures(report)
-    display = lambda name: display_name(name, measures)  # noqa: E731
+    display = lambda name: label_of(name, measures)  # noqa: E731
     page = {"display": display, "ci_label": ci_label((report.get("run") or {}).get("confidence")),
             "plot_error": html_plots.plot_unavailable()}
     fss = fss_measured(report)
@@ -260,7 +259,7 @@ def worst_sessions_section(report: Mapping[str, Any], run_dir: Path | None, stor
               and (value := float_or_none(row.get(ranking))) is not None]
     direction, ideal = info.get("higher_is_better"), info.get("ideal")
     if direction is None and ideal is None:
-        out["note"] = (f"{display_name(ranking or '', report_measures(report))} has no better direction: "
+        out["note"] = (f"{label_of(ranking or '', report_measures(report))} has no better direction: "
                        "no session is the worst.")
         return out
     # the worst first: the lowest of a higher-is-better metric, the highest of a lower-is-better one, the
@@ -269,7 +268,7 @@ def worst_sessions_section(report: Mapping[str, Any], run_dir: Path | None, stor
                 else pair[0] * (1 if direction else -1))
     picks = [row for _, row in scored[:limit]]
     if not picks:
-        out["note"] = f"No included session has a {display_name(ranking or '', report_measures(report))} value."
+        out["note"] = f"No included session has a {label_of(ranking or '', report_measures(report))} value."
         return out
     metric_columns = [m for m in (report.get("metrics") or {}) if m in picks[0]]
     # The labels (demographics); not the run's identifiers, nor metrics this run did not compute.

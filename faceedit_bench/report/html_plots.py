@@ -10,8 +10,7 @@ from typing import Any
 
 from faceedit_bench.analysis.cached import lookup_or_compute
 from faceedit_bench.report import plots
-from faceedit_bench.report.measures import FSS, bounds_of
-from faceedit_bench.report.metric_names import Measures, display_name
+from faceedit_bench.report.measures import FSS, Measures, bounds_of, label_of
 
 MAX_ANNOTATED_CELLS = 400  # above this the heatmap's numbers would be unreadable; the cells table has them
 
@@ -42,7 +41,7 @@ def plot_uri(draw: Callable[..., bytes | None], *args: Any) -> str | None:
 def axis_label(name: str, measures: Measures) -> str:
     """``SC (x100)``: the metric's label and unit as its registration states them."""
     unit = str(((measures or {}).get(name) or {}).get("unit") or "")
-    return f"{display_name(name, measures)} ({unit})" if unit else display_name(name, measures)
+    return f"{label_of(name, measures)} ({unit})" if unit else label_of(name, measures)
 
 
 def plot_trajectories(series: Mapping[str, Sequence[Mapping[str, Any]]], measures: Measures) -> bytes | None:
@@ -50,7 +49,7 @@ def plot_trajectories(series: Mapping[str, Sequence[Mapping[str, Any]]], measure
     its metric's full scale where its registration states one (FSS 0-1, SC 0-100), so a flat line looks flat."""
     if plot_unavailable():
         return None
-    titles = {name: f"{display_name(name, measures)}_k" for name in series}
+    titles = {name: f"{label_of(name, measures)}_k" for name in series}
     panels = {titles[name]: {"all included sessions": points} for name, points in series.items()}
     return plots.trajectory_lines(panels, bounds={titles[n]: bounds_of(n, measures) for n in series},
                                   ylabels={titles[n]: axis_label(n, measures) for n in series})
@@ -62,7 +61,7 @@ def plot_group_trajectories(by_attribute: Mapping[str, Mapping[str, Sequence[Map
     if plot_unavailable():
         return None
     fss = {"fss": FSS, **(measures or {})}
-    panels = {f"{display_name('fss', fss)}_k by {attribute}": lines for attribute, lines in by_attribute.items()}
+    panels = {f"{label_of('fss', fss)}_k by {attribute}": lines for attribute, lines in by_attribute.items()}
     return plots.trajectory_lines(panels, bounds={title: bounds_of("fss", fss) for title in panels},
                                   ylabels={title: axis_label("fss", fss) for title in panels})
 
@@ -76,7 +75,7 @@ def plot_disparity_forest(rows: Sequence[Mapping[str, Any]], measures: Measures)
     marked: dict[str, set[str]] = {}
     for d in rows:
         metric = str(d.get("metric", "?"))
-        title = f"{display_name(metric, measures)} by group"
+        title = f"{label_of(metric, measures)} by group"
         metric_of[title] = metric
         groups = list((d.get("groups") or {}).items())
         panels.setdefault(title, []).append((str(d.get("contrast")), [(str(label), s) for label, s in groups]))

@@ -15,7 +15,7 @@ bounds that version's builtin metrics had (:data:`BEFORE_1_3`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 #: FSS_k, the identity series every run has (its scale is the embedder's: ``scales.fss``).
@@ -26,6 +26,10 @@ FSS = {"label": "FSS", "higher_is_better": True, "unit": "embedder's similarity"
 BEFORE_1_3 = {"drop_fss": {"label": "Drop_FSS"}, "sc": {"label": "SC", "bounds": [0.0, 100.0]},
               "oer": {"label": "OER", "bounds": [0.0, None]}}  # OER x100 passes 100 when an edit changes several
 FIELDS = ("label", "higher_is_better", "unit", "description", "bounds", "ideal", "requires")
+
+
+#: Measures by name, as a report states them.
+Measures = Mapping[str, Mapping[str, Any]]
 
 
 def measure(name: str, stated: Mapping[str, Any], section: str) -> dict[str, Any]:
@@ -83,9 +87,18 @@ def report_measures(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def label_of(name: str, measures: Mapping[str, Mapping[str, Any]] | None) -> str:
+def label_of(name: str, measures: Measures | None = None) -> str:
     """How pages name ``name``: its label, else the name itself."""
     return str(((measures or {}).get(name) or {}).get("label") or name)
+
+
+def merged_measures(reports: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The measures of several reports; for a name stated by more than one, the first report's statement."""
+    out: dict[str, dict[str, Any]] = {}
+    for report in reports:
+        for name, m in report_measures(report).items():
+            out.setdefault(name, m)
+    return out
 
 
 def identity_metric(report: Mapping[str, Any]) -> str | None:

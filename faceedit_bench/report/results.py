@@ -8,7 +8,6 @@ one row per step (or per session) with the run's identifiers in every row.
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import sys
@@ -222,47 +221,3 @@ def write_table(table: Any, out: Path | None) -> None:
         pending.discard()
         raise
     pending.commit()
-
-
-# -- the subcommand -------------------------------------------------------------------------------
-
-
-def _command(args: argparse.Namespace) -> int:
-    if not args.paths and not args.tracking_uri:
-        raise ResultsError("give a workspace or run folders (e.g. `faceedit-bench results .faceedit_bench`), "
-                           "or --tracking-uri for an MLflow store")
-    check_out(args.out)  # before reading every run
-    if args.plot is not None and args.plot.suffix.lower() != ".html":
-        raise ResultsError(f"--plot {args.plot}: give an .html file, e.g. --plot results.html")
-    if args.plot is not None and not args.paths:
-        raise ResultsError("--plot draws from the sessions table, which MLflow runs do not keep: pass the "
-                           "workspaces or run folders")
-    gathered = gather(args.paths, which=args.table, tracking_uri=args.tracking_uri, experiments=args.experiment)
-    write_table(gathered.table, args.out)
-    if args.plot:  # a cross-run plot, from the sessions table (faceedit_bench.report.results_plot)
-        from faceedit_bench.report.results_plot import write_plot
-
-        sessions = gathered if args.table == "sessions" else gather(args.paths, which="sessions")
-        write_plot(args, sessions)
-    editors = sorted({str(v) for v in gathered.table.column("editor").to_pylist()})
-    print(f"{gathered.table.num_rows} {args.table} rows from {len(gathered.runs)} run(s) "
-          f"(editors: {', '.join(editors)})" + (f"; wrote {args.out}" if args.out else ""), file=sys.stderr)
-    for where, why in gathered.skipped:
-        print(f"skipped {where}: {why}", file=sys.stderr)
-    return 0
-
-
-def add_parser(sub: Any) -> None:
-    p = sub.add_parser("results", help="gather the runs of workspaces (or an MLflow store) into one long table, "
-                                       "one row per step with the run's identifiers")
-    p.add_argument("paths", nargs="*", type=Path, help="workspaces (.faceedit_bench) or run folders (<workspace>/runs/<run>)")
-    p.add_argument("--out", type=Path, metavar="TABLE.parquet|.csv", help="write here (default: CSV to stdout)")
-    p.add_argument("--table", choices=sorted(TABLES), default="steps", help="one row per step (default) or per session")
-    p.add_argument("--tracking-uri", help="also gather the finished runs of this MLflow store (their steps.csv, "
-                                          "or sessions.csv with --table sessions)")
-    p.add_argument("--experiment", action="append", metavar="NAME",
-                   help="with --tracking-uri: only this MLflow experiment (repeatable; default: every faceedit/*)")
-    p.add_argument("--plot", type=Path, metavar="OUT.html",
-                   help="also draw each metric by editor and test set (from the sessions table) into this page")
-    p.add_argument("--metric", action="append", metavar="NAME", help="with --plot: only this metric (repeatable)")
-    p.set_defaults(func=_command)

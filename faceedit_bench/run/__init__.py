@@ -1,1 +1,13 @@
-"""Running an experiment: the Hydra app, experiment assembly, the engine."""
+"""Running an experiment.
+
+* Entry: ``hydra_app`` (the Hydra app), ``multirun`` (Hydra's side of a run), ``preflight`` (checks before
+  anything is created), ``required`` (mandatory settings left unset), ``setting_keys`` (every key must be
+  known), ``section_settings`` (report sections' settings in the schema).
+* Assembly: ``experiment`` (config to components to artifacts), ``components``, ``judges`` (the judge or
+  panel, and the judge metrics ``metrics=[...]`` selects), ``call_roles``, ``cost_section``.
+* Conditions and samples: ``condition_prompts`` (the prompt under each condition), ``condition_plan`` (running
+  each session once per condition), ``sampling`` (stratified or published samples).
+* The run: ``engine`` (the loop), ``flow`` (its bounded flow), ``admission`` and ``edit_stage`` (stages),
+  ``inputs`` (further input images), ``progress``, ``signals`` (SIGTERM stops as Ctrl-C does).
+* Around runs: ``shards`` and ``merge`` (sharded runs), ``data_check`` (a dataset's folder, before any run).
+"""

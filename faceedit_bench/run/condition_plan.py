@@ -1,6 +1,6 @@
 """How an experiment runs its prompt conditions and its sample: what the experiment calls.
 
-``conditions`` (config.py checks the entries) becomes :class:`~faceedit_bench.run.conditions.Condition`
+``conditions`` (setting_checks.py checks the entries) becomes :class:`~faceedit_bench.run.condition_prompts.Condition`
 objects when the experiment is built. A condition's own judge is created then as well, so a bad
 template name or judge fails before any work. While the run goes on, :class:`ConditionPlan`
 runs every session once per condition. It asks the judges for the prompts, keeps the
@@ -19,7 +19,7 @@ from faceedit_bench.config import ComponentConf
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.plugin.manager import Plugins
 from faceedit_bench.records import Face, Session
-from faceedit_bench.run.conditions import (
+from faceedit_bench.run.condition_prompts import (
     BASELINE,
     Condition,
     ConditionPrompts,

@@ -27,7 +27,7 @@ from faceedit_bench.keys import edit_key, step_seed
 from faceedit_bench.plugin.payloads import RunInfo, StepRecord
 from faceedit_bench.plugin.protocols import AsyncEditor, capability
 from faceedit_bench.records import AdmittedFace, EditRequest, EditResult, Face, Outcome, Session, Step, StepState
-from faceedit_bench.run.conditions import ConditionPrompts, prompt_for
+from faceedit_bench.run.condition_prompts import ConditionPrompts, prompt_for
 from faceedit_bench.run.inputs import InputResolver
 from faceedit_bench.run.progress import EDITING
 from faceedit_bench.storage.images import decode_rgb, plain_image

@@ -40,8 +40,7 @@ from faceedit_bench.run.cost_section import cost_section
 from faceedit_bench.run.edit_stage import EditStage
 from faceedit_bench.run.engine import Engine
 from faceedit_bench.run.inputs import InputResolver
-from faceedit_bench.run.judges import create_judge, judge_scorer, select_judge_metrics
-from faceedit_bench.run.metric_selection import judge_metric_names
+from faceedit_bench.run.judges import create_judge, judge_metric_names, judge_scorer, select_judge_metrics
 from faceedit_bench.run.progress import open_progress, plan_stages
 from faceedit_bench.run.required import check_no_missing
 from faceedit_bench.run.section_settings import prepare_sections, run_key_analysis

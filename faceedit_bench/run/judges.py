@@ -5,11 +5,16 @@ panel entry) creates every member as its own component from
 ``judge.params.members`` (label -> ``{name, params}``; each member keeps its own model, endpoint,
 limits and prices) and combines their answers by ``judge.params.rule``
 (:mod:`faceedit_bench.scoring.judge.panel`).
+
+``metrics=[...]`` is one list naming what a run reports, e.g. ``metrics=[fss,sc]``. The identity metrics
+(``fss``: FSS_k and Drop_FSS, from the embedder) are computed whenever the dataset's images are faces, so
+naming them only documents the choice; every other name is a judge metric, and the list replaces
+``judge_metrics``. Without ``metrics`` the run asks ``judge_metrics`` (:func:`judge_metric_names`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from faceedit_bench import __version__
@@ -94,6 +99,20 @@ def _member_confs(raw: Any) -> dict[str, ComponentConf]:
     if len(out) < 2:
         raise ConfigError(f"a judge panel needs at least two members, got {len(out)}: {how}")
     return out
+
+
+#: Names that stand for the embedder's identity metrics.
+IDENTITY_NAMES = frozenset({"fss", "drop_fss", "identity"})
+
+
+def judge_metric_names(metrics: Sequence[str] | None, judge_metrics: Sequence[str], judged: bool) -> list[str]:
+    if metrics is None:
+        return list(judge_metrics)
+    names = [str(m) for m in metrics if str(m) not in IDENTITY_NAMES]
+    if names and not judged:
+        raise ConfigError(f"metrics={list(metrics)} names judge metric(s) {', '.join(names)}, which need a judge: "
+                          "add judge=<name> (e.g. judge=gemini), or keep only fss")
+    return names
 
 
 def select_judge_metrics(plugins: Plugins, names: list[str]) -> list[JudgeMetric]:

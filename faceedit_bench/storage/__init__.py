@@ -1,1 +1,9 @@
-"""Keeping results: the content-addressed image store, the ledger, image decoding, run folders and the workspace."""
+"""Keeping results.
+
+* ``atomic`` (atomic writes), ``locks`` (inter-process locks), ``first_time`` (creation a kill never leaves half
+  made), ``workspace`` (can it be written?), ``text`` (text files a user gives).
+* Images: ``store`` (content-addressed store), ``images`` (reading, validating, hashing), ``pixels`` (upright
+  8-bit RGB).
+* ``ledger`` (the run ledger), ``shard_ledgers``, ``statistics_cache`` (statistics kept by their inputs' hash).
+* Folders: ``run_dirs`` (a run folder from what a user typed), ``replay_layout`` (edits made elsewhere).
+"""

@@ -27,8 +27,8 @@ from faceedit_bench.leaderboard.submit import submit as submit_run
 from faceedit_bench.leaderboard.views import build_views
 from faceedit_bench.records import StepState
 from faceedit_bench.report.metric_ranks import kendall_lines, metric_ranks
-from faceedit_bench.run.conditions import build_conditions
-from faceedit_bench.run.conditions import join as join_condition
+from faceedit_bench.run.condition_prompts import build_conditions
+from faceedit_bench.run.condition_prompts import join as join_condition
 from faceedit_bench.run.inputs import InputResolver
 from faceedit_bench.run.sampling import find_published
 from faceedit_bench.scoring.judge.metrics import JudgedSession

@@ -11,7 +11,8 @@ so reformatting a file keeps its hash and any change of content changes it.
 
 Two formats: version 1 (the frozen sets; 4 taxonomy-bound steps per session, below) and
 format 2 (``"format": 2``: sessions of any length, free-text steps, extra inputs; see
-:mod:`faceedit_bench.testsets.format2`).
+:mod:`faceedit_bench.testsets.format2`). :mod:`faceedit_bench.testsets.mllm` has an MLLM judge write a set's
+instructions and freezes them into a new set (``faceedit-bench write-instructions``).
 """
 
 from __future__ import annotations

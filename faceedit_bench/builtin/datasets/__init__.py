@@ -1,4 +1,6 @@
-"""Builtin dataset loaders, one module per on-disk format.
+"""Builtin dataset loaders, one module per on-disk format: ``celeba``, ``celebset``, ``fairface``,
+``fairface_hf`` (the Hugging Face parquet layout), ``folder``, ``imdb_wiki`` and ``sample``; ``_common`` holds
+what they share.
 
 Targets are lazy ``"module:attr"`` strings, so a format's module is imported only when
 it is selected; each factory is called with the config's ``dataset.params`` as keyword

@@ -1,4 +1,4 @@
-"""Prompt-condition templates (faceedit_bench/run/conditions.py): a judge prompt that writes the text an editor
+"""Prompt-condition templates (faceedit_bench/run/condition_prompts.py): a judge prompt that writes the text an editor
 receives under a condition, registered with the ``faceedit_register_condition_templates`` hook.
 
 * ``instruction_rewrite``: "rewrite-then-edit". The judge sees the source image and the instruction
@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from faceedit_bench.scoring.judge.service import PromptTemplate
 
-#: The kinds of condition a template can serve (config.py's CONDITION_KEYS, baseline aside).
+#: The kinds of condition a template can serve (setting_checks.py's CONDITION_KEYS, baseline aside).
 KINDS = ("feature_prompt", "rewrite")
 
 

@@ -15,6 +15,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from faceedit_bench.errors import ConfigError
 
@@ -76,3 +77,12 @@ def run_command(argv: Sequence[str], commands: Sequence[str]) -> int:
     sys.argv = [sys.argv[0], *argv]
     main()
     return 0
+
+
+def add_parsers(sub: Any) -> None:
+    """Add ``run`` to the subparsers of ``faceedit-bench``: only for ``--help`` and the command list, since
+    :func:`faceedit_bench.cli.main` hands everything after ``run`` to Hydra (:func:`run_command`)."""
+    sub.add_parser("run", add_help=False,
+                   help="run an experiment: faceedit-bench run editor=<name> testset=<name> [key=value ...] "
+                        "(Hydra's overrides and options: -m, --cfg job, --help; shell completion: "
+                        "faceedit-bench run --shell-completion install=bash)")

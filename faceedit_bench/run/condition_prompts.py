@@ -109,7 +109,7 @@ def default_template(kind: str, templates: Mapping[str, ConditionTemplate]) -> s
 
 def build_conditions(specs: list[dict[str, Any]], *, has_judge: bool,
                      templates: Mapping[str, ConditionTemplate] | None = None) -> list[Condition]:
-    """Conditions from the checked ``conditions`` entries (config.py), with ``templates`` (default: the
+    """Conditions from the checked ``conditions`` entries (setting_checks.py), with ``templates`` (default: the
     registered ones). An unknown template, or a template of another kind, or a condition that needs a judge in
     a run without one, is a ConfigError."""
     templates = registered_templates() if templates is None else templates

@@ -1,6 +1,6 @@
 """The ``submit``, ``verify`` and ``leaderboard build`` subcommands of ``faceedit-bench``.
 
-``faceedit_bench.cli.build_parser`` adds them with :func:`add_parsers`. Errors are
+:func:`faceedit_bench.cli.build_parser` adds them with :func:`add_parsers`. Errors are
 :class:`~faceedit_bench.errors.FaceEditBenchError` (exit 2, "Error: ..."); a verification
 that ran and did not reproduce exits 1.
 """
