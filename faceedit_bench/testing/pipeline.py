@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from faceedit_bench.analysis.group_tests import worst_groups
 from faceedit_bench.analysis.metric_agreement import pairwise_accuracy, system_agreement
-from faceedit_bench.config import check_conditions
+from faceedit_bench.setting_checks import check_conditions
 from faceedit_bench.execution.calls import Executors
 from faceedit_bench.leaderboard.entries import collect_submissions
 from faceedit_bench.leaderboard.submit import submit as submit_run
