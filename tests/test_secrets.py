@@ -43,3 +43,15 @@ def test_a_handler_added_after_the_key_was_read_never_sees_it(monkeypatch: pytes
     text = stream.getvalue()
     assert KEY not in text
     assert text.count(MASK) == 2 and "request with key=*** failed" in text
+
+
+def test_a_key_that_contains_another_known_key_is_masked_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keys remembered by earlier runs in the same process: replacing a short one first left the long one
+    mostly visible ("s***-test-PLANTED-…")."""
+    monkeypatch.setenv("SHORT_KEY", "k")
+    monkeypatch.setenv("LONG_KEY", "sk-test-PLANTED-0123456789")
+    read_secret(["SHORT_KEY"], what="a test")
+    read_secret(["LONG_KEY"], what="a test")
+    assert redact("Bearer sk-test-PLANTED-0123456789 rejected") == "Bearer *** rejected"
+    # a value too short to be a real key is masked where it stands alone, never inside words
+    assert redact("answers ok: 3; key=k; k") == "answers ok: 3; key=***; ***"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Sequence
 
 from faceedit_bench.errors import ConfigError
@@ -17,6 +18,9 @@ from faceedit_bench.execution.offline import calls_off
 
 _KNOWN: set[str] = set()
 MASK = "***"
+#: A value shorter than this is masked only where it stands alone: a test key such as "k" must not turn
+#: every "ok" of a report into "o***".
+SHORT = 8
 #: What :func:`read_secret` answers for an unset variable while provider calls are off (never sent).
 NOT_NEEDED = "not-needed-no-provider-calls"
 
@@ -44,9 +48,13 @@ def read_secret(variables: Sequence[str], *, what: str) -> str:
 
 
 def redact(text: str) -> str:
-    for secret in _KNOWN:
+    # Longest first: a key that contains a shorter known one is masked whole, never left half visible.
+    for secret in sorted(_KNOWN, key=len, reverse=True):
         if secret and secret in text:
-            text = text.replace(secret, MASK)
+            if len(secret) >= SHORT:
+                text = text.replace(secret, MASK)
+            else:
+                text = re.sub(rf"(?<![A-Za-z0-9_-]){re.escape(secret)}(?![A-Za-z0-9_-])", MASK, text)
     return text
 
 
