@@ -54,4 +54,5 @@ def test_a_key_that_contains_another_known_key_is_masked_whole(monkeypatch: pyte
     read_secret(["LONG_KEY"], what="a test")
     assert redact("Bearer sk-test-PLANTED-0123456789 rejected") == "Bearer *** rejected"
     # a value too short to be a real key is masked where it stands alone, never inside words
-    assert redact("answers ok: 3; key=k; k") == "answers ok: 3; key=***; ***"
+    assert redact("answers ok: 3; key: k; k") == "answers ok: 3; key: ***; ***"
+    assert redact("data:image/png;base64,iVBk/k+k=") == "data:image/png;base64,iVBk/k+k="

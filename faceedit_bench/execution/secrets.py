@@ -19,8 +19,9 @@ from faceedit_bench.execution.offline import calls_off
 _KNOWN: set[str] = set()
 MASK = "***"
 #: A value shorter than this is masked only where it stands alone: a test key such as "k" must not turn
-#: every "ok" of a report into "o***".
+#: every "ok" of a report into "o***", nor break an embedded image's base64.
 SHORT = 8
+_WORD = "A-Za-z0-9_+/=-"  # letters of identifiers, keys and base64
 #: What :func:`read_secret` answers for an unset variable while provider calls are off (never sent).
 NOT_NEEDED = "not-needed-no-provider-calls"
 
@@ -54,7 +55,7 @@ def redact(text: str) -> str:
             if len(secret) >= SHORT:
                 text = text.replace(secret, MASK)
             else:
-                text = re.sub(rf"(?<![A-Za-z0-9_-]){re.escape(secret)}(?![A-Za-z0-9_-])", MASK, text)
+                text = re.sub(rf"(?<![{_WORD}]){re.escape(secret)}(?![{_WORD}])", MASK, text)
     return text
 
 
