@@ -96,16 +96,17 @@ def engine_run(server, tmp: str, data: list[str], *overrides: str, editor: list[
     out = {}
     for label in labels:
         before = server.calls
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         with contextlib.redirect_stdout(io.StringIO()), _engine_end() as engine_end:
             report = run_experiment(exp, plugins)
+        cpu = time.process_time() - cpu
         out[label] = {"wall_s": time.perf_counter() - started, "provider_calls": server.calls - before,
                       "ok": report["counts"]["steps"].get("ok", 0), "steps": report["counts"]["steps"],
                       "calls": next(iter(report["calls"].values()), {}),
                       "edit_stage_s": report["performance"]["edit_stage_s"],
                       "requests": list(server.requests[before:]), "started": started,
                       "engine_end": engine_end[0] if engine_end else None,
-                      "embedded": report["run"]["computed"]["embeddings"]}
+                      "embedded": report["run"]["computed"]["embeddings"], "cpu_s": cpu}
     return out
 
 
@@ -172,7 +173,8 @@ def whole_run(run: dict, edits_per_s: float, embedder: str) -> str:
             f"{run['embedded']} / {per_s:.1f} per s ({embedder}, {os.cpu_count()} processes, measured after the run) "
             f"= {embed_bound:.1f} s; bound {bound:.1f} s / run wall {run['wall_s']:.1f} s = **{bound / run['wall_s']:.2f}**"
             f"\ntimeline: first edit request at {first - run['started']:.1f} s, edit span {last - first:.1f} s, "
-            f"scoring after the last edit {end - last:.1f} s, report stage {run['started'] + run['wall_s'] - end:.1f} s"
+            f"scoring after the last edit {end - last:.1f} s, report stage {run['started'] + run['wall_s'] - end:.1f} s; "
+            f"CPU of the run's own process (calls, checks, contact sheets, tables, report) {run['cpu_s']:.1f} s"
             f"; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
