@@ -138,9 +138,9 @@ def _embed_one(args: tuple[str, bytes]) -> int:
     name, data = args
     embedder = _RATE_EMBEDDERS.get(name)
     if embedder is None:
-        from faceedit_bench.plugin.manager import load_plugins
+        from bench_engine import bench_plugins
 
-        embedder = _RATE_EMBEDDERS[name] = load_plugins().registry.create("embedders", name)
+        embedder = _RATE_EMBEDDERS[name] = bench_plugins().registry.create("embedders", name)
     return embedder.embed(np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))).n_faces
 
 
