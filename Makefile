@@ -67,6 +67,8 @@ test-latest: $(STAMP)
 	@diff $(LATEST)/locked.txt $(LATEST)/latest.txt || true
 	$(LATEST)/bin/python -m pytest $(PYTEST_ARGS)
 
+# The benchmarks measure the software as a user runs it: with its bytecode caches (see test:).
+bench: export PYTHONDONTWRITEBYTECODE =
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_identity.py
 	$(BIN)/python benchmarks/bench_engine.py

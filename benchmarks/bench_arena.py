@@ -38,11 +38,11 @@ def judge_throughput(rpm: int = 600, latency_s: float = 0.3, budget: int = 760) 
 
     root = Path(__file__).resolve().parent.parent
     sys.path[:0] = [str(root), str(root / "plugins" / "arena" / "tests")]
-    from faceedit_bench.api.protocol import registered, workspace_judge
+    from faceedit_bench_arena.arena import ArenaSettings, run_arena
     from stored_runs_fixture import write_runs
     from test_arena_runs import KEY, KEY_ENV, brighter_wins
 
-    from faceedit_bench_arena.arena import ArenaSettings, run_arena
+    from faceedit_bench.api.protocol import registered, workspace_judge
     from tests.fakes.openai import openai_server
 
     os.environ[KEY_ENV] = KEY

@@ -14,7 +14,12 @@ second fake (1,000 requests/min, its account limit) reports how much of the edit
 judge was busy too.
 
 Rates are given over the edit span (first to last edit request the fake received) and over
-the whole run (run_experiment, admission to report).
+the whole run (run_experiment, admission to report). The whole run is also set against its
+physical bound, the larger of (edits / the provider's limit) and (images embedded / the
+embedder's all-core rate, measured right after the run on the same machine): the ratio
+bound / run wall is 1.0 for a run that loses no time around its slowest resource. A timeline
+says where the rest went (until the first edit request, the edit span, the scoring left after
+the last edit, the report stage).
 
 BFL (``kontext_pro``, submit-then-poll) with the editor's SHIPPED defaults, against a fake BFL
 API that answers each submission after 300 ms, takes 2 s to generate, allows 24 active tasks
@@ -91,15 +96,86 @@ def engine_run(server, tmp: str, data: list[str], *overrides: str, editor: list[
     out = {}
     for label in labels:
         before = server.calls
-        started = time.perf_counter()
-        with contextlib.redirect_stdout(io.StringIO()):
+        started, cpu = time.perf_counter(), time.process_time()
+        with contextlib.redirect_stdout(io.StringIO()), _engine_end() as engine_end:
             report = run_experiment(exp, plugins)
+        cpu = time.process_time() - cpu
         out[label] = {"wall_s": time.perf_counter() - started, "provider_calls": server.calls - before,
                       "ok": report["counts"]["steps"].get("ok", 0), "steps": report["counts"]["steps"],
                       "calls": next(iter(report["calls"].values()), {}),
                       "edit_stage_s": report["performance"]["edit_stage_s"],
-                      "requests": list(server.requests[before:])}
+                      "requests": list(server.requests[before:]), "started": started,
+                      "engine_end": engine_end[0] if engine_end else None,
+                      "embedded": report["run"]["computed"]["embeddings"], "cpu_s": cpu}
     return out
+
+
+@contextlib.contextmanager
+def _engine_end():
+    """Notes when the engine returned (every session scored): the report stage starts there."""
+    from faceedit_bench.run.engine import Engine
+
+    ends: list[float] = []
+    original = Engine.run
+
+    def timed(self, *args, **kwargs):
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            ends.append(time.perf_counter())
+
+    Engine.run = timed
+    try:
+        yield ends
+    finally:
+        Engine.run = original
+
+
+def _embed_one(args: tuple[str, bytes]) -> int:
+    import numpy as np
+    from PIL import Image
+
+    name, data = args
+    embedder = _RATE_EMBEDDERS.get(name)
+    if embedder is None:
+        from bench_engine import bench_plugins
+
+        embedder = _RATE_EMBEDDERS[name] = bench_plugins().registry.create("embedders", name)
+    return embedder.embed(np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))).n_faces
+
+
+_RATE_EMBEDDERS: dict[str, object] = {}
+
+
+def embedder_rate(name: str, n_images: int = 64) -> float:
+    """Images/s of the embedder in one process per core, models loaded, on distinct real-face images."""
+    import multiprocessing
+
+    from bench_identity import make_images
+
+    images = [(name, data) for data in make_images(n_images)]
+    cores = os.cpu_count() or 1
+    with multiprocessing.get_context("spawn").Pool(cores) as pool:
+        pool.map(_embed_one, images[:cores], chunksize=1)  # load the models outside the timing
+        started = time.perf_counter()
+        pool.map(_embed_one, images, chunksize=1)
+        return n_images / (time.perf_counter() - started)
+
+
+def whole_run(run: dict, edits_per_s: float, embedder: str) -> str:
+    """The whole run against its physical bound, and where its time went."""
+    per_s = embedder_rate(embedder)
+    edit_bound, embed_bound = run["ok"] / edits_per_s, run["embedded"] / per_s
+    bound = max(edit_bound, embed_bound)
+    first, last = span(run["requests"])
+    end = run["engine_end"] or run["started"] + run["wall_s"]
+    return (f"whole run against its physical bound: edits {run['ok']} / limit = {edit_bound:.1f} s; images "
+            f"{run['embedded']} / {per_s:.1f} per s ({embedder}, {os.cpu_count()} processes, measured after the run) "
+            f"= {embed_bound:.1f} s; bound {bound:.1f} s / run wall {run['wall_s']:.1f} s = **{bound / run['wall_s']:.2f}**"
+            f"\ntimeline: first edit request at {first - run['started']:.1f} s, edit span {last - first:.1f} s, "
+            f"scoring after the last edit {end - last:.1f} s, report stage {run['started'] + run['wall_s'] - end:.1f} s; "
+            f"CPU of the run's own process (calls, checks, contact sheets, tables, report) {run['cpu_s']:.1f} s"
+            f"; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 def sequential(editor_name: str, params: dict, n_calls: int) -> dict:
@@ -180,6 +256,7 @@ def bench_gemini(args: argparse.Namespace) -> None:
     print(f"\nfirst run: steps {first['steps']}; retries {first['calls'].get('retries')}; "
           f"gave up {first['calls'].get('gave_up')}")
     print(f"immediate rerun: {runs['rerun']['provider_calls']} provider calls, {runs['rerun']['wall_s']:.1f} s")
+    print(whole_run(first, RPM / 60, "dlib"))
 
 
 def bench_judged(args: argparse.Namespace) -> None:
@@ -247,6 +324,7 @@ def bench_bfl(args: argparse.Namespace) -> None:
           f"(fake saw {polls} polls, {downloads} downloads); peak active tasks at the fake {peak}; "
           f"edit stage {first['edit_stage_s']:.1f} s")
     print(f"immediate rerun: {runs['rerun']['provider_calls']} provider requests, {runs['rerun']['wall_s']:.1f} s")
+    print(whole_run(first, allowed / 60, "pixel"))
 
 
 def main() -> None:

@@ -22,10 +22,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
+from faceedit_bench.builtin.datasets.portrait_quality import Criteria, check_portrait, feature_tests  # noqa: E402
 from PIL import Image, ImageDraw  # noqa: E402
 
 from faceedit_bench.builtin.datasets import sample  # noqa: E402
-from faceedit_bench.builtin.datasets.portrait_quality import Criteria, check_portrait, feature_tests  # noqa: E402
 
 MEASURES = ("eye_aspect", "mouth_open", "eye_luma_ratio", "lip_redness")
 

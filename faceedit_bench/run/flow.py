@@ -58,6 +58,8 @@ class Flow:
         self._next = 0  # the plan index handed on next
         self._planned = 0
         self._launched_all = False
+        self._launch_done = False  # every session started (or the budget stopped the starts)
+        self._editing_now = 0  # sessions holding an editing slot
         self._sessions: set[asyncio.Task[None]] = set()
         self._scoring: set[asyncio.Task[None]] = set()
         self._results_thread = ThreadPoolExecutor(1, thread_name_prefix="faceedit-results")
@@ -77,6 +79,8 @@ class Flow:
         hand_on = asyncio.ensure_future(self._guard(self._hand_on_in_order()))
         try:
             await self._until_failed(self._guard(self._launch(admitted)))
+            self._launch_done = True
+            self._editing_ended_yet()
             await self._until_failed(self._all_sessions())
             self._launched_all = True
             self._ready_changed.set()
@@ -130,6 +134,7 @@ class Flow:
                     self._put(index, SessionResult(face, session, [], excluded=reason))
                     continue
                 await self._editing.acquire()
+                self._editing_now += 1
                 task = asyncio.ensure_future(self._session(index, item, session))
                 self._sessions.add(task)
                 task.add_done_callback(self._sessions.discard)
@@ -142,6 +147,8 @@ class Flow:
                 states = await self.edit.edit_session(face, session)
             finally:
                 self._editing.release()
+                self._editing_now -= 1
+                self._editing_ended_yet()
             if self._error is not None:
                 return
             task = asyncio.current_task()
@@ -152,6 +159,11 @@ class Flow:
             self._put(index, result)
         except Exception as exc:  # any stage's error ends the run, after the edits in flight
             self._fail(exc)
+
+    def _editing_ended_yet(self) -> None:
+        """Once the last session's edits are done, the sessions left to score get every core."""
+        if self._launch_done and not self._editing_now:
+            self.score.editing_ended()
 
     async def _all_sessions(self) -> None:
         while self._sessions:

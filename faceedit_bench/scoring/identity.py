@@ -11,6 +11,7 @@ backlog of scoring never keeps the editor waiting for its next face.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import math
 import multiprocessing
@@ -42,17 +43,18 @@ _worker: dict[str, Any] = {}
 ADMISSION, SCORING = 0, 1
 
 
-#: How much lower the embedding workers' CPU priority is than the run's: on a busy machine the
-#: process making the provider calls (little CPU, but late calls waste the rate limit) goes
-#: first, and the embeddings catch up in the gaps. On an idle machine it changes nothing.
+#: How much lower the embedding workers' CPU priority is than the run's while editing: on a busy
+#: machine the process making the provider calls (little CPU, but late calls waste the rate limit)
+#: goes first, and the embeddings catch up in the gaps. On an idle machine it changes nothing.
+#: Once editing ends, nothing is left to make room for: :meth:`EmbeddingService.full_priority`.
 WORKER_NICENESS = 5
 
 
-def _init_worker(embedder: Any, store_root: str) -> None:
+def _init_worker(embedder: Any, store_root: str, niceness: int) -> None:
     exit_with_parent()  # a parent killed with SIGKILL must not leave workers behind
     leave_stop_signals_to_parent()
-    if hasattr(os, "nice"):
-        os.nice(WORKER_NICENESS)
+    if niceness and hasattr(os, "nice"):
+        os.nice(niceness)
     _worker["embedder"] = embedder
     _worker["store"] = ImageStore(Path(store_root))
 
@@ -93,6 +95,7 @@ class EmbeddingService:
         self._dispatchers: list[asyncio.Task[None]] = []
         self._order = itertools.count()
         self._requested = 0  # images asked for on the loop, for the pool's start
+        self._niceness = WORKER_NICENESS  # of workers started from now on, above the run's own
 
     def get(self, hashes: Iterable[str]) -> dict[str, FaceEmbedding]:
         known, missing = self._lookup(hashes)
@@ -191,9 +194,24 @@ class EmbeddingService:
                 max_workers=self.workers,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_init_worker,
-                initargs=(self._make(), str(self.store.root)),
+                initargs=(self._make(), str(self.store.root), self._niceness),
             )
         return self._pool
+
+    def full_priority(self) -> None:
+        """Editing has ended: the workers run at the run's own CPU priority from now on, so the
+        sessions left to score get every core (their lower priority only made room for the calls).
+        Where the system does not let a process raise a priority (no CAP_SYS_NICE, RLIMIT_NICE 0)
+        the running workers keep theirs; nothing else changes."""
+        if not self._niceness or not hasattr(os, "setpriority"):
+            return
+        self._niceness = 0
+        own = os.getpriority(os.PRIO_PROCESS, 0)
+        # The pool's worker processes (``_processes``: pid -> process, a stable attribute of
+        # ProcessPoolExecutor); a worker that has just exited is skipped.
+        for pid in list(getattr(self._pool, "_processes", None) or {}):
+            with contextlib.suppress(OSError):
+                os.setpriority(os.PRIO_PROCESS, pid, own)
 
     def close(self) -> None:
         for executor in (self._pool, self._thread):

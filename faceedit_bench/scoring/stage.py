@@ -58,6 +58,11 @@ class ScoreStage:
             result.judged = judged[0]
         return result
 
+    def editing_ended(self) -> None:
+        """Nothing is being edited any more: the embeddings left need not make room for the calls."""
+        if self.identity:
+            self.embeddings.full_priority()
+
     async def _embed(self, hashes: list[str]) -> dict[str, Any]:
         return await self.embeddings.aget(hashes) if hashes else {}
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from faceedit_bench.analysis.group_tests import worst_groups
 from faceedit_bench.analysis.metric_agreement import pairwise_accuracy, system_agreement
-from faceedit_bench.setting_checks import check_conditions
 from faceedit_bench.execution.calls import Executors
 from faceedit_bench.leaderboard.entries import collect_submissions
 from faceedit_bench.leaderboard.submit import submit as submit_run
@@ -34,6 +33,7 @@ from faceedit_bench.run.sampling import find_published
 from faceedit_bench.scoring.judge.metrics import JudgedSession
 from faceedit_bench.scoring.judge.panel import PanelRule
 from faceedit_bench.scoring.judge.panel import combine as combine_panel
+from faceedit_bench.setting_checks import check_conditions
 from faceedit_bench.storage.ledger import Ledger
 from faceedit_bench.storage.store import ImageStore
 from faceedit_bench.testsets import TestSetError
