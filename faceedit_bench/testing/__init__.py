@@ -9,8 +9,8 @@
 
 The others do the same for their kind, each with its fixture: ``EmbedderContract`` (``embedder``),
 ``FaceDetectorContract`` (``detector``), ``JudgeContract`` (``judge``), ``DatasetContract`` (``dataset``),
-``TestSetLoaderContract`` (``loader``), ``TrackerContract`` (``tracker``), ``SectionContract`` (``section``,
-``report_part``) for a protocol's report section. ``PluginDistributionContract`` checks a plugin distribution's
+``TestSetLoaderContract`` (``loader``), ``QuestionSetLoaderContract`` (``loader``, ``source``),
+``TrackerContract`` (``tracker``), ``SectionContract`` (``section``, ``report_part``) for a protocol's report section. ``PluginDistributionContract`` checks a plugin distribution's
 packaging (wheel, entry point, config entry). ``PixelEmbedder`` is a fast stand-in embedder for engine tests that
 need no face model; it is not a face recognizer and is never registered as a plugin. Everything here needs
 pytest; plugins import these names from ``faceedit_bench.api`` (served on first use) or from here.
@@ -30,7 +30,7 @@ from faceedit_bench.testing.components import (
     FaceDetectorContract,
     JudgeContract,
 )
-from faceedit_bench.testing.data import DatasetContract, TestSetLoaderContract
+from faceedit_bench.testing.data import DatasetContract, QuestionSetLoaderContract, TestSetLoaderContract
 from faceedit_bench.testing.distribution import PluginDistributionContract
 from faceedit_bench.testing.harness import (
     SC_TEMPLATE,
@@ -81,7 +81,8 @@ from faceedit_bench.testing.tracking import TrackerContract
 __all__ = ["SC_TEMPLATE", "STATE_TEMPLATE", "DatasetContract", "EditorContract", "EmbedderContract", "Executor",
            "Executors", "FaceDetectorContract", "ImageStore", "InputResolver", "JudgeContract", "JudgeService",
            "JudgedSession", "Ledger", "PanelRule", "PixelEmbedder", "PluginDistributionContract", "Plugins",
-           "Registry", "RunStopped", "SectionContract", "StepState", "TestSetError", "TestSetLoaderContract",
+           "QuestionSetLoaderContract", "Registry", "RunStopped", "SectionContract", "StepState", "TestSetError",
+           "TestSetLoaderContract",
            "TrackerContract", "build_conditions", "build_run", "build_views", "check_conditions",
            "collect_submissions", "combine_panel", "compose_config", "find_published", "gradient_image",
            "hook_manager", "html_report", "join_condition", "kendall_lines", "load_plugins", "metric_ranks",

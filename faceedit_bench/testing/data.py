@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from faceedit_bench.errors import ConfigError
+from faceedit_bench.errors import ConfigError, FaceEditBenchError
 from faceedit_bench.plugin.protocols import DATASET_CAPABILITIES, Dataset, capability
 from faceedit_bench.records import Face, Session, Step, TestSet
 from faceedit_bench.testing.helpers import json_description
@@ -88,3 +88,25 @@ class TestSetLoaderContract:
                 f"{session.session_id}: steps are numbered 1..K"
             for step in session.steps:
                 assert isinstance(step, Step) and step.instruction.strip(), (session.session_id, step.k)
+
+
+class QuestionSetLoaderContract:
+    """Checks every registered question-set loader must pass. Subclass and provide ``loader`` (the callable the
+    plugin registers with ``faceedit_register_question_sets``) and ``source`` (a path it reads)."""
+
+    __test__ = False  # as TestSetLoaderContract: only subclasses are collected
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.__test__ = True
+
+    def test_gives_the_same_question_set_each_time_named_by_its_content(self, loader: Any, source: Any) -> None:
+        first, again = loader(str(source)), loader(str(source))
+        assert first.name, "a question set has a name"
+        assert isinstance(first.content_hash, str) and len(first.content_hash) >= 16, "content_hash names the content"
+        assert again.content_hash == first.content_hash, "reading the same source twice gives the same set"
+
+    def test_a_missing_source_is_a_clear_error(self, loader: Any, tmp_path: Any) -> None:
+        with pytest.raises(FaceEditBenchError) as raised:  # never a bare OSError or traceback
+            loader(str(tmp_path / "no-such-questions"))
+        assert "no-such-questions" in str(raised.value), "the message names the path"
