@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -51,7 +53,8 @@ class Engine:
         self._loop = asyncio.new_event_loop()
 
     def run_async(self, coroutine: Any) -> Any:
-        return self._loop.run_until_complete(coroutine)
+        with _signals_wake(self._loop):
+            return self._loop.run_until_complete(coroutine)
 
     def close(self) -> None:
         self.edit.close()
@@ -89,3 +92,25 @@ class Engine:
             face_exclusions=dict(flow.exclusions), image_conversions=dict(self.admission.image_conversions),
             references=self.admission.references.as_dict(),
             first_base_hash=flow.first_base_hash, judge_reliability=reliability)
+
+
+def _interrupt() -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _signals_wake(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+    """The kernel may hand a signal to any thread (an embedding or SDK thread); the main thread then sleeps on
+    in the selector while no I/O comes (every call held by a slow provider), and Ctrl-C or SIGTERM waited for a
+    provider timeout. A signal handler on the loop sets asyncio's wake-up fd, so any signal wakes the loop
+    whichever thread took it; Ctrl-C still raises KeyboardInterrupt in the main thread, and SIGTERM/SIGHUP
+    their own handlers (run/signals.py)."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    loop.add_signal_handler(signal.SIGINT, _interrupt)
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)  # back to default_int_handler
