@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import signal
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("DO_NOT_TRACK", "true")
@@ -64,3 +65,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     up the run."""
     slow = {item.nodeid.split("::", 1)[0] for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in slow)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A shell starts a background job (`make test &`) with Ctrl-C ignored, and every child inherits that: the
+    # tests that press Ctrl-C on a run must get the default a user's terminal gives it.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
