@@ -25,7 +25,7 @@ GUARDED = "if __name__ == '__main__':\n" + textwrap.indent(SCRIPT, "    ")
 KEY = "test-kill-report-key"
 FACES, SESSIONS, STEPS = 30, 4, 4
 #: A restart is killed this long after it has recorded its first new work.
-KILL_EVERY_S = 2.0  # stricter than the goal's 5 s: a fast machine finishes a restart within 5 s of its first work
+KILL_EVERY_S = 5.0
 MAX_RESTARTS = 60
 REPORT_SECTIONS = ("metrics", "trajectory", "groups", "counts", "disparity", "group_tests", "measures")
 
@@ -78,7 +78,7 @@ def test_a_hosted_run_killed_every_5_s_finishes_with_the_uninterrupted_report(tm
             with log.open("wb") as err:
                 proc = subprocess.Popen(args, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err)
             launched, before = time.monotonic(), sum(history[-1].values())
-            # Killed KILL_EVERY_S after it has recorded its first new work (start-up is not counted: on a loaded
+            # Killed 5 s after it has recorded its first new work (start-up is not counted: on a loaded
             # machine it alone can take 5 s), or never, if it ends first. In the report stage, killed as soon
             # as it has kept one more statistic or plot: the hardest case for a resume.
             while proc.poll() is None and sum(recorded(ledger).values()) <= before:
