@@ -46,20 +46,6 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=main)
 
 
-def _judge_params(pairs: list[str]) -> dict[str, Any]:
-    import yaml
-
-    from faceedit_bench_arena.stored_runs import ArenaError
-
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ArenaError(f"--judge-param {pair!r}: write KEY=VALUE, e.g. --judge-param model=gpt-4.1")
-        out[key] = yaml.safe_load(value)
-    return out
-
-
 def schema() -> dict:
     return json.loads((resources.files("faceedit_bench_arena") / "schemas" / SCHEMA).read_text(encoding="utf-8"))
 
@@ -67,7 +53,7 @@ def schema() -> dict:
 def main(args: Any) -> int:
     import jsonschema
 
-    from faceedit_bench.api.protocol import write_text
+    from faceedit_bench.api.protocol import key_values, write_text
     from faceedit_bench_arena.arena import ArenaSettings, run_arena
     from faceedit_bench_arena.console import summary
     from faceedit_bench_arena.human_votes import read_votes
@@ -75,7 +61,7 @@ def main(args: Any) -> int:
     from faceedit_bench_arena.verify import LOG, log_record
 
     votes = read_votes(args.votes) if args.votes is not None else None  # checked before any call
-    judges = arena_judges(args.judge, _judge_params(args.judge_param))  # every member checked before any call
+    judges = arena_judges(args.judge, key_values(args.judge_param, "--judge-param"))  # every member checked before any call
     settings = ArenaSettings(budget_calls=args.budget, batch=args.batch, target_width=args.target_width,
                              anchor=args.anchor, policy=args.policy, n_resamples=args.resamples, seed=args.seed,
                              ties=args.ties)
