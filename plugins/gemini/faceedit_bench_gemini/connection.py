@@ -14,6 +14,7 @@ what calls use (the SDK would otherwise also read ``GOOGLE_GENAI_API_VERSION`` a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -123,6 +124,12 @@ class GeminiConnection:
         if client is None:
             from google import genai
             from google.genai import types
+
+            # The SDK reads ``sys.modules["requests"]`` without importing it (to classify response headers).
+            # Imported while another thread imports it (MLflow opening in the background does), it is seen
+            # half-initialised and the call fails: it is imported here, once, before any call.
+            with contextlib.suppress(ImportError):
+                import requests  # noqa: F401
 
             options = types.HttpOptions(
                 base_url=self.endpoint.url, api_version=self.api_version,
