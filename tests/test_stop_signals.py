@@ -50,9 +50,11 @@ def test_sigterm_to_the_whole_job_stops_cleanly_marks_the_run_killed_and_a_rerun
     key = "test-sigterm-key"
     new_mlflow_store(tmp_path / "ws")
     with gemini_server(api_key=key, latency_s=0.05) as server:
-        # 16 edits answered (4 of the 6 sessions: the embedding workers start for their images), then both
-        # concurrency slots are held: the run is busy, with its workers up, until the signal is delivered.
-        release = server.hold_after(16)
+        # 20 of the 24 edits answered, then both concurrency slots are held: the run is busy, with its workers
+        # up, until the signal is delivered. However the engine interleaves the 6 sessions, 20 edits finish at
+        # least 2 of them: with the 2 base images, 10 images to embed, past the pool's start (8) with 2 left
+        # for it, so both workers start.
+        release = server.hold_after(20)
         env = {**os.environ, "FACEEDIT_BENCH_HOME": str(tmp_path / "ws"), "GEMINI_API_KEY": key}
         env.pop("MLFLOW_TRACKING_URI", None)
         args = [sys.executable, "-m", "faceedit_bench", "editor=nano_banana", f"editor.params.base_url={server.url}",
@@ -61,7 +63,7 @@ def test_sigterm_to_the_whole_job_stops_cleanly_marks_the_run_killed_and_a_rerun
         spawned: dict[int, str] = {}
 
         def busy_with_workers(proc: subprocess.Popen) -> bool:
-            if server.calls < 18:
+            if server.calls < 22:
                 return False
             spawned.update(children(proc.pid))
             return sum("spawn_main" in cmd for cmd in spawned.values()) == 2
