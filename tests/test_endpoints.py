@@ -36,6 +36,8 @@ GEMINI_KEY = "AIzaTEST-endpoints-3c9d1f7a2b"
 OPENAI_KEY = "sk-TEST-endpoints-8e1a4c6d2f"
 FAST = ["tracking=none", "run.max_faces=1", "run.max_sessions=3", "run.workers=1", "run.progress=false",
         "testset=pose"]
+#: A dead endpoint is declared after 3 failed attempts; their backoff (1 s, then 2 s by default) is not under test.
+QUICK_RETRIES = [f"editor.params.limits.{k}" for k in ("backoff_initial_s=0.01", "backoff_max_s=0.05")]
 OFFLINE = '''
 import errno, socket
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -93,10 +95,10 @@ def test_a_dead_endpoint_ends_the_run_with_one_message(tmp_path, editor, dead):
     url = f"http://127.0.0.1:{free_port()}{suffix}" if dead == "closed_port" else f"http://nonexistent.invalid{suffix}"
     variable = "OPENAI_BASE_URL" if editor == "gpt_image" else "GOOGLE_GEMINI_BASE_URL"
     if dead == "closed_port":  # set in config
-        out = bench(tmp_path, f"editor={editor}", f"editor.params.base_url={url}", *FAST)
+        out = bench(tmp_path, f"editor={editor}", f"editor.params.base_url={url}", *FAST, *QUICK_RETRIES)
         source = "from editor.params.base_url"
     else:  # set by the SDK's environment variable
-        out = bench(tmp_path, f"editor={editor}", *FAST, **{variable: url})
+        out = bench(tmp_path, f"editor={editor}", *FAST, *QUICK_RETRIES, **{variable: url})
         source = f"from ${variable}"
     log = out.stdout + out.stderr
     assert out.returncode == 2, log[-3000:]
@@ -147,8 +149,8 @@ def silent_port() -> Iterator[int]:
 @pytest.mark.slow
 def test_an_endpoint_that_accepts_and_never_answers_ends_the_run(tmp_path, editor, silent_port):
     url = f"http://127.0.0.1:{silent_port}" + ("/v1" if editor == "gpt_image" else "")
-    quick = [f"editor.params.limits.{k}" for k in ("timeout_s=1", "backoff_initial_s=0.01", "backoff_max_s=0.05")]
-    out = bench(tmp_path, f"editor={editor}", f"editor.params.base_url={url}", *quick, *FAST)
+    out = bench(tmp_path, f"editor={editor}", f"editor.params.base_url={url}", "editor.params.limits.timeout_s=1",
+                *QUICK_RETRIES, *FAST)
     log = out.stdout + out.stderr
     assert out.returncode == 2, log[-3000:]
     assert "Traceback" not in log, log[-3000:]
@@ -162,7 +164,7 @@ def test_an_endpoint_that_accepts_and_never_answers_ends_the_run(tmp_path, edito
 @pytest.mark.slow
 def test_a_dead_endpoint_loses_nothing_and_the_rerun_resumes(tmp_path):
     port = free_port()
-    editor = ["editor=nano_banana", f"editor.params.base_url=http://127.0.0.1:{port}"]
+    editor = ["editor=nano_banana", f"editor.params.base_url=http://127.0.0.1:{port}", *QUICK_RETRIES]
     common = ["tracking=none", "run.max_sessions=1", "run.workers=1", "run.progress=false", "testset=pose"]
     with gemini_server(api_key=GEMINI_KEY, port=port) as fake:
         first = bench(tmp_path, *editor, *common, "run.max_faces=1")
