@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import itertools
 import math
-import multiprocessing
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.errors import ImageError
-from faceedit_bench.execution.parent_watch import exit_with_parent, leave_stop_signals_to_parent
+from faceedit_bench.execution.parent_watch import exit_with_parent, leave_stop_signals_to_parent, worker_context
 from faceedit_bench.records import (
     STOPPED_BY_BUDGET,
     AdmittedFace,
@@ -192,7 +191,7 @@ class EmbeddingService:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
                 max_workers=self.workers,
-                mp_context=multiprocessing.get_context("spawn"),
+                mp_context=worker_context(),
                 initializer=_init_worker,
                 initargs=(self._make(), str(self.store.root), self._niceness),
             )

@@ -11,8 +11,15 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from jinja2 import BaseLoader, BytecodeCache, ChoiceLoader, Environment, FileSystemBytecodeCache, PackageLoader, \
-    StrictUndefined
+from jinja2 import (
+    BaseLoader,
+    BytecodeCache,
+    ChoiceLoader,
+    Environment,
+    FileSystemBytecodeCache,
+    PackageLoader,
+    StrictUndefined,
+)
 
 from faceedit_bench.records import version_text
 
