@@ -1,6 +1,6 @@
-"""A hosted run (the real google-genai SDK against a fake Gemini, MLflow on) killed by SIGKILL again and again,
-in its edit stage and in its report stage, finishes: each restart adds recorded work, the report stage's statistics and plots included, and the
-report equals an uninterrupted run's."""
+"""A hosted run (the real google-genai SDK against a fake Gemini, MLflow on) killed by SIGKILL again and
+again, in its edit stage and in its report stage, finishes: each restart adds recorded work, the report
+stage's statistics and plots included, and the report equals an uninterrupted run's."""
 
 from __future__ import annotations
 
@@ -86,8 +86,8 @@ def test_a_hosted_run_killed_again_and_again_finishes_with_the_uninterrupted_rep
         args, _ = command(tmp_path, "killed", *common, f"run.workspace={tmp_path / 'ws'}")
         # Each restart is killed 5 s after its first new recorded work (start-up is not counted: on a loaded
         # machine it alone can take that long), or sooner: in the edit stage once it has added a slice of its
-        # rows, in the report stage once it has kept 2 more statistics or plots (it commits them in small batches).
-        # A fast machine is killed as often as a slow one.
+        # rows, in the report stage once it has kept 2 more statistics or plots (it commits them in small
+        # batches). A fast machine is killed as often as a slow one.
         edit_slice = max(1, sum(total.values()) // (KILLS_PER_STAGE + 1))
 
         def due(start: dict[str, int], now: dict[str, int]) -> bool:
@@ -130,8 +130,8 @@ def test_a_hosted_run_killed_again_and_again_finishes_with_the_uninterrupted_rep
     assert len(in_edits) >= 2 and len(in_report) >= 2, f"a stage was not killed twice: {everything} {history}"
     assert in_report == sorted(set(in_report)), history
     assert all(sum(b.values()) > sum(a.values()) for a, b in zip(history, killed)), history  # none lost
-    assert {key: history[-1][key] for key in total} == total and history[-1]["statistics"] >= everything["statistics"], (
-        everything, history)
+    final = history[-1]
+    assert {key: final[key] for key in total} == total and final["statistics"] >= everything["statistics"], history
 
     a = json.loads((tmp_path / "killed.json").read_text())
     b = json.loads((tmp_path / "uninterrupted.json").read_text())
