@@ -13,8 +13,16 @@ import numpy as np
 
 from faceedit_bench import hookimpl
 from faceedit_bench.records import EditRequest, EditResult, Face, Outcome
+from faceedit_bench.storage import atomic
 from faceedit_bench.storage.images import encode_png
 from faceedit_bench.testing import PixelEmbedder, gradient_image
+
+
+def _put(path: Path, data: bytes) -> None:
+    """A face file written whole, and only when it differs: the processes of one test (shards, a sweep,
+    restarts) build the dataset on the same root at once, and one must never read another's half-written file."""
+    if not (path.is_file() and path.read_bytes() == data):
+        atomic.write_bytes(path, data)
 
 
 class SyntheticDataset:
@@ -29,22 +37,22 @@ class SyntheticDataset:
         for i in range(n + corrupt + blank + bad_reference):
             base, ref = self.root / f"face{i}.png", self.root / f"face{i}_ref.png"
             if i < n:
-                base.write_bytes(gradient_image(i))
-                ref.write_bytes(gradient_image(i))
+                _put(base, gradient_image(i))
+                _put(ref, gradient_image(i))
             elif i < n + corrupt:
-                base.write_bytes(b"")  # an empty file: unreadable
-                ref.write_bytes(gradient_image(i))
+                _put(base, b"")  # an empty file: unreadable
+                _put(ref, gradient_image(i))
             elif i < n + corrupt + blank:
-                base.write_bytes(encode_png(np.full((64, 64, 3), 128, np.uint8)))  # no "face"
-                ref.write_bytes(gradient_image(i))
+                _put(base, encode_png(np.full((64, 64, 3), 128, np.uint8)))  # no "face"
+                _put(ref, gradient_image(i))
             else:
-                base.write_bytes(gradient_image(i))
-                ref.write_bytes(gradient_image(i)[:40])  # a truncated reference
+                _put(base, gradient_image(i))
+                _put(ref, gradient_image(i)[:40])  # a truncated reference
             refs: tuple[Path, ...] = (ref,)
             if i < min(n, spoilt_references):
                 unreadable, faceless = self.root / f"face{i}_ref_empty.png", self.root / f"face{i}_ref_blank.png"
-                unreadable.write_bytes(b"")
-                faceless.write_bytes(encode_png(np.full((64, 64, 3), 128, np.uint8)))
+                _put(unreadable, b"")
+                _put(faceless, encode_png(np.full((64, 64, 3), 128, np.uint8)))
                 refs = (ref, unreadable, faceless)
             gender = "male" if i % 2 == 0 else "female"
             self.items.append(Face(f"synthetic/{i}", f"id{i}", base, refs, {"gender": gender, "skin_tone": None}))

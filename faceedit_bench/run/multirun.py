@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
+
+from faceedit_bench.storage import atomic
 
 POINTER = "faceedit_run.json"
 SWEEP_SUMMARY = "summary.txt"
@@ -51,19 +51,9 @@ def current_job() -> Job:
 
 
 def _write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename, with the umask's mode."""
+    """Written whole, with the umask's mode (a shared sweep folder), into a folder made if missing."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a shared sweep folder needs the umask's mode
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic.write_text(path, text)
 
 
 def headline(report: dict[str, Any]) -> dict[str, Any]:
