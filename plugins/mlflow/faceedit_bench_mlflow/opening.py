@@ -7,6 +7,11 @@ left) or, at the latest, ``start_after_s`` after the run started. It waits becau
 thread importing MLflow while the run prepares its first call would slow that preparation by as
 much as it saves.
 
+While it imports, the modules MLflow brings in (``requests``, ``pandas``, ...) sit half-initialised in
+``sys.modules``. Another thread that imports one waits for it; code that only looks it up in
+``sys.modules`` sees it incomplete. A provider SDK that does so must have the module imported before its
+first call (the Gemini connection imports ``requests`` for this reason).
+
 A store that cannot be opened still stops the run: the tracker's next hook (a step done, the run's
 end) raises the opening's error, and the run ends after the steps in flight, which the ledger keeps.
 """
