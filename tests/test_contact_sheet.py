@@ -12,9 +12,11 @@ from faceedit_bench.records import Outcome
 from faceedit_bench.report import contact_sheet
 from faceedit_bench.report.contact_sheet import (
     SheetStep,
+    drawn_sheet_key,
     render_session,
     session_reference,
     session_steps,
+    sheet_key,
     step_captions,
 )
 from faceedit_bench.storage.store import ImageStore
@@ -82,3 +84,24 @@ def test_sheet_of_a_session_result_shows_the_reference_photo(tmp_path, drawn) ->
     render_session("f | s", (data, caption), steps)
     texts = [t for t, _ in drawn]
     assert any("1 of 2" in t for t in texts) and any("\u22120.9000" in t for t in texts)
+
+
+def test_a_sheet_carries_the_key_of_what_it_shows_and_any_change_changes_the_key(tmp_path) -> None:
+    reference = (gradient_image(9), "reference (the only one)")
+    path = tmp_path / "sheet.png"
+    assert drawn_sheet_key(path) is None  # no file
+    path.write_bytes(gradient_image(1))
+    assert drawn_sheet_key(path) is None  # a PNG drawn without a key
+    path.write_bytes(render_session("face | session", reference, _steps()))
+    key = drawn_sheet_key(path)
+    assert key == sheet_key("face | session", reference, _steps())
+    changed = [
+        sheet_key("face | other", reference, _steps()),
+        sheet_key("face | session", (gradient_image(8), reference[1]), _steps()),
+        sheet_key("face | session", (reference[0], "reference (1 of 2)"), _steps()),
+        sheet_key("face | session", reference, [*_steps()[:4], SheetStep(4, gradient_image(4), 0.52)]),
+        sheet_key("face | session", reference, [*_steps()[:4], SheetStep(4, gradient_image(5), 0.51)]),
+        sheet_key("face | session", reference, [*_steps()[:4], SheetStep(4, None, None, "refused")]),
+        sheet_key("face | session", reference, _steps()[:4]),
+    ]
+    assert key not in changed and len(set(changed)) == len(changed)

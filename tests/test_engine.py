@@ -195,3 +195,19 @@ def test_contact_sheets_show_the_reference_photo_then_every_step(plugins, compos
     run_experiment(exp, plugins)
     (sheet,) = (exp.info.output_dir / "contact_sheets").iterdir()
     assert Image.open(sheet).width == 6 * TILE  # the reference photo, then I0..I4
+
+
+def test_a_rerun_keeps_the_sheets_of_unchanged_sessions_and_draws_a_changed_one_again(plugins, compose, synthetic):
+    from faceedit_bench.report.contact_sheet import drawn_sheet_key, render
+
+    overrides = (*synthetic, "testset=pose", "run.max_faces=1", "run.max_sessions=1")
+    exp = build_experiment(compose(*overrides), plugins)
+    run_experiment(exp, plugins)
+    (sheet,) = (exp.info.output_dir / "contact_sheets").iterdir()
+    drawn = sheet.stat().st_ino  # every write replaces the file (a new inode)
+    rerun = build_experiment(compose(*overrides), plugins)
+    run_experiment(rerun, plugins)
+    assert rerun.info.output_dir == exp.info.output_dir and sheet.stat().st_ino == drawn
+    sheet.write_bytes(render("another session", [], key="0" * 64))
+    run_experiment(build_experiment(compose(*overrides), plugins), plugins)
+    assert sheet.stat().st_ino != drawn and drawn_sheet_key(sheet) is not None

@@ -191,3 +191,22 @@ def test_without_a_cache_in_use_nothing_is_kept(tmp_path, cached):
             summarize([1.0, 2.0, 3.0])
     summarize([4.0, 5.0, 6.0])  # outside the block
     assert rows(ledger) == ({"summarize@1": 1} if cached else {})
+
+
+def test_a_page_image_is_encoded_once_per_content(tmp_path, monkeypatch):
+    import faceedit_bench.report.html_images as html_images
+    from faceedit_bench.testing import gradient_image
+
+    encoded = []
+    encode = html_images._encoded
+    monkeypatch.setattr(html_images, "_encoded", lambda *args: encoded.append(args) or encode(*args))
+    with StatisticsCache(tmp_path / "ledger.sqlite") as cache, caching_statistics(cache):
+        first = html_images.page_image(gradient_image(1))
+        again = html_images.page_image(gradient_image(1))
+        other = html_images.page_image(gradient_image(2))
+        narrow = html_images.page_image(gradient_image(1), max_width=32)
+    assert first == again and first.uri.startswith("data:image/") and other != first
+    assert narrow.width == 32 < first.width
+    assert len(encoded) == 3  # the same bytes at the same width: read back, not encoded again
+    assert rows(tmp_path / "ledger.sqlite") == {"page_image@1": 3}
+    assert html_images.page_image(b"not an image") is None

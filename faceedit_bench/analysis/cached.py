@@ -38,7 +38,7 @@ class Cache(Protocol):
 
 _ACTIVE: contextvars.ContextVar[Cache | None] = contextvars.ContextVar("faceedit_statistics_cache", default=None)
 #: Distributions whose numbers (or drawings) a statistic may use: a new version of one computes every statistic anew.
-LIBRARIES = ("faceedit-bench", "numpy", "scipy", "statsmodels", "matplotlib")
+LIBRARIES = ("faceedit-bench", "numpy", "scipy", "statsmodels", "matplotlib", "pillow")
 
 
 @contextmanager
@@ -86,6 +86,8 @@ def _feed(digest: Any, obj: Any) -> None:
 
     if obj is None or isinstance(obj, (bool, int, str)):
         tagged(b"j", json.dumps(obj).encode())
+    elif isinstance(obj, bytes):
+        tagged(b"y", obj)
     elif isinstance(obj, float):
         tagged(b"f", struct.pack("<d", obj))
     elif isinstance(obj, np.ndarray) or isinstance(obj, np.generic):

@@ -80,11 +80,25 @@ def summarize(values: Sequence[float] | np.ndarray, confidence: float = 0.95, *,
     elif method == "bootstrap_percentile":
         low, high = bootstrap_mean_interval(x, confidence)
     else:
-        from scipy import stats  # imported here: scipy.stats takes seconds to import
-        half = float(stats.t.ppf(0.5 + confidence / 2, df=n - 1)) * out["sd"] / math.sqrt(n)
+        half = t_quantile(0.5 + confidence / 2, n - 1) * out["sd"] / math.sqrt(n)
         low, high = out["mean"] - half, out["mean"] + half
     out.update(ci_low=low, ci_high=high, ci_method=method)
     return out
+
+
+def t_quantile(q: float, df: int) -> float:
+    """Student's t quantile: ``scipy.stats.t.ppf(q, df)``, the same function of ``scipy.special``, which a
+    process imports in a third of the time (0.25 s against 0.6 s of CPU: every run summarises Drop_FSS)."""
+    from scipy.special import stdtrit
+
+    return float(stdtrit(df, q))
+
+
+def t_two_sided_p(t: float, df: int) -> float:
+    """The two-sided p-value of a t statistic: ``2 * scipy.stats.t.sf(|t|, df)`` (see :func:`t_quantile`)."""
+    from scipy.special import stdtr
+
+    return float(2 * stdtr(df, -abs(t)))
 
 
 def _wilson(x: np.ndarray, bounds: tuple[float, float], confidence: float) -> tuple[float, float]:

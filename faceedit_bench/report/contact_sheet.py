@@ -8,14 +8,18 @@ the same on every machine; Pillow's own scalable default font is the fallback.
 from __future__ import annotations
 
 import functools
+import hashlib
+import importlib.util
 import io
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PIL import Image, ImageDraw, ImageFont
+import PIL
+from PIL import Image, ImageDraw, ImageFont, PngImagePlugin
 
 from faceedit_bench.errors import ImageError
 from faceedit_bench.storage.images import decode_rgb
@@ -26,6 +30,10 @@ CAPTION_PX = 15  # below about 14 px the numbers of a sheet shown in a report pa
 TITLE_PX = 17
 CAPTION_LINES = 6
 DIGITS = 4  # FSS differences between steps are often in the third decimal
+#: Raise when the drawing changes in a way the constants above do not show: sheets are drawn again.
+SHEET_VERSION = 1
+#: The PNG text chunk that holds a sheet's key.
+KEY_CHUNK = "faceedit-sheet-key"
 
 
 @dataclass(frozen=True)
@@ -43,11 +51,14 @@ class SheetStep:
 def font(size: int, bold: bool = False) -> ImageFont.FreeTypeFont:
     """DejaVu Sans at ``size`` pixels (matplotlib's copy), else Pillow's scalable default font."""
     name = "DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf"
+    # Found beside the package, as matplotlib.get_data_path() finds it, without importing matplotlib
+    # (0.3-0.4 s of CPU, before a run's first call when its first session is a stored one).
+    spec = importlib.util.find_spec("matplotlib")
     try:
-        import matplotlib
-
-        return ImageFont.truetype(str(Path(matplotlib.get_data_path()) / "fonts" / "ttf" / name), size)
-    except (ImportError, OSError):
+        if spec is None or spec.origin is None:
+            raise OSError("matplotlib is not installed")
+        return ImageFont.truetype(str(Path(spec.origin).parent / "mpl-data" / "fonts" / "ttf" / name), size)
+    except OSError:
         return ImageFont.load_default(size=size)  # type: ignore[return-value]  # FreeType build of Pillow
 
 
@@ -78,10 +89,33 @@ def step_captions(steps: Sequence[SheetStep]) -> list[str]:
 
 
 def render_session(title: str, reference: tuple[bytes | None, str], steps: Sequence[SheetStep]) -> bytes:
-    """The sheet of one session: ``reference`` is (image, caption) of the photo FSS is measured against."""
+    """The sheet of one session: ``reference`` is (image, caption) of the photo FSS is measured against. The
+    PNG carries :func:`sheet_key` of what it shows, so a rerun that would draw the same sheet keeps it."""
     ref_image, ref_caption = reference
     tiles = [(ref_image, ref_caption)] + list(zip((s.image for s in steps), step_captions(steps)))
-    return render(title, tiles)
+    return render(title, tiles, key=sheet_key(title, reference, steps))
+
+
+def sheet_key(title: str, reference: tuple[bytes | None, str], steps: Sequence[SheetStep]) -> str:
+    """The sha256 of everything a session's sheet shows, and of the drawing's version (the layout constants and
+    Pillow's), so that a changed result, caption or layout draws the sheet anew."""
+    digest = hashlib.sha256(json.dumps(
+        [SHEET_VERSION, PIL.__version__, TILE, PAD, CAPTION_PX, TITLE_PX, CAPTION_LINES, DIGITS, title,
+         reference[1], [[s.k, s.fss, s.note, s.instruction] for s in steps]]).encode())
+    for image in (reference[0], *(s.image for s in steps)):
+        digest.update(b"-" if image is None else hashlib.sha256(image).digest())
+    return digest.hexdigest()
+
+
+def drawn_sheet_key(path: Path) -> str | None:
+    """The :func:`sheet_key` a sheet file was drawn for; None when there is no such file or it has none
+    (reads the PNG's header chunks only)."""
+    try:
+        with Image.open(path) as sheet:
+            key = sheet.info.get(KEY_CHUNK)
+    except (OSError, ValueError, SyntaxError):  # Pillow raises SyntaxError for a broken PNG chunk
+        return None
+    return key if isinstance(key, str) else None
 
 
 def session_reference(face: Any) -> tuple[bytes | None, str]:
@@ -152,8 +186,9 @@ def _decode(data: bytes) -> Image.Image | None:
         return None
 
 
-def render(title: str, tiles: list[tuple[bytes | None, str]]) -> bytes:
-    """A PNG with one tile per image; ``None`` (or unreadable) image bytes draw an empty, labelled tile."""
+def render(title: str, tiles: list[tuple[bytes | None, str]], *, key: str | None = None) -> bytes:
+    """A PNG with one tile per image; ``None`` (or unreadable) image bytes draw an empty, labelled tile.
+    ``key``: kept in the PNG as a text chunk (:func:`drawn_sheet_key`)."""
     caption_font, title_font = font(CAPTION_PX), font(TITLE_PX, bold=True)
     line_h = CAPTION_PX + 4
     title_h = TITLE_PX + 2 * PAD
@@ -178,7 +213,10 @@ def render(title: str, tiles: list[tuple[bytes | None, str]]) -> bytes:
         for j, line in enumerate(lines):
             draw.text((x + PAD, y + TILE + PAD + line_h * j), line, fill="black", font=caption_font)
     buf = io.BytesIO()
-    sheet.save(buf, format="PNG")
+    info = PngImagePlugin.PngInfo()
+    if key is not None:
+        info.add_text(KEY_CHUNK, key)
+    sheet.save(buf, format="PNG", pnginfo=info)
     return buf.getvalue()
 
 

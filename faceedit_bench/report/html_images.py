@@ -12,6 +12,8 @@ import base64
 import io
 from dataclasses import dataclass
 
+from faceedit_bench.analysis.cached import lookup_or_compute
+
 #: The widest an image is shown on a report page: the page's content width (style.css: body max-width
 #: 1200px less 2 x 2rem padding).
 PAGE_WIDTH_PX = 1136
@@ -30,6 +32,14 @@ def page_image(data: bytes | None, max_width: int = PAGE_WIDTH_PX) -> PageImage 
     is no image or it cannot be read (the page then says the image is missing)."""
     if not data:
         return None
+    # Kept with the report's statistics: a re-report encodes none of its page images again.
+    drawn = lookup_or_compute("page_image@1", {"data": data, "max_width": max_width, "quality": QUALITY},
+                              lambda: _encoded(data, max_width))
+    return None if drawn is None else PageImage(*drawn)
+
+
+def _encoded(data: bytes, max_width: int) -> list[str | int] | None:
+    """[data URI, width, height] of :func:`page_image` (a list: the statistics cache keeps JSON)."""
     from PIL import Image, UnidentifiedImageError, features
 
     try:
@@ -44,5 +54,4 @@ def page_image(data: bytes | None, max_width: int = PAGE_WIDTH_PX) -> PageImage 
     except (OSError, UnidentifiedImageError):
         return None
     mime = "image/webp" if fmt == "WEBP" else "image/jpeg"
-    return PageImage(f"data:{mime};base64," + base64.b64encode(buf.getvalue()).decode("ascii"),
-                     image.width, image.height)
+    return [f"data:{mime};base64," + base64.b64encode(buf.getvalue()).decode("ascii"), image.width, image.height]

@@ -2,8 +2,9 @@
 
 Importing MLflow and opening its store costs 2-5 s of CPU, and building a new store a few seconds
 more: done before the first provider call, every run would start that much later. The tracker opens
-it on a thread instead, which waits until the run's first step is done (so the first calls have
-left) or, at the latest, ``start_after_s`` after the run started. It waits because of the GIL: a
+it on a thread instead, which waits until the run's first new step is done (so the first calls have
+left; a resumed run replays its stored steps first, and those make no call) or, at the latest,
+``start_after_s`` after the run started. It waits because of the GIL: a
 thread importing MLflow while the run prepares its first call would slow that preparation by as
 much as it saves.
 

@@ -164,14 +164,16 @@ class MlflowTracker:
 
     @hookimpl
     def faceedit_step_done(self, run: RunInfo, step: StepRecord) -> None:
-        """Count the outcome in memory; nothing goes to MLflow per step. The first step done opens the
-        MLflow run; a store that could not be opened stops the run here."""
+        """Count the outcome in memory; nothing goes to MLflow per step. The first new step done (its call has
+        left; a step replayed from the ledger made none) opens the MLflow run; a store that could not be
+        opened stops the run here."""
         opening = self._opening.get(run.run_key)
         if opening is None:
             return
         with self._lock:
             self._outcomes[run.run_key][str(step.outcome)] += 1
-        opening.go()
+        if not step.resumed:
+            opening.go()
         failure = opening.failure()
         if failure is not None:
             raise failure
