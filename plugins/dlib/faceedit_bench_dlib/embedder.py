@@ -205,7 +205,7 @@ def _model(kind: str, path: str | None = None) -> Any:
     return _loaded(kind, path, stat.st_size, stat.st_mtime_ns)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _loaded(kind: str, path: str | None, size: int, mtime_ns: int) -> Any:
     """Size and mtime are part of the key, so a replaced file is loaded again."""
     import dlib
