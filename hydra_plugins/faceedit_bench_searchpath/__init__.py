@@ -11,8 +11,8 @@ from hydra.plugins.search_path_plugin import SearchPathPlugin
 
 class FaceEditBenchSearchPathPlugin(SearchPathPlugin):
     def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
-        from faceedit_bench.run.hydra_app import conf_dir
         from faceedit_bench.plugin.manager import get_plugins
+        from faceedit_bench.run.hydra_app import conf_dir
 
         ours = str(conf_dir().resolve())
         paths = {element.path.removeprefix("file://") for element in search_path.get_path()}
