@@ -44,7 +44,10 @@ lock: uv
 run: $(STAMP)
 	$(BIN)/python -m faceedit_bench $(ARGS)
 
-PYTEST_ARGS ?= -n 2
+# Three workers on two cores: about a sixth of the suite's time waits (for the runs it starts, fake servers'
+# latency, kill loops' polls), and a third worker fills it (measured on 2 cores: 7 min 05 s with -n 2, 6 min
+# 52 s with -n 3; docs/install.md).
+PYTEST_ARGS ?= -n 3
 # Python writes its bytecode caches for the tests even where the environment says not to
 # (PYTHONDONTWRITEBYTECODE): the suite starts hundreds of Python processes (workers, CLI runs, kill
 # tests), and without the caches each one compiles MLflow, SQLAlchemy and the rest from source again

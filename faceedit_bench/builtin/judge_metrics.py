@@ -7,14 +7,17 @@ from __future__ import annotations
 from typing import Any
 
 from faceedit_bench import hookimpl
-from faceedit_bench.scoring.judge.condition_templates import REWRITE_CONDITION
-from faceedit_bench.scoring.judge.standard import SC_METRIC, STATE_METRIC
+
+# Lazy ("module:attribute"), like the sections below: a command that asks no judge imports none of the
+# judge's prompts and answer models.
 
 
 @hookimpl
 def faceedit_register_judge_metrics(register: Any) -> None:
-    register("sc", SC_METRIC, description="VIEScore 'tie' SC on (I_k-1, I_k, P_k), session mean x100.")
-    register("state", STATE_METRIC, description="State tracker on I_0..I_K: OER x100, overediting matrix.")
+    register("sc", "faceedit_bench.scoring.judge.standard:SC_METRIC",
+             description="VIEScore 'tie' SC on (I_k-1, I_k, P_k), session mean x100.")
+    register("state", "faceedit_bench.scoring.judge.standard:STATE_METRIC",
+             description="State tracker on I_0..I_K: OER x100, overediting matrix.")
 
 
 @hookimpl
@@ -26,5 +29,5 @@ def faceedit_register_sections(register: Any) -> None:
 
 @hookimpl
 def faceedit_register_condition_templates(register: Any) -> None:
-    register("instruction_rewrite", REWRITE_CONDITION,
+    register("instruction_rewrite", "faceedit_bench.scoring.judge.condition_templates:REWRITE_CONDITION",
              description="rewrite-then-edit: the judge rewrites each (source image, instruction)")
