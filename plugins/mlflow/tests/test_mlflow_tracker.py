@@ -332,10 +332,13 @@ def test_run_start_leaves_mlflow_to_a_thread_that_waits_for_the_first_step(track
     tracker.start_after_s = 600.0  # only the first step starts it here
     pm.hook.faceedit_run_start(run=run)
     assert client.get_experiment_by_name(experiment) is None, "MLflow was opened before any work was under way"
-    pm.hook.faceedit_step_done(run=run, step=step("ok"))
+    # A resumed run replays its stored steps first: they made no call, so they do not open MLflow...
+    pm.hook.faceedit_step_done(run=run, step=dataclasses.replace(step("ok", k=1), resumed=True))
+    assert not tracker._opening[run.run_key]._go.is_set(), "a replayed step opened MLflow"
+    pm.hook.faceedit_step_done(run=run, step=step("ok", k=2))  # ...the first new step does
     assert tracker.opened(run).run_id == only_run(client, experiment).info.run_id
     pm.hook.faceedit_run_end(run=run, report={"metrics": {}}, artifacts={})
-    assert only_run(client, experiment).data.metrics["steps_ok"] == 1
+    assert only_run(client, experiment).data.metrics["steps_ok"] == 2
 
 
 def test_a_store_that_cannot_be_opened_stops_the_run_at_its_next_hook(make_run, tmp_path):
