@@ -31,8 +31,11 @@ uv:
 		{ $(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION); }
 
 # Exactly the locked set, nothing else (--locked: a pyproject.toml changed without `make lock` is an error).
+# --compile-bytecode: the installed packages' bytecode is written now, as pip does, not by the first processes
+# that import them (a fresh venv's first run, or the test workers starting together, each compiling MLflow,
+# torch and the rest: about 50 s of CPU).
 $(STAMP): uv.lock $(PYPROJECTS) | uv
-	$(UV) sync --locked --all-packages --all-extras --python $(BIN)/python
+	$(UV) sync --locked --all-packages --all-extras --compile-bytecode --python $(BIN)/python
 	touch $@
 
 setup: $(STAMP)
