@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-pytest.importorskip("diffusers", reason="faceedit-bench-diffusers needs diffusers (see its README)")
+# Found, not imported: importing diffusers (and torch) costs seconds, and every test worker collects these tests,
+# most of them never to run one.
+if importlib.util.find_spec("diffusers") is None:
+    pytest.skip("faceedit-bench-diffusers needs diffusers (see its README)", allow_module_level=True)
 
 from faceedit_bench_diffusers import testing  # noqa: E402
 

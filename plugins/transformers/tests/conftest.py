@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-pytest.importorskip("transformers", reason="faceedit-bench-transformers needs transformers (see its README)")
+# Found, not imported: importing transformers (and torch) costs seconds, and every test worker collects these tests,
+# most of them never to run one.
+if importlib.util.find_spec("transformers") is None:
+    pytest.skip("faceedit-bench-transformers needs transformers (see its README)", allow_module_level=True)
 
 from faceedit_bench_transformers import testing  # noqa: E402
 
