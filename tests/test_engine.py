@@ -211,3 +211,56 @@ def test_a_rerun_keeps_the_sheets_of_unchanged_sessions_and_draws_a_changed_one_
     sheet.write_bytes(render("another session", [], key="0" * 64))
     run_experiment(build_experiment(compose(*overrides), plugins), plugins)
     assert sheet.stat().st_ino != drawn and drawn_sheet_key(sheet) is not None
+
+
+def test_an_edited_image_is_embedded_when_its_step_is_done_not_when_its_session_is(tmp_path):
+    """The flow queues each edited image's embedding as soon as the step is done; the session's scoring
+    later waits for that same work instead of starting it (so the last sessions leave no backlog)."""
+    import asyncio
+
+    from faceedit_bench.records import Outcome
+    from faceedit_bench.scoring.identity import EmbeddingService
+    from faceedit_bench.storage.ledger import Ledger
+    from faceedit_bench.storage.store import ImageStore
+    from faceedit_bench.testing import PixelEmbedder, gradient_image
+
+    class Counting(PixelEmbedder):
+        calls = 0
+
+        def embed(self, rgb):
+            Counting.calls += 1
+            return super().embed(rgb)
+
+    store, ledger = ImageStore(tmp_path / "store"), Ledger(tmp_path / "ledger.sqlite")
+    service = EmbeddingService(Counting(), "fp", Counting, store, ledger, 1, frozenset({Outcome.FAILED}))
+    edited = store.put(gradient_image(1))
+
+    async def step_then_session() -> tuple[bool, dict]:
+        service.prefetch([edited])  # the step is done; nobody waits for its embedding yet
+        for _ in range(500):  # the session's further steps take their time meanwhile
+            if ledger.get_embeddings("fp", [edited]):
+                break
+            await asyncio.sleep(0.01)
+        embedded_before_the_session_ended = bool(ledger.get_embeddings("fp", [edited]))
+        return embedded_before_the_session_ended, await service.aget([edited])  # the session's scoring
+
+    try:
+        early, got = asyncio.run(step_then_session())
+    finally:
+        service.close()
+        ledger.close()
+    assert early and got[edited].outcome is Outcome.OK
+    assert Counting.calls == 1  # embedded once: the scoring found it done
+
+
+def test_the_flow_hands_each_edited_image_to_scoring_as_its_step_ends():
+    from types import SimpleNamespace
+
+    from faceedit_bench.run.flow import Flow
+
+    edit, score = SimpleNamespace(on_image=None), SimpleNamespace(image_edited=lambda image_hash: None)
+    flow = Flow(SimpleNamespace(), edit, score, (), lambda result: None)
+    try:
+        assert edit.on_image == score.image_edited
+    finally:
+        flow.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,6 +60,8 @@ class EditStage:
     peak_gpu_mem_bytes: int | None = None  # the largest a local editor reported
     stopped: str | None = None  # why the run stopped early (budget), else None
     halted: bool = False  # set when another stage failed: no new step starts, the steps in flight finish
+    # Called with each step's edited image as soon as the step is done (the flow queues its embedding then).
+    on_image: Callable[[str], None] | None = None
     is_async: bool = field(init=False)
 
     def __post_init__(self) -> None:
@@ -114,6 +117,8 @@ class EditStage:
             self._notify(face.face, session, state, duration)
             if state.outcome is Outcome.OK and state.output_hash:
                 current = state.output_hash
+                if self.on_image is not None:
+                    self.on_image(current)
         return states
 
     async def _step(self, face: AdmittedFace, session: Session, step: Step, input_hash: str) -> tuple[StepState, float]:

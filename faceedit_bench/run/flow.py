@@ -47,6 +47,7 @@ class Flow:
                  on_result: Callable[[SessionResult], None], progress: Any = None, *,
                  select: Callable[[Face, Session], bool] | None = None) -> None:
         self.admission, self.edit, self.score = admission, edit, score
+        edit.on_image = score.image_edited  # each edited image is embedded while its session goes on
         self.sessions, self.on_result, self.progress = sessions, on_result, progress
         self.select = select  # a sample of (face, session) items (run.sample); None: every item
         self.first_base_hash: str | None = None

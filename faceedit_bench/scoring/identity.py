@@ -106,6 +106,12 @@ class EmbeddingService:
         ledger is used from the loop's thread only."""
         return await self._aget(hashes, SCORING)
 
+    def prefetch(self, hashes: Iterable[str]) -> None:
+        """Queue the missing images' embeddings on the running loop without waiting for them; a later
+        :meth:`aget` of the same images waits for the same work (an error reaches that caller)."""
+        for image_hash in self._lookup(hashes)[1]:
+            self._waiting(image_hash, SCORING)
+
     async def aget_for_admission(self, hashes: Iterable[str]) -> dict[str, FaceEmbedding]:
         """:meth:`aget` ahead of every edited image waiting: a face's base and references."""
         return await self._aget(hashes, ADMISSION)

@@ -58,6 +58,12 @@ class ScoreStage:
             result.judged = judged[0]
         return result
 
+    def image_edited(self, image_hash: str) -> None:
+        """An edited image is in the store: its embedding is queued now, not when its session is done, so
+        the sessions that finish last leave no backlog of images to embed after the last edit."""
+        if self.identity:
+            self.embeddings.prefetch([image_hash])
+
     def editing_ended(self) -> None:
         """Nothing is being edited any more: the embeddings left need not make room for the calls."""
         if self.identity:
