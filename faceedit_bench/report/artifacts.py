@@ -123,8 +123,9 @@ class ArtifactWriter:
         path, reference = self.out / "contact_sheets" / name, session_reference(result.face)
         # A rerun into the same run folder hands on its stored sessions again: their sheets are drawn only
         # when what they show changed (drawing one takes about 0.1 s of CPU).
-        if drawn_sheet_key(path) != sheet_key(title, reference, steps):
-            atomic.write_bytes(path, render_session(title, reference, steps))
+        key = sheet_key(title, reference, steps)
+        if drawn_sheet_key(path) != key:
+            atomic.write_bytes(path, render_session(title, reference, steps, key=key))
         self.sheets += 1
 
 

@@ -88,12 +88,14 @@ def step_captions(steps: Sequence[SheetStep]) -> list[str]:
     return out
 
 
-def render_session(title: str, reference: tuple[bytes | None, str], steps: Sequence[SheetStep]) -> bytes:
+def render_session(title: str, reference: tuple[bytes | None, str], steps: Sequence[SheetStep], *,
+                   key: str | None = None) -> bytes:
     """The sheet of one session: ``reference`` is (image, caption) of the photo FSS is measured against. The
-    PNG carries :func:`sheet_key` of what it shows, so a rerun that would draw the same sheet keeps it."""
+    PNG carries :func:`sheet_key` of what it shows (``key``, when the caller has it already), so a rerun that
+    would draw the same sheet keeps it."""
     ref_image, ref_caption = reference
     tiles = [(ref_image, ref_caption)] + list(zip((s.image for s in steps), step_captions(steps)))
-    return render(title, tiles, key=sheet_key(title, reference, steps))
+    return render(title, tiles, key=key or sheet_key(title, reference, steps))
 
 
 def sheet_key(title: str, reference: tuple[bytes | None, str], steps: Sequence[SheetStep]) -> str:
