@@ -168,6 +168,31 @@ def test_group_photo_finds_six_faces_and_embeds_the_largest(embedder, group, gro
     assert max(scores) > 0.8 and sorted(scores)[-2] < 0.4  # exactly one of the six matches
 
 
+def test_the_face_detector_is_kept_as_a_file_that_detects_the_same(group, tmp_path, monkeypatch):
+    import dlib
+    from faceedit_bench_dlib import embedder as module
+
+    def detections(detector):
+        boxes, scores, kinds = detector.run(group, 0, 0.0)
+        return [(b.left(), b.top(), b.right(), b.bottom()) for b in boxes], list(scores), list(kinds)
+
+    monkeypatch.setattr(module, "DETECTOR_CACHE", tmp_path / "cache")
+    kept = tmp_path / "cache" / f"frontal_face_detector-{dlib.__version__}.svm"
+    expected = detections(dlib.get_frontal_face_detector())
+    assert len(expected[0]) == 6
+    for _ in range(2):  # the second time round, over a damaged file: written anew
+        module._frontal_face_detector.cache_clear()
+        assert detections(module._frontal_face_detector()) == expected  # built, and written
+        assert [p.name for p in kept.parent.iterdir()] == [kept.name]
+        module._frontal_face_detector.cache_clear()
+        assert detections(module._frontal_face_detector()) == expected  # read from the file
+        kept.write_bytes(kept.read_bytes()[:1000])
+    module._frontal_face_detector.cache_clear()
+    monkeypatch.setattr(module, "DETECTOR_CACHE", kept / "not-a-folder")  # nowhere to write: built each time
+    assert detections(module._frontal_face_detector()) == expected
+    module._frontal_face_detector.cache_clear()
+
+
 def test_upsample_reaches_smaller_faces(tom):
     small = np.asarray(Image.fromarray(tom).resize((110, 110), Image.BILINEAR))  # face about 45 px
     assert DlibEmbedder(upsample=0).embed(small).outcome is Outcome.NO_FACE
