@@ -264,3 +264,33 @@ def test_the_flow_hands_each_edited_image_to_scoring_as_its_step_ends():
         assert edit.on_image == score.image_edited
     finally:
         flow.close()
+
+
+@pytest.mark.timeout(60)
+def test_closing_ends_a_task_that_takes_a_cancellation_and_waits_again():
+    # Ctrl-C: the engine cancels what is left; a task that waits again on its way out is cancelled again,
+    # so closing can never hang (it waited on such a task for good before).
+    import asyncio
+    from types import SimpleNamespace
+
+    from faceedit_bench.run.engine import Engine
+
+    engine = Engine(admission=None, edit=SimpleNamespace(close=lambda: None), score=None)  # type: ignore[arg-type]
+    never = engine._loop.create_future()
+    cancellations = []
+
+    async def stubborn() -> None:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            cancellations.append(1)
+            await never  # its own clean-up, waiting on what nothing will finish
+
+    async def start() -> asyncio.Task[None]:
+        task = asyncio.ensure_future(stubborn())
+        await asyncio.sleep(0)
+        return task
+
+    task = engine.run_async(start())
+    engine.close()
+    assert task.cancelled() and len(cancellations) == 1 and engine._loop.is_closed()
