@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from bfl_helpers import KEY_ENV
+from bfl_helpers import KEY_ENV, SHORT_REQUEST_TIMEOUT_S
 from faceedit_bench_bfl.editor import BflEditor, Flux2FlexEditor, Flux2ProEditor, KontextMaxEditor, KontextProEditor
 from faceedit_bench_bfl.models import MODELS, REGIONS
 from PIL import Image
@@ -272,7 +272,7 @@ def test_a_failed_submission_raises_retryable(make_editor: MakeEditor, server: B
                                              status: int | None) -> None:
     server.script([fault])
     with pytest.raises(RetryableError) as caught:
-        edit(make_editor())
+        edit(make_editor(request_timeout_s=SHORT_REQUEST_TIMEOUT_S) if fault == "timeout" else make_editor())
     assert (caught.value.kind, caught.value.status) == (kind, status)
     if fault == "429":
         assert caught.value.retry_after == 0.05
