@@ -57,14 +57,44 @@ def synthetic(tmp_path: Path) -> list[str]:
             "tracking=none", "run.workers=1"]
 
 
+#: What a test marked ``slow`` without ``seconds=`` is taken to cost (``slow``: more than a few seconds).
+SLOW_TEST_S = 5
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The modules that hold a test marked ``slow`` run first, each module whole and in its own order (its
-    module-scoped fixtures are made once). ``--dist worksteal`` (pyproject's addopts) splits the tests
-    in order between the workers and lets an idle worker take the tail of a busy one's queue, so the
-    long tests start early, the short ones fill in around them, and no long test starts last to hold
-    up the run."""
-    slow = {item.nodeid.split("::", 1)[0] for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in slow)
+    """Each worker starts with its share of the slow tests. ``--dist worksteal`` (pyproject's addopts) hands
+    worker k the next ``len(pending) // (workers - k)`` tests in order, and an idle worker later takes the
+    tail of a busy one's queue. So the modules holding tests marked ``slow`` (each module whole and in its
+    own order: its module-scoped fixtures are made once) are dealt out longest first to the worker with
+    the least slow time so far (``slow(seconds=...)``, as measured on 2 cores), and each worker's share
+    is filled up with the other tests: the long tests all start at once, and the tails that are stolen
+    are short ones. Without pytest-xdist (one worker) the slow modules simply run first."""
+    workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    cost = {name: sum(_slow_seconds(item) for item in tests) for name, tests in modules.items()}
+    shares: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    slow_s = [0.0] * workers
+    for name in sorted((m for m in modules if cost[m]), key=lambda m: -cost[m]):
+        least = slow_s.index(min(slow_s))
+        shares[least] += modules[name]
+        slow_s[least] += cost[name]
+    others = [item for name, tests in modules.items() if not cost[name] for item in tests]
+    ordered: list[pytest.Item] = []
+    end = 0
+    for k, share in enumerate(shares):
+        end += (len(items) - end) // (workers - k)  # where worker k's first tests end
+        ordered += share
+        fill = max(0, end - len(ordered))
+        ordered += others[:fill]
+        others = others[fill:]
+    items[:] = ordered + others
+
+
+def _slow_seconds(item: pytest.Item) -> float:
+    marker = item.get_closest_marker("slow")
+    return 0.0 if marker is None else float(marker.kwargs.get("seconds", SLOW_TEST_S))
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -140,7 +140,7 @@ def test_kontext_max_and_flux2_editors_run_through_the_engine(plugins, compose, 
     assert [b.get("steps") for b in bfl.submissions[8:]] == [50] * 4  # flux-2-flex's
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=10)
 def test_the_command_runs_the_fault_mix_with_no_crash_and_no_leak(tmp_path, new_mlflow_store):
     """`python -m faceedit_bench editor=kontext_pro testset=pose` against the fake, as a user runs it."""
     new_mlflow_store(tmp_path / "ws")  # the default tracker's store, already made (test_first_time_kills makes one)

@@ -63,6 +63,7 @@ def test_narrow_chunks_agree_within_monte_carlo_error(monkeypatch):
     assert abs(narrow - wide) < 5 * sd + 2 / n
 
 
+@pytest.mark.slow(seconds=7)
 def test_memory_of_the_clustered_analysis_does_not_grow_with_identities():
     peaks = []
     for k in (200, 4000):

@@ -51,7 +51,7 @@ def check_workspace(tmp_path: Path) -> None:
     assert run.data.metrics["steps_ok"] == 2 * 2 * 4 and "drop_fss" in run.data.metrics
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=17)
 def test_two_processes_share_a_fresh_and_then_an_existing_workspace(tmp_path):
     for attempt in ("fresh", "existing"):
         results = start_two(tmp_path)

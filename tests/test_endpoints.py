@@ -161,7 +161,7 @@ def test_an_endpoint_that_accepts_and_never_answers_ends_the_run(tmp_path, edito
     assert "gave up" not in log  # no call was recorded as api_error on the way
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=11)
 def test_a_dead_endpoint_loses_nothing_and_the_rerun_resumes(tmp_path):
     port = free_port()
     editor = ["editor=nano_banana", f"editor.params.base_url=http://127.0.0.1:{port}", *QUICK_RETRIES]

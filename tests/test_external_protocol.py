@@ -26,7 +26,7 @@ import pytest
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import gemini_server
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=3)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "examples" / "eyewear_protocol"

@@ -42,7 +42,7 @@ def reruns(result: dict[str, Any]) -> list[dict[str, Any]]:
     return [i["rerun"] for i in result["instants"]]
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=55)
 def test_a_new_workspace_killed_at_20_instants_of_its_first_run_always_runs_again(tmp_path):
     """The first run of a new workspace creates its ledger, image store, run folder and MLflow store (about
     2,400 writes, 3/4 of them MLflow's schema migrations, 1 to 6 s). Killed at 20 instants spread over all of
@@ -58,7 +58,7 @@ def test_a_new_workspace_killed_at_20_instants_of_its_first_run_always_runs_agai
         assert rerun["mlflow_runs"] == ["FINISHED"]
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=12)
 def test_a_first_shard_killed_at_any_instant_runs_again_and_merges(tmp_path):
     result = kill_and_rerun("first_shard", tmp_path, 8)
     for rerun in reruns(result):
@@ -77,7 +77,7 @@ def test_a_ledger_and_a_shard_ledger_killed_at_every_write_open_again_whole(tmp_
     assert "latency_s" in tables["edits"] and schemas[0]["shard"] == tables
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=14)
 def test_a_store_an_earlier_version_left_half_made_is_built_again(tmp_path):
     """Before this release MLflow's store was migrated in place: a kill left it half made for good. Such a
     store holds nothing yet, and the tracker builds it again."""

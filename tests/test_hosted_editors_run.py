@@ -137,7 +137,7 @@ def test_an_unpinned_replicate_model_stops_before_any_work(plugins, compose, syn
     assert replicate.calls == 0 and not (tmp_path / "ws" / "runs").exists()
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=9)
 @pytest.mark.parametrize("editor", ["seededit", "seedream", "replicate"])
 def test_the_command_line_runs_against_the_fakes_and_reruns_for_free(editor, tmp_path):
     """The headline command, ``python -m faceedit_bench editor=<editor> testset=pose``, as a user runs it."""

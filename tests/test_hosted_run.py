@@ -274,7 +274,7 @@ def test_a_missing_labels_file_fails_before_any_work(plugins, compose, synthetic
                                  f"analysis.human_labels={tmp_path / 'nope.csv'}"), plugins)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=13)
 def test_two_runs_sharing_the_cache_at_once_do_not_corrupt_it(tmp_path, monkeypatch):
     import os
     import sqlite3
@@ -302,6 +302,7 @@ def test_two_runs_sharing_the_cache_at_once_do_not_corrupt_it(tmp_path, monkeypa
         assert rerun.returncode == 0 and server.calls == made
 
 
+@pytest.mark.slow(seconds=7)
 def test_a_chunk_is_embedded_and_judged_while_the_next_is_edited(plugins, compose, synthetic, monkeypatch):
     from tests.fake_plugin import SlowPixelEmbedder
 

@@ -24,6 +24,7 @@ def reports(tmp_path: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted((tmp_path / "ws" / "runs").glob("*/report.json"))]
 
 
+@pytest.mark.slow(seconds=7)
 def test_every_test_set_runs_in_one_multirun_sweep(tmp_path):
     out = bench(tmp_path, "-m", "editor=identity", "testset=hair,accessories,pose,multi_axis", *FAST)
     assert out.returncode == 0, out.stderr

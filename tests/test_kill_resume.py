@@ -64,7 +64,7 @@ def finished_work(ledger: Path) -> int:
         db.close()
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=10)
 def test_killed_run_resumes_and_matches_uninterrupted(tmp_path):
     common = ["dataset=synthetic", f"+dataset.params.root={tmp_path / 'faces'}", "embedder=pixel",
               "tracking=none", "run.workers=1", "run.progress=false", "testset=hair", "editor=scripted",
@@ -99,7 +99,7 @@ def test_killed_run_resumes_and_matches_uninterrupted(tmp_path):
     assert a["run"]["key"] == b["run"]["key"]
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=11)
 def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path):
     from tests.fakes.gemini import gemini_server
 
@@ -166,7 +166,7 @@ def wait_for(condition, what: str, proc: subprocess.Popen | None = None, timeout
 KILL_EVERY = 0.2
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=19)
 def test_a_run_killed_repeatedly_progresses_on_every_restart_and_reports_as_if_uninterrupted(tmp_path):
     common = ["dataset=synthetic", f"+dataset.params.root={tmp_path / 'faces'}", "+dataset.params.n=8",
               "embedder=pixel", "tracking=none", "run.workers=1", "run.progress=false", "testset=hair",

@@ -31,7 +31,7 @@ from faceedit_bench.run.experiment import build_experiment, run_experiment
 from tests.mlflow_store import copy_store
 from tests.test_leaderboard_support import noisy_png, rewrite_record
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=2)
 
 
 @pytest.fixture(scope="module")

@@ -59,7 +59,7 @@ def _show(node: dict[str, Any]) -> str:
     return json.dumps({"name": node.get("name"), **{k: params.get(k) for k in ("model", "base_url", "prices")}})
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=17)
 def test_every_preset_keeps_every_swapped_judge_and_editor_as_its_entry_has_it():
     with composer() as (compose, options):
         _check_every_swap(compose, options)

@@ -134,7 +134,7 @@ def _jpeg(im: Image.Image) -> Image.Image:
     return Image.open(io.BytesIO(buf.getvalue()))
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=10)
 def test_no_edit_beats_mirroring_or_reencoding(plugins, compose, tmp_path):
     """Issue 10, item 11: with mirrored references a mirror-only editor scored Drop_FSS -10%,
     better than no edit. No trivial edit may now move I_k towards the reference."""

@@ -83,6 +83,7 @@ def test_commands_that_make_no_calls_import_nothing_heavy(tmp_path, args):
     assert loaded(modules, HEAVY) == []
 
 
+@pytest.mark.slow(seconds=7)
 def test_the_first_call_waits_for_no_tracking_store_and_mlflow_still_records_the_run(tmp_path):
     with gemini_server(api_key=KEY) as server:
         proc, modules = probe(

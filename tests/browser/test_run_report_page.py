@@ -12,7 +12,7 @@ from tests.test_html_report import v11_report
 from tests.test_report_default_run import default_run_page  # noqa: F401 - the fixture
 
 
-@pytest.mark.slow  # the default run, about 10 s of CPU (once per test session: see the fixture)
+@pytest.mark.slow(seconds=10)  # the default run, about 10 s of CPU (once per test session: see the fixture)
 def test_the_default_runs_page_opens_with_its_headline_and_fits_1280_px(browser, default_run_page):  # noqa: F811
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait

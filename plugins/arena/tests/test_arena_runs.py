@@ -104,6 +104,7 @@ def test_runs_on_different_test_sets_are_refused_before_any_call(tmp_path, serve
     assert server.calls == 0
 
 
+@pytest.mark.slow(seconds=8)
 def test_the_command_writes_the_arena_and_refuses_bad_input_with_exit_code_2(tmp_path, server):
     ws = tmp_path / "ws"
     with judge_session(make_judge(server), "openai", ws) as wj:

@@ -5,12 +5,14 @@ a skipped reason reads as text, and the console stays clean."""
 
 from __future__ import annotations
 
+import pytest
 from test_audit_run import audit_report  # noqa: F401 - the fixture
 
 from tests.browser.support import assert_nothing_overflows, headline_above_the_fold, open_at_1280
 from tests.browser.support import severe_errors as _severe
 
 
+@pytest.mark.slow(seconds=7)
 def test_audit_section_renders_tables_plot_and_example_grid(browser, audit_report):  # noqa: F811
     from selenium.webdriver.common.by import By
 

@@ -165,7 +165,7 @@ def run_preset(plugins, compose, tmp_path, monkeypatch, new_mlflow_store):
     return run
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=14)
 @pytest.mark.parametrize("layout", ["csv", "hf"])
 def test_paper_b_fills_every_audit_table_and_reports_the_missing_cells(run_preset, make_real_fairface, layout,
                                                                        tmp_path):
@@ -270,7 +270,7 @@ def scores_from_pixels(text: str, member: str, request: dict[str, Any]) -> dict[
         ("edit_success", "skin_tone", "race_change", "gender_change", "age_change"))}
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=13)
 def test_paper_b_mitigation_runs_the_published_sample_with_the_released_codes_composition(run_preset,
                                                                                            make_real_fairface, plugins):
     """The preset's own sample is the paper's FLUX.2-dev rows (run.sample.model=flux; few fall in the fixture's 3

@@ -116,7 +116,7 @@ def test_a_portrait_selection_killed_at_any_instant_is_absent_or_whole(tmp_path,
     assert all(rerun["after"]["portraits"] == result["calibration"]["portraits"] for rerun in reruns(result))
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=11)
 def test_a_forced_replacement_killed_at_any_instant_keeps_the_approved_selection_or_the_new_one(tmp_path,
                                                                                              fairface_root):
     result = kill_and_rerun("portrait_replacement", tmp_path / "rep", 4, str(fairface_root))

@@ -124,7 +124,7 @@ def every_preset(plugins, compose, tmp_path, monkeypatch, new_mlflow_store) -> P
     return Path(compose().run.workspace)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=16)
 def test_results_of_every_preset_concatenate_with_labels_as_text_and_metrics_as_numbers(every_preset, tmp_path,
                                                                                         capsys):
     workspace = every_preset

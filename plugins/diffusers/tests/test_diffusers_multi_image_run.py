@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=4)
 
 
 def _run(tmp_path: Path, editor: str, model: Path, *extra: str) -> dict:

@@ -97,7 +97,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         _stop_group(process)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=10)
 def test_tracker_against_real_server(server, make_run, experiment, tmp_path):
     server_url = server.url
     (tmp_path / "report.json").write_text('{"ok": true}')
@@ -143,7 +143,7 @@ def _runs(server: Server, experiment_id: str) -> list[dict]:
     return _rest(server, "runs/search", {"experiment_ids": [experiment_id]}).get("runs", [])
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=13)
 def test_a_ctrl_c_run_is_killed_and_resumed_as_the_same_run_in_an_experiment_that_opens_on_its_runs(
         server, tmp_path):
     """Through the real entry point against the real server, read back through its REST API."""
