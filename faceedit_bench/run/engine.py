@@ -27,7 +27,7 @@ from faceedit_bench.run.flow import Flow
 from faceedit_bench.scoring.stage import ScoreStage
 
 #: Closing the loop cancels what is left in at most this many rounds, each waiting at most this long.
-CLOSE_ROUNDS, CLOSE_ROUND_S = 100, 0.5
+CLOSE_ROUNDS, CLOSE_ROUND_S = 100, 1.0
 
 
 @dataclass(frozen=True)

@@ -225,7 +225,10 @@ def _frontal_face_detector() -> Any:
     unreadable or unwritable cache only costs the slower build)."""
     import dlib
 
-    path = DETECTOR_CACHE.expanduser() / f"frontal_face_detector-{dlib.__version__}.svm"
+    try:
+        path = DETECTOR_CACHE.expanduser() / f"frontal_face_detector-{dlib.__version__}.svm"
+    except RuntimeError:  # no home directory to expand ``~`` in: nowhere to keep it
+        return dlib.get_frontal_face_detector()
     with contextlib.suppress(RuntimeError):  # dlib's error for a missing or damaged file
         return dlib.fhog_object_detector(str(path))
     detector = dlib.get_frontal_face_detector()
