@@ -1,10 +1,12 @@
 """Kill a piece of work at chosen instants (SIGKILL: no cleanup, no finally), then rerun it.
 
 For first-time initialisation: a new workspace's first run (ledger, image store, run folder, MLflow
-store), a shard, a portrait selection. An instant is the N-th write the work makes: an SQL statement on
-any SQLite connection (MLflow's migrations and the ledger's), a file or folder created, renamed or
-removed. The work kills itself just before the N-th, so the instants are exact and the same on an idle
-or a loaded machine; a timer would hit other points every time.
+store), a shard, a portrait selection. An instant is the N-th write the work makes in the harness's folder
+(where its workspace lies): an SQL statement on a SQLite database there (MLflow's migrations and the
+ledger's), a file or folder created, renamed or removed there. The work kills itself just before the N-th,
+so the instants are exact and the same on an idle or a loaded machine; a timer would hit other points
+every time. Writes elsewhere are not the work's own and would make the count depend on what ran before
+(Python's bytecode files, the caches in ``~/.cache`` that the first process to need them writes).
 
 Run as a script, in a process of its own: everything is imported once, then each attempt runs in a
 forked child (cheap, and nothing of one attempt is left in the next). It prints one JSON object:
@@ -34,10 +36,20 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT
 
 
 class _Counter:
-    """Counts writes (see the module docstring) and kills the process at the ``kill_at``-th."""
+    """Counts writes in ``root`` (see the module docstring) and kills the process at the ``kill_at``-th."""
 
-    def __init__(self, kill_at: int | None) -> None:
+    def __init__(self, kill_at: int | None, root: Path) -> None:
         self.n, self.kill_at = 0, kill_at
+        self.root = os.path.realpath(root)
+
+    def inside(self, *paths: Any) -> bool:
+        for path in paths:
+            if isinstance(path, (str, bytes, os.PathLike)):
+                name = os.fsdecode(path)
+                name = name.removeprefix("file:").split("?", 1)[0]  # a SQLite URI
+                if os.path.realpath(name).startswith(self.root + os.sep):
+                    return True
+        return False
 
     def tick(self, *_: Any) -> None:
         self.n += 1
@@ -49,7 +61,8 @@ class _Counter:
 
         def counted_connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
             connection = connect(*args, **kwargs)
-            connection.set_trace_callback(self.tick)  # called before each statement runs
+            if self.inside(*args[:1], kwargs.get("database")):
+                connection.set_trace_callback(self.tick)  # called before each statement runs
             return connection
 
         sqlite3.connect = sqlite3.dbapi2.connect = counted_connect  # SQLAlchemy connects through dbapi2
@@ -58,7 +71,7 @@ class _Counter:
         raw_open = os.open
 
         def counted_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-            if flags & _WRITE_FLAGS:
+            if flags & _WRITE_FLAGS and self.inside(path):
                 self.tick()
             return raw_open(path, flags, *args, **kwargs)
 
@@ -66,7 +79,8 @@ class _Counter:
 
     def _wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         def counted(*args: Any, **kwargs: Any) -> Any:
-            self.tick()
+            if self.inside(*args[:2]):  # the path, or either path of a rename
+                self.tick()
             return fn(*args, **kwargs)
 
         return counted
@@ -80,8 +94,8 @@ def writes_so_far() -> int:
     return _counter.n if _counter is not None else 0
 
 
-def in_child(work: Work, *, kill_at: int | None = None, log: Path | None = None) -> dict[str, Any]:
-    """Run ``work`` in a forked child (counting its writes, killed at the ``kill_at``-th) and return
+def in_child(work: Work, root: Path, *, kill_at: int | None = None, log: Path | None = None) -> dict[str, Any]:
+    """Run ``work`` in a forked child (counting its writes in ``root``, killed at the ``kill_at``-th) and return
     ``{"killed": bool, "ok": bool, "error": str, "operations": int, **what work returned}``."""
     read, write = os.pipe()
     pid = os.fork()
@@ -93,7 +107,7 @@ def in_child(work: Work, *, kill_at: int | None = None, log: Path | None = None)
             os.dup2(fd, 1)
             os.dup2(fd, 2)
         global _counter
-        counter = _counter = _Counter(kill_at)
+        counter = _counter = _Counter(kill_at, root)
         counter.install()
         try:
             result = {"ok": True, **work()}
@@ -124,11 +138,12 @@ def spread(total: int, n: int) -> list[int]:
     return sorted({1 + round(i * (total - 1) / (n - 1)) for i in range(n)})
 
 
-def kill_and_rerun(fresh: Callable[[int], tuple[Work, Work]], n: int, log: Path) -> dict[str, Any]:
+def kill_and_rerun(fresh: Callable[[int], tuple[Work, Work]], n: int, folder: Path) -> dict[str, Any]:
     """Calibrate on a fresh attempt, then for each of ``n`` instants: a fresh attempt killed there and
-    its rerun. ``fresh(i)`` gives attempt ``i``'s (first work, rerun work) on a place of its own."""
+    its rerun. ``fresh(i)`` gives attempt ``i``'s (first work, rerun work) on a place of its own in ``folder``."""
+    log = folder / "children.log"
     first, _ = fresh(0)
-    calibration = in_child(first, log=log)
+    calibration = in_child(first, folder, log=log)
     if not calibration["ok"]:
         return {"operations": 0, "calibration": calibration, "instants": []}
     instants = []
@@ -136,8 +151,8 @@ def kill_and_rerun(fresh: Callable[[int], tuple[Work, Work]], n: int, log: Path)
     at_writes = sorted({*spread(calibration["operations"], n), *calibration.get("also_kill_at", [])})
     for i, at in enumerate(at_writes, start=1):
         work, rerun = fresh(i)
-        killed = in_child(work, kill_at=at, log=log)
-        instants.append({"at": at, "killed": killed["killed"], "rerun": in_child(rerun, log=log)})
+        killed = in_child(work, folder, kill_at=at, log=log)
+        instants.append({"at": at, "killed": killed["killed"], "rerun": in_child(rerun, folder, log=log)})
     return {"operations": calibration["operations"], "calibration": calibration, "instants": instants}
 
 
@@ -149,7 +164,7 @@ def main(argv: list[str]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     with contextlib.redirect_stdout(sys.stderr):  # what the setup prints stays out of the answer
         fresh = getattr(kill_scenarios, scenario)(folder, *args)
-    print(json.dumps(kill_and_rerun(fresh, int(n), folder / "children.log")))
+    print(json.dumps(kill_and_rerun(fresh, int(n), folder)))
 
 
 if __name__ == "__main__":
