@@ -202,8 +202,8 @@ class DlibEmbedder(LazyModels):
 
 
 def _model(kind: str, path: str | None = None) -> Any:
-    """dlib's ``kind`` loaded from ``path``, once per process and file version: loading the three models and the
-    68-point one costs about 0.7 s of CPU, and a run builds several embedders (the portrait grid's selection and
+    """dlib's ``kind`` loaded from ``path``, once per process and file version: loading the three models costs
+    about 0.1 s of CPU and the 68-point one 0.4 s more, and a run builds several embedders (the portrait grid's selection and
     the run's own; one per run of a sweep). Called under :data:`_MODELS_LOCK`."""
     if kind == "get_frontal_face_detector":
         return _frontal_face_detector()
