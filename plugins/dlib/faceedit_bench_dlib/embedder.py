@@ -194,19 +194,17 @@ class DlibEmbedder(LazyModels):
             with self._lock:
                 if self._models is None:
                     self._models = (
-                        _model("get_frontal_face_detector"),
+                        _frontal_face_detector(),
                         _model("shape_predictor", self.predictor_path),
                         _model("face_recognition_model_v1", self.recognition_path),
                     )
         return self._models
 
 
-def _model(kind: str, path: str | None = None) -> Any:
-    """dlib's ``kind`` loaded from ``path``, once per process and file version: loading the three models costs
-    about 0.1 s of CPU and the 68-point one 0.4 s more, and a run builds several embedders (the portrait grid's selection and
-    the run's own; one per run of a sweep). Called under :data:`_MODELS_LOCK`."""
-    if kind == "get_frontal_face_detector":
-        return _frontal_face_detector()
+def _model(kind: str, path: str) -> Any:
+    """dlib's ``kind`` loaded from ``path``, once per process and file version: the detector and two models cost
+    about 0.1 s of CPU and the 68-point one 0.4 s more, and a run builds several embedders (the portrait grid's
+    selection and the run's own; one per run of a sweep). Called under :data:`_MODELS_LOCK`."""
     stat = os.stat(path)
     return _loaded(kind, path, stat.st_size, stat.st_mtime_ns)
 
