@@ -213,6 +213,25 @@ def test_a_rerun_keeps_the_sheets_of_unchanged_sessions_and_draws_a_changed_one_
     assert sheet.stat().st_ino != drawn and drawn_sheet_key(sheet) is not None
 
 
+def test_a_resumed_run_draws_its_stored_sessions_sheets_once_its_first_new_call_has_returned(
+        plugins, compose, synthetic, monkeypatch):
+    from faceedit_bench.report import artifacts
+
+    overrides = (*synthetic, "testset=pose", "run.max_sessions=1")
+    run(plugins, compose, *overrides, "run.max_faces=1")
+    exp = build_experiment(compose(*overrides, "run.max_faces=2"), plugins)  # a new run folder: no sheet kept
+    events = []
+    editor, draw = exp.components["editor"], artifacts.render_session
+    edit = editor.edit
+    editor.edit = lambda request: (events.append("edit"), edit(request))[1]
+    monkeypatch.setattr(artifacts, "render_session", lambda *args, **kwargs: (events.append("sheet"),
+                                                                               draw(*args, **kwargs))[1])
+    report = run_experiment(exp, plugins)
+    assert report["counts"]["steps"] == {"ok": 8}
+    assert events[0] == "edit" and events.count("sheet") == 2  # the stored session's sheet waited
+    assert len(list((exp.info.output_dir / "contact_sheets").iterdir())) == 2
+
+
 def test_an_edited_image_is_embedded_when_its_step_is_done_not_when_its_session_is(tmp_path):
     """The flow queues each edited image's embedding as soon as the step is done; the session's scoring
     later waits for that same work instead of starting it (so the last sessions leave no backlog)."""
@@ -294,3 +313,31 @@ def test_closing_ends_a_task_that_takes_a_cancellation_and_waits_again():
     task = engine.run_async(start())
     engine.close()
     assert task.cancelled() and len(cancellations) == 1 and engine._loop.is_closed()
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_the_editors_prepare_runs_once_in_a_worker_thread_and_a_failure_is_left_to_the_calls(
+        plugins, compose, synthetic, fails):
+    import threading
+
+    exp = build_experiment(compose(*synthetic, "testset=pose", "run.max_faces=2"), plugins)
+    threads = []
+
+    def prepare() -> None:
+        threads.append(threading.get_ident())
+        if fails:
+            raise RuntimeError("no SDK")
+
+    exp.components["editor"].prepare = prepare
+    report = run_experiment(exp, plugins)
+    assert len(threads) == 1 and threads[0] != threading.get_ident()
+    assert report["counts"]["steps"] == {"ok": 40}  # 2 faces x 5 sessions x 4 steps: the edits decide
+
+
+def test_a_prepare_that_is_not_a_method_is_refused_when_the_run_starts(plugins, compose, synthetic):
+    from faceedit_bench.errors import ConfigError
+
+    exp = build_experiment(compose(*synthetic, "testset=pose", "run.max_faces=1"), plugins)
+    exp.components["editor"].prepare = "soon"
+    with pytest.raises(ConfigError, match=r"editor IdentityEditor: prepare='soon' must be a method or None"):
+        run_experiment(exp, plugins)

@@ -182,6 +182,10 @@ EDITOR_CAPABILITIES = (
     Capability("prices", None, "USD per usage unit (keys of faceedit_bench.api.USAGE_KEYS, and 'as_of'); "
                "absent: the editor makes no provider calls and costs nothing; an AsyncEditor must set it "
                "(empty when free)", "a mapping or None", lambda v: v is None or isinstance(v, Mapping)),
+    Capability("prepare", None, "a method with no arguments that readies what the first call needs (an SDK's "
+               "import, its client); the engine calls it in a worker thread as the run starts, beside the first "
+               "faces' admission, and leaves any failure for the first call to meet", "a method or None",
+               lambda v: v is None or callable(v)),
 )
 #: What a dataset may declare.
 DATASET_CAPABILITIES = (

@@ -8,6 +8,7 @@ lock, so two processes running the same experiment leave one consistent folder.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -39,9 +40,15 @@ class ArtifactWriter:
 
     def __init__(self, out: Path, stack: ExitStack, store: ImageStore, max_sheets: int, *,
                  demographic_keys: tuple[str, ...] = tables.DEMOGRAPHIC_KEYS, judged_by: str = "",
-                 run_ids: Mapping[str, str] | None = None, metrics: Sequence[str] = ()) -> None:
+                 run_ids: Mapping[str, str] | None = None, metrics: Sequence[str] = (),
+                 sheets_after: threading.Event | None = None) -> None:
         """``run_ids`` go into every row (:func:`faceedit_bench.report.tables.run_identifiers`: they say
-        who scored each score); ``metrics`` are the registered metrics, one sessions column each."""
+        who scored each score); ``metrics`` are the registered metrics, one sessions column each.
+
+        Contact sheets are held back until ``sheets_after`` is set (the run's first new call has returned):
+        a resumed run hands on its stored sessions first, and drawing their sheets (about 0.1 s of CPU each,
+        more for large photos) would delay its first calls. What is still held when the sessions end is
+        drawn by :meth:`draw_held_sheets`."""
         self.out, self.store, self.max_sheets = out, store, max_sheets
         self.judged_by = judged_by
         self.keys = demographic_keys
@@ -55,6 +62,8 @@ class ArtifactWriter:
         # Closed with the run's stack; discarded there if the run fails, else committed by write_artifacts.
         stack.push(self._exit)
         self.sheets = 0
+        self._sheets_after = sheets_after
+        self._held_sheets: list[SessionResult] = []
         (out / "contact_sheets").mkdir(exist_ok=True)
 
     def _exit(self, exc_type: Any, exc: Any, tb: Any) -> None:
@@ -87,6 +96,14 @@ class ArtifactWriter:
                              **{tables.label_column(k, self.metrics): v for k, v in demo.items()},
                              **{name: _fmt(v) for name, v in values.items()}})
         if result.steps and self.sheets < self.max_sheets:
+            self.sheets += 1
+            self._held_sheets.append(result)
+        if self._sheets_after is None or self._sheets_after.is_set():
+            self.draw_held_sheets()
+
+    def draw_held_sheets(self) -> None:
+        held, self._held_sheets = self._held_sheets, []
+        for result in held:
             self._sheet(result)
 
     def _judge_fields(self, judged: Any, k: int) -> list[Any]:
@@ -126,7 +143,6 @@ class ArtifactWriter:
         key = sheet_key(title, reference, steps)
         if drawn_sheet_key(path) != key:
             atomic.write_bytes(path, render_session(title, reference, steps, key=key))
-        self.sheets += 1
 
 
 def _fmt(value: float | None) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -68,6 +69,10 @@ class EditStage:
         self.is_async = isinstance(self.editor, AsyncEditor)
         # Editors say how many input images they take (I_{k-1} included); most take one.
         self.max_images = capability(self.editor, "editor", "max_input_images")
+        self._prepare = capability(self.editor, "editor", "prepare")
+        # Set when the run's first new call has returned: what was held back so as not to delay the first
+        # calls may go on (the MLflow run opens at the same moment, on the first new step done).
+        self.first_call_done = threading.Event()
         self._busy = BusyClock()
         self._editor_thread: ThreadPoolExecutor | None = None
 
@@ -81,6 +86,17 @@ class EditStage:
         if not self.is_async:
             return 4
         return max(self.MIN_HOSTED_SESSIONS, 2 * self.editor.limits.max_concurrency)
+
+    async def prepare(self) -> None:
+        """The editor's ``prepare``, in a worker thread, started with the run. It overlaps the first faces'
+        admission, whose decoding and embedding run in native code that leaves the interpreter free, so
+        the first call finds the editor's SDK and client ready instead of making them."""
+        if self._prepare is None:
+            return
+        try:
+            await asyncio.to_thread(self._prepare)
+        except Exception as exc:  # noqa: BLE001 - the first call meets the same problem and records it as its outcome
+            log.debug("preparing the editor failed; the first call will say why: %s", redact(str(exc)))
 
     async def edit_all(self, pairs: list[tuple[AdmittedFace, Session]]) -> list[list[StepState]]:
         return list(await asyncio.gather(*(self.edit_session(a, s) for a, s in pairs)))
@@ -150,6 +166,7 @@ class EditStage:
                               extra_images=extra_images, extra_roles=roles)
         timing = CallTiming()
         result = await self._call(request, timing)
+        self.first_call_done.set()
         output_hash = await asyncio.to_thread(self._stored_output, result)
         duration = time.perf_counter() - started
         self.new_calls += 1

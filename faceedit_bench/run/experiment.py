@@ -260,11 +260,12 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets,
                                     judged_by=judge_scorer.label() if judge_scorer else "",
                                     run_ids=run_identifiers(info.run_key, info.run_name, info.components),
-                                    metrics=[m.name for m in exp.metrics])
+                                    metrics=[m.name for m in exp.metrics], sheets_after=edit.first_call_done)
             # The sample is drawn over all faces, then sharded, so shards together run the unsharded items.
             faces = select_faces(plan.faces(islice(dataset.faces(), conf.run.max_faces)), conf.run.shard)
             engine.select = plan.selects()
             stats = engine.run(faces, sessions, lambda result: writer.write(result, aggregator.add(result)))
+            writer.draw_held_sheets()
             aggregator.face_exclusions.update(stats.face_exclusions)
         computed = {"embeddings": embeddings.computed, "edit_calls": stats.new_edit_calls,
                     "judge_calls": judge_scorer.service.calls_made if judge_scorer else 0}

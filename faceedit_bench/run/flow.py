@@ -76,7 +76,7 @@ class Flow:
         self._pending = asyncio.Semaphore(max(PENDING_SESSIONS, 8 * concurrency))
         admitted: asyncio.Queue[Any] = asyncio.Queue(maxsize=AHEAD_FACES)
         helpers = [asyncio.ensure_future(self._guard(self._admit(faces, admitted))),
-                   asyncio.ensure_future(self._commit_in_windows())]
+                   asyncio.ensure_future(self.edit.prepare()), asyncio.ensure_future(self._commit_in_windows())]
         hand_on = asyncio.ensure_future(self._guard(self._hand_on_in_order()))
         try:
             await self._until_failed(self._guard(self._launch(admitted)))

@@ -120,6 +120,10 @@ class BflConnection:
         bfl = (ours.hostname or "").endswith(".bfl.ai")
         return bfl and theirs.scheme == "https" and (theirs.hostname or "").endswith(".bfl.ai")
 
+    def prepare(self) -> None:
+        """Import the SDK before the first call needs it (the editor's ``prepare`` capability)."""
+        import httpx2  # noqa: F401
+
     def client(self, timeout_s: float) -> Any:
         """The client of the running event loop (an httpx client must not cross loops)."""
         loop = asyncio.get_running_loop()

@@ -93,6 +93,9 @@ class BflEditor:
         self.params: dict[str, Any] = {"output_format": output_format, "safety_tolerance": safety_tolerance,
                                        **upsampling, **{k: v for k, v in (extra or {}).items() if v is not None}}
 
+    def prepare(self) -> None:
+        self.connection.prepare()
+
     def describe(self) -> dict[str, Any]:
         return {"provider": "bfl", "model": self.model, "version": self.model, "title": self.spec.title,
                 "api": f"BFL API v1 POST /v1/{self.model}, poll get_result", "request_schema": self.spec.schema,

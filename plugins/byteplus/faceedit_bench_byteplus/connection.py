@@ -45,6 +45,10 @@ class ArkConnection:
         self.provider_key = f"byteplus:{base_url or 'default'}:{api_key_env}:{model}"
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
+    def prepare(self) -> None:
+        """Import the SDK before the first call needs it (the editor's ``prepare`` capability)."""
+        import byteplussdkarkruntime  # noqa: F401
+
     def client(self, timeout_s: float) -> Any:
         """The ``AsyncArk`` client of the running loop: its httpx client and the lock it creates
         belong to one event loop."""

@@ -80,6 +80,9 @@ class ArkImageEditor:
                                          what=what, endpoint=self.connection.endpoint)
         self.prices = check_prices(prices, what)
 
+    def prepare(self) -> None:
+        self.connection.prepare()
+
     def describe(self) -> dict[str, Any]:
         description: dict[str, Any] = {
             "provider": "byteplus", "model": self.model, "version": self.model,

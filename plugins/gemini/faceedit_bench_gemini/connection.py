@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import importlib.util
 import json
 import os
 import re
 import sys
+import threading
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import (
@@ -41,6 +45,9 @@ DEFAULT_KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 #: Image formats Gemini takes inline.
 GEMINI_FORMATS = frozenset({"image/png", "image/jpeg", "image/webp"})
 INT32_SEEDS = 2**31  # the API's seed is an int32; larger seeds are answered 400
+#: Where the SDK's default API version is kept once read (:func:`sdk_default_api_version`).
+SDK_DEFAULTS_CACHE = Path("~/.cache/faceedit_bench/gemini")
+_API_VERSION = re.compile(r"v[0-9]+[a-z0-9]*")
 
 
 class PermanentAPIError(Exception):
@@ -61,6 +68,42 @@ def image_mime(image: bytes) -> str:
     if mime in GEMINI_FORMATS:
         return mime
     raise ValueError(f"input image is not PNG, JPEG or WEBP (starts with {image[:12]!r}); Gemini accepts those")
+
+
+def sdk_default_api_version() -> str:
+    """google-genai's default API version. Reading it imports the SDK, which took 0.36 s of a warm launch's
+    way to its first call (measured), before the config could be checked. So it is kept in
+    :data:`SDK_DEFAULTS_CACHE`, in a file named after the SDK module that holds it (its path, size and
+    modification time: another SDK version reads it again). A missing, damaged or unwritable file only
+    costs the import."""
+    try:
+        spec = importlib.util.find_spec("google.genai")  # finds the package without importing it
+        module = Path(spec.origin).with_name("_api_client.py")  # type: ignore[union-attr, arg-type]
+        stat = module.stat()
+        name = hashlib.sha256(f"{module}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:24]
+        path = SDK_DEFAULTS_CACHE.expanduser() / f"api-version-{name}"
+    except (AttributeError, ImportError, OSError, RuntimeError, TypeError):  # no SDK, or no home directory
+        return _imported_default_api_version()
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        kept = path.read_text(encoding="ascii")
+        if _API_VERSION.fullmatch(kept):
+            return kept
+    version = _imported_default_api_version()
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+        try:
+            temporary.write_text(version, encoding="ascii")
+            os.replace(temporary, path)  # a reader never sees half a file
+        finally:
+            temporary.unlink(missing_ok=True)
+    return version
+
+
+def _imported_default_api_version() -> str:
+    from google.genai import _api_client
+
+    return str(getattr(_api_client, "GOOGLE_AI_API_DEFAULT_VERSION", "v1beta"))
 
 
 class GeminiConnection:
@@ -86,6 +129,8 @@ class GeminiConnection:
         self.limits = limits_from_config(limits, default_limits, what=what, endpoint=self.endpoint,
                                          provider_key=f"gemini:{self.base_url or 'default'}:{self.key_env}:{model}")
         self._clients: dict[asyncio.AbstractEventLoop, Any] = {}
+        self._spare: Any = None  # a client made by :meth:`prepare`, for the first event loop that calls
+        self._making_client = threading.Lock()
 
     def __repr__(self) -> str:  # never the key
         return f"GeminiConnection(base_url={self.base_url!r}, key_env={self.key_env!r})"
@@ -95,9 +140,7 @@ class GeminiConnection:
         """The configured API version, or the SDK's default. Either way it is passed to the SDK
         explicitly, so the version recorded in ``describe()`` is the one requests go to."""
         if self._api_version is None:
-            from google.genai import _api_client
-
-            self._api_version = str(getattr(_api_client, "GOOGLE_AI_API_DEFAULT_VERSION", "v1beta"))
+            self._api_version = sdk_default_api_version()
         return self._api_version
 
     def describe(self) -> dict[str, Any]:
@@ -114,29 +157,42 @@ class GeminiConnection:
             description["base_url"] = self.base_url
         return description
 
+    def prepare(self) -> None:
+        """Import the SDK and make a client before the first call needs them (the editor's ``prepare``
+        capability: the engine calls it in a worker thread as the run starts)."""
+        with self._making_client:
+            if self._spare is None and not self._clients:
+                self._spare = self._new_client()
+
     def _client(self) -> Any:
         """This event loop's SDK client: the SDK's httpx client keeps connections bound to the
-        loop that opened them, so a client is never shared between loops."""
+        loop that opened them, so a client is never shared between loops. The first loop takes the
+        client :meth:`prepare` made (made outside any loop, it is bound to none yet)."""
         loop = asyncio.get_running_loop()
         for old in [old for old in self._clients if old.is_closed()]:
             del self._clients[old]  # its sessions cannot be closed any more; let them be collected
         client = self._clients.get(loop)
         if client is None:
-            from google import genai
-            from google.genai import types
-
-            # The SDK reads ``sys.modules["requests"]`` without importing it (to classify response headers).
-            # Imported while another thread imports it (MLflow opening in the background does), it is seen
-            # half-initialised and the call fails: it is imported here, once, before any call.
-            with contextlib.suppress(ImportError):
-                import requests  # noqa: F401
-
-            options = types.HttpOptions(
-                base_url=self.endpoint.url, api_version=self.api_version,
-                timeout=int(self.limits.timeout_s * 1000), retry_options=types.HttpRetryOptions(attempts=1),
-            )
-            client = self._clients[loop] = genai.Client(vertexai=False, api_key=self._key, http_options=options)
+            with self._making_client:  # waits for a client being prepared rather than making a second
+                client, self._spare = self._spare or self._new_client(), None
+            self._clients[loop] = client
         return client
+
+    def _new_client(self) -> Any:
+        from google import genai
+        from google.genai import types
+
+        # The SDK reads ``sys.modules["requests"]`` without importing it (to classify response headers).
+        # Imported while another thread imports it (MLflow opening in the background does), it is seen
+        # half-initialised and the call fails: it is imported here, once, before any call.
+        with contextlib.suppress(ImportError):
+            import requests  # noqa: F401
+
+        options = types.HttpOptions(
+            base_url=self.endpoint.url, api_version=self.api_version,
+            timeout=int(self.limits.timeout_s * 1000), retry_options=types.HttpRetryOptions(attempts=1),
+        )
+        return genai.Client(vertexai=False, api_key=self._key, http_options=options)
 
     async def generate(self, model: str, contents: list[Any], config: Any) -> Any:
         """One ``generateContent`` attempt. Raises :class:`RetryableError` for transient

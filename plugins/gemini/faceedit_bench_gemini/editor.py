@@ -58,6 +58,9 @@ class NanoBananaEditor:
         self.limits: CallLimits = self.connection.limits
         self.prices: dict[str, Any] = prices_for(model, prices, what=WHAT)
 
+    def prepare(self) -> None:
+        self.connection.prepare()
+
     def describe(self) -> dict[str, Any]:
         return {
             **self.connection.describe(),

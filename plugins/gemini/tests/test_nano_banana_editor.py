@@ -260,3 +260,53 @@ def test_concurrent_calls_with_faults_all_end_ok(make_editor, fake):
     assert [r.outcome for r in results] == [Outcome.OK] * 12
     assert executor.stats.attempts == 16 and sum(executor.stats.retries.values()) == 4
     assert fake.faults_seen() == {"429": 1, "500": 1, "truncated": 1, "503": 1, "ok": 12}
+
+
+def test_prepare_makes_the_client_the_first_call_uses(make_editor, fake, monkeypatch):
+    from google import genai
+
+    made = []
+    real = genai.Client
+
+    def counting(*args, **kwargs):
+        made.append(threading.get_ident())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(genai, "Client", counting)
+    editor = make_editor()
+    preparing = threading.Thread(target=editor.prepare)  # as the engine does: in a worker thread
+    preparing.start()
+    preparing.join()
+    assert made == [preparing.ident]
+    assert run(editor.aedit(edit_request())).outcome is Outcome.OK
+    assert run(editor.aedit(edit_request())).outcome is Outcome.OK  # another event loop: a client of its own
+    assert len(made) == 2 and len(fake.gemini_calls) == 2
+    editor.prepare()  # a client is in use already: nothing more is made
+    assert len(made) == 2
+
+
+def test_the_sdks_default_api_version_is_kept_for_later_launches(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    from faceedit_bench_gemini import connection
+    from google.genai import _api_client
+
+    monkeypatch.setattr(connection, "SDK_DEFAULTS_CACHE", tmp_path)
+    assert connection.sdk_default_api_version() == _api_client.GOOGLE_AI_API_DEFAULT_VERSION
+    (kept,) = tmp_path.iterdir()
+    assert kept.read_text() == _api_client.GOOGLE_AI_API_DEFAULT_VERSION
+    # A later launch reads it without importing the SDK.
+    probe = ("import sys; from pathlib import Path; from faceedit_bench_gemini import connection; "
+             f"connection.SDK_DEFAULTS_CACHE = Path({str(tmp_path)!r}); "
+             "print(connection.sdk_default_api_version(), 'google.genai' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [_api_client.GOOGLE_AI_API_DEFAULT_VERSION, "False"]
+    # A damaged file is read from the SDK again and written anew; an unwritable place still answers.
+    kept.write_text("not a version\n")
+    assert connection.sdk_default_api_version() == _api_client.GOOGLE_AI_API_DEFAULT_VERSION
+    assert kept.read_text() == _api_client.GOOGLE_AI_API_DEFAULT_VERSION
+    blocked = tmp_path / "a file"
+    blocked.write_text("")
+    monkeypatch.setattr(connection, "SDK_DEFAULTS_CACHE", blocked / "cache")
+    assert connection.sdk_default_api_version() == _api_client.GOOGLE_AI_API_DEFAULT_VERSION

@@ -50,6 +50,10 @@ class Connection:
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncOpenAI] = \
             weakref.WeakKeyDictionary()
 
+    def prepare(self) -> None:
+        """Import the SDK before the first call needs it (the editor's ``prepare`` capability)."""
+        import openai  # noqa: F401
+
     def client(self, timeout_s: float) -> AsyncOpenAI:
         """The client of the running event loop (an httpx client must not cross loops)."""
         loop = asyncio.get_running_loop()

@@ -68,6 +68,9 @@ class GptImageEditor:
                                          what=what, endpoint=self.connection.endpoint)
         self.prices = check_prices(prices, what)
 
+    def prepare(self) -> None:
+        self.connection.prepare()
+
     def describe(self) -> dict[str, Any]:
         return {"provider": "openai", "model": self.model, "version": self.model,
                 "api": "images.edit", "n": 1, **self.params, "seed": "not supported by the API",

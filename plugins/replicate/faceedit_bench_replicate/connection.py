@@ -39,6 +39,11 @@ class ReplicateConnection:
         self.provider_key = f"replicate:{self.base_url or 'default'}:{api_key_env}:{model}"
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
+    def prepare(self) -> None:
+        """Import the SDK before the first call needs it (the editor's ``prepare`` capability)."""
+        import httpx  # noqa: F401
+        import replicate  # noqa: F401
+
     def client(self, timeout_s: float) -> Any:
         """This event loop's ``replicate.Client`` (its httpx connections belong to one loop)."""
         loop = asyncio.get_running_loop()

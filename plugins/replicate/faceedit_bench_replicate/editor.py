@@ -118,6 +118,9 @@ class ReplicateEditor:
         self.prices = check_prices(prices, what)
         self._pending: dict[tuple[Any, ...], _Pending] = {}
 
+    def prepare(self) -> None:
+        self.connection.prepare()
+
     def describe(self) -> dict[str, Any]:
         return {"provider": "replicate", "model": self.model, "version": f"{self.model}:{self.version}",
                 "api": "predictions (Prefer: wait, then poll urls.get)", "image_param": self.image_param,
