@@ -10,7 +10,11 @@ process had used when it opened the connection of that request (CPU: all its thr
 machine wall time also counts the time other processes held the cores, CPU time does not). The
 median of the launches is reported, with the load average, against the goals (issue 24).
 
-Usage: python benchmarks/bench_startup.py [--launches 5] [--tracking mlflow|none]
+The default dataset's faces are 256x256 crops. ``--photo-size 1024`` runs the same launches on those faces
+resampled to 1024x1024 (a ``folder`` dataset), the size of CelebA-HQ photos: the new face's admission
+then takes longer (dlib's detector scans four times the pixels at upsample 1).
+
+Usage: python benchmarks/bench_startup.py [--launches 5] [--tracking mlflow|none] [--photo-size N]
 """
 
 from __future__ import annotations
@@ -49,7 +53,26 @@ CPU_PROBE = textwrap.dedent("""
 """)
 
 
-def launch(server, workspace: Path, faces: int, tracking: str) -> tuple[float, float]:
+def large_photos(folder: Path, size: int) -> list[str]:
+    """The default dataset's faces resampled to size x size, as a ``folder`` dataset: its overrides."""
+    import csv
+
+    from PIL import Image
+
+    from faceedit_bench.builtin.datasets.sample import SampleDataset
+
+    rows = []
+    for face in SampleDataset().faces():
+        for role, path in (("base", face.image), *(("reference", ref) for ref in face.references)):
+            name = Path(path).with_suffix(".png").name
+            Image.open(path).convert("RGB").resize((size, size), Image.LANCZOS).save(folder / name)
+            rows.append([name, face.face_id.split("/")[-1], role, "", "", ""])
+    with open(folder / "manifest.csv", "w", newline="") as stream:
+        csv.writer(stream).writerows([["file", "identity", "role", "gender", "skin_tone", "age"], *rows])
+    return ["dataset=folder", f"dataset.params.root={folder}"]
+
+
+def launch(server, workspace: Path, faces: int, tracking: str, dataset: list[str]) -> tuple[float, float]:
     """(wall, CPU) seconds from launch to the fake's first request (the run then goes on to its end)."""
     env = {**os.environ, "GEMINI_API_KEY": KEY, "FACEEDIT_BENCH_HOME": str(workspace),
            "FIRST_CALL_PORT": server.url.rsplit(":", 1)[1]}
@@ -59,7 +82,7 @@ def launch(server, workspace: Path, faces: int, tracking: str) -> tuple[float, f
     cpu_file = workspace / f"cpu-{faces}.txt"
     args = [sys.executable, "-c", CPU_PROBE, str(cpu_file), "editor=nano_banana", f"editor.params.base_url={server.url}",
             "testset=pose", f"run.max_faces={faces}", "run.max_sessions=1", f"tracking={tracking}",
-            "run.progress=false"]
+            "run.progress=false", *dataset]
     before = server.calls
     started = time.monotonic()
     proc = subprocess.run(args, cwd=workspace, env=env, capture_output=True, text=True, timeout=900)
@@ -80,20 +103,23 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--launches", type=int, default=5, help="launches per kind (fresh, warm)")
     parser.add_argument("--tracking", default="mlflow")
+    parser.add_argument("--photo-size", type=int, help="the default faces resampled to this size (pixels)")
     args = parser.parse_args()
     from tests.fakes.gemini import gemini_server
 
     load_before = os.getloadavg()[0]
     fresh, warm = [], []
-    with gemini_server(api_key=KEY, latency_s=0.05) as server:
+    with gemini_server(api_key=KEY, latency_s=0.05) as server, tempfile.TemporaryDirectory() as photos:
+        dataset = large_photos(Path(photos), args.photo_size) if args.photo_size else []
         for _ in range(args.launches):
             with tempfile.TemporaryDirectory() as tmp:
-                fresh.append(launch(server, Path(tmp), 1, args.tracking))
+                fresh.append(launch(server, Path(tmp), 1, args.tracking, dataset))
         with tempfile.TemporaryDirectory() as tmp:
-            launch(server, Path(tmp), 1, args.tracking)  # stores the first face; the store and ledger exist
-            warm = [launch(server, Path(tmp), 1 + i, args.tracking) for i in range(1, args.launches + 1)]
+            launch(server, Path(tmp), 1, args.tracking, dataset)  # stores the first face; the store and ledger exist
+            warm = [launch(server, Path(tmp), 1 + i, args.tracking, dataset) for i in range(1, args.launches + 1)]
     goals = GOALS if args.tracking == "mlflow" else {}
-    print(f"tracking={args.tracking}, {os.cpu_count()} cores, load average {load_before:.1f} before, "
+    photos = f"faces resampled to {args.photo_size} px" if args.photo_size else "the default dataset's faces"
+    print(f"tracking={args.tracking}, {photos}, {os.cpu_count()} cores, load average {load_before:.1f} before, "
           f"{os.getloadavg()[0]:.1f} after")
     print(summary("fresh workspace", fresh, goals.get("fresh")))
     print(summary("warm workspace", warm, goals.get("warm")))
