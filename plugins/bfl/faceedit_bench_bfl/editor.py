@@ -78,6 +78,7 @@ class BflEditor:
         self.model = model
         self.connection = BflConnection(region=region, base_url=base_url, api_key_env=api_key_env, model=model,
                                         what=what)
+        self.prepare = self.connection.prepare  # the SDK made ready beside the first admission
         self.limits = limits_from_config(limits, default_limits, provider_key=self.connection.provider_key,
                                          what=what, endpoint=self.connection.where("editor.params.base_url"))
         if self.limits.timeout_s < request_timeout_s + poll_timeout_s:
@@ -92,9 +93,6 @@ class BflEditor:
             else {"prompt_upsampling": prompt_upsampling}
         self.params: dict[str, Any] = {"output_format": output_format, "safety_tolerance": safety_tolerance,
                                        **upsampling, **{k: v for k, v in (extra or {}).items() if v is not None}}
-
-    def prepare(self) -> None:
-        self.connection.prepare()
 
     def describe(self) -> dict[str, Any]:
         return {"provider": "bfl", "model": self.model, "version": self.model, "title": self.spec.title,

@@ -76,12 +76,10 @@ class ArkImageEditor:
         self.watermark = watermark
         self.references = _read_references(reference_images, what, self.max_images - 1)
         self.connection = ArkConnection(base_url=base_url, api_key_env=api_key_env, model=model, what=what)
+        self.prepare = self.connection.prepare  # the SDK made ready beside the first admission
         self.limits = limits_from_config(limits, DEFAULT_LIMITS, provider_key=self.connection.provider_key,
                                          what=what, endpoint=self.connection.endpoint)
         self.prices = check_prices(prices, what)
-
-    def prepare(self) -> None:
-        self.connection.prepare()
 
     def describe(self) -> dict[str, Any]:
         description: dict[str, Any] = {

@@ -55,11 +55,9 @@ class NanoBananaEditor:
         self.image_size = image_size
         self.connection = GeminiConnection(what=WHAT, model=model, base_url=base_url, api_version=api_version,
                                            api_key_env=api_key_env, limits=limits, default_limits=DEFAULT_LIMITS)
+        self.prepare = self.connection.prepare  # the SDK made ready beside the first admission
         self.limits: CallLimits = self.connection.limits
         self.prices: dict[str, Any] = prices_for(model, prices, what=WHAT)
-
-    def prepare(self) -> None:
-        self.connection.prepare()
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -64,12 +64,10 @@ class GptImageEditor:
         self.params = {k: v for k, v in {"size": size, "quality": quality, "input_fidelity": input_fidelity,
                                           "output_format": output_format}.items() if v is not None}
         self.connection = Connection(base_url=base_url, api_key_env=api_key_env, model=model, what=what)
+        self.prepare = self.connection.prepare  # the SDK made ready beside the first admission
         self.limits = limits_from_config(limits, DEFAULT_LIMITS, provider_key=self.connection.provider_key,
                                          what=what, endpoint=self.connection.endpoint)
         self.prices = check_prices(prices, what)
-
-    def prepare(self) -> None:
-        self.connection.prepare()
 
     def describe(self) -> dict[str, Any]:
         return {"provider": "openai", "model": self.model, "version": self.model,

@@ -110,6 +110,7 @@ class ReplicateEditor:
         self.wait_s, self.poll_interval_s, self.max_wait_s = int(wait_s), float(poll_interval_s), float(max_wait_s)
         self.connection = ReplicateConnection(base_url=base_url, api_key_env=api_key_env, model=self.model,
                                               what=what)
+        self.prepare = self.connection.prepare  # the SDK made ready beside the first admission
         self.limits = limits_from_config(limits, DEFAULT_LIMITS, provider_key=self.connection.provider_key,
                                          what=what, endpoint=self.connection.endpoint)
         if self.limits.timeout_s <= self.max_wait_s:
@@ -117,9 +118,6 @@ class ReplicateEditor:
                               f"({self.max_wait_s:g}): one attempt waits for the whole prediction.")
         self.prices = check_prices(prices, what)
         self._pending: dict[tuple[Any, ...], _Pending] = {}
-
-    def prepare(self) -> None:
-        self.connection.prepare()
 
     def describe(self) -> dict[str, Any]:
         return {"provider": "replicate", "model": self.model, "version": f"{self.model}:{self.version}",
