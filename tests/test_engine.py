@@ -332,6 +332,10 @@ def test_the_editors_prepare_runs_once_in_a_worker_thread_and_a_failure_is_left_
     report = run_experiment(exp, plugins)
     assert len(threads) == 1 and threads[0] != threading.get_ident()
     assert report["counts"]["steps"] == {"ok": 40}  # 2 faces x 5 sessions x 4 steps: the edits decide
+    rerun = build_experiment(compose(*synthetic, "testset=pose", "run.max_faces=2"), plugins)
+    rerun.components["editor"].prepare = prepare
+    run_experiment(rerun, plugins)
+    assert len(threads) == 1  # every face embedded already: a rerun that may make no call prepares nothing
 
 
 def test_a_prepare_that_is_not_a_method_is_refused_when_the_run_starts(plugins, compose, synthetic):

@@ -183,9 +183,9 @@ EDITOR_CAPABILITIES = (
                "absent: the editor makes no provider calls and costs nothing; an AsyncEditor must set it "
                "(empty when free)", "a mapping or None", lambda v: v is None or isinstance(v, Mapping)),
     Capability("prepare", None, "a method with no arguments that readies what the first call needs (an SDK's "
-               "import, its client); the engine calls it in a worker thread as the run starts, beside the first "
-               "faces' admission, and leaves any failure for the first call to meet", "a method or None",
-               lambda v: v is None or callable(v)),
+               "import, its client); the engine calls it once, in a worker thread, beside the first admission "
+               "that embeds a face (a rerun with every face embedded skips it), and leaves any failure for the "
+               "first call to meet", "a method or None", lambda v: v is None or callable(v)),
 )
 #: What a dataset may declare.
 DATASET_CAPABILITIES = (

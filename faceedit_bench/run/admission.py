@@ -13,6 +13,7 @@ import asyncio
 import logging
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +50,9 @@ class Admission:
         self.image_conversions: Counter[str] = Counter()  # conversion -> dataset images decoded with it
         self.references = ReferenceCounts()
         self._converted: set[str] = set()  # their hashes: a reference shared by faces counts once
+        #: Called before a face's images are embedded here (not found in the ledger): the flow starts the
+        #: editor's preparation beside this work, which leaves the interpreter largely free.
+        self.before_embedding: Callable[[], None] | None = None
 
     def _store_file(self, path: Any) -> str:
         data, conversions = read_image(path)
@@ -64,8 +68,10 @@ class Admission:
         candidates, rejected = await asyncio.to_thread(self._stored, chunk)
         if not self.identity:
             return candidates, rejected
-        embeddings = await self.embeddings.aget_for_admission(
-            [h for c in candidates for h in (c.base_hash, *c.reference_hashes)])
+        hashes = [h for c in candidates for h in (c.base_hash, *c.reference_hashes)]
+        if self.before_embedding is not None and self.embeddings.missing(hashes):
+            self.before_embedding()
+        embeddings = await self.embeddings.aget_for_admission(hashes)
         admitted = []
         for cand in candidates:
             reason = self._problem(cand, embeddings)

@@ -88,9 +88,9 @@ class EditStage:
         return max(self.MIN_HOSTED_SESSIONS, 2 * self.editor.limits.max_concurrency)
 
     async def prepare(self) -> None:
-        """The editor's ``prepare``, in a worker thread, started with the run. It overlaps the first faces'
-        admission, whose decoding and embedding run in native code that leaves the interpreter free, so
-        the first call finds the editor's SDK and client ready instead of making them."""
+        """The editor's ``prepare``, in a worker thread, beside a face's admission (its decoding and dlib's
+        detector run in native code that leaves the interpreter free), so the first call finds the editor's
+        SDK and client ready instead of making them."""
         if self._prepare is None:
             return
         try:

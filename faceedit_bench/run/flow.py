@@ -64,6 +64,8 @@ class Flow:
         self._sessions: set[asyncio.Task[None]] = set()
         self._scoring: set[asyncio.Task[None]] = set()
         self._results_thread = ThreadPoolExecutor(1, thread_name_prefix="faceedit-results")
+        self._preparing: asyncio.Future[None] | None = None
+        admission.before_embedding = self._prepare_editor
 
     @property
     def stopped(self) -> str | None:
@@ -76,7 +78,7 @@ class Flow:
         self._pending = asyncio.Semaphore(max(PENDING_SESSIONS, 8 * concurrency))
         admitted: asyncio.Queue[Any] = asyncio.Queue(maxsize=AHEAD_FACES)
         helpers = [asyncio.ensure_future(self._guard(self._admit(faces, admitted))),
-                   asyncio.ensure_future(self.edit.prepare()), asyncio.ensure_future(self._commit_in_windows())]
+                   asyncio.ensure_future(self._commit_in_windows())]
         hand_on = asyncio.ensure_future(self._guard(self._hand_on_in_order()))
         try:
             await self._until_failed(self._guard(self._launch(admitted)))
@@ -91,6 +93,7 @@ class Flow:
             assert self._error is not None
             raise self._error from None
         finally:
+            helpers += [self._preparing] if self._preparing is not None else []
             for task in (*helpers, hand_on):
                 task.cancel()
             await asyncio.gather(*helpers, hand_on, return_exceptions=True)
@@ -115,6 +118,13 @@ class Flow:
                 self.exclusions[reason] = self.exclusions.get(reason, 0) + 1
             await admitted.put(accepted[0] if accepted else rejected[0])
         await admitted.put(_DONE)
+
+    def _prepare_editor(self) -> None:
+        """Start the editor's ``prepare`` beside the first admission that embeds a face. A rerun whose faces
+        are all embedded replays its stored steps and may make no call: it prepares nothing, and a first
+        call makes what it needs itself."""
+        if self._preparing is None:
+            self._preparing = asyncio.ensure_future(self.edit.prepare())
 
     async def _launch(self, admitted: asyncio.Queue[Any]) -> None:
         """Start each admitted face's sessions as editing slots free up; rejected faces' sessions

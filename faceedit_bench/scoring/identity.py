@@ -112,6 +112,10 @@ class EmbeddingService:
         for image_hash in self._lookup(hashes)[1]:
             self._waiting(image_hash, SCORING)
 
+    def missing(self, hashes: Iterable[str]) -> list[str]:
+        """The images of ``hashes`` that are not embedded yet (or whose outcome is retried)."""
+        return self._lookup(hashes)[1]
+
     async def aget_for_admission(self, hashes: Iterable[str]) -> dict[str, FaceEmbedding]:
         """:meth:`aget` ahead of every edited image waiting: a face's base and references."""
         return await self._aget(hashes, ADMISSION)
