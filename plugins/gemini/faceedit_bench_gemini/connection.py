@@ -159,7 +159,7 @@ class GeminiConnection:
 
     def prepare(self) -> None:
         """Import the SDK and make a client before the first call needs them (the editor's ``prepare``
-        capability: the engine calls it in a worker thread as the run starts)."""
+        capability: the engine calls it in a worker thread beside the first admission that embeds a face)."""
         with self._making_client:
             if self._spare is None and not self._clients:
                 self._spare = self._new_client()
