@@ -30,6 +30,7 @@ from faceedit_bench.api import (
     ConfigError,
     Endpoint,
     RetryableError,
+    atomic_open,
     limits_from_config,
     read_secret,
     redact,
@@ -91,12 +92,8 @@ def sdk_default_api_version() -> str:
     version = _imported_default_api_version()
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
-        try:
-            temporary.write_text(version, encoding="ascii")
-            os.replace(temporary, path)  # a reader never sees half a file
-        finally:
-            temporary.unlink(missing_ok=True)
+        with atomic_open(path, "w", encoding="ascii") as stream:  # a reader never sees half a file
+            stream.write(version)
     return version
 
 
