@@ -27,7 +27,7 @@ API that answers each submission after 300 ms, takes 2 s to generate, allows 24 
 share of what those limits allow, min(600, 24 x 60 / 2.3 s) = 600/min, beside a sequential
 client. Polls are counted apart from submissions.
 
-Usage: python benchmarks/bench_hosted.py [--only gemini|judged|bfl] [--calls 1600] [--judged-calls 800]
+Usage: python benchmarks/bench_hosted.py [--only gemini|judged|bfl] [--calls 1600] [--judged-calls 800] [--no-faults]
        [--sequential 100] [--bfl-calls 800] [--bfl-sequential 12]
 """
 
@@ -232,11 +232,12 @@ def bench_gemini(args: argparse.Namespace) -> None:
     from tests.fakes.gemini import gemini_server
 
     n_faces = max(1, args.calls // 40)
+    faults = {} if args.no_faults else FAULTS
     with tempfile.TemporaryDirectory() as tmp:
-        with gemini_server(api_key=KEY, latency_s=LATENCY_S, rpm_limit=RPM, fault_rates=FAULTS, retry_after=1.0,
+        with gemini_server(api_key=KEY, latency_s=LATENCY_S, rpm_limit=RPM, fault_rates=faults, retry_after=1.0,
                            seed=1) as server:
             runs = engine_run(server, tmp, real_faces_data(tmp, n_faces), lean=False)
-        with gemini_server(api_key=KEY, latency_s=LATENCY_S, rpm_limit=RPM, fault_rates=FAULTS, retry_after=1.0,
+        with gemini_server(api_key=KEY, latency_s=LATENCY_S, rpm_limit=RPM, fault_rates=faults, retry_after=1.0,
                            seed=2) as server:
             seq = sequential("nano_banana", {"base_url": server.url, "limits": {
                 "requests_per_minute": RPM, "tokens_per_minute": None}}, args.sequential)
@@ -244,7 +245,7 @@ def bench_gemini(args: argparse.Namespace) -> None:
     r = rates(first)
     seq_share = seq["ok"] / seq["wall_s"] * 60 / RPM
     print(f"fake provider: {LATENCY_S * 1000:.0f} ms latency, {RPM} requests/min enforced, faults injected: "
-          f"{FAULTS}; nano_banana with its shipped defaults, dlib embedder, contact sheets")
+          f"{faults or 'none'}; nano_banana with its shipped defaults, dlib embedder, contact sheets")
     print("| client | edit calls | succeeded | edit span (s) | run wall (s) | requests / limit (span; run) | "
           "successful edits / limit (span; run) |")
     print("|---|---:|---:|---:|---:|---:|---:|")
@@ -333,6 +334,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1600, help="Gemini edit calls (multiple of 40)")
     parser.add_argument("--judged-calls", type=int, default=800, help="Gemini edit calls with a judge")
     parser.add_argument("--sequential", type=int, default=100, help="calls of the sequential Gemini client")
+    parser.add_argument("--no-faults", action="store_true",
+                        help="the fake Gemini fails no request: the run's own losses, without the retries of faults")
     parser.add_argument("--bfl-calls", type=int, default=800, help="BFL edits (multiple of 40)")
     parser.add_argument("--bfl-sequential", type=int, default=12, help="tasks of the sequential BFL client")
     args = parser.parse_args()

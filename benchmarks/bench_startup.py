@@ -101,7 +101,8 @@ def launch(server, workspace: Path, faces: int, tracking: str, dataset: list[str
     return first - started, float(cpu_file.read_text())
 
 
-def summary(name: str, timings: list[tuple[float, float]], goal: float | None, until: str = "to the first call") -> str:
+def summary(name: str, timings: list[tuple[float, float]], goal: float | None,
+            until: str = "to the first call") -> str:
     wall, cpu = statistics.median(t[0] for t in timings), statistics.median(t[1] for t in timings)
     verdict = "" if goal is None else f" (goal {goal} s: {'met' if wall <= goal else 'NOT met'})"
     return (f"{name}, median of {len(timings)}: {wall:.2f} s wall{verdict}, {cpu:.2f} s CPU {until} "
