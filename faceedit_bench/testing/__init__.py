@@ -12,7 +12,7 @@ The others do the same for their kind, each with its fixture: ``EmbedderContract
 ``TestSetLoaderContract`` (``loader``), ``QuestionSetLoaderContract`` (``loader``, ``source``),
 ``TrackerContract`` (``tracker``), ``SectionContract`` (``section``, ``report_part``) for a protocol's report section. ``PluginDistributionContract`` checks a plugin distribution's
 packaging (wheel, entry point, config entry). ``PixelEmbedder`` is a fast stand-in embedder for engine tests that
-need no face model; it is not a face recognizer and is never registered as a plugin. Everything here needs
+need no face model; it is not a face recognizer and is never registered as a plugin. ``skip_without_cuda()``, called in a test or fixture, skips a test that needs a CUDA device. Everything here needs
 pytest; plugins import these names from ``faceedit_bench.api`` (served on first use) or from here.
 
 A plugin's tests import the core only through ``faceedit_bench.api`` and this package, which also serves what
@@ -51,7 +51,7 @@ from faceedit_bench.testing.harness import (
     run_config,
     summary_text,
 )
-from faceedit_bench.testing.helpers import PixelEmbedder, gradient_image
+from faceedit_bench.testing.helpers import PixelEmbedder, gradient_image, skip_without_cuda
 from faceedit_bench.testing.pipeline import (
     Executors,
     ImageStore,
@@ -86,5 +86,6 @@ __all__ = ["SC_TEMPLATE", "STATE_TEMPLATE", "DatasetContract", "EditorContract",
            "TrackerContract", "build_conditions", "build_run", "build_views", "check_conditions",
            "collect_submissions", "combine_panel", "compose_config", "find_published", "gradient_image",
            "hook_manager", "html_report", "join_condition", "kendall_lines", "load_plugins", "metric_ranks",
-           "pairwise_accuracy", "register_configs", "run_built", "run_cli", "run_config", "submit_run",
+           "pairwise_accuracy", "register_configs", "run_built", "run_cli", "run_config", "skip_without_cuda",
+           "submit_run",
            "summary_text", "system_agreement", "worst_groups"]

@@ -50,3 +50,14 @@ def json_description(component: Any) -> Mapping[str, Any]:
     assert json.loads(json.dumps(description)) == dict(description), "describe() must hold plain JSON values"
     assert component.describe() == description, "describe() must not change between calls"
     return description
+
+
+def skip_without_cuda() -> None:
+    """Skip the calling test (or fixture) unless torch sees a CUDA device. Call it when the test runs, not at
+    import: every test worker collects every module, and importing torch at collection cost each worker 1.6 s
+    of CPU on a machine without CUDA, where such tests are all skipped."""
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")

@@ -8,10 +8,14 @@ from pathlib import Path
 import pytest
 
 from faceedit_bench.api import JudgeRequest, Outcome
-from faceedit_bench.testing import gradient_image, load_plugins
+from faceedit_bench.testing import gradient_image, load_plugins, skip_without_cuda
 
-torch = pytest.importorskip("torch")
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(autouse=True, scope="session")  # session: set up before the session's model fixtures
+def _cuda_device() -> None:
+    skip_without_cuda()  # at run time: importing torch at collection costs every test worker
 
 
 @pytest.mark.parametrize("family", ["qwen2_5_vl", "qwen3_vl"])
