@@ -12,7 +12,7 @@ median of the launches is reported, with the load average, against the goals (is
 
 The default dataset's faces are 256x256 crops. ``--photo-size 1024`` runs the same launches on those faces
 resampled to 1024x1024 (a ``folder`` dataset), the size of CelebA-HQ photos: the new face's admission
-then takes longer (dlib's detector scans four times the pixels at upsample 1).
+then takes longer (dlib's detector scans sixteen times the pixels).
 
 Last, the warm workspace's last experiment is launched again: every step is stored, no call is made, and
 the whole launch is timed (tables, report and MLflow included).

@@ -12,8 +12,9 @@ The others do the same for their kind, each with its fixture: ``EmbedderContract
 ``TestSetLoaderContract`` (``loader``), ``QuestionSetLoaderContract`` (``loader``, ``source``),
 ``TrackerContract`` (``tracker``), ``SectionContract`` (``section``, ``report_part``) for a protocol's report section. ``PluginDistributionContract`` checks a plugin distribution's
 packaging (wheel, entry point, config entry). ``PixelEmbedder`` is a fast stand-in embedder for engine tests that
-need no face model; it is not a face recognizer and is never registered as a plugin. ``skip_without_cuda()``, called in a test or fixture, skips a test that needs a CUDA device. Everything here needs
-pytest; plugins import these names from ``faceedit_bench.api`` (served on first use) or from here.
+need no face model; it is not a face recognizer and is never registered as a plugin. ``skip_without_cuda()``,
+called in a test or fixture, skips a test that needs a CUDA device. Everything here needs pytest; plugins
+import these names from ``faceedit_bench.api`` (served on first use) or from here.
 
 A plugin's tests import the core only through ``faceedit_bench.api`` and this package, which also serves what
 they need to drive a component as a run does (:mod:`faceedit_bench.testing.harness`): ``load_plugins``,
