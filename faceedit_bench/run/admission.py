@@ -68,10 +68,8 @@ class Admission:
         candidates, rejected = await asyncio.to_thread(self._stored, chunk)
         if not self.identity:
             return candidates, rejected
-        hashes = [h for c in candidates for h in (c.base_hash, *c.reference_hashes)]
-        if self.before_embedding is not None and self.embeddings.missing(hashes):
-            self.before_embedding()
-        embeddings = await self.embeddings.aget_for_admission(hashes)
+        embeddings = await self.embeddings.aget_for_admission(
+            [h for c in candidates for h in (c.base_hash, *c.reference_hashes)], before_embedding=self.before_embedding)
         admitted = []
         for cand in candidates:
             reason = self._problem(cand, embeddings)

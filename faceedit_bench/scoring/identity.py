@@ -112,16 +112,17 @@ class EmbeddingService:
         for image_hash in self._lookup(hashes)[1]:
             self._waiting(image_hash, SCORING)
 
-    def missing(self, hashes: Iterable[str]) -> list[str]:
-        """The images of ``hashes`` that are not embedded yet (or whose outcome is retried)."""
-        return self._lookup(hashes)[1]
+    async def aget_for_admission(self, hashes: Iterable[str], *,
+                                 before_embedding: Callable[[], None] | None = None) -> dict[str, FaceEmbedding]:
+        """:meth:`aget` ahead of every edited image waiting: a face's base and references.
+        ``before_embedding`` is called when some of them are not in the ledger, before they are embedded."""
+        return await self._aget(hashes, ADMISSION, before_embedding)
 
-    async def aget_for_admission(self, hashes: Iterable[str]) -> dict[str, FaceEmbedding]:
-        """:meth:`aget` ahead of every edited image waiting: a face's base and references."""
-        return await self._aget(hashes, ADMISSION)
-
-    async def _aget(self, hashes: Iterable[str], priority: int) -> dict[str, FaceEmbedding]:
+    async def _aget(self, hashes: Iterable[str], priority: int,
+                    before_embedding: Callable[[], None] | None = None) -> dict[str, FaceEmbedding]:
         known, missing = self._lookup(hashes)
+        if missing and before_embedding is not None:
+            before_embedding()
         if missing:
             # Shielded: a caller that is cancelled leaves the image to the others waiting for it.
             done = await asyncio.gather(*(asyncio.shield(self._waiting(h, priority)) for h in missing))

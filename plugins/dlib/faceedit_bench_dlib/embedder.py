@@ -30,6 +30,7 @@ from faceedit_bench.api import (
     ModelNotFoundError,
     Outcome,
     as_rgb_uint8,
+    built_beside,
     files_digest,
 )
 
@@ -230,15 +231,9 @@ def _frontal_face_detector() -> Any:
     with contextlib.suppress(RuntimeError):  # dlib's error for a missing or damaged file
         return dlib.fhog_object_detector(str(path))
     detector = dlib.get_frontal_face_detector()
-    with contextlib.suppress(OSError, RuntimeError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # dlib writes to a path: save beside the target and rename, so a reader never sees half a file.
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
-        try:
-            detector.save(str(temporary))
-            os.replace(temporary, path)
-        finally:
-            temporary.unlink(missing_ok=True)
+    # dlib writes to a path: saved beside the target and renamed onto it, so a reader never sees half a file.
+    with contextlib.suppress(OSError, RuntimeError), built_beside(path) as temporary:
+        detector.save(str(temporary))
     return detector
 
 
