@@ -7,7 +7,7 @@ place, so that every attempt is counted the same way for every provider:
 * bounded concurrency per provider key (an ``asyncio.Semaphore``), held per attempt: a call
   waiting out its backoff holds no slot, so the others keep the provider busy meanwhile;
 * client-side rate limits in requests/min and tokens/min (``aiolimiter`` leaky buckets),
-  shared by every component that names the same ``provider_key``;
+  shared by every component that names the same ``provider_key``, granted in the order calls ask;
 * retries with exponential backoff and jitter (``tenacity``) on rate limits, server
   errors, timeouts, connection errors and truncated answers, waiting at least the
   provider's ``Retry-After``;
@@ -146,6 +146,7 @@ class Executor:
         self.stats = CallStats()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._slots = asyncio.Semaphore(limits.max_concurrency)
+        self._turns = asyncio.Lock()  # the rate limiters' one waiter at a time, in arrival order (_acquire)
         self._factor = 1.0
         self._answered = False  # has the provider ever answered (anything, even an error status)?
         self._unreachable: EndpointUnreachable | None = None
@@ -176,6 +177,7 @@ class Executor:
         if first:  # made in __init__, not yet bound to any loop
             return
         self._slots = asyncio.Semaphore(self.limits.max_concurrency)
+        self._turns = asyncio.Lock()
         self._requests = self._request_limiter()
         tpm = self.limits.tokens_per_minute
         self._tokens = AsyncLimiter(tpm, 60) if tpm else None
@@ -190,11 +192,15 @@ class Executor:
 
     async def _acquire(self) -> None:
         started = time.perf_counter()
-        if self._requests is not None:
-            # Pushed back to a fraction f of the rate: each request takes 1/f of a slot.
-            await self._requests.acquire(1 / self._factor)
-        if self._tokens is not None and self._token_cost:
-            await self._tokens.acquire(self._token_cost)
+        # In arrival order, one at a time: aiolimiter serves its waiters smallest amount first, and a request
+        # made while the rate is pushed back asks for more, so it waited behind every later request made at a
+        # higher rate (measured: a session's step waited over 80 s of a 90 s run with 7% faults).
+        async with self._turns:
+            if self._requests is not None:
+                # Pushed back to a fraction f of the rate: each request takes 1/f of a slot.
+                await self._requests.acquire(1 / self._factor)
+            if self._tokens is not None and self._token_cost:
+                await self._tokens.acquire(self._token_cost)
         self.stats.rate_wait_s += time.perf_counter() - started
 
     async def _attempt(self, fn: Callable[[], Awaitable[T]], timing: CallTiming) -> T:
