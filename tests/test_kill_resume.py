@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 SCRIPT = textwrap.dedent("""
     import json, sys
+    from faceedit_bench.collector import collect_less_often
+    collect_less_often()  # as in a command's process
     from hydra import compose, initialize_config_dir
     from faceedit_bench.run.experiment import build_experiment, run_experiment
     from faceedit_bench.run.hydra_app import conf_dir, register_configs

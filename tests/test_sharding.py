@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The real entry points (Hydra app, faceedit-bench CLI) with the test plugin added.
 WRAPPER = textwrap.dedent("""
     import sys
+    from faceedit_bench.collector import collect_less_often
+    collect_less_often()  # as in a command's process
     from faceedit_bench.plugin import manager
     from faceedit_bench.run import hydra_app
     from tests import fake_plugin

@@ -86,6 +86,12 @@ def _subcommands() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The ``faceedit-bench`` command. Without ``argv`` it is the console script, the process's own command:
+    the garbage collector then runs at a command's pace (faceedit_bench/collector.py)."""
+    if argv is None:
+        from faceedit_bench.collector import collect_less_often
+
+        collect_less_often()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["run"]:  # Hydra parses everything after it (-m, --cfg, --help are Hydra's)
         from faceedit_bench.cli.run import run_command
