@@ -3,8 +3,9 @@
 A command allocates hundreds of thousands of objects it keeps to its end as it imports and composes
 (modules, classes, pydantic models, OmegaConf nodes, the SDKs' types). With CPython's default threshold
 (a collection every 700 new container objects) the collector ran 281 times in the rerun of a one-face run and
-traversed them again and again: 0.09 of its 0.92 s of CPU (measured). With :data:`FIRST_GENERATION` it runs
-3 times. Cyclic garbage still goes as the run goes on, a few tens of thousands of allocations later.
+traversed them again and again: 0.09 of its 0.92 s of CPU (measured). With :data:`FIRST_GENERATION`, set by
+the command's entry point, it ran 18 times (0.03 s). Cyclic garbage still goes as the run goes on, a few tens
+of thousands of allocations later.
 """
 
 from __future__ import annotations
