@@ -92,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         from faceedit_bench.collector import collect_less_often
 
         collect_less_often()
-    argv = list(sys.argv[1:] if argv is None else argv)
+        argv = sys.argv[1:]
+    argv = list(argv)
     if argv[:1] == ["run"]:  # Hydra parses everything after it (-m, --cfg, --help are Hydra's)
         from faceedit_bench.cli.run import run_command
 

@@ -145,16 +145,21 @@ class Executor:
         self.budget = budget or Budget()
         self.stats = CallStats()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._slots = asyncio.Semaphore(limits.max_concurrency)
-        self._turns = asyncio.Lock()  # the rate limiters' one waiter at a time, in arrival order (_acquire)
+        self._new_waiters()
         self._factor = 1.0
         self._answered = False  # has the provider ever answered (anything, even an error status)?
         self._unreachable: EndpointUnreachable | None = None
         self._silent_failures = 0  # attempts in a row that failed to connect or timed out
-        self._requests = self._request_limiter()
         tpm = limits.tokens_per_minute
-        self._tokens = AsyncLimiter(tpm, 60) if tpm else None
         self._token_cost = min(limits.tokens_per_call, tpm) if tpm else 0
+
+    def _new_waiters(self) -> None:
+        """The concurrency slots and the rate limiters, whose waiters belong to one event loop (:meth:`_bind_loop`)."""
+        self._slots = asyncio.Semaphore(self.limits.max_concurrency)
+        self._turns = asyncio.Lock()  # the rate limiters' one waiter at a time, in arrival order (_acquire)
+        self._requests = self._request_limiter()
+        tpm = self.limits.tokens_per_minute
+        self._tokens = AsyncLimiter(tpm, 60) if tpm else None
 
     def _request_limiter(self) -> AsyncLimiter | None:
         rpm = self.limits.requests_per_minute
@@ -174,13 +179,8 @@ class Executor:
         if loop is self._loop:
             return
         self._loop = loop
-        if first:  # made in __init__, not yet bound to any loop
-            return
-        self._slots = asyncio.Semaphore(self.limits.max_concurrency)
-        self._turns = asyncio.Lock()
-        self._requests = self._request_limiter()
-        tpm = self.limits.tokens_per_minute
-        self._tokens = AsyncLimiter(tpm, 60) if tpm else None
+        if not first:  # those made in __init__ are not yet bound to any loop
+            self._new_waiters()
 
     def _adjust(self, factor: float) -> None:
         self._factor = min(1.0, max(self.FLOOR, factor))
