@@ -192,7 +192,7 @@ def test_images_swapped_with_consistent_hashes_fail_on_the_numbers(tracked, tmp_
 
 def test_a_different_embedder_version_cannot_verify(tracked, cli, tmp_path):
     sub = _submit(tracked, tmp_path, "identity")
-    rewrite_record(sub, lambda r: r["embedder"]["description"].update(version="2"))
+    rewrite_record(sub, lambda r: r["embedder"]["description"].update(version="99"))
     code, out = cli(*_verify_args(tracked, sub, tmp_path))
     assert code == 2 and "installed embedder 'pixel'" in out and "Install that exact version" in out, out
     assert not (tmp_path / "lb" / "verifications").exists()  # not the submission's fault: nothing recorded

@@ -22,26 +22,31 @@ def gradient_image(seed: int, size: int = 64) -> bytes:
 
 class PixelEmbedder:
     """Embeds the whole image as an 8x8 grey thumbnail; a uniform image has 'no face'.
-    An image smaller than 8x8 gets a NaN vector: a stand-in for a broken embedder."""
+    An image smaller than 8x8 gets a NaN vector: a stand-in for a broken embedder.
+
+    It computes in float64, as the shipped embedders' similarities do: float32 sums and dot products round
+    differently with each CPU's vector width and BLAS kernel, and 1 - similarity of near-identical images
+    magnifies that (pinned values differed in the fourth digit between two machines)."""
 
     def describe(self) -> dict[str, Any]:
-        return {"name": "pixel", "version": "1", "similarity": "cosine of centred 8x8 thumbnails (test only)"}
+        return {"name": "pixel", "version": "2", "similarity": "cosine of centred 8x8 thumbnails (test only)"}
 
     def embed(self, rgb: np.ndarray) -> FaceEmbedding:
-        grey = rgb.astype(np.float32).mean(axis=2)
+        grey = rgb.astype(np.float64).mean(axis=2)
         if grey.std() < 1.0:
             return FaceEmbedding(Outcome.NO_FACE, reason="uniform image")
         h, w = grey.shape
         if h < 8 or w < 8:
-            thumb = np.full(64, np.nan, dtype=np.float32)
+            thumb = np.full(64, np.nan)
         else:
             thumb = grey[: h - h % 8, : w - w % 8].reshape(8, h // 8, 8, w // 8).mean(axis=(1, 3)).ravel()
         thumb -= thumb.mean()
         return FaceEmbedding(Outcome.OK, (thumb / (np.linalg.norm(thumb) or 1.0)).astype(np.float32), n_faces=1)
 
     def similarity(self, a: np.ndarray, b: np.ndarray) -> float:
-        return float(np.dot(a, b))
-
+        va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        norms = np.linalg.norm(va) * np.linalg.norm(vb)
+        return float(np.dot(va, vb) / norms) if norms else 0.0
 
 
 def json_description(component: Any) -> Mapping[str, Any]:
