@@ -85,7 +85,7 @@ from faceedit_bench.storage.images import content_hash, decode_rgb, encode_png, 
 from faceedit_bench.storage.locks import directory_lock
 
 if TYPE_CHECKING:
-    from faceedit_bench.report.run_report import metrics_for_tracking, series_for_tracking
+    from faceedit_bench.report.run_report import metrics_for_tracking, results_digest, series_for_tracking
     from faceedit_bench.testing import (
         DatasetContract,
         EditorContract,
@@ -108,7 +108,8 @@ _LAZY = {
                      "PluginDistributionContract", "PixelEmbedder", "SectionContract", "TestSetLoaderContract",
                      "TrackerContract", "gradient_image"),
                     "faceedit_bench.testing"),
-    **dict.fromkeys(("metrics_for_tracking", "series_for_tracking"), "faceedit_bench.report.run_report"),
+    **dict.fromkeys(("metrics_for_tracking", "results_digest", "series_for_tracking"),
+                    "faceedit_bench.report.run_report"),
 }
 
 
@@ -214,6 +215,7 @@ __all__ = [
     "redact",
     "retry_after_s",
     "resolve_endpoint",
+    "results_digest",
     "run_description",
     "run_title",
     "series_for_tracking",

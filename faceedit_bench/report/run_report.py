@@ -4,6 +4,8 @@ flattening into tracker metrics."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -34,6 +36,22 @@ JUDGE_NOTE = (
     "state-tracker prompt and the overedit counting rules are reconstructions (METHODOLOGY §8.5). Judge answers "
     "that are refused, failed or unparsable leave the session's SC or OER undefined; they are never scored."
 )
+
+
+#: What describes one launch of a run rather than its results: when the report was made, how long the launch
+#: took, the work and calls it made and their cost. Two launches of an unchanged run differ only in these.
+LAUNCH_SECTIONS = ("calls", "performance")
+LAUNCH_FIELDS = {"run": ("created_at", "wall_time_s", "computed"), "cost": ("new_usd",)}
+
+
+def results_digest(report: Mapping[str, Any]) -> str:
+    """SHA-256 of a run report's results: the report without what describes its launch (``LAUNCH_SECTIONS``,
+    ``LAUNCH_FIELDS``). A tracker that holds the results of this digest has nothing new to record."""
+    kept = {k: v for k, v in report.items() if k not in LAUNCH_SECTIONS}
+    for section, fields in LAUNCH_FIELDS.items():
+        if isinstance(kept.get(section), Mapping):
+            kept[section] = {k: v for k, v in kept[section].items() if k not in fields}
+    return hashlib.sha256(json.dumps(kept, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def build_report(info: RunInfo, testset: TestSet, sections: dict[str, Any], *,

@@ -13,6 +13,8 @@ While it imports, the modules MLflow brings in (``requests``, ``pandas``, ...) s
 ``sys.modules`` sees it incomplete. A provider SDK that does so must have the module imported before its
 first call (the Gemini connection imports ``requests`` for this reason).
 
+A launch with nothing new to log (:mod:`.logged`) calls the opening off before it starts.
+
 A store that cannot be opened still stops the run: the tracker's next hook (a step done, the run's
 end) raises the opening's error, and the run ends after the steps in flight, which the ledger keeps.
 """
@@ -35,6 +37,8 @@ class Opening(Generic[T]):
         self._done = threading.Event()
         self._value: T | None = None
         self._error: BaseException | None = None
+        self._state = threading.Lock()
+        self._started = self._cancelled = False
         # A daemon: a process that ends without the run's last hooks (os._exit, a crash) is not held open
         # by a store that takes long to answer. The store's own writes are transactions.
         self._thread = threading.Thread(target=self._run, name="faceedit-mlflow-open", daemon=True)
@@ -42,6 +46,11 @@ class Opening(Generic[T]):
 
     def _run(self) -> None:
         self._go.wait(self._start_after_s)
+        with self._state:
+            self._started = not self._cancelled
+        if not self._started:
+            self._done.set()
+            return
         try:
             self._value = self._open_run()
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread by the next hook
@@ -52,6 +61,18 @@ class Opening(Generic[T]):
     def go(self) -> None:
         """Open now (the work is under way, or the run is ending)."""
         self._go.set()
+
+    def started(self) -> bool:
+        """Whether the opening has begun (it then runs to its end)."""
+        return self._started
+
+    def cancel(self) -> bool:
+        """Never open, if the opening has not started; False when it has (it then runs to its end)."""
+        with self._state:
+            if not self._started:
+                self._cancelled = True
+        self._go.set()
+        return self._cancelled
 
     def failure(self) -> BaseException | None:
         """The opening's error if it has failed already; never waits."""

@@ -14,6 +14,7 @@ import os
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("DO_NOT_TRACK", "true")
 
+import hashlib  # noqa: E402
 import importlib.metadata  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
@@ -34,6 +35,7 @@ from faceedit_bench.api import (  # noqa: E402
     component_version,
     directory_lock,  # noqa: E402
     hookimpl,
+    results_digest,
     run_description,
     run_title,
     series_for_tracking,
@@ -46,6 +48,7 @@ from faceedit_bench_mlflow.experiments import (  # noqa: E402,F401 - the error i
     experiment_id,
     where,
 )
+from faceedit_bench_mlflow.logged import LOGGED_TAG, finished_with  # noqa: E402
 from faceedit_bench_mlflow.opening import Opening  # noqa: E402
 from faceedit_bench_mlflow.store import prepare_store, quiet_store_logs, store_lock  # noqa: E402
 
@@ -188,6 +191,9 @@ class MlflowTracker:
         if opening is None:
             log.warning("MLflow: run_end for run key %s that was never started; nothing logged", run.run_key)
             return
+        digest = self._digest(run, report, outcomes, artifacts)
+        if self._already_logged(run, digest, opening):
+            return
         active = opening.result()  # a store that could not be opened fails the run here
         try:
             metrics = _metrics(report, outcomes)
@@ -200,6 +206,7 @@ class MlflowTracker:
             active.client.set_tag(active.run_id, "faceedit.complete", str(complete).lower())
             _tag_warnings(active, run, report)
             self._log_artifacts(active, run, artifacts)
+            active.client.set_tag(active.run_id, LOGGED_TAG, digest)
             active.client.set_terminated(active.run_id, status="FINISHED")
         except BaseException as error:
             _mark_ended(active, error)
@@ -227,6 +234,32 @@ class MlflowTracker:
             log.warning("MLflow: could not mark run %s as ended", run.run_key, exc_info=True)
 
     # -- helpers -----------------------------------------------------------------------------
+
+    def _digest(self, run: RunInfo, report: dict[str, Any], outcomes: Counter[str], artifacts: Mapping[str, str]) -> str:
+        """A digest of everything :meth:`faceedit_run_end` logs for this launch, its timings and calls aside."""
+        logged = {
+            "results": results_digest(report), "outcomes": sorted(outcomes.items()), "tags": _tags(run),
+            "params": _params(run.params, {})[0], "artifacts": sorted(artifacts.items()),
+            "components": {kind: [c.name, c.provider, c.provider_version, c.description]
+                           for kind, c in sorted(run.components.items())},
+            "tracker": [lim.redact_uri(self._uri_for(run)), self.experiment_name or run.experiment_name,
+                        self.artifact_location, self.log_contact_sheets],
+        }
+        return hashlib.sha256(json.dumps(logged, sort_keys=True, default=str).encode()).hexdigest()
+
+    def _already_logged(self, run: RunInfo, digest: str, opening: Opening[_Active]) -> bool:
+        """True when the store's run for this run key is FINISHED with ``digest`` (:mod:`.logged`) and the
+        opening, not yet started, is called off: this launch has nothing new to log."""
+        if opening.started():
+            return False
+        found = finished_with(self._uri_for(run), self.experiment_name or run.experiment_name, run.run_key,
+                              RUN_KEY_TAG, digest)
+        if found is None or not opening.cancel():
+            return False
+        experiment, run_id = found
+        _say(f"MLflow: run {run_id} already holds these results (FINISHED); nothing new to log; "
+             f"{browse_hint(self._uri_for(run), experiment, run_id)}")
+        return True
 
     def _uri_for(self, run: RunInfo) -> str:
         if self.tracking_uri:

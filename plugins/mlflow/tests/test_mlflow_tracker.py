@@ -440,7 +440,7 @@ def test_resumed_run_prints_its_id_and_keeps_one_input_per_dataset(tracker, make
     run.components["dataset"] = dataclasses.replace(run.components["dataset"], name="folder",
                                                     description={"name": "folder", "root": str(root)})
     lifecycle(make_pm(tracker), run)
-    lifecycle(make_pm(tracker), run)
+    lifecycle(make_pm(tracker), run, outcomes=["ok"])  # a new step: the resumed run has work to log
     mlrun = only_run(client, experiment)
     printed = capsys.readouterr().out
     assert f"MLflow: resuming run {mlrun.info.run_id}" in printed
@@ -480,3 +480,57 @@ class TestMlflowTrackerContract(TrackerContract):
             runs = client.search_runs([exp.experiment_id], f"tags.`faceedit.run_key` = '{run_key}'") if exp else []
             return len(runs) == 1 and runs[0].info.status in ("FINISHED", "FAILED")
         return ended
+
+
+def _relaunch(tracker: MlflowTracker, run: Any, outcomes: list[str], report: dict[str, Any],
+              resumed: bool = True) -> None:
+    """A launch of ``run`` whose steps are all replayed from the ledger (none makes a call), or all new."""
+    pm = make_pm(tracker)
+    pm.hook.faceedit_run_start(run=run)
+    for k, outcome in enumerate(outcomes):
+        pm.hook.faceedit_step_done(run=run, step=dataclasses.replace(step(outcome, k), resumed=resumed))
+    pm.hook.faceedit_run_end(run=run, report=report, artifacts={})
+
+
+def test_a_launch_with_the_results_its_run_holds_logs_nothing_and_any_change_is_logged(
+        store_uri, make_run, client, experiment, tmp_path, capsys):
+    """A rerun of a finished run logs nothing (MLflow is not even imported): its report differs only in what
+    describes the launch. A changed result, or a run no longer FINISHED, is logged as before."""
+    def report(fss: float, launch: float) -> dict[str, Any]:
+        return {"metrics": {"fss_mean": fss}, "performance": {"score_stage_s": launch},
+                "run": {"key": "key-again", "created_at": f"2026-01-01T00:00:{launch:02.0f}Z", "wall_time_s": launch,
+                        "computed": {"edit_calls": int(launch)}, "complete": True},
+                "cost": {"new_usd": launch, "estimated_usd": 1.0}, "calls": {"editor": {"requests": int(launch)}}}
+
+    def tracker() -> MlflowTracker:
+        return MlflowTracker(tracking_uri=store_uri, artifact_location=str(tmp_path / "artifacts"))
+
+    class NoMlflow(MlflowTracker):
+        def _client(self, uri: str) -> Any:
+            raise AssertionError("MLflow was opened for a launch with nothing new to log")
+
+    run, outcomes = make_run("key-again"), ["ok", "refused"]
+    _relaunch(tracker(), run, outcomes, report(0.5, 3.0), resumed=False)
+    first = only_run(client, experiment)
+    capsys.readouterr()
+
+    quiet = NoMlflow(tracking_uri=store_uri, artifact_location=str(tmp_path / "artifacts"))
+    _relaunch(quiet, run, outcomes, report(0.5, 7.0))  # the launch differs, the results do not
+    again = only_run(client, experiment)
+    assert (again.info.status, again.info.end_time) == ("FINISHED", first.info.end_time)
+    assert f"MLflow: run {first.info.run_id} already holds these results (FINISHED)" in capsys.readouterr().out
+
+    _relaunch(tracker(), run, outcomes, report(0.75, 8.0))  # a changed result is logged
+    changed = only_run(client, experiment)
+    assert changed.info.run_id == first.info.run_id and changed.data.metrics["fss_mean"] == 0.75
+
+    _relaunch(tracker(), run, outcomes[:1], report(0.75, 9.0))  # so are changed step counts
+    assert only_run(client, experiment).data.metrics["steps_refused"] == 0
+
+    client.set_terminated(first.info.run_id, "FAILED")  # e.g. a later launch's logging failed
+    _relaunch(tracker(), run, outcomes[:1], report(0.75, 10.0))
+    assert only_run(client, experiment).info.status == "FINISHED"
+    _relaunch(quiet, run, outcomes[:1], report(0.75, 11.0))
+    with pytest.raises(MlflowTrackerError, match="MLflow was opened"):  # a changed tracker setting is a change too
+        _relaunch(NoMlflow(tracking_uri=store_uri, artifact_location=str(tmp_path / "elsewhere")), run,
+                  outcomes[:1], report(0.75, 12.0))
