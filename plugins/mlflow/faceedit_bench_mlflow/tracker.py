@@ -192,7 +192,7 @@ class MlflowTracker:
             log.warning("MLflow: run_end for run key %s that was never started; nothing logged", run.run_key)
             return
         digest = self._digest(run, report, outcomes, artifacts)
-        if self._already_logged(run, digest, opening):
+        if self._already_logged(run, digest, opening, artifacts):
             return
         active = opening.result()  # a store that could not be opened fails the run here
         try:
@@ -247,13 +247,14 @@ class MlflowTracker:
         }
         return hashlib.sha256(json.dumps(logged, sort_keys=True, default=str).encode()).hexdigest()
 
-    def _already_logged(self, run: RunInfo, digest: str, opening: Opening[_Active]) -> bool:
+    def _already_logged(self, run: RunInfo, digest: str, opening: Opening[_Active],
+                        artifacts: Mapping[str, str]) -> bool:
         """True when the store's run for this run key is FINISHED with ``digest`` (:mod:`.logged`) and the
         opening, not yet started, is called off: this launch has nothing new to log."""
         if opening.started():
             return False
         found = finished_with(self._uri_for(run), self.experiment_name or run.experiment_name, run.run_key,
-                              RUN_KEY_TAG, digest)
+                              RUN_KEY_TAG, digest, has_artifacts=bool(artifacts))
         if found is None or not opening.cancel():
             return False
         experiment, run_id = found

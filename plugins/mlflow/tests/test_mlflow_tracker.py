@@ -8,6 +8,7 @@ import importlib
 import importlib.metadata
 import logging
 import math
+import shutil
 import signal
 from pathlib import Path
 from typing import Any
@@ -483,13 +484,13 @@ class TestMlflowTrackerContract(TrackerContract):
 
 
 def _relaunch(tracker: MlflowTracker, run: Any, outcomes: list[str], report: dict[str, Any],
-              resumed: bool = True) -> None:
+              resumed: bool = True, artifacts: dict[str, str] | None = None) -> None:
     """A launch of ``run`` whose steps are all replayed from the ledger (none makes a call), or all new."""
     pm = make_pm(tracker)
     pm.hook.faceedit_run_start(run=run)
     for k, outcome in enumerate(outcomes):
         pm.hook.faceedit_step_done(run=run, step=dataclasses.replace(step(outcome, k), resumed=resumed))
-    pm.hook.faceedit_run_end(run=run, report=report, artifacts={})
+    pm.hook.faceedit_run_end(run=run, report=report, artifacts=artifacts or {})
 
 
 def test_a_launch_with_the_results_its_run_holds_logs_nothing_and_any_change_is_logged(
@@ -534,3 +535,17 @@ def test_a_launch_with_the_results_its_run_holds_logs_nothing_and_any_change_is_
     with pytest.raises(MlflowTrackerError, match="MLflow was opened"):  # a changed tracker setting is a change too
         _relaunch(NoMlflow(tracking_uri=store_uri, artifact_location=str(tmp_path / "elsewhere")), run,
                   outcomes[:1], report(0.75, 12.0))
+
+
+def test_a_launch_logs_again_when_the_runs_local_artifact_folder_is_gone(store_uri, make_run, client, experiment,
+                                                                        tmp_path):
+    (tmp_path / "report.json").write_text('{"ok": true}')
+    artifacts, report = {"report": str(tmp_path / "report.json")}, {"metrics": {"fss_mean": 0.5}}
+    tracker = MlflowTracker(tracking_uri=store_uri, artifact_location=str(tmp_path / "artifacts"))
+    run = make_run("key-artifacts")
+    _relaunch(tracker, run, ["ok"], report, resumed=False, artifacts=artifacts)
+    first = only_run(client, experiment)
+    shutil.rmtree(tmp_path / "artifacts")
+    _relaunch(tracker, run, ["ok"], report, artifacts=artifacts)
+    again = only_run(client, experiment)
+    assert again.info.end_time > first.info.end_time and _artifact_paths(client, again.info.run_id) == {"report.json"}
