@@ -253,13 +253,14 @@ class MlflowTracker:
         opening, not yet started, is called off: this launch has nothing new to log."""
         if opening.started():
             return False
-        found = finished_with(self._uri_for(run), self.experiment_name or run.experiment_name, run.run_key,
-                              RUN_KEY_TAG, digest, has_artifacts=bool(artifacts))
+        uri = self._uri_for(run)
+        found = finished_with(uri, self.experiment_name or run.experiment_name, run.run_key, RUN_KEY_TAG, digest,
+                              has_artifacts=bool(artifacts))
         if found is None or not opening.cancel():
             return False
         experiment, run_id = found
         _say(f"MLflow: run {run_id} already holds these results (FINISHED); nothing new to log; "
-             f"{browse_hint(self._uri_for(run), experiment, run_id)}")
+             f"{browse_hint(uri, experiment, run_id)}")
         return True
 
     def _uri_for(self, run: RunInfo) -> str:

@@ -495,7 +495,7 @@ def _relaunch(tracker: MlflowTracker, run: Any, outcomes: list[str], report: dic
 
 def test_a_launch_with_the_results_its_run_holds_logs_nothing_and_any_change_is_logged(
         store_uri, make_run, client, experiment, tmp_path, capsys):
-    """A rerun of a finished run logs nothing (MLflow is not even imported): its report differs only in what
+    """A rerun of a finished run logs nothing (no MLflow client is made): its report differs only in what
     describes the launch. A changed result, or a run no longer FINISHED, is logged as before."""
     def report(fss: float, launch: float) -> dict[str, Any]:
         return {"metrics": {"fss_mean": fss}, "performance": {"score_stage_s": launch},
