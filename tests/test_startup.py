@@ -83,16 +83,22 @@ def test_commands_that_make_no_calls_import_nothing_heavy(tmp_path, args):
     assert loaded(modules, HEAVY) == []
 
 
-@pytest.mark.slow(seconds=7)
+@pytest.mark.slow(seconds=9)
 def test_the_first_call_waits_for_no_tracking_store_and_mlflow_still_records_the_run(tmp_path):
     with gemini_server(api_key=KEY) as server:
-        proc, modules = probe(
-            tmp_path, "faceedit_bench", "editor=nano_banana", f"editor.params.base_url={server.url}", "testset=pose",
-            "run.max_faces=1", "run.max_sessions=1", "tracking=mlflow", "run.progress=false",
-            env={"GEMINI_API_KEY": KEY, "FIRST_CALL_PORT": server.url.rsplit(":", 1)[1]})
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert loaded(modules, HEAVY_BEFORE_FIRST_CALL) == []
-    assert "MLflow: new run" in proc.stdout and "FINISHED" in proc.stdout, proc.stdout[-2000:]
+        command = ["faceedit_bench", "editor=nano_banana", f"editor.params.base_url={server.url}", "testset=pose",
+                   "run.max_faces=1", "run.max_sessions=1", "tracking=mlflow", "run.progress=false"]
+        proc, modules = probe(tmp_path, *command,
+                              env={"GEMINI_API_KEY": KEY, "FIRST_CALL_PORT": server.url.rsplit(":", 1)[1]})
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert loaded(modules, HEAVY_BEFORE_FIRST_CALL) == []
+        assert "MLflow: new run" in proc.stdout and "FINISHED" in proc.stdout, proc.stdout[-2000:]
+        calls = server.calls
+        # The same command again: nothing new to log, so MLflow is not imported at all.
+        rerun, modules = probe(tmp_path, *command, env={"GEMINI_API_KEY": KEY})
+    assert rerun.returncode == 0 and server.calls == calls, rerun.stderr[-3000:]
+    assert "already holds these results (FINISHED)" in rerun.stdout, rerun.stdout[-2000:]
+    assert loaded(modules, ("mlflow", "sqlalchemy", "alembic")) == []
 
 
 def test_a_tracking_store_that_cannot_be_opened_stops_the_run_with_a_clear_error(tmp_path):
