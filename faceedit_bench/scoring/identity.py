@@ -121,9 +121,9 @@ class EmbeddingService:
     async def _aget(self, hashes: Iterable[str], priority: int,
                     before_embedding: Callable[[], None] | None = None) -> dict[str, FaceEmbedding]:
         known, missing = self._lookup(hashes)
-        if missing and before_embedding is not None:
-            before_embedding()
         if missing:
+            if before_embedding is not None:
+                before_embedding()
             # Shielded: a caller that is cancelled leaves the image to the others waiting for it.
             done = await asyncio.gather(*(asyncio.shield(self._waiting(h, priority)) for h in missing))
             known.update(zip(missing, done))

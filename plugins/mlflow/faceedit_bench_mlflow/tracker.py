@@ -191,8 +191,9 @@ class MlflowTracker:
         if opening is None:
             log.warning("MLflow: run_end for run key %s that was never started; nothing logged", run.run_key)
             return
-        digest = self._digest(run, report, outcomes, artifacts)
-        if self._already_logged(run, digest, opening, artifacts):
+        uri = self._uri_for(run)
+        digest = self._digest(uri, run, report, outcomes, artifacts)
+        if self._already_logged(uri, run, digest, opening, artifacts):
             return
         active = opening.result()  # a store that could not be opened fails the run here
         try:
@@ -235,25 +236,25 @@ class MlflowTracker:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _digest(self, run: RunInfo, report: dict[str, Any], outcomes: Counter[str], artifacts: Mapping[str, str]) -> str:
+    def _digest(self, uri: str, run: RunInfo, report: dict[str, Any], outcomes: Counter[str],
+                artifacts: Mapping[str, str]) -> str:
         """A digest of everything :meth:`faceedit_run_end` logs for this launch, its timings and calls aside."""
         logged = {
             "results": results_digest(report), "outcomes": sorted(outcomes.items()), "tags": _tags(run),
             "params": _params(run.params, {})[0], "artifacts": sorted(artifacts.items()),
             "components": {kind: [c.name, c.provider, c.provider_version, c.description]
                            for kind, c in sorted(run.components.items())},
-            "tracker": [lim.redact_uri(self._uri_for(run)), self.experiment_name or run.experiment_name,
+            "tracker": [lim.redact_uri(uri), self.experiment_name or run.experiment_name,
                         self.artifact_location, self.log_contact_sheets],
         }
         return hashlib.sha256(json.dumps(logged, sort_keys=True, default=str).encode()).hexdigest()
 
-    def _already_logged(self, run: RunInfo, digest: str, opening: Opening[_Active],
+    def _already_logged(self, uri: str, run: RunInfo, digest: str, opening: Opening[_Active],
                         artifacts: Mapping[str, str]) -> bool:
         """True when the store's run for this run key is FINISHED with ``digest`` (:mod:`.logged`) and the
         opening, not yet started, is called off: this launch has nothing new to log."""
         if opening.started():
             return False
-        uri = self._uri_for(run)
         found = finished_with(uri, self.experiment_name or run.experiment_name, run.run_key, RUN_KEY_TAG, digest,
                               has_artifacts=bool(artifacts))
         if found is None or not opening.cancel():
