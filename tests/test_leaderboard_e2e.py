@@ -9,6 +9,7 @@ shows up from MLflow only, unverified).
 from __future__ import annotations
 
 import argparse
+import copy
 import csv
 import hashlib
 import io
@@ -24,6 +25,7 @@ import pytest
 
 from faceedit_bench.cli.leaderboard import add_parsers
 from faceedit_bench.errors import FaceEditBenchError
+from faceedit_bench.leaderboard.reproduction import compare_records
 from faceedit_bench.leaderboard.schema import submission_schema
 from faceedit_bench.leaderboard.submit import submit
 from faceedit_bench.leaderboard.verify import verify_submission
@@ -115,7 +117,7 @@ def test_submit_verify_and_build_end_to_end(tracked, cli, tmp_path):
         record = json.loads((sub / "submission.json").read_text())
         jsonschema.validate(record, submission_schema())
         assert record["run"]["source"] == "mlflow" and record["files"]["images_bundled"]
-        assert record["metrics"]["drop_fss"]["tolerance"] == 1e-6  # an embedder metric: reproduced to float noise
+        assert record["metrics"]["drop_fss"]["tolerance"] == 1e-4  # an embedder metric: reproduced to float noise
         code, out = cli(*_verify_args(tracked, sub, tmp_path))
         assert code == 0 and "VERIFIED" in out, out
         saved = json.loads((lb / "verifications" / f"{sub.name}.json").read_text())
@@ -155,6 +157,21 @@ def test_a_tampered_metric_fails_verification(tracked, cli, tmp_path):
     assert saved["status"] == "failed" and [m["field"] for m in saved["mismatches"]] == ["metrics.drop_fss.mean"]
     code, out = cli("leaderboard", "build", "--dir", tmp_path / "lb")
     assert _ranked((tmp_path / "lb" / "README.md").read_text()) == [("–", "noise", "failed")]  # no rank
+
+
+def test_embedder_metrics_reproduce_within_float32_noise_and_no_further(tracked, tmp_path):
+    """Another CPU's kernels or another build may round the descriptors differently: a relative 1e-6 on each
+    moved drop_fss's statistics by up to 1.5e-5 (benchmarks/bench_reproduction.py). That verifies; 1e-3 does not."""
+    record = json.loads((_submit(tracked, tmp_path, "noise") / "submission.json").read_text())
+
+    def mismatches(moved_by: float) -> list[str]:
+        reproduced = copy.deepcopy(record)
+        for stat in ("mean", "ci_low"):
+            reproduced["metrics"]["drop_fss"][stat] += moved_by
+        return [m.field for m in compare_records(record, reproduced, caps={})[0]]
+
+    assert mismatches(1.5e-5) == []
+    assert mismatches(1e-3) == ["metrics.drop_fss.mean", "metrics.drop_fss.ci_low"]
 
 
 def test_a_tampered_image_fails_before_anything_is_rescored(tracked, tmp_path):

@@ -96,7 +96,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="config value for the re-scoring run, e.g. dataset.params.root=/data/celeba (repeatable)")
     p.add_argument("--max-tolerance", action="append", default=[], metavar="METRIC=NUMBER",
-                   help="loosest tolerance accepted for a metric (default: 1e-6 embedder metrics, 1.0 judge metrics)")
+                   help="loosest tolerance accepted for a metric (default: 1e-4 embedder metrics, 1.0 judge metrics)")
     p.add_argument("--record-dir", type=Path, default=Path("leaderboard/verifications"),
                    help="where to write <id>.json with the result (default: leaderboard/verifications)")
     p.add_argument("--no-record", action="store_true", help="do not write the verification record")

@@ -1,7 +1,8 @@
 """How closely verification must reproduce each metric.
 
 A metric computed from the embedder only is deterministic given the same images and the
-same embedder version, so it must reproduce to float noise. A metric that needs a judge
+same embedder version, up to the float32 rounding of the descriptors, which another CPU's kernels
+or another build of the same version may change: it must reproduce to that noise. A metric that needs a judge
 (registered with ``requires`` containing ``judge``) is re-asked from a hosted model and
 varies between calls (PEERS §3.1), so it gets a tolerance in its own unit. The submission
 states its tolerance per metric; the verifier refuses tolerances looser than its caps.
@@ -14,8 +15,12 @@ from typing import Any
 
 from faceedit_bench.analysis.session_metrics import judge_metric_values
 
-#: Absolute tolerance of embedder-only metrics, in the metric's unit.
-EMBEDDER_TOLERANCE = 1e-6
+#: Absolute tolerance of embedder-only values, in their unit (% for drop_fss, the similarity for FSS_k).
+#: Measured on the sample faces (benchmarks/bench_reproduction.py, docs/submissions.md): descriptors moved by
+#: float32 rounding (relative 1e-7) moved drop_fss's statistics by up to 1.9e-6, and by a relative 1e-6
+#: (about 8 units in the last place) up to 1.5e-5; 1e-4 admits both, and is 100 times finer than the two
+#: decimals a report shows.
+EMBEDDER_TOLERANCE = 1e-4
 #: Absolute tolerance of judge metrics, in the metric's unit (x100 scales: one point).
 JUDGE_TOLERANCE = 1.0
 #: Absolute tolerance of disparity p-values (permutation tests on reproduced values).
