@@ -36,6 +36,7 @@ from faceedit_bench.execution.local_models import (
     torch_dtype,
 )
 from faceedit_bench.execution.secrets import MissingSecretError, read_secret, redact
+from faceedit_bench.keys import fingerprint
 from faceedit_bench.plugin.payloads import (
     ComponentInfo,
     RunInfo,
@@ -198,6 +199,7 @@ __all__ = [
     "encode_png",
     "endpoint_identity",
     "files_digest",
+    "fingerprint",
     "gradient_image",
     "hf_offline",
     "hookimpl",

@@ -4,14 +4,13 @@ flattening into tracker metrics."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from faceedit_bench import __version__
+from faceedit_bench.keys import fingerprint
 from faceedit_bench.plugin.manager import sections_in_use
 from faceedit_bench.plugin.payloads import RunInfo
 from faceedit_bench.plugin.sections import ReportSection
@@ -51,7 +50,7 @@ def results_digest(report: Mapping[str, Any]) -> str:
     for section, fields in LAUNCH_FIELDS.items():
         if isinstance(kept.get(section), Mapping):
             kept[section] = {k: v for k, v in kept[section].items() if k not in fields}
-    return hashlib.sha256(json.dumps(kept, sort_keys=True, default=str).encode()).hexdigest()
+    return fingerprint(kept)
 
 
 def build_report(info: RunInfo, testset: TestSet, sections: dict[str, Any], *,

@@ -14,7 +14,6 @@ import os
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("DO_NOT_TRACK", "true")
 
-import hashlib  # noqa: E402
 import importlib.metadata  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
@@ -34,6 +33,7 @@ from faceedit_bench.api import (  # noqa: E402
     component_identity,
     component_version,
     directory_lock,  # noqa: E402
+    fingerprint,
     hookimpl,
     results_digest,
     run_description,
@@ -247,7 +247,7 @@ class MlflowTracker:
             "tracker": [lim.redact_uri(uri), self.experiment_name or run.experiment_name,
                         self.artifact_location, self.log_contact_sheets],
         }
-        return hashlib.sha256(json.dumps(logged, sort_keys=True, default=str).encode()).hexdigest()
+        return fingerprint(logged)
 
     def _already_logged(self, uri: str, run: RunInfo, digest: str, opening: Opening[_Active],
                         artifacts: Mapping[str, str]) -> bool:
