@@ -100,13 +100,20 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Any:
 
 
 def main() -> None:
+    from faceedit_bench.run.composition import composing_once
+
+    plugins = get_plugins()
+    with composing_once():  # the checks' composition serves Hydra's two of the same config
+        _main(plugins)
+
+
+def _main(plugins: Plugins) -> None:
     import hydra
 
     from faceedit_bench.errors import FaceEditBenchError
     from faceedit_bench.run.preflight import check_command
     from faceedit_bench.run.signals import exit_code, stopping_on_signals
 
-    plugins = get_plugins()
     try:
         with stopping_on_signals():
             check_overrides(sys.argv[1:], plugins)

@@ -130,7 +130,8 @@ def _jobs(overrides: list[str], *, multirun: bool) -> list[list[str]]:
     for override in parsed:
         key = override.get_key_element()
         if not override.is_sweep_override():
-            choices.append([f"{key}={override.get_value_element_as_str()}"])
+            # As typed: Hydra composes the same text again to run, and composing_once answers it with a copy.
+            choices.append([override.input_line or f"{key}={override.get_value_element_as_str()}"])
         elif multirun and override.is_discrete_sweep():
             choices.append([f"{key}={value}" for value in override.sweep_string_iterator()])
         else:
