@@ -235,7 +235,7 @@ def test_hook_faceedit_register_samples(monkeypatch):
 
 
 def test_hook_faceedit_config_searchpath(tmp_path):
-    from faceedit_bench.run.hydra_app import group_options
+    from faceedit_bench.run.group_options import group_options
 
     (tmp_path / "editor").mkdir()
     (tmp_path / "editor" / "from_yaml.yaml").write_text("name: identity\n")

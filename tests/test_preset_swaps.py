@@ -46,7 +46,8 @@ def composer() -> Iterator[Any]:
     from hydra import compose, initialize_config_dir
 
     from faceedit_bench.plugin.manager import load_plugins
-    from faceedit_bench.run.hydra_app import conf_dir, group_options, register_configs
+    from faceedit_bench.run.group_options import group_options
+    from faceedit_bench.run.hydra_app import conf_dir, register_configs
 
     plugins = load_plugins()
     register_configs(plugins)

@@ -97,10 +97,10 @@ def test_ls_lists_the_experiment_presets_and_a_misspelt_one_is_refused_before_wo
 
     assert main(["ls", "experiment"]) == 0
     from faceedit_bench.plugin.manager import get_plugins
-    from faceedit_bench.run.hydra_app import _yaml_options
+    from faceedit_bench.run.group_options import yaml_options
 
     presets = {p.stem for p in (Path(__file__).resolve().parent.parent / "conf" / "experiment").glob("*.yaml")}
-    presets |= _yaml_options(get_plugins().searchpath(), "experiment")  # a protocol package's presets too
+    presets |= yaml_options(get_plugins().searchpath(), "experiment")  # a protocol package's presets too
     listed = capsys.readouterr().out.split(":", 1)[1].replace("\n", " ")
     assert {name.strip() for name in listed.split(",")} == presets
     wrong = bench(tmp_path, "run", "experiment=paper_bb")

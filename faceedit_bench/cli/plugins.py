@@ -36,7 +36,7 @@ def _plugins_command(args: argparse.Namespace) -> int:
 def _ls_command(args: argparse.Namespace) -> int:
     from faceedit_bench.plugin.manager import get_plugins
     from faceedit_bench.plugin.registry import suggest
-    from faceedit_bench.run.hydra_app import group_options
+    from faceedit_bench.run.group_options import group_options
 
     options = group_options(get_plugins())
     import textwrap

@@ -1,9 +1,9 @@
 """Running an experiment.
 
 * Entry: ``hydra_app`` (the Hydra app), ``multirun`` (Hydra's side of a run), ``preflight`` (checks before
-  anything is created), ``composition`` (each config composed once per command), ``required`` (mandatory
-  settings left unset), ``setting_keys`` (every key must be known), ``section_settings`` (report sections'
-  settings in the schema).
+  anything is created), ``composition`` (each config composed once per command), ``group_options`` (each
+  config group's options), ``required`` (mandatory settings left unset), ``setting_keys`` (every key must be
+  known), ``section_settings`` (report sections' settings in the schema).
 * Assembly: ``experiment`` (config to components to artifacts), ``components``, ``judges`` (the judge or
   panel, and the judge metrics ``metrics=[...]`` selects), ``call_roles``, ``cost_section``.
 * Conditions and samples: ``condition_prompts`` (the prompt under each condition), ``condition_plan`` (running

@@ -34,6 +34,7 @@ def composing_once() -> Iterator[None]:
     compose = ConfigLoaderImpl.load_configuration
     composed: dict[tuple[Any, ...], DictConfig] = {}
 
+    # Hydra 1.3's signature (pyproject.toml allows hydra-core <1.4; tests/test_composition.py checks the copies).
     def load_configuration(self: ConfigLoaderImpl, config_name: str | None, overrides: list[str],
                            run_mode: RunMode, from_shell: bool = True,
                            validate_sweep_overrides: bool = True) -> DictConfig:

@@ -7,8 +7,6 @@ typed objects and hands them to :func:`faceedit_bench.run.experiment.run_experim
 from __future__ import annotations
 
 import sys
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
@@ -18,42 +16,8 @@ from faceedit_bench.config import GROUP_KINDS, ComponentConf, conf_dir
 from faceedit_bench.errors import UnknownComponentError
 from faceedit_bench.plugin.manager import Plugins, get_plugins
 from faceedit_bench.plugin.registry import suggest
+from faceedit_bench.run.group_options import group_options, yaml_options
 from faceedit_bench.run.section_settings import experiment_base
-
-
-def _yaml_options(searchpath: list[str], group: str) -> set[str]:
-    """Option names defined by YAML files of ``group`` in the main and plugin conf dirs."""
-    dirs: list[Any] = [conf_dir() / group]
-    for entry in searchpath:
-        if entry.startswith("pkg://"):
-            package = entry.removeprefix("pkg://").replace("/", ".")
-            try:
-                dirs.append(resources.files(package) / group)
-            except ModuleNotFoundError:
-                continue
-        elif entry.startswith("file://"):
-            dirs.append(Path(entry.removeprefix("file://")) / group)
-    names: set[str] = set()
-    for d in dirs:
-        if d.is_dir():
-            names.update(f.name.rsplit(".", 1)[0] for f in d.iterdir() if f.name.endswith(".yaml"))
-    return names
-
-
-#: Groups of YAML entries only (no registered component behind them): presets.
-YAML_GROUPS = ("experiment",)
-
-
-def group_options(plugins: Plugins) -> dict[str, list[str]]:
-    """Every selectable option per config group: YAML entries plus registered names."""
-    searchpath = plugins.searchpath()
-    options = {}
-    for group, kind in GROUP_KINDS.items():
-        names = set(plugins.registry[kind].names()) | _yaml_options(searchpath, group)
-        options[group] = sorted(names)
-    for group in YAML_GROUPS:
-        options[group] = sorted(_yaml_options(searchpath, group))
-    return options
 
 
 def register_configs(plugins: Plugins) -> None:
@@ -66,7 +30,7 @@ def register_configs(plugins: Plugins) -> None:
     cs.store(name="face_dataset_params", node=dict(FACE_PARAMS))
     searchpath = plugins.searchpath()
     for group, kind in GROUP_KINDS.items():
-        have_yaml = _yaml_options(searchpath, group)
+        have_yaml = yaml_options(searchpath, group)
         for name in plugins.registry[kind].names():
             if name not in have_yaml:
                 cs.store(group=group, name=name, node=ComponentConf(name=name))
