@@ -68,10 +68,10 @@ def main() -> None:
 
     plugins = get_plugins()
     with composing_once():  # the checks' composition serves Hydra's two of the same config
-        _main(plugins)
+        _check_and_run(plugins)
 
 
-def _main(plugins: Plugins) -> None:
+def _check_and_run(plugins: Plugins) -> None:
     import hydra
 
     from faceedit_bench.errors import FaceEditBenchError
