@@ -28,15 +28,14 @@ def _testset_command(args: argparse.Namespace) -> int:
     from faceedit_bench import testsets
 
     # A plugin's frozen set is checked by its loader's check() against its loader's source (docs/plugin_hooks.md).
-    loaders = _frozen_loaders()
     if args.action == "show":
-        loader = loaders.get(args.name)
+        loader = _frozen_loaders(only=args.name).get(args.name)
         found = loader() if loader is not None else testsets.load_testset(args.name)
         print(testsets.describe_testset(found, label=getattr(loader, "label", None)))
         return 0
     checks = {n: (functools.partial(testsets.frozen_matches_generator, n), "the generator")
               for n in testsets.BUILTIN_NAMES}
-    checks.update({n: (loader.check, getattr(loader, "source", "its source")) for n, loader in loaders.items()})
+    checks.update({n: (loader.check, getattr(loader, "source", "its source")) for n, loader in _frozen_loaders().items()})
     if args.name and args.name not in checks:
         raise testsets.TestSetError(f"{args.name!r} is no frozen test set that can be checked; these can: "
                                     f"{', '.join(checks)}")
@@ -47,13 +46,15 @@ def _testset_command(args: argparse.Namespace) -> int:
     return 1 if stale else 0
 
 
-def _frozen_loaders() -> dict[str, Any]:
-    """A plugin's frozen test sets by name: the registered loaders that can ``check()`` their file."""
+def _frozen_loaders(only: str | None = None) -> dict[str, Any]:
+    """A plugin's frozen test sets by name (the one named ``only``, if given: loading a loader imports its
+    plugin's modules): the registered loaders that can ``check()`` their file."""
     from faceedit_bench.plugin.manager import get_plugins
     from faceedit_bench.testsets import BUILTIN_NAMES
 
     table = get_plugins().registry["testsets"]
-    loaders = {n: table.get(n).load() for n in table.names() if n not in (*BUILTIN_NAMES, "file")}
+    loaders = {n: table.get(n).load() for n in table.names()
+               if n not in (*BUILTIN_NAMES, "file") and only in (None, n)}
     return {n: loader for n, loader in loaders.items() if callable(getattr(loader, "check", None))}
 
 
