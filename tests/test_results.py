@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from faceedit_bench.cli import main
+from faceedit_bench.report.results import constant_column
 from faceedit_bench.report.tables import RUN_COLUMNS
 from faceedit_bench.run.experiment import build_experiment, run_experiment
 
@@ -84,3 +85,13 @@ def test_a_path_without_runs_is_refused_with_guidance(tmp_path, capsys):
     assert "neither a run folder" in capsys.readouterr().err
     assert main(["results", str(tmp_path), "--out", str(tmp_path / "t.xlsx")]) == 2
     assert "give a .parquet or a .csv file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", [True, False, "", "noise", "é · ✓"])
+@pytest.mark.parametrize("rows", [0, 1, 8, 13])
+def test_a_constant_column_equals_arrows_own_conversion(value, rows):
+    import pyarrow as pa
+
+    column = constant_column(value, rows)
+    column.validate(full=True)
+    assert column.equals(pa.array([value] * rows, type=pa.bool_() if isinstance(value, bool) else pa.string()))

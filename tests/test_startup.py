@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.gemini import gemini_server
+from tests.test_report_default_run import default_run_page  # noqa: F401 - the shared default run
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "startup-key"
@@ -83,6 +84,16 @@ def test_commands_that_make_no_calls_import_nothing_heavy(tmp_path, args):
     assert loaded(modules, HEAVY) == []
     if args[0] == "faceedit_bench.cli":  # none composes a config (Hydra is for runs) or writes a report
         assert loaded(modules, ("hydra", "faceedit_bench.api.protocol", "jinja2")) == []
+
+
+@pytest.mark.slow(seconds=10)  # the default run, about 10 s of CPU (once per test session: see the fixture)
+def test_results_of_a_workspace_import_nothing_heavy(tmp_path, default_run_page):  # noqa: F811
+    """pyarrow imports pandas for any conversion of Python values and for ``read_table``'s datasets: the table
+    of a workspace's runs is read and labelled without either."""
+    workspace = default_run_page.parent.parent.parent
+    proc, modules = probe(tmp_path, "faceedit_bench.cli", "results", str(workspace))
+    assert proc.returncode == 0 and "steps rows from 1 run(s)" in proc.stderr, proc.stderr[-3000:]
+    assert loaded(modules, HEAVY) == []
 
 
 @pytest.mark.slow(seconds=9)
