@@ -105,7 +105,7 @@ def with_identifiers(table: Any, report: Mapping[str, Any]) -> Any:
 def constant_column(value: bool | str, rows: int) -> Any:
     """``rows`` copies of ``value`` as an Arrow column, made from its buffers: ``pa.array`` of Python values
     imports pandas to check whether they are pandas objects, and that import was half of what
-    ``faceedit-bench results`` took (0.5 s; 0.28 s without it, measured)."""
+    ``faceedit-bench results`` took (median 0.56 s; 0.31 s without it, measured)."""
     import numpy as np
     import pyarrow as pa
 
