@@ -116,11 +116,13 @@ def test_a_section_is_checked_when_it_is_declared():
 
 def test_two_plugins_registering_one_section_name_is_a_clash(plugins):
     from faceedit_bench.errors import ClashError
+    from faceedit_bench.plugin.manager import PluginLoadWarning
     from tests.test_plugins import make_module
 
     plugins.add(section_plugin, name="one")
-    plugins.add(make_module("two", faceedit_register_sections=lambda register: register(
-        "tally", section_plugin.TALLY)), name="two")
+    with pytest.warns(PluginLoadWarning, match="report section 'tally' is registered by several plugins"):
+        plugins.add(make_module("two", faceedit_register_sections=lambda register: register(
+            "tally", section_plugin.TALLY)), name="two")
     with pytest.raises(ClashError, match="one, two"):
         plugins.sections()
 
