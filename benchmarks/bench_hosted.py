@@ -210,9 +210,11 @@ def sequential(editor_name: str, params: dict, n_calls: int) -> dict:
 
 
 def span(requests) -> tuple[float, float]:
-    """When a fake received its first request and answered its last (monotonic seconds)."""
-    times = [r.received_at for r in requests]
-    return (min(times), max(times) + LATENCY_S) if times else (0.0, 0.0)
+    """When a fake received its first request and answered its last (monotonic seconds): for BFL the last
+    is a result's download, not a submission."""
+    if not requests:
+        return 0.0, 0.0
+    return min(r.received_at for r in requests), max(r.answered_at or r.received_at for r in requests)
 
 
 def busy_seconds(requests, bin_s: float = 1.0) -> set[int]:

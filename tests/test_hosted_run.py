@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from faceedit_bench.api import results_digest
 from faceedit_bench.execution.secrets import MissingSecretError
 from faceedit_bench.run.experiment import build_experiment, run_experiment
 from tests.fakes.gemini import gemini_server
@@ -96,8 +97,6 @@ def test_nano_banana_runs_end_to_end_and_a_rerun_makes_no_call(plugins, compose,
     assert rerun["cost"]["estimated_usd"] == pytest.approx(report["cost"]["estimated_usd"])
     assert rerun["cost"]["new_usd"] == 0
     # The two launches differ only in what describes a launch (a tracker holding the first logs nothing again).
-    from faceedit_bench.api import results_digest
-
     assert rerun["calls"] != report["calls"] and rerun["run"]["computed"] != report["run"]["computed"]
     assert results_digest(rerun) == results_digest(report)
     assert results_digest({**rerun, "metrics": {}}) != results_digest(report)
@@ -201,6 +200,7 @@ def test_gpt_image_runs_end_to_end_with_an_openai_judge(plugins, compose, synthe
     assert openai.calls == calls, "a finished judged run re-reports without a provider call"
     assert rerun["judge_reliability"]["asked_now"] is False
     assert rerun["judge_reliability"]["anchors"] == report["judge_reliability"]["anchors"]
+    assert results_digest(rerun) == results_digest(report)  # a tracker holding the first logs nothing again
 
 
 def test_a_planted_key_reaches_no_output(plugins, compose, synthetic, gemini, tmp_path, capfd, new_mlflow_store):
@@ -416,9 +416,16 @@ def test_anchors_catch_a_judge_that_changed_between_runs(plugins, compose, synth
         assert anchors == {"unchanged": True, "blank": True, "done": False}  # a judge that always says 1
         score["value"] = 9  # the provider silently changed its model
         second = run(plugins, compose, *base, "run.max_sessions=2")  # new work: the anchors are asked again
+        calls = server.calls
+        again = run(plugins, compose, *base, "run.max_sessions=2")  # a re-report: the last check, reused
+        assert server.calls == calls
     reliability = second["judge_reliability"]
     assert reliability["asked_now"] is True
     assert {a["name"]: a["passed"] for a in reliability["anchors"]} == {"unchanged": False, "blank": False,
                                                                          "done": True}
     drifted = {(d["name"], d["field"]) for d in reliability["drift"]}
     assert ("unchanged", "editing_success") in drifted and len(drifted) == 6
+    # The re-report repeats the check it reuses, drift included: only whether and when it asked differ.
+    assert again["judge_reliability"]["asked_now"] is False and again["judge_reliability"]["checked_at"] is None
+    assert again["judge_reliability"]["drift"] == reliability["drift"]
+    assert results_digest(again) == results_digest(second)

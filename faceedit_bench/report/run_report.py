@@ -38,9 +38,11 @@ JUDGE_NOTE = (
 
 
 #: What describes one launch of a run rather than its results: when the report was made, how long the launch
-#: took, the work and calls it made and their cost. Two launches of an unchanged run differ only in these.
+#: took, the work and calls it made and their cost, whether and when it asked the judge's anchors. Two launches
+#: of an unchanged run differ only in these.
 LAUNCH_SECTIONS = ("calls", "performance")
-LAUNCH_FIELDS = {"run": ("created_at", "wall_time_s", "computed"), "cost": ("new_usd",)}
+LAUNCH_FIELDS = {"run": ("created_at", "wall_time_s", "computed"), "cost": ("new_usd",),
+                 "judge_reliability": ("asked_now", "checked_at")}
 
 
 def results_digest(report: Mapping[str, Any]) -> str:

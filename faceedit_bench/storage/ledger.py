@@ -220,10 +220,11 @@ class Ledger:
 
     # -- judge anchors (history kept for drift) ------------------------------------------
 
-    def previous_anchor(self, key: str) -> dict[str, Any] | None:
-        row = self._db.execute("SELECT value FROM anchors WHERE anchor_key = ? ORDER BY created_at DESC LIMIT 1",
-                               (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+    def anchor_history(self, key: str, n: int = 2) -> list[dict[str, Any]]:
+        """The answers of the anchor's last ``n`` checks, newest first."""
+        rows = self._db.execute("SELECT value FROM anchors WHERE anchor_key = ? ORDER BY created_at DESC LIMIT ?",
+                                (key, n)).fetchall()
+        return [json.loads(row[0]) for row in rows]
 
     def put_anchor(self, key: str, value: dict[str, Any]) -> None:
         self._db.execute("INSERT INTO anchors VALUES (?,?,?)", (key, json.dumps(value, sort_keys=True), time.time()))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from faceedit_bench.records import FaceEmbedding, JudgeAnswer
 from faceedit_bench.storage.ledger import EditRow, Ledger
@@ -47,9 +48,9 @@ class ShardLedger(Ledger):
         answer = super().get_judgment(key)
         return answer if answer is not None or self.base is None else self.base.get_judgment(key)
 
-    def previous_anchor(self, key: str) -> dict | None:
-        anchor = super().previous_anchor(key)
-        return anchor if anchor is not None or self.base is None else self.base.previous_anchor(key)
+    def anchor_history(self, key: str, n: int = 2) -> list[dict[str, Any]]:
+        own = super().anchor_history(key, n)  # newer than the workspace's: the shard's checks came after
+        return own if len(own) == n or self.base is None else own + self.base.anchor_history(key, n - len(own))
 
     def get_embeddings(self, embedder_fp: str, hashes: Iterable[str]) -> dict[str, FaceEmbedding]:
         hashes = list(hashes)

@@ -47,6 +47,7 @@ class FakeRequest:
     body: bytes
     fault: str | None = None
     received_at: float = field(default_factory=time.monotonic)
+    answered_at: float | None = None  # when its response was written (None until then)
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -212,10 +213,13 @@ class FakeServer:
                     self.wfile.write(response.body[: len(response.body) // 2])
                     self.wfile.flush()
                     self.close_connection = True
+                    request.answered_at = time.monotonic()
                     return
                 self.send_header("Content-Length", str(len(response.body)))
                 self.end_headers()
                 self.wfile.write(response.body)
+                self.wfile.flush()
+                request.answered_at = time.monotonic()
 
             do_POST = _serve
             do_GET = _serve

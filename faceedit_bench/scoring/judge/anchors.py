@@ -13,7 +13,7 @@ They are built from the run's first admitted base image. A run that asks the jud
 new asks the anchors afresh too (never from the cache, so a provider that silently changed its
 model shows up) and stores the answers; an answer that moved by ``DRIFT_POINTS`` or more since
 the previous check with the same judge and images is flagged. A rerun that takes every answer
-from the ledger reuses the last check and makes no call.
+from the ledger reuses the last check, with its drift, and makes no call.
 """
 
 from __future__ import annotations
@@ -66,16 +66,21 @@ async def check_anchors(service: JudgeService, ledger: Any, store: Any, base_has
                      "expect": {f: list(r) for f, r in anchor.expect.items()}, "outcome": answer.outcome.value,
                      "value": None if value is None else {f: value[f] for f in ("editing_success", "overediting")},
                      "passed": passed})
-        if value is not None and not answer.resumed:
-            key = json.dumps([service.judge_fp, SC_TEMPLATE.hash, anchor.name, base_hash])
-            previous = ledger.previous_anchor(key)
+        if value is None:
+            continue
+        key = json.dumps([service.judge_fp, SC_TEMPLATE.hash, anchor.name, base_hash])
+        if not answer.resumed:
             ledger.put_anchor(key, value)
-            if previous is not None:
-                for field in ("editing_success", "overediting"):
-                    delta = value[field] - previous[field]
-                    if abs(delta) >= DRIFT_POINTS:
-                        drift.append({"name": anchor.name, "field": field, "previous": previous[field],
-                                      "current": value[field], "delta": delta})
+        # The drift of the check whose answers these are, against the check before it: the same whether this
+        # run asked them or reuses them (a re-report reports what the run reported).
+        history = ledger.anchor_history(key, 2)
+        if len(history) == 2 and history[0] == value:
+            previous = history[1]
+            for field in ("editing_success", "overediting"):
+                delta = value[field] - previous[field]
+                if abs(delta) >= DRIFT_POINTS:
+                    drift.append({"name": anchor.name, "field": field, "previous": previous[field],
+                                  "current": value[field], "delta": delta})
     return {"anchors": rows, "passed": sum(r["passed"] for r in rows),
             "failed": sum(not r["passed"] for r in rows), "drift": drift, "drift_points": DRIFT_POINTS,
             "asked_now": fresh,

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from test_paper_b_presets import answer_for
 
+from faceedit_bench.api import results_digest
 from faceedit_bench.testing import build_run, run_built, run_cli
 from tests.datasets.conftest import CELEBA_ATTRIBUTES, CELEBA_ROWS, write_image
 from tests.fakes.answers import example_from_schema
@@ -87,7 +88,7 @@ def grid_root(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def every_preset(plugins, compose, tmp_path, monkeypatch, new_mlflow_store) -> Path:
-    """One workspace with a run of the default experiment and of every preset; MLflow tracks them all."""
+    """One workspace with a run of the default experiment and of every preset, each run twice; MLflow tracks them."""
     new_mlflow_store(tmp_path / "ws")
     monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
@@ -121,6 +122,9 @@ def every_preset(plugins, compose, tmp_path, monkeypatch, new_mlflow_store) -> P
         for name, overrides in runs.items():
             report = run_built(build_run(compose(*common, *overrides), plugins), plugins)
             assert report["run"]["complete"], name
+            # Run again, it reports the same results (every protocol's sections): MLflow is not written again.
+            rerun = run_built(build_run(compose(*common, *overrides), plugins), plugins)
+            assert results_digest(rerun) == results_digest(report), name
     return Path(compose().run.workspace)
 
 
