@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import re
 import string
 from collections.abc import Callable, Mapping, Sequence
@@ -138,8 +139,9 @@ class JudgeService:
         self._used: dict[str, float | None] = {}  # judgment key -> its estimated cost, for this run
 
     def run_cost_usd(self) -> float:
-        """Estimated cost of every distinct answer this run used, cached ones included."""
-        return sum(v for v in self._used.values() if v is not None)
+        """Estimated cost of every distinct answer this run used, cached ones included. Summed exactly (``fsum``):
+        the answers come in whatever order the calls end, and a re-report must give the same number."""
+        return math.fsum(v for v in self._used.values() if v is not None)
 
     async def ask(self, template: PromptTemplate, image_hashes: Sequence[str], seed: int = 0, *,
                   fresh: bool = False, image_labels: Sequence[str] = (), **fields: str) -> JudgeAnswer:
