@@ -218,7 +218,6 @@ class FakeServer:
                 self.send_header("Content-Length", str(len(response.body)))
                 self.end_headers()
                 self.wfile.write(response.body)
-                self.wfile.flush()
                 request.answered_at = time.monotonic()
 
             do_POST = _serve

@@ -122,7 +122,8 @@ def every_preset(plugins, compose, tmp_path, monkeypatch, new_mlflow_store) -> P
         for name, overrides in runs.items():
             report = run_built(build_run(compose(*common, *overrides), plugins), plugins)
             assert report["run"]["complete"], name
-            # Run again, it reports the same results (every protocol's sections): MLflow is not written again.
+            # Run again, each preset reports the same results, every protocol's sections included: nothing new
+            # for MLflow.
             rerun = run_built(build_run(compose(*common, *overrides), plugins), plugins)
             assert results_digest(rerun) == results_digest(report), name
     return Path(compose().run.workspace)
