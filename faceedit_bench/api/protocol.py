@@ -39,7 +39,10 @@ What is here, by use:
   :data:`DEMOGRAPHIC_KEYS` (the sessions table's label columns), :func:`log_run_metrics` and
   :func:`log_run_artifacts` (to the run's tracker), and :func:`registered` (a registered object by kind and
   name, e.g. a dataset factory);
-* files: :func:`write_text` (atomic), :func:`read_utf8`, :func:`file_lock`, :func:`restore_replaced`, and
+* files: :func:`write_text` (atomic); a user's files read with size and depth caps and one-line errors
+  (:func:`read_utf8`, :func:`read_json`, :func:`json_lines`, :func:`csv_rows`, :func:`csv_records`;
+  :func:`file_under` refuses a listed file outside its folder);
+  :func:`file_lock`, :func:`restore_replaced`, and
   :func:`fingerprint` (the sha256 of an object's canonical JSON, for content-derived identities);
 * a protocol's own commands (questions written or answered outside a run, pairwise battles):
   :func:`create_registered` (a registered component made from command-line parameters, checked like a
@@ -113,7 +116,7 @@ from faceedit_bench.setting_checks import check_flag, check_fraction, check_posi
 from faceedit_bench.storage.atomic import write_bytes, write_text
 from faceedit_bench.storage.first_time import restore_replaced
 from faceedit_bench.storage.locks import file_lock
-from faceedit_bench.storage.text import read_utf8
+from faceedit_bench.storage.user_files import csv_records, csv_rows, file_under, json_lines, read_json, read_utf8
 from faceedit_bench.taxonomy import Taxonomy, load_taxonomy
 from faceedit_bench.testsets import TESTSET_NAMES, load_testset, parse_testset
 
@@ -171,6 +174,10 @@ __all__ = [
     "PublishedSample",
     "key_values",
     "kruskal_wallis",
+    "csv_records",
+    "csv_rows",
+    "file_under",
+    "json_lines",
     "panel_number",
     "parse_testset",
     "write_bytes",
@@ -243,6 +250,7 @@ __all__ = [
     "plot_uri",
     "rank_table",
     "rate_direction",
+    "read_json",
     "read_utf8",
     "registered",
     "reject",

@@ -22,13 +22,12 @@ the paper calls it "Customization", and so does this reader.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api.protocol import fingerprint
+from faceedit_bench.api.protocol import fingerprint, read_json
 from faceedit_bench_creval.questions import (
     METRICS,
     QuestionItem,
@@ -54,10 +53,7 @@ class BenchItem:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise QuestionSetError(f"cannot read {path}: {exc}") from exc
+    return read_json(path, what="CREval-Bench file", error=QuestionSetError)
 
 
 def bench_dir(root: str | Path) -> Path:
