@@ -1,0 +1,117 @@
+"""`faceedit-bench reproduce genai-arena` and `genai-bench` on the shipped published data, the users' own files,
+and files in the wrong layout (exit code 2, line and field named)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from scipy.special import log_expit
+
+from faceedit_bench.cli import main
+from faceedit_bench_arena.published_elo import LOG10, fit_l2_logistic
+from faceedit_bench_arena.reproduce import shipped
+
+LOG = shipped("genai_arena", "clean_battle_20240220.json")
+BOARD = shipped("genai_arena", "image_editing_leaderboard.csv")
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["reproduce", *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_genai_arena_reproduces_every_published_elo_within_a_tenth(capsys, tmp_path):
+    code, out, _ = run(capsys, "genai-arena", "--json", str(tmp_path / "r.json"))
+    table = json.loads((tmp_path / "r.json").read_text())
+    assert code == 0 and table["compared"] == table["matched"] == 14, out
+    assert max(abs(n["difference"]) for n in table["numbers"]) < 0.1
+    assert {n["name"] for n in table["numbers"]} >= {"anony/SDEdit", "full/Prompt2prompt"}
+
+
+def test_the_projects_default_ratings_do_not_reproduce_it(capsys, tmp_path):
+    code, _, _ = run(capsys, "genai-arena", "--method", "default", "--json", str(tmp_path / "r.json"))
+    sdedit = next(n for n in json.loads((tmp_path / "r.json").read_text())["numbers"] if n["name"] == "anony/SDEdit")
+    assert code == 1 and sdedit["difference"] < -40  # the L2 penalty pulls the least-played editor toward 1000
+
+
+def test_the_l2_fit_is_the_optimum_of_the_published_objective():
+    rng = np.random.default_rng(3)
+    wins = rng.integers(0, 6, size=(5, 5)).astype(float) * 0.5
+    np.fill_diagonal(wins, 0.0)
+
+    def objective(beta):
+        d = LOG10 * (beta[:, None] - beta[None, :])
+        return -2.0 * (wins * log_expit(d)).sum() + 0.5 * beta @ beta
+
+    reference = minimize(objective, np.zeros(5), method="BFGS", options={"gtol": 1e-10}).x
+    assert np.allclose(fit_l2_logistic(wins), 1000 + 400 * reference, atol=1e-3)
+
+
+def test_a_users_own_log_and_leaderboard(capsys, tmp_path):
+    code, out, _ = run(capsys, "genai-arena", "--log", str(LOG))
+    assert code == 0 and "nothing to compare" in out
+    assert run(capsys, "genai-arena", "--log", str(LOG), "--leaderboard", str(BOARD))[0] == 0
+    expect = tmp_path / "expect.csv"
+    expect.write_text("name,value\nanony/SDEdit,637.27\nfull/SDEdit,697.2\n")
+    assert run(capsys, "genai-arena", "--expect", str(expect))[0] == 0
+    expect.write_text("name,value\nanony/SDEdit,637.26\nanony/Nobody,1000\n")  # 0.01 off at 2 decimals; one absent
+    code, out, _ = run(capsys, "genai-arena", "--expect", str(expect))
+    assert code == 1 and "0/2 published numbers matched" in out
+
+
+def battle(**fields) -> dict:
+    return {"model_a": "imagenhub_SDEdit_edition", "model_b": "imagenhub_PNP_edition", "winner": "model_a",
+            "judge": "someone", "anony": True, "tstamp": 1.0, **fields}
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[{"model_a": "x"', "line 1: not JSON"),
+    ('{"model_a": "x"}', "expected a JSON array"),
+    (json.dumps([battle(), battle()], indent=2)[:-3], "truncated"),
+    (json.dumps([battle(), {k: v for k, v in battle().items() if k != "tstamp"}], indent=2),
+     "line 10: missing field(s) tstamp"),
+    (json.dumps([battle(), battle(winner="model_c")], indent=2), "line 10, column 'winner': 'model_c' is not a vote"),
+    (json.dumps([battle(anony="yes")], indent=2), "line 2, field 'anony'"),
+])
+def test_a_log_in_the_wrong_layout_is_exit_2_with_its_line(capsys, tmp_path, text, message):
+    (tmp_path / "log.json").write_text(text)
+    code, _, err = run(capsys, "genai-arena", "--log", str(tmp_path / "log.json"))
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_a_leaderboard_or_expect_file_in_the_wrong_layout_is_exit_2(capsys, tmp_path):
+    (tmp_path / "board.csv").write_text("Model,Elo\nSDEdit,600\n")
+    code, _, err = run(capsys, "genai-arena", "--leaderboard", str(tmp_path / "board.csv"))
+    assert code == 2 and "missing column(s)" in err and "Arena Elo rating (anony)" in err
+    (tmp_path / "board.csv").write_text(BOARD.read_text().replace("637.2551038681513", "n/a"))
+    code, _, err = run(capsys, "genai-arena", "--leaderboard", str(tmp_path / "board.csv"))
+    assert code == 2 and "line 8, column 'Arena Elo rating (anony)': 'n/a' is not a number" in err
+    (tmp_path / "expect.csv").write_text("model,elo\nSDEdit,600\n")
+    code, _, err = run(capsys, "genai-arena", "--expect", str(tmp_path / "expect.csv"))
+    assert code == 2 and "expected 'name,value'" in err
+
+
+def test_genai_bench_reproduces_every_readme_accuracy(capsys, tmp_path):
+    code, out, _ = run(capsys, "genai-bench", "--json", str(tmp_path / "r.json"))
+    table = json.loads((tmp_path / "r.json").read_text())
+    assert code == 0 and table["compared"] == table["matched"] == 16, out
+    gpt4o = next(n for n in table["numbers"] if n["name"] == "gpt4o")
+    assert (gpt4o["published"], round(gpt4o["ours"], 2)) == (53.54, 53.54)
+
+
+def test_genai_bench_on_a_users_results_folder(capsys, tmp_path):
+    judge = tmp_path / "mine"
+    judge.mkdir()
+    (judge / "pairwise.jsonl").write_text('{"idx": 0, "model_vote": "[[A>B]]", "human_vote": "leftvote"}\n'
+                                          '{"idx": 1, "model_vote": "[[A=B]]", "human_vote": "bothbad_vote"}\n'
+                                          '{"idx": 2, "model_vote": null, "human_vote": "rightvote"}\n')
+    (tmp_path / "expect.csv").write_text("name,value\nmine,66.67\n")
+    code, out, _ = run(capsys, "genai-bench", "--results", str(tmp_path), "--expect", str(tmp_path / "expect.csv"))
+    assert code == 0 and "1 judge answers unparsed" in out
+    (judge / "pairwise.jsonl").write_text('{"idx": 0, "model_vote": "[[A>B]]", "human_vote": "leftvote"}\n{"idx": 1, "mo')
+    code, _, err = run(capsys, "genai-bench", "--results", str(tmp_path))
+    assert code == 2 and "line 2" in err and "Traceback" not in err
