@@ -73,9 +73,9 @@ from faceedit_bench.analysis.reliability import fleiss_kappa, krippendorff_alpha
 from faceedit_bench.analysis.session_metrics import SessionMetric
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.keys import fingerprint
-from faceedit_bench.compare.published import Number as PublishedNumber
-from faceedit_bench.compare.published import PublishedFileError, read_expect, with_expected
-from faceedit_bench.compare.published import report as report_reproduction
+from faceedit_bench.analysis.published import Number as PublishedNumber
+from faceedit_bench.analysis.published import PublishedFileError, read_expect, with_expected
+from faceedit_bench.analysis.published import report as report_reproduction
 from faceedit_bench.leaderboard.reproduction import Comparer
 from faceedit_bench.plugin.sections import (
     ReportSection,
