@@ -40,6 +40,8 @@ class Number:
         """True/False when compared, None when there is no published value."""
         if self.published is None:
             return None
+        if math.isnan(self.published):  # published as undefined (nan): matched by an undefined value only
+            return self.ours is None or math.isnan(self.ours)
         diff = self.difference
         return diff is not None and math.isfinite(diff) and abs(diff) <= (self.tolerance or 0.0) + 1e-12
 

@@ -67,3 +67,41 @@ def viescore_main(args: Any) -> int:
     notes.append("average: tanh of the mean r, as the notebook; average_fisher_z: the proper average (not published)")
     return report("VIEScore: judge–human Spearman correlations", str(args.expect or VIESCORE_SOURCE), numbers,
                   args.json, notes)
+
+
+IMAGENHUB_SOURCE = "TIGER-AI-Lab/ImagenHub @ 439f72c: eval/human_ratings/<task>/*_rater<k>.tsv, AnalyzeHumanEval.ipynb"
+#: The notebook prints float(f"{x:#.2f}"): two decimals, trailing zeros dropped.
+IMAGENHUB_TOLERANCE = 0.005
+
+
+def add_imagenhub_human(sub: Any) -> None:
+    p = sub.add_parser("imagenhub-human", help="ImagenHub's human-evaluation table from its rater TSVs",
+                       description="Per task and editor: the raters' mean SC, PQ and sqrt(SC*PQ), their spread "
+                                   "over raters, and the raters' agreement (Fleiss' kappa, Krippendorff's alpha "
+                                   "at the ordinal level), beside ImagenHub's printed table. Your own ratings in "
+                                   "the same layout: --ratings.")
+    p.add_argument("--ratings", type=Path, default=None,
+                   help="the raters' TSVs: <task>/*_rater<k>.tsv; default: the shipped ImagenHub ratings")
+    p.add_argument("--expect", type=Path, default=None,
+                   help="CSV name,value: compare with these values (each to its printed precision) instead")
+    p.add_argument("--json", type=Path, default=None, help="also write the table as JSON to this file")
+    p.set_defaults(func=imagenhub_human_main)
+
+
+def imagenhub_human_main(args: Any) -> int:
+    import csv
+
+    from faceedit_bench.analysis.published import Number, read_expect, report, with_expected
+    from faceedit_bench.builtin.reproductions.imagenhub import human_eval_table
+
+    expected = read_expect(args.expect) if args.expect is not None else None
+    if args.ratings is None and expected is None:
+        with published("imagenhub_human_eval_table.csv").open(encoding="utf-8") as f:
+            expected = {r["name"]: (float(r["value"]), IMAGENHUB_TOLERANCE) for r in csv.DictReader(f)}
+    table = human_eval_table(args.ratings or published("imagenhub_eval_human_ratings"))
+    numbers = [Number(f"{task}/{editor}/{column}", value) for task, editors in table.items()
+               for editor, row in editors.items() for column, value in row.items()]
+    if expected is not None:
+        numbers = with_expected(numbers, expected)
+    notes = ["kappa and alpha: the three raters image by image; undefined (—) where every rating is the same score"]
+    return report("ImagenHub human evaluation", str(args.expect or IMAGENHUB_SOURCE), numbers, args.json, notes)
