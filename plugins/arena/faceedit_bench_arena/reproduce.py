@@ -1,5 +1,6 @@
-"""``faceedit-bench reproduce genai-arena`` and ``reproduce genai-bench``: GenAI-Arena's leaderboard and
-GenAI-Bench's judge accuracies recomputed from their released raw data (docs/reproductions.md)."""
+"""``faceedit-bench reproduce genai-arena``, ``genai-bench`` and ``mmrb2``: GenAI-Arena's leaderboard and
+GenAI-Bench's judge accuracies recomputed from their released raw data, and a judge's answers on MMRB2's pairs
+scored against its labels (docs/reproductions.md)."""
 
 from __future__ import annotations
 
@@ -116,3 +117,50 @@ def genai_bench_main(args: Any) -> int:
                                str(args.expect or (BENCH_SOURCE if args.results is None else folder)), numbers,
                                args.json, notes)
 
+
+
+#: MMRB2's README prints the example output of its sample predictions for the editing task: 55.50%. It is
+#: compared when the two files are exactly the published ones (sha256 of each, facebookresearch/MMRB2 @ 7ff0552).
+MMRB2_SAMPLE = {"labels": "c4c500c75742be4cafe0e48a6a27ee22089125f599baf970ccf783932cab416b",
+                "answers": "a4c176cbd4e55293a03160776278abb8755ee9bb07b0524fd0f8e17cf08c7913",
+                "published": "55.50"}
+
+
+def add_mmrb2(sub: Any) -> None:
+    p = sub.add_parser("mmrb2", help="a judge's answers on MMRB2's image-editing pairs, scored by MMRB2's rule",
+                       description="A judge's answers (MMRB2's predictions layout: both orders of each pair) "
+                                   "scored against MMRB2's expert labels by MMRB2's rule (each order one trial). "
+                                   "MMRB2's data are CC BY-NC 4.0 and are not shipped: give its files. With "
+                                   "MMRB2's own sample predictions the README's 55.50% is compared.")
+    p.add_argument("--labels", type=Path, required=True,
+                   help="MMRB2's benchmark/edit_response_only.json (or the built edit.json)")
+    p.add_argument("--answers", type=Path, required=True,
+                   help="the judge's answers: {pair id: {forward: [{judgement}], reverse: [{judgement}]}}")
+    _common(p)
+    p.set_defaults(func=mmrb2_main)
+
+
+def mmrb2_main(args: Any) -> int:
+    import hashlib
+
+    from faceedit_bench.api.protocol import PublishedNumber, read_expect, report_reproduction, with_expected
+    from faceedit_bench_arena.mmrb2 import accuracy, read_answers, read_labels
+
+    expected = read_expect(args.expect) if args.expect is not None else None
+    result = accuracy(read_labels(args.labels), read_answers(args.answers))
+    sample = all(hashlib.sha256(Path(getattr(args, k)).read_bytes()).hexdigest() == MMRB2_SAMPLE[k]
+                 for k in ("labels", "answers"))
+    percent = lambda v: None if v is None else 100.0 * v  # noqa: E731
+    numbers = [PublishedNumber("edit/accuracy", percent(result["accuracy"]),
+                               float(MMRB2_SAMPLE["published"]) if sample else None, 0.005 if sample else None),
+               PublishedNumber("edit/consistent_accuracy", percent(result["consistent_accuracy"]))]
+    if expected is not None:
+        numbers = with_expected(numbers, expected)
+    counted = [f"{k}: {v}" for k, v in sorted(result["counts"].items())]
+    if result["answers_for_unknown_pairs"]:
+        counted.append(f"answers for pairs not in the labels (ignored): {result['answers_for_unknown_pairs']}")
+    notes = ["; ".join([f"{result['pairs']} labelled pairs, {result['trials']} judgements scored, "
+                        f"{result['consistent_pairs']} pairs judged alike in both orders", *counted])]
+    source = "facebookresearch/MMRB2 README (sample_task2_edit.json)" if sample else str(args.expect or args.answers)
+    return report_reproduction("MMRB2 image editing: judge accuracy against expert labels (%)", source, numbers,
+                               args.json, notes)

@@ -4,6 +4,7 @@ and files in the wrong layout (exit code 2, line and field named)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -115,3 +116,36 @@ def test_genai_bench_on_a_users_results_folder(capsys, tmp_path):
     (judge / "pairwise.jsonl").write_text('{"idx": 0, "model_vote": "[[A>B]]", "human_vote": "leftvote"}\n{"idx": 1, "mo')
     code, _, err = run(capsys, "genai-bench", "--results", str(tmp_path))
     assert code == 2 and "line 2" in err and "Traceback" not in err
+
+
+MMRB2 = Path(__file__).parent / "fixtures" / "mmrb2"
+
+
+def test_mmrb2_scores_both_orders_of_each_pair_by_its_rule(capsys, tmp_path):
+    """The sample judge answers A in both orders (position-consistent "always the first response"): MMRB2's rule
+    then gives the share of pairs whose chosen response is A, counted from the labels alone."""
+    labels, answers = MMRB2 / "edit_labels_cut200.json", MMRB2 / "sample_task2_edit_cut200.json"
+    share_a = sum(p["chosen"] == "A" for p in json.loads(labels.read_text())["pairs"]) / 200
+    code, out, _ = run(capsys, "mmrb2", "--labels", str(labels), "--answers", str(answers), "--json", str(tmp_path / "r.json"))
+    accuracy = next(n for n in json.loads((tmp_path / "r.json").read_text())["numbers"] if n["name"] == "edit/accuracy")
+    assert code == 0 and accuracy["ours"] == pytest.approx(100 * share_a) and accuracy["published"] is None
+    data = json.loads(answers.read_text())
+    first = next(iter(data))
+    data[first]["reverse"] = [{"judgement": "tie"}]  # a wrong trial, counted
+    del data[next(iter(list(data)[1:]))]  # a missing pair, counted
+    (tmp_path / "a.json").write_text(json.dumps(data))
+    code, out, _ = run(capsys, "mmrb2", "--labels", str(labels), "--answers", str(tmp_path / "a.json"))
+    assert code == 0 and "missing pairs: 1" in out and "other judgements (wrong): 1" in out and "398 judgements" in out
+
+
+def test_mmrb2_files_in_the_wrong_layout_are_exit_2(capsys, tmp_path):
+    labels = MMRB2 / "edit_labels_cut200.json"
+    (tmp_path / "a.json").write_text('{"x": {"forward": "A"}}')
+    code, _, err = run(capsys, "mmrb2", "--labels", str(labels), "--answers", str(tmp_path / "a.json"))
+    assert code == 2 and "pair 'x', field 'forward'" in err
+    (tmp_path / "l.json").write_text('{"pairs": [\n{"id": "p1", "chosen": "A"},\n{"id": "p2", "chosen": "tie"}]}')
+    code, _, err = run(capsys, "mmrb2", "--labels", str(tmp_path / "l.json"), "--answers", str(tmp_path / "a.json"))
+    assert code == 2 and "line 3, pair 'p2', field 'chosen'" in err
+    (tmp_path / "l.json").write_text('{"pairs": [{"id": "p1", "cho')
+    code, _, err = run(capsys, "mmrb2", "--labels", str(tmp_path / "l.json"), "--answers", str(tmp_path / "a.json"))
+    assert code == 2 and "not JSON" in err and "Traceback" not in err
