@@ -30,7 +30,8 @@ def test_imagenhub_human_reproduces_the_published_table(capsys, tmp_path):
 
 def test_a_users_own_ratings_and_the_wrong_layout(capsys, tmp_path):
     shutil.copytree(published("imagenhub_eval_human_ratings", "Control-Guided_IG"), tmp_path / "mine")
-    (tmp_path / "expect.csv").write_text("name,value\nmine/ControlNet/SC_avg,0.42\nmine/ControlNet/SC_fleiss_kappa,0.42\n")
+    (tmp_path / "expect.csv").write_text("name,value\nmine/ControlNet/SC_avg,0.42\n"
+                                         "mine/ControlNet/SC_fleiss_kappa,0.42\n")
     code, out, _ = run(capsys, "imagenhub-human", "--ratings", str(tmp_path), "--expect", str(tmp_path / "expect.csv"))
     assert code == 0 and "2/2 published numbers matched" in out
     rater = tmp_path / "mine" / "Control-Guided_IG_rater2.tsv"

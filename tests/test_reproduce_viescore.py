@@ -52,7 +52,8 @@ def test_a_users_own_answers_and_ratings(capsys, tmp_path):
 
 @pytest.mark.parametrize("name, text, message", [
     ("SDEdit/SC.json", '{"a.jpg": {"score": [1, 2]}, "b.jpg": {"sco', "not JSON"),
-    ("SDEdit/SC.json", '{\n "a.jpg": {"score": [1, 2]},\n "b.jpg": {"score": "high"}\n}', "line 3, uid 'b.jpg', field 'score'"),
+    ("SDEdit/SC.json", '{\n "a.jpg": {"score": [1, 2]},\n "b.jpg": {"score": "high"}\n}',
+     "line 3, uid 'b.jpg', field 'score'"),
     ("SDEdit/SC.json", '[1, 2]', "expected an object"),
 ])
 def test_answers_in_the_wrong_layout_are_exit_2(capsys, tmp_path, name, text, message):
@@ -67,14 +68,15 @@ def test_ratings_in_the_wrong_layout_are_exit_2(capsys, tmp_path):
     answers, ratings = tmp_path / "answers" / TASK, tmp_path / "ratings" / TASK
     shutil.copytree(published("viescore", "gemini_0shot", TASK, "SDEdit"), answers / "SDEdit")
     ratings.mkdir(parents=True)
+    mine = ("--answers", str(tmp_path / "answers"), "--ratings", str(tmp_path / "ratings"))
     (ratings / "r1.tsv").write_text("uid\tSDEdit\na.jpg\t[0, 1]\nb.jpg\t[0.5]\n")
-    code, _, err = run(capsys, "viescore", "--answers", str(tmp_path / "answers"), "--ratings", str(tmp_path / "ratings"))
+    code, _, err = run(capsys, "viescore", *mine)
     assert code == 2 and "line 3, column 'SDEdit': '[0.5]' is not an '[SC, PQ]' pair" in err
     (ratings / "r1.tsv").write_text("id,SDEdit\na.jpg,[0, 1]\n")
-    code, _, err = run(capsys, "viescore", "--answers", str(tmp_path / "answers"), "--ratings", str(tmp_path / "ratings"))
+    code, _, err = run(capsys, "viescore", *mine)
     assert code == 2 and "line 1 (header)" in err
     (ratings / "r1.tsv").write_text("uid\tSDEdit\tMagicBrush\na.jpg\t[0, 1]\n")
-    code, _, err = run(capsys, "viescore", "--answers", str(tmp_path / "answers"), "--ratings", str(tmp_path / "ratings"))
+    code, _, err = run(capsys, "viescore", *mine)
     assert code == 2 and "line 2: 2 fields where the header has 3" in err
 
 
@@ -92,7 +94,7 @@ def test_the_fisher_z_average_recovers_a_common_correlation_better_than_tanh_of_
 
 
 def test_printed_precision_and_expect_files(tmp_path):
-    assert (printed_tolerance("53.54"), printed_tolerance("1252"), printed_tolerance("-0.0053")) == (0.005, 0.5, 0.00005)
+    assert [printed_tolerance(t) for t in ("53.54", "1252", "-0.0053")] == [0.005, 0.5, 0.00005]
     assert Number("x", 53.544, 53.54, 0.005).matches and not Number("x", 53.546, 53.54, 0.005).matches
     assert Number("x", 1.0).matches is None
     (tmp_path / "e.csv").write_text("name,value\na,1.25\nb,x\n")

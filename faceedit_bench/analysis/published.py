@@ -68,7 +68,8 @@ def read_expect(path: Path) -> dict[str, tuple[float, float]]:
     except (OSError, UnicodeDecodeError) as exc:
         raise PublishedFileError(f"{path}: cannot be read as a UTF-8 CSV ({exc})") from exc
     if not rows or [c.strip() for c in rows[0][:2]] != ["name", "value"]:
-        raise PublishedFileError(f"{path}: line 1 (header): expected 'name,value', found {','.join(rows[0]) if rows else 'nothing'}")
+        found = ",".join(rows[0]) if rows else "nothing"
+        raise PublishedFileError(f"{path}: line 1 (header): expected 'name,value', found {found}")
     out: dict[str, tuple[float, float]] = {}
     for line, row in enumerate(rows[1:], start=2):
         if not any(c.strip() for c in row):

@@ -68,14 +68,14 @@ from faceedit_bench.analysis.cached import cached_statistic
 from faceedit_bench.analysis.group_tests import compare_k_groups, kruskal_wallis, one_vs_rest
 from faceedit_bench.analysis.metric_agreement import metric_agreement, rank_table
 from faceedit_bench.analysis.paired import paired_comparison, paired_family
+from faceedit_bench.analysis.published import Number as PublishedNumber
+from faceedit_bench.analysis.published import PublishedFileError, read_expect, with_expected
+from faceedit_bench.analysis.published import report as report_reproduction
 from faceedit_bench.analysis.rates import Threshold, rate_direction, threshold_rate
 from faceedit_bench.analysis.reliability import fleiss_kappa, krippendorff_alpha
 from faceedit_bench.analysis.session_metrics import SessionMetric
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.keys import fingerprint
-from faceedit_bench.analysis.published import Number as PublishedNumber
-from faceedit_bench.analysis.published import PublishedFileError, read_expect, with_expected
-from faceedit_bench.analysis.published import report as report_reproduction
 from faceedit_bench.leaderboard.reproduction import Comparer
 from faceedit_bench.plugin.sections import (
     ReportSection,

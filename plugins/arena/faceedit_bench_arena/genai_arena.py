@@ -84,7 +84,8 @@ def read_battle_log(path: Path, task: str = "image_editing") -> BattleLog:
             continue
         missing = [f for f in LOG_FIELDS if f not in record]
         if missing:
-            problems.append(f"line {line}: missing field(s) {', '.join(missing)} (a battle has {', '.join(LOG_FIELDS)})")
+            problems.append(f"line {line}: missing field(s) {', '.join(missing)} "
+                            f"(a battle has {', '.join(LOG_FIELDS)})")
             continue
         if not isinstance(record["anony"], bool):
             problems.append(f"line {line}, field 'anony': {record['anony']!r} is not true or false")

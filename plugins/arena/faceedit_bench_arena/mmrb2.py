@@ -47,7 +47,8 @@ def read_labels(path: Path) -> dict[str, str]:
     """pair id -> the chosen response (A or B)."""
     data, text = _load(path, "MMRB2 labels")
     if not isinstance(data, dict) or not isinstance(data.get("pairs"), list):
-        raise PublishedFileError(f"{path}: line 1: expected an object with a 'pairs' list (MMRB2's edit_response_only.json)")
+        raise PublishedFileError(f"{path}: line 1: expected an object with a 'pairs' list "
+                                 "(MMRB2's edit_response_only.json)")
     out: dict[str, str] = {}
     for i, pair in enumerate(data["pairs"]):
         pair_id = (pair.get("id") or pair.get("pair_id")) if isinstance(pair, dict) else None
@@ -66,7 +67,8 @@ def read_answers(path: Path) -> dict[str, dict[str, str | None]]:
     """pair id -> {"forward": judgement or None, "reverse": judgement or None} (reverse not yet flipped)."""
     data, text = _load(path, "MMRB2 predictions")
     if not isinstance(data, dict):
-        raise PublishedFileError(f"{path}: line 1: expected an object {{pair id: {{\"forward\": [...], \"reverse\": [...]}}}}")
+        raise PublishedFileError(f"{path}: line 1: expected an object "
+                                 '{pair id: {"forward": [...], "reverse": [...]}}')
     out: dict[str, dict[str, str | None]] = {}
     for pair_id, answer in data.items():
         if not isinstance(answer, dict):

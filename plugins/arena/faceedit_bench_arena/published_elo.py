@@ -30,7 +30,7 @@ LOG10 = np.log(10.0)
 def fit_l2_logistic(wins: np.ndarray, c: float = 1.0, tol: float = 1e-12, max_iter: int = 100) -> np.ndarray:
     """Elo ratings (K,) from a half-win matrix by GenAI-Arena's penalised logistic regression (module doc).
 
-    Minimises 2 Σ_ij w_ij · −log σ(ln10 (β_i − β_j)) + ||β||² / (2c), a strictly convex objective, by Newton."""
+    Minimises 2 Σ_ij w_ij · −log σ(ln10 (β_i − β_j)) + ||β||² / (2c), strictly convex, by Newton's method."""
     w = np.asarray(wins, dtype=float)
     n = w + w.T
     k = w.shape[0]

@@ -60,8 +60,8 @@ def genai_arena_main(args: Any) -> int:
         numbers = with_expected(numbers, expected)
     notes = [f"battles: {len(log.votes)} of this task ({len(log.anony)} anonymous), {log.other_task} of the other "
              f"task left out; method: {args.method}; tolerance 0.1 Elo (the published fit stops at L-BFGS tol 1e-4)"]
-    return report_reproduction(f"GenAI-Arena {args.task} leaderboard (Elo)", f"{log_path} vs {board_path or args.expect}",
-                               numbers, args.json, notes)
+    return report_reproduction(f"GenAI-Arena {args.task} leaderboard (Elo)",
+                               f"{log_path} vs {board_path or args.expect}", numbers, args.json, notes)
 
 
 #: GenAI-Bench's README prints round(accuracy * 100, 2) (its show_results.py), trailing zeros dropped ("25.9").
@@ -95,7 +95,8 @@ def genai_bench_main(args: Any) -> int:
     folder = args.results or shipped("genai_bench", "image_edition")
     files = sorted(Path(folder).glob("*/pairwise.jsonl"))
     if not files:
-        raise PublishedFileError(f"{folder}: no <judge>/pairwise.jsonl files (GenAI-Bench's results/image_edition layout)")
+        raise PublishedFileError(f"{folder}: no <judge>/pairwise.jsonl files "
+                                 "(GenAI-Bench's results/image_edition layout)")
     published: dict[str, str] = {}
     if args.results is None:
         with shipped("genai_bench", "readme_image_editing.csv").open(encoding="utf-8") as f:

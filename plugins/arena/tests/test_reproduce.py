@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from faceedit_bench_arena.published_elo import LOG10, fit_l2_logistic
+from faceedit_bench_arena.reproduce import shipped
 from scipy.optimize import minimize
 from scipy.special import log_expit
 
 from faceedit_bench.cli import main
-from faceedit_bench_arena.published_elo import LOG10, fit_l2_logistic
-from faceedit_bench_arena.reproduce import shipped
 
 LOG = shipped("genai_arena", "clean_battle_20240220.json")
 BOARD = shipped("genai_arena", "image_editing_leaderboard.csv")
@@ -113,7 +113,8 @@ def test_genai_bench_on_a_users_results_folder(capsys, tmp_path):
     (tmp_path / "expect.csv").write_text("name,value\nmine,66.67\n")
     code, out, _ = run(capsys, "genai-bench", "--results", str(tmp_path), "--expect", str(tmp_path / "expect.csv"))
     assert code == 0 and "1 judge answers unparsed" in out
-    (judge / "pairwise.jsonl").write_text('{"idx": 0, "model_vote": "[[A>B]]", "human_vote": "leftvote"}\n{"idx": 1, "mo')
+    (judge / "pairwise.jsonl").write_text('{"idx": 0, "model_vote": "[[A>B]]", "human_vote": "leftvote"}\n'
+                                          '{"idx": 1, "mo')
     code, _, err = run(capsys, "genai-bench", "--results", str(tmp_path))
     assert code == 2 and "line 2" in err and "Traceback" not in err
 
@@ -126,7 +127,8 @@ def test_mmrb2_scores_both_orders_of_each_pair_by_its_rule(capsys, tmp_path):
     then gives the share of pairs whose chosen response is A, counted from the labels alone."""
     labels, answers = MMRB2 / "edit_labels_cut200.json", MMRB2 / "sample_task2_edit_cut200.json"
     share_a = sum(p["chosen"] == "A" for p in json.loads(labels.read_text())["pairs"]) / 200
-    code, out, _ = run(capsys, "mmrb2", "--labels", str(labels), "--answers", str(answers), "--json", str(tmp_path / "r.json"))
+    code, out, _ = run(capsys, "mmrb2", "--labels", str(labels), "--answers", str(answers),
+                       "--json", str(tmp_path / "r.json"))
     accuracy = next(n for n in json.loads((tmp_path / "r.json").read_text())["numbers"] if n["name"] == "edit/accuracy")
     assert code == 0 and accuracy["ours"] == pytest.approx(100 * share_a) and accuracy["published"] is None
     data = json.loads(answers.read_text())
