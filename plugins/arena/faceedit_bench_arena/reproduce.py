@@ -37,7 +37,7 @@ def add_genai_arena(sub: Any) -> None:
                         "shipped clean_battle_20240220.json")
     p.add_argument("--leaderboard", type=Path, default=None,
                    help="a leaderboard CSV (Model, Arena Elo rating (anony), Arena Elo rating (full)) to compare "
-                        "with, within 0.1 Elo; default: the shipped one with the shipped log, none with --log")
+                        "with, within 0.1 Elo; default: the shipped image-editing one with the shipped log")
     p.add_argument("--task", choices=("image_editing", "t2i_generation"), default="image_editing",
                    help="which battles of the log are rated (by the models' imagenhub_*_edition/_generation names)")
     p.add_argument("--method", choices=("l2_logistic", "default"), default="l2_logistic",
@@ -52,7 +52,8 @@ def genai_arena_main(args: Any) -> int:
 
     expected = read_expect(args.expect) if args.expect is not None else None  # checked before any work
     log_path = args.log or shipped("genai_arena", "clean_battle_20240220.json")
-    board_path = args.leaderboard or (None if args.log else shipped("genai_arena", "image_editing_leaderboard.csv"))
+    published = args.log is None and args.task == "image_editing"  # the shipped leaderboard rates only these
+    board_path = args.leaderboard or (shipped("genai_arena", "image_editing_leaderboard.csv") if published else None)
     board = ga.read_leaderboard(board_path) if board_path is not None else None
     log = ga.read_battle_log(log_path, args.task)
     numbers = ga.numbers(ga.recompute(log, args.method), board)

@@ -64,6 +64,11 @@ def test_a_users_own_log_and_leaderboard(capsys, tmp_path):
     assert code == 1 and "0/2 published numbers matched" in out
 
 
+def test_a_battle_of_an_editor_against_itself_is_refused_with_its_line(capsys):
+    code, _, err = run(capsys, "genai-arena", "--task", "t2i_generation")  # the log's one text-to-image self-battle
+    assert code == 2 and "line 14554, columns 'model_a'/'model_b': the same editor 'SDXLTurbo'" in err
+
+
 def battle(**fields) -> dict:
     return {"model_a": "imagenhub_SDEdit_edition", "model_b": "imagenhub_PNP_edition", "winner": "model_a",
             "judge": "someone", "anony": True, "tstamp": 1.0, **fields}
