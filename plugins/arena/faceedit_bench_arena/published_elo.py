@@ -11,9 +11,10 @@ TIGER-AI-Lab/GenAI-Arena @ a3221a7) does, restated:
   penalty pulls every rating toward 1000 (the mean is not fixed at 1000), and with few battles it is strong:
   it is not the project's 0.01 virtual ties per pair. The published numbers are its optimum as scikit-learn's
   L-BFGS left it (tolerance 1e-4); this module solves the same objective to convergence by Newton's method.
-* **Bootstrap**: battles (not identities) drawn with replacement, 100 rounds, by ``numpy.random.seed(42)`` and
-  pandas' ``sample(frac=1, replace=True)`` (the same draws as ``RandomState(seed).choice``); 2.5 and 97.5
-  percentiles. The published leaderboard prints the point fit, not the bootstrap median.
+* **Bootstrap**: battles (not identities) drawn with replacement, 100 rounds, 2.5 and 97.5 percentiles. They
+  draw with pandas' ``sample(frac=1, replace=True)`` after one ``numpy.random.seed(42)`` for the anonymous and
+  then the full table; here each table draws from ``RandomState(seed)`` afresh (the published leaderboard
+  prints no interval to compare with). It prints the point fit, not the bootstrap median.
 """
 
 from __future__ import annotations
