@@ -14,6 +14,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from pathlib import Path
 
 from faceedit_bench.errors import FaceEditBenchError
@@ -51,11 +52,9 @@ class Number:
 
 
 def printed_tolerance(text: str) -> float:
-    """Half a unit in the last printed digit: "53.54" -> 0.005, "1252" -> 0.5."""
-    mantissa = text.strip().lower().split("e")[0]
-    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
-    exponent = int(text.strip().lower().split("e")[1]) if "e" in text.lower() else 0
-    return 0.5 * 10.0 ** (exponent - decimals)
+    """Half a unit in the last printed digit: "53.54" -> 0.005, "1252" -> 0.5, "1.2e3" -> 50."""
+    exponent = Decimal(text.strip()).as_tuple().exponent
+    return 0.5 * 10.0 ** exponent if isinstance(exponent, int) else 0.0  # nan, inf: no digits
 
 
 def read_expect(path: Path) -> dict[str, tuple[float, float]]:

@@ -17,6 +17,12 @@ def published(*parts: str) -> Path:
     return Path(str(resources.files("faceedit_bench").joinpath("data", "published", *parts)))
 
 
+def _common(p: Any) -> None:
+    p.add_argument("--expect", type=Path, default=None,
+                   help="CSV name,value: compare with these values (each to its printed precision) instead")
+    p.add_argument("--json", type=Path, default=None, help="also write the table as JSON to this file")
+
+
 def add_viescore(sub: Any) -> None:
     p = sub.add_parser("viescore", help="VIEScore's judge–human Spearman correlations on ImagenHub's ratings",
                        description="Per editor, Spearman's rho between a judge's SC, PQ and O answers and "
@@ -32,9 +38,7 @@ def add_viescore(sub: Any) -> None:
     p.add_argument("--exact", action="store_true",
                    help="average the raters exactly (ties kept whatever the files' order) instead of as the "
                         "notebook did (floating point, in the order it read the files)")
-    p.add_argument("--expect", type=Path, default=None,
-                   help="CSV name,value: compare with these values (each to its printed precision) instead")
-    p.add_argument("--json", type=Path, default=None, help="also write the table as JSON to this file")
+    _common(p)
     p.set_defaults(func=viescore_main)
 
 
@@ -82,9 +86,7 @@ def add_imagenhub_human(sub: Any) -> None:
                                    "the same layout: --ratings.")
     p.add_argument("--ratings", type=Path, default=None,
                    help="the raters' TSVs: <task>/*_rater<k>.tsv; default: the shipped ImagenHub ratings")
-    p.add_argument("--expect", type=Path, default=None,
-                   help="CSV name,value: compare with these values (each to its printed precision) instead")
-    p.add_argument("--json", type=Path, default=None, help="also write the table as JSON to this file")
+    _common(p)
     p.set_defaults(func=imagenhub_human_main)
 
 

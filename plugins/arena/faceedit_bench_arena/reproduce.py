@@ -61,8 +61,8 @@ def genai_arena_main(args: Any) -> int:
         numbers = with_expected(numbers, expected)
     notes = [f"battles: {len(log.votes)} of this task ({len(log.anony)} anonymous), {log.other_task} of the other "
              f"task left out; method: {args.method}; tolerance 0.1 Elo (the published fit stops at L-BFGS tol 1e-4)"]
-    return report_reproduction(f"GenAI-Arena {args.task} leaderboard (Elo)",
-                               f"{log_path} vs {board_path or args.expect}", numbers, args.json, notes)
+    source = ARENA_SOURCE if published and args.leaderboard is None else f"{log_path} vs {board_path or args.expect}"
+    return report_reproduction(f"GenAI-Arena {args.task} leaderboard (Elo)", source, numbers, args.json, notes)
 
 
 #: GenAI-Bench's README prints round(accuracy * 100, 2) (its show_results.py), trailing zeros dropped ("25.9").
@@ -108,6 +108,8 @@ def genai_bench_main(args: Any) -> int:
             result = genai_bench_accuracy(path)
         except VotesError as exc:
             raise PublishedFileError(str(exc)) from None
+        except (OSError, UnicodeDecodeError, TypeError) as exc:  # unreadable, not UTF-8, a vote of another type
+            raise PublishedFileError(f"{path}: cannot be read as GenAI-Bench results ({exc})") from None
         judge, accuracy = path.parent.name, result["accuracy_with_ties"]
         text = published.get(judge)
         numbers.append(PublishedNumber(judge, None if accuracy is None else 100.0 * accuracy,
@@ -118,7 +120,6 @@ def genai_bench_main(args: Any) -> int:
     return report_reproduction("GenAI-Bench image editing: judge–human accuracy with ties (%)",
                                str(args.expect or (BENCH_SOURCE if args.results is None else folder)), numbers,
                                args.json, notes)
-
 
 
 #: MMRB2's README prints the example output of its sample predictions for the editing task: 55.50%. It is
