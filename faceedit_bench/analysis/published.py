@@ -47,8 +47,10 @@ class Number:
         return diff is not None and math.isfinite(diff) and abs(diff) <= (self.tolerance or 0.0) + 1e-12
 
     def as_dict(self) -> dict:
-        return {"name": self.name, "published": self.published, "ours": self.ours, "difference": self.difference,
-                "tolerance": self.tolerance, "matches": self.matches}
+        """JSON-safe: an undefined value (published as nan) is null."""
+        finite = lambda v: v if v is None or math.isfinite(v) else None  # noqa: E731
+        return {"name": self.name, "published": finite(self.published), "ours": finite(self.ours),
+                "difference": finite(self.difference), "tolerance": self.tolerance, "matches": self.matches}
 
 
 def printed_tolerance(text: str) -> float:
