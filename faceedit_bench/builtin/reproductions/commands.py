@@ -49,15 +49,17 @@ def viescore_main(args: Any) -> int:
     from faceedit_bench.builtin.reproductions.viescore import ASPECTS, viescore_table
 
     expected = read_expect(args.expect) if args.expect is not None else None
-    shipped = args.answers is None and args.ratings is None
     orders = {}
-    if shipped:
+    if args.ratings is None:  # the shipped ratings, read in the order that gives the notebook's numbers
         with published("viescore", "rater_order.csv").open(encoding="utf-8") as f:
             orders = {row["task"]: row["files"].split() for row in csv.DictReader(f)}
+    shipped = args.answers is None and args.ratings is None
+    if shipped and expected is None:
         with published("viescore", "analyze_json_gemini_0shot.csv").open(encoding="utf-8") as f:
-            expected = expected or {r["name"]: (float(r["value"]), NOTEBOOK_TOLERANCE) for r in csv.DictReader(f)}
-    table = viescore_table(args.answers or published("viescore", "gemini_0shot"),
-                           args.ratings or published("imagenhub_human_ratings"), orders, args.exact)
+            expected = {r["name"]: (float(r["value"]), NOTEBOOK_TOLERANCE) for r in csv.DictReader(f)}
+    answers = args.answers or published("viescore", "gemini_0shot")
+    ratings = args.ratings or published("imagenhub_human_ratings")
+    table = viescore_table(answers, ratings, orders, args.exact)
     numbers, notes = [], []
     for task, part in table.items():
         for editor, r in part.get("editors", {}).items():
@@ -69,8 +71,8 @@ def viescore_main(args: Any) -> int:
     if expected is not None:
         numbers = with_expected(numbers, expected)
     notes.append("average: tanh of the mean r, as the notebook; average_fisher_z: the proper average (not published)")
-    return report("VIEScore: judge–human Spearman correlations", str(args.expect or VIESCORE_SOURCE), numbers,
-                  args.json, notes)
+    source = str(args.expect) if args.expect else VIESCORE_SOURCE if shipped else f"{answers} vs {ratings}"
+    return report("VIEScore: judge–human Spearman correlations", source, numbers, args.json, notes)
 
 
 IMAGENHUB_SOURCE = "TIGER-AI-Lab/ImagenHub @ 439f72c: eval/human_ratings/<task>/*_rater<k>.tsv, AnalyzeHumanEval.ipynb"
@@ -106,4 +108,5 @@ def imagenhub_human_main(args: Any) -> int:
     if expected is not None:
         numbers = with_expected(numbers, expected)
     notes = ["kappa and alpha: the three raters image by image; undefined (—) where every rating is the same score"]
-    return report("ImagenHub human evaluation", str(args.expect or IMAGENHUB_SOURCE), numbers, args.json, notes)
+    source = str(args.expect) if args.expect else IMAGENHUB_SOURCE if args.ratings is None else str(args.ratings)
+    return report("ImagenHub human evaluation", source, numbers, args.json, notes)
