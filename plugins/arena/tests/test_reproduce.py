@@ -13,14 +13,14 @@ from faceedit_bench_arena.reproduce import shipped
 from scipy.optimize import minimize
 from scipy.special import log_expit
 
-from faceedit_bench.cli import main
+from faceedit_bench.testing import run_cli
 
 LOG = shipped("genai_arena", "clean_battle_20240220.json")
 BOARD = shipped("genai_arena", "image_editing_leaderboard.csv")
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(["reproduce", *argv])
+    code = run_cli(["reproduce", *argv])
     out = capsys.readouterr()
     return code, out.out, out.err
 
