@@ -56,6 +56,10 @@ What is here, by use:
   number, to recombine stored member answers), :func:`parse_testset` (a frozen test set's JSON, validated),
   :class:`PublishedSample` (the items a paper ran, for ``faceedit_register_samples``),
   :func:`write_bytes` (atomic).
+* reproductions of published results (``faceedit-bench reproduce``, ``faceedit_register_reproductions``):
+  :class:`PublishedNumber` (published value, ours, tolerance), :class:`PublishedFileError` (a published layout
+  that cannot be read: exit code 2), :func:`read_expect` (a user's ``name,value`` CSV), :func:`with_expected`
+  and :func:`report_reproduction` (the table, its JSON and the exit code).
 """
 
 from __future__ import annotations
@@ -67,6 +71,9 @@ from faceedit_bench.analysis.cached import cached_statistic
 from faceedit_bench.analysis.group_tests import compare_k_groups, kruskal_wallis, one_vs_rest
 from faceedit_bench.analysis.metric_agreement import metric_agreement, rank_table
 from faceedit_bench.analysis.paired import paired_comparison, paired_family
+from faceedit_bench.analysis.published import Number as PublishedNumber
+from faceedit_bench.analysis.published import PublishedFileError, read_expect, with_expected
+from faceedit_bench.analysis.published import report as report_reproduction
 from faceedit_bench.analysis.rates import Threshold, rate_direction, threshold_rate
 from faceedit_bench.analysis.reliability import fleiss_kappa, krippendorff_alpha
 from faceedit_bench.analysis.session_metrics import SessionMetric
@@ -170,6 +177,11 @@ def log_run_artifacts(tracking_uri: str, run_key: str, files: Mapping[str, str])
 
 
 __all__ = [
+    "PublishedFileError",
+    "PublishedNumber",
+    "read_expect",
+    "report_reproduction",
+    "with_expected",
     "PANEL_ROUNDINGS",
     "PublishedSample",
     "key_values",

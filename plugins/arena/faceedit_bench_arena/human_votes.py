@@ -16,7 +16,7 @@ Every problem is reported with its line and column, all at once, before anything
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,8 +65,15 @@ def read_votes(path: Path) -> list[Vote]:
     if missing:
         raise VotesError(f"{path}: line 1 (header): missing column(s) {', '.join(missing)}; found {header}. "
                          "Expected model_a, model_b, vote (or winner) and voter_id (or judge).")
+    return votes_from_rows(path, records, vote_col, voter_col)
+
+
+def votes_from_rows(path: Path, rows: Iterable[tuple[int, Mapping[str, str]]], vote_col: str,
+                    voter_col: str) -> list[Vote]:
+    """Votes from (line, row) pairs of any layout with the votes CSV's fields, each checked; every problem is
+    reported with its line and column, all at once."""
     votes, problems = [], []
-    for line, row in records:
+    for line, row in rows:
         a, b = (row.get("model_a") or "").strip(), (row.get("model_b") or "").strip()
         raw = (row.get(vote_col) or "").strip()
         voter = (row.get(voter_col) or "").strip()
