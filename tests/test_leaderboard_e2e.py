@@ -154,9 +154,12 @@ def test_a_tampered_metric_fails_verification(tracked, cli, tmp_path):
     code, out = cli(*_verify_args(tracked, sub, tmp_path))
     assert code == 1 and "FAILED" in out and "metrics.drop_fss.mean" in out, out
     saved = json.loads((tmp_path / "lb" / "verifications" / f"{sub.name}.json").read_text())
-    assert saved["status"] == "failed" and [m["field"] for m in saved["mismatches"]] == ["metrics.drop_fss.mean"]
+    # caught before re-scoring: the bundled sessions.csv recomputes another mean
+    assert saved["status"] == "failed" and "its numbers are inconsistent: metrics.drop_fss.mean is" in saved["reason"]
+    assert "sessions.csv gives" in saved["reason"]
     code, out = cli("leaderboard", "build", "--dir", tmp_path / "lb")
-    assert _ranked((tmp_path / "lb" / "README.md").read_text()) == [("–", "noise", "failed")]  # no rank
+    assert code == 1 and "REJECTED" in out and "metrics.drop_fss.mean" in out  # refused, never listed
+    assert _ranked((tmp_path / "lb" / "README.md").read_text()) == []
 
 
 def test_embedder_metrics_reproduce_within_float32_noise_and_no_further(tracked, tmp_path):

@@ -53,9 +53,13 @@ def test_a_judged_submission_verifies_only_with_the_same_judge_answers(plugins, 
                     f"judge.params.base_url={server.url}", *[f"judge.params.{s}" for s in FAST]]
         same = verify_submission(bundle, plugins=plugins, workspace=tmp_path / "verify-1", overrides=settings)
         assert same.status == "verified", same.reason or same.mismatches
+        assert (bundle / "sessions.csv").is_file() and record["files"]["sessions_table"]["path"] == "sessions.csv"
+        assert {d["verdict"] for d in same.judged} == {"reproduced"}
         score["value"] = 2  # the same pinned judge now answers differently (a silent model change)
         moved = verify_submission(bundle, plugins=plugins, workspace=tmp_path / "verify-2", overrides=settings)
     assert moved.status == "failed"
-    mean = next(m for m in moved.mismatches if m["field"] == "metrics.sc.mean")
-    assert (mean["submitted"], mean["reproduced"]) == (pytest.approx(60.0), pytest.approx(20.0))
-    assert not any(m["field"].startswith("metrics.drop_fss") for m in moved.mismatches)  # identity still agrees
+    # judged means are compared as distributions: the difference, its interval and the verdict
+    mean = next(d for d in moved.judged if d["field"] == "metrics.sc.mean")
+    assert mean["difference"] == pytest.approx(40.0) and mean["verdict"] == "differs" and mean["n_identities"] == 2
+    assert "judged mean(s) not reproduced (first: metrics.sc.mean: submitted - re-scored = +40" in moved.reason
+    assert not moved.mismatches  # nothing else moved: drop_fss, counts and flags still agree
