@@ -82,3 +82,16 @@ def test_an_inconclusive_verification_leaves_the_entry_unverified_with_its_reaso
                                     verified_at="2026-01-01T00:00:00Z"), tmp_path / "lb" / "verifications")
     (entry,) = collect_submissions(tmp_path / "lb").entries
     assert entry.status == "unverified" and entry.status_note.startswith("re-scored 2026-01-01T00:00:00Z, inconclusive")
+
+
+def test_an_entry_made_against_a_non_default_endpoint_says_so(tmp_path, plugins):
+    sub = _submit(tmp_path, plugins, editor="a", values=VALUES)
+    rewrite_record(sub, lambda r: r["editor"]["description"].update(base_url="http://user:secret@127.0.0.1:8123/v1"))
+    _submit(tmp_path, plugins, editor="b", values=(1.0, 1.2, 1.1, 1.3))
+    registry = {"drop_fss": SessionMetric("drop_fss", False, "%", "test", lambda s: None)}
+    (view,) = build_views(collect_submissions(tmp_path / "lb").entries, registry)
+    editors = {r.id.split("-")[0]: r.cells[1].sub for r in view.sections[0].rows}
+    assert editors["a"].endswith(" · editor via 127.0.0.1:8123, not the provider's public host")
+    assert "secret" not in editors["a"] and "endpoint" not in editors["b"] and "via" not in editors["b"]
+    page = build_leaderboard(tmp_path / "lb", out=tmp_path / "out", plugins=plugins).table.read_text()
+    assert "editor via 127.0.0.1:8123, not the provider's public host" in page

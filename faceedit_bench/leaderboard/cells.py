@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from faceedit_bench.analysis.baselines import is_reference_editor
 from faceedit_bench.leaderboard.entries import Entry
@@ -206,7 +207,21 @@ def editor_cell(e: Entry) -> Cell:
     sub = e.id + (f" · by {e.record['submitter']}" if e.record.get("submitter") else "")
     if is_reference(e):
         sub = "reference: no edit · " + sub
+    sub += "".join(f" · {note}" for note in endpoint_notes(e.record))
     return Cell(named_version(editor["name"], editor["version"]), editor["name"].lower(), sub)
+
+
+def endpoint_notes(record: Mapping[str, Any]) -> list[str]:
+    """"editor via 127.0.0.1:8000, not the provider's public host" for each hosted component whose calls went
+    to another endpoint (a local server, a proxy): its description carries ``base_url`` only then
+    (:func:`faceedit_bench.execution.endpoints.endpoint_identity`). Only the host is shown."""
+    out = []
+    for kind in ("editor", "judge"):
+        url = ((record.get(kind) or {}).get("description") or {}).get("base_url")
+        if isinstance(url, str) and url:
+            host = urlsplit(url).netloc.rpartition("@")[2] or url[:80]
+            out.append(f"{kind} via {host}, not the provider's public host")
+    return out
 
 
 def status_cell(e: Entry) -> Cell:
