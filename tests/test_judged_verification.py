@@ -92,7 +92,8 @@ def test_a_mean_shifted_by_5_points_fails():
     assert failed == RESCORINGS
     overall = differences[0]
     assert overall.verdict == "differs" and overall.ci_low > JUDGE_TOLERANCE
-    assert overall.sentence().startswith("metrics.sc.mean: submitted - re-scored = +") and "differs" in overall.sentence()
+    sentence = overall.sentence()
+    assert sentence.startswith("metrics.sc.mean: submitted - re-scored = +") and sentence.endswith("differs")
 
 
 def test_without_a_submitted_sessions_table_judged_means_are_inconclusive():

@@ -117,7 +117,8 @@ def write_fake_run(workspace: Path, *, editor: str = "identity", editor_version:
     if sessions_table:
         lines = ["face_id,identity,session_id,condition,excluded,gender," + metric]
         lines += [f"synthetic/{i},id{i},pose-01,baseline,{'step_refused' if i < refused else ''},"
-                  f"{'male' if i % 2 == 0 else 'female'},{'' if i < refused else value}" for i, value in enumerate(values)]
+                  f"{'male' if i % 2 == 0 else 'female'},{'' if i < refused else value}"
+                  for i, value in enumerate(values)]
         (run_dir / "sessions.csv").write_text("\n".join(lines) + "\n")
     config = {"editor": {"name": editor, "params": {}}, "testset": {"name": testset, "params": {}},
               "dataset": {"name": "synthetic", "params": {"root": str(workspace / "faces"), "n": len(values)}},

@@ -121,7 +121,8 @@ def _anchor_failure(anchor: Mapping[str, Any]) -> str:
     name, value = anchor.get("name", "?"), anchor.get("value")
     if anchor.get("outcome") != "ok" or not isinstance(value, Mapping):
         return f"{name}: no usable answer ({anchor.get('outcome')})"
-    wrong = [f"{field} {value.get(field)}, expected {lo}-{hi}" for field, (lo, hi) in (anchor.get("expect") or {}).items()
+    wrong = [f"{field} {value.get(field)}, expected {lo}-{hi}"
+             for field, (lo, hi) in (anchor.get("expect") or {}).items()
              if not (isinstance(value.get(field), (int, float)) and lo <= value[field] <= hi)]
     return f"{name}: {', '.join(wrong) or 'answer out of range'}"
 

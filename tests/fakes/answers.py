@@ -76,5 +76,6 @@ class VariedJudge:
         schema = request["generationConfig"].get("responseJsonSchema") or {}
         if "editing_success" not in schema.get("properties", {}):
             return json.dumps(example_from_schema(schema))
-        steady = 3 + int(hashlib.sha256(json.dumps(request["contents"], sort_keys=True).encode()).hexdigest()[:4], 16) % 6
+        images = hashlib.sha256(json.dumps(request["contents"], sort_keys=True).encode()).hexdigest()
+        steady = 3 + int(images[:4], 16) % 6
         return json.dumps({"editing_success": self.score(steady), "overediting": 10, "reasoning": "-"})
