@@ -61,7 +61,8 @@ def record_of(table: bytes) -> dict:
     def summary(keys):
         return {"n": len(keys), "mean": float(np.mean([values[k] for k in keys]))}
 
-    groups = {label: {"metrics": {"sc": summary(parsed.group("gender", label))}} for label in ("female", "male")}
+    groups = {label: {"metrics": {"sc": summary(parsed.group("gender", label) & values.keys())}}
+              for label in ("female", "male")}
     return {"metrics": {"sc": summary(list(values))}, "groups": {"gender": groups}}
 
 
@@ -118,3 +119,22 @@ def test_the_interval_is_clustered_by_identity():
     assert clustered_interval([0.0, 0.0], ["a", "a"])[1:3] == (0.0, 0.0)  # a judge that answered the same
     assert math.isinf(clustered_interval([0.0, 1.0], ["a", "a"])[2])  # one identity: nothing to tell from
     assert [verdict(-1, 1, 2.5), verdict(3, 6, 2.5), verdict(1, 4, 2.5)] == ["reproduced", "differs", "inconclusive"]
+
+
+def test_sessions_left_out_of_a_submission_make_its_judged_mean_inconclusive():
+    # A tamperer blanks the lowest-scored sessions' values: every remaining pair agrees, the mean rises.
+    steady = steady_scores()
+    rows = list(csv.DictReader(io.StringIO(judged_run(steady, VariedJudge(seed=1)).decode())))
+    for row in sorted(rows, key=lambda r: float(r["sc"]))[:8]:
+        row["sc"] = ""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    tampered = buf.getvalue().encode()
+    rescored = SessionTable.parse(judged_run(steady, VariedJudge(seed=2)), ["sc"])
+    overall = judged_differences(record_of(tampered), {"sc": JUDGE_TOLERANCE}, rescored,
+                                 SessionTable.parse(tampered, ["sc"]))[0]
+    assert overall.verdict == "inconclusive" and overall.unpaired == 8 and failures([overall])
+    assert "8 session(s) have a value in only one of the submitted and re-scored tables" in overall.sentence()
+    assert "re-scored only" in overall.sentence()

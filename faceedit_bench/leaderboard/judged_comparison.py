@@ -56,20 +56,22 @@ class Difference:
     n_identities: int
     method: str
     verdict: str  # "reproduced", "differs" or "inconclusive"
-    reason: str = ""  # why nothing could be compared
+    reason: str = ""  # why it is inconclusive beyond its interval
+    unpaired: int = 0  # sessions with a value on one side only
 
     def as_dict(self) -> dict[str, Any]:
         return {"field": self.field, "difference": self.difference, "ci_low": self.ci_low, "ci_high": self.ci_high,
                 "confidence": 1 - 2 * ALPHA, "margin": self.margin, "n_sessions": self.n_sessions,
                 "n_identities": self.n_identities, "method": self.method, "verdict": self.verdict,
-                "reason": self.reason or None}
+                "unpaired_sessions": self.unpaired, "reason": self.reason or None}
 
     def sentence(self) -> str:
         if self.difference is None:
             return f"{self.field}: {self.verdict}, {self.reason}"
         return (f"{self.field}: submitted - re-scored = {self.difference:+.3g}, {1 - 2 * ALPHA:.0%} interval "
                 f"[{self.ci_low:+.3g}, {self.ci_high:+.3g}] against a margin of ±{self.margin:g} "
-                f"({self.n_sessions} sessions, {self.n_identities} identities): {self.verdict}")
+                f"({self.n_sessions} sessions, {self.n_identities} identities): {self.verdict}"
+                + (f", {self.reason}" if self.reason else ""))
 
 
 def clustered_interval(values: Iterable[float], clusters: Iterable[str], alpha: float = ALPHA,
@@ -100,18 +102,33 @@ def verdict(low: float, high: float, margin: float) -> str:
     return "inconclusive"
 
 
-def paired_difference(field: str, submitted: Mapping[Key, float], rescored: Mapping[Key, float],
+def paired_difference(field: str, submitted: Mapping[Key, float] | None, rescored: Mapping[Key, float],
                       identities: Mapping[Key, str], margin: float) -> Difference:
-    """The mean of submitted - re-scored over the sessions with a value in both, clustered by identity."""
+    """The mean of submitted - re-scored over the sessions with a value in both, clustered by identity.
+
+    A session with a value on one side only makes a mean that is not shown different inconclusive: leaving
+    out chosen sessions (blanking their values) would move a submitted mean while every pair agrees. An
+    honest run has such sessions only where a judge call failed in one run and not the other."""
+    if submitted is None:
+        return Difference(field, None, None, None, margin, 0, 0, PAIRED, "inconclusive",
+                          reason="the bundle has no sessions.csv to pair the sessions with (submit the run again: "
+                                 "submit bundles it)")
     keys = sorted(set(submitted) & set(rescored))
+    one_sided = sorted(set(submitted) ^ set(rescored))
     if not keys:
         return Difference(field, None, None, None, margin, 0, 0, PAIRED, "inconclusive",
-                          "no session has a value in both the submitted and the re-scored sessions.csv"
-                          if submitted else "the bundle has no sessions.csv to pair the sessions with (submit the "
-                          "run again: submit bundles it)")
+                          reason="no session has a value in both the submitted and the re-scored sessions.csv",
+                          unpaired=len(one_sided))
     mean, low, high, g = clustered_interval([submitted[k] - rescored[k] for k in keys],
                                             [identities.get(k) or k[0] for k in keys])
-    return Difference(field, mean, low, high, margin, len(keys), g, PAIRED, verdict(low, high, margin))
+    found, reason = verdict(low, high, margin), ""
+    if one_sided and found != "differs":
+        first = one_sided[0]
+        found = "inconclusive"
+        reason = (f"{len(one_sided)} session(s) have a value in only one of the submitted and re-scored tables "
+                  f"(first: {printable(first[0], 60)} {printable(first[1], 60)}, "
+                  f"{'submitted' if first in submitted else 're-scored'} only)")
+    return Difference(field, mean, low, high, margin, len(keys), g, PAIRED, found, reason, len(one_sided))
 
 
 def _number(text: str, column: str, key: Key) -> float:
@@ -179,7 +196,7 @@ def judged_differences(submitted: Mapping[str, Any], margins: Mapping[str, float
             def kept(values: Mapping[Key, float], members: set[Key] | None = members) -> dict[Key, float]:
                 return {k: v for k, v in values.items() if members is None or k in members}
 
-            submitted_values = {} if submitted_table is None else kept(submitted_table.values.get(name, {}))
+            submitted_values = None if submitted_table is None else kept(submitted_table.values.get(name, {}))
             out.append(paired_difference(field, submitted_values, kept(rescored.values.get(name, {})),
                                          rescored.identities, margin))
     return out
