@@ -4,6 +4,8 @@ shown apart from verified ones and never ranked above them."""
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from faceedit_bench.analysis.session_metrics import SessionMetric
@@ -95,3 +97,12 @@ def test_an_entry_made_against_a_non_default_endpoint_says_so(tmp_path, plugins)
     assert "secret" not in editors["a"] and "endpoint" not in editors["b"] and "via" not in editors["b"]
     page = build_leaderboard(tmp_path / "lb", out=tmp_path / "out", plugins=plugins).table.read_text()
     assert "editor via 127.0.0.1:8123, not the provider's public host" in page
+
+
+def test_an_unreadable_value_in_the_sessions_table_is_an_inconsistency(tmp_path, plugins):
+    sub = _submit(tmp_path, plugins, editor="a", values=VALUES, sessions_table=True)
+    table = (sub / "sessions.csv").read_text().replace(",3.9\n", ",three\n")
+    (sub / "sessions.csv").write_text(table)
+    rewrite_record(sub, lambda r: r["files"]["sessions_table"].update(
+        sha256=hashlib.sha256(table.encode()).hexdigest(), bytes=len(table.encode())))
+    assert "metrics.drop_fss: sessions.csv holds a value that is not a number" in _rejection(tmp_path)

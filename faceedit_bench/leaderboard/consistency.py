@@ -72,7 +72,9 @@ def _differs(stated: Any, values: list[float]) -> bool:
 
 def _check_mean(out: list[str], field: str, summary: Mapping[str, Any] | None, values: list[float], table: str) -> None:
     summary = summary or {}
-    if int(summary.get("n") or 0) != len(values):
+    if not all(math.isfinite(v) for v in values):
+        out.append(f"{printable(field, 120)}: {table} holds a value that is not a number")
+    elif int(summary.get("n") or 0) != len(values):
         out.append(f"{printable(field, 120)}.n is {summary.get('n')}; {table} has {len(values)} values")
     elif _differs(summary.get("mean"), values):
         mean = summary.get("mean")
@@ -114,6 +116,8 @@ def from_sessions(record: Mapping[str, Any], table: bytes) -> list[str]:
         _check_mean(out, f"metrics.{name}", stated, values, SESSIONS_FILE)
         for attribute, labels in record["groups"].items():
             column = label_column(attribute, metrics)
+            if not rows or column not in rows[0]:  # a label the table has no column for
+                continue
             for label, group in labels.items():
                 if name not in group["metrics"]:
                     continue
