@@ -74,6 +74,8 @@ def test_unverified_entries_are_ranked_after_verified_ones_and_say_so(tmp_path, 
     assert [(r.id.split("-")[0], r.cells[0].text, r.cells[2].text) for r in rows] == [
         ("worse", "1", "verified"), ("better", "2", "unverified")]
     assert rows[1].cells[0].sub == UNVERIFIED_RANK and not rows[0].cells[0].sub
+    # the intervals' label does not claim one method for all (SC's is Wilson or bootstrap, not Student t)
+    assert dict(view.details)["intervals"] == "95% confidence, by each metric's own method"
     assert better.name == rows[1].id
 
 
