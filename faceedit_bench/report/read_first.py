@@ -75,7 +75,6 @@ def report_warnings(report: Mapping[str, Any]) -> list[dict[str, Any]]:
 #: How a warning of each kind is introduced wherever it is shown (console, report.html, MLflow): a mostly
 #: missing measurement says what "most" means; a judge that failed its sanity anchors is not missing data.
 LABELS = {"missing": f"MOSTLY MISSING (over {MOST:.0%})", "judge_reliability": "JUDGE RELIABILITY"}
-PREFIX = LABELS["missing"] + ": "
 
 
 def label(w: Mapping[str, Any]) -> str:
