@@ -32,8 +32,8 @@ from faceedit_bench.leaderboard.bundle import (
     read_submission,
 )
 from faceedit_bench.leaderboard.errors import SubmissionRejected, VerificationUnavailable
-from faceedit_bench.leaderboard.limits import DEFAULT_LIMITS, Limits
 from faceedit_bench.leaderboard.judged_comparison import SessionTable, failures, judged_differences
+from faceedit_bench.leaderboard.limits import DEFAULT_LIMITS, Limits
 from faceedit_bench.leaderboard.record import SESSIONS_FILE, build_record, row_hash, step_rows
 from faceedit_bench.leaderboard.reproduction import compare_records
 from faceedit_bench.leaderboard.schema import printable
