@@ -37,6 +37,7 @@ from faceedit_bench.run.admission import Admission
 from faceedit_bench.run.call_roles import call_roles, call_tags, calls_section
 from faceedit_bench.run.components import create_component
 from faceedit_bench.run.cost_section import cost_section
+from faceedit_bench.run.data_needs import check_data_needs
 from faceedit_bench.run.edit_stage import EditStage
 from faceedit_bench.run.engine import Engine
 from faceedit_bench.run.inputs import InputResolver
@@ -165,7 +166,9 @@ def build_experiment(cfg: Any, plugins: Plugins, preset: str | None = None) -> E
         components=infos, config=resolved, params=flatten(resolved), tags=tags,
         workspace=workspace, output_dir=output_dir, preset=preset,
     ), conf.run.shard)
-    return Experiment(conf, info, components, testset, metrics, judge_metrics, conditions)
+    exp = Experiment(conf, info, components, testset, metrics, judge_metrics, conditions)
+    check_data_needs(exp, plugins.sections())  # a run that could score nothing stops before its first call
+    return exp
 
 
 def session_metrics(plugins: Plugins, judge_metrics: list[Any]) -> list[Any]:

@@ -70,6 +70,9 @@ class FolderDataset:
         than exactly one face.
     """
 
+    #: The manifest is read once, no image is opened: a run's faces are checked for what its metrics need.
+    faces_cheap = True
+
     def __init__(
         self,
         root: str | Path,
