@@ -94,11 +94,11 @@ def main(argv: list[str] | None = None) -> int:
         collect_less_often()
         argv = sys.argv[1:]
     argv = list(argv)
-    if argv[:1] == ["run"]:  # Hydra parses everything after it (-m, --cfg, --help are Hydra's)
-        from faceedit_bench.cli.run import run_command
+    if argv[:1] in (["run"], ["plan"]):  # Hydra parses everything after it (-m, --cfg, --help are Hydra's)
+        from faceedit_bench.cli.run import plan_command, run_command
 
         try:
-            return run_command(argv[1:], _subcommands())
+            return (run_command if argv[0] == "run" else plan_command)(argv[1:], _subcommands())
         except FaceEditBenchError as exc:
             print(f"Error: {exc}", file=sys.stderr)
             return 2

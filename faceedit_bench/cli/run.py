@@ -79,6 +79,11 @@ def run_command(argv: Sequence[str], commands: Sequence[str]) -> int:
     return 0
 
 
+def plan_command(argv: Sequence[str], commands: Sequence[str]) -> int:
+    """``faceedit-bench plan <overrides>``: the run's plan, as ``run.dry_run=true`` prints it (no provider call)."""
+    return run_command([*argv, "run.dry_run=true"], commands)
+
+
 def add_parsers(sub: Any) -> None:
     """Add ``run`` to the subparsers of ``faceedit-bench``: only for ``--help`` and the command list, since
     :func:`faceedit_bench.cli.main` hands everything after ``run`` to Hydra (:func:`run_command`)."""
@@ -86,3 +91,7 @@ def add_parsers(sub: Any) -> None:
                    help="run an experiment: faceedit-bench run editor=<name> testset=<name> [key=value ...] "
                         "(Hydra's overrides and options: -m, --cfg job, --help; shell completion: "
                         "faceedit-bench run --shell-completion install=bash)")
+    sub.add_parser("plan", add_help=False,
+                   help="a run's calls per provider and model, how many are cached, their estimated cost and the "
+                        "time its rate limits imply, without a provider call: faceedit-bench plan <the run's "
+                        "overrides> (docs/plan.md)")

@@ -182,6 +182,10 @@ EDITOR_CAPABILITIES = (
     Capability("prices", None, "USD per usage unit (keys of faceedit_bench.api.USAGE_KEYS, and 'as_of'); "
                "absent: the editor makes no provider calls and costs nothing; an AsyncEditor must set it "
                "(empty when free)", "a mapping or None", lambda v: v is None or isinstance(v, Mapping)),
+    Capability("usage_per_call", None, "the usage of one typical call (keys of faceedit_bench.api.USAGE_KEYS), "
+               "which `faceedit-bench plan` prices until the workspace has measured calls of the editor; absent: "
+               "the plan's cost is unknown until then", "a mapping or None",
+               lambda v: v is None or isinstance(v, Mapping)),
     Capability("prepare", None, "a method with no arguments that readies what the first call needs (an SDK's "
                "import, its client); the engine calls it once, in a worker thread, beside the first admission "
                "that embeds a face (a rerun with every face embedded skips it), and leaves any failure for the "
