@@ -87,3 +87,19 @@ def test_a_default_rate_limit_that_makes_the_run_long_is_named_with_its_setting(
                        "if your account allows more, raise it with editor.params.limits.requests_per_minute=<n>")
     (row,) = plan.rows
     assert row.cost_usd() == pytest.approx(160 * (50 * 5e-6 + 4483 * 1e-5 + 4160 * 4e-5))  # list prices, 2025-10
+
+
+def test_ls_says_for_each_editor_and_judge_hosted_or_local_its_key_and_price(capsys, monkeypatch):
+    from faceedit_bench.cli import main
+
+    for key in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(key, raising=False)  # ls needs no key
+    assert main(["ls", "editor"]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # one line per option, wrapped at the terminal's width
+    assert "gpt_image hosted, key OPENAI_API_KEY, about $0.211 a call (list prices 2025-10)" in out
+    assert "nano_banana hosted, key GEMINI_API_KEY or GOOGLE_API_KEY, about $0.039 a call" in out
+    assert "identity local" in out
+    assert main(["ls", "judge"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "paper_b_panel panel: gemini: hosted, key GEMINI_API_KEY or GOOGLE_API_KEY" in out
+    assert "none no judge" in out

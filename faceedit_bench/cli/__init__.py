@@ -8,7 +8,8 @@ command's function, so that ``faceedit-bench --help`` stays quick:
 * :mod:`~faceedit_bench.cli.inputs`: ``data check``, ``testset`` and ``write-instructions``, a run's inputs;
 * :mod:`~faceedit_bench.cli.runs`: ``report``, ``compare``, ``results``, ``export-replay`` and ``merge``,
   what to do with finished runs;
-* :mod:`~faceedit_bench.cli.leaderboard`: ``submit``, ``verify`` and ``leaderboard build``.
+* :mod:`~faceedit_bench.cli.leaderboard`: ``submit``, ``verify`` and ``leaderboard build``;
+* :mod:`~faceedit_bench.cli.completion`: ``completion bash``, tab completion from a static index.
 
 A protocol package adds its own commands through the ``faceedit_register_commands`` hook
 (:func:`add_plugin_commands`; docs/plugin_hooks.md).
@@ -31,7 +32,9 @@ comparing and reporting runs, the leaderboard).
 Experiments run through Hydra:
   faceedit-bench run editor=<name> testset=<name> dataset=<name> [key=value ...]
   faceedit-bench run --help            (config groups and options; also python -m faceedit_bench)
-  eval "$(faceedit-bench run --shell-completion install=bash)"     (tab completion in bash)
+  faceedit-bench plan <the run's overrides>   (its calls, cached, estimated cost, time; no call made)
+  eval "$(faceedit-bench run --shell-completion install=bash)"     (tab completion in bash, from a static
+                                      index; the same as faceedit-bench completion bash, which can --install it)
 """
 
 
@@ -41,9 +44,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="faceedit-bench", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    from faceedit_bench.cli import inputs, leaderboard, plugins, run, runs
+    from faceedit_bench.cli import completion, inputs, leaderboard, plugins, run, runs
 
-    for commands in (run, plugins, inputs, runs, leaderboard):  # each module adds its own commands
+    for commands in (run, plugins, inputs, runs, leaderboard, completion):  # each module adds its own commands
         commands.add_parsers(sub)
     add_plugin_commands(sub, argv)  # what plugins contribute (questions, portraits, human, arena ...)
     for action in sub._choices_actions:  # `faceedit-bench <command> --help` says what the command does

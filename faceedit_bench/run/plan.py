@@ -33,6 +33,7 @@ from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.cost import cost_usd
 from faceedit_bench.keys import edit_key, fingerprint, portable, step_seed
 from faceedit_bench.records import Outcome
+from faceedit_bench.run.access import usage_per_call
 from faceedit_bench.run.condition_plan import BuiltConditions, ConditionPlan
 from faceedit_bench.run.condition_prompts import BASELINE
 from faceedit_bench.run.shards import select_faces
@@ -194,11 +195,11 @@ def _component(role: str, name: str, description: Mapping[str, Any], obj: Any, s
     row = Calls(role, name, str(description.get("model") or description.get("version") or "-"), setting, fp,
                 limits=limits, prices=getattr(obj, "prices", None))
     measured, n = ledger.usage(table, column, fp)
-    declared = getattr(obj, "usage_per_call", None)
+    declared = usage_per_call(obj)
     if n:
         row.usage, row.usage_source = measured, f"measured on {n} calls in this workspace"
     elif declared:
-        row.usage, row.usage_source = dict(declared), "as the plugin declares it (usage_per_call)"
+        row.usage, row.usage_source = dict(declared), "as the plugin declares it"
     else:
         row.usage_source = "unknown"
     return row
