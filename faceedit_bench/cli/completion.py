@@ -157,14 +157,13 @@ def default_path() -> Path:
     return Path(data) / "bash-completion" / "completions" / "faceedit-bench"
 
 
-def _completion_command(args: argparse.Namespace) -> int:
-    from faceedit_bench.cli import _subcommands
+def _completion_command(args: argparse.Namespace, commands: list[str]) -> int:
     from faceedit_bench.storage.atomic import write_text
 
     program = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0].endswith("faceedit-bench") \
         else "faceedit-bench"
     out = Path(args.out).expanduser() if args.out else default_path() if args.install else None
-    index = completion_index(_subcommands())
+    index = completion_index(commands)
     if out is None:
         print(bash_script(index, program), end="")
         return 0
@@ -182,4 +181,5 @@ def add_parsers(sub: Any) -> None:
                    help="write it to $XDG_DATA_HOME/bash-completion/completions/faceedit-bench; it then rebuilds "
                         "itself when plugins or config entries change")
     p.add_argument("--out", help="write it to this file instead (rebuilt the same way)")
-    p.set_defaults(func=_completion_command)
+    # The subcommands, read when the command runs: the parser has every one by then (plugins' by name).
+    p.set_defaults(func=lambda args: _completion_command(args, sorted(sub.choices)))

@@ -33,7 +33,7 @@ class Shortfall:
     """One part's needs against the run's data: how many of ``total`` faces (or steps) it can use, and what the
     others lack (``lacking``: what -> how many)."""
 
-    part: str  # "judge metric rubric"
+    part: str  # "judge metric <name>", "report section <name>"
     needs: Needs
     total: int
     usable: int

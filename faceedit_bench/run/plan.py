@@ -19,9 +19,7 @@ declares (``usage_per_call``), priced with its price table; else it is unknown, 
 
 from __future__ import annotations
 
-import json
 import math
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
@@ -40,45 +38,10 @@ from faceedit_bench.run.shards import select_faces
 from faceedit_bench.scoring.judge.panel import JudgePanel
 from faceedit_bench.scoring.judge.service import judgment_key
 from faceedit_bench.storage.images import content_hash
+from faceedit_bench.storage.ledger_view import LedgerView
 
 #: A rate limit that makes a provider's share of the run take longer than this is called out.
 LONG_MINUTES = 10.0
-#: At most this many recorded calls are read to measure a component's usage per call.
-USAGE_SAMPLE = 500
-
-
-class LedgerView:
-    """The workspace ledger, read only (absent: nothing cached)."""
-
-    def __init__(self, path: Path) -> None:
-        self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True) if path.is_file() else None
-
-    def edit(self, key: str) -> tuple[Outcome, str | None] | None:
-        row = self._db.execute("SELECT outcome, output_hash FROM edits WHERE edit_key = ?", (key,)).fetchone() \
-            if self._db else None
-        return (Outcome(row[0]), row[1]) if row else None
-
-    def judgment(self, key: str) -> Outcome | None:
-        row = self._db.execute("SELECT outcome FROM judgments WHERE judgment_key = ?", (key,)).fetchone() \
-            if self._db else None
-        return Outcome(row[0]) if row else None
-
-    def usage(self, table: str, column: str, fp: str) -> tuple[dict[str, float], int]:
-        """The mean usage of a component's answered calls, and how many it is the mean of."""
-        if self._db is None:
-            return {}, 0
-        rows = self._db.execute(f"SELECT usage FROM {table} WHERE {column} = ? AND outcome = 'ok' LIMIT ?",
-                                (fp, USAGE_SAMPLE)).fetchall()
-        totals: dict[str, float] = {}
-        for (text,) in rows:
-            for key, value in json.loads(text).items():
-                if isinstance(value, (int, float)) and not isinstance(value, bool):
-                    totals[key] = totals.get(key, 0.0) + value
-        return {k: v / len(rows) for k, v in totals.items()} if rows else {}, len(rows)
-
-    def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
 
 
 @dataclass
