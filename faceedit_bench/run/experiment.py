@@ -22,6 +22,7 @@ from faceedit_bench.config import ExperimentConfig
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.budget import Budget
 from faceedit_bench.execution.calls import Executors
+from faceedit_bench.execution.offline import calls_off
 from faceedit_bench.keys import fingerprint, portable, run_key
 from faceedit_bench.plugin.manager import Plugins, using_sections
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo
@@ -167,7 +168,8 @@ def build_experiment(cfg: Any, plugins: Plugins, preset: str | None = None) -> E
         workspace=workspace, output_dir=output_dir, preset=preset,
     ), conf.run.shard)
     exp = Experiment(conf, info, components, testset, metrics, judge_metrics, conditions)
-    check_data_needs(exp, plugins.sections())  # a run that could score nothing stops before its first call
+    if conf.run.dry_run or not calls_off():  # a command that pays nothing (merge) re-derives what was run
+        check_data_needs(exp, plugins.sections())  # a run that could score nothing stops before its first call
     return exp
 
 

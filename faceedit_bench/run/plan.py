@@ -53,7 +53,7 @@ class Calls:
     model: str
     setting: str  # where its parameters are set: editor.params, judge.params.members.gpt.params
     fp: str  # its fingerprint in the ledger
-    limits: Any = None  # CallLimits, or None for a local component
+    limits: Any = None  # CallLimits of a hosted component (it has an endpoint); None for a local one
     prices: Mapping[str, Any] | None = None
     usage: Mapping[str, float] | None = None
     usage_source: str = ""
@@ -155,6 +155,7 @@ def _duration(minutes: float) -> str:
 def _component(role: str, name: str, description: Mapping[str, Any], obj: Any, setting: str, fp: str,
                ledger: LedgerView, table: str, column: str) -> Calls:
     limits = getattr(obj, "limits", None)
+    limits = limits if getattr(limits, "endpoint", "") else None  # a local model's limits pace a machine, not a bill
     row = Calls(role, name, str(description.get("model") or description.get("version") or "-"), setting, fp,
                 limits=limits, prices=getattr(obj, "prices", None))
     measured, n = ledger.usage(table, column, fp)
@@ -241,7 +242,8 @@ def _plan(exp: Any, conf: Any, info: Any, ledger: LedgerView) -> RunPlan:
         _count_anchors(judges, ledger, retry, first_base, faces[0].image)
     if any(s.condition != BASELINE for s in sessions) or any(st.inputs for s in sessions for st in s.steps):
         notes.append("calls under a prompt condition other than the baseline, or of steps with further input "
-                     "images, are not looked up in the ledger: each counts as new")
+                     "images, are not looked up in the ledger: each counts as new; the texts a condition has a "
+                     "judge write (one per face) are not counted")
     return RunPlan(len(faces), len(sessions), [editor, *judges], notes)
 
 
