@@ -106,10 +106,10 @@ def test_declared_labels_are_checked_without_reading_faces(plugins, compose, gem
 
     root = folder(tmp_path, GENDER_ONLY)
     monkeypatch.setattr(FolderDataset, "faces_cheap", False)
-    monkeypatch.setattr(FolderDataset, "labels", ("gender",), raising=False)
+    monkeypatch.setattr(FolderDataset, "label_keys", ("gender",), raising=False)
     with pytest.raises(ConfigError, match="would score nothing: judge metric rubric can use 0 of 4 faces"):
         build_experiment(compose(*paper_b(gemini, root)), plugins)
-    monkeypatch.setattr(FolderDataset, "labels", None, raising=False)  # declares nothing: not checked
+    monkeypatch.setattr(FolderDataset, "label_keys", None, raising=False)  # declares nothing: not checked
     build_experiment(compose(*paper_b(gemini, root)), plugins)
 
 

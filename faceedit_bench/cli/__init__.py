@@ -33,8 +33,7 @@ Experiments run through Hydra:
   faceedit-bench run editor=<name> testset=<name> dataset=<name> [key=value ...]
   faceedit-bench run --help            (config groups and options; also python -m faceedit_bench)
   faceedit-bench plan <the run's overrides>   (its calls, cached, estimated cost, time; no call made)
-  eval "$(faceedit-bench run --shell-completion install=bash)"     (tab completion in bash, from a static
-                                      index; the same as faceedit-bench completion bash, which can --install it)
+  eval "$(faceedit-bench completion bash)"     (tab completion in bash, no Python per TAB; --install keeps it)
 """
 
 

@@ -2,7 +2,7 @@
 
 Declared on the registered object (``SessionMetric.needs``, ``JudgeMetric.needs``, ``ReportSection.needs``) and
 checked before the run's first paid call (:mod:`faceedit_bench.run.data_needs`): against the labels the dataset
-declares (its ``labels`` capability) and, where reading its faces is cheap (``faces_cheap``), against each face
+declares (its ``label_keys`` capability) and, where reading its faces is cheap (``faces_cheap``), against each face
 of the run. A judge metric's image roles add their own needs (``references``: one reference image; ``inputs``:
 one further input image per step). What a part needs of the run itself (an embedder, a judge, a taxonomy
 binding) stays where it was: ``SessionMetric.requires`` and ``ReportSection.needs_judge``.

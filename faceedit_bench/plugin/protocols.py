@@ -203,7 +203,7 @@ DATASET_CAPABILITIES = (
     Capability("partners", None, "a method yielding the faces a step's further 'dataset' input may use, so a "
                "dataset can yield only some faces as base images and still offer all as partners; default: "
                "faces", "a method", callable, fallback="faces"),
-    Capability("labels", None, "the demographic labels (keys of Face.demographics) its format gives every face, "
+    Capability("label_keys", None, "the demographic labels (keys of Face.demographics) its format gives every face, "
                "checked against what the run's metrics and sections need before the first paid call; None: not "
                "declared", "a tuple of label names or None",
                lambda v: v is None or (isinstance(v, (tuple, list, frozenset)) and all(isinstance(k, str) for k in v))),

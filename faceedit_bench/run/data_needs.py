@@ -3,7 +3,7 @@
 Each part declares what it needs (:class:`~faceedit_bench.plugin.needs.Needs`: labels, reference images, further
 input images). They are checked against the test set's steps, and against the faces as far as the dataset can
 say cheaply: each face of the run when reading them opens no image (its ``faces_cheap`` capability, e.g. the
-``folder`` dataset's manifest), else the labels its format promises (its ``labels`` capability). A dataset that
+``folder`` dataset's manifest), else the labels its format promises (its ``label_keys`` capability). A dataset that
 declares neither is not checked.
 
 * A run whose judge metrics could all score nothing stops with exit 2 (:class:`ConfigError`), naming what is
@@ -72,7 +72,7 @@ def shortfalls(exp: Any, sections: Sequence[Any]) -> list[Shortfall]:
         return []
     dataset = exp.components["dataset"]
     faces = _run_faces(exp) if capability(dataset, "dataset", "faces_cheap") else None
-    declared = capability(dataset, "dataset", "labels")
+    declared = capability(dataset, "dataset", "label_keys")
     out = []
     for name, needs in checked:
         found = (_against_faces(name, needs, faces) if faces is not None

@@ -65,7 +65,7 @@ class FairFaceDataset:
     AGE_GROUPS = AGE_GROUPS
 
     #: Every FairFace row has these (DATASET_CAPABILITIES): a run's metrics are checked against them.
-    labels = ("gender", "race", "age_bin")
+    label_keys = ("gender", "race", "age_bin")
 
     def __init__(
         self,

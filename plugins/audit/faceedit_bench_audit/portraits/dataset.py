@@ -55,7 +55,7 @@ class FairFaceGridDataset:
                                   "select` (docs/paper_b.md)", "/data/fairface")}
 
     #: Every cell is named by these (a dataset capability): a run's metrics are checked against them.
-    labels = ("gender", "race", "age_bin")
+    label_keys = ("gender", "race", "age_bin")
 
     def __init__(self, root: str | Path, base_gender: str | None = None, require_approval: bool = False,
                  selection: str | Path | None = None, auto_select: bool = True, split: str = "train",
