@@ -16,6 +16,7 @@ from faceedit_bench.errors import ConfigError
 from faceedit_bench.plugin.needs import Needs, needs_of
 from faceedit_bench.records import Face
 from faceedit_bench.run.experiment import build_experiment, run_experiment
+from faceedit_bench.run.plan import plan_run
 from faceedit_bench.testing import run_cli
 from tests.datasets.conftest import write_csv, write_image
 from tests.fakes.gemini import gemini_server
@@ -89,8 +90,12 @@ def test_a_run_that_can_score_part_asks_for_allow_partial_and_then_runs(plugins,
     exp = build_experiment(compose(*paper_b(gemini, root, "run.allow_partial=true")), plugins)
     assert "Warning: scoring only part (run.allow_partial=true): judge metric rubric can use 2 of 3" in \
         capsys.readouterr().err
+    plan = {row.role: row.calls for row in plan_run(exp).rows}
     report = run_experiment(exp, plugins)
     assert report["counts"]["steps"] == {"ok": 3 * 2}  # every face edited, as asked
+    # The plan counted what the run then asked: the face without a race label is not asked about
+    edits = sum(c.wants_image for c in gemini.gemini_calls)
+    assert plan == {"editor": edits, "judge": gemini.calls - edits} == {"editor": 6, "judge": 2 * 2 + 3}
 
 
 def test_a_fully_labelled_folder_runs_without_a_word(plugins, compose, gemini, tmp_path, capsys):

@@ -57,7 +57,7 @@ def check_overrides(argv: list[str], plugins: Plugins) -> None:
                 raise UnknownComponentError(group, value, options[group], suggest(value, options[group]))
 
 
-#: ``run.dry_run=true`` on the command line (``faceedit-bench plan`` adds it): the plan only (faceedit_bench/run/plan.py).
+#: ``run.dry_run=true`` on the command line (``faceedit-bench plan`` adds it): the plan only (run/plan.py).
 _DRY_RUN = re.compile(r"^(\+\+|\+)?run\.dry_run=(true|True|yes|1)$")
 
 
