@@ -128,8 +128,11 @@ class RunPlan:
             lines.append(f"{row.role:<22} {row.component:<18} {row.model:<28} {row.calls:>7} {row.cached:>7} "
                          f"{row.new:>7} {usd:>10}  {time}")
         total = self.total_usd()
-        lines.append(f"Estimated cost of the new calls: "
-                     + ("unknown (a component states no usage or price)" if total is None else f"${total:.2f}"))
+        unknown = [f"{r.role} {r.component}" for r in self.rows if r.cost_usd() is None]
+        known = math.fsum(c for r in self.rows if (c := r.cost_usd()) is not None)
+        lines.append(f"Estimated cost of the new calls: ${total:.2f}" if total is not None else
+                     f"Estimated cost of the new calls: ${known:.2f} and the unknown cost of {', '.join(unknown)} "
+                     "(no usage per call known yet: a first run of a few faces measures it)")
         lines += [f"  {r.role} {r.component}: usage per call {r.usage_source}; prices as of "
                   f"{(r.prices or {}).get('as_of', '?')}" for r in self.rows if r.hosted]
         lines += [f"Warning: {w}" for w in self.warnings()]
