@@ -120,6 +120,11 @@ def _check_and_run(plugins: Plugins) -> None:
         try:
             with stopping_on_signals():  # SIGTERM (SLURM, timeout) and SIGHUP stop the run as Ctrl-C does
                 exp = checked.take(cfg) or build_experiment(cfg, plugins)
+                if exp.conf.run.dry_run:  # set by a preset or a sweep's job: the plan, and no call
+                    from faceedit_bench.run.plan import print_plan
+
+                    print_plan(exp)
+                    return
                 report = run_experiment(exp, plugins)
         except FaceEditBenchError as exc:
             print(f"Error: {exc}", file=sys.stderr)
