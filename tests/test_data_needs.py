@@ -128,3 +128,17 @@ def test_needs_of_a_judge_metric_include_its_image_roles():
     assert Needs(labels=("race", "gender"), references=1).unmet_by(face) == ["gender label", "reference image"]
     with pytest.raises(ValueError):
         Needs(labels="race")  # type: ignore[arg-type]
+
+
+def test_a_section_s_needs_count_only_in_a_run_where_it_collects():
+    from types import SimpleNamespace
+
+    from faceedit_bench.api.protocol import ReportSection
+    from faceedit_bench.run.data_needs import parts
+
+    needs = Needs(labels=("race",), how="a race column")
+    exp = SimpleNamespace(asked_judge_metrics=[], metrics=[], components={}, conf=SimpleNamespace(analysis=None))
+    collecting = ReportSection(name="needy", title="t", schema={"type": "object"}, collector=lambda run: object(),
+                               needs=needs)
+    idle = ReportSection(name="idle", title="t", schema={"type": "object"}, collector=lambda run: None, needs=needs)
+    assert parts(exp, [collecting, idle]) == [("report section needy", needs)]
