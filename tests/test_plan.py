@@ -83,8 +83,11 @@ def test_a_default_rate_limit_that_makes_the_run_long_is_named_with_its_setting(
     plan = plan_run(build_experiment(compose(*synthetic, "editor=gpt_image", "testset=multi_axis",
                                              "run.max_faces=4"), plugins))
     (warning,) = plan.warnings()  # 4 faces x 10 sessions x 4 steps at gpt_image's default 5 requests/minute
-    assert warning == ("editor gpt_image's limit of 5 requests/minute makes its 160 new calls take at least 32.0 min; "
+    assert warning == ("editor gpt_image's default limit of 5 requests/minute makes its 160 new calls take at least 32.0 min; "
                        "if your account allows more, raise it with editor.params.limits.requests_per_minute=<n>")
+    slower = plan_run(build_experiment(compose(*synthetic, "editor=gpt_image", "testset=multi_axis", "run.max_faces=4",
+                                               "editor.params.limits.requests_per_minute=4"), plugins))
+    assert slower.warnings()[0].startswith("editor gpt_image's limit of 4 requests/minute makes its 160 new calls")
     (row,) = plan.rows
     assert row.cost_usd() == pytest.approx(160 * (50 * 5e-6 + 4483 * 1e-5 + 4160 * 4e-5))  # list prices, 2025-10
 

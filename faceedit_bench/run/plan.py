@@ -19,6 +19,7 @@ declares (``usage_per_call``), priced with its price table; else it is unknown, 
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -60,6 +61,7 @@ class Calls:
     calls: int = 0
     cached: int = 0
     keys: set[str] = field(default_factory=set)  # the judge questions counted (asked once each)
+    default_limits: bool = False  # its rate limits are its plugin's defaults (none was configured)
 
     @property
     def new(self) -> int:
@@ -108,7 +110,8 @@ class RunPlan:
                        else f"{first.setting}.limits.tokens_per_minute")
             rate = (f"{limits.requests_per_minute:g} requests/minute" if by_requests
                     else f"{limits.tokens_per_minute:g} tokens/minute at {limits.tokens_per_call} per call")
-            lines.append(f"{first.role} {first.component}'s limit of {rate} makes its {new} new calls take at least "
+            which = "default limit" if first.default_limits else "limit"
+            lines.append(f"{first.role} {first.component}'s {which} of {rate} makes its {new} new calls take at least "
                          f"{_duration(minutes)}; if your account allows more, raise it with {setting}=<n>")
         return lines
 
@@ -160,7 +163,7 @@ def _component(role: str, name: str, description: Mapping[str, Any], obj: Any, s
     limits = getattr(obj, "limits", None)
     limits = limits if getattr(limits, "endpoint", "") else None  # a local model's limits pace a machine, not a bill
     row = Calls(role, name, str(description.get("model") or description.get("version") or "-"), setting, fp,
-                limits=limits, prices=getattr(obj, "prices", None))
+                limits=limits, prices=getattr(obj, "prices", None), default_limits=_default_limits(obj, limits))
     measured, n = ledger.usage(table, column, fp)
     declared = usage_per_call(obj)
     if n:
@@ -170,6 +173,16 @@ def _component(role: str, name: str, description: Mapping[str, Any], obj: Any, s
     else:
         row.usage_source = "unknown"
     return row
+
+
+def _default_limits(obj: Any, limits: Any) -> bool:
+    """Whether the rate limits are those the component's factory defaults to (its ``limits`` parameter)."""
+    try:
+        default = inspect.signature(type(obj)).parameters["limits"].default
+    except (KeyError, TypeError, ValueError):
+        return False
+    return isinstance(default, Mapping) and limits is not None and all(
+        default.get(k) == getattr(limits, k) for k in ("requests_per_minute", "tokens_per_minute", "tokens_per_call"))
 
 
 def _judges(exp: Any, ledger: LedgerView) -> list[Calls]:
