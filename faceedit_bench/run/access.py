@@ -13,6 +13,7 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from faceedit_bench.config import GROUP_KINDS
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.cost import cost_usd
 from faceedit_bench.execution.offline import no_provider_calls
@@ -20,7 +21,6 @@ from faceedit_bench.plugin.manager import Plugins
 
 #: The groups whose options ``ls`` describes this way.
 GROUPS = ("editor", "judge")
-_KINDS = {"editor": "editors", "judge": "judges"}
 
 
 def option_access(plugins: Plugins, options: Mapping[str, Sequence[str]]) -> dict[str, dict[str, str]]:
@@ -92,7 +92,7 @@ def _describe(plugins: Plugins, group: str, entry: Any) -> str:
         if not members:
             return "a panel of the judges given as judge.params.members"
         return "panel: " + "; ".join(f"{label}: {_describe(plugins, group, m)}" for label, m in members.items())
-    factory = plugins.registry.get(_KINDS[group], name).load()
+    factory = plugins.registry.get(GROUP_KINDS[group], name).load()
     signature = _parameters(factory)
     if "api_key_env" not in signature:
         return "local (no API key; its cost is the machine's)"
