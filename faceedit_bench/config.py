@@ -83,6 +83,12 @@ class RunConf:
     shard: str | None = None
     # A shard that sees several GPUs keeps one (SLURM_LOCALID, else the shard index, picks it).
     one_gpu_per_shard: bool = True
+    # Run although some selected metrics or sections can score only part of the faces (or none) for lack of
+    # labels or references; false: such a run stops before its first paid call and says what is missing.
+    allow_partial: bool = False
+    # Print the run's plan (calls per provider and model, cached, estimated cost, time its rate limits imply)
+    # and stop without a provider call: the same as `faceedit-bench plan <overrides>` (docs/plan.md).
+    dry_run: bool = False
 
     def __post_init__(self) -> None:
         # Every setting is checked here, when the config becomes objects: before any component,
@@ -99,6 +105,8 @@ class RunConf:
         check_fraction(f"{key}.confidence", self.confidence, "e.g. 0.95 for 95% intervals")
         check_flag(f"{key}.progress", self.progress)
         check_flag(f"{key}.one_gpu_per_shard", self.one_gpu_per_shard)
+        check_flag(f"{key}.allow_partial", self.allow_partial)
+        check_flag(f"{key}.dry_run", self.dry_run)
         if self.shard is not None:
             parse_shard(self.shard)
         if self.budget_usd is not None:

@@ -64,7 +64,7 @@ def edit_key(editor_fp: str, input_hash: str, instruction: str, seed: int,
 
 #: Run settings that change how a run executes, not what it measures: not part of its identity.
 RUNTIME_ONLY = ("workers", "progress", "progress_interval_s", "workspace", "max_contact_sheets", "retry_outcomes",
-                "budget_usd", "shard", "one_gpu_per_shard")
+                "budget_usd", "shard", "one_gpu_per_shard", "allow_partial", "dry_run")
 
 
 def run_key(components: dict[str, Any], run_settings: dict[str, Any], analysis: dict[str, Any]) -> str:

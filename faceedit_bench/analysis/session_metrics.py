@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from faceedit_bench.plugin.needs import NO_NEEDS, Needs
+
 
 @dataclass(frozen=True)
 class SessionScores:
@@ -39,6 +41,8 @@ class SessionMetric:
     bounds: tuple[float | None, float | None] | None = None
     #: With ``higher_is_better`` None: the value that means "no change" (groups are compared by their deviation).
     ideal: float | None = None
+    #: What it needs of the faces (labels, references), checked before the run's first paid call.
+    needs: Needs = NO_NEEDS
 
 
 def drop_fss(scores: SessionScores) -> float | None:

@@ -16,6 +16,7 @@ What is here, by use:
 * judge metrics: :class:`JudgeMetric`, :class:`JudgeValue`, :class:`MetricJudgment`, :class:`Question`,
   :class:`NotAsked`, :func:`step_fields`, :class:`PromptTemplate`, :func:`parse_answer`,
   :class:`ParseFailure`, :class:`ConditionTemplate` (prompt conditions), :class:`SessionMetric`;
+* what a metric, judge metric or section needs of the faces, checked before the first paid call: :class:`Needs`;
 * what a collector sees: :class:`SessionResult`, :class:`Face`, :class:`Session`, :class:`Step`,
   :class:`JudgeAnswer`, :class:`Outcome`;
 * statistics: :func:`cached_statistic` (a decorator: a pure, seeded statistic kept in the ledger during the
@@ -80,6 +81,7 @@ from faceedit_bench.analysis.session_metrics import SessionMetric
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.leaderboard.reproduction import Comparer
+from faceedit_bench.plugin.needs import Needs
 from faceedit_bench.plugin.sections import (
     ReportSection,
     SectionCollector,
@@ -210,6 +212,7 @@ __all__ = [
     "JudgeSession",
     "JudgeValue",
     "MetricJudgment",
+    "Needs",
     "NotAsked",
     "Outcome",
     "PALETTE",

@@ -9,7 +9,8 @@ command's function, so that ``faceedit-bench --help`` stays quick:
 * :mod:`~faceedit_bench.cli.runs`: ``report``, ``compare``, ``results``, ``export-replay`` and ``merge``,
   what to do with finished runs;
 * :mod:`~faceedit_bench.cli.leaderboard`: ``submit``, ``verify`` and ``leaderboard build``;
-* :mod:`~faceedit_bench.cli.reproduce`: ``reproduce``, published results recomputed from their raw data.
+* :mod:`~faceedit_bench.cli.reproduce`: ``reproduce``, published results recomputed from their raw data;
+* :mod:`~faceedit_bench.cli.completion`: ``completion bash``, tab completion from a static index.
 
 A protocol package adds its own commands through the ``faceedit_register_commands`` hook
 (:func:`add_plugin_commands`; docs/plugin_hooks.md).
@@ -32,7 +33,8 @@ comparing and reporting runs, the leaderboard).
 Experiments run through Hydra:
   faceedit-bench run editor=<name> testset=<name> dataset=<name> [key=value ...]
   faceedit-bench run --help            (config groups and options; also python -m faceedit_bench)
-  eval "$(faceedit-bench run --shell-completion install=bash)"     (tab completion in bash)
+  faceedit-bench plan <the run's overrides>   (its calls, cached, estimated cost, time; no call made)
+  eval "$(faceedit-bench completion bash)"     (tab completion in bash, no Python per TAB; --install keeps it)
 """
 
 
@@ -42,9 +44,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="faceedit-bench", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    from faceedit_bench.cli import inputs, leaderboard, plugins, reproduce, run, runs
+    from faceedit_bench.cli import completion, inputs, leaderboard, plugins, reproduce, run, runs
 
-    for commands in (run, plugins, inputs, runs, leaderboard, reproduce):  # each module adds its own commands
+    for commands in (run, plugins, inputs, runs, leaderboard, reproduce, completion):  # each adds its commands
         commands.add_parsers(sub)
     add_plugin_commands(sub, argv)  # what plugins contribute (questions, portraits, human, arena ...)
     for action in sub._choices_actions:  # `faceedit-bench <command> --help` says what the command does
@@ -95,11 +97,11 @@ def main(argv: list[str] | None = None) -> int:
         collect_less_often()
         argv = sys.argv[1:]
     argv = list(argv)
-    if argv[:1] == ["run"]:  # Hydra parses everything after it (-m, --cfg, --help are Hydra's)
-        from faceedit_bench.cli.run import run_command
+    if argv[:1] in (["run"], ["plan"]):  # Hydra parses everything after it (-m, --cfg, --help are Hydra's)
+        from faceedit_bench.cli.run import plan_command, run_command
 
         try:
-            return run_command(argv[1:], _subcommands())
+            return (run_command if argv[0] == "run" else plan_command)(argv[1:], _subcommands())
         except FaceEditBenchError as exc:
             print(f"Error: {exc}", file=sys.stderr)
             return 2

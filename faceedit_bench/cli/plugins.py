@@ -43,11 +43,24 @@ def _ls_command(args: argparse.Namespace) -> int:
 
     from faceedit_bench.report.console import console_width
 
-    for group in [args.group] if args.group else sorted(options):
+    groups = [args.group] if args.group else sorted(options)
+    for group in groups:
         if group not in options:
             near = suggest(group, sorted(options))
             hint = f" Did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
             raise FaceEditBenchError(f"unknown group {group!r}.{hint} Groups: {', '.join(sorted(options))}.")
+    from faceedit_bench.run.access import GROUPS, option_access
+
+    # Editors and judges one a line: hosted or local, the key's variable, the price
+    access = option_access(get_plugins(), {g: options[g] for g in groups if g in GROUPS})
+    for group in groups:
+        if group in access:
+            width = max((len(n) for n in options[group]), default=0)
+            print(f"{group}:")
+            for name in options[group]:
+                print(textwrap.fill(f"    {name:<{width}}  {access[group][name]}", console_width(),
+                                    subsequent_indent=" " * (width + 6), break_on_hyphens=False))
+            continue
         print(textwrap.fill(f"{group}: {', '.join(options[group]) or '(none)'}", console_width(),
                             subsequent_indent="    ", break_on_hyphens=False))
     return 0
@@ -58,6 +71,7 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser("plugins", help="list installed plugins, versions and what each registers")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_plugins_command)
-    p = sub.add_parser("ls", help="list the options of each config group (editor, dataset, ...)")
+    p = sub.add_parser("ls", help="list the options of each config group (editor, dataset, ...); for each editor "
+                                  "and judge: hosted or local, the variable its API key is read from, its price")
     p.add_argument("group", nargs="?")
     p.set_defaults(func=_ls_command)

@@ -3,10 +3,9 @@ it, from the console script, so that the shell can complete it.
 
 Everything after ``run`` is Hydra's: overrides, ``-m`` (a sweep), ``--cfg job``, ``--help``, ``--info``.
 Shell completion: ``eval "$(faceedit-bench run --shell-completion install=bash)"`` (zsh: after
-``autoload -U bashcompinit && bashcompinit``). Hydra's own bash script cannot serve a command whose app is
-a subcommand (it calls ``faceedit-bench -sc query=bash`` and hands Hydra the word ``run`` as an override),
-so this module installs its own: it completes the subcommands of ``faceedit-bench``, and after ``run`` asks
-Hydra's completion (``faceedit-bench run -sc query=bash``) with the word ``run`` taken out of the line.
+``autoload -U bashcompinit && bashcompinit``) prints the static script of :mod:`faceedit_bench.cli.completion`,
+which answers every TAB without starting Python. ``--shell-completion query=bash`` is still Hydra's own
+completion (nested keys too, a Python start per TAB), asked with the word ``run`` taken out of the line.
 """
 
 from __future__ import annotations
@@ -22,22 +21,6 @@ from faceedit_bench.errors import ConfigError
 COMPLETION_FLAGS = ("-sc", "--shell-completion")
 _REQUEST = re.compile(r"^(install|uninstall|query)=(\w+)$")
 
-BASH_SCRIPT = """\
-_faceedit_bench_completion()
-{
-    local words=($COMP_LINE)
-    local word=${words[$COMP_CWORD]}
-    if [ "${words[1]}" == "run" ] && [ "$COMP_CWORD" -ge 2 ]; then
-        local choices
-        choices=$(COMP_POINT=$COMP_POINT COMP_LINE=$COMP_LINE "${words[0]}" run -sc query=bash 2>/dev/null)
-        COMPREPLY=($(compgen -o nospace -o default -W "$choices" -- "$word"))
-    elif [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "%(commands)s" -- "$word"))
-    fi
-}
-COMP_WORDBREAKS=${COMP_WORDBREAKS//=}
-complete -o nospace -o default -F _faceedit_bench_completion %(program)s
-"""
 UNINSTALL = "complete -r %(program)s 2>/dev/null\nunset -f _faceedit_bench_completion\n"
 
 
@@ -67,8 +50,12 @@ def run_command(argv: Sequence[str], commands: Sequence[str]) -> int:
         if request[1] not in ("bash", "zsh"):
             raise ConfigError(f"shell completion for {request[1]!r} is not provided: use bash (or zsh with "
                               "autoload -U bashcompinit && bashcompinit)")
-        script = BASH_SCRIPT if request[0] == "install" else UNINSTALL
-        print(script % {"commands": " ".join(sorted(commands)), "program": program}, end="")
+        if request[0] == "install":  # the static index: no Python on a TAB (faceedit_bench/cli/completion.py)
+            from faceedit_bench.cli.completion import bash_script, completion_index
+
+            print(bash_script(completion_index(list(commands)), program), end="")
+        else:
+            print(UNINSTALL % {"program": program}, end="")
         return 0
     if request is not None:  # Hydra answers the query, about the line without the word "run"
         os.environ["COMP_LINE"] = without_run(os.environ.get("COMP_LINE", ""))
@@ -79,6 +66,11 @@ def run_command(argv: Sequence[str], commands: Sequence[str]) -> int:
     return 0
 
 
+def plan_command(argv: Sequence[str], commands: Sequence[str]) -> int:
+    """``faceedit-bench plan <overrides>``: the run's plan, as ``run.dry_run=true`` prints it (no provider call)."""
+    return run_command([*argv, "run.dry_run=true"], commands)
+
+
 def add_parsers(sub: Any) -> None:
     """Add ``run`` to the subparsers of ``faceedit-bench``: only for ``--help`` and the command list, since
     :func:`faceedit_bench.cli.main` hands everything after ``run`` to Hydra (:func:`run_command`)."""
@@ -86,3 +78,7 @@ def add_parsers(sub: Any) -> None:
                    help="run an experiment: faceedit-bench run editor=<name> testset=<name> [key=value ...] "
                         "(Hydra's overrides and options: -m, --cfg job, --help; shell completion: "
                         "faceedit-bench run --shell-completion install=bash)")
+    sub.add_parser("plan", add_help=False,
+                   help="a run's calls per provider and model, how many are cached, their estimated cost and the "
+                        "time its rate limits imply, without a provider call: faceedit-bench plan <the run's "
+                        "overrides> (docs/plan.md)")

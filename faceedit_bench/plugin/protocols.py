@@ -182,6 +182,10 @@ EDITOR_CAPABILITIES = (
     Capability("prices", None, "USD per usage unit (keys of faceedit_bench.api.USAGE_KEYS, and 'as_of'); "
                "absent: the editor makes no provider calls and costs nothing; an AsyncEditor must set it "
                "(empty when free)", "a mapping or None", lambda v: v is None or isinstance(v, Mapping)),
+    Capability("usage_per_call", None, "the usage of one typical call (keys of faceedit_bench.api.USAGE_KEYS), "
+               "which `faceedit-bench plan` prices until the workspace has measured calls of the editor; absent: "
+               "the plan's cost is unknown until then", "a mapping or None",
+               lambda v: v is None or isinstance(v, Mapping)),
     Capability("prepare", None, "a method with no arguments that readies what the first call needs (an SDK's "
                "import, its client); the engine calls it once, in a worker thread, beside the first admission "
                "that embeds a face (a rerun with every face embedded skips it), and leaves any failure for the "
@@ -199,6 +203,13 @@ DATASET_CAPABILITIES = (
     Capability("partners", None, "a method yielding the faces a step's further 'dataset' input may use, so a "
                "dataset can yield only some faces as base images and still offer all as partners; default: "
                "faces", "a method", callable, fallback="faces"),
+    Capability("label_keys", None, "the demographic labels (keys of Face.demographics) its format gives every face, "
+               "checked against what the run's metrics and sections need before the first paid call; None: not "
+               "declared", "a tuple of label names or None",
+               lambda v: v is None or (isinstance(v, (tuple, list, frozenset)) and all(isinstance(k, str) for k in v))),
+    Capability("faces_cheap", False, "true when reading its faces opens no image and copies nothing (a manifest "
+               "read once): the run's faces are then checked one by one for the labels and references its "
+               "metrics need, before the first paid call", "a bool", lambda v: isinstance(v, bool)),
 )
 CAPABILITIES: Mapping[str, tuple[Capability, ...]] = {"editor": EDITOR_CAPABILITIES,
                                                        "dataset": DATASET_CAPABILITIES}

@@ -34,6 +34,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from faceedit_bench.plugin.needs import NO_NEEDS, Needs
+
 if TYPE_CHECKING:
     from faceedit_bench.records import SessionResult
 
@@ -207,6 +209,9 @@ class ReportSection:
     #: apart and says so). compare shows it as a row and ranks it with Kendall's tau against every metric.
     #: None: nothing to rank (docs/plugin_hooks.md).
     ranking: Callable[[Mapping[str, Any]], Mapping[str, Any] | None] | None = None
+    #: What it needs of the faces (e.g. the labels its group tables compare), checked before the run's first
+    #: paid call when the section collects in the run (:class:`~faceedit_bench.plugin.needs.Needs`).
+    needs: Needs = NO_NEEDS
 
     def __post_init__(self) -> None:
         if not NAME.match(self.name):

@@ -3,7 +3,9 @@
 * Entry: ``hydra_app`` (the Hydra app), ``multirun`` (Hydra's side of a run), ``preflight`` (checks before
   anything is created), ``composition`` (each config composed once per command), ``group_options`` (each
   config group's options), ``required`` (mandatory settings left unset), ``setting_keys`` (every key must be
-  known), ``section_settings`` (report sections' settings in the schema).
+  known), ``section_settings`` (report sections' settings in the schema), ``data_needs`` (can the metrics
+  score the faces?), ``plan`` (calls, cached, cost and time before paying), ``access`` (each editor's and
+  judge's key and price, for ``ls``).
 * Assembly: ``experiment`` (config to components to artifacts), ``components``, ``judges`` (the judge or
   panel, and the judge metrics ``metrics=[...]`` selects), ``call_roles``, ``cost_section``.
 * Conditions and samples: ``condition_prompts`` (the prompt under each condition), ``condition_plan`` (running

@@ -22,6 +22,7 @@ from faceedit_bench.config import ExperimentConfig
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.budget import Budget
 from faceedit_bench.execution.calls import Executors
+from faceedit_bench.execution.offline import calls_off
 from faceedit_bench.keys import fingerprint, portable, run_key
 from faceedit_bench.plugin.manager import Plugins, using_sections
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo
@@ -37,6 +38,7 @@ from faceedit_bench.run.admission import Admission
 from faceedit_bench.run.call_roles import call_roles, call_tags, calls_section
 from faceedit_bench.run.components import create_component
 from faceedit_bench.run.cost_section import cost_section
+from faceedit_bench.run.data_needs import check_data_needs
 from faceedit_bench.run.edit_stage import EditStage
 from faceedit_bench.run.engine import Engine
 from faceedit_bench.run.inputs import InputResolver
@@ -165,7 +167,10 @@ def build_experiment(cfg: Any, plugins: Plugins, preset: str | None = None) -> E
         components=infos, config=resolved, params=flatten(resolved), tags=tags,
         workspace=workspace, output_dir=output_dir, preset=preset,
     ), conf.run.shard)
-    return Experiment(conf, info, components, testset, metrics, judge_metrics, conditions)
+    exp = Experiment(conf, info, components, testset, metrics, judge_metrics, conditions)
+    if conf.run.dry_run or not calls_off():  # a command that pays nothing (merge) re-derives what was run
+        check_data_needs(exp, plugins.sections())  # a run that could score nothing stops before its first call
+    return exp
 
 
 def session_metrics(plugins: Plugins, judge_metrics: list[Any]) -> list[Any]:

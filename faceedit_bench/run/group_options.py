@@ -13,6 +13,15 @@ from faceedit_bench.plugin.manager import Plugins
 
 def yaml_options(searchpath: list[str], group: str) -> set[str]:
     """Option names defined by YAML files of ``group`` in the main and plugin conf dirs."""
+    names: set[str] = set()
+    for d in group_dirs(searchpath, group):
+        if d.is_dir():
+            names.update(f.name.rsplit(".", 1)[0] for f in d.iterdir() if f.name.endswith(".yaml"))
+    return names
+
+
+def group_dirs(searchpath: list[str], group: str) -> list[Any]:
+    """The folders of ``group``'s YAML entries: the core's conf dir, then each plugin's."""
     dirs: list[Any] = [conf_dir() / group]
     for entry in searchpath:
         if entry.startswith("pkg://"):
@@ -23,11 +32,7 @@ def yaml_options(searchpath: list[str], group: str) -> set[str]:
                 continue
         elif entry.startswith("file://"):
             dirs.append(Path(entry.removeprefix("file://")) / group)
-    names: set[str] = set()
-    for d in dirs:
-        if d.is_dir():
-            names.update(f.name.rsplit(".", 1)[0] for f in d.iterdir() if f.name.endswith(".yaml"))
-    return names
+    return dirs
 
 
 #: Groups of YAML entries only (no registered component behind them): presets.

@@ -6,7 +6,9 @@ typed objects and hands them to :func:`faceedit_bench.run.experiment.run_experim
 
 from __future__ import annotations
 
+import re
 import sys
+from contextlib import nullcontext
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
@@ -55,6 +57,14 @@ def check_overrides(argv: list[str], plugins: Plugins) -> None:
                 raise UnknownComponentError(group, value, options[group], suggest(value, options[group]))
 
 
+#: ``run.dry_run=true`` on the command line (``faceedit-bench plan`` adds it): the plan only (run/plan.py).
+_DRY_RUN = re.compile(r"^(\+\+|\+)?run\.dry_run=(true|True|yes|1)$")
+
+
+def dry_run_requested(argv: list[str]) -> bool:
+    return any(_DRY_RUN.match(a) for a in argv)
+
+
 def build_experiment(cfg: Any, plugins: Plugins) -> Any:
     """The experiment of a single run (imported here: ``--help`` and the other showing commands need none
     of what running an experiment imports)."""
@@ -75,15 +85,22 @@ def _check_and_run(plugins: Plugins) -> None:
     import hydra
 
     from faceedit_bench.errors import FaceEditBenchError
+    from faceedit_bench.execution.offline import no_provider_calls
     from faceedit_bench.run.preflight import check_command
     from faceedit_bench.run.signals import exit_code, stopping_on_signals
 
+    dry_run = dry_run_requested(sys.argv[1:])
     try:
-        with stopping_on_signals():
+        with stopping_on_signals(), (no_provider_calls("a plan", "none is needed") if dry_run else nullcontext()):
             check_overrides(sys.argv[1:], plugins)
             register_configs(plugins)
             # Every setting is checked (and a single run's experiment built) before Hydra creates its folder.
             checked = check_command(sys.argv[1:], plugins, build_experiment)
+            if dry_run:  # the plan, built without keys; Hydra never runs
+                from faceedit_bench.run.plan import print_plan
+
+                print_plan(checked.experiment)
+                sys.exit(0)
     except FaceEditBenchError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         sys.exit(2)
@@ -103,6 +120,11 @@ def _check_and_run(plugins: Plugins) -> None:
         try:
             with stopping_on_signals():  # SIGTERM (SLURM, timeout) and SIGHUP stop the run as Ctrl-C does
                 exp = checked.take(cfg) or build_experiment(cfg, plugins)
+                if exp.conf.run.dry_run:  # set by a preset or a sweep's job: the plan, and no call
+                    from faceedit_bench.run.plan import print_plan
+
+                    print_plan(exp)
+                    return
                 report = run_experiment(exp, plugins)
         except FaceEditBenchError as exc:
             print(f"Error: {exc}", file=sys.stderr)

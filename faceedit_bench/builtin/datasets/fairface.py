@@ -65,6 +65,9 @@ class FairFaceDataset:
     #: FairFace's age bins that have a §2.2 age group (for datasets built on FairFace's labels).
     AGE_GROUPS = AGE_GROUPS
 
+    #: Every FairFace row has these (DATASET_CAPABILITIES): a run's metrics are checked against them.
+    label_keys = ("gender", "race", "age_bin")
+
     def __init__(
         self,
         root: str | Path,

@@ -75,6 +75,9 @@ class FolderDataset:
         refused by default, so a manifest cannot make a run read any file the user can read.
     """
 
+    #: The manifest is read once, no image is opened: a run's faces are checked for what its metrics need.
+    faces_cheap = True
+
     def __init__(
         self,
         root: str | Path,

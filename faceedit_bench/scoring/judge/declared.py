@@ -35,6 +35,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from faceedit_bench.keys import fingerprint
+from faceedit_bench.plugin.needs import NO_NEEDS, Needs
 from faceedit_bench.records import Face, JudgeAnswer, Outcome, Session
 from faceedit_bench.scoring.judge.service import PromptTemplate
 
@@ -180,6 +181,9 @@ class JudgeMetric:
     #: A text the judge reads before each role's images, one per entry of ``images`` ("" for none); for a
     #: role of several images (references, inputs) it precedes the first. Empty: images unlabelled.
     image_labels: tuple[str, ...] = ()
+    #: What it needs of the faces to be asked at all (labels its ``face_fields`` read, ...): checked before the
+    #: run's first paid call (:class:`~faceedit_bench.plugin.needs.Needs`; its image roles add their own).
+    needs: Needs = NO_NEEDS
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():

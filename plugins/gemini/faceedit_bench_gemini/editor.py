@@ -35,6 +35,10 @@ class NanoBananaEditor:
 
     #: I_{k-1} and up to two further images (Gemini image models work best with up to three inputs).
     max_input_images = 3
+    #: One edit of a 1024x1024 input, for `faceedit-bench plan` until this workspace has measured calls: Gemini
+    #: counts an image as 258 tokens per 768x768 tile (4 tiles), a short instruction, and 1290 output image tokens
+    #: per 1024x1024 image (gemini-2.5-flash-image; about $0.039 at its list prices).
+    usage_per_call = MappingProxyType({"input_tokens": 30, "input_image_tokens": 4 * 258, "output_image_tokens": 1290})
 
     def __init__(self, model: str = "gemini-2.5-flash-image", base_url: str | None = None,
                  api_version: str | None = None, api_key_env: Sequence[str] = DEFAULT_KEY_ENVS,

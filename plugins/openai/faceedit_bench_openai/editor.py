@@ -39,6 +39,11 @@ DEFAULT_PRICES = MappingProxyType({
     "input_tokens": 0.000005, "input_image_tokens": 0.00001, "output_image_tokens": 0.00004, "as_of": "2025-10",
 })
 OUTPUT_FORMATS = ("png", "jpeg", "webp")
+#: gpt-image-1's output image tokens for a 1024x1024 image by quality, and its input image tokens (323, plus 4160 at
+#: high input fidelity), from OpenAI's image-generation guide: one edit's usage for `faceedit-bench plan` until
+#: this workspace has measured calls (auto is counted as high).
+OUTPUT_IMAGE_TOKENS = MappingProxyType({"low": 272, "medium": 1056, "high": 4160, "auto": 4160})
+INPUT_IMAGE_TOKENS, HIGH_FIDELITY_TOKENS = 323, 4160
 _SIZE = re.compile(r"^(auto|\d+x\d+)$")
 
 
@@ -68,6 +73,9 @@ class GptImageEditor:
         self.limits = limits_from_config(limits, DEFAULT_LIMITS, provider_key=self.connection.provider_key,
                                          what=what, endpoint=self.connection.endpoint)
         self.prices = check_prices(prices, what)
+        self.usage_per_call = {"input_tokens": 50, "output_image_tokens": OUTPUT_IMAGE_TOKENS.get(str(quality), 4160),
+                               "input_image_tokens": INPUT_IMAGE_TOKENS
+                               + (HIGH_FIDELITY_TOKENS if input_fidelity == "high" else 0)}
 
     def describe(self) -> dict[str, Any]:
         return {"provider": "openai", "model": self.model, "version": self.model,

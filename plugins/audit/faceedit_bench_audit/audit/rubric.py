@@ -33,7 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from faceedit_bench.api.protocol import Face, JudgeMetric, JudgeValue, NotAsked, PromptTemplate, Session
+from faceedit_bench.api.protocol import Face, JudgeMetric, JudgeValue, Needs, NotAsked, PromptTemplate, Session
 
 #: The aging instruction, by its arXiv id (METHODOLOGY §4.2); its target age is source + AGING_YEARS.
 AGING_PROMPT_IDS = frozenset({"V-05"})
@@ -221,4 +221,8 @@ RUBRIC_METRIC = JudgeMetric(
                             ideal=_IDEAL.get(axis),
                             applies=_on_aging_prompt if axis == "aging_accuracy" else None) for axis in AXES),
     face_fields=rubric_fields,
+    needs=Needs(labels=("race", "gender", "age_bin"),
+                how="dataset=fairface_grid (or fairface) carries FairFace's race, gender and age_bin labels; a folder "
+                    "dataset needs race, gender and age_bin columns in its manifest.csv (age_bin: FairFace's bins, "
+                    "e.g. 20-29)"),
 )

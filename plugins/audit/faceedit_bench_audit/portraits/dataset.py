@@ -54,6 +54,9 @@ class FairFaceGridDataset:
     required_settings = {"root": ("a FairFace folder, or a portrait grid folder made by `faceedit-bench portraits "
                                   "select` (docs/paper_b.md)", "/data/fairface")}
 
+    #: Every cell is named by these (a dataset capability): a run's metrics are checked against them.
+    label_keys = ("gender", "race", "age_bin")
+
     def __init__(self, root: str | Path, base_gender: str | None = None, require_approval: bool = False,
                  selection: str | Path | None = None, auto_select: bool = True, split: str = "train",
                  padding: float = 1.25, seed: int = 42, detector: str = "dlib",
