@@ -41,11 +41,13 @@ def tracking(part: Mapping[str, Any]) -> dict[str, float]:
     out = {metric_key("arena", k): float(me[k]) for k in ("rating", "ci_low", "ci_high", "rank", "battles")
            if me.get(k) is not None}
     if me.get("rank_ci"):
-        out[metric_key("arena", "rank_ci_low")], out[metric_key("arena", "rank_ci_high")] = map(float, me["rank_ci"])
+        low, high = me["rank_ci"]
+        out[metric_key("arena", "rank_ci_low")], out[metric_key("arena", "rank_ci_high")] = float(low), float(high)
     out[metric_key("arena", "identities")] = float(part["criteria"]["overall"]["ratings"].get("n_identities", 0))
     for key, groups in part["per_group"].items():
         for value, ratings in groups.items():
-            mine = [e for e in ratings.get("editors", []) if e["editor"] == part["editor"] and e["rating"] is not None]
+            mine = [e for e in ratings.get("editors", [])
+                    if e["editor"] == part["editor"] and e["rating"] is not None]
             if mine:
                 out[metric_key("arena", key, value, "rating")] = float(mine[0]["rating"])
     share = part["position_bias"]["criteria"]["overall"]["first_position_share"]
@@ -82,7 +84,8 @@ def html_context(report: Mapping[str, Any], store: Any) -> Mapping[str, Any] | N
 def record(part: Mapping[str, Any]) -> dict[str, Any]:
     me = _me(part)
     return {"editor": part["editor"], "rating": me["rating"], "ci_low": me["ci_low"], "ci_high": me["ci_high"],
-            "rank": me["rank"], "rank_ci": me.get("rank_ci"), "battles": me["battles"], "editors": list(part["editors"]),
+            "rank": me["rank"], "rank_ci": me.get("rank_ci"), "battles": me["battles"],
+            "editors": list(part["editors"]),
             "n_identities": part["criteria"]["overall"]["ratings"].get("n_identities"),
             "preliminary": part["criteria"]["overall"]["ratings"].get("preliminary"),
             "anchor": part["criteria"]["overall"]["ratings"]["scale"]["anchor"], "policy": part["policy"],
