@@ -183,7 +183,21 @@ def group_parts(editors: Sequence[str], rows: list[dict], with_loss: bool, setti
                            else {"skipped": f"{len(sub)} battles, fewer than {settings.min_group_battles}"})
         per_group[key] = part
         tests[key] = _group_test(editors, rows, key, values, with_loss, settings)
-    return per_group, tests
+    return per_group, adjusted(tests)
+
+
+def adjusted(tests: dict[str, dict]) -> dict[str, dict]:
+    """The family of one arena's group tests (one per label) corrected: Holm's p (``p_holm``, for a finding) and
+    Benjamini–Hochberg's q (``q_bh``) beside each raw permutation p; untestable ones are not in the family."""
+    from statsmodels.stats.multitest import multipletests
+
+    tested = [k for k, t in tests.items() if "p_value" in t]
+    if tested:
+        raw = [tests[k]["p_value"] for k in tested]
+        holm, bh = multipletests(raw, method="holm")[1], multipletests(raw, method="fdr_bh")[1]
+        for k, h, q in zip(tested, holm, bh):
+            tests[k] = {**tests[k], "p_holm": float(h), "q_bh": float(q), "family": len(tested)}
+    return tests
 
 
 def _group_test(editors, rows, key: str, values: list[str], with_loss: bool, settings: ArenaSettings) -> dict:

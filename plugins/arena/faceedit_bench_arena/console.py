@@ -26,10 +26,14 @@ def editor_line(e: Mapping[str, Any]) -> str:
 
 
 def _group_test_lines(whose: str, tests: Mapping[str, Any]) -> list[str]:
-    return [f"Ranking by {key} ({whose}): " + (f"group x editor p = {t['p_value']:.3g} ({t['n_permutations']} "
-                                              f"permutations of identities {t['identities_per_group']})"
-                                              if "p_value" in t else t["not_testable"])
-            for key, t in tests.items()]
+    def text(t: Mapping[str, Any]) -> str:
+        if "p_value" not in t:
+            return str(t.get("not_testable") or t.get("skipped"))  # "skipped": arenas made before 'not testable'
+        holm = f", Holm p = {t['p_holm']:.3g} of {t['family']} label(s)" if "p_holm" in t else ""
+        return (f"group x editor p = {t['p_value']:.3g}{holm} ({t['n_permutations']} permutations of identities"
+                f"{' ' + str(t['identities_per_group']) if 'identities_per_group' in t else ''})")
+
+    return [f"Ranking by {key} ({whose}): {text(t)}" for key, t in tests.items()]
 
 
 def summary(part: Mapping[str, Any]) -> str:

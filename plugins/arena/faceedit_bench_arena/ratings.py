@@ -33,9 +33,10 @@ TIES = ("half_win", "davidson")
 
 ELO_SCALE = 400.0 / np.log(10.0)
 ELO_BASE = 1000.0
-#: Below this many identities the ratings are marked preliminary: in simulated arenas with per-face effects
-#: (4 editors, 15 battles per identity, tests/test_ratings.py) the identity-bootstrap 95% intervals covered
-#: the true ratings 49% of the time with 2 identities, 79% with 5, 89% with 10 and 92.5% with 20 (94% with 40).
+#: Below this many identities the ratings are marked preliminary: in arenas simulated with per-face effects as
+#: in tests/test_ranks_what_it_measured.py (4 editors, 15 battles per identity, 200 arenas per size) the
+#: identity-bootstrap 95% intervals covered the true ratings 49% of the time with 2 identities, 79% with 5,
+#: 89% with 10, 92.5% with 20 and 94% with 40.
 MIN_IDENTITIES = 20
 
 
@@ -198,7 +199,7 @@ class Ratings:
         if not self.rated[i]:
             return {"editor": self.editors[i], "rated": False, "rating": None, "ci_low": None, "ci_high": None,
                     "rank": None, "rank_ci": None, "battles": battles,
-                    "unrated": "no rated battle (every battle of it was missing, incomplete or left out)"}
+                    "unrated": "no rated battle: all of its battles were missing, incomplete or left out"}
         rank_ci = ([int(self.rank_low[i]), int(self.rank_high[i])] if self.rank_low is not None else None)
         return {"editor": self.editors[i], "rated": True, "rating": round(float(self.elo[i]), 2),
                 "ci_low": round(float(self.ci_low[i]), 2), "ci_high": round(float(self.ci_high[i]), 2),
@@ -222,7 +223,7 @@ class Ratings:
             "n_identities": self.n_identities, "min_identities": MIN_IDENTITIES, "preliminary": self.preliminary,
             **({"caveat": f"preliminary: from {self.n_identities} identit{'y' if self.n_identities == 1 else 'ies'}"
                           f", fewer than {MIN_IDENTITIES}; the intervals and ranks are wider than shown "
-                          "(docs/arena.md, Validity)"} if self.preliminary else {}),
+                          "(docs/arena.md, Ratings)"} if self.preliminary else {}),
             "editors": [self._editor(i, int(ranks[i])) for i in order],
             "unrated": [self.editors[i] for i in order if not self.rated[i]],
             "order": names,

@@ -167,6 +167,7 @@ def test_a_group_flip_planted_in_peoples_votes_shows_in_their_group_ratings_and_
     votes = read_votes(_votes_csv(tmp_path, battles, identity=True, groups=groups))
     human = human_part(_judge_part(editors), [], votes, ArenaSettings(n_resamples=100, n_permutations=199))
     assert human["group_tests"]["gender"]["p_value"] < 0.05
+    assert human["group_tests"]["gender"]["p_holm"] == human["group_tests"]["gender"]["p_value"]  # one label
     assert human["group_tests"]["gender"]["identities_per_group"] == {"female": 20, "male": 20}
     assert human["per_group"]["gender"]["male"]["order"][0] == "e0"
     assert human["per_group"]["gender"]["female"]["order"][0] == "e3"
