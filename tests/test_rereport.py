@@ -61,3 +61,16 @@ def test_launches_that_did_work_are_listed_and_a_re_report_keeps_the_last_ones_p
     assert re_report["calls"] == resumed["calls"] and re_report["performance"] == resumed["performance"]
     assert re_report["run"]["launches"] == resumed["run"]["launches"]
     assert re_report["cost"]["new_usd"] == 0 and re_report["run"]["created_at"] == "t3"  # its own
+
+
+def test_a_section_attached_before_the_record_existed_is_kept_too():
+    """A report written before ``attached`` was recorded: a registered section without a collector (the arena's,
+    people's ratings: the installed plugins register them) cannot come from a launch, so it was attached."""
+    from faceedit_bench.plugin.manager import sections_in_use
+
+    name = next(s.name for s in sections_in_use() if s.collector is None)
+    previous = {**_report(0, 1.0, "t1"), name: {"kept": True}, "unknown_part": {}}
+    report = _report(0, 0.2, "t2")
+    keep_derived(report, previous)
+    assert report[name] == {"kept": True} and report["attached"] == {name: {"attached_at": None}}
+    assert "unknown_part" not in report  # not a registered section added after a run: not carried

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from faceedit_bench.plugin.manager import sections_in_use
 from faceedit_bench.report.html_file import store_for_run_dir, write_html_report
 from faceedit_bench.report.run_report import LAUNCH_SECTIONS
 from faceedit_bench.storage import atomic
@@ -92,12 +93,23 @@ def keep_derived(report: dict[str, Any], previous: Mapping[str, Any] | None) -> 
     if previous is not None and not did_work(report):
         _keep_provenance(report, previous)
     else:
-        report["run"]["launches"] = [*_work_launches(previous), _launch(report)]
-    attached = dict((previous or {}).get(ATTACHED) or {})
-    for name, about in attached.items():
-        if name in previous and name not in report:
+        report["run"]["launches"] = [*_work_launches(previous), *([_launch(report)] if did_work(report) else [])]
+    for name, about in _attached(previous).items():
+        if name not in report:
             report[name] = copy.deepcopy(previous[name])
             report.setdefault(ATTACHED, {})[name] = about
+
+
+def _attached(previous: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The sections attached to ``previous``: those it records and, in a report written before the record, every
+    registered section it holds that has no collector (no launch computes those: an arena, people's ratings)."""
+    if previous is None:
+        return {}
+    found = {name: about for name, about in (previous.get(ATTACHED) or {}).items() if name in previous}
+    for section in sections_in_use():
+        if section.collector is None and section.name in previous:
+            found.setdefault(section.name, {"attached_at": None})
+    return found
 
 
 def _keep_provenance(report: dict[str, Any], previous: Mapping[str, Any]) -> None:
