@@ -221,8 +221,8 @@ class Ratings:
                                             "ci_high": round(self.nu[2], 4)}} if self.nu is not None else {})},
             "confidence": self.confidence, "n_resamples": self.n_resamples, "resampled": "identity",
             "n_identities": self.n_identities, "min_identities": MIN_IDENTITIES, "preliminary": self.preliminary,
-            **({"caveat": f"preliminary: from {self.n_identities} identit{'y' if self.n_identities == 1 else 'ies'}"
-                          f", fewer than {MIN_IDENTITIES}; the intervals and ranks are wider than shown "
+            **({"caveat": f"ratings from {self.n_identities} identit{'y' if self.n_identities == 1 else 'ies'}, "
+                          f"fewer than {MIN_IDENTITIES}: the intervals and ranks are wider than shown "
                           "(docs/arena.md, Ratings)"} if self.preliminary else {}),
             "editors": [self._editor(i, int(ranks[i])) for i in order],
             "unrated": [self.editors[i] for i in order if not self.rated[i]],

@@ -43,7 +43,9 @@ def tracking(part: Mapping[str, Any]) -> dict[str, float]:
     if me.get("rank_ci"):
         low, high = me["rank_ci"]
         out[metric_key("arena", "rank_ci_low")], out[metric_key("arena", "rank_ci_high")] = float(low), float(high)
-    out[metric_key("arena", "identities")] = float(part["criteria"]["overall"]["ratings"].get("n_identities", 0))
+    overall = part["criteria"]["overall"]["ratings"]
+    out[metric_key("arena", "identities")] = float(overall.get("n_identities", 0))
+    out[metric_key("arena", "preliminary")] = float(bool(overall.get("preliminary")))
     for key, groups in part["per_group"].items():
         for value, ratings in groups.items():
             mine = [e for e in ratings.get("editors", [])

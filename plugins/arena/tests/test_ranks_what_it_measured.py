@@ -102,7 +102,7 @@ def test_equal_ratings_share_a_rank_and_every_rank_has_its_bootstrap_interval():
 def test_ratings_from_few_identities_are_preliminary_with_a_caveat():
     few = rate(simulate.arena(simulate.strengths(3), 2, 40, seed=3), n_resamples=50).to_json()
     assert few["preliminary"] is True and few["n_identities"] == 2
-    assert "preliminary: from 2 identities" in few["caveat"]
+    assert "ratings from 2 identities, fewer than 20" in few["caveat"]
     enough = rate(simulate.arena(simulate.strengths(3), MIN_IDENTITIES, 5, seed=3), n_resamples=50).to_json()
     assert enough["preliminary"] is False and "caveat" not in enough
 
@@ -187,3 +187,27 @@ def test_a_group_test_two_identities_per_group_cannot_resolve_is_not_testable(tm
                       ArenaSettings(n_resamples=50, n_permutations=99))["group_tests"]["gender"]
     assert "p_value" not in test and "6 distinct arrangements" in test["not_testable"]
     assert "1/6" in test["not_testable"]
+
+
+def test_an_unrated_editor_gets_no_rating_metric_and_reads_unrated_everywhere():
+    from faceedit_bench_arena.arena import rate_arena
+    from faceedit_bench_arena.console import summary
+    from faceedit_bench_arena.pairwise_judge import position_bias
+    from faceedit_bench_arena.section import _read, record, tracking
+    from test_verify import battle
+
+    settings = ArenaSettings(n_resamples=50, n_permutations=19)
+    log = [battle(0, 1, 1.0 if i % 3 else 0.0, i % 4) for i in range(24)]  # "c" never played
+    part = {"editors": ["a", "b", "c"], "editor": "c", "policy": "loss", "position_bias": position_bias([]),
+            "counts": {"judged": 24, "decided": 24, "incomplete": 0, "position_inconsistent": 0, "one_sided": 0,
+                       "both_failed": 0, "available": 24},
+            "sampling": {"stop": "exhausted", "rounds": 1, "calls_planned": 48, "calls_made": 48},
+            **rate_arena(["a", "b", "c"], log, settings)}
+    metrics = tracking(part)
+    assert "arena_rating" not in metrics and "arena_rank" not in metrics
+    assert metrics["arena_battles"] == 0 and metrics["arena_preliminary"] == 1.0  # 4 identities
+    assert record(part)["rating"] is None and _read(record(part))["sub"] == "unrated"
+    text = summary(part)
+    assert "PRELIMINARY: ratings from 4 identities" in text
+    assert "c                        unrated (no rated battle" in text
+    assert "Ranking by gender (judge): not testable: identities in fewer than two groups" in text
