@@ -213,6 +213,19 @@ def test_hook_faceedit_register_condition_templates():
     assert chosen.template is other
 
 
+def test_hook_faceedit_register_reproductions(monkeypatch, capsys):
+    from faceedit_bench.cli import main
+
+    def add_parser(sub):
+        sub.add_parser("toy-table").set_defaults(func=lambda args: print("recomputed") or 0)
+
+    p = load_plugins(entry_points=False)
+    p.add(make_module("pub", faceedit_register_reproductions=lambda register: register("toy_table", add_parser)),
+          name="pub")
+    monkeypatch.setattr(plugins_module, "get_plugins", lambda: p)
+    assert main(["reproduce", "toy-table"]) == 0 and "recomputed" in capsys.readouterr().out
+
+
 def test_hook_faceedit_register_samples(monkeypatch):
     from types import SimpleNamespace
 

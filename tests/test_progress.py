@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+from types import SimpleNamespace
 
 import pytest
 
@@ -75,15 +76,28 @@ def test_plain_lines_every_interval_and_when_a_stage_ends():
 
 def test_unknown_total_counts_without_an_eta():
     clock = FakeClock()
-    progress = StageProgress(plan_stages(None, 5, 20, judged=False), clock=clock)
+    progress = StageProgress(plan_stages(None, [session(4)] * 5, judged=False), clock=clock)
     progress.advance(ADMISSION, 3)
     assert progress.describe(ADMISSION) == "admission 3 faces"
     assert JUDGING not in progress.stages
     progress.advance(JUDGING)  # a stage that is not shown is ignored
 
 
+def session(steps: int, face_id: str | None = None) -> SimpleNamespace:
+    return SimpleNamespace(steps=(None,) * steps, face_id=face_id)
+
+
 def test_plan_stages_counts_every_stage():
-    assert plan_stages(3, 5, 20, judged=True) == {ADMISSION: 3, EDITING: 60, SCORING: 15, JUDGING: 15}
+    assert plan_stages(3, [session(4)] * 5, judged=True) == {ADMISSION: 3, EDITING: 60, SCORING: 15, JUDGING: 15}
+
+
+def test_a_session_written_for_one_face_counts_once():
+    """One edit per item (CREval-Bench: each item's instruction is a session of its own image): 6 items are
+    6 steps, not 6 x 6; a run cut to 3 of the items reaches half of them."""
+    items = [session(1, f"item{i}") for i in range(6)]
+    assert plan_stages(6, items, judged=True) == {ADMISSION: 6, EDITING: 6, SCORING: 6, JUDGING: 6}
+    assert plan_stages(3, items, judged=False) == {ADMISSION: 3, EDITING: 3, SCORING: 3}
+    assert plan_stages(6, [*items, session(2)], judged=False)[EDITING] == 6 + 12  # plus a session for every face
 
 
 def test_not_a_terminal_gives_plain_log_lines(caplog):

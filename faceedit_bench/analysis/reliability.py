@@ -4,7 +4,9 @@
   common number of raters (Fleiss' κ needs the same number of ratings per unit; the units left out are
   counted). Scores are categories, so they must be whole points of the scale.
 - :func:`krippendorff_alpha`: ``krippendorff.alpha(level_of_measurement="interval")`` over the rater x
-  unit matrix with missing cells, so units with any number of raters (>= 2 to count) take part.
+  unit matrix with missing cells, so units with any number of raters (>= 2 to count) take part. ``level``
+  names another level of measurement (``ordinal``: only the scores' order counts, as ImagenHub's published
+  human-evaluation table takes it).
 
 Either returns ``None`` with a reason when it is undefined (no unit with two ratings, one value only),
 never a number standing in for one.
@@ -42,11 +44,12 @@ def fleiss_kappa(units: UnitScores) -> dict[str, Any]:
     return {**out, "value": value if math.isfinite(value) else None, "categories": [int(c) for c in categories]}
 
 
-def krippendorff_alpha(units: UnitScores, raters: Sequence[Hashable] | None = None) -> dict[str, Any]:
+def krippendorff_alpha(units: UnitScores, raters: Sequence[Hashable] | None = None,
+                       level: str = "interval") -> dict[str, Any]:
     raters = list(raters) if raters is not None else sorted({r for u in units.values() for r in u}, key=str)
     index = {r: i for i, r in enumerate(raters)}
     pairable = [u for u in units.values() if len(u) >= 2]
-    out = {"units": len(pairable), "raters": len(raters), "level": "interval"}
+    out = {"units": len(pairable), "raters": len(raters), "level": level}
     values = {s for u in pairable for s in u.values()}
     if not pairable:
         return {**out, "value": None, "reason": "no unit has two or more ratings"}
@@ -58,5 +61,5 @@ def krippendorff_alpha(units: UnitScores, raters: Sequence[Hashable] | None = No
             data[index[rater], j] = score
     import krippendorff  # on use, as statsmodels above
 
-    value = float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval"))
+    value = float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
     return {**out, "value": value if math.isfinite(value) else None}

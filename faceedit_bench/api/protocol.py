@@ -40,7 +40,10 @@ What is here, by use:
   :data:`DEMOGRAPHIC_KEYS` (the sessions table's label columns), :func:`log_run_metrics` and
   :func:`log_run_artifacts` (to the run's tracker), and :func:`registered` (a registered object by kind and
   name, e.g. a dataset factory);
-* files: :func:`write_text` (atomic), :func:`read_utf8`, :func:`file_lock`, :func:`restore_replaced`, and
+* files: :func:`write_text` (atomic); a user's files read with size and depth caps and one-line errors
+  (:func:`read_utf8`, :func:`read_json`, :func:`json_lines`, :func:`csv_rows`, :func:`csv_records`;
+  :func:`file_under` refuses a listed file outside its folder);
+  :func:`file_lock`, :func:`restore_replaced`, and
   :func:`fingerprint` (the sha256 of an object's canonical JSON, for content-derived identities);
 * a protocol's own commands (questions written or answered outside a run, pairwise battles):
   :func:`create_registered` (a registered component made from command-line parameters, checked like a
@@ -54,6 +57,10 @@ What is here, by use:
   number, to recombine stored member answers), :func:`parse_testset` (a frozen test set's JSON, validated),
   :class:`PublishedSample` (the items a paper ran, for ``faceedit_register_samples``),
   :func:`write_bytes` (atomic).
+* reproductions of published results (``faceedit-bench reproduce``, ``faceedit_register_reproductions``):
+  :class:`PublishedNumber` (published value, ours, tolerance), :class:`PublishedFileError` (a published layout
+  that cannot be read: exit code 2), :func:`read_expect` (a user's ``name,value`` CSV), :func:`with_expected`
+  and :func:`report_reproduction` (the table, its JSON and the exit code).
 """
 
 from __future__ import annotations
@@ -65,6 +72,9 @@ from faceedit_bench.analysis.cached import cached_statistic
 from faceedit_bench.analysis.group_tests import compare_k_groups, kruskal_wallis, one_vs_rest
 from faceedit_bench.analysis.metric_agreement import metric_agreement, rank_table
 from faceedit_bench.analysis.paired import paired_comparison, paired_family
+from faceedit_bench.analysis.published import Number as PublishedNumber
+from faceedit_bench.analysis.published import PublishedFileError, read_expect, with_expected
+from faceedit_bench.analysis.published import report as report_reproduction
 from faceedit_bench.analysis.rates import Threshold, rate_direction, threshold_rate
 from faceedit_bench.analysis.reliability import fleiss_kappa, krippendorff_alpha
 from faceedit_bench.analysis.session_metrics import SessionMetric
@@ -115,7 +125,7 @@ from faceedit_bench.setting_checks import check_flag, check_fraction, check_posi
 from faceedit_bench.storage.atomic import write_bytes, write_text
 from faceedit_bench.storage.first_time import restore_replaced
 from faceedit_bench.storage.locks import file_lock
-from faceedit_bench.storage.text import read_utf8
+from faceedit_bench.storage.user_files import csv_records, csv_rows, file_under, json_lines, read_json, read_utf8
 from faceedit_bench.taxonomy import Taxonomy, load_taxonomy
 from faceedit_bench.testsets import TESTSET_NAMES, load_testset, parse_testset
 
@@ -169,11 +179,20 @@ def log_run_artifacts(tracking_uri: str, run_key: str, files: Mapping[str, str])
 
 
 __all__ = [
+    "PublishedFileError",
+    "PublishedNumber",
+    "read_expect",
+    "report_reproduction",
+    "with_expected",
     "PANEL_ROUNDINGS",
     "attach_section",
     "PublishedSample",
     "key_values",
     "kruskal_wallis",
+    "csv_records",
+    "csv_rows",
+    "file_under",
+    "json_lines",
     "panel_number",
     "parse_testset",
     "write_bytes",
@@ -246,6 +265,7 @@ __all__ = [
     "plot_uri",
     "rank_table",
     "rate_direction",
+    "read_json",
     "read_utf8",
     "registered",
     "reject",

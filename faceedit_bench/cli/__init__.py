@@ -8,7 +8,8 @@ command's function, so that ``faceedit-bench --help`` stays quick:
 * :mod:`~faceedit_bench.cli.inputs`: ``data check``, ``testset`` and ``write-instructions``, a run's inputs;
 * :mod:`~faceedit_bench.cli.runs`: ``report``, ``compare``, ``results``, ``export-replay`` and ``merge``,
   what to do with finished runs;
-* :mod:`~faceedit_bench.cli.leaderboard`: ``submit``, ``verify`` and ``leaderboard build``.
+* :mod:`~faceedit_bench.cli.leaderboard`: ``submit``, ``verify`` and ``leaderboard build``;
+* :mod:`~faceedit_bench.cli.reproduce`: ``reproduce``, published results recomputed from their raw data.
 
 A protocol package adds its own commands through the ``faceedit_register_commands`` hook
 (:func:`add_plugin_commands`; docs/plugin_hooks.md).
@@ -41,9 +42,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="faceedit-bench", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    from faceedit_bench.cli import inputs, leaderboard, plugins, run, runs
+    from faceedit_bench.cli import inputs, leaderboard, plugins, reproduce, run, runs
 
-    for commands in (run, plugins, inputs, runs, leaderboard):  # each module adds its own commands
+    for commands in (run, plugins, inputs, runs, leaderboard, reproduce):  # each module adds its own commands
         commands.add_parsers(sub)
     add_plugin_commands(sub, argv)  # what plugins contribute (questions, portraits, human, arena ...)
     for action in sub._choices_actions:  # `faceedit-bench <command> --help` says what the command does

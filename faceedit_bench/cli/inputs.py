@@ -17,7 +17,8 @@ def _data_check_command(args: argparse.Namespace) -> int:
     from faceedit_bench.run.data_check import check_dataset, docs_page
     from faceedit_bench.setting_checks import key_values
 
-    result = check_dataset(get_plugins(), args.dataset, args.root, key_values(args.param, "--param"))
+    result = check_dataset(get_plugins(), args.dataset, args.root, key_values(args.param, "--param"),
+                           decode=not args.quick)
     from faceedit_bench.report.console import console_width
 
     print(result.describe(docs_page(args.dataset), console_width()))
@@ -109,10 +110,13 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser("data", help="check that a dataset's folder is laid out as its reader expects, before any "
                                     "run (where to get each dataset: docs/datasets/)")
     data = p.add_subparsers(dest="data_action", required=True)
-    p = data.add_parser("check", help="read a dataset's annotations and check its images with its own reader; say "
-                                      "what is missing or misnamed (exit 1) or what was found (exit 0)")
+    p = data.add_parser("check", help="read a dataset's annotations and decode its images with its own reader; "
+                                      "say what is missing, misnamed or unreadable (exit 1) or what was found "
+                                      "(exit 0)")
     p.add_argument("dataset", help="a dataset name (faceedit-bench ls dataset), e.g. fairface, celeba")
     p.add_argument("root", nargs="?", help="the dataset's folder (dataset.params.root); not for sample")
     p.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
                    help="a further dataset parameter (YAML value), e.g. -p split=train; repeatable")
+    p.add_argument("--quick", action="store_true",
+                   help="do not decode every image (only check the annotations and that each image is there)")
     p.set_defaults(func=_data_check_command)

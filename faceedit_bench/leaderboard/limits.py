@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -11,6 +10,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from faceedit_bench.leaderboard.errors import SubmissionRejected
+from faceedit_bench.storage import user_files
 from faceedit_bench.storage.images import MAX_PIXELS
 
 MiB = 2**20
@@ -81,16 +81,11 @@ def read_bounded(path: Path, limit: int, *, what: str) -> bytes:
     return data
 
 
-def _no_constants(token: str) -> Any:
-    raise ValueError(f"{token} is not a JSON number")
-
-
 def parse_json(data: bytes, *, what: str) -> Any:
-    """Strict JSON (UTF-8, no NaN/Infinity); errors become :class:`SubmissionRejected`."""
-    try:
-        return json.loads(data.decode("utf-8"), parse_constant=_no_constants)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise SubmissionRejected(f"{what} is not valid JSON: {str(exc)[:200]}") from None
+    """Strict JSON (UTF-8, no NaN/Infinity, depth-capped: :mod:`faceedit_bench.storage.user_files`); errors
+    become :class:`SubmissionRejected`."""
+    text = user_files.decode_utf8(data, what, what="JSON file", error=SubmissionRejected)
+    return user_files.parse_json(text, what, what="JSON file", error=SubmissionRejected)
 
 
 DEFAULT_LIMITS = Limits()

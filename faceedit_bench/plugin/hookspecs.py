@@ -117,6 +117,13 @@ def faceedit_register_samples(register: Register) -> None:
 
 
 @hookspec
+def faceedit_register_reproductions(register: Register) -> None:
+    """Register reproductions of published results: ``register("name", add_parser)`` where
+    ``add_parser(subparsers)`` adds ``name`` (underscores as hyphens) under ``faceedit-bench reproduce`` and sets
+    ``func`` (``args -> exit code``). Keep it cheap: import heavy modules inside ``func``."""
+
+
+@hookspec
 def faceedit_config_searchpath() -> list[str]:
     """Return Hydra search-path entries (e.g. ``["pkg://my_plugin.conf"]``) holding this
     plugin's config-group files such as ``editor/my_editor.yaml``. Installing the plugin

@@ -43,6 +43,7 @@ DEFAULT_PLUGINS = (
     "faceedit_bench.builtin.metrics",
     "faceedit_bench.builtin.judge_metrics",
     "faceedit_bench.builtin.trackers",
+    "faceedit_bench.builtin.reproductions",
 )
 
 

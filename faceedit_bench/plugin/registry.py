@@ -32,6 +32,7 @@ KINDS: dict[str, str] = {
     "commands": "command",
     "condition_templates": "condition template",
     "samples": "published sample",
+    "reproductions": "reproduction",
 }
 
 

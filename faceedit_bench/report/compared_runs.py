@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import json
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from faceedit_bench.analysis.baselines import is_reference_editor
 from faceedit_bench.errors import FaceEditBenchError
+from faceedit_bench.report.report_schema import run_report_schema
 from faceedit_bench.report.run_report import SCHEMA_ID
 from faceedit_bench.report.versions import named_version
+from faceedit_bench.storage.user_files import check_schema, read_json, read_yaml
 
 
 class CompareError(FaceEditBenchError):
@@ -28,14 +28,43 @@ def load_run(path: Path) -> tuple[dict[str, Any], Path]:
 
         raise CompareError(f"{path}: no report.json there; pass a run directory (<workspace>/runs/<run>) "
                            f"or the path of its report.json.{did_you_mean(path) if not path.exists() else ''}")
-    try:
-        report = json.loads(file.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise CompareError(f"{file}: not valid JSON ({exc}); rerun the experiment to rewrite its report") from exc
+    fix = "Rerun the experiment (or `faceedit-bench report`) to rewrite its report."
+    report = read_json(file, what="run report", error=CompareError)
     if not isinstance(report, dict) or report.get("schema") != SCHEMA_ID:
         found = report.get("schema") if isinstance(report, dict) else type(report).__name__
         raise CompareError(f"{file}: not a faceedit_bench run report (schema {found!r}, expected {SCHEMA_ID!r})")
+    check_schema(report, report_shape(), str(file), what="run report", error=CompareError, fix=fix)
     return report, file.parent
+
+
+#: What a shape check leaves out of the schema: what is required, and the rules on values rather than types.
+VALUE_RULES = frozenset({"required", "additionalProperties", "pattern", "enum", "const", "minimum", "maximum",
+                         "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems",
+                         "format", "uniqueItems", "minProperties", "maxProperties"})
+
+
+@functools.cache
+def report_shape() -> dict[str, Any]:
+    """The run report's schema as far as a comparison needs it: the type of every part that is there. Parts
+    a report of an earlier schema version lacks are not required and values are not range-checked, so
+    reports of every version since 1.0 compare; a part of the wrong type (``metrics`` a list) is refused."""
+
+    def loosen(node: Any) -> Any:  # a schema: its keywords filtered; under "properties", names kept
+        if isinstance(node, list):
+            return [loosen(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        out = {}
+        for key, value in node.items():
+            if key in ("properties", "patternProperties", "$defs"):
+                out[key] = {name: loosen(v) for name, v in value.items()}
+            elif key not in VALUE_RULES:
+                out["anyOf" if key == "oneOf" else key] = loosen(value)  # alternatives told apart by value
+        return out
+
+    shape = loosen(run_report_schema())
+    shape["properties"].pop("schema_version", None)
+    return shape
 
 
 def editor_label(r: Mapping[str, Any]) -> str:
@@ -89,7 +118,7 @@ def is_reference_run(report: Mapping[str, Any]) -> bool:
 def run_config(run_dir: Path) -> Mapping[str, Any] | None:
     """The run's config.yaml (limits are not in the report), or None."""
     try:
-        config = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        config = read_yaml(run_dir / "config.yaml", what="run config")
+    except FaceEditBenchError:  # a run without its config is still compared, without its limits
         return None
     return config if isinstance(config, dict) else None

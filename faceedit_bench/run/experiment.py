@@ -234,8 +234,7 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             stack.callback(embeddings.close)
             stack.callback(ledger.close)
             pm.hook.faceedit_run_start(run=info)
-            stages = plan_stages(total, len(sessions), sum(len(s.steps) for s in sessions),
-                                 judged=judge_scorer is not None)
+            stages = plan_stages(total, sessions, judged=judge_scorer is not None)
             progress = stack.enter_context(open_progress(stages, enabled=conf.run.progress, title=info.run_name,
                                                          interval_s=conf.run.progress_interval_s))
             identity = capability(dataset, "dataset", "measures_identity")  # False: not faces

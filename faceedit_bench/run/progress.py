@@ -16,7 +16,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
@@ -231,11 +231,21 @@ class NoProgress:
         return None
 
 
-def plan_stages(faces: int | None, sessions: int, steps_per_face: int, *, judged: bool) -> dict[str, int | None]:
-    """Stage totals for ``faces`` faces (None when the dataset does not say how many)."""
-    per_face = {ADMISSION: 1, EDITING: steps_per_face, SCORING: sessions, JUDGING: sessions}
+def plan_stages(faces: int | None, sessions: Sequence[Any], *, judged: bool) -> dict[str, int | None]:
+    """Stage totals for ``faces`` faces (None when the dataset does not say how many). A session for every face
+    counts once per face; a session written for one face (its ``face_id``: one edit per item of a benchmark of
+    source images) counts once, in the share of those faces the run reaches (``run.max_faces`` may stop short)."""
     stages = [ADMISSION, EDITING, SCORING] + ([JUDGING] if judged else [])
-    return {stage: faces * per_face[stage] if faces is not None else None for stage in stages}
+    if faces is None:
+        return dict.fromkeys(stages)
+    shared = [s for s in sessions if getattr(s, "face_id", None) is None]
+    bound = [s for s in sessions if getattr(s, "face_id", None) is not None]
+    bound_faces = len({s.face_id for s in bound})
+    reached = min(1.0, faces / bound_faces) if bound_faces else 0.0
+    per_session = faces * len(shared) + round(reached * len(bound))
+    steps = faces * sum(len(s.steps) for s in shared) + round(reached * sum(len(s.steps) for s in bound))
+    totals = {ADMISSION: faces, EDITING: steps, SCORING: per_session, JUDGING: per_session}
+    return {stage: totals[stage] for stage in stages}
 
 
 def is_terminal(stream: TextIO) -> bool:

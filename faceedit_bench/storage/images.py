@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -97,3 +98,19 @@ def encode_png(rgb: np.ndarray) -> bytes:
     buf = io.BytesIO()
     Image.fromarray(np.ascontiguousarray(rgb, dtype=np.uint8)).save(buf, format="PNG", optimize=False)
     return buf.getvalue()
+
+
+def unreadable_images(paths: Iterable[Path]) -> tuple[int, list[str]]:
+    """How many distinct files ``paths`` name, and why each one that does not decode cannot (what a run's
+    :func:`read_image` would say: random bytes, a truncated download, an HTML page saved as .jpg)."""
+    seen: set[str] = set()
+    problems = []
+    for path in paths:
+        if str(path) in seen:
+            continue
+        seen.add(str(path))
+        try:
+            read_image(path)
+        except ImageError as exc:
+            problems.append(str(exc))
+    return len(seen), problems

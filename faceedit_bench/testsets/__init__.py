@@ -18,7 +18,6 @@ instructions and freezes them into a new set (``faceedit-bench write-instruction
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import Any
 from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.records import STEPS_PER_SESSION, Session, Step, TestSet, version_text
-from faceedit_bench.storage.text import read_utf8
+from faceedit_bench.storage.user_files import parse_json, read_utf8
 from faceedit_bench.taxonomy import TaxonomyError, load_taxonomy
 
 __all__ = [
@@ -74,10 +73,7 @@ def _read(name_or_path: str | Path) -> tuple[dict[str, Any], str]:
                 f"nor an existing JSON file.{hint}"
             )
         text, source = read_utf8(path, what="test-set JSON file", error=TestSetError), str(path)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TestSetError(f"{source}: not valid JSON ({exc})") from None
+    data = parse_json(text, source, what="test-set JSON file", error=TestSetError)
     if not isinstance(data, dict):
         raise TestSetError(f"{source}: the top level must be a JSON object")
     return data, source

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from faceedit_bench.cli import main
@@ -112,3 +113,30 @@ def test_a_mistake_in_the_command_is_exit_2(capsys, tmp_path):
     assert code == 2 and "Did you mean 'fairface'" in out
     code, out = check(capsys, "fairface", str(tmp_path), "-p", "splt=val")
     assert code == 2 and "does not take parameter(s) splt" in out
+
+
+@pytest.mark.parametrize("bad", [b"", b"\x00" * 10, b"<html><body>Not found</body></html>", b"GIF89a-truncated"])
+def test_images_that_do_not_decode_are_listed_and_quick_skips_them(capsys, tmp_path, bad):
+    from faceedit_bench.storage.images import encode_png
+
+    root = tmp_path / "faces"
+    root.mkdir()
+    good = encode_png(np.zeros((16, 16, 3), np.uint8))
+    (root / "a.png").write_bytes(good)
+    (root / "b.jpg").write_bytes(bad + (good[: len(good) // 2] if bad.startswith(b"GIF") else b""))
+    (root / "manifest.csv").write_text("file,identity,role,gender,skin_tone,age\na.png,a,base,,,\nb.jpg,b,base,,,\n")
+    code, out = check(capsys, "folder", str(root))
+    assert code == 1 and "NOT usable" in out and "images decoded: 1 of 2 readable" in out
+    assert "unreadable: " in out and "b.jpg" in out and "a.png is" not in out
+    code, out = check(capsys, "folder", str(root), "--quick")
+    assert code == 0 and "usable" in out and "images decoded" not in out
+
+
+def test_a_fairface_image_that_does_not_decode_is_named(capsys, make_fairface):
+    root = make_fairface()
+    victim = sorted((root / "val").iterdir())[0]
+    victim.write_bytes(b"<html>rate limited</html>")
+    code, out = check(capsys, "fairface", str(root))
+    assert code == 1 and "1 of 4 images do not decode" in " ".join(out.split()) and victim.name in out
+    code, out = check(capsys, "fairface", str(root), "--quick")
+    assert code == 0

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import csv
 import difflib
-import io
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -12,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.errors import ConfigError, DatasetError
-from faceedit_bench.storage.text import read_utf8
+from faceedit_bench.storage.user_files import csv_records, file_under, read_utf8
 
 GENDERS = ("male", "female")
 SKIN_TONES = ("light", "dark")
@@ -159,36 +157,26 @@ def no_faces(path: Path, what: str, how: str) -> DatasetError:
     return DatasetError(f"{path} lists no {what}, so there is no face to edit (0 faces). {how}")
 
 
-def check_files(paths: Iterable[Path], what: str) -> None:
-    """Raise if an image file listed by the annotations is missing (a partial download)."""
+def check_files(paths: Iterable[Path], what: str, root: Path) -> None:
+    """Raise if an image file listed by the annotations is missing (a partial download), or lies outside the
+    dataset's ``root`` (a ``../`` or absolute name in the annotations: :func:`file_under`)."""
     for p in paths:
+        file_under(root, str(p.relative_to(root) if p.is_relative_to(root) else p), f"{what} annotations",
+                   what="image", error=DatasetError)
         if not p.is_file():
             raise DatasetError(f"{what} image listed in the annotations is missing: {p}")
 
 
 def read_csv(path: Path, columns: Iterable[str]) -> Iterable[tuple[int, dict[str, str]]]:
-    """Yield ``(line number, row)`` of a UTF-8 CSV whose header holds ``columns``.
+    """``(line number, row)`` of a UTF-8 CSV whose header holds ``columns``.
 
     Cells are stripped; extra columns are kept. A short or long row is an error
     naming the line, so a stray comma never shifts labels silently; so is text that is
-    not UTF-8 (the whole file is checked before the first row is yielded).
+    not UTF-8 (the whole file is checked before the first row is returned).
     """
-    reader = csv.reader(io.StringIO(read_utf8(path, what="CSV file", error=DatasetError), newline=""))
-    try:
-        header = [h.strip() for h in next(reader, [])]
-        missing = [c for c in columns if c not in header]
-        if missing:
-            found = ",".join(header) or "(empty)"
-            raise bad_line(path, 1, f"header {found} lacks column(s) {', '.join(missing)}")
-        for row in reader:
-            if not row or all(not c.strip() for c in row):
-                continue  # blank line
-            if len(row) != len(header):
-                expected = f"expected {len(header)} ({','.join(header)})"
-                raise bad_line(path, reader.line_num, f"{len(row)} cells, {expected}")
-            yield reader.line_num, dict(zip(header, (c.strip() for c in row)))
-    except csv.Error as exc:  # e.g. a NUL byte or an unclosed quote
-        raise bad_line(path, reader.line_num, f"not readable as CSV ({exc})") from None
+    text = read_utf8(path, what="CSV file", error=DatasetError)
+    _, records = csv_records(text, str(path), what="CSV file", error=DatasetError, required=tuple(columns))
+    return [(line, {k: v.strip() for k, v in row.items()}) for line, row in records]
 
 
 def label(path: Path, lineno: int, column: str, value: str, allowed: Iterable[str]) -> str | None:

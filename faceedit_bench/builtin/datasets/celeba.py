@@ -14,7 +14,7 @@ from typing import Any
 from faceedit_bench.builtin.datasets import _common as c
 from faceedit_bench.errors import ConfigError, DatasetError
 from faceedit_bench.records import Face
-from faceedit_bench.storage.text import read_utf8
+from faceedit_bench.storage.user_files import read_utf8
 
 ATTR_FILE = "Anno/list_attr_celeba.txt"
 IDENTITY_FILE = "Anno/identity_CelebA.txt"
@@ -99,7 +99,7 @@ class CelebADataset:
                 references=tuple(images / r for r in refs),
                 demographics=labels,
             )
-            c.check_files((face.image, *face.references), "CelebA")
+            c.check_files((face.image, *face.references), "CelebA", images)
             yield face
 
     @functools.cached_property

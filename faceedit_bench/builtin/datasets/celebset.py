@@ -29,7 +29,7 @@ from faceedit_bench.builtin.datasets import _common as c
 from faceedit_bench.builtin.datasets.imdb_wiki import read_mat
 from faceedit_bench.errors import DatasetError
 from faceedit_bench.records import Face
-from faceedit_bench.storage.text import read_utf8
+from faceedit_bench.storage.user_files import read_utf8
 
 CSV_COLUMNS = (
     "file", "celeb_name", "celeb_id", "gender", "skin", "dob", "photo_taken", "age", "age_group", "split",
@@ -146,7 +146,7 @@ class CelebSETDataset:
         for file, identity, refs, labels in self._plan:
             face = Face(face_id=f"celebset/{file}", identity=identity, image=self.root / file,
                         references=tuple(self.root / r for r in refs), demographics=labels)
-            c.check_files((face.image, *face.references), "CelebSET")
+            c.check_files((face.image, *face.references), "CelebSET", self.root)
             yield face
 
     @functools.cached_property

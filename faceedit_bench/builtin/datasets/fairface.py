@@ -13,6 +13,7 @@ from faceedit_bench.builtin.datasets import _common as c
 from faceedit_bench.builtin.datasets.fairface_hf import HF_SPLITS, ParquetSplit, find_files
 from faceedit_bench.errors import ConfigError, DatasetError
 from faceedit_bench.records import Face
+from faceedit_bench.storage.images import unreadable_images
 
 COLUMNS = ("file", "age", "gender", "race", "service_test")
 AGE_BINS = ("0-2", "3-9", "10-19", "20-29", "30-39", "40-49", "50-59", "60-69", "more than 70")
@@ -108,17 +109,26 @@ class FairFaceDataset:
         self.single_face_only = c.check_flag("single_face_only", single_face_only)
 
     @classmethod
-    def check(cls, **params: Any) -> list[str]:
-        """``faceedit-bench data check fairface <root>``: the labels read and every listed image present (csv
-        layout), or the parquet rows (hf layout; images are only copied out by a run). Nothing is written."""
+    def check(cls, *, decode: bool = True, **params: Any) -> list[str]:
+        """``faceedit-bench data check fairface <root>``: the labels read and every listed image present and,
+        with ``decode``, decoded (csv layout), or the parquet rows (hf layout; images are only copied out by a
+        run). Nothing is written."""
         dataset = cls(**params)
         plan = dataset.candidates()
+        decoded: list[str] = []
         if dataset.parquet is None:
             missing = [dataset.root / file for file, _ in plan if not (dataset.root / file).is_file()]
             if missing:
                 raise DatasetError(f"{len(missing)} of {len(plan)} images listed in {dataset.labels} are missing, "
                                    f"e.g. {missing[0]}.{c.layout_hint(missing[0], dataset.root)} Unzip the images of "
                                    f"the release into {dataset.root}. {GET}")
+            if decode:
+                n, unreadable = unreadable_images(dataset.root / file for file, _ in plan)
+                if unreadable:
+                    shown = "; ".join(unreadable[:5]) + (f"; and {len(unreadable) - 5} more" if len(unreadable) > 5
+                                                         else "")
+                    raise DatasetError(f"{len(unreadable)} of {n} images do not decode: {shown}")
+                decoded = [f"images decoded: {n} of {n} readable"]
             where = f"{dataset.labels.name if dataset.labels else ''} and the images it lists"
             release = (f"padding {dataset.padding} assumed: label files and images do not say which release they "
                        "are (paper (b) used 1.25: fairface-img-margin125-trainval.zip)")
@@ -127,7 +137,7 @@ class FairFaceDataset:
             release = f"padding {dataset.padding} (the {dataset.padding:.2f}/ folder; paper (b) used 1.25)"
         return [f"layout {dataset.layout}: {where}", f"split {dataset.split}, {release}",
                 f"{len(plan)} faces (each its own identity; FSS against itself)",
-                *c.label_summary(labels for _, labels in plan)]
+                *c.label_summary(labels for _, labels in plan), *decoded]
 
     def describe(self) -> dict[str, Any]:
         fmt = ("HuggingFaceM4/FairFace parquet (image struct, ClassLabel age/gender/race, service_test)"
@@ -161,7 +171,7 @@ class FairFaceDataset:
             image = self.parquet.image_file(int(file.rsplit("/", 1)[1]), file.replace("/", "_"))
         else:
             image = self.root / file
-            c.check_files((image,), "FairFace")
+            c.check_files((image,), "FairFace", self.root)
         return Face(face_id=f"fairface/{file}", identity=file, image=image, references=(), demographics=labels)
 
     @functools.cached_property

@@ -13,7 +13,8 @@ Layout::
 ``file,identity,role,gender,skin_tone,age``; one row per image:
 
 =============  ==============================================================================
-``file``       image path relative to the dataset root (an absolute path also works)
+``file``       image path relative to the dataset root (a path outside it, ``../`` or absolute, only with
+               ``dataset.params.allow_outside_root=true``)
 ``identity``   any non-empty string; rows with the same value show the same person
 ``role``       ``base`` (an image I_0 that gets edited) or ``reference`` (another image of
                that person, used only to measure identity similarity, FSS)
@@ -48,7 +49,9 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.builtin.datasets import _common as c
+from faceedit_bench.errors import DatasetError
 from faceedit_bench.records import Face
+from faceedit_bench.storage.user_files import file_under
 
 COLUMNS = ("file", "identity", "role", "gender", "skin_tone", "age")
 ROLES = ("base", "reference")
@@ -68,6 +71,8 @@ class FolderDataset:
         engine applies it with the embedder (null = keep every base image).
     :param single_face_only: the engine drops base images where the detector finds other
         than exactly one face.
+    :param allow_outside_root: let the manifest name files outside ``root`` (``../``, absolute paths);
+        refused by default, so a manifest cannot make a run read any file the user can read.
     """
 
     def __init__(
@@ -79,6 +84,7 @@ class FolderDataset:
         max_references: int | None = 10,
         min_base_fss: float | None = None,
         single_face_only: bool = True,
+        allow_outside_root: bool = False,
     ) -> None:
         get = "Create it with your images and a manifest.csv (see faceedit_bench.builtin.datasets.folder)."
         self.root = c.require(
@@ -93,6 +99,7 @@ class FolderDataset:
         self.max_references = c.check_positive("max_references", max_references)
         self.min_base_fss = c.check_fss(min_base_fss)
         self.single_face_only = c.check_flag("single_face_only", single_face_only)
+        self.allow_outside_root = c.check_flag("allow_outside_root", allow_outside_root)
 
     def describe(self) -> dict[str, Any]:
         faces = self._faces
@@ -116,6 +123,11 @@ class FolderDataset:
     def faces(self) -> Iterator[Face]:
         yield from self._faces
 
+    def _listed(self, file: str, lineno: int) -> Path:
+        return file_under(self.root, file, f"{self.manifest}, line {lineno}", what="image", error=DatasetError,
+                          allow_outside=self.allow_outside_root,
+                          how_to_allow="set dataset.params.allow_outside_root=true")
+
     @functools.cached_property
     def _faces(self) -> list[Face]:
         # A manifest is user-sized, and checking that no reference is a base image
@@ -130,7 +142,7 @@ class FolderDataset:
             role = row["role"]
             if role not in ROLES:
                 raise c.bad_line(self.manifest, lineno, f"role {role!r} is not base or reference")
-            path = c.resolve(self.root, file)
+            path = self._listed(file, lineno)
             if not path.is_file():
                 raise c.bad_line(self.manifest, lineno, f"image {path} does not exist")
             key = path.resolve()
@@ -154,8 +166,8 @@ class FolderDataset:
             faces.append(Face(
                 face_id=f"{self.name}/{file}",
                 identity=identity,
-                image=c.resolve(self.root, file),
-                references=tuple(c.resolve(self.root, r) for r in ref_files),
+                image=self.root / file,
+                references=tuple(self.root / r for r in ref_files),
                 demographics=labels,
             ))
         return faces

@@ -27,7 +27,7 @@ from faceedit_bench.records import Outcome
 from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE, STATE_TEMPLATE, sc_from_answer, state_from_answer
 from faceedit_bench.scoring.judge.service import JudgeService
 from faceedit_bench.storage.images import read_image_bytes
-from faceedit_bench.storage.text import read_utf8
+from faceedit_bench.storage.user_files import read_utf8
 
 
 def _categories(cell: str | None) -> frozenset[str]:

@@ -16,16 +16,14 @@ Every problem is reported with its line and column, all at once, before anything
 
 from __future__ import annotations
 
-import csv
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from scipy.stats import kendalltau
 
 from faceedit_bench.api import FaceEditBenchError
-from faceedit_bench.api.protocol import DEMOGRAPHIC_KEYS
+from faceedit_bench.api.protocol import DEMOGRAPHIC_KEYS, csv_records, json_lines, read_utf8
 from faceedit_bench_arena.ratings import Battles
 
 #: Every accepted spelling of the four votes -> our label.
@@ -59,21 +57,23 @@ def _column(header: Sequence[str], *names: str) -> str | None:
 
 def read_votes(path: Path) -> list[Vote]:
     path = Path(path)
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as f:
-            reader = csv.DictReader(f)
-            header = reader.fieldnames or []
-            rows = list(reader)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise VotesError(f"{path}: cannot be read as a UTF-8 CSV ({exc})") from exc
+    text = read_utf8(path, what="votes CSV", error=VotesError)
+    header, records = csv_records(text, str(path), what="votes CSV", error=VotesError)
     vote_col, voter_col = _column(header, "vote", "winner"), _column(header, "voter_id", "judge")
     missing = [n for n, c in (("model_a", "model_a" in header), ("model_b", "model_b" in header),
                               ("vote or winner", vote_col), ("voter_id or judge", voter_col)) if not c]
     if missing:
         raise VotesError(f"{path}: line 1 (header): missing column(s) {', '.join(missing)}; found {header}. "
                          "Expected model_a, model_b, vote (or winner) and voter_id (or judge).")
+    return votes_from_rows(path, records, vote_col, voter_col)
+
+
+def votes_from_rows(path: Path, rows: Iterable[tuple[int, Mapping[str, str]]], vote_col: str,
+                    voter_col: str) -> list[Vote]:
+    """Votes from (line, row) pairs of any layout with the votes CSV's fields, each checked; every problem is
+    reported with its line and column, all at once."""
     votes, problems = [], []
-    for line, row in enumerate(rows, start=2):
+    for line, row in rows:
         a, b = (row.get("model_a") or "").strip(), (row.get("model_b") or "").strip()
         raw = (row.get(vote_col) or "").strip()
         voter = (row.get(voter_col) or "").strip()
@@ -181,14 +181,12 @@ def genai_bench_accuracy(path: Path) -> dict:
     """Judge–human accuracy with ties from a GenAI-Bench results file, by GenAI-Bench's rule (its
     ``parse_response``): ``[[A=B]]`` matches either tie; an unparsed judge answer counts as wrong and is counted."""
     items, problems = [], []
-    for line, text in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
-        if not text.strip():
-            continue
+    text = read_utf8(Path(path), what="GenAI-Bench results file", error=VotesError)
+    for line, row in json_lines(text, str(path), what="GenAI-Bench results line", error=VotesError):
         try:
-            row = json.loads(text)
             human = VOTE_SPELLINGS[row["human_vote"]]
             model = row.get("model_vote")
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        except (KeyError, TypeError) as exc:
             problems.append(f"line {line}: {type(exc).__name__}: {exc}")
             continue
         items.append((row.get("idx", line - 1), GENAI_BENCH_MODEL_VOTES.get(model) if model else None, human))

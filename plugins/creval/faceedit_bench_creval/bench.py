@@ -18,17 +18,21 @@ Category.json id or name); a mapping's value may be the instruction string alone
 Category.json does not name is refused (a typo or another file); items that name none are counted
 (``uncategorised``) and grouped as "unknown". Category.json calls the first category "Reconstruction";
 the paper calls it "Customization", and so does this reader.
+
+CREval's own code keeps one instruction file per category (``json/<name>_<id>.json``, ``<id>`` a Category.json
+id) and takes an item's category from the file that lists it. Where such files lie in ``json/`` beside or
+inside the bench folder they are read the same way: an item instruction.json gives no category takes its
+file's, and without instruction.json the files alone list the items.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api.protocol import fingerprint
+from faceedit_bench.api.protocol import fingerprint, read_json
 from faceedit_bench_creval.questions import (
     METRICS,
     QuestionItem,
@@ -54,10 +58,7 @@ class BenchItem:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise QuestionSetError(f"cannot read {path}: {exc}") from exc
+    return read_json(path, what="CREval-Bench file", error=QuestionSetError)
 
 
 def bench_dir(root: str | Path) -> Path:
@@ -112,12 +113,43 @@ def _item_name(value: Any) -> str | None:
     return Path(str(value)).stem or None
 
 
+#: CREval's own code takes an item's category from the instruction file that lists it, one file per category:
+#: ``json/<name>_<id>.json`` with ``<id>`` a Category.json id (code/gen_question_with_qwen_api.py reads
+#: ``json/dataset3_1.json`` to ``dataset3_9.json``), not from a field.
+CATEGORY_FILE = re.compile(r"_(\d+)\.json$")
+
+
+def read_category_files(bench: Path) -> dict[str, tuple[str, str | None]]:
+    """item -> (instruction, Category.json id) from the per-category instruction files, in ``json/`` beside
+    or inside the bench folder; empty when there are none."""
+    for folder in (bench / "json", bench.parent / "json"):
+        files = sorted(p for p in folder.glob("*.json") if CATEGORY_FILE.search(p.name)) if folder.is_dir() else []
+        if files:
+            out: dict[str, tuple[str, str | None]] = {}
+            for path in files:
+                category = CATEGORY_FILE.search(path.name).group(1)
+                out.update({item: (text, dim if dim is not None else category)
+                            for item, (text, dim) in _entries(path, _read_json(path)).items()})
+            return out
+    return {}
+
+
 def read_instructions(bench: Path) -> dict[str, tuple[str, str | None]]:
-    """item -> (instruction, dimension key or None)."""
+    """item -> (instruction, dimension key or None): instruction.json, an item's category from it or else from
+    the per-category file that lists the item (:func:`read_category_files`); those files alone without it."""
+    by_file = read_category_files(bench)
     path = bench / "instruction.json"
     if not path.is_file():
-        raise QuestionSetError(f"{bench}: instruction.json is missing (the instruction of every item)")
-    data = _read_json(path)
+        if by_file:
+            return by_file
+        raise QuestionSetError(f"{bench}: instruction.json is missing (the instruction of every item), and there "
+                               "are no per-category instruction files (json/<name>_<category id>.json)")
+    return {item: (text, dim if dim is not None else by_file.get(item, ("", None))[1])
+            for item, (text, dim) in _entries(path, _read_json(path)).items()}
+
+
+def _entries(path: Path, data: Any) -> dict[str, tuple[str, str | None]]:
+    """An instruction file's entries: item -> (instruction, dimension key or None)."""
     entries = ([{"id": k, **(v if isinstance(v, dict) else {"instruction": v})} for k, v in data.items()]
                if isinstance(data, dict) else data)
     out = {}

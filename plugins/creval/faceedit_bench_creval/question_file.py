@@ -16,7 +16,6 @@ where it is read, before any judge call, with the path of the bad field
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -24,6 +23,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from faceedit_bench.api import FaceEditBenchError
+from faceedit_bench.api.protocol import read_json
 
 #: Larger question-set files are refused before they are read (CREval-Bench's 874 items with every
 #: question's chain of thought is about 10 MB).
@@ -196,19 +196,4 @@ def validate_file(data: Any, source: str, *, need_hash: bool = True) -> Question
 
 def read_file(path: Path) -> Any:
     """The decoded JSON of a question-set file, refused early when too large or too deeply nested."""
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise QuestionSetError(f"{path} is {size / 2**20:.0f} MiB, larger than a question set may be "
-                                   f"({MAX_FILE_BYTES // 2**20} MiB); is it the right file?")
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise QuestionSetError(f"cannot read question set {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise QuestionSetError(f"{path} is not UTF-8 text: {exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise QuestionSetError(f"{path} is not JSON: {exc}") from None
-    except RecursionError:
-        raise QuestionSetError(f"{path}: JSON nested too deeply to read; a question set nests a few levels") from None
+    return read_json(path, what="question set", error=QuestionSetError, max_bytes=MAX_FILE_BYTES)

@@ -317,7 +317,7 @@ def test_a_malformed_bench_file_is_a_clear_error(tmp_path):
     root = tmp_path / "creval"
     shutil.copytree(FIXTURE, root)
     (root / "bench" / "questiions_all" / "IF" / "i2i_0101.json").write_text("{not json")
-    with pytest.raises(QuestionSetError, match="cannot read .*i2i_0101.json"):
+    with pytest.raises(QuestionSetError, match=r"i2i_0101.json, line 1, column 2: not valid JSON"):
         read_bench(root)
 
 
@@ -339,6 +339,29 @@ def test_the_bench_reader_takes_crevals_own_field_names(tmp_path):
         ("0cceafb88d330eb240edd04ed270bb8a", "instruction 1", "Derivative Character"),
         ("i2i_0004", "instruction 2", "Material Transformation"), ("i2i_0101", "instruction 3", "Commercial Design")]
     assert "uncategorised" not in qset.provenance
+
+
+def test_the_category_comes_from_crevals_per_category_instruction_files(tmp_path):
+    """CREval's code reads json/dataset3_<id>.json, one file per Category.json id, with its own field names
+    and no category field: the file an item is listed in is its category."""
+    entries = {1: [("0cceafb88d330eb240edd04ed270bb8a", "chibi bust")], 6: [("i2i_0004", "LEGO cat")],
+               8: [("i2i_0101", "tea packaging")]}
+    root = bench_with(tmp_path, [{"id": stem, "instruction": text} for items in entries.values()
+                                 for stem, text in items])  # instruction.json without categories
+    (root / "json").mkdir()
+    for category, items in entries.items():
+        (root / "json" / f"dataset3_{category}.json").write_text(json.dumps(
+            [{"id": n, "input_image": [f"{stem}.png"], "input_prompt": text} for n, (stem, text) in enumerate(items)]))
+    expected = [("0cceafb88d330eb240edd04ed270bb8a", "Customization", "Derivative Character"),
+                ("i2i_0004", "Stylization", "Material Transformation"),
+                ("i2i_0101", "Contextualization", "Commercial Design")]
+    items, qset = read_bench(root)
+    assert [(i.item_id, i.category, i.dimension) for i in items] == expected
+    assert "uncategorised" not in qset.provenance
+    (root / "bench" / "instruction.json").unlink()  # the per-category files alone list the items
+    items, _ = read_bench(root)
+    assert [(i.item_id, i.category, i.dimension) for i in items] == expected
+    assert [i.instruction for i in items] == ["chibi bust", "LEGO cat", "tea packaging"]
 
 
 def test_an_unknown_category_is_refused_and_a_missing_one_counted(tmp_path):

@@ -20,8 +20,6 @@ statistic is computed.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import re
 from collections.abc import Sequence
@@ -29,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from faceedit_bench.api import FaceEditBenchError
-from faceedit_bench.api.protocol import read_utf8
+from faceedit_bench.api.protocol import csv_rows, read_utf8
 
 REQUIRED = ("item", "rater", "axis", "score")
 OPTIONAL = ("condition", "editor")
@@ -92,13 +90,13 @@ def parse_ratings(text: str, source: str = "ratings.csv", scale: tuple[float, fl
     low, high = scale
     if not low < high:
         raise RatingsError(f"the rating scale must go from a lower to a higher score, got {low:g}..{high:g}")
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = [h.strip() for h in next(reader, [])]
+    lines = csv_rows(text, source, what="ratings CSV", error=RatingsError)
+    header = [h.strip() for h in next(lines, (1, []))[1]]
     _check_header(header, source)
     problems: list[str] = []
     rows: list[Rating] = []
     first_line: dict[tuple[str, ...], int] = {}
-    for line, cells in enumerate(reader, start=2):
+    for line, cells in lines:
         if not any(c.strip() for c in cells):
             continue  # a blank line
         if len(cells) != len(header):

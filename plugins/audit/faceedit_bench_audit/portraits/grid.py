@@ -13,14 +13,13 @@ seed and the source. ``content_hash`` is the sha256 of the canonical JSON of eve
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import DatasetError
-from faceedit_bench.api.protocol import fingerprint, read_utf8
+from faceedit_bench.api.protocol import file_under, fingerprint, read_json
 
 FORMAT = "faceedit_bench.portrait_grid"
 FORMAT_VERSION = 1
@@ -82,10 +81,7 @@ def missing_note(missing: list[str], total: int) -> str:
 def read_manifest(folder: Path, *, verify: bool = True) -> dict[str, Any]:
     """The manifest of a frozen selection; with ``verify``, its hash and every image's sha256 are checked."""
     path = folder / MANIFEST
-    try:
-        data = json.loads(read_utf8(path, what="portrait manifest", error=DatasetError))
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{path}: not valid JSON ({exc})") from None
+    data = read_json(path, what="portrait manifest", error=DatasetError)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise DatasetError(f"{path}: not a portrait-grid manifest (format {FORMAT!r})")
     if data.get("format_version") != FORMAT_VERSION:
@@ -107,7 +103,7 @@ def verify_manifest(folder: Path, data: Mapping[str, Any]) -> list[str]:
                         f"({content_hash(data)}): the manifest was edited")
     for cell in data.get("cells") or []:
         for p in cell.get("portraits") or []:
-            image = folder / p["file"]
+            image = file_under(folder, p["file"], str(folder / MANIFEST), what="portrait", error=DatasetError)
             if not image.is_file():
                 problems.append(f"{p['file']} is missing")
             elif sha256_file(image) != p["sha256"]:

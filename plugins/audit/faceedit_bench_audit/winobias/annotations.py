@@ -21,15 +21,13 @@ Cohen's κ over the categories of the items both have.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api.protocol import fleiss_kappa, read_utf8
+from faceedit_bench.api.protocol import csv_rows, fleiss_kappa, read_utf8
 from faceedit_bench_audit.human.ratings import MAX_LISTED, RatingsError
 from faceedit_bench_audit.winobias.adherence import adherence, bounds
 from faceedit_bench_audit.winobias.metric import CATEGORIES, GENDERS, WinoBiasAnswer, category_of
@@ -60,8 +58,8 @@ def read_annotations(path: Path | str) -> list[Annotation]:
 
 
 def parse_annotations(text: str, source: str = "annotations.csv") -> list[Annotation]:
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = [h.strip() for h in next(reader, [])]
+    lines = csv_rows(text, source, what="annotation CSV", error=RatingsError)
+    header = [h.strip() for h in next(lines, (1, []))[1]]
     missing = [c for c in REQUIRED if c not in header]
     unknown = [c for c in header if c not in REQUIRED + SHEET]
     if missing or unknown:
@@ -72,7 +70,7 @@ def parse_annotations(text: str, source: str = "annotations.csv") -> list[Annota
     problems: list[str] = []
     out: list[Annotation] = []
     seen: dict[tuple[str, str], int] = {}
-    for line, cells in enumerate(reader, start=2):
+    for line, cells in lines:
         if not any(c.strip() for c in cells):
             continue
         if len(cells) != len(header):

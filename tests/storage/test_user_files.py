@@ -6,7 +6,7 @@ import pytest
 
 from faceedit_bench.builtin.datasets.celebset import CelebSETDataset
 from faceedit_bench.errors import DatasetError, FaceEditBenchError
-from faceedit_bench.storage.text import read_utf8
+from faceedit_bench.storage.user_files import read_utf8
 
 
 def test_utf8_with_or_without_bom(tmp_path):
