@@ -110,8 +110,8 @@ def votes_to_battles(votes: Sequence[Vote], editors: Sequence[str] | None = None
                       [SCORE[v.label] for v in votes], ident)
 
 
-#: Measured in the package's tests (test_ratings.py): simulated arenas with per-face effects, 4 editors, 20
-#: identities x 15 votes; how often the 95% intervals covered the true ratings.
+#: Measured in the package's tests (test_ranks_what_it_measured.py): simulated arenas with per-face effects,
+#: 4 editors, 20 identities x 15 votes; how often the 95% intervals covered the true ratings.
 COVERAGE_BY_VOTE, COVERAGE_BY_IDENTITY = "84%", "95%"
 
 
