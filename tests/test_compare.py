@@ -226,6 +226,9 @@ def test_html_output_is_escaped_and_self_contained(tmp_path: Path) -> None:
     assert HOSTILE not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:|//)""", page) and "<script" not in page
     assert re.search(r'<td class="num best">90 \[', page)
+    # OER's scale as everywhere else: overedits per edit x100, no upper bound (issue 37 item 10)
+    caption = " ".join(page[page.index("Each metric is drawn"):].split())
+    assert "OER 0 to 100" not in caption and "OER from 0, with no upper bound" in caption
     json.dumps(result)  # the result is plain data (also for --json)
 
 

@@ -38,6 +38,18 @@ def test_summary_is_aligned_tables_without_python_reprs(report, tmp_path):
     assert text.count(report["scales"]["fss"][:40]) == 1  # the similarity scale is said once
     assert "Skipped oer, sc: needs an MLLM judge" in text  # one line per reason, not one per metric
     assert "Cost: editor identity free" in text
+    assert "95% CI" in header and "mean [95% CI]" in text
+
+
+def test_interval_headers_state_the_runs_confidence_level(plugins, compose, synthetic, tmp_path):
+    # intervals at run.confidence = 0.9 are headed "90% CI", never a fixed "95% CI" (issue 37 item 10)
+    exp = build_experiment(compose(*synthetic, "testset=pose", "run.max_faces=2", "run.confidence=0.9"), plugins)
+    report = run_experiment(exp, plugins)
+    assert report["run"]["confidence"] == 0.9
+    text = format_summary(report, tmp_path, width=120)
+    assert "90% CI" in text and "mean [90% CI]" in text and "95% CI" not in text
+    page = (exp.info.output_dir / "report.html").read_text()
+    assert "90% CI" in page and "95% CI" not in page
 
 
 def test_cost_says_free_only_for_what_costs_nothing_per_call():

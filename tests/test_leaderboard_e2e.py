@@ -25,9 +25,11 @@ import pytest
 
 from faceedit_bench.cli.leaderboard import add_parsers
 from faceedit_bench.errors import FaceEditBenchError
+from faceedit_bench.leaderboard.entries import collect_submissions
 from faceedit_bench.leaderboard.reproduction import compare_records
 from faceedit_bench.leaderboard.schema import submission_schema
 from faceedit_bench.leaderboard.submit import submit
+from faceedit_bench.leaderboard.tolerances import registered_metrics
 from faceedit_bench.leaderboard.verify import verify_submission
 from faceedit_bench.run.experiment import build_experiment, run_experiment
 from tests.mlflow_store import copy_store
@@ -154,9 +156,25 @@ def test_a_tampered_metric_fails_verification(tracked, cli, tmp_path):
     code, out = cli(*_verify_args(tracked, sub, tmp_path))
     assert code == 1 and "FAILED" in out and "metrics.drop_fss.mean" in out, out
     saved = json.loads((tmp_path / "lb" / "verifications" / f"{sub.name}.json").read_text())
-    assert saved["status"] == "failed" and [m["field"] for m in saved["mismatches"]] == ["metrics.drop_fss.mean"]
+    # caught before re-scoring: the bundled sessions.csv recomputes another mean
+    assert saved["status"] == "failed" and "its numbers are inconsistent: metrics.drop_fss.mean is" in saved["reason"]
+    assert "sessions.csv gives" in saved["reason"]
     code, out = cli("leaderboard", "build", "--dir", tmp_path / "lb")
-    assert _ranked((tmp_path / "lb" / "README.md").read_text()) == [("–", "noise", "failed")]  # no rank
+    assert code == 1 and "REJECTED" in out and "metrics.drop_fss.mean" in out  # refused, never listed
+    assert _ranked((tmp_path / "lb" / "README.md").read_text()) == []
+
+
+def test_a_bundle_without_its_sessions_table_is_still_checked_against_its_steps_table(tracked, tmp_path):
+    """Bundles made before sessions.csv travelled with them: Drop_FSS and the FSS_k series are recomputed from the
+    FSS_k of steps.csv. The honest bundle is listed; one whose mean was edited is refused, naming it."""
+    sub = _submit(tracked, tmp_path, "noise")
+    (sub / "sessions.csv").unlink()
+    rewrite_record(sub, lambda r: r["files"].pop("sessions_table"))
+    registered = registered_metrics(tracked.plugins)
+    assert collect_submissions(tmp_path / "lb", registered=registered).entries
+    rewrite_record(sub, lambda r: r["metrics"]["drop_fss"].update(mean=r["metrics"]["drop_fss"]["mean"] + 0.01))
+    (rejected,) = collect_submissions(tmp_path / "lb", registered=registered).rejected
+    assert re.search(r"metrics\.drop_fss\.mean is [-0-9.e]+; steps\.csv gives", rejected.reason), rejected.reason
 
 
 def test_embedder_metrics_reproduce_within_float32_noise_and_no_further(tracked, tmp_path):

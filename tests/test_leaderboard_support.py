@@ -34,11 +34,12 @@ def _metric(values: list[float], hib: bool, unit: str = "%") -> dict[str, Any]:
 def write_fake_run(workspace: Path, *, editor: str = "identity", editor_version: str = "1",
                    values: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0), metric: str = "drop_fss", hib: bool = False,
                    embedder_version: str = "1", refused: int = 0, disparity: bool = True, schema_version: str = "1.1",
-                   notes: str = "", testset: str = "pose", attribute_changes: dict[str, Any] | None = None) -> Path:
+                   notes: str = "", testset: str = "pose", attribute_changes: dict[str, Any] | None = None,
+                   sessions_table: bool = False) -> Path:
     """A finished-looking run directory ``<workspace>/runs/<name>`` whose images are in
     ``<workspace>/store``: one face per value, one session each, 4 steps; the first ``refused``
     faces had step 1 refused (their session is excluded). ``attribute_changes`` (the run report's overedit
-    counts per attribute) makes it a judged run."""
+    counts per attribute) makes it a judged run; ``sessions_table`` writes its sessions.csv."""
     store = ImageStore(workspace / "store")
     seed = int(hashlib.sha256(f"{editor}{values}".encode()).hexdigest()[:6], 16)
     rows, included = [], []
@@ -113,6 +114,12 @@ def write_fake_run(workspace: Path, *, editor: str = "identity", editor_version:
     writer.writeheader()
     writer.writerows(rows)
     (run_dir / "steps.csv").write_text(buf.getvalue())
+    if sessions_table:
+        lines = ["face_id,identity,session_id,condition,excluded,gender," + metric]
+        lines += [f"synthetic/{i},id{i},pose-01,baseline,{'step_refused' if i < refused else ''},"
+                  f"{'male' if i % 2 == 0 else 'female'},{'' if i < refused else value}"
+                  for i, value in enumerate(values)]
+        (run_dir / "sessions.csv").write_text("\n".join(lines) + "\n")
     config = {"editor": {"name": editor, "params": {}}, "testset": {"name": testset, "params": {}},
               "dataset": {"name": "synthetic", "params": {"root": str(workspace / "faces"), "n": len(values)}},
               "embedder": {"name": "pixel", "params": {}}, "judge": {"name": "none", "params": {}},

@@ -87,7 +87,7 @@ def test_verification_status_is_bound_to_the_submission_bytes(tmp_path, plugins)
                        record_dir)
     (entry,) = collect_submissions(tmp_path / "lb").entries
     assert (entry.status, entry.status_note) == ("verified", "re-scored 2026-01-01T00:00:00Z: all 7 values reproduced")
-    rewrite_record(sub, lambda r: r["metrics"]["drop_fss"].update(mean=0.0))  # changed after verification
+    rewrite_record(sub, lambda r: r.update(notes="edited"))  # changed after verification
     (entry,) = collect_submissions(tmp_path / "lb").entries
     assert entry.status == "unverified" and "changed after its verification" in entry.status_note
     write_verification(Verification(sub.name, read_submission(sub).sha256, "failed", reason="3 values differ",
@@ -136,10 +136,11 @@ def test_submit_without_images_lists_hashes_but_no_files(tmp_path, plugins):
 
 
 def test_failed_column_counts_neither_refusals_nor_answers_without_an_image(tmp_path, plugins) -> None:
-    sub = _submit(tmp_path, plugins, editor="a", values=(1.0, 1.2, 1.1, 1.3))
-    rewrite_record(sub, lambda r: r["outcomes"].update(
-        steps={"ok": 8, "refused": 1, "no_image": 3, "api_error": 2, "invalid_image": 1, "skipped": 1}))
-    (view,) = build_views(collect_submissions(tmp_path / "lb").entries, _registry(drop_fss=False))
+    _submit(tmp_path, plugins, editor="a", values=(1.0, 1.2, 1.1, 1.3))
+    (entry,) = collect_submissions(tmp_path / "lb").entries  # the counts set after the checks: steps.csv has none
+    entry.record["outcomes"]["steps"] = {"ok": 8, "refused": 1, "no_image": 3, "api_error": 2, "invalid_image": 1,
+                                         "skipped": 1}
+    (view,) = build_views([entry], _registry(drop_fss=False))
     overall = view.sections[0]
     cells = {c.title: cell for c, cell in zip(overall.columns, overall.rows[0].cells)}
     assert cells["refused"].text == "1" and cells["no image"].text == "3"

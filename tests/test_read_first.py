@@ -53,18 +53,24 @@ def test_failed_feature_prompts_and_failed_anchors_are_said_first_everywhere(run
     assert (steps["missing"], steps["total"], steps["reasons"]) == (18, 18, {"prompt_failed": 18})
     assert steps["message"] == "18 of 18 edit steps under features have no usable image (prompt_failed 18)"
     assert codes["pairs_dropped:features:drop_fss"]["missing"] == 18
-    anchors = codes["judge_anchors"]
-    assert anchors["message"] == "0 of 3 judge anchors passed (answer out of range 3)"
+    anchors = codes["judge_anchors"]  # not missing data: the judge answered, wrongly (issue 37 item 10)
+    assert anchors["kind"] == "judge_reliability" and anchors["message"] == (
+        "the judge failed 3 of 3 sanity anchors, edits whose score is known in advance (blank: editing_success 5, "
+        "expected 0-3, overediting 5, expected 0-3; done: editing_success 5, expected 7-10, overediting 5, expected "
+        "7-10; unchanged: editing_success 5, expected 0-3): its scores may not mean what they should")
     assert "steps:baseline" not in codes  # the baseline's 18 edits are all fine
     # the console: before the run's own header, in the order of report.json
     console = " ".join(format_summary(report, out).split())  # lines wrap at the terminal's width
     first = console[:console.index("Run ")]
-    assert first == " ".join(f"MOSTLY MISSING (over 50%): {w['message']}" for w in report["warnings"]) + " "
+    labels = ["JUDGE RELIABILITY" if w["code"] == "judge_anchors" else "MOSTLY MISSING (over 50%)"
+              for w in report["warnings"]]
+    assert first == " ".join(f"{label}: {w['message']}" for label, w in zip(labels, report["warnings"])) + " "
+    assert "MOSTLY MISSING (over 50%): the judge failed" not in console
     # report.html's Read first box, first
     page = (out / "report.html").read_text()
     box = page[page.index("Read first"):]
     assert box.index("18 of 18 edit steps under features have no usable image") < box.index("</ul>")
-    assert "0 of 3 judge anchors passed" in box
+    assert "<strong>JUDGE RELIABILITY:</strong> the judge failed 3 of 3 sanity anchors" in box
     # MLflow: a tag and a metric
     from mlflow import MlflowClient
 
@@ -73,6 +79,7 @@ def test_failed_feature_prompts_and_failed_anchors_are_said_first_everywhere(run
                                  if e.name.startswith("faceedit/")])
     assert "MOSTLY MISSING (over 50%): 18 of 18 edit steps under features" in run.data.tags["faceedit.warnings"]
     assert run.data.tags["mlflow.note.content"].startswith("**MOSTLY MISSING (over 50%): 18 of 18")
+    assert "JUDGE RELIABILITY: the judge failed 3 of 3 sanity anchors" in run.data.tags["faceedit.warnings"]
     assert run.data.metrics["warnings"] == len(report["warnings"])
     assert run.data.metrics["warning_steps_features_share"] == 1.0
 

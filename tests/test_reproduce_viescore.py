@@ -51,7 +51,7 @@ def test_a_users_own_answers_and_ratings(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("name, text, message", [
-    ("SDEdit/SC.json", '{"a.jpg": {"score": [1, 2]}, "b.jpg": {"sco', "not JSON"),
+    ("SDEdit/SC.json", '{"a.jpg": {"score": [1, 2]}, "b.jpg": {"sco', "not valid JSON"),
     ("SDEdit/SC.json", '{\n "a.jpg": {"score": [1, 2]},\n "b.jpg": {"score": "high"}\n}',
      "line 3, uid 'b.jpg', field 'score'"),
     ("SDEdit/SC.json", '[1, 2]', "expected an object"),

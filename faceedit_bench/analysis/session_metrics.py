@@ -15,7 +15,7 @@ from typing import Any
 class SessionScores:
     """What scorers measured on one complete session. ``fss[k]`` is FSS_k, k = 0..4;
     ``sc[k-1]`` is SC_k in [0, 1] (``None`` where the judge gave no usable answer) and
-    ``oer`` the raw overediting rate, both ``None`` without a judge. ``judge`` holds every
+    ``oer`` the overedits per edit (no upper bound), both ``None`` without a judge. ``judge`` holds every
     selected judge metric's session values by value name (``sc`` x100, ``oer`` x100, ...)."""
 
     fss: tuple[float, ...]

@@ -41,7 +41,7 @@ What is here, by use:
   :func:`log_run_artifacts` (to the run's tracker), and :func:`registered` (a registered object by kind and
   name, e.g. a dataset factory);
 * files: :func:`write_text` (atomic); a user's files read with size and depth caps and one-line errors
-  (:func:`read_utf8`, :func:`read_json`, :func:`json_lines`, :func:`csv_rows`, :func:`csv_records`;
+  (:func:`read_utf8`, :func:`read_json`, :func:`parse_json`, :func:`json_lines`, :func:`csv_rows`, :func:`csv_records`;
   :func:`file_under` refuses a listed file outside its folder);
   :func:`file_lock`, :func:`restore_replaced`, and
   :func:`fingerprint` (the sha256 of an object's canonical JSON, for content-derived identities);
@@ -125,7 +125,15 @@ from faceedit_bench.setting_checks import check_flag, check_fraction, check_posi
 from faceedit_bench.storage.atomic import write_bytes, write_text
 from faceedit_bench.storage.first_time import restore_replaced
 from faceedit_bench.storage.locks import file_lock
-from faceedit_bench.storage.user_files import csv_records, csv_rows, file_under, json_lines, read_json, read_utf8
+from faceedit_bench.storage.user_files import (
+    csv_records,
+    csv_rows,
+    file_under,
+    json_lines,
+    parse_json,
+    read_json,
+    read_utf8,
+)
 from faceedit_bench.taxonomy import Taxonomy, load_taxonomy
 from faceedit_bench.testsets import TESTSET_NAMES, load_testset, parse_testset
 
@@ -265,6 +273,7 @@ __all__ = [
     "plot_uri",
     "rank_table",
     "rate_direction",
+    "parse_json",
     "read_json",
     "read_utf8",
     "registered",

@@ -49,10 +49,18 @@ def _verify_command(args: argparse.Namespace) -> int:
         print(json.dumps(result.as_record(), indent=2, sort_keys=True))
     print(f"{result.submission_id}: {result.status.upper()}"
           + (f": {printable(result.reason, 1000)}" if result.reason else f" ({result.compared} values reproduced)"))
+    for d in result.judged:
+        print(f"  {printable(d['field'], 120)}: submitted - re-scored {_signed(d['difference'])} "
+              f"[{_signed(d['ci_low'])}, {_signed(d['ci_high'])}] ({d['confidence']:.0%}), margin ±{d['margin']:g}, "
+              f"{d['n_identities']} identities: {d['verdict']}")
     for m in result.mismatches[:10]:
         print(f"  {printable(m['field'], 120)}: submitted {printable(str(m['submitted']), 80)}, reproduced "
               f"{printable(str(m['reproduced']), 80)}" + (f" (tolerance {m['tolerance']})" if m["tolerance"] else ""))
     return 0 if result.status == "verified" else 1
+
+
+def _signed(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.3g}"
 
 
 def _leaderboard_command(args: argparse.Namespace) -> int:

@@ -36,7 +36,7 @@ def build_leaderboard(directory: Path = DEFAULT_DIR, *, tracking_uri: str | None
     MLflow store. Rejected submissions are listed on both pages, never silently dropped."""
     directory = Path(directory)
     registered = registered_metrics(plugins)
-    collection = collect_submissions(directory, limits)
+    collection = collect_submissions(directory, limits, registered)
     n_before = len(collection.entries)
     if tracking_uri:
         unusable: list[tuple[str, str]] = []

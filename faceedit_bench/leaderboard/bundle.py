@@ -5,6 +5,7 @@ A bundle is a directory (or a zip of one)::
 
     submission.json                      the record (schema: schemas/submission.schema.json)
     steps.csv                            the run's per-step table
+    sessions.csv                         the run's per-session table (when the run had one)
     images/<face_dir>/<session_id>/step_<k>.<ext>      edited images, replay layout (optional)
     images/<face_dir>/<session_id>/step_<k>.refused    refusal markers (text: the reason)
 
@@ -23,8 +24,8 @@ import stat
 import tempfile
 import warnings
 import zipfile
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -40,7 +41,7 @@ from faceedit_bench.leaderboard.limits import (
     regular_file_size,
     safe_relative_path,
 )
-from faceedit_bench.leaderboard.record import row_hash, step_rows
+from faceedit_bench.leaderboard.record import SESSIONS_FILE, row_hash, step_rows
 from faceedit_bench.leaderboard.schema import printable, validate_submission
 from faceedit_bench.storage.images import content_hash
 from faceedit_bench.storage.replay_layout import REPLAY_EXTENSIONS, face_dir, replay_extension, replay_step_path
@@ -48,6 +49,7 @@ from faceedit_bench.storage.store import ImageStore
 
 SUBMISSION_FILE = "submission.json"
 STEPS_FILE = "steps.csv"
+TABLES = (STEPS_FILE, SESSIONS_FILE)
 IMAGES_DIR = "images"
 REFUSED_SUFFIX = ".refused"
 #: Pillow formats accepted per file extension. Decoders are limited to these, so a file can
@@ -118,6 +120,7 @@ class Submission:
     record: dict[str, Any]
     root: Path
     sha256: str  # of submission.json's bytes: what a verification is bound to
+    tables: dict[str, bytes] = field(default_factory=dict)  # the bundled tables, once check_bundle read them
 
 
 def read_submission(root: Path, limits: Limits = DEFAULT_LIMITS) -> Submission:
@@ -201,6 +204,8 @@ def check_bundle(sub: Submission, limits: Limits = DEFAULT_LIMITS, *, decode_ima
     record, root = sub.record, sub.root
     files = record["files"]
     listed: dict[str, dict[str, Any]] = {STEPS_FILE: files["steps_table"]}
+    if "sessions_table" in files:
+        listed[SESSIONS_FILE] = files["sessions_table"]
     by_step: dict[tuple[str, str, int], str] = {}
     for kind in ("images", "refusals"):
         for entry in files[kind]:
@@ -230,21 +235,21 @@ def check_bundle(sub: Submission, limits: Limits = DEFAULT_LIMITS, *, decode_ima
     if unexpected:
         raise SubmissionRejected(f"the bundle holds files its record does not list: "
                                  f"{', '.join(printable(u, 80) for u in unexpected[:5])}.")
-    steps_table = b""
     for path, entry in listed.items():
         what = printable(path)
         size = regular_file_size(root / PurePosixPath(path), what=what)
-        limit = limits.steps_table_bytes if path == STEPS_FILE else (
+        limit = limits.steps_table_bytes if path in TABLES else (
             limits.refusal_bytes if path.endswith(REFUSED_SUFFIX) else limits.image_bytes)
         if size != entry["bytes"]:
             raise SubmissionRejected(f"{what} is {size} bytes; the record says {entry['bytes']}.")
         data = read_bounded(root / PurePosixPath(path), limit, what=what)
         if content_hash(data) != entry["sha256"]:
             raise SubmissionRejected(f"{what} does not match the sha256 its record states: the file was changed.")
-        if path == STEPS_FILE:
-            steps_table = data
+        if path in TABLES:
+            sub.tables[path] = data
         elif decode_images and not path.endswith(REFUSED_SUFFIX):
             check_image(data, PurePosixPath(path).suffix, limits, what=what)
+    steps_table = sub.tables[STEPS_FILE]
     images, refused = _expected_steps(steps_table)
     listed_images = {(e["face_id"], e["session_id"], e["k"]): e["sha256"] for e in files["images"]}
     if listed_images != images:
@@ -253,6 +258,19 @@ def check_bundle(sub: Submission, limits: Limits = DEFAULT_LIMITS, *, decode_ima
     if {(e["face_id"], e["session_id"], e["k"]) for e in files["refusals"]} != refused:
         raise SubmissionRejected("files.refusals does not list exactly the refused steps of steps.csv.")
     return steps_table
+
+
+def check_consistent(sub: Submission, registered: Mapping[str, Any]) -> None:
+    """After :func:`check_bundle`: the record's numbers agree with themselves and with its tables, else
+    :class:`SubmissionRejected` naming the first figures that do not."""
+    from faceedit_bench.leaderboard.consistency import inconsistencies
+
+    found = inconsistencies(sub.record, sub.tables, registered)
+    if found:
+        more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+        raise SubmissionRejected(f"its numbers are inconsistent: {'; '.join(found[:3])}{more}. A figure must lie "
+                                 "inside its own interval and equal what its bundled tables recompute: submit the "
+                                 "run again, unedited.")
 
 
 # -- archives ---------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from faceedit_bench.analysis.baselines import is_reference_editor
 from faceedit_bench.leaderboard.entries import Entry
@@ -49,12 +50,14 @@ def metric_infos(entries: list[Entry], registered: Mapping[str, Any]) -> list[Me
 def rank_entries(entries: list[Entry], mean: Callable[[Entry], float | None],
                  higher_is_better: bool | None) -> tuple[list[Entry], dict[str, int | None]]:
     """Competition ranking ("1, 1, 3") by ``mean(entry)`` in the given direction; entries without a
-    value, and entries whose verification failed, are listed last without a rank; baselines first."""
+    value, and entries whose verification failed, are listed last without a rank; baselines first.
+    Verified entries are ranked before unverified ones, whatever their means (:func:`rank_cell` says so)."""
     def value(e: Entry) -> float | None:  # no better direction: nobody is ranked
         return None if e.status == "failed" or is_reference(e) or higher_is_better is None else mean(e)
 
     sign = -1.0 if higher_is_better else 1.0
-    ranked = sorted(entries, key=lambda e: (not is_reference(e), value(e) is None, sign * (value(e) or 0.0), e.id))
+    ranked = sorted(entries, key=lambda e: (not is_reference(e), value(e) is None, e.status != "verified",
+                                            sign * (value(e) or 0.0), e.id))
     ranks: dict[str, int | None] = {}
     previous, position, i = None, 0, 0
     for e in ranked:
@@ -63,10 +66,14 @@ def rank_entries(entries: list[Entry], mean: Callable[[Entry], float | None],
             ranks[e.id] = None
             continue
         i += 1
-        if m != previous:
-            position, previous = i, m
+        if (e.status, m) != previous:
+            position, previous = i, (e.status, m)
         ranks[e.id] = position
     return ranked, ranks
+
+
+#: Beside an unverified entry's rank: why it is below verified entries with worse means.
+UNVERIFIED_RANK = "unverified: ranked after the verified entries"
 
 
 def is_reference(e: Entry) -> bool:
@@ -190,6 +197,8 @@ def rank_cell(e: Entry, ranks: Mapping[str, int | None]) -> Cell:
     if is_reference(e):
         return Cell("ref", "", cls="reference")
     rank = ranks.get(e.id)
+    if rank is not None and e.status != "verified":
+        return Cell(str(rank), str(rank), UNVERIFIED_RANK, cls="rank unverified")
     return Cell(str(rank) if rank is not None else "–", "" if rank is None else str(rank))
 
 
@@ -198,7 +207,21 @@ def editor_cell(e: Entry) -> Cell:
     sub = e.id + (f" · by {e.record['submitter']}" if e.record.get("submitter") else "")
     if is_reference(e):
         sub = "reference: no edit · " + sub
+    sub += "".join(f" · {note}" for note in endpoint_notes(e.record))
     return Cell(named_version(editor["name"], editor["version"]), editor["name"].lower(), sub)
+
+
+def endpoint_notes(record: Mapping[str, Any]) -> list[str]:
+    """"editor via 127.0.0.1:8000, not the provider's public host" for each hosted component whose calls went
+    to another endpoint (a local server, a proxy): its description carries ``base_url`` only then
+    (:func:`faceedit_bench.execution.endpoints.endpoint_identity`). Only the host is shown."""
+    out = []
+    for kind in ("editor", "judge"):
+        url = ((record.get(kind) or {}).get("description") or {}).get("base_url")
+        if isinstance(url, str) and url:
+            host = urlsplit(url).netloc.rpartition("@")[2] or url[:80]
+            out.append(f"{kind} via {host}, not the provider's public host")
+    return out
 
 
 def status_cell(e: Entry) -> Cell:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.keys import fingerprint
-from faceedit_bench.leaderboard.bundle import check_bundle, read_submission
+from faceedit_bench.leaderboard.bundle import check_bundle, check_consistent, read_submission
 from faceedit_bench.leaderboard.errors import SubmissionRejected
 from faceedit_bench.leaderboard.limits import DEFAULT_LIMITS, Limits, parse_json, read_bounded
 from faceedit_bench.leaderboard.record import build_record, default_submission_id
@@ -86,14 +86,18 @@ def _verification_status(record_dir: Path, submission_id: str, sha256: str, limi
         return "unverified", f"changed after its verification of {when}: not re-scored since"
     if v.get("status") == "verified":
         return "verified", f"re-scored {when}: all {int(v.get('compared') or 0)} values reproduced"
+    if v.get("status") == "inconclusive":
+        return "unverified", f"re-scored {when}, inconclusive: {str(v.get('reason') or '')[:300]}"
     if v.get("status") == "failed":
         return "failed", f"re-scored {when}: {str(v.get('reason') or 'did not reproduce')[:300]}"
     return "unverified", "its verification record has no known status"
 
 
-def collect_submissions(leaderboard_dir: Path, limits: Limits = DEFAULT_LIMITS) -> Collection:
+def collect_submissions(leaderboard_dir: Path, limits: Limits = DEFAULT_LIMITS,
+                        registered: Mapping[str, Any] | None = None) -> Collection:
     """Every submission directory under ``<leaderboard_dir>/submissions``, checked (schema, sizes,
-    links, every file's hash; images are not decoded here), with its verification status."""
+    links, every file's hash; images are not decoded here; its numbers consistent with themselves and
+    with its tables, :mod:`~faceedit_bench.leaderboard.consistency`), with its verification status."""
     out = Collection()
     root = Path(leaderboard_dir) / SUBMISSIONS_DIR
     if not root.is_dir():
@@ -109,6 +113,7 @@ def collect_submissions(leaderboard_dir: Path, limits: Limits = DEFAULT_LIMITS) 
             if sub.record["id"] != child.name:
                 raise SubmissionRejected(f"its id {printable(sub.record['id'], 80)} differs from its directory name")
             check_bundle(sub, limits, decode_images=False)
+            check_consistent(sub, registered or {})
         except SubmissionRejected as exc:
             out.rejected.append(Rejected(name, str(exc)))
             continue

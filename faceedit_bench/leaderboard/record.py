@@ -32,6 +32,8 @@ DISPARITY_FIELDS = ("metric", "contrast", "wd", "p_value", "bias", "worst_group"
 CONFIG_GROUPS = ("testset", "dataset", "embedder", "judge")
 RUN_SETTINGS = ("max_faces", "max_sessions", "seed", "confidence")
 REQUIRED_STEP_COLUMNS = ("face_id", "session_id", "k", "outcome")
+#: The run's per-session table, bundled when the run has it (judged metrics are verified session by session).
+SESSIONS_FILE = "sessions.csv"
 _SECRET_KEY = re.compile(r"(^|_)(api_?key|token|secret|password|passwd|credentials?|auth)($|_)", re.IGNORECASE)
 _SLUG = re.compile(r"[^a-z0-9._-]+")
 
@@ -265,6 +267,9 @@ def build_record(artifacts: RunArtifacts, *, submission_id: str, registered: Map
         "files": {
             "steps_table": {"path": "steps.csv", "sha256": content_hash(artifacts.steps_table),
                             "bytes": len(artifacts.steps_table)},
+            **({"sessions_table": {"path": SESSIONS_FILE, "sha256": content_hash(artifacts.tables[SESSIONS_FILE]),
+                                   "bytes": len(artifacts.tables[SESSIONS_FILE])}}
+               if SESSIONS_FILE in artifacts.tables else {}),
             "images_bundled": False,
             "images": images,
             "refusals": refusals,

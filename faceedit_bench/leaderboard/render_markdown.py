@@ -25,7 +25,8 @@ def md(text: str) -> str:
 
 
 def _cell(cell: Cell) -> str:
-    status = cell.cls.startswith("status")  # the status note is on the page; the table keeps the word
+    # the status note and an unverified rank's note are on the page; the table keeps the status word
+    status = cell.cls.startswith(("status", "rank"))
     return md(f"{cell.text} ({cell.sub})" if cell.sub and not status else cell.text)
 
 
@@ -47,8 +48,10 @@ def render_markdown(views: list[View], rejected: list[Rejected], *, n_submission
         "[docs/submissions.md](../docs/submissions.md).",
         "",
         "Status: **verified** = the maintainers re-scored the submitted images with the pinned embedder (and judge) "
-        "and every number reproduced within its stated tolerance; **unverified** = as submitted, not re-scored; "
-        "**failed** = re-scoring did not reproduce it (no rank); **ref** = the `identity` editor (the photo unchanged), "
+        "and every deterministic number reproduced within its tolerance, every judged mean within its margin; "
+        "**unverified** = as submitted, not re-scored (its numbers agree with themselves and its bundled tables); "
+        "**failed** = re-scoring did not reproduce it (no rank). Unverified entries are ranked after every verified "
+        "one, whatever their means; **ref** = the `identity` editor (the photo unchanged), "
         "the no-edit baseline, listed first and never ranked. Only entries measured the same way (test set, "
         "dataset, embedder, judge, limits) share a table. Metric columns show mean [CI] (n sessions).",
     ]

@@ -9,6 +9,10 @@ re-scoring and is not compared. Sections must match as sets (a metric, group or 
 left out of a submission is a mismatch), except disparity for run report 1.0, which had none.
 Each report section compares the part a submission keeps of it (its ``verify``, e.g. rates within one
 percentage point), when the submission states it.
+
+A judged metric (``judged``) is not compared here value by value: a judge answers differently when asked
+again, so its figures (summaries, series, disparity rows) are compared as distributions by
+:mod:`~faceedit_bench.leaderboard.judged_comparison`; only its name and direction are compared here.
 """
 
 from __future__ import annotations
@@ -68,11 +72,12 @@ class Comparer:
 
 
 def compare_records(submitted: Mapping[str, Any], reproduced: Mapping[str, Any],
-                    caps: Mapping[str, float]) -> tuple[list[Mismatch], int]:
+                    caps: Mapping[str, float], judged: frozenset[str] = frozenset()) -> tuple[list[Mismatch], int]:
     """Mismatches between the two records, and how many values were compared.
 
     ``caps`` are the verifier's largest acceptable tolerance per metric: a submission that
-    states a looser one fails on that alone."""
+    states a looser one fails on that alone. The figures of ``judged`` metrics are left to the
+    distribution comparison (module docstring)."""
     c = Comparer()
     sm, rm = submitted["metrics"], reproduced["metrics"]
     c.exact("metrics (names)", sorted(sm), sorted(rm))
@@ -84,8 +89,9 @@ def compare_records(submitted: Mapping[str, Any], reproduced: Mapping[str, Any],
             c.mismatches.append(Mismatch(f"metrics.{name}.tolerance", tol, f"at most {cap}", cap))
         tolerance[name] = min(tol, cap)
         if name in rm:
-            c.summary(f"metrics.{name}", m, rm[name], tolerance[name])
-            c.exact(f"metrics.{name}.undefined_sessions", m["undefined_sessions"], rm[name]["undefined_sessions"])
+            if name not in judged:
+                c.summary(f"metrics.{name}", m, rm[name], tolerance[name])
+                c.exact(f"metrics.{name}.undefined_sessions", m["undefined_sessions"], rm[name]["undefined_sessions"])
             c.exact(f"metrics.{name}.higher_is_better", m["higher_is_better"], rm[name]["higher_is_better"])
 
     def tol_of(name: str) -> float:
@@ -94,7 +100,7 @@ def compare_records(submitted: Mapping[str, Any], reproduced: Mapping[str, Any],
 
     st, rt = submitted["trajectory"], reproduced["trajectory"]
     c.exact("trajectory (series)", sorted(st), sorted(rt))
-    for name in sorted(set(st) & set(rt)):
+    for name in sorted(set(st) & set(rt) - judged):
         a, b = {p["k"]: p for p in st[name]}, {p["k"]: p for p in rt[name]}
         c.exact(f"trajectory.{name} (steps)", sorted(a), sorted(b))
         for k in sorted(set(a) & set(b)):
@@ -110,7 +116,7 @@ def compare_records(submitted: Mapping[str, Any], reproduced: Mapping[str, Any],
             c.exact(f"{where}.sessions_included", a["sessions_included"], b["sessions_included"])
             c.exact(f"{where}.sessions_excluded (total)", sum(a["sessions_excluded"].values()),
                     sum(b["sessions_excluded"].values()))
-            for name in sorted(set(a["metrics"]) | set(b["metrics"])):
+            for name in sorted((set(a["metrics"]) | set(b["metrics"])) - judged):
                 c.summary(f"{where}.{name}", a["metrics"].get(name), b["metrics"].get(name), tol_of(name))
 
     sd, rd = submitted.get("disparity"), reproduced.get("disparity")
@@ -119,7 +125,7 @@ def compare_records(submitted: Mapping[str, Any], reproduced: Mapping[str, Any],
         a_rows = {(r["metric"], r["contrast"]): r for r in sd or []}
         b_rows = {(r["metric"], r["contrast"]): r for r in rd or []}
         c.exact("disparity (rows)", sorted(a_rows), sorted(b_rows))
-        for key in sorted(set(a_rows) & set(b_rows)):
+        for key in sorted(k for k in set(a_rows) & set(b_rows) if k[0] not in judged):
             a, b = a_rows[key], b_rows[key]
             where = f"disparity.{key[0]}.{key[1]}"
             c.exact(f"{where}.bias", a["bias"], b["bias"])

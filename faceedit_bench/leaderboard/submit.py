@@ -10,7 +10,7 @@ from typing import Any
 
 from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.leaderboard.bundle import STEPS_FILE, SUBMISSION_FILE, bundle_images
-from faceedit_bench.leaderboard.record import build_record, default_submission_id
+from faceedit_bench.leaderboard.record import SESSIONS_FILE, build_record, default_submission_id
 from faceedit_bench.leaderboard.schema import validate_submission
 from faceedit_bench.leaderboard.tolerances import registered_metrics
 from faceedit_bench.report.sources import load_run
@@ -21,8 +21,9 @@ DEFAULT_OUT = Path("leaderboard") / "submissions"
 def submit(run: str, *, out: Path = DEFAULT_OUT, tracking_uri: str | None = None, workspace: Path | None = None,
            images: bool = True, submission_id: str | None = None, submitter: str | None = None,
            url: str | None = None, notes: str = "", force: bool = False, plugins: Any = None) -> Path:
-    """Write ``<out>/<id>/`` (submission.json, steps.csv and, with ``images``, the step images
-    in the replay layout) for ``run``: a run directory or an MLflow run id. Returns the directory."""
+    """Write ``<out>/<id>/`` (submission.json, steps.csv, sessions.csv when the run has it and, with
+    ``images``, the step images in the replay layout) for ``run``: a run directory or an MLflow run id.
+    Returns the directory."""
     artifacts = load_run(run, tracking_uri=tracking_uri, workspace=workspace)
     report = artifacts.report
     if not report.get("run", {}).get("complete", True):
@@ -42,6 +43,8 @@ def submit(run: str, *, out: Path = DEFAULT_OUT, tracking_uri: str | None = None
             bundle_images(record, artifacts.steps_table, artifacts.store, staging)
         validate_submission(record, what=f"the submission made from {artifacts.label}")
         (staging / STEPS_FILE).write_bytes(artifacts.steps_table)
+        if "sessions_table" in record["files"]:
+            (staging / SESSIONS_FILE).write_bytes(artifacts.tables[SESSIONS_FILE])
         (staging / SUBMISSION_FILE).write_text(json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
                                                encoding="utf-8")
         if target.exists():

@@ -4,7 +4,8 @@ A metric computed from the embedder only is deterministic given the same images 
 same embedder version, up to the float32 rounding of the descriptors, which another CPU's kernels
 or another build of the same version may change: it must reproduce to that noise. A metric that needs a judge
 (registered with ``requires`` containing ``judge``) is re-asked from a hosted model and
-varies between calls (PEERS §3.1), so it gets a tolerance in its own unit. The submission
+varies between calls (PEERS §3.1): its tolerance is the equivalence margin of its means, which are
+compared as distributions (:mod:`~faceedit_bench.leaderboard.judged_comparison`). The submission
 states its tolerance per metric; the verifier refuses tolerances looser than its caps.
 """
 
@@ -21,8 +22,10 @@ from faceedit_bench.analysis.session_metrics import judge_metric_values
 #: (about 8 units in the last place) up to 1.5e-5; 1e-4 admits both, and is 100 times finer than the two
 #: decimals a report shows.
 EMBEDDER_TOLERANCE = 1e-4
-#: Absolute tolerance of judge metrics, in the metric's unit (x100 scales: one point).
-JUDGE_TOLERANCE = 1.0
+#: Equivalence margin of a judge metric's means, in the metric's unit (x100 scales: 2.5 points): half of
+#: the smallest shift a verification must catch (5 points), so the (1 - 2 alpha) interval of an honest
+#: re-scoring has room inside it (tests/test_judged_verification.py simulates both).
+JUDGE_TOLERANCE = 2.5
 #: Absolute tolerance of disparity p-values (permutation tests on reproduced values).
 P_VALUE_TOLERANCE = 0.01
 

@@ -23,13 +23,21 @@ import yaml
 
 from faceedit_bench import __version__
 from faceedit_bench.keys import portable
-from faceedit_bench.leaderboard.bundle import IMAGES_DIR, Submission, check_bundle, open_bundle, read_submission
+from faceedit_bench.leaderboard.bundle import (
+    IMAGES_DIR,
+    Submission,
+    check_bundle,
+    check_consistent,
+    open_bundle,
+    read_submission,
+)
 from faceedit_bench.leaderboard.errors import SubmissionRejected, VerificationUnavailable
 from faceedit_bench.leaderboard.limits import DEFAULT_LIMITS, Limits
-from faceedit_bench.leaderboard.record import build_record, row_hash, step_rows
+from faceedit_bench.leaderboard.judged_comparison import SessionTable, failures, judged_differences
+from faceedit_bench.leaderboard.record import SESSIONS_FILE, build_record, row_hash, step_rows
 from faceedit_bench.leaderboard.reproduction import compare_records
 from faceedit_bench.leaderboard.schema import printable
-from faceedit_bench.leaderboard.tolerances import default_tolerance, registered_metrics
+from faceedit_bench.leaderboard.tolerances import default_tolerance, needs_judge, registered_metrics
 from faceedit_bench.report.sources import RunArtifacts, default_workspace
 from faceedit_bench.storage.atomic import write_text
 
@@ -51,9 +59,10 @@ MAX_MISMATCHES_RECORDED = 100
 class Verification:
     submission_id: str
     submission_sha256: str
-    status: str  # "verified" or "failed"
+    status: str  # "verified", "failed" or "inconclusive" (judged means neither shown equal nor shown to differ)
     reason: str | None = None
     mismatches: list[dict[str, Any]] = field(default_factory=list)
+    judged: list[dict[str, Any]] = field(default_factory=list)  # judged means compared as distributions
     compared: int = 0
     verifier: dict[str, Any] = field(default_factory=dict)
     verified_at: str = ""
@@ -72,6 +81,7 @@ class Verification:
             "compared": self.compared,
             "mismatches": self.mismatches[:MAX_MISMATCHES_RECORDED],
             "mismatches_total": len(self.mismatches),
+            "judged": self.judged,
         }
 
 
@@ -216,6 +226,7 @@ def verify_submission(path: Path, *, plugins: Any = None, workspace: Path | None
         result = Verification(sub.record["id"], sub.sha256, "failed", verifier=_verifier(plugins))
         try:
             steps_table = check_bundle(sub, limits, decode_images=True)
+            check_consistent(sub, registered_metrics(plugins))
         except SubmissionRejected as exc:
             result.reason = f"bundle check failed: {exc}"
             return _stamp(result)
@@ -234,11 +245,13 @@ def verify_submission(path: Path, *, plugins: Any = None, workspace: Path | None
             report = run_experiment(exp, plugins)
         result.run_dir = exp.info.output_dir
         reproduced_steps = (exp.info.output_dir / "steps.csv").read_bytes()
-        return _compare(sub, report, cfg, reproduced_steps, plugins, max_tolerance or {}, result)
+        sessions = exp.info.output_dir / SESSIONS_FILE
+        reproduced_sessions = sessions.read_bytes() if sessions.is_file() else b""
+        return _compare(sub, report, cfg, reproduced_steps, reproduced_sessions, plugins, max_tolerance or {}, result)
 
 
-def _compare(sub: Submission, report: dict[str, Any], cfg: Any, reproduced_steps: bytes, plugins: Any,
-             max_tolerance: dict[str, float], result: Verification) -> Verification:
+def _compare(sub: Submission, report: dict[str, Any], cfg: Any, reproduced_steps: bytes, reproduced_sessions: bytes,
+             plugins: Any, max_tolerance: dict[str, float], result: Verification) -> Verification:
     from omegaconf import OmegaConf
 
     registered = registered_metrics(plugins)
@@ -248,13 +261,30 @@ def _compare(sub: Submission, report: dict[str, Any], cfg: Any, reproduced_steps
     has_judge = sub.record["judge"] is not None
     caps = {name: max_tolerance.get(name, default_tolerance(name, registered, has_judge))
             for name in sub.record["metrics"]}
-    mismatches, compared = compare_records(sub.record, reproduced, caps)
-    result.compared = compared
+    judged = frozenset(name for name in sub.record["metrics"] if needs_judge(name, registered, has_judge))
+    mismatches, compared = compare_records(sub.record, reproduced, caps, judged)
+    # A judged metric's margin is its stated tolerance, within the cap (a looser one is a mismatch above).
+    margins = {name: min(float(sub.record["metrics"][name]["tolerance"]), caps[name]) for name in judged}
+    submitted_sessions = sub.tables.get(SESSIONS_FILE)
+    differences = judged_differences(
+        sub.record, margins, SessionTable.parse(reproduced_sessions, margins),
+        SessionTable.parse(submitted_sessions, margins) if submitted_sessions else None) if margins else []
+    failed = failures(differences)
+    result.compared = compared + len(differences)
     result.mismatches = [m.as_dict() for m in mismatches]
+    result.judged = [d.as_dict() for d in differences]
+    reasons = []
     if mismatches:
-        result.reason = f"{len(mismatches)} of {compared} values did not reproduce (first: {mismatches[0].field})"
+        reasons.append(f"{len(mismatches)} of {compared} values did not reproduce (first: {mismatches[0].field})")
+    if failed:
+        reasons.append(f"{len(failed)} judged mean(s) not reproduced (first: {failed[0].sentence()})")
+    if mismatches or any(d.verdict == "differs" for d in failed):
+        result.status = "failed"
+    elif failed:  # neither shown equal nor shown to differ: more identities, or a steadier judge, would tell
+        result.status = "inconclusive"
     else:
         result.status = "verified"
+    result.reason = "; ".join(reasons) or None
     return _stamp(result)
 
 

@@ -183,7 +183,8 @@ def _details(entry: Entry) -> list[tuple[str, str]]:
         ("embedder", f"{r['embedder']['name']} {r['embedder']['version']}: {r['embedder']['similarity']}"),
         ("judge", "none" if judge is None else f"{judge['name']} {judge['version']}"),
         ("limits", limits),
-        ("intervals", f"{round(run['confidence'] * 100, 3):g}% confidence, Student t"),
+        # each metric's method is its run report's (t, Wilson, bootstrap: docs/statistics.md), not one for all
+        ("intervals", f"{round(run['confidence'] * 100, 3):g}% confidence, by each metric's own method"),
     ]
 
 

@@ -26,7 +26,7 @@ from faceedit_bench.report.html_plots import plot_disparity_forest, plot_group_t
 from faceedit_bench.report.html_sections import ci_label, section_pages
 from faceedit_bench.report.html_sheet_redraw import float_or_none, render_missing_sheets
 from faceedit_bench.report.measures import fss_measured, identity_metric, label_of, report_measures
-from faceedit_bench.report.read_first import MOST, report_warnings
+from faceedit_bench.report.read_first import LABELS, MOST, label, report_warnings
 from faceedit_bench.report.tables import RUN_COLUMNS
 from faceedit_bench.report.templates import fmt_num, render
 from faceedit_bench.storage.store import ImageStore
@@ -48,7 +48,8 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "components": components(report),
         "prompts": prompt_templates(report),
         "notes": notes(report),
-        "warnings": [w["message"] for w in report_warnings(report)], "most": MOST,
+        "warnings": [{"label": label(w), "message": w["message"], "missing": label(w) == LABELS["missing"]}
+                     for w in report_warnings(report)], "most": MOST,
         "metrics": metric_rows(report),
         "skipped": dict(report.get("skipped_metrics") or {}),
         "counts": counts(report),

@@ -1,11 +1,13 @@
-"""What a reader must be told before any number: a measurement that is mostly missing or failed.
+"""What a reader must be told before any number: a measurement that is mostly missing or failed, and a judge
+that failed its sanity anchors.
 
 A measurement is *mostly missing* when more than half of what it was meant to cover (:data:`MOST`) has no
 value: faces or reference images excluded, sessions excluded, edit steps without a usable image (per
-prompt condition), sessions where a metric is undefined, judge answers that are not ``ok``, judge anchors
-that failed, condition pairs dropped, and what each report section finds mostly missing in its own part
+prompt condition), sessions where a metric is undefined, judge answers that are not ``ok``, condition pairs
+dropped, and what each report section finds mostly missing in its own part
 (its ``warnings``, built with :func:`warning`). Each warning says what, how many of how many, and why (the
-reasons, most frequent first).
+reasons, most frequent first). Judge anchors that failed (over half of them) are a different warning, of kind
+``judge_reliability``: the judge answered, and its answers contradict edits whose score is known.
 
 :func:`mostly_missing` builds report.json's ``warnings`` (schema ``$defs.warning``); the console summary,
 report.html's "Read first" box and the MLflow tracker show them first (:func:`warning_lines`). Reports
@@ -55,12 +57,7 @@ def mostly_missing(report: Mapping[str, Any], sections: Sequence[ReportSection] 
     for template, outcomes in (counts.get("judge") or {}).items():
         found.append(warning(f"judge_answers:{template}", f"judge answers ({template})", "are not usable",
                              sum(outcomes.values()), _not_ok(outcomes)))
-    reliability = report.get("judge_reliability") or {}
-    if reliability.get("anchors"):
-        failed = Counter("answer out of range" if a.get("outcome") == "ok" else str(a.get("outcome"))
-                         for a in reliability["anchors"] if not a.get("passed"))
-        found.append(warning("judge_anchors", "judge anchors", "failed", len(reliability["anchors"]), failed,
-                             verb="passed"))
+    found.append(_anchors(report.get("judge_reliability") or {}))
     for section in sections_in_use() if sections is None else sections:
         part = report.get(section.name)
         if section.warnings is not None and isinstance(part, Mapping):
@@ -75,13 +72,21 @@ def report_warnings(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [dict(w) for w in stated if isinstance(w, Mapping)] if isinstance(stated, list) else mostly_missing(report)
 
 
-#: How a warning is introduced wherever it is shown (console, MLflow): it says what "most" means.
-PREFIX = f"MOSTLY MISSING (over {MOST:.0%}): "
+#: How a warning of each kind is introduced wherever it is shown (console, report.html, MLflow): a mostly
+#: missing measurement says what "most" means; a judge that failed its sanity anchors is not missing data.
+LABELS = {"missing": f"MOSTLY MISSING (over {MOST:.0%})", "judge_reliability": "JUDGE RELIABILITY"}
+
+
+def label(w: Mapping[str, Any]) -> str:
+    """The label a warning is shown under (reports written before warnings had a kind: by their code)."""
+    kind = w.get("kind") or ("judge_reliability" if w.get("code") == "judge_anchors" else "missing")
+    return LABELS.get(str(kind), LABELS["missing"])
 
 
 def warning_lines(report: Mapping[str, Any]) -> list[str]:
-    """The warnings as the first lines of the console summary: ``MOSTLY MISSING (over 50%): ...``."""
-    return [PREFIX + w["message"] for w in report_warnings(report)]
+    """The warnings as the first lines of the console summary: ``MOSTLY MISSING (over 50%): ...``,
+    ``JUDGE RELIABILITY: ...``."""
+    return [f"{label(w)}: {w['message']}" for w in report_warnings(report)]
 
 
 # -- the measurements --------------------------------------------------------------------------------------
@@ -95,6 +100,30 @@ def _steps(report: Mapping[str, Any]) -> list[dict[str, Any] | None]:
     per = {name: c.get("steps") or {} for name, c in conditions.items()} or {"": counts.get("steps") or {}}
     return [warning(f"steps:{name}" if name else "steps", f"edit steps{f' under {name}' if name else ''}",
                     "have no usable image", sum(steps.values()), _not_ok(steps)) for name, steps in per.items()]
+
+
+def _anchors(reliability: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Judge anchors that failed: a warning about the judge's reliability, each failure said in words
+    ("unchanged: editing_success 8, expected 0-3")."""
+    anchors = reliability.get("anchors") or []
+    reasons = Counter(_anchor_failure(a) for a in anchors if not a.get("passed"))
+    found = warning("judge_anchors", "judge sanity anchors", "failed", len(anchors), reasons, verb="passed")
+    if found is not None:
+        found["kind"] = "judge_reliability"
+        found["message"] = (f"the judge failed {found['missing']} of {found['total']} sanity anchors, edits whose "
+                            f"score is known in advance ({'; '.join(found['reasons'])}): its scores may not mean "
+                            "what they should")
+    return found
+
+
+def _anchor_failure(anchor: Mapping[str, Any]) -> str:
+    name, value = anchor.get("name", "?"), anchor.get("value")
+    if anchor.get("outcome") != "ok" or not isinstance(value, Mapping):
+        return f"{name}: no usable answer ({anchor.get('outcome')})"
+    wrong = [f"{field} {value.get(field)}, expected {lo}-{hi}"
+             for field, (lo, hi) in (anchor.get("expect") or {}).items()
+             if not (isinstance(value.get(field), (int, float)) and lo <= value[field] <= hi)]
+    return f"{name}: {', '.join(wrong) or 'answer out of range'}"
 
 
 def _pairs(report: Mapping[str, Any]) -> list[dict[str, Any] | None]:

@@ -71,6 +71,8 @@ def build_report(info: RunInfo, testset: TestSet, sections: dict[str, Any], *,
             "name": info.run_name,
             "experiment": info.experiment_name,
             "preset": info.preset,
+            # the level of every interval in the report, so each is labelled with it ("90% CI")
+            "confidence": float((info.config.get("run") or {}).get("confidence", 0.95)),
             "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "wall_time_s": round(wall_time_s, 3),
             "computed": computed,

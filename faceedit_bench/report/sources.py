@@ -79,7 +79,9 @@ def from_run_dir(run_dir: Path, workspace: Path | None = None) -> RunArtifacts:
     run_dir = Path(run_dir).expanduser().resolve()
     report, config, steps = _read_run_files(run_dir, f"run directory {run_dir}")
     store = _store_at(workspace or run_dir.parents[1])
-    return RunArtifacts(report, config, steps, "run_dir", str(run_dir), store=store)
+    sessions = run_dir / "sessions.csv"  # bundled with a submission when the run has it
+    tables = {sessions.name: sessions.read_bytes()} if sessions.is_file() else {}
+    return RunArtifacts(report, config, steps, "run_dir", str(run_dir), store=store, tables=tables)
 
 
 # -- runs an experiment tracker recorded (the ``faceedit_tracked_runs`` hook) ------------------
@@ -125,9 +127,14 @@ def _from_tracked(run: Any, workspace: Path | None, also: tuple[str, ...] = ()) 
 
 
 def from_mlflow(run_id: str, tracking_uri: str | None = None, workspace: Path | None = None) -> RunArtifacts:
-    """The MLflow run ``run_id``; images come from the workspace logged with it (or ``workspace``)."""
-    (run,) = _tracked_runs(tracking_uri or default_tracking_uri(workspace), run_id=run_id)
-    return _from_tracked(run, workspace)
+    """The MLflow run ``run_id``, with its sessions.csv when it has one; images come from the workspace logged
+    with it (or ``workspace``)."""
+    uri = tracking_uri or default_tracking_uri(workspace)
+    (run,) = _tracked_runs(uri, run_id=run_id, files=[*RUN_FILES, "sessions.csv"])
+    if run.problem and "sessions.csv" in run.problem:  # a run logged before sessions.csv was
+        (run,) = _tracked_runs(uri, run_id=run_id)
+        return _from_tracked(run, workspace)
+    return _from_tracked(run, workspace, ("sessions.csv",))
 
 
 def finished_mlflow_runs(tracking_uri: str, experiments: list[str] | None = None,

@@ -12,6 +12,7 @@ from rich.text import Text
 from faceedit_bench.report.calls_view import call_sources
 from faceedit_bench.report.conditions_view import composition
 from faceedit_bench.report.console import Column, fitted_tables
+from faceedit_bench.report.html_sections import ci_label
 from faceedit_bench.report.measures import bounds_of, fss_measured, label_of, report_measures
 
 DIRECTION = {True: "higher is better", False: "lower is better"}
@@ -53,8 +54,13 @@ def metrics_tables(report: Mapping[str, Any], width: int) -> list[Any]:
         mean, interval = ci(m)
         rows.append([name, str(m["n"]), mean, interval, m.get("unit") or "",
                      DIRECTION.get(m["higher_is_better"], "neither")])
-    return fitted_tables([Column("metric")], [Column("n", True), Column("mean", True), Column("95% CI", True),
+    return fitted_tables([Column("metric")], [Column("n", True), Column("mean", True), Column(_ci(report), True),
                                               Column("unit"), Column("direction")], rows, width)
+
+
+def _ci(report: Mapping[str, Any]) -> str:
+    """``95% CI``, or the run's own level: the intervals are at ``run.confidence``."""
+    return ci_label((report.get("run") or {}).get("confidence"))
 
 
 def trajectory_tables(report: Mapping[str, Any], width: int) -> list[Any]:
@@ -90,7 +96,7 @@ def group_tables(report: Mapping[str, Any], width: int) -> list[Any]:
                 for n in names)] for key, label, g in rows]
     return fitted_tables([Column("group")], [Column("n", True), Column("excl.", True),
                                              *(Column(n, True) for n in names)], cells, width,
-                         legend="n: sessions included, excl.: sessions excluded; each metric: mean [95% CI]")
+                         legend=f"n: sessions included, excl.: sessions excluded; each metric: mean [{_ci(report)}]")
 
 
 def disparity_tables(report: Mapping[str, Any], width: int) -> list[Any]:
@@ -116,7 +122,7 @@ def condition_tables(report: Mapping[str, Any], width: int) -> list[Any]:
         if rows:
             out += [Text("")] if out else []
             out += fitted_tables([Column("metric")], [Column("pairs", True), Column("dropped", True),
-                                                      Column("mean Δ", True), Column("95% CI", True),
+                                                      Column("mean Δ", True), Column(_ci(report), True),
                                                       Column("p", True), Column("p Holm", True)],
                                  rows, width, title=f"condition {name} - {comparison.get('vs')}, paired",
                                  legend="\n".join(["* rejected after Holm's correction",

@@ -15,11 +15,11 @@ and the overedit count but its App. E was never published. The counting rules he
   alphabetically first of them, so each overedit fills exactly one cell and a row sum of
   the matrix equals the number of overedits of that intended category. The full sets stay
   on the :class:`Overedit` (``before``/``after``) for anyone who needs them.
-- OER of a session = overedits over its steps / number of steps (4): a raw rate that can
-  exceed 1; reporters multiply by 100. A session with a missing state (edit or tracker
-  failed, answer unparsable) has no OER: it is undefined with a reason, never 0 overedits,
-  and its steps enter neither the matrix nor the patterns, so all three describe the same
-  sessions.
+- OER of a session = overedits over its steps / number of steps (4): overedits per edit, not a
+  rate bounded by 1 (an edit that changes several sub-axes counts each); reporters multiply by 100.
+  A session with a missing state (edit or tracker failed, answer unparsable) has no OER: it is
+  undefined with a reason, never 0 overedits, and its steps enter neither the matrix nor the
+  patterns, so all three describe the same sessions.
 
 Pure functions, no I/O.
 """

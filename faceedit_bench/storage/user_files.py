@@ -177,12 +177,12 @@ def _short(text: str, limit: int = 160) -> str:
 
 
 def csv_rows(text: str, source: str, *, what: str, error: ErrorType = FaceEditBenchError,
-             ) -> Iterator[tuple[int, list[str]]]:
+             delimiter: str = ",") -> Iterator[tuple[int, list[str]]]:
     """``(line number, cells)`` of each row of a CSV text, the header included. A cell longer than the csv
     module's limit (128 KiB unless a program raised it), or an unclosed quote, raises ``error`` naming the line."""
     import io
 
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     while True:
         try:
             row = next(reader)
@@ -197,10 +197,10 @@ def csv_rows(text: str, source: str, *, what: str, error: ErrorType = FaceEditBe
 
 
 def csv_records(text: str, source: str, *, what: str, error: ErrorType = FaceEditBenchError,
-                required: tuple[str, ...] = ()) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+                required: tuple[str, ...] = (), delimiter: str = ",") -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """The header and ``(line number, row)`` records of a CSV text with a header row. A missing column, or a
     row with more or fewer cells than the header, raises ``error`` naming the line; blank lines are skipped."""
-    rows = csv_rows(text, source, what=what, error=error)
+    rows = csv_rows(text, source, what=what, error=error, delimiter=delimiter)
     header = [h.strip() for h in next(rows, (1, []))[1]]
     missing = [c for c in required if c not in header]
     if missing:

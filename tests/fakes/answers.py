@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import random
+import threading
 from typing import Any
 
 import numpy as np
@@ -49,3 +51,31 @@ def example_from_schema(schema: dict[str, Any], root: dict[str, Any] | None = No
     if kind == "boolean":
         return True
     return "fake answer"
+
+
+class VariedJudge:
+    """A judge that answers as a hosted MLLM does: the same question now and then gets a different score
+    (``flip``: the chance that an answer moves by one point, either way), seeded so a test repeats exactly.
+    ``score`` gives one answer to a question whose steady answer is ``steady``; called with a fake server's
+    request body it answers an SC question (``editing_success``, ``overediting``) around a steady score
+    drawn from the images, and every other schema with its example."""
+
+    def __init__(self, seed: int, flip: float = 0.3) -> None:
+        self.rng = random.Random(seed)
+        self.flip = flip
+        self.lock = threading.Lock()  # a fake server answers from several threads
+
+    def score(self, steady: int, low: int = 0, high: int = 10) -> int:
+        with self.lock:
+            move = self.rng.choice((-1, 1)) if self.rng.random() < self.flip else 0
+        return int(min(high, max(low, steady + move)))
+
+    def __call__(self, request: dict[str, Any]) -> str:
+        import json
+
+        schema = request["generationConfig"].get("responseJsonSchema") or {}
+        if "editing_success" not in schema.get("properties", {}):
+            return json.dumps(example_from_schema(schema))
+        images = hashlib.sha256(json.dumps(request["contents"], sort_keys=True).encode()).hexdigest()
+        steady = 3 + int(images[:4], 16) % 6
+        return json.dumps({"editing_success": self.score(steady), "overediting": 10, "reasoning": "-"})

@@ -18,7 +18,6 @@ tasks' likewise; the proper ``fisher_z`` average is printed beside each.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from collections.abc import Mapping
@@ -28,7 +27,7 @@ import numpy as np
 
 from faceedit_bench.analysis.metric_agreement import average_correlation, correlations
 from faceedit_bench.analysis.published import PublishedFileError
-from faceedit_bench.storage.text import read_utf8
+from faceedit_bench.storage.user_files import csv_rows, parse_json, read_utf8
 
 ASPECTS = ("SC", "PQ", "O")
 
@@ -41,10 +40,7 @@ def _line_of(text: str, key: str) -> int:
 def read_answers(path: Path) -> dict[str, float]:
     """uid -> the judge's score on [0, 1] (min of its scores / 10, clipped: the notebook's rule)."""
     text = read_utf8(path, what="VIEScore answers JSON", error=PublishedFileError)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise PublishedFileError(f"{path}: line {exc.lineno}: not JSON ({exc.msg}); truncated?") from None
+    data = parse_json(text, str(path), what="VIEScore answers JSON", error=PublishedFileError)
     if not isinstance(data, dict):
         raise PublishedFileError(f"{path}: line 1: expected an object of {{uid: {{\"score\": ...}}}} answers")
     out = {}
@@ -64,14 +60,15 @@ def read_answers(path: Path) -> dict[str, float]:
 
 def read_rater_tsv(path: Path) -> dict[str, dict[str, tuple[float, float]]]:
     """editor -> uid -> (SC, PQ) of one rater."""
-    rows = list(csv.reader(read_utf8(path, what="ImagenHub rater TSV", error=PublishedFileError).splitlines(),
-                           delimiter="\t"))
+    text = read_utf8(path, what="ImagenHub rater TSV", error=PublishedFileError)
+    lines = list(csv_rows(text, str(path), what="ImagenHub rater TSV", error=PublishedFileError, delimiter="\t"))
+    rows = [row for _, row in lines]
     if not rows or not rows[0] or rows[0][0] != "uid" or len(rows[0]) < 2:
         raise PublishedFileError(f"{path}: line 1 (header): expected 'uid' and then one column per editor, found "
                                  f"{rows[0][:4] if rows else 'nothing'}")
     editors = rows[0][1:]
     out: dict[str, dict[str, tuple[float, float]]] = {e: {} for e in editors}
-    for line, row in enumerate(rows[1:], start=2):
+    for line, row in lines[1:]:
         if not any(c.strip() for c in row):
             continue
         if len(row) != len(rows[0]):

@@ -47,6 +47,10 @@
     return value === null || value === "" ? null : value;
   }
 
+  function verifiedFirst(row) {
+    return row.getAttribute("data-status") === "verified" ? 0 : 1;
+  }
+
   function sortBy(button) {
     var header = button.parentNode;
     var table = header.closest("table");
@@ -65,6 +69,8 @@
     if (!body) { return; }
     var rows = Array.prototype.slice.call(body.rows);
     rows.sort(function (a, b) {
+      var tier = verifiedFirst(a) - verifiedFirst(b);  // verified entries stay above unverified ones
+      if (tier !== 0) { return tier; }
       var x = sortKey(a, column);
       var y = sortKey(b, column);
       if (x === null || y === null) { return x === y ? 0 : (x === null ? 1 : -1); }  // missing values last

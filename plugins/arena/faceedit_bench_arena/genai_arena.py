@@ -15,13 +15,12 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api.protocol import PublishedFileError, PublishedNumber
+from faceedit_bench.api.protocol import PublishedFileError, PublishedNumber, csv_records, read_utf8
 from faceedit_bench_arena.human_votes import Vote, VotesError, votes_from_rows, votes_to_battles
 from faceedit_bench_arena.published_elo import rate_l2_logistic
 from faceedit_bench_arena.ratings import Ratings, rate
@@ -45,10 +44,7 @@ class BattleLog:
 def json_records(path: Path) -> list[tuple[int, Any]]:
     """The elements of a JSON array, each with the line it starts on; a malformed or truncated file is a
     :class:`PublishedFileError` naming its line."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PublishedFileError(f"{path}: cannot be read as UTF-8 text ({exc})") from exc
+    text = read_utf8(Path(path), what="battle log", error=PublishedFileError)
     decoder, pos, out = json.JSONDecoder(), len(text) - len(text.lstrip()), []
     line_of = lambda at: text.count("\n", 0, at) + 1  # noqa: E731
     if not text.startswith("[", pos):
@@ -65,6 +61,9 @@ def json_records(path: Path) -> list[tuple[int, Any]]:
             value, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             raise PublishedFileError(f"{path}: line {exc.lineno}: not JSON ({exc.msg}); truncated?") from None
+        except RecursionError:
+            raise PublishedFileError(f"{path}: line {line_of(pos)}: nested too deep; a battle is one flat object") \
+                from None
         out.append((line_of(pos), value))
         pos = end
 
@@ -111,17 +110,13 @@ def read_battle_log(path: Path, task: str = "image_editing") -> BattleLog:
 
 def read_leaderboard(path: Path) -> dict[str, dict[str, tuple[float, str]]]:
     """subset -> model -> (rating, as printed)."""
-    try:
-        with Path(path).open(newline="", encoding="utf-8-sig") as f:
-            reader = csv.DictReader(f)
-            header, rows = reader.fieldnames or [], list(reader)
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise PublishedFileError(f"{path}: cannot be read as a UTF-8 CSV ({exc})") from exc
+    text = read_utf8(Path(path), what="leaderboard CSV", error=PublishedFileError)
+    header, records = csv_records(text, str(path), what="leaderboard CSV", error=PublishedFileError)
     missing = [c for c in ("Model", *LEADERBOARD_COLUMNS.values()) if c not in header]
     if missing:
         raise PublishedFileError(f"{path}: line 1 (header): missing column(s) {missing}; found {header}")
     out: dict[str, dict[str, tuple[float, str]]] = {s: {} for s in SUBSETS}
-    for line, row in enumerate(rows, start=2):
+    for line, row in records:
         model = (row.get("Model") or "").strip()
         if not model:
             raise PublishedFileError(f"{path}: line {line}, column 'Model': empty")
@@ -131,7 +126,7 @@ def read_leaderboard(path: Path) -> dict[str, dict[str, tuple[float, str]]]:
                 out[subset][model] = (float(text), text)
             except ValueError:
                 raise PublishedFileError(f"{path}: line {line}, column {column!r}: {text!r} is not a number") from None
-    if not rows:
+    if not records:
         raise PublishedFileError(f"{path}: no models (only a header)")
     return out
 

@@ -22,20 +22,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api.protocol import PublishedFileError
+from faceedit_bench.api.protocol import PublishedFileError, parse_json, read_utf8
 
 FLIP = {"A": "B", "B": "A"}
 
 
 def _load(path: Path, what: str) -> Any:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PublishedFileError(f"{path}: cannot be read as UTF-8 text ({exc})") from exc
-    try:
-        return json.loads(text), text
-    except json.JSONDecodeError as exc:
-        raise PublishedFileError(f"{path}: line {exc.lineno}: not JSON ({exc.msg}); truncated? ({what})") from None
+    text = read_utf8(Path(path), what=what, error=PublishedFileError)
+    return parse_json(text, str(path), what=what, error=PublishedFileError), text
 
 
 def _line(text: str, key: str) -> int:

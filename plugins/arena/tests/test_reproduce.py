@@ -155,4 +155,4 @@ def test_mmrb2_files_in_the_wrong_layout_are_exit_2(capsys, tmp_path):
     assert code == 2 and "line 3, pair 'p2', field 'chosen'" in err
     (tmp_path / "l.json").write_text('{"pairs": [{"id": "p1", "cho')
     code, _, err = run(capsys, "mmrb2", "--labels", str(tmp_path / "l.json"), "--answers", str(tmp_path / "a.json"))
-    assert code == 2 and "not JSON" in err and "Traceback" not in err
+    assert code == 2 and "not valid JSON" in err and "Traceback" not in err

@@ -61,6 +61,8 @@ log = logging.getLogger(__name__)
 
 RUN_KEY_TAG = "faceedit.run_key"
 ERROR_TAG = "faceedit.error"
+#: How each kind of report warning is introduced (as the console and report.html do).
+WARNING_LABELS = {"missing": "MOSTLY MISSING (over 50%)", "judge_reliability": "JUDGE RELIABILITY"}
 #: The report's mostly missing measurements, one per line ("none" when there are none); also metric ``warnings``.
 WARNINGS_TAG = "faceedit.warnings"
 STOPPED_TAG = "faceedit.stopped_by"  # the signal that stopped a KILLED run (SIGINT for Ctrl-C, SIGTERM ...)
@@ -322,9 +324,10 @@ class MlflowTracker:
 
 
 def _tag_warnings(active: _Active, run: RunInfo, report: Mapping[str, Any]) -> None:
-    """Say a mostly missing measurement where MLflow shows a run first: a tag, and the top of its description."""
-    messages = [f"MOSTLY MISSING (over 50%): {w['message']}" for w in report.get("warnings") or []
-                if isinstance(w, Mapping)]
+    """Say a mostly missing measurement, or an unreliable judge, where MLflow shows a run first: a tag, and the
+    top of its description."""
+    messages = [f"{WARNING_LABELS.get(str(w.get('kind')), WARNING_LABELS['missing'])}: {w['message']}"
+                for w in report.get("warnings") or [] if isinstance(w, Mapping)]
     listed = lim.truncate("\n".join(messages) or "none", lim.MAX_TAG_VALUE)[0]
     active.client.set_tag(active.run_id, WARNINGS_TAG, listed)
     if messages:
