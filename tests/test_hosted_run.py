@@ -96,8 +96,10 @@ def test_nano_banana_runs_end_to_end_and_a_rerun_makes_no_call(plugins, compose,
     assert rerun["metrics"]["drop_fss"]["mean"] == pytest.approx(report["metrics"]["drop_fss"]["mean"])
     assert rerun["cost"]["estimated_usd"] == pytest.approx(report["cost"]["estimated_usd"])
     assert rerun["cost"]["new_usd"] == 0
-    # The two launches differ only in what describes a launch (a tracker holding the first logs nothing again).
-    assert rerun["calls"] != report["calls"] and rerun["run"]["computed"] != report["run"]["computed"]
+    # The two launches differ only in what describes a launch (a tracker holding the first logs nothing again);
+    # the re-report keeps the wall time and calls of the launch that did the work.
+    assert rerun["calls"] == report["calls"] and rerun["run"]["wall_time_s"] == report["run"]["wall_time_s"]
+    assert rerun["run"]["computed"] != report["run"]["computed"] and "re_reported" in rerun["run"]
     assert results_digest(rerun) == results_digest(report)
     assert results_digest({**rerun, "metrics": {}}) != results_digest(report)
 

@@ -35,7 +35,8 @@ What is here, by use:
   :func:`check_fraction`, :func:`check_positive`, :func:`check_flag`; and :func:`key_values`, a command's
   ``-p key=value`` options as a mapping (each value read as YAML);
 * leaderboard verification: :class:`Comparer` (what ``ReportSection.verify`` is handed);
-* commands that add to a finished run (people's ratings): :func:`load_run`, :func:`run_config`,
+* commands that add to a finished run (people's ratings, an arena): :func:`attach_section` (a section into the
+  run's report.json and report.html, kept by every later report of the run), :func:`load_run`, :func:`run_config`,
   :func:`store_for_run_dir`, :func:`write_html_report`, :data:`SESSIONS_CSV`, :data:`STEPS_CSV`,
   :data:`DEMOGRAPHIC_KEYS` (the sessions table's label columns), :func:`log_run_metrics` and
   :func:`log_run_artifacts` (to the run's tracker), and :func:`registered` (a registered object by kind and
@@ -93,6 +94,7 @@ from faceedit_bench.plugin.sections import (
     load_schema,
 )
 from faceedit_bench.records import Face, JudgeAnswer, Outcome, Session, SessionResult, Step
+from faceedit_bench.report.attached import attach_section
 from faceedit_bench.report.compared_runs import load_run, run_config
 from faceedit_bench.report.console import Column, fitted_tables
 from faceedit_bench.report.console import render as render_console
@@ -193,6 +195,7 @@ __all__ = [
     "report_reproduction",
     "with_expected",
     "PANEL_ROUNDINGS",
+    "attach_section",
     "PublishedSample",
     "key_values",
     "kruskal_wallis",

@@ -47,7 +47,7 @@ CORE_KEYS = frozenset({
     "metrics", "trajectory", "groups", "skipped_metrics", "notes", "disparity", "cost", "calls", "group_tests",
     "measures", "conditions", "sample", "warnings", "judge_panel", "prompts", "judge_reliability", "performance",
     "id", "created_at", "submitter", "url", "editor", "embedder", "judge", "dataset", "config", "framework",
-    "outcomes", "report_notes", "files",
+    "outcomes", "report_notes", "files", "attached",
 })
 
 

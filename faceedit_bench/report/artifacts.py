@@ -19,6 +19,7 @@ from omegaconf import OmegaConf
 from faceedit_bench.plugin.payloads import RunInfo
 from faceedit_bench.records import SessionResult
 from faceedit_bench.report import tables
+from faceedit_bench.report.attached import keep_derived, read_previous
 from faceedit_bench.report.contact_sheet import (
     contact_sheet_name,
     drawn_sheet_key,
@@ -152,7 +153,9 @@ def _fmt(value: float | None) -> str:
 def write_artifacts(info: RunInfo, report: dict[str, Any], store: ImageStore | None = None,
                     tables_from: ArtifactWriter | None = None) -> dict[str, str]:
     """Move the run's finished tables into place and write report.json, config.yaml and
-    report.html, all under the run folder's lock (another process may be finishing the same run)."""
+    report.html, all under the run folder's lock (another process may be finishing the same run).
+    ``report`` first takes over, in place, what the report it replaces keeps (:func:`.attached.keep_derived`:
+    sections attached after the run, and the provenance of the launches that did the work)."""
     out = info.output_dir
     if tables_from is not None:  # the Parquet conversion before the lock: hold it briefly
         tables_from.steps.prepare()
@@ -160,6 +163,7 @@ def write_artifacts(info: RunInfo, report: dict[str, Any], store: ImageStore | N
     with directory_lock(info.workspace, f"run-{out.name}", what=f"writing the run folder {out}"):
         for folder in (out, out / "contact_sheets"):  # what earlier runs killed mid-write left behind
             atomic.remove_stale_temporaries(folder)
+        keep_derived(report, read_previous(out, info.run_key))
         if tables_from is not None:
             tables_from.steps.commit()
             tables_from.sessions.commit()

@@ -85,6 +85,7 @@ def header(report: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "name": run.get("name", "?"), "key": run.get("key", "?"), "experiment": run.get("experiment"),
         "created_at": run.get("created_at"), "wall_time_s": run.get("wall_time_s"),
+        "re_reported": run.get("re_reported"),
         "schema_version": report.get("schema_version"), "version": report.get("faceedit_bench_version"),
         "computed": run.get("computed") or {},
         "incomplete": run.get("complete") is False or bool(cost.get("stopped_by_budget")),

@@ -38,17 +38,21 @@ JUDGE_NOTE = (
 
 
 #: What describes one launch of a run rather than its results: when the report was made, how long the launch
-#: took, the work and calls it made and their cost, whether and when it asked the judge's anchors. Two launches
-#: of an unchanged run differ only in these.
+#: took, the work and calls it made and their cost, whether and when it asked the judge's anchors, the launches
+#: that did work and when the run was re-reported. Two launches of an unchanged run differ only in these.
 LAUNCH_SECTIONS = ("calls", "performance")
-LAUNCH_FIELDS = {"run": ("created_at", "wall_time_s", "computed"), "cost": ("new_usd",),
+LAUNCH_FIELDS = {"run": ("created_at", "wall_time_s", "computed", "launches", "re_reported"), "cost": ("new_usd",),
                  "judge_reliability": ("asked_now", "checked_at")}
 
 
 def results_digest(report: Mapping[str, Any]) -> str:
     """SHA-256 of a run report's results: the report without what describes its launch (``LAUNCH_SECTIONS``,
-    ``LAUNCH_FIELDS``). A tracker that holds the results of this digest has nothing new to record."""
-    kept = {k: v for k, v in report.items() if k not in LAUNCH_SECTIONS}
+    ``LAUNCH_FIELDS``) and without the sections attached after the run (``attached``: the commands that attach
+    them log them to the tracker themselves). A tracker that holds the results of this digest has nothing new
+    to record."""
+    attached = report.get("attached") if isinstance(report.get("attached"), Mapping) else {}
+    skipped = {*LAUNCH_SECTIONS, "attached", *attached}
+    kept = {k: v for k, v in report.items() if k not in skipped}
     for section, fields in LAUNCH_FIELDS.items():
         if isinstance(kept.get(section), Mapping):
             kept[section] = {k: v for k, v in kept[section].items() if k not in fields}

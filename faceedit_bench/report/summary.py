@@ -55,7 +55,8 @@ def _head(report: dict[str, Any]) -> list[str]:
     run, testset, c = report["run"], report["testset"], report["counts"]
     s = c["sessions"]
     return [
-        f"Run {run['name']}  (key {run['key'][:12]}, {run['wall_time_s']:.1f} s)",
+        f"Run {run['name']}  (key {run['key'][:12]}, {run['wall_time_s']:.1f} s"
+        + (f"; re-reported in {run['re_reported']['wall_time_s']:.1f} s)" if run.get("re_reported") else ")"),
         f"Test set {testset['name']} {version_text(testset['version'])} ({testset['content_hash'][:12]}"
         + ("; reconstruction)" if testset.get("reconstruction") else ")"),
         f"Faces: {c['faces']['seen']} seen; excluded: {counts(c['faces']['excluded'])}",

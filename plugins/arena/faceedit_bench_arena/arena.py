@@ -14,7 +14,7 @@ import numpy as np
 
 from faceedit_bench.api.protocol import fingerprint, judge_session
 from faceedit_bench_arena import adaptive
-from faceedit_bench_arena.group_test import interaction_test
+from faceedit_bench_arena.group_test import interaction_test, untestable
 from faceedit_bench_arena.pairwise_judge import CRITERIA, TEMPLATE, ask_battle, combine, position_bias
 from faceedit_bench_arena.panel import DISAGREE, Member, panel_part, panel_verdict
 from faceedit_bench_arena.ratings import TIES, Battles, rate, wins_by_identity
@@ -39,6 +39,11 @@ class ArenaSettings:
     stop_on_separation: bool = True  # False: only the target width, the budget or the pool stop it
     seed: int = 0
     ties: str = "half_win"  # how the ratings count ties: half wins, or Davidson's tie model (ratings.TIES)
+
+    def rating_options(self) -> dict[str, Any]:
+        """What :func:`~.ratings.rate` is given."""
+        return dict(anchor=self.anchor, confidence=self.confidence, n_resamples=self.n_resamples, seed=self.seed,
+                    ties=self.ties)
 
     def check(self, editors: Sequence[str]) -> None:
         if self.policy not in POLICIES:
@@ -148,8 +153,7 @@ def _rows(log: list[dict], criterion: str) -> list[dict]:
 
 def rate_arena(editors: Sequence[str], log: list[dict], settings: ArenaSettings) -> dict:
     """Every rating of the arena, from the battle log alone (so a submitted log can be re-rated)."""
-    kw = dict(anchor=settings.anchor, confidence=settings.confidence, n_resamples=settings.n_resamples,
-              seed=settings.seed, ties=settings.ties)
+    kw = settings.rating_options()
     with_loss = settings.policy == "loss"
     out: dict[str, Any] = {"criteria": {}}
     for criterion in CRITERIA:
@@ -160,32 +164,58 @@ def rate_arena(editors: Sequence[str], log: list[dict], settings: ArenaSettings)
     rows = _rows(log, PRIMARY)
     out["per_step"] = {str(k): rate(_battles(editors, rows, with_loss, lambda r, k=k: r["k"] == k), **kw).to_json()
                        for k in sorted({r["k"] for r in rows})}
-    out["per_group"], out["group_tests"] = {}, {}
-    keys = sorted({key for r in rows for key in r["labels"]})
-    for key in keys:
+    out["per_group"], out["group_tests"] = group_parts(editors, rows, with_loss, settings)
+    return out
+
+
+def group_parts(editors: Sequence[str], rows: list[dict], with_loss: bool, settings: ArenaSettings
+                ) -> tuple[dict, dict]:
+    """Ratings per value of each demographic label, and per label the group x editor test (the judge's battles
+    and people's votes alike)."""
+    kw = settings.rating_options()
+    per_group, tests = {}, {}
+    for key in sorted({key for r in rows for key in r["labels"]}):
         values = sorted({r["labels"].get(key) for r in rows} - {None})
         part = {}
         for value in values:
             sub = _battles(editors, rows, with_loss, lambda r, k=key, v=value: r["labels"].get(k) == v)
             part[value] = (rate(sub, **kw).to_json() if len(sub) >= settings.min_group_battles
                            else {"skipped": f"{len(sub)} battles, fewer than {settings.min_group_battles}"})
-        out["per_group"][key] = part
-        out["group_tests"][key] = _group_test(editors, rows, key, values, with_loss, settings)
-    return out
+        per_group[key] = part
+        tests[key] = _group_test(editors, rows, key, values, with_loss, settings)
+    return per_group, adjusted(tests)
+
+
+def adjusted(tests: dict[str, dict]) -> dict[str, dict]:
+    """The family of one arena's group tests (one per label) corrected: Holm's p (``p_holm``, for a finding) and
+    Benjamini–Hochberg's q (``q_bh``) beside each raw permutation p; untestable ones are not in the family."""
+    from statsmodels.stats.multitest import multipletests
+
+    tested = [k for k, t in tests.items() if "p_value" in t]
+    if tested:
+        raw = [tests[k]["p_value"] for k in tested]
+        holm, bh = multipletests(raw, method="holm")[1], multipletests(raw, method="fdr_bh")[1]
+        for k, h, q in zip(tested, holm, bh):
+            tests[k] = {**tests[k], "p_holm": float(h), "q_bh": float(q), "family": len(tested)}
+    return tests
 
 
 def _group_test(editors, rows, key: str, values: list[str], with_loss: bool, settings: ArenaSettings) -> dict:
-    """Group x editor interaction over identities that carry one value of ``key``."""
+    """Group x editor interaction over identities that carry one value of ``key``; "not testable", with the
+    reason, where the identities cannot give a p-value below :data:`~.group_test.ALPHA`."""
     battles = _battles(editors, rows, with_loss, lambda r: r["labels"].get(key) in values)
     label_of = {}
     for r in rows:
         label_of.setdefault(r["identity"], r["labels"].get(key))
     used = sorted(i for i, v in label_of.items() if v in values)
-    if len(values) < 2 or len(used) < 4:
-        return {"skipped": "fewer than two groups or four identities"}
+    per_group = {v: sum(label_of[i] == v for i in used) for v in values}
+    reason = untestable(per_group)
+    if reason:
+        return {"not_testable": reason, "identities_per_group": per_group}
     per_identity = wins_by_identity(battles)[used]
     labels = np.array([values.index(label_of[i]) for i in used])
-    return {**interaction_test(per_identity, labels, settings.n_permutations, settings.seed), "groups": values}
+    return {**interaction_test(per_identity, labels, settings.n_permutations, settings.seed), "groups": values,
+            "identities_per_group": per_group}
 
 
 def run_arena(paths: Sequence[Path], judge: Any, judge_name: str, settings: ArenaSettings) -> tuple[dict, list[dict]]:
@@ -219,17 +249,24 @@ def run_arena(paths: Sequence[Path], judge: Any, judge_name: str, settings: Aren
 
 
 def human_part(part: dict, log: list[dict], votes: Sequence, settings: ArenaSettings) -> dict:
-    """People's ratings from ``votes`` beside the judge's, and how far they agree (overall criterion)."""
-    from faceedit_bench_arena.human_votes import agreement, ranking_agreement, votes_to_battles
+    """People's ratings from ``votes`` beside the judge's, their per-group ratings and group x editor tests
+    (as the judge's battles get), and how far judge and people agree (overall criterion)."""
+    from faceedit_bench_arena.human_votes import agreement, identity_warning, ranking_agreement, votes_to_battles
 
     editors = part["editors"]
-    human = rate(votes_to_battles(votes, editors), anchor=settings.anchor, confidence=settings.confidence,
-                 n_resamples=settings.n_resamples, seed=settings.seed, ties=settings.ties).to_json()
+    battles = votes_to_battles(votes, editors)
+    human = rate(battles, **settings.rating_options()).to_json()
+    rows = [{"x": int(x), "y": int(y), "score": float(s), "identity": int(i), "labels": dict(v.labels),
+             "one_sided": False} for v, x, y, s, i in zip(votes, battles.left, battles.right, battles.score,
+                                                            battles.identity)]
+    per_group, group_tests = group_parts(editors, rows, True, settings)
     judge = {(b["input"], editors[b["x"]], editors[b["y"]]): b["verdicts"][PRIMARY]["label"]
              for b in log if not b["one_sided"] and b["verdicts"][PRIMARY]["label"] is not None}
-    judge_elo = {e["editor"]: e["rating"] for e in part["criteria"][PRIMARY]["ratings"]["editors"]}
-    human_elo = {e["editor"]: e["rating"] for e in human["editors"]}
+    judge_elo = {e["editor"]: e["rating"] for e in part["criteria"][PRIMARY]["ratings"]["editors"] if e["rated"]}
+    human_elo = {e["editor"]: e["rating"] for e in human["editors"] if e["rated"]}
     keys = sorted({k for v in votes for k in v.labels})
+    warning = identity_warning(votes)
     return {"votes": len(votes), "voters": len({v.voter for v in votes}), "ratings": human,
+            "per_group": per_group, "group_tests": group_tests, "warnings": [warning] if warning else [],
             "agreement": agreement(judge, votes), "ranking": ranking_agreement(judge_elo, human_elo),
             "agreement_per_group": {k: agreement(judge, votes, group_key=k)["per_group"] for k in keys}}

@@ -3,21 +3,13 @@ report.html, and the run's arena metrics to its tracker run."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import FaceEditBenchError, directory_lock
-from faceedit_bench.api.protocol import (
-    log_run_artifacts,
-    log_run_metrics,
-    run_config,
-    store_for_run_dir,
-    write_html_report,
-    write_text,
-)
+from faceedit_bench.api import FaceEditBenchError
+from faceedit_bench.api.protocol import attach_section, log_run_artifacts, log_run_metrics, run_config
 from faceedit_bench_arena.section import tracking
 
 
@@ -42,11 +34,7 @@ def attach(part: Mapping[str, Any], runs: Sequence[Any], tracking_uri: str | Non
     for run in runs:
         folder = Path(run.path)
         section = {**part, "editor": run.editor}
-        with directory_lock(folder.parent.parent, f"run-{folder.name}", what=f"adding the arena to {folder}"):
-            report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
-            report["arena"] = section
-            write_text(folder / "report.json", json.dumps(report, indent=2, default=str))
-            write_html_report(folder, report, store=store_for_run_dir(folder))
+        attach_section(folder, "arena", section)  # a later report of the run (a rerun, make run) keeps it
         uri = tracking_uri_of(folder, tracking_uri)
         if uri is None:
             lines.append(f"{run.editor}: arena added to {folder.name}/report.json and report.html (not tracked)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -56,11 +57,13 @@ def main(args: Any) -> int:
     from faceedit_bench.api.protocol import key_values, write_text
     from faceedit_bench_arena.arena import ArenaSettings, run_arena
     from faceedit_bench_arena.console import summary
-    from faceedit_bench_arena.human_votes import read_votes
+    from faceedit_bench_arena.human_votes import identity_warning, read_votes
     from faceedit_bench_arena.panel import arena_judges
     from faceedit_bench_arena.verify import LOG, log_record
 
     votes = read_votes(args.votes) if args.votes is not None else None  # checked before any call
+    if votes is not None and identity_warning(votes):
+        print(f"warning: {args.votes}: {identity_warning(votes)}", file=sys.stderr)
     judges = arena_judges(args.judge, key_values(args.judge_param, "--judge-param"))  # every member checked before any call
     settings = ArenaSettings(budget_calls=args.budget, batch=args.batch, target_width=args.target_width,
                              anchor=args.anchor, policy=args.policy, n_resamples=args.resamples, seed=args.seed,

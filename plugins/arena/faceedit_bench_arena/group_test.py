@@ -9,10 +9,30 @@ dependence between battles of one face does not inflate significance; the asympt
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+
 import numpy as np
 from scipy.stats import chi2
 
 from faceedit_bench_arena import bradley_terry as bt
+
+#: The level the test is read at: a split of identities into groups that has fewer than 1/ALPHA distinct
+#: arrangements cannot give a permutation p below it (2 identities per group: 6 arrangements, p >= 1/6).
+ALPHA = 0.05
+
+
+def untestable(identities_per_group: Mapping[str, int]) -> str | None:
+    """Why the test cannot be read at :data:`ALPHA` with these identities per group; None when it can."""
+    counts = [n for n in identities_per_group.values() if n > 0]
+    if len(counts) < 2:
+        return f"not testable: identities in fewer than two groups ({dict(identities_per_group)})"
+    arrangements = math.factorial(sum(counts)) // math.prod(math.factorial(n) for n in counts)
+    if arrangements * ALPHA <= 1:
+        return (f"not testable: identities per group {dict(identities_per_group)} allow {arrangements} distinct "
+                f"arrangements of the group labels, so a permutation p cannot go below 1/{arrangements} "
+                f"(at least {math.ceil(1 / ALPHA) + 1} are needed to read it at {ALPHA})")
+    return None
 
 
 def _group_wins(per_identity: np.ndarray, labels: np.ndarray, n_groups: int) -> np.ndarray:

@@ -110,6 +110,25 @@ def votes_to_battles(votes: Sequence[Vote], editors: Sequence[str] | None = None
                       [SCORE[v.label] for v in votes], ident)
 
 
+#: Measured in the package's tests (test_ranks_what_it_measured.py): simulated arenas with per-face effects,
+#: 4 editors, 20 identities x 15 votes; how often the 95% intervals covered the true ratings.
+COVERAGE_BY_VOTE, COVERAGE_BY_IDENTITY = "84%", "95%"
+
+
+def identity_warning(votes: Sequence[Vote]) -> str | None:
+    """What votes without an ``identity`` cost, in words; None when every vote names its identity."""
+    missing = sum(1 for v in votes if not v.identity)
+    if not missing:
+        return None
+    which = ("the votes have no identity column" if missing == len(votes)
+             else f"{missing} of {len(votes)} votes have no identity")
+    return (f"{which}: each such vote is resampled (and permuted in the group tests) on its own, as if no two votes "
+            "were about the same person. Votes on one face are correlated, so the intervals come out too narrow and "
+            f"the group tests too eager: in simulated arenas with per-face effects, 95% intervals covered the truth "
+            f"{COVERAGE_BY_VOTE} of the time instead of {COVERAGE_BY_IDENTITY} with identities. Add an 'identity' "
+            "column naming the person each vote's face shows.")
+
+
 def _as_pair_outcome(label: str, first_is_x: bool) -> str:
     if label in ("A", "B"):
         return "x" if (label == "A") == first_is_x else "y"

@@ -35,7 +35,7 @@ def per_group_png(groups: Mapping[str, Any], key: str) -> bytes | None:
 
 
 def _ratings_png(ratings: Mapping[str, Any]) -> bytes | None:
-    rows = [r for r in _rated(ratings) if r["battles"] > 0 or r["editor"] == ratings["scale"]["anchor"]]
+    rows = [r for r in _rated(ratings) if r["rating"] is not None]  # an unrated editor has nothing to draw
     fig = plot_figure(6.4, 0.45 * len(rows) + 1.2)
     if fig is None:
         return None
@@ -88,7 +88,7 @@ def _per_group_png(groups: Mapping[str, Any], key: str) -> bytes | None:
     ax = fig.add_subplot(1, 1, 1)
     step = 0.6 / max(len(rated), 1)
     for n, (value, part) in enumerate(sorted(rated.items())):
-        by = {e["editor"]: e for e in part["editors"] if e["battles"] > 0}  # unplayed: no rating to show
+        by = {e["editor"]: e for e in part["editors"] if e["rating"] is not None}  # unrated: nothing to show
         ys = [i + (n - (len(rated) - 1) / 2) * step for i, e in enumerate(editors) if e in by]
         es = [by[e] for e in editors if e in by]
         mid = np.array([e["rating"] for e in es])

@@ -18,6 +18,7 @@ from faceedit_bench.api.protocol import (
     plot_uri,
 )
 from faceedit_bench_arena import plots
+from faceedit_bench_arena.console import rank_text
 
 
 def schema() -> dict:
@@ -35,11 +36,20 @@ def _me(part: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def tracking(part: Mapping[str, Any]) -> dict[str, float]:
+    """The run's editor's numbers; an unrated editor has only its battles (0 rated), never a made-up rating."""
     me = _me(part)
-    out = {metric_key("arena", k): float(me[k]) for k in ("rating", "ci_low", "ci_high", "rank", "battles")}
+    out = {metric_key("arena", k): float(me[k]) for k in ("rating", "ci_low", "ci_high", "rank", "battles")
+           if me.get(k) is not None}
+    if me.get("rank_ci"):
+        low, high = me["rank_ci"]
+        out[metric_key("arena", "rank_ci_low")], out[metric_key("arena", "rank_ci_high")] = float(low), float(high)
+    overall = part["criteria"]["overall"]["ratings"]
+    out[metric_key("arena", "identities")] = float(overall.get("n_identities", 0))
+    out[metric_key("arena", "preliminary")] = float(bool(overall.get("preliminary")))
     for key, groups in part["per_group"].items():
         for value, ratings in groups.items():
-            mine = [e for e in ratings.get("editors", []) if e["editor"] == part["editor"]]
+            mine = [e for e in ratings.get("editors", [])
+                    if e["editor"] == part["editor"] and e["rating"] is not None]
             if mine:
                 out[metric_key("arena", key, value, "rating")] = float(mine[0]["rating"])
     share = part["position_bias"]["criteria"]["overall"]["first_position_share"]
@@ -67,7 +77,7 @@ def html_context(report: Mapping[str, Any], store: Any) -> Mapping[str, Any] | N
         return None
     ratings = a["criteria"]["overall"]["ratings"]
     other = {e["editor"]: e["rating"] for e in a["criteria"]["overall"]["ratings_other_policy"]["editors"]}
-    return {"a": a, "me": _me(a), "other": other, "other_policy": "exclude" if a["policy"] == "loss" else "loss",
+    return {"a": a, "me": _me(a), "other": other, "rank_text": rank_text, "other_policy": "exclude" if a["policy"] == "loss" else "loss",
             "plots": {"ratings": plot_uri(plots.ratings_png, ratings),
                       "win_rate": plot_uri(plots.win_rate_png, ratings),
                       "groups": {k: plot_uri(plots.per_group_png, g, k) for k, g in a["per_group"].items()}}}
@@ -76,7 +86,10 @@ def html_context(report: Mapping[str, Any], store: Any) -> Mapping[str, Any] | N
 def record(part: Mapping[str, Any]) -> dict[str, Any]:
     me = _me(part)
     return {"editor": part["editor"], "rating": me["rating"], "ci_low": me["ci_low"], "ci_high": me["ci_high"],
-            "rank": me["rank"], "battles": me["battles"], "editors": list(part["editors"]),
+            "rank": me["rank"], "rank_ci": me.get("rank_ci"), "battles": me["battles"],
+            "editors": list(part["editors"]),
+            "n_identities": part["criteria"]["overall"]["ratings"].get("n_identities"),
+            "preliminary": part["criteria"]["overall"]["ratings"].get("preliminary"),
             "anchor": part["criteria"]["overall"]["ratings"]["scale"]["anchor"], "policy": part["policy"],
             "battle_log_sha256": (part.get("battle_log") or {}).get("sha256")}
 
@@ -99,8 +112,11 @@ def ranking(part: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _read(part: Mapping[str, Any]) -> Mapping[str, Any]:
+    if part["rating"] is None:
+        return {"mean": None, "ci_low": None, "ci_high": None, "n": part["battles"], "sub": "unrated"}
+    rank = rank_text(part)
     return {"mean": part["rating"], "ci_low": part["ci_low"], "ci_high": part["ci_high"], "n": part["battles"],
-            "sub": f"rank {part['rank']} of {len(part['editors'])}"}
+            "sub": f"rank {rank} of {len(part['editors'])}" + (" (preliminary)" if part.get("preliminary") else "")}
 
 
 ARENA = ReportSection(

@@ -4,6 +4,8 @@ Outcomes follow the Bradley–Terry model with ties: with Δ = θ_left − θ_ri
 P(tie) = 2·tie·σ(1 − σ), P(left wins) = σ − P(tie)/2. So E[left's score] = σ exactly and ties as half wins
 estimate the true θ without bias. ``group_shift`` adds a per-group strength offset (G, K): a planted
 group × editor interaction. ``nu`` draws outcomes from Davidson's tie model instead (tie parameter ν).
+``face_sd`` gives each identity its own editor strengths, θ + N(0, face_sd²) per editor: battles on one face
+are then correlated (an editor that suits a face wins all its battles there), as in real arenas.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def davidson_outcomes(rng: np.random.Generator, delta: np.ndarray, nu: float) ->
 
 def arena(theta: np.ndarray, n_identities: int, battles_per_identity: int, seed: int, tie: float = 0.3,
           groups: np.ndarray | None = None, group_shift: np.ndarray | None = None,
-          nu: float | None = None) -> Battles:
+          nu: float | None = None, face_sd: float = 0.0) -> Battles:
     """Battles between uniformly drawn pairs of editors, ``battles_per_identity`` per identity."""
     rng = np.random.default_rng(seed)
     k = len(theta)
@@ -46,6 +48,8 @@ def arena(theta: np.ndarray, n_identities: int, battles_per_identity: int, seed:
     th = np.broadcast_to(theta, (n, k)).copy()
     if group_shift is not None:
         th += group_shift[groups[identity]]
+    if face_sd:
+        th += rng.normal(0.0, face_sd, (n_identities, k))[identity]
     rows = np.arange(n)
     delta = th[rows, left] - th[rows, right]
     score = outcomes(rng, delta, tie) if nu is None else davidson_outcomes(rng, delta, nu)

@@ -1,9 +1,10 @@
 """Battles from stored runs: two editors' outputs for the same face, session and step, nothing re-edited.
 
 Runs are read from their folders (``<workspace>/runs/<run>``: report.json, steps.csv, sessions.csv). They must
-share the test set (its content hash) and the workspace (one image store); for every face both runs hold,
-the base images must have the same content hash, and every (session, step) the same instruction. Anything
-else is refused before any judge call, naming the runs and the face or step that differ.
+share the test set (its content hash), the dataset (its name and description, how many faces were taken
+aside: :func:`dataset_hash`) and the workspace (one image store), and hold at least one face in common; for
+every face both runs hold, the base images must have the same content hash, and every (session, step) the
+same instruction. Anything else is refused before any judge call, naming the runs and what differs.
 
 For each pair of editors and each (face, session, step ≥ 1) both ran:
 * both steps ``ok``: a battle to judge (its two output hashes);
@@ -22,9 +23,11 @@ from itertools import combinations
 from pathlib import Path
 
 from faceedit_bench.api import FaceEditBenchError
-from faceedit_bench.api.protocol import DEMOGRAPHIC_KEYS, SESSIONS_CSV, STEPS_CSV, load_run
+from faceedit_bench.api.protocol import DEMOGRAPHIC_KEYS, SESSIONS_CSV, STEPS_CSV, fingerprint, load_run
 
 REFERENCE_CONDITIONS = ("", "baseline")
+#: What a dataset's description says about how many of its faces a run took, not which dataset it is.
+SIZE_KEYS = ("limit", "n_faces", "n_identities", "n_self_reference", "reference_mode")
 
 
 class ArenaError(FaceEditBenchError):
@@ -37,11 +40,21 @@ class StoredRun:
     editor: str
     run_key: str
     testset_hash: str
+    dataset_hash: str = ""
     outputs: dict[tuple[str, str, int], tuple[str, str]] = field(default_factory=dict)  # -> (outcome, hash)
     base: dict[str, str] = field(default_factory=dict)  # face -> base image hash
     identity: dict[str, str] = field(default_factory=dict)  # face -> identity
     instructions: dict[tuple[str, int], str] = field(default_factory=dict)
     labels: dict[str, dict[str, str]] = field(default_factory=dict)  # face -> demographic labels
+
+
+def dataset_hash(component: dict | None) -> str:
+    """The sha256 of a run's dataset: its registered name and description, without :data:`SIZE_KEYS` (two runs
+    of one dataset that took different numbers of faces meet on the faces both hold); "" when not recorded."""
+    if not component:
+        return ""
+    description = {k: v for k, v in (component.get("description") or {}).items() if k not in SIZE_KEYS}
+    return fingerprint({"name": component.get("name"), "description": description})
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -57,7 +70,8 @@ def read_run(path: Path) -> StoredRun:
     components = report.get("components", {})
     editor = (components.get("editor") or {}).get("name") or "?"
     run = StoredRun(folder, str(editor), str(report.get("run", {}).get("key", folder.name)),
-                    str(((components.get("testset") or {}).get("description") or {}).get("content_hash") or ""))
+                    str(((components.get("testset") or {}).get("description") or {}).get("content_hash") or ""),
+                    dataset_hash(components.get("dataset")))
     for row in _rows(folder / STEPS_CSV):
         if row.get("condition", "") not in REFERENCE_CONDITIONS:
             continue
@@ -129,8 +143,17 @@ def _check(runs: Sequence[StoredRun]) -> None:
         listing = ", ".join(f"{r.path.name}: {r.testset_hash[:12] or 'none'}" for r in runs)
         raise ArenaError(f"the runs used different test sets (content hashes {listing}); an arena compares "
                          "editors on the same test set")
+    datasets = {r.dataset_hash for r in runs}
+    if len(datasets) > 1:
+        listing = ", ".join(f"{r.path.name}: {r.dataset_hash[:12] or 'none recorded'}" for r in runs)
+        raise ArenaError(f"the runs used different datasets (dataset hashes {listing}; see components.dataset in "
+                         "each report.json); an arena compares editors on the same faces: run every editor on one "
+                         "dataset")
     first = runs[0]
     for other in runs[1:]:
+        if not first.base.keys() & other.base.keys():
+            raise ArenaError(f"{first.path.name} and {other.path.name} have no face in common, so they have "
+                             "nothing to compare; run both editors on the same faces")
         for face in first.base.keys() & other.base.keys():
             if first.base[face] != other.base[face]:
                 raise ArenaError(f"face {face!r} has different base images in {first.path.name} and "

@@ -23,8 +23,9 @@ def png(level: int) -> bytes:
 
 
 def write_runs(workspace: Path, put, refuse: dict[str, set[str]] | None = None, testset_hash: str = "ts1",
-               editors=EDITORS) -> list[Path]:
-    """One run folder per editor; ``refuse[editor]`` lists "face/session/k" steps it refused."""
+               editors=EDITORS, dataset: dict | None = None, faces=FACES) -> list[Path]:
+    """One run folder per editor; ``refuse[editor]`` lists "face/session/k" steps it refused; ``dataset``: the
+    runs' dataset component (name, description) as report.json records it."""
     refuse = refuse or {}
     paths = []
     for editor, level in editors.items():
@@ -32,10 +33,11 @@ def write_runs(workspace: Path, put, refuse: dict[str, set[str]] | None = None, 
         run.mkdir(parents=True)
         report = {"schema": "faceedit_bench/run_report", "run": {"key": f"key-{editor}"},
                   "components": {"editor": {"name": editor},
-                                 "testset": {"name": "t", "description": {"content_hash": testset_hash}}}}
+                                 "testset": {"name": "t", "description": {"content_hash": testset_hash}},
+                                 **({"dataset": dataset} if dataset else {})}}
         (run / "report.json").write_text(json.dumps(report))
         steps, sessions = [], []
-        for n, (face, identity, gender) in enumerate(FACES):
+        for n, (face, identity, gender) in enumerate(faces):
             base = put(png(128 + n))
             for session, instructions in SESSIONS.items():
                 sessions.append({"face_id": face, "identity": identity, "session_id": session, "condition": "",

@@ -51,6 +51,14 @@ def test_human_report_against_a_tracked_run(plugins, compose, synthetic, tmp_pat
     assert logged["human_edit_success_krippendorff_alpha"] == section["axes"]["edit_success"]["krippendorff_alpha"][
         "value"]
     assert "drop_fss" in logged  # the run's own metrics are still there
+    # Rerunning the run (make run) keeps the evaluation attached to it, and the tracker logs nothing again.
+    again = run(plugins, compose, synthetic, path, "editor=noise", "tracking=mlflow",
+                f"tracking.params.tracking_uri={uri}")
+    assert again["human_agreement"] == section == json.loads((run_dir / "report.json").read_text())["human_agreement"]
+    assert 'id="human-agreement"' in (run_dir / "report.html").read_text()
+    assert "already holds these results" in capsys.readouterr().out
+    (same,) = client.search_runs([e.experiment_id for e in client.search_experiments()])
+    assert same.info.run_id == mlflow_run.info.run_id and "human_edit_success_mean" in same.data.metrics
 
 
 def test_a_bad_ratings_csv_exits_2_naming_the_line(tmp_path, capsys):

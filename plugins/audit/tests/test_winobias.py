@@ -62,10 +62,11 @@ def scripted_judge(body: dict) -> str:
     return json.dumps({"observation": "two people at work", "target_person": person, "target_gender": gender})
 
 
-def winobias_run(plugins, compose, synthetic, tmp_path, monkeypatch, editor: str) -> tuple[dict, object]:
+def winobias_run(plugins, compose, synthetic, tmp_path, monkeypatch, editor: str, port: int = 0) -> tuple[dict, object]:
+    """``port``: the judge's endpoint's (its URL is part of the run's identity: the same port reruns the run)."""
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
     path = write_testset(tmp_path / "winobias.json", SESSIONS, name="winobias_toy")
-    with gemini_server(api_key=KEY, judge_answer=scripted_judge) as server:
+    with gemini_server(api_key=KEY, judge_answer=scripted_judge, port=port) as server:
         report = run(plugins, compose, synthetic, path, f"editor={editor}", "judge=gemini",
                      "judge_metrics=[winobias]", f"judge.params.base_url={server.url}",
                      *[f"judge.params.{s}" for s in FAST])
@@ -182,7 +183,7 @@ def test_people_annotate_the_exported_sheet_and_the_run_gets_the_same_statistics
 
     from faceedit_bench.testing import run_cli
 
-    report, _ = winobias_run(plugins, compose, synthetic, tmp_path, monkeypatch, "two_image")
+    report, server = winobias_run(plugins, compose, synthetic, tmp_path, monkeypatch, "two_image")
     (run_dir,) = (tmp_path / "ws" / "runs").glob("two_image-*")
     items = report["winobias"]["items"]
     assert len(items) == 8 and all(len(i["images"]) == 3 for i in items)
@@ -223,6 +224,10 @@ def test_people_annotate_the_exported_sheet_and_the_run_gets_the_same_statistics
     assert section["raters_agreement"]["fleiss_kappa"]["units"] == 8
     html = (run_dir / "report.html").read_text()
     assert 'id="winobias-human"' in html and "people: all" in html
+    port = int(server.url.rsplit(":", 1)[1])
+    again, _ = winobias_run(plugins, compose, synthetic, tmp_path, monkeypatch, "two_image", port)  # make run again
+    assert again["winobias_human"] == section == json.loads((run_dir / "report.json").read_text())["winobias_human"]
+    assert 'id="winobias-human"' in (run_dir / "report.html").read_text()
 
 
 def test_a_bad_annotation_is_named_by_line_and_column(tmp_path):

@@ -3,21 +3,13 @@ its section in each run's report.json and report.html, and its numbers on each r
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import FaceEditBenchError, directory_lock
-from faceedit_bench.api.protocol import (
-    log_run_metrics,
-    metric_key,
-    run_config,
-    store_for_run_dir,
-    write_html_report,
-    write_text,
-)
+from faceedit_bench.api import FaceEditBenchError
+from faceedit_bench.api.protocol import attach_section, log_run_metrics, metric_key, run_config
 from faceedit_bench_audit.human.runs import RatedRun
 
 SECTION = "human_agreement"
@@ -64,13 +56,9 @@ def tracking_uri_of(run_dir: Path, given: str | None) -> str | None:
 
 
 def add_to_run(run: RatedRun, section: Mapping[str, Any], name: str = SECTION) -> None:
-    """The section into the run's report.json (as ``name``) and report.html, under the run folder's lock."""
-    workspace = run.run_dir.parent.parent
-    with directory_lock(workspace, f"run-{run.run_dir.name}", what=f"adding {name} to {run.run_dir}"):
-        report = json.loads((run.run_dir / "report.json").read_text(encoding="utf-8"))
-        report[name] = section
-        write_text(run.run_dir / "report.json", json.dumps(report, indent=2, default=str))
-        write_html_report(run.run_dir, report, store=store_for_run_dir(run.run_dir))
+    """The section into the run's report.json (as ``name``) and report.html, under the run folder's lock; a later
+    report of the run (a rerun, ``make run``) keeps it."""
+    attach_section(run.run_dir, name, section)
 
 
 def log_to_trackers(runs: Sequence[RatedRun], section: Mapping[str, Any], tracking_uri: str | None,
