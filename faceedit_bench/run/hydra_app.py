@@ -52,7 +52,8 @@ def check_overrides(argv: list[str], plugins: Plugins) -> None:
         values = override.sweep_string_iterator() if override.is_sweep_override() else [override.value()]
         for value in values:
             if isinstance(value, str) and value not in options[group]:
-                raise UnknownComponentError(group, value, options[group], suggest(value, options[group]))
+                raise UnknownComponentError(group, value, options[group], suggest(value, options[group]),
+                                            broken=plugins.failed)
 
 
 def build_experiment(cfg: Any, plugins: Plugins) -> Any:
