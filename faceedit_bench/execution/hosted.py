@@ -82,7 +82,7 @@ class HostedConnection:
             raise ConfigError(f"{what}: model must be {self.model_example}, not {model!r}.")
         self.what, self.model = what, model
         self.endpoint = self.resolve(base_url, f"{what.split()[0]}.params.base_url")
-        self.base_url = None if self.endpoint.default else self.endpoint.url.rstrip("/")
+        self.base_url = None if self.endpoint.default else self.clean_url(self.endpoint.url)
         envs = (api_key_env,) if isinstance(api_key_env, str) or api_key_env is None else tuple(api_key_env)
         if envs == (None,) and key_optional and not self.endpoint.default:
             envs = ()  # a server of one's own that takes no key
@@ -109,6 +109,11 @@ class HostedConnection:
             raise ConfigError(f"{param}={configured!r} is not an endpoint: it must start with http:// or https:// "
                               f"(e.g. {self.url_example}); leave it null for {self.default_url}.")
         return Endpoint(url, f"from {param}", url.rstrip("/") == self.default_url.rstrip("/"))
+
+    @staticmethod
+    def clean_url(url: str) -> str:
+        """The endpoint as the component's identity records it (unchanged unless a subclass says otherwise)."""
+        return url
 
     @property
     def provider_key(self) -> str:
