@@ -96,6 +96,8 @@ class HostedConnection:
         self.key_env = next((e for e in envs if os.environ.get(e, "").strip()), envs[0] if envs else None)
         self._clients: dict[asyncio.AbstractEventLoop, Any] = {}
         self._making = threading.Lock()
+        #: Each request's timeout where the caller names none: the component's ``limits.timeout_s``.
+        self.timeout_s = 120.0
 
     def resolve(self, configured: str | None, param: str) -> Endpoint:
         """Where calls go (the class docstring's precedence)."""
@@ -147,14 +149,15 @@ class HostedConnection:
                     await done
                 return
 
-    def client(self, timeout_s: float) -> Any:
+    def client(self, timeout_s: float | None = None) -> Any:
         """The running event loop's client: an HTTP client's connections belong to the loop that opened them,
-        so a client never crosses loops. It is closed in that loop when the loop shuts down (:func:`close_with`)."""
+        so a client never crosses loops. It is closed in that loop when the loop shuts down (:func:`close_with`).
+        ``timeout_s``: of each request, when the client is made (default: :attr:`timeout_s`)."""
         loop = asyncio.get_running_loop()
         with self._making:
             client = self._clients.get(loop)
             if client is None:
-                client = self._clients[loop] = self.new_client(self._key, timeout_s)
+                client = self._clients[loop] = self.new_client(self._key, timeout_s or self.timeout_s)
                 close_with(loop, lambda: self._forget(loop, client))
         return client
 
@@ -286,6 +289,7 @@ class HostedComponent:
         self.limits: CallLimits = limits_from_config(self.params.limits, self.default_limits,
                                                      provider_key=self.connection.provider_key, what=self.what,
                                                      endpoint=self.connection.endpoint)
+        self.connection.timeout_s = self.limits.timeout_s
         self.prices: dict[str, Any] = self.read_prices(self.params.prices)
 
     def setup(self, params: Any) -> None:
@@ -304,4 +308,4 @@ class HostedComponent:
 
     def client(self) -> Any:
         """The running event loop's SDK client."""
-        return self.connection.client(self.limits.timeout_s)
+        return self.connection.client()
