@@ -175,10 +175,10 @@ _CLOSERS: set[Any] = set()
 
 
 def close_with(loop: asyncio.AbstractEventLoop, close: Callable[[], Any]) -> None:
-    """Await ``close()`` in ``loop`` when the loop shuts down: ``asyncio.run`` and every loop owner that ends with
-    ``loop.shutdown_asyncgens()`` (:func:`~faceedit_bench.execution.event_loops.close_event_loop`) finalise the
-    loop's open async generators before closing it, and this registers one. A client closed after its loop
-    (collected later) prints "Event loop is closed" tracebacks instead. Call it from inside ``loop``."""
+    """Await ``close()`` in ``loop`` when the loop shuts down: ``asyncio.run``, ``asyncio.Runner`` and every loop
+    owner that ends with ``loop.shutdown_asyncgens()`` (the run's engine) finalise the loop's open async
+    generators before closing it, and this registers one. A client closed after its loop (collected later)
+    prints "Event loop is closed" tracebacks instead. Call it from inside ``loop``."""
 
     async def closer() -> AsyncIterator[None]:
         try:

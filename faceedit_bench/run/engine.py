@@ -20,12 +20,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from faceedit_bench.execution.event_loops import close_event_loop
 from faceedit_bench.records import Face, Session, SessionResult
 from faceedit_bench.run.admission import Admission
 from faceedit_bench.run.edit_stage import EditStage
 from faceedit_bench.run.flow import Flow
 from faceedit_bench.scoring.stage import ScoreStage
+
+#: Closing the loop cancels what is left in at most this many rounds, each waiting at most this long.
+CLOSE_ROUNDS, CLOSE_ROUND_S = 100, 1.0
+
 
 @dataclass(frozen=True)
 class EngineStats:
@@ -58,7 +61,26 @@ class Engine:
 
     def close(self) -> None:
         self.edit.close()
-        close_event_loop(self._loop)  # as asyncio.run does: pending tasks unwound, provider clients closed
+        if self._loop.is_closed():
+            return
+        # Tasks still pending after an interrupt: cancel them and let them unwind, as
+        # asyncio.run does, so none runs on into a closed loop. An interrupt raised inside a
+        # task surfaces again while its waiters unwind, and a task may take one cancellation
+        # on its way out and wait again: cancel again, round after round, until every task is
+        # done. Each round waits a bounded time, so no such task holds Ctrl-C up for good.
+        for _ in range(CLOSE_ROUNDS):
+            pending = asyncio.all_tasks(self._loop)
+            if not pending:
+                break
+            for task in pending:
+                task.cancel()
+            with contextlib.suppress(KeyboardInterrupt, SystemExit):
+                done, _ = self._loop.run_until_complete(asyncio.wait(pending, timeout=CLOSE_ROUND_S))
+                for task in done:  # retrieved: the error that ended the run is raised by the run itself
+                    if not task.cancelled():
+                        task.exception()
+        self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+        self._loop.close()
 
     @property
     def stopped(self) -> str | None:
