@@ -122,7 +122,7 @@ class Plugins:
 
     def _distribution(self, name: str) -> str:
         info = self.info.get(name)
-        return info.distribution if info else name
+        return f"{info.distribution} {info.version}" if info else name
 
     def describe(self) -> list[dict[str, Any]]:
         """A JSON-ready listing for ``faceedit-bench plugins`` (its sections loaded first: a broken one is listed
