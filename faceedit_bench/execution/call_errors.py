@@ -52,6 +52,8 @@ class RetryableError(Exception):
 
 #: Characters of an unexpected answer quoted in its message.
 EXCERPT = 80
+#: Control characters that no text answer holds: the body is binary.
+_BINARY = re.compile(r"[\x00-\x08\x0e-\x1f]")
 
 
 def excerpt(body: bytes | str | None) -> str:
@@ -62,8 +64,10 @@ def excerpt(body: bytes | str | None) -> str:
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
+            text = ""
+        if not text or _BINARY.search(text[:256]):
             return f"{len(body):,} bytes of binary data (starting {body[:8].hex(' ')})"
-    elif "\ufffd" in body:  # bytes an SDK decoded as text with replacement characters
+    elif "\ufffd" in body or _BINARY.search(body[:256]):  # bytes an SDK decoded as text
         return f"binary data ({len(body):,} characters when read as text)"
     else:
         text = body
