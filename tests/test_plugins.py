@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from faceedit_bench import hookimpl
-from faceedit_bench.errors import ClashError, ConfigError, FaceEditBenchError, UnknownComponentError
+from faceedit_bench.errors import ClashError, ConfigError, UnknownComponentError
 from faceedit_bench.plugin import hookspecs
 from faceedit_bench.plugin import manager as plugins_module
 from faceedit_bench.plugin.manager import PluginLoadWarning, load_plugins

@@ -89,7 +89,7 @@ class HostedConnection:
         elif not envs or not all(isinstance(e, str) and e for e in envs):
             raise ConfigError(f"{what}: api_key_env must name the environment variable(s) holding the "
                               f"{self.provider} key, not {api_key_env!r}"
-                              + (f"; only a server of your own (base_url set) may run without a key "
+                              + ("; only a server of your own (base_url set) may run without a key "
                                  "(api_key_env: null)." if key_optional else "."))
         self._key = read_secret(envs, what=what) if envs else None  # fails here, before any work
         # The variable the key came from (the first one where none is needed: no call is made).

@@ -86,7 +86,8 @@ class GptImageEditor(HostedComponent):
 
     async def aedit(self, request: EditRequest) -> EditResult:
         try:
-            images = [upload(data, f"image_{i}" if i else "image") for i, data in enumerate((request.image, *request.extra_images))]
+            images = [upload(data, f"image_{i}" if i else "image")
+                      for i, data in enumerate((request.image, *request.extra_images))]
             response = answer_of(await self.client().images.edit(
                 model=self.model, image=images if len(images) > 1 else images[0], prompt=request.instruction, n=1,
                 **self.sent), self.where)
