@@ -122,6 +122,35 @@ def test_a_200_not_in_the_api_format_is_malformed_naming_endpoint_and_answer(pro
     assert server.calls == 1, "one attempt: the core retries, by one rule for every provider"
 
 
+@pytest.mark.parametrize("judge", ["gemini", "openai_chat", "openai_responses"])
+@pytest.mark.parametrize("body", ["binary_as_json", "html", "cut_json"])
+def test_the_judges_classify_such_answers_the_same_way(judge, body):
+    from faceedit_bench.api import JudgeRequest
+
+    sys.path.insert(0, str(ROOT))
+    request = JudgeRequest("Rate it.", (gradient_image(1), gradient_image(2)),
+                           {"type": "object", "properties": {"score": {"type": "integer"}}}, "score", 3)
+    if judge == "gemini":
+        from faceedit_bench_gemini.judge import GeminiJudge
+
+        from tests.fakes.gemini import gemini_server as make_server
+
+        def make(url: str) -> Any:
+            return GeminiJudge(base_url=url, api_key_env=KEY_ENV, api_version="v1beta", limits=FAST)
+    else:
+        from faceedit_bench_openai.judge import OpenAIJudge
+
+        from tests.fakes.openai import openai_server as make_server
+
+        def make(url: str) -> Any:
+            return OpenAIJudge(base_url=f"{url}/v1", api_key_env=KEY_ENV, api=judge.split("_")[1], limits=FAST)
+    with make_server(api_key="k-0123456789") as server:
+        server.script([BODIES[body]])
+        with pytest.raises(UnexpectedAnswer) as caught:
+            asyncio.run(make(server.url).ajudge(request))
+    assert server.url in str(caught.value) and QUOTED[body] in str(caught.value), str(caught.value)
+
+
 def test_the_core_takes_an_endpoint_that_only_answers_malformed_for_the_wrong_one():
     limits = CallLimits("p", max_attempts=6, backoff_initial_s=0.001, backoff_max_s=0.001,
                         endpoint="http://127.0.0.1:9/v1", endpoint_source="from editor.params.base_url")
