@@ -68,9 +68,13 @@ class Plugins:
     pm: pluggy.PluginManager
     registry: Registry
     info: dict[str, PluginInfo] = field(default_factory=dict)
-    failed: dict[str, str] = field(default_factory=dict)  # plugin name -> error message
     blocked: list[str] = field(default_factory=list)
     entry_point_clashes: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> dict[str, str]:
+        """The broken plugins, skipped: plugin name -> why."""
+        return self.registry.broken
 
     def provider_version(self, provider: str) -> str:
         info = self.info.get(provider)
@@ -86,7 +90,6 @@ class Plugins:
     def mark_broken(self, name: str, distribution: str, reason: str) -> None:
         """Skip plugin ``name`` from now on: unregistered with all it registered, named in a warning and in
         :attr:`failed` (so ``faceedit-bench plugins`` lists it, and asking for what it would give says why)."""
-        self.failed[name] = reason
         self.registry.broken[name] = reason
         self.registry.remove_provider(name)
         if self.pm.get_plugin(name) is not None:
