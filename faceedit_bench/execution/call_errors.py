@@ -143,9 +143,8 @@ UNREACHABLE_AFTER = 3
 
 class EndpointUnreachable(FaceEditBenchError):
     """A provider never answered: the first attempts all failed to connect, timed out or got answers not in its
-    API's format. The run
-    stops with this message instead of retrying every call (an hour for a wrong host name, 13
-    minutes per call for a server that accepts connections and never answers)."""
+    API's format. The run stops with this message instead of retrying every call (an hour for a wrong host name,
+    13 minutes per call for a server that accepts connections and never answers)."""
 
     def __init__(self, limits: CallLimits, error: RetryableError, attempts: int) -> None:
         where = limits.endpoint or f"the endpoint of {limits.provider_key}"
