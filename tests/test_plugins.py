@@ -347,6 +347,7 @@ def test_a_misspelled_hook_breaks_only_its_plugin_which_is_listed_with_the_reaso
 @pytest.mark.parametrize("register", [
     lambda register: (register("half", object), register("not a name", object)),  # fails half-way
     lambda register: register("lazy", "no_colon_here"),  # a lazy target that cannot be imported
+    lambda register: register("instance", object()),  # an object, not its factory
 ])
 def test_a_malformed_registration_drops_everything_its_plugin_registered(fake_entry_points, register):
     fake_entry_points(FakeEntryPoint("bad", make_module("bad", faceedit_register_editors=register), "dist-bad"),

@@ -36,6 +36,9 @@ KINDS: dict[str, str] = {
 }
 
 
+#: Kinds whose registrations are factories: called with the config entry's parameters.
+FACTORY_KINDS = frozenset({"editors", "judges", "embedders"})
+
 #: ``register(..., params=ANY_PARAMS)``: the factory is trusted with any parameter (it checks them itself).
 ANY_PARAMS = "any"
 
@@ -78,8 +81,10 @@ class Register:
         if isinstance(target, str) and not _LAZY_TARGET.match(target):
             raise ValueError(f"{self._provider}: {name!r} is registered as {target!r}; a lazy target is "
                              "'package.module:attribute'")
-        if target is None:
-            raise ValueError(f"{self._provider}: {name!r} is registered as None")
+        if target is None or (self._table.kind in FACTORY_KINDS and not isinstance(target, str)
+                              and not callable(target)):
+            raise ValueError(f"{self._provider}: {KINDS[self._table.kind]} {name!r} is registered as {target!r}; "
+                             "register its factory (a class or function) or a lazy 'package.module:attribute'")
         if params is not None and params != ANY_PARAMS and (isinstance(params, str) or not all(
                 isinstance(p, str) and p.isidentifier() for p in params)):
             raise ValueError(f"{self._provider}: params of {name!r} must be parameter names or {ANY_PARAMS!r}")
