@@ -15,6 +15,8 @@ from faceedit_bench.api.hosted import HostedConnection
 #: The public endpoint, used when neither ``base_url`` nor ``$OPENAI_BASE_URL`` is set. Always
 #: passed to the SDK explicitly: the endpoint recorded is the one calls go to.
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+#: The openai SDK's standard variable for another endpoint (a gateway, a proxy).
+BASE_URL_ENV = "OPENAI_BASE_URL"
 #: Sent as the bearer token to a server that takes no key (``api_key_env: null``), as vLLM documents.
 NO_KEY = "EMPTY"
 
@@ -24,7 +26,7 @@ class Connection(HostedConnection):
     # each other (the provider key names it).
     provider = "openai"
     default_url = OPENAI_BASE_URL
-    base_url_env = "OPENAI_BASE_URL"
+    base_url_env = BASE_URL_ENV
     sdk_modules = ("openai",)
     model_example = "a model name such as gpt-4.1-2025-04-14"
 

@@ -16,6 +16,8 @@ from typing import Any
 from faceedit_bench.api.hosted import HostedConnection
 
 REPLICATE_BASE_URL = "https://api.replicate.com"
+#: The replicate SDK's standard variable for another endpoint.
+BASE_URL_ENV = "REPLICATE_BASE_URL"
 
 
 class ReplicateConnection(HostedConnection):
@@ -23,7 +25,7 @@ class ReplicateConnection(HostedConnection):
     # names the model so that two editors' counts stay apart in the report.
     provider = "replicate"
     default_url = REPLICATE_BASE_URL
-    base_url_env = "REPLICATE_BASE_URL"
+    base_url_env = BASE_URL_ENV
     sdk_modules = ("httpx", "replicate")
     url_example = "http://127.0.0.1:8000 (the API root, without /v1)"
 
