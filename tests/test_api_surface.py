@@ -58,7 +58,7 @@ def test_an_unknown_name_is_an_attribute_error():
 #: ``faceedit_bench.api.hosted``: what the hosted-provider plugins share (docs/providers.md). Pinned: a name
 #: added or removed is a change of the public API, made here on purpose.
 HOSTED = ["HostedComponent", "HostedConnection", "HostedParams", "UnexpectedAnswer", "answer_failure", "as_code",
-          "as_status", "transport_failure", "unexpected_answer"]
+          "as_status", "openai_shaped_failure", "transport_failure", "unexpected_answer"]
 
 
 def test_the_hosted_provider_api_is_pinned_light_and_resolves():

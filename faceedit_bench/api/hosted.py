@@ -11,6 +11,8 @@ shares, written once. Import it from here (``from faceedit_bench.api.hosted impo
   limits, prices); a subclass checks its own parameters and implements its one attempt;
 * :func:`answer_failure`: what an error answer means (OpenAI's shape: HTTP status and error code), the same
   for every provider: refused, api_error, or a :class:`~faceedit_bench.api.RetryableError`;
+* :func:`openai_shaped_failure`: the same, read from an exception of an SDK built like OpenAI's (status code,
+  error code, message, headers), with its transport failures and answers of the wrong shape;
 * :func:`transport_failure`: the retryable kind of a failed exchange (timeout, connection, truncated,
   malformed);
 * :class:`UnexpectedAnswer` and :func:`unexpected_answer`: an answer not in the API's format (a binary or
@@ -31,8 +33,9 @@ from faceedit_bench.execution.hosted import (
     answer_failure,
     as_code,
     as_status,
+    openai_shaped_failure,
     transport_failure,
 )
 
 __all__ = ["HostedComponent", "HostedConnection", "HostedParams", "UnexpectedAnswer", "answer_failure", "as_code",
-           "as_status", "transport_failure", "unexpected_answer"]
+           "as_status", "openai_shaped_failure", "transport_failure", "unexpected_answer"]

@@ -20,7 +20,13 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.execution.call_errors import RetryableError, incomplete_body, retry_after_s, unexpected_answer
+from faceedit_bench.execution.call_errors import (
+    RetryableError,
+    UnexpectedAnswer,
+    incomplete_body,
+    retry_after_s,
+    unexpected_answer,
+)
 from faceedit_bench.execution.cost import check_prices
 from faceedit_bench.execution.endpoints import Endpoint, endpoint_identity, resolve_endpoint
 from faceedit_bench.execution.limits import CallLimits, limits_from_config
@@ -238,6 +244,36 @@ def answer_failure(status: Any, message: str, *, code: Any = None, headers: Mapp
     if status_code == 409 or (status_code or 0) >= 500:  # 409: a conflict (a lock) passes with time
         raise RetryableError("server_error", reason, status=status_code, retry_after=wait)
     return Outcome.API_ERROR, reason
+
+
+def openai_shaped_failure(exc: Exception, where: str, *, status_error: type[BaseException],
+                          validation_error: type[BaseException] | None = None,
+                          refusal: Callable[[str], bool] | None = None,
+                          quota_codes: Collection[str] = ()) -> tuple[Outcome, str]:
+    """What an exception of an OpenAI-shaped SDK means (openai's, and those built like it: an error answer raises
+    ``status_error`` with ``status_code``, ``code``, ``body["message"]`` and ``response.headers``; an answer of
+    the wrong shape raises ``validation_error``): :func:`answer_failure` for an error answer, an
+    :class:`UnexpectedAnswer` or :func:`transport_failure`'s kind raised for the others, and anything else
+    raised again (the engine records it as ``failed``)."""
+    if validation_error is not None and isinstance(exc, validation_error):
+        raise UnexpectedAnswer(where, str(getattr(exc, "body", "")), expected="the API's answer",
+                               problem=_sdk_message(exc)) from exc
+    if isinstance(exc, status_error):
+        return answer_failure(getattr(exc, "status_code", None), _sdk_message(exc), code=getattr(exc, "code", None),
+                              headers=getattr(getattr(exc, "response", None), "headers", None), refusal=refusal,
+                              quota_codes=quota_codes)
+    transient = transport_failure(exc, where)
+    if transient is None:
+        raise exc
+    raise transient from exc
+
+
+def _sdk_message(exc: BaseException) -> str:
+    """The provider's own message (``body["message"]``) rather than the SDK's summary of it."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and body.get("message"):
+        return str(body["message"])
+    return str(getattr(exc, "message", exc))
 
 
 #: Exception class names of the HTTP stacks the SDKs use (httpx, httpx2, aiohttp, http.client), by kind.

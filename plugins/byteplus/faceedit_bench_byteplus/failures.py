@@ -24,8 +24,8 @@ or ``RiskDetection``; 429 ``RateLimitExceeded.*`` / ``ServerOverloaded`` pass wi
 
 from __future__ import annotations
 
-from faceedit_bench.api import Outcome, redact
-from faceedit_bench.api.hosted import UnexpectedAnswer, answer_failure, transport_failure
+from faceedit_bench.api import Outcome
+from faceedit_bench.api.hosted import openai_shaped_failure
 
 #: 429 codes that waiting does not fix: the account's quota or the safe-experience spending cap.
 PERMANENT_429 = frozenset({"QuotaExceeded", "SetLimitExceeded", "AccountOverdueError"})
@@ -36,27 +36,12 @@ def is_refusal_code(code: str) -> bool:
     return "SensitiveContentDetected" in code or code.endswith("RiskDetection") or "RiskDetection." in code
 
 
-def _message(exc: object) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict) and body.get("message"):
-        return redact(str(body["message"]))
-    return redact(str(getattr(exc, "message", exc)))
-
-
 def failure_outcome(exc: Exception, where: str) -> tuple[Outcome, str]:
     """``(refused | api_error, reason)`` for a permanent failure of a call to ``where``; raises
     ``RetryableError`` for a transient one and re-raises anything that is not an API failure (the engine
     records it as ``failed`` with the exception)."""
     from byteplussdkarkruntime import _exceptions as ark
 
-    if isinstance(exc, ark.ArkAPIResponseValidationError):
-        raise UnexpectedAnswer(where, str(getattr(exc, "body", "")), expected="the API's answer",
-                               problem=_message(exc)) from exc
-    if isinstance(exc, ark.ArkAPIStatusError):
-        return answer_failure(exc.status_code, _message(exc), code=exc.code,
-                              headers=exc.response.headers if exc.response is not None else None,
-                              refusal=is_refusal_code, quota_codes=PERMANENT_429)
-    transient = transport_failure(exc, where)
-    if transient is None:
-        raise exc
-    raise transient from exc
+    return openai_shaped_failure(exc, where, status_error=ark.ArkAPIStatusError,
+                                 validation_error=ark.ArkAPIResponseValidationError, refusal=is_refusal_code,
+                                 quota_codes=PERMANENT_429)

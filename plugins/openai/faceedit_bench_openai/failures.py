@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from faceedit_bench.api import Outcome, retry_after_s
-from faceedit_bench.api.hosted import UnexpectedAnswer, answer_failure, transport_failure
+from faceedit_bench.api.hosted import UnexpectedAnswer, openai_shaped_failure
 
 __all__ = ["REFUSAL_CODES", "answer_of", "failure_outcome", "retry_after_s"]
 
@@ -26,28 +26,14 @@ __all__ = ["REFUSAL_CODES", "answer_of", "failure_outcome", "retry_after_s"]
 REFUSAL_CODES = frozenset({"moderation_blocked", "content_policy_violation", "content_filter"})
 
 
-def _message(exc: object) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict) and body.get("message"):
-        return str(body["message"])
-    return str(getattr(exc, "message", exc))
-
-
 def failure_outcome(exc: Exception, where: str = "the OpenAI endpoint") -> tuple[Outcome, str]:
     """``(refused | api_error, reason)`` for a permanent failure of a call to ``where``; raises
     ``RetryableError`` for a transient one and re-raises anything that is not an API failure."""
     import openai
 
-    if isinstance(exc, openai.APIResponseValidationError):
-        raise UnexpectedAnswer(where, str(exc.body), expected="the API's answer", problem=str(exc)) from exc
-    if isinstance(exc, openai.APIStatusError):
-        return answer_failure(exc.status_code, _message(exc), code=exc.code,
-                              headers=exc.response.headers if exc.response is not None else None,
-                              refusal=REFUSAL_CODES.__contains__, quota_codes=("insufficient_quota",))
-    transient = transport_failure(exc, where)
-    if transient is None:
-        raise exc
-    raise transient from exc
+    return openai_shaped_failure(exc, where, status_error=openai.APIStatusError,
+                                 validation_error=openai.APIResponseValidationError,
+                                 refusal=REFUSAL_CODES.__contains__, quota_codes=("insufficient_quota",))
 
 
 def answer_of(response: Any, where: str) -> Any:
