@@ -73,6 +73,8 @@ class HostedConnection:
     a gateway that holds the user's key must not be bypassed), then ``default_url``."""
 
     provider: ClassVar[str] = ""
+    #: The provider's name in messages (default: ``provider``).
+    title: ClassVar[str] = ""
     default_url: ClassVar[str] = ""
     base_url_env: ClassVar[str | None] = None
     #: Modules :meth:`prepare` imports before the first call needs them.
@@ -94,7 +96,7 @@ class HostedConnection:
             envs = ()  # a server of one's own that takes no key
         elif not envs or not all(isinstance(e, str) and e for e in envs):
             raise ConfigError(f"{what}: api_key_env must name the environment variable(s) holding the "
-                              f"{self.provider} key, not {api_key_env!r}"
+                              f"{self.title or self.provider} key, not {api_key_env!r}"
                               + ("; only a server of your own (base_url set) may run without a key "
                                  "(api_key_env: null)." if key_optional else "."))
         self._key = read_secret(envs, what=what) if envs else None  # fails here, before any work
@@ -111,7 +113,7 @@ class HostedConnection:
             return resolve_endpoint(configured, env_var=self.base_url_env, default=self.default_url, param=param,
                                     example=self.url_example)
         if configured is None:
-            return Endpoint(self.default_url, f"{self.provider}'s default; set {param} for another", True)
+            return Endpoint(self.default_url, f"{self.title or self.provider}'s default; set {param} for another", True)
         url = str(configured).strip()
         if not url.startswith(("http://", "https://")):
             raise ConfigError(f"{param}={configured!r} is not an endpoint: it must start with http:// or https:// "

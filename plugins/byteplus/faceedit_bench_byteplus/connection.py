@@ -20,7 +20,7 @@ ARK_BASE_URL = "https://ark.ap-southeast.bytepluses.com/api/v3"
 
 
 class ArkConnection(HostedConnection):
-    provider = "byteplus"
+    provider, title = "byteplus", "ModelArk"
     default_url = ARK_BASE_URL
     sdk_modules = ("byteplussdkarkruntime",)
     model_example = "a ModelArk model id such as seededit-3-0-i2i-250628 (or your endpoint id ep-...)"
