@@ -51,7 +51,7 @@ def cli(env: dict[str, str], *args: str, module: str = "faceedit_bench.cli") -> 
                           timeout=300, cwd=env["FACEEDIT_BENCH_HOME"].rsplit("/", 1)[0])
 
 
-@pytest.mark.slow(seconds=25)
+@pytest.mark.slow(seconds=40)
 def test_a_misspelled_hook_leaves_every_other_command_working(env: dict[str, str]) -> None:
     listing = cli(env, "plugins", "--json")
     assert listing.returncode == 0, listing.stderr

@@ -88,7 +88,7 @@ class HostedConnection:
                  key_optional: bool = False) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ConfigError(f"{what}: model must be {self.model_example}, not {model!r}.")
-        self.what, self.model = what, model
+        self.model = model
         self.endpoint = self.resolve(base_url, f"{what.split()[0]}.params.base_url")
         self.base_url = None if self.endpoint.default else self.clean_url(self.endpoint.url)
         envs = (api_key_env,) if isinstance(api_key_env, str) or api_key_env is None else tuple(api_key_env)
@@ -311,7 +311,7 @@ class HostedComponent:
     ``name``, ``params_type``, ``connection_type`` and ``default_limits``, checks its own parameters in
     :meth:`setup`, and implements its one attempt (``aedit`` / ``ajudge``)."""
 
-    kind: ClassVar[str] = "editor"
+    kind: ClassVar[str] = "editor"  # its config group (editor, judge): messages say "editor <name>: ..."
     name: ClassVar[str] = ""
     params_type: ClassVar[type[HostedParams]] = HostedParams
     connection_type: ClassVar[type[HostedConnection]] = HostedConnection
