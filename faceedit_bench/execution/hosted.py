@@ -291,6 +291,9 @@ def transport_failure(exc: BaseException, where: str) -> RetryableError | None:
     malformed = unexpected_answer(exc, where)
     if malformed is not None:
         return malformed
+    refused = _refused_connection(exc)
+    if refused is not None:
+        return RetryableError("connection", f"{where}: {refused}")
     names = {cls.__name__ for cls in type(exc).__mro__}
     text = redact(f"{type(exc).__name__}: {exc}" + (f" ({exc.__cause__})" if exc.__cause__ else ""))
     if names & set(_TIMEOUTS) or isinstance(exc, TimeoutError):
@@ -300,6 +303,18 @@ def transport_failure(exc: BaseException, where: str) -> RetryableError | None:
     if names & set(_CONNECTION) or isinstance(exc, OSError):
         return RetryableError("connection", f"{where}: {text}")
     return None
+
+
+def _refused_connection(exc: BaseException) -> str | None:
+    """For aiohttp's connector errors, whose text shows the SSL context's repr (``ssl:<ssl.SSLContext object at
+    0x...>``): the host, the port and the OS's reason."""
+    os_error = getattr(exc, "os_error", None)
+    host, port = getattr(exc, "host", None), getattr(exc, "port", None)
+    if not isinstance(os_error, OSError) or host is None:
+        return None
+    code = os_error.errno
+    reason = os.strerror(code) if isinstance(code, int) and code > 0 else (os_error.strerror or str(os_error))
+    return f"cannot connect to {host}:{port}: {reason}"
 
 
 # -- the component ------------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -183,22 +182,7 @@ def classify(exc: BaseException, where: str = "the Gemini endpoint") -> Retryabl
         except RetryableError as transient:
             return transient
         return PermanentAPIError(reason)
-    refused = _refused_connection(exc)
-    if refused is not None:
-        return RetryableError("connection", f"{where}: {refused}")
     return transport_failure(exc, where)
-
-
-def _refused_connection(exc: BaseException) -> str | None:
-    """For aiohttp's connector errors, whose text shows the SSL context's repr (``ssl:<ssl.SSLContext object at
-    0x...>``): the host, the port and the OS's reason."""
-    os_error = getattr(exc, "os_error", None)
-    host, port = getattr(exc, "host", None), getattr(exc, "port", None)
-    if not isinstance(os_error, OSError) or host is None:
-        return None
-    code = os_error.errno
-    reason = os.strerror(code) if isinstance(code, int) and code > 0 else (os_error.strerror or str(os_error))
-    return f"cannot connect to {host}:{port}: {reason}"
 
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)s\s*$")
