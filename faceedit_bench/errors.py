@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 
 class FaceEditBenchError(Exception):
     """Root of the errors faceedit_bench reports to users (no traceback needed)."""
@@ -12,12 +14,15 @@ class ConfigError(FaceEditBenchError):
 
 
 class UnknownComponentError(ConfigError):
-    def __init__(self, group: str, name: str, available: list[str], suggestions: list[str]) -> None:
+    def __init__(self, group: str, name: str, available: list[str], suggestions: list[str], *,
+                 broken: Mapping[str, str] | None = None) -> None:
         self.group, self.name, self.available, self.suggestions = group, name, available, suggestions
         hint = f" Did you mean {' or '.join(repr(s) for s in suggestions)}?" if suggestions else ""
         listing = ", ".join(available) if available else "(none installed)"
+        skipped = (" Broken plugins were skipped and may be the one that provides it: "
+                   + "; ".join(f"{n} ({why})" for n, why in sorted(broken.items())) + "." if broken else "")
         super().__init__(
-            f"Unknown {group} {name!r}.{hint} Available {group} options: {listing}. "
+            f"Unknown {group} {name!r}.{hint} Available {group} options: {listing}.{skipped} "
             f"Install the plugin that provides it, or run `faceedit-bench plugins` to see what is installed."
         )
 

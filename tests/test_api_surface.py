@@ -53,3 +53,20 @@ def test_an_unknown_name_is_an_attribute_error():
         assert "no_such_name" in str(exc)
     else:
         raise AssertionError("faceedit_bench.api.no_such_name resolved")
+
+
+#: ``faceedit_bench.api.hosted``: what the hosted-provider plugins share (docs/providers.md). Pinned: a name
+#: added or removed is a change of the public API, made here on purpose.
+HOSTED = ["HostedComponent", "HostedConnection", "HostedParams", "UnexpectedAnswer", "answer_failure", "as_code",
+          "as_status", "openai_shaped_failure", "transport_failure", "unexpected_answer"]
+
+
+def test_the_hosted_provider_api_is_pinned_light_and_resolves():
+    import faceedit_bench.api.hosted as hosted
+
+    assert sorted(hosted.__all__) == sorted(HOSTED)
+    assert all(hasattr(hosted, name) for name in hosted.__all__)
+    modules = loaded_by("import faceedit_bench.api.hosted")
+    heavy = [m for m in HEAVY if m in modules]
+    private = [m for m in modules if m.startswith(PRIVATE_LAYERS)]
+    assert not heavy and not private, (heavy, private)

@@ -103,6 +103,8 @@ def test_a_dead_endpoint_ends_the_run_with_one_message(tmp_path, editor, dead):
     log = out.stdout + out.stderr
     assert out.returncode == 2, log[-3000:]
     assert "Traceback" not in log, log[-3000:]
+    for noise in ("Event loop is closed", "Exception ignored", "Task was destroyed"):  # clients closed in their loop
+        assert noise not in log, log[-3000:]
     errors = [line for line in log.splitlines() if line.startswith("Error:")]
     assert len(errors) == 1, log[-3000:]  # one message, not one per call
     assert f"Error: Cannot connect to {url} ({source}" in out.stderr

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from faceedit_bench import hookimpl
-from faceedit_bench.errors import ClashError, ConfigError, FaceEditBenchError, UnknownComponentError
+from faceedit_bench.errors import ClashError, ConfigError, UnknownComponentError
 from faceedit_bench.plugin import hookspecs
 from faceedit_bench.plugin import manager as plugins_module
 from faceedit_bench.plugin.manager import PluginLoadWarning, load_plugins
@@ -174,8 +174,9 @@ def test_hook_faceedit_register_sections():
     assert p.sections()[-1] is section_plugin.TALLY
     assert p.registry.get("sections", "tally").provider == "tally_protocol"
     p.add(make_module("wrong", faceedit_register_sections=lambda register: register("wrong", object())), name="w")
-    with pytest.raises(FaceEditBenchError, match="register a ReportSection named 'wrong'"):
-        p.sections()
+    with pytest.warns(PluginLoadWarning, match="'w'.*broken.*register a ReportSection named 'wrong'"):
+        names = [s.name for s in p.sections()]
+    assert "wrong" not in names and "tally" in names and "register a ReportSection" in p.failed["w"]
 
 
 def test_hook_faceedit_register_commands(monkeypatch, capsys):
@@ -341,6 +342,63 @@ def test_broken_plugin_warns_names_its_distribution_and_others_load(fake_entry_p
         p = load_plugins()
     assert "good_editor" in p.registry["editors"].names()
     assert "broken" in p.failed
+
+
+def test_a_misspelled_hook_breaks_only_its_plugin_which_is_listed_with_the_reason(fake_entry_points):
+    typo = make_module("typo", faceedit_register_editor=lambda register: register("typo_editor", object))
+    fake_entry_points(FakeEntryPoint("typo", typo, "faceedit-bench-typo"),
+                      FakeEntryPoint("good", editor_plugin("good_editor"), "faceedit-bench-good"))
+    with pytest.warns(PluginLoadWarning, match="'typo'.*faceedit_register_editor .did you mean "
+                                               "faceedit_register_editors"):
+        p = load_plugins()
+    assert "good_editor" in p.registry["editors"].names() and "typo" not in p.info
+    assert p.pm.get_plugin("typo") is None and "unknown hook" in p.failed["typo"]
+    with pytest.raises(UnknownComponentError, match="typo_editor.*Broken plugins were skipped.*typo .implements"):
+        p.registry.get("editors", "typo_editor")
+
+
+@pytest.mark.parametrize("register", [
+    lambda register: (register("half", object), register("not a name", object)),  # fails half-way
+    lambda register: register("lazy", "no_colon_here"),  # a lazy target that cannot be imported
+    lambda register: register("instance", object()),  # an object, not its factory
+])
+def test_a_malformed_registration_drops_everything_its_plugin_registered(fake_entry_points, register):
+    fake_entry_points(FakeEntryPoint("bad", make_module("bad", faceedit_register_editors=register), "dist-bad"),
+                      FakeEntryPoint("good", editor_plugin("good_editor"), "dist-good"))
+    with pytest.warns(PluginLoadWarning, match="'bad' .dist-bad 1.0. is broken.*registering editors"):
+        p = load_plugins()
+    assert p.registry["editors"].names() == sorted(["good_editor", "identity", "replay"])
+    assert "bad" in p.failed and "bad" not in {r["name"] for r in p.describe()}
+
+
+def test_a_section_whose_template_is_missing_is_broken_when_loaded(tmp_path):
+    from faceedit_bench.plugin.sections import ReportSection, SectionHtml
+
+    section = ReportSection("nopage", "No page", {"type": "object"},
+                            html=SectionHtml("missing.html.j2", package="faceedit_bench"))
+    p = load_plugins(entry_points=False)
+    p.add(make_module("np", faceedit_register_sections=lambda register: register("nopage", section)), name="np")
+    with pytest.warns(PluginLoadWarning, match="report section 'nopage'.*missing.html.j2.*cannot be read"):
+        assert "nopage" not in [s.name for s in p.sections()]
+
+
+def test_a_section_part_that_breaks_its_schema_names_the_section_and_the_field():
+    from faceedit_bench.plugin.sections import ReportSection, SectionError, validate_part
+    from faceedit_bench.report.report_schema import section_part_schema
+
+    section = ReportSection("tally2", "Tally", {"type": "object", "properties": {
+        "counts": {"type": "object", "properties": {"n": {"type": "integer"}}}}})
+    validate_part(section, {"counts": {"n": 3}}, section_part_schema(section))
+    with pytest.raises(SectionError, match=r"'tally2'.*tally2\.counts\.n.*'three' is not of type 'integer'"):
+        validate_part(section, {"counts": {"n": "three"}}, section_part_schema(section))
+
+
+def test_a_failing_collector_names_its_section():
+    from faceedit_bench.plugin.sections import SectionError, failing_section
+
+    with pytest.raises(SectionError, match="report section 'tally': its collector .finish. failed .KeyError"):
+        with failing_section("tally", "collector (finish)"):
+            {}["sessions"]
 
 
 def test_allow_list_and_block_list(fake_entry_points, monkeypatch):

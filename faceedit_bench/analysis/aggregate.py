@@ -23,7 +23,13 @@ from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.config import AnalysisConf
 from faceedit_bench.plugin.manager import sections_in_use
-from faceedit_bench.plugin.sections import ReportSection, SectionCollector, SectionRun, settings_of
+from faceedit_bench.plugin.sections import (
+    ReportSection,
+    SectionCollector,
+    SectionRun,
+    failing_section,
+    settings_of,
+)
 from faceedit_bench.records import Outcome, SessionResult
 from faceedit_bench.scoring.judge.panel import PanelTally
 
@@ -141,8 +147,9 @@ class Aggregator:
             self.sessions_excluded[result.excluded or "unscored"] += 1
             values = self._unjudged_values(result)
         self._add_to_groups(result, values)
-        for collector in self.collectors.values():
-            collector.add_session(result)
+        for name, collector in self.collectors.items():
+            with failing_section(name, "collector (add_session)"):
+                collector.add_session(result)
         return values
 
     def _unjudged_values(self, result: SessionResult) -> dict[str, float | None]:
@@ -295,7 +302,8 @@ class Aggregator:
                 sections["counts"]["judge_members"] = self.panel_tally.member_counts()
                 sections["judge_panel"] = self.panel_tally.section(self.panel.describe())
         for name, collector in self.collectors.items():
-            part = collector.finish()
+            with failing_section(name, "collector (finish)"):
+                part = collector.finish()
             if part is not None:
                 sections[name] = dict(part)
         release_free_memory()  # before the tables are converted (another allocator's memory)
@@ -313,7 +321,8 @@ def section_collectors(sections: Sequence[ReportSection], analysis: AnalysisConf
         run = SectionRun(judge_metrics=asked, settings=settings_of(analysis, section), confidence=confidence,
                          n_resamples=analysis.n_resamples, seed=analysis.seed, alpha=analysis.alpha,
                          panel=panel.describe() if panel is not None else None, judged=judged)
-        collector = section.collector(run)
+        with failing_section(section.name, "collector"):
+            collector = section.collector(run)
         if collector is not None:
             out[section.name] = collector
     return out

@@ -15,7 +15,7 @@ def _plugins_command(args: argparse.Namespace) -> int:
     plugins = get_plugins()
     rows = plugins.describe()
     problems = {
-        "failed": plugins.failed,
+        "broken": plugins.failed,  # plugin -> why it was skipped (the others work)
         "blocked": plugins.blocked,
         "entry_point_clashes": plugins.entry_point_clashes,
         "name_clashes": plugins.registry.clashes(),
@@ -27,8 +27,10 @@ def _plugins_command(args: argparse.Namespace) -> int:
         print(f"{row['name']}  ({row['distribution']} {row['version']})")
         for kind, names in row["registers"].items():
             print(f"    {kind}: {', '.join(names)}")
+    for name, reason in sorted(plugins.failed.items()):
+        print(f"{name}  (broken, skipped: {reason})")
     for key, value in problems.items():
-        if value:
+        if value and key != "broken":
             print(f"{key.replace('_', ' ')}: {json.dumps(value)}")
     return 0
 

@@ -6,6 +6,7 @@ exceptions into :class:`RetryableError` kinds."""
 from __future__ import annotations
 
 import email.utils
+import json
 import re
 import time
 from collections.abc import Mapping
@@ -16,10 +17,13 @@ from faceedit_bench.execution.limits import CallLimits
 from faceedit_bench.execution.offline import ProviderCallsOff
 from faceedit_bench.execution.secrets import redact
 
-#: Kinds of transient failure a plugin may report.
-RETRYABLE_KINDS = ("rate_limited", "server_error", "timeout", "connection", "truncated")
+#: Kinds of transient failure a plugin may report. ``truncated``: the body ended before its announced length;
+#: ``malformed``: a complete answer not in the API's format (:class:`UnexpectedAnswer`).
+RETRYABLE_KINDS = ("rate_limited", "server_error", "timeout", "connection", "truncated", "malformed")
 #: Kinds that carry no answer from the provider (every other kind is an answer, even an error).
 SILENT_KINDS = ("connection", "timeout")
+#: Kinds that show the endpoint may be the wrong one when they are all it ever gave (:class:`EndpointUnreachable`).
+DEAD_ENDPOINT_KINDS = (*SILENT_KINDS, "malformed")
 
 
 #: An object's default repr (``<ssl.SSLContext object at 0x7f...>``), with a ``name:`` label glued to it.
@@ -44,6 +48,60 @@ class RetryableError(Exception):
         self.kind = kind
         self.status = status
         self.retry_after = retry_after
+
+
+#: Characters of an unexpected answer quoted in its message.
+EXCERPT = 80
+#: Control characters that no text answer holds: the body is binary.
+_BINARY = re.compile(r"[\x00-\x08\x0e-\x1f]")
+
+
+def excerpt(body: bytes | str | None) -> str:
+    """A short, printable description of an answer's body: its start as text, or its size and first bytes."""
+    if not body:
+        return "an empty body"
+    if isinstance(body, bytes):
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            text = ""
+        if not text or _BINARY.search(text[:256]):
+            return f"{len(body):,} bytes of binary data (starting {body[:8].hex(' ')})"
+    elif "\ufffd" in body or _BINARY.search(body[:256]):  # bytes an SDK decoded as text
+        return f"binary data ({len(body):,} characters when read as text)"
+    else:
+        text = body
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= EXCERPT else flat[:EXCERPT] + "…")
+
+
+class UnexpectedAnswer(RetryableError):
+    """A complete answer that is not in the format the API promises: a 200 whose body is binary, an HTML page
+    (a proxy's or a web server's), JSON cut short or of another shape. One kind (``malformed``) for every
+    provider, retried like a server error; an endpoint whose every answer is one of these stops the run
+    (:class:`EndpointUnreachable`). The message names where the answer came from and quotes its start."""
+
+    def __init__(self, where: str, body: bytes | str | None, *, expected: str = "JSON", status: int | None = 200,
+                 problem: str = "") -> None:
+        answered = f"answered HTTP {status}" if status else "answered"
+        why = f" ({problem})" if problem else ""
+        super().__init__("malformed", redact(f"{where} {answered} with {excerpt(body)}, not {expected}{why}"),
+                         status=status)
+
+
+def unexpected_answer(exc: BaseException, where: str, *, expected: str = "JSON") -> UnexpectedAnswer | None:
+    """The :class:`UnexpectedAnswer` behind an SDK's exception (``exc`` or what caused it): a body that is not
+    JSON (``json.JSONDecodeError``) or not text (``UnicodeDecodeError``); None for anything else."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, UnexpectedAnswer):
+            return seen
+        if isinstance(seen, json.JSONDecodeError):
+            return UnexpectedAnswer(where, seen.doc, expected=expected, problem=f"{seen.msg}, character {seen.pos}")
+        if isinstance(seen, UnicodeDecodeError):
+            return UnexpectedAnswer(where, seen.object, expected=expected, problem="not text")
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def retry_after_s(headers: Mapping[str, str] | None) -> float | None:
@@ -84,14 +142,19 @@ UNREACHABLE_AFTER = 3
 
 
 class EndpointUnreachable(FaceEditBenchError):
-    """A provider never answered: the first attempts all failed to connect or timed out. The run
-    stops with this message instead of retrying every call (an hour for a wrong host name, 13
-    minutes per call for a server that accepts connections and never answers)."""
+    """A provider never answered: the first attempts all failed to connect, timed out or got answers not in its
+    API's format. The run stops with this message instead of retrying every call (an hour for a wrong host name,
+    13 minutes per call for a server that accepts connections and never answers)."""
 
     def __init__(self, limits: CallLimits, error: RetryableError, attempts: int) -> None:
         where = limits.endpoint or f"the endpoint of {limits.provider_key}"
         source = f" ({limits.endpoint_source})" if limits.endpoint_source else ""
-        if error.kind == "timeout":
+        if error.kind == "malformed":
+            head = (f"{where}{source} answers, but not in its API's format: {error}. Its first {attempts} answers were "
+                    "all like this, so the run stops instead of retrying every call: the endpoint is probably not "
+                    "this provider's API (a web page, a proxy's error page, another service). Check the endpoint "
+                    "and where it was set")
+        elif error.kind == "timeout":
             head = (f"No answer from {where}{source}: {error}. {attempts} attempts in a row got no answer within "
                     f"limits.timeout_s={limits.timeout_s:g} s (or failed to connect) and it has never answered, so "
                     "the run stops instead of waiting out every call. Check that the server behind the endpoint is "

@@ -9,7 +9,7 @@ place, so that every attempt is counted the same way for every provider:
 * client-side rate limits in requests/min and tokens/min (``aiolimiter`` leaky buckets),
   shared by every component that names the same ``provider_key``, granted in the order calls ask;
 * retries with exponential backoff and jitter (``tenacity``) on rate limits, server
-  errors, timeouts, connection errors and truncated answers, waiting at least the
+  errors, timeouts, connection errors and truncated or malformed answers, waiting at least the
   provider's ``Retry-After``;
 * push-back: each rate-limit answer lowers the request rate by 10% (to at most a quarter
   of the configured rate), and each success restores 5%, so a provider that answers 429 to
@@ -50,6 +50,7 @@ from tenacity.wait import wait_exponential_jitter
 
 from faceedit_bench.execution.budget import Budget
 from faceedit_bench.execution.call_errors import (
+    DEAD_ENDPOINT_KINDS,
     SILENT_KINDS,
     UNREACHABLE_AFTER,
     EndpointUnreachable,
@@ -237,10 +238,10 @@ class Executor:
 
     def _note_failure(self, exc: RetryableError) -> None:
         """Take the endpoint for dead once ``UNREACHABLE_AFTER`` attempts in a row failed to
-        connect or timed out and the provider has never answered. A rate limit, a server error or
-        a cut-off answer is an answer; after any answer, connection failures and timeouts are
-        transient and retried as usual."""
-        if exc.kind not in SILENT_KINDS:
+        connect, timed out or got an answer not in the API's format, and the provider has never answered
+        properly. A rate limit, a server error or a cut-off answer is an answer; after any answer, these
+        failures are transient and retried as usual."""
+        if exc.kind not in DEAD_ENDPOINT_KINDS:
             self._answered, self._silent_failures = True, 0
             return
         self._silent_failures += 1

@@ -6,13 +6,17 @@ Environment variables (read at load time):
   distribution names; when set, only those external plugins load (empty: none).
 - ``FACEEDIT_BENCH_DISABLE_PLUGINS``: comma-separated names never to load.
 
-A plugin that fails to import is reported with its distribution and skipped; the
-others still load. Two distributions publishing one entry-point name, or two plugins
-registering one component name, are recorded as clashes and reported.
+A plugin that fails to import, implements a hook that does not exist (a misspelled name) or
+fails while registering (an exception, a malformed registration) is *broken*: it is named in a
+warning, unregistered with everything it registered, and listed by ``faceedit-bench plugins``
+with the reason; every other plugin and command works as before. Asking for a name only a broken
+plugin could give is a configuration error that names it. Two distributions publishing one
+entry-point name, or two plugins registering one component name, are recorded as clashes and reported.
 """
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import importlib.metadata as md
@@ -27,10 +31,9 @@ from typing import Any
 import pluggy
 
 from faceedit_bench import __version__
-from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.plugin import hookspecs
 from faceedit_bench.plugin.registry import KINDS, Register, Registry
-from faceedit_bench.plugin.sections import ReportSection
+from faceedit_bench.plugin.sections import ReportSection, check_section
 
 ENTRY_POINT_GROUP = "faceedit_bench"
 BUILTIN_PROVIDER = "faceedit-bench"
@@ -66,9 +69,13 @@ class Plugins:
     pm: pluggy.PluginManager
     registry: Registry
     info: dict[str, PluginInfo] = field(default_factory=dict)
-    failed: dict[str, str] = field(default_factory=dict)  # plugin name -> error message
     blocked: list[str] = field(default_factory=list)
     entry_point_clashes: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> dict[str, str]:
+        """The broken plugins, skipped: plugin name -> why."""
+        return self.registry.broken
 
     def provider_version(self, provider: str) -> str:
         info = self.info.get(provider)
@@ -78,7 +85,20 @@ class Plugins:
         """Register a plugin object that is not installed (tests, notebooks, inline plugins)."""
         self.pm.register(plugin, name=name)
         self.info[name] = PluginInfo(name, distribution, version, getattr(plugin, "__name__", name))
-        _run_registrations(self, only=name)
+        if _check_hooks(self, name, distribution):
+            _run_registrations(self, only=name)
+
+    def mark_broken(self, name: str, distribution: str, reason: str) -> None:
+        """Skip plugin ``name`` from now on: unregistered with all it registered, named in a warning and in
+        :attr:`failed` (so ``faceedit-bench plugins`` lists it, and asking for what it would give says why)."""
+        self.registry.broken[name] = reason
+        self.registry.remove_provider(name)
+        if self.pm.get_plugin(name) is not None:
+            self.pm.unregister(name=name)
+        self.info.pop(name, None)
+        warnings.warn(f"Plugin {name!r} ({distribution}) is broken and was skipped: {reason}. Every other plugin "
+                      f"works; fix or upgrade {distribution}, or block it with FACEEDIT_BENCH_DISABLE_PLUGINS={name}.",
+                      PluginLoadWarning, stacklevel=3)
 
     def searchpath(self) -> list[str]:
         return [p for paths in self.pm.hook.faceedit_config_searchpath() for p in paths]
@@ -92,17 +112,26 @@ class Plugins:
         A name two plugins register raises :class:`~faceedit_bench.errors.ClashError`: both would write it."""
         table = self.registry["sections"]
         found = []
-        for name in table.entries:
+        for name in list(table.entries):
             registration = table.get(name)
-            section = registration.load()
-            if not isinstance(section, ReportSection) or section.name != name:
-                raise FaceEditBenchError(f"plugin {registration.provider} registered {name!r} as a report section, "
-                                         f"but it is {section!r}; register a ReportSection named {name!r}")
+            try:
+                section = registration.load()
+                check_section(name, section)
+            except Exception as exc:  # a malformed section breaks only the plugin that registered it
+                self.mark_broken(registration.provider, self._distribution(registration.provider),
+                                 f"report section {name!r}: {type(exc).__name__}: {exc}")
+                continue
             found.append(section)
         return tuple(found)
 
+    def _distribution(self, name: str) -> str:
+        info = self.info.get(name)
+        return f"{info.distribution} {info.version}" if info else name
+
     def describe(self) -> list[dict[str, Any]]:
-        """A JSON-ready listing for ``faceedit-bench plugins``."""
+        """A JSON-ready listing for ``faceedit-bench plugins`` (its sections loaded first: a broken one is listed
+        as broken, not as working)."""
+        self.sections()
         rows = []
         for name, info in sorted(self.info.items()):
             registers = {
@@ -168,15 +197,25 @@ def _load_entry_points(plugins: Plugins) -> None:
             module = ep.load()
             plugins.pm.register(module, name=ep.name)
         except Exception as exc:  # a broken plugin must not take the others down
-            plugins.failed[ep.name] = f"{type(exc).__name__}: {exc}"
-            warnings.warn(
-                f"Plugin {ep.name!r} from distribution {dist} {version} failed to load "
-                f"({type(exc).__name__}: {exc}); continuing without it. Upgrade or uninstall {dist}.",
-                PluginLoadWarning,
-                stacklevel=3,
-            )
+            plugins.mark_broken(ep.name, f"{dist} {version}", f"failed to load ({type(exc).__name__}: {exc})")
             continue
         plugins.info[ep.name] = PluginInfo(ep.name, dist, version, ep.value)
+        _check_hooks(plugins, ep.name, f"{dist} {version}")
+
+
+def _check_hooks(plugins: Plugins, name: str, distribution: str) -> bool:
+    """False (and the plugin marked broken) when it implements a hook that does not exist: a misspelled
+    name would otherwise never be called, or stop every command (pluggy's ``check_pending``)."""
+    unknown = sorted(caller.name for caller in plugins.pm.get_hookcallers(plugins.pm.get_plugin(name)) or []
+                     if not caller.has_spec() and any(not impl.optionalhook and impl.plugin_name == name
+                                                      for impl in caller.get_hookimpls()))
+    if not unknown:
+        return True
+    known = [n for n in dir(hookspecs) if n.startswith("faceedit_")]
+    hints = [f"{hook}" + (f" (did you mean {close[0]}?)" if (close := difflib.get_close_matches(hook, known, 1))
+                          else "") for hook in unknown]
+    plugins.mark_broken(name, distribution, f"implements unknown hook(s) {', '.join(hints)}")
+    return False
 
 
 def _run_registrations(plugins: Plugins, only: str | None = None) -> None:
@@ -186,16 +225,14 @@ def _run_registrations(plugins: Plugins, only: str | None = None) -> None:
         for impl in caller.get_hookimpls():
             if only is not None and impl.plugin_name != only:
                 continue
+            if impl.plugin_name in plugins.failed:
+                continue  # broken by an earlier registration hook: nothing more of it is taken
             register = Register(plugins.registry[kind], provider=impl.plugin_name)
             try:
                 impl.function(register=register)
             except Exception as exc:
-                plugins.failed[impl.plugin_name] = f"{type(exc).__name__}: {exc}"
-                warnings.warn(
-                    f"Plugin {impl.plugin_name!r} failed while registering {kind}: {exc}",
-                    PluginLoadWarning,
-                    stacklevel=3,
-                )
+                plugins.mark_broken(impl.plugin_name, plugins._distribution(impl.plugin_name),
+                                    f"failed while registering {kind} ({type(exc).__name__}: {exc})")
     for kind, clashes in plugins.registry.clashes().items():
         for name, providers in clashes.items():
             warnings.warn(
@@ -212,7 +249,6 @@ def load_plugins(*, entry_points: bool = True) -> Plugins:
     _load_builtins(plugins)
     if entry_points:
         _load_entry_points(plugins)
-    plugins.pm.check_pending()
     _run_registrations(plugins)
     return plugins
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -35,6 +36,9 @@ KINDS: dict[str, str] = {
     "reproductions": "reproduction",
 }
 
+
+#: Kinds whose registrations are factories: called with the config entry's parameters.
+FACTORY_KINDS = frozenset({"editors", "judges", "embedders"})
 
 #: ``register(..., params=ANY_PARAMS)``: the factory is trusted with any parameter (it checks them itself).
 ANY_PARAMS = "any"
@@ -73,8 +77,15 @@ class Register:
                  params: Collection[str] | Literal["any"] | None = None) -> None:
         """Register ``target`` (an object or a lazy ``"module:attr"``) as ``name``. ``params``: only for a
         factory taking ``**kwargs``, the parameter names it accepts, or ``"any"`` to trust it with any."""
-        if not name.isidentifier():
+        if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"{self._provider}: component name {name!r} must be a Python identifier")
+        if isinstance(target, str) and not _LAZY_TARGET.match(target):
+            raise ValueError(f"{self._provider}: {name!r} is registered as {target!r}; a lazy target is "
+                             "'package.module:attribute'")
+        if target is None or (self._table.kind in FACTORY_KINDS and not isinstance(target, str)
+                              and not callable(target)):
+            raise ValueError(f"{self._provider}: {KINDS[self._table.kind]} {name!r} is registered as {target!r}; "
+                             "register its factory (a class or function) or a lazy 'package.module:attribute'")
         if params is not None and params != ANY_PARAMS and (isinstance(params, str) or not all(
                 isinstance(p, str) and p.isidentifier() for p in params)):
             raise ValueError(f"{self._provider}: params of {name!r} must be parameter names or {ANY_PARAMS!r}")
@@ -82,10 +93,16 @@ class Register:
         self._table.add(Registration(self._table.kind, name, target, self._provider, description, declared))
 
 
+#: A lazy registration target, ``"package.module:attribute.path"``.
+_LAZY_TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
 @dataclass
 class ComponentTable:
     kind: str
     entries: dict[str, list[Registration]] = field(default_factory=dict)
+    #: Plugins skipped as broken (name -> why), shared by every table: an unknown name mentions them.
+    broken: dict[str, str] = field(default_factory=dict)
 
     def add(self, registration: Registration) -> None:
         self.entries.setdefault(registration.name, []).append(registration)
@@ -99,7 +116,8 @@ class ComponentTable:
     def get(self, name: str) -> Registration:
         regs = self.entries.get(name)
         if not regs:
-            raise UnknownComponentError(KINDS[self.kind], name, self.names(), suggest(name, self.names()))
+            raise UnknownComponentError(KINDS[self.kind], name, self.names(), suggest(name, self.names()),
+                                        broken=self.broken)
         if len(regs) > 1:
             raise ClashError(KINDS[self.kind], name, [r.provider for r in regs])
         return regs[0]
@@ -113,7 +131,18 @@ class Registry:
     """All component tables, one per kind."""
 
     def __init__(self) -> None:
-        self.tables = {kind: ComponentTable(kind) for kind in KINDS}
+        self.broken: dict[str, str] = {}
+        self.tables = {kind: ComponentTable(kind, broken=self.broken) for kind in KINDS}
+
+    def remove_provider(self, provider: str) -> None:
+        """Forget everything ``provider`` registered (a plugin found broken half-way through)."""
+        for table in self.tables.values():
+            for name in list(table.entries):
+                kept = [r for r in table.entries[name] if r.provider != provider]
+                if kept:
+                    table.entries[name] = kept
+                else:
+                    del table.entries[name]
 
     def __getitem__(self, kind: str) -> ComponentTable:
         return self.tables[kind]

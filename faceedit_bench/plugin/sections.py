@@ -28,12 +28,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.plugin.needs import NO_NEEDS, Needs
 
 if TYPE_CHECKING:
@@ -236,6 +238,58 @@ def _check_settings(name: str, settings: type) -> None:
                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
     if lacking:
         raise ValueError(f"report section {name}: settings field(s) {lacking} need a default")
+
+
+def check_section(name: str, section: Any) -> None:
+    """What a registration of ``section`` as ``name`` must be, checked when its plugin loads: a
+    :class:`ReportSection` of that name whose HTML template exists and parses (else a ValueError saying which)."""
+    if not isinstance(section, ReportSection) or section.name != name:
+        raise ValueError(f"registered as report section {name!r} but it is {section!r}; register a "
+                         f"ReportSection named {name!r}")
+    if section.html is not None:
+        import jinja2
+
+        html = section.html
+        try:
+            source = (resources.files(html.package) / html.folder / html.template).read_text(encoding="utf-8")
+            jinja2.Environment(autoescape=True).parse(source)
+        except (ImportError, OSError) as exc:
+            raise ValueError(f"report section {name}: its template {html.folder}/{html.template} in package "
+                             f"{html.package} cannot be read ({type(exc).__name__}: {exc})") from exc
+        except jinja2.TemplateSyntaxError as exc:
+            raise ValueError(f"report section {name}: its template {html.folder}/{html.template} line "
+                             f"{exc.lineno}: {exc.message}") from exc
+
+
+class SectionError(FaceEditBenchError):
+    """A report section failed while the run used it (its collector, its template, its output's schema);
+    the message names the section and what failed."""
+
+
+@contextmanager
+def failing_section(name: str, what: str) -> Iterator[None]:
+    """Any error inside the block becomes a :class:`SectionError` naming section ``name`` and ``what`` of it
+    failed (its collector, its template): a bare traceback says neither."""
+    try:
+        yield
+    except FaceEditBenchError:
+        raise
+    except Exception as exc:
+        raise SectionError(f"report section {name!r}: its {what} failed ({type(exc).__name__}: {exc}). The "
+                           "plugin that registers it must be fixed; `faceedit-bench plugins` names it.") from exc
+
+
+def validate_part(section: ReportSection, part: Mapping[str, Any], schema: Mapping[str, Any]) -> None:
+    """A SectionError naming the section and the field when ``part`` (``report[section.name]``) breaks
+    ``schema`` (the section's part schema)."""
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(jsonschema.validators.validator_for(schema)(schema).iter_errors(part))
+    if error is not None:
+        where = ".".join(str(p) for p in error.absolute_path) or "(the whole part)"
+        raise SectionError(f"report section {section.name!r} gave a part that breaks its schema at "
+                           f"{section.name}.{where}: {error.message[:300]}. Fix the section's collector or its "
+                           "schema.")
 
 
 def load_schema(package: str, resource: str) -> dict[str, Any]:

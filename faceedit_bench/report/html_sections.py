@@ -13,7 +13,7 @@ from typing import Any
 from markupsafe import Markup
 
 from faceedit_bench.plugin.manager import sections_in_use
-from faceedit_bench.plugin.sections import ReportSection
+from faceedit_bench.plugin.sections import ReportSection, failing_section
 from faceedit_bench.report.templates import package_environment
 
 
@@ -35,13 +35,15 @@ def section_pages(report: Mapping[str, Any], store: Any, page: Mapping[str, Any]
             continue
         part = report.get(section.name)
         if html.context is not None:
-            context = html.context(report, store)
+            with failing_section(section.name, "html context"):
+                context = html.context(report, store)
         else:
             context = {"section": part} if isinstance(part, Mapping) and part else None
         if context is None:
             continue
-        template = package_environment(html.package, html.folder).get_template(html.template)
-        rendered = template.render({**page, "report": report, **context})
+        with failing_section(section.name, f"template {html.folder}/{html.template}"):
+            template = package_environment(html.package, html.folder).get_template(html.template)
+            rendered = template.render({**page, "report": report, **context})
         out.append({"name": section.name, "anchor": html.anchor or section.name, "nav": html.nav or section.title,
                     "html": Markup(rendered)})  # rendered with autoescape: safe to place as it is
     return out

@@ -13,13 +13,14 @@ from faceedit_bench import __version__
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.plugin.manager import sections_in_use
 from faceedit_bench.plugin.payloads import RunInfo
-from faceedit_bench.plugin.sections import ReportSection
+from faceedit_bench.plugin.sections import ReportSection, validate_part
 from faceedit_bench.records import TestSet
 from faceedit_bench.report.calls_view import calls_metrics
 from faceedit_bench.report.conditions_view import condition_metrics
 from faceedit_bench.report.fidelity import preset_notes
 from faceedit_bench.report.measures import collect_measures
 from faceedit_bench.report.read_first import mostly_missing, report_warnings
+from faceedit_bench.report.report_schema import section_part_schema
 
 SCHEMA_ID = "faceedit_bench/run_report"
 SCHEMA_VERSION = "1.4"
@@ -106,6 +107,9 @@ def build_report(info: RunInfo, testset: TestSet, sections: dict[str, Any], *,
                   *[str(n) for n in info.components["dataset"].description.get("notes") or []],
                   *preset_notes(info.preset, info.config)],
     }
+    for section in sections_in_use():  # a part that breaks its own schema is refused, naming the field
+        if isinstance(report.get(section.name), Mapping):
+            validate_part(section, report[section.name], section_part_schema(section))
     # what must be read before any number: every measurement more than half missing or failed (since 1.4)
     report["warnings"] = mostly_missing(report)
     return report

@@ -3,6 +3,7 @@ clear error naming the component, the full key and the value when a factory reje
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import inspect
 import re
@@ -11,6 +12,7 @@ from typing import Any
 
 from faceedit_bench.config import GROUP_KINDS, ComponentConf
 from faceedit_bench.errors import ConfigError
+from faceedit_bench.execution.hosted import declared_params
 from faceedit_bench.execution.secrets import redact
 from faceedit_bench.plugin.manager import Plugins
 from faceedit_bench.plugin.payloads import ComponentInfo
@@ -94,12 +96,16 @@ def _paths(params: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, A
 
 
 def accepted_params(factory: Any, registration: Registration | None = None) -> tuple[list[str], list[str]] | None:
-    """``(accepted, required)`` parameter names of a factory, from its signature or, for one taking
-    ``**kwargs``, from its registration's declaration; None when it is trusted with any parameter
+    """``(accepted, required)`` parameter names of a factory: the fields of the dataclass it declares them in
+    (``params_type``, every hosted component), else its signature or, for one taking ``**kwargs``, its
+    registration's declaration; None when it is trusted with any parameter
     (or has no readable signature). A factory taking ``**kwargs`` that declares nothing is an error."""
     declared = registration.params if registration is not None else None
     if declared == ANY_PARAMS:
         return None
+    fields = declared_params(factory)
+    if fields is not None:  # a hosted component's parameters: its params dataclass, inherited fields and all
+        return list(fields), [n for n, default in fields.items() if default is dataclasses.MISSING]
     try:
         sig = inspect.signature(factory)
     except (TypeError, ValueError):
@@ -116,6 +122,16 @@ def accepted_params(factory: Any, registration: Registration | None = None) -> t
                 "itself); see docs/plugin_hooks.md.")
         return list(dict.fromkeys([*named, *declared])), required
     return list(named), required
+
+
+def parameter_defaults(factory: Any) -> dict[str, Any]:
+    """Each parameter of a factory with its default (``dataclasses.MISSING`` or ``inspect.Parameter.empty``
+    when it has none), read the way :func:`accepted_params` reads them."""
+    fields = declared_params(factory)
+    if fields is not None:
+        return fields
+    return {n: p.default for n, p in inspect.signature(factory).parameters.items()
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
 
 
 def check_params(group: str, conf: ComponentConf, factory: Any, *, registration: Registration | None = None,

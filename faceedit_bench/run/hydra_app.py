@@ -54,7 +54,8 @@ def check_overrides(argv: list[str], plugins: Plugins) -> None:
         values = override.sweep_string_iterator() if override.is_sweep_override() else [override.value()]
         for value in values:
             if isinstance(value, str) and value not in options[group]:
-                raise UnknownComponentError(group, value, options[group], suggest(value, options[group]))
+                raise UnknownComponentError(group, value, options[group], suggest(value, options[group]),
+                                            broken=plugins.failed)
 
 
 #: ``run.dry_run=true`` on the command line (``faceedit-bench plan`` adds it): the plan only (run/plan.py).

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import inspect
 import subprocess
 import sys
 import zipfile
@@ -11,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from faceedit_bench.run.components import parameter_defaults
 
 
 class PluginDistributionContract:
@@ -83,7 +84,7 @@ class PluginDistributionContract:
         lines = (self.plugin_root / self.config_path).read_text().splitlines()
         entry = yaml.safe_load("\n".join(lines))
         assert entry["name"] == self.component
-        defaults = {n: p.default for n, p in inspect.signature(factory).parameters.items()}
+        defaults = parameter_defaults(factory)
         params = entry.get("params") or {}
         assert set(params) == set(defaults), "every factory parameter, and only those, in the config entry"
         for name, value in params.items():

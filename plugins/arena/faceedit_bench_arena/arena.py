@@ -15,7 +15,7 @@ import numpy as np
 from faceedit_bench.api.protocol import fingerprint, judge_session
 from faceedit_bench_arena import adaptive
 from faceedit_bench_arena.group_test import interaction_test, untestable
-from faceedit_bench_arena.pairwise_judge import CRITERIA, TEMPLATE, ask_battle, combine, position_bias
+from faceedit_bench_arena.pairwise_judge import CRITERIA, TEMPLATE, ask_battle, combine, gather_all, position_bias
 from faceedit_bench_arena.panel import DISAGREE, Member, panel_part, panel_verdict
 from faceedit_bench_arena.ratings import TIES, Battles, rate, wins_by_identity
 from faceedit_bench_arena.stored_runs import ArenaError, Input, Pool, build_pool
@@ -83,16 +83,18 @@ def judge_battles(pool: Pool, members: Sequence[Member], settings: ArenaSettings
     panel = len(members) > 1
     # One event loop for every round: the judge's call limits (semaphores, rate limiter) belong to the loop
     # they were first used in.
-    loop = asyncio.new_event_loop()
+    # asyncio.Runner, as asyncio.run: on the way out, calls still pending are cancelled and unwound and the
+    # judges' clients are closed in the loop that made them, before it closes.
+    runner = asyncio.Runner()
     with ExitStack() as stack:
         sessions = {m.label: stack.enter_context(judge_session(m.judge, m.name, workspace)) for m in members}
 
         def judge_fn(chosen):
             async def both():
-                return await asyncio.gather(*(ask_battle(s, *pool.images(by_key[c[1]], x, y),
+                return await gather_all(*(ask_battle(s, *pool.images(by_key[c[1]], x, y),
                                                          pool.instruction(by_key[c[1]]), settings.seed)
                                               for (x, y), c in chosen for s in sessions.values()))
-            asked = loop.run_until_complete(both())
+            asked = runner.run(both())
             scores = []
             for n, ((x, y), (ident, key)) in enumerate(chosen):
                 inp: Input = by_key[key]
@@ -126,7 +128,7 @@ def judge_battles(pool: Pool, members: Sequence[Member], settings: ArenaSettings
         try:
             result = adaptive.run(pool.editors, cands, judge_fn, plan)
         finally:
-            loop.close()
+            runner.close()
         identities = {label: s.identity for label, s in sessions.items()}
         sampling = {"stop": result.stop, "rounds": result.rounds, "calls_planned": result.calls_planned * len(members),
                     "calls_made": sum(s.calls_made for s in sessions.values()), "budget_calls": settings.budget_calls,

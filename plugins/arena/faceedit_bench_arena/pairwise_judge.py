@@ -19,7 +19,7 @@ import asyncio
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 from scipy.stats import binomtest
@@ -107,9 +107,19 @@ def combine(x_first: JudgeAnswer, y_first: JudgeAnswer, criterion: str) -> Swapp
 async def ask_battle(judge, source: str, x: str, y: str, instruction: str, seed: int = 0
                      ) -> tuple[JudgeAnswer, JudgeAnswer]:
     """Both orders of one battle (stored image hashes), through a :class:`JudgeSession`."""
-    return tuple(await asyncio.gather(
+    return tuple(await gather_all(
         judge.ask(TEMPLATE, (source, x, y), seed, image_labels=IMAGE_LABELS, instruction=instruction),
         judge.ask(TEMPLATE, (source, y, x), seed, image_labels=IMAGE_LABELS, instruction=instruction)))
+
+
+async def gather_all(*calls: Any) -> list[Any]:
+    """Every call's result, or the first call's error once all have ended: none is left running, and no
+    error unread, when one fails (a dead endpoint fails them all)."""
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results
 
 
 def position_bias(answers: Iterable[JudgeAnswer]) -> dict[str, dict]:

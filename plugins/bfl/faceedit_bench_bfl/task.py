@@ -27,7 +27,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from faceedit_bench.api import EditResult, ImageError, Outcome, RetryableError, count_request, decode_rgb, redact
-from faceedit_bench_bfl.connection import BflConnection, PermanentError, status_failure, transport_failure
+from faceedit_bench.api.hosted import UnexpectedAnswer, transport_failure
+from faceedit_bench_bfl.connection import BflConnection, PermanentError, status_failure
 
 DOWNLOAD_TRIES = 3
 #: A signed URL that is no longer (or not) valid: storage services answer one of these.
@@ -93,11 +94,11 @@ class Task:
     # -- submit ------------------------------------------------------------------------
 
     async def _submit(self, body: dict[str, Any]) -> tuple[str, str]:
-        url = f"{self.conn.endpoint}/v1/{self.endpoint}"
+        url = f"{self.conn.endpoint.url}/v1/{self.endpoint}"
         try:
             response = await self.client.post(url, json=body, headers=self.conn.key_headers())
         except Exception as exc:
-            failure = transport_failure(exc, "submit")
+            failure = transport_failure(exc, f"submit to {url}")
             if failure is None:
                 raise
             raise failure from exc
@@ -106,14 +107,14 @@ class Task:
         try:
             answer = response.json()
         except ValueError as exc:
-            raise RetryableError("truncated", f"submit: the answer is not complete JSON ({exc})") from exc
+            raise UnexpectedAnswer(f"submit to {url}", response.content) from exc
         task_id, polling_url = (answer.get("id"), answer.get("polling_url")) if isinstance(answer, dict) else (None,
                                                                                                             None)
         if not isinstance(task_id, str) or not isinstance(polling_url, str):
             raise PermanentError(f"submit: the answer has no id and polling_url: {redact(str(answer))[:200]}")
         if not self.conn.takes_key(polling_url):
             raise PermanentError(f"submit: polling_url {_safe(polling_url)} is not on the API host "
-                                 f"{self.conn.endpoint}; the key is not sent there")
+                                 f"{self.conn.endpoint.url}; the key is not sent there")
         self.usage.update({"images_out": 0, "bfl_task_id": task_id, "polls": 0})
         for key, name in (("cost", "provider_credits"), ("input_mp", "input_mp"), ("output_mp", "output_mp")):
             if isinstance(answer.get(key), (int, float)):
@@ -130,7 +131,7 @@ class Task:
         try:
             response = await self.client.get(polling_url, headers=self.conn.key_headers())
         except Exception as exc:
-            failure = transport_failure(exc, "poll")
+            failure = transport_failure(exc, f"poll {_safe(polling_url)}")
             if failure is None:
                 raise
             self.last = str(failure)
@@ -144,7 +145,7 @@ class Task:
         try:
             state = response.json()
         except ValueError:
-            self.last = "poll: the answer is not complete JSON"
+            self.last = str(UnexpectedAnswer(f"poll {_safe(polling_url)}", response.content))
             return None
         if not isinstance(state, dict) or not isinstance(state.get("status"), str):
             self.last = f"poll: an answer without status: {str(state)[:120]}"

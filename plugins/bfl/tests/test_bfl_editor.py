@@ -160,7 +160,7 @@ def test_is_an_async_editor_with_one_client_per_event_loop(make_editor: MakeEdit
 @pytest.mark.parametrize(("region", "endpoint"), list(REGIONS.items()))
 def test_regions_select_bfl_s_endpoints(region: str, endpoint: str) -> None:
     editor = KontextProEditor(region=region, api_key_env=KEY_ENV)
-    assert editor.connection.endpoint == endpoint
+    assert editor.connection.endpoint.url == endpoint
     assert editor.describe()["region"] == region and "base_url" not in editor.describe()
     assert editor.limits.provider_key == f"bfl:{endpoint}:{KEY_ENV}:flux-kontext-pro"
 

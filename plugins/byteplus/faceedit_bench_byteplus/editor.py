@@ -16,6 +16,7 @@ import base64
 import binascii
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -25,15 +26,13 @@ from faceedit_bench.api import (
     EditRequest,
     EditResult,
     Outcome,
-    RetryableError,
-    check_prices,
     content_hash,
     decode_rgb,
     encode_png,
-    limits_from_config,
     redact,
     sniff_mime,
 )
+from faceedit_bench.api.hosted import HostedComponent, HostedParams, UnexpectedAnswer, as_code
 from faceedit_bench_byteplus.connection import ArkConnection
 from faceedit_bench_byteplus.failures import failure_outcome, is_refusal_code
 
@@ -51,35 +50,60 @@ INT32_SEEDS = 2**31  # ModelArk's seed is in [-1, 2147483647]
 _SIZE = re.compile(r"^(adaptive|[124]K|\d+x\d+)$")
 
 
-class ArkImageEditor:
+@dataclass(frozen=True, kw_only=True)
+class ArkParams(HostedParams):
+    """See ``conf/editor/seededit.yaml`` and ``conf/editor/seedream.yaml``."""
+
+    size: str | None = None
+    guidance_scale: float | None = None
+    watermark: bool = False
+    api_key_env: str = "ARK_API_KEY"
+    limits: Mapping[str, Any] = field(default_factory=lambda: DEFAULT_LIMITS)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SeedEditParams(ArkParams):
+    model: str = "seededit-3-0-i2i-250628"
+    size: str | None = "adaptive"
+    guidance_scale: float | None = 5.5
+    prices: Mapping[str, Any] = field(default_factory=lambda: SEEDEDIT_PRICES)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SeedreamParams(ArkParams):
+    model: str = "seedream-4-0-250828"
+    reference_images: Sequence[str] = ()
+    size: str | None = "2K"
+    prices: Mapping[str, Any] = field(default_factory=lambda: SEEDREAM_PRICES)
+
+
+class ArkImageEditor(HostedComponent):
     """What SeedEdit and Seedream share; the subclasses fix the model family's parameters."""
 
     name = "ark"
+    connection_type = ArkConnection
+    default_limits = DEFAULT_LIMITS
     #: Input formats the model family accepts; anything else is sent as PNG.
     formats: frozenset[str] = frozenset({"image/png", "image/jpeg"})
     max_images = 1
 
-    def __init__(self, *, model: str, size: str | None, guidance_scale: float | None, watermark: bool,
-                 base_url: str | None, api_key_env: str, limits: Mapping[str, Any], prices: Mapping[str, Any],
-                 reference_images: Sequence[str] = ()) -> None:
-        what = f"editor {self.name}"
-        if size is not None and not _SIZE.match(str(size)):
-            raise ConfigError(f"{what}: size {size!r} must be adaptive, 1K, 2K, 4K or WIDTHxHEIGHT (e.g. 2048x2048), "
-                              "or null (not sent).")
-        if guidance_scale is not None and not 1.0 <= float(guidance_scale) <= 10.0:
-            raise ConfigError(f"{what}: guidance_scale must be between 1 and 10 (ModelArk's range), or null.")
-        if not isinstance(watermark, bool):
-            raise ConfigError(f"{what}: watermark must be true or false, not {watermark!r}.")
-        self.model = model
-        self.size = size
-        self.guidance_scale = None if guidance_scale is None else float(guidance_scale)
-        self.watermark = watermark
-        self.references = _read_references(reference_images, what, self.max_images - 1)
-        self.connection = ArkConnection(base_url=base_url, api_key_env=api_key_env, model=model, what=what)
-        self.prepare = self.connection.prepare  # the SDK made ready beside the first admission
-        self.limits = limits_from_config(limits, DEFAULT_LIMITS, provider_key=self.connection.provider_key,
-                                         what=what, endpoint=self.connection.endpoint)
-        self.prices = check_prices(prices, what)
+    def setup(self, params: ArkParams) -> None:
+        if params.size is not None and not _SIZE.match(str(params.size)):
+            raise ConfigError(f"{self.what}: size {params.size!r} must be adaptive, 1K, 2K, 4K or WIDTHxHEIGHT "
+                              "(e.g. 2048x2048), or null (not sent).")
+        if params.guidance_scale is not None and not 1.0 <= float(params.guidance_scale) <= 10.0:
+            raise ConfigError(f"{self.what}: guidance_scale must be between 1 and 10 (ModelArk's range), or null.")
+        if not isinstance(params.watermark, bool):
+            raise ConfigError(f"{self.what}: watermark must be true or false, not {params.watermark!r}.")
+        self.model = params.model
+        self.size = params.size
+        self.guidance_scale = None if params.guidance_scale is None else float(params.guidance_scale)
+        self.watermark = params.watermark
+        self.references = _read_references(getattr(params, "reference_images", ()), self.what, self.max_images - 1)
+
+    @property
+    def where(self) -> str:
+        return f"POST {self.connection.endpoint.url.rstrip('/')}/images/generations"
 
     def describe(self) -> dict[str, Any]:
         description: dict[str, Any] = {
@@ -103,16 +127,17 @@ class ArkImageEditor:
         return args
 
     async def aedit(self, request: EditRequest) -> EditResult:
-        client = self.connection.client(self.limits.timeout_s)
         try:
-            response = await client.images.generate(**self._arguments(request))
+            response = await self.client().images.generate(**self._arguments(request))
         except Exception as exc:  # failure_outcome re-raises what is not an API failure
-            outcome, reason = failure_outcome(exc)
+            outcome, reason = failure_outcome(exc, self.where)
             return EditResult(outcome, reason=reason)
-        return _result(response)
+        if isinstance(response, (str, bytes)):  # the SDK hands back the text of an answer that is not JSON
+            raise UnexpectedAnswer(self.where, response)
+        return _result(response, self.where)
 
 
-def _result(response: Any) -> EditResult:
+def _result(response: Any, where: str) -> EditResult:
     items = list(getattr(response, "data", None) or [])
     encoded = [item.b64_json for item in items if getattr(item, "b64_json", None)]
     usage: dict[str, Any] = {"images_out": len(encoded)}
@@ -123,11 +148,11 @@ def _result(response: Any) -> EditResult:
         try:
             return EditResult.ok(base64.b64decode(encoded[0], validate=True), **usage)
         except (binascii.Error, ValueError) as exc:
-            raise RetryableError("truncated", f"b64_json does not decode: {exc}") from exc
+            raise UnexpectedAnswer(where, encoded[0], expected="base64 in b64_json", problem=str(exc)) from exc
     # No image: a per-image error (Seedream moderates each generated image), or a top-level one.
     errors = [getattr(item, "error", None) for item in items] + [getattr(response, "error", None)]
     for error in errors:
-        code = _field(error, "code")
+        code = as_code(_field(error, "code"))
         if code:
             message = redact(str(_field(error, "message") or ""))
             if is_refusal_code(code):
@@ -173,13 +198,7 @@ class SeedEditEditor(ArkImageEditor):
     See ``conf/editor/seededit.yaml`` for the parameters."""
 
     name = "seededit"
-
-    def __init__(self, model: str = "seededit-3-0-i2i-250628", size: str | None = "adaptive",
-                 guidance_scale: float | None = 5.5, watermark: bool = False, base_url: str | None = None,
-                 api_key_env: str = "ARK_API_KEY", limits: Mapping[str, Any] = DEFAULT_LIMITS,
-                 prices: Mapping[str, Any] = SEEDEDIT_PRICES) -> None:
-        super().__init__(model=model, size=size, guidance_scale=guidance_scale, watermark=watermark,
-                         base_url=base_url, api_key_env=api_key_env, limits=limits, prices=prices)
+    params_type = SeedEditParams
 
 
 class SeedreamEditor(ArkImageEditor):
@@ -187,16 +206,9 @@ class SeedreamEditor(ArkImageEditor):
     output image (``sequential_image_generation: disabled``). See ``conf/editor/seedream.yaml``."""
 
     name = "seedream"
+    params_type = SeedreamParams
     formats = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
     max_images = 10
-
-    def __init__(self, model: str = "seedream-4-0-250828", reference_images: Sequence[str] = (),
-                 size: str | None = "2K", guidance_scale: float | None = None, watermark: bool = False,
-                 base_url: str | None = None, api_key_env: str = "ARK_API_KEY",
-                 limits: Mapping[str, Any] = DEFAULT_LIMITS, prices: Mapping[str, Any] = SEEDREAM_PRICES) -> None:
-        super().__init__(model=model, size=size, guidance_scale=guidance_scale, watermark=watermark,
-                         base_url=base_url, api_key_env=api_key_env, limits=limits, prices=prices,
-                         reference_images=reference_images)
 
     def describe(self) -> dict[str, Any]:
         # ModelArk documents seed for its 3.0 models; sent all the same, so a model that honours it is seeded.

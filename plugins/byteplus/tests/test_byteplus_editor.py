@@ -91,7 +91,7 @@ def test_answers_map_to_outcomes(make_seedream, server, fault, outcome, reason):
 
 @pytest.mark.parametrize(("fault", "kind"), [("429", "rate_limited"), ("500", "server_error"),
                                              ("503", "server_error"), ("truncated", "truncated"),
-                                             ("bad_b64", "truncated")])
+                                             ("bad_b64", "malformed")])
 def test_transient_failures_are_retryable_and_not_retried_by_the_sdk(make_seededit, server, fault, kind):
     server.script([fault])
     with pytest.raises(RetryableError) as caught:

@@ -13,31 +13,16 @@ what calls use (the SDK would otherwise also read ``GOOGLE_GENAI_API_VERSION`` a
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import importlib.util
-import json
-import os
 import re
-import sys
-import threading
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import (
-    ConfigError,
-    Endpoint,
-    RetryableError,
-    atomic_open,
-    limits_from_config,
-    read_secret,
-    redact,
-    resolve_endpoint,
-    sniff_mime,
-)
+from faceedit_bench.api import RetryableError, atomic_open, sniff_mime
 from faceedit_bench.api import retry_after_s as header_retry_after_s
+from faceedit_bench.api.hosted import HostedConnection, answer_failure, transport_failure
 
 GOOGLE_ENDPOINT = "https://generativelanguage.googleapis.com/"
 #: google-genai's standard variable for another Gemini API endpoint.
@@ -53,10 +38,6 @@ _API_VERSION = re.compile(r"v[0-9]+[a-z0-9]*")
 
 class PermanentAPIError(Exception):
     """A failure another attempt will not fix (400, 401, 403, 404 ...): recorded as ``api_error``."""
-
-    def __init__(self, status: int | None, message: str) -> None:
-        super().__init__(f"HTTP {status}: {message}" if status else message)
-        self.status = status
 
 
 def api_seed(seed: int) -> int:
@@ -103,34 +84,20 @@ def _imported_default_api_version() -> str:
     return str(getattr(_api_client, "GOOGLE_AI_API_DEFAULT_VERSION", "v1beta"))
 
 
-class GeminiConnection:
-    """The key, endpoint and limits of one component, and its SDK clients (one per event loop)."""
+class GeminiConnection(HostedConnection):
+    """The key, endpoint and API version of one component, and its SDK clients (one per event loop)."""
 
-    def __init__(self, *, what: str, model: str, base_url: str | None, api_version: str | None,
-                 api_key_env: str | Sequence[str], limits: Mapping[str, Any],
-                 default_limits: Mapping[str, Any]) -> None:
-        if not isinstance(model, str) or not model.strip():
-            raise ConfigError(f"{what}: model must be a Gemini model name such as gemini-2.5-flash, not {model!r}")
-        envs = (api_key_env,) if isinstance(api_key_env, str) else tuple(api_key_env)
-        if not envs or not all(isinstance(e, str) and e for e in envs):
-            raise ConfigError(f"{what}: api_key_env must name one or more environment variables, not {api_key_env!r}")
-        self._key = read_secret(envs, what=what)  # fails here, before any work, naming the variables
-        # The variable the key came from (the first one where none is needed: no call is made).
-        self.key_env = next((e for e in envs if os.environ.get(e, "").strip()), envs[0])
-        self.model = model
-        self.endpoint: Endpoint = resolve_endpoint(base_url, env_var=BASE_URL_ENV, default=GOOGLE_ENDPOINT,
-                                                   param=f"{what.split()[0]}.params.base_url",
-                                                   example="http://127.0.0.1:8080")
-        self.base_url = None if self.endpoint.default else self.endpoint.url  # None: Google's own
+    provider = "gemini"
+    default_url = GOOGLE_ENDPOINT
+    base_url_env = BASE_URL_ENV
+    model_example = "a Gemini model name such as gemini-2.5-flash"
+    url_example = "http://127.0.0.1:8080"
+
+    def __init__(self, *, api_version: str | None, **connection: Any) -> None:
+        super().__init__(**connection)
         self._api_version = api_version
-        self.limits = limits_from_config(limits, default_limits, what=what, endpoint=self.endpoint,
-                                         provider_key=f"gemini:{self.base_url or 'default'}:{self.key_env}:{model}")
-        self._clients: dict[asyncio.AbstractEventLoop, Any] = {}
         self._spare: Any = None  # a client made by :meth:`prepare`, for the first event loop that calls
-        self._making_client = threading.Lock()
-
-    def __repr__(self) -> str:  # never the key
-        return f"GeminiConnection(base_url={self.base_url!r}, key_env={self.key_env!r})"
+        self._served = False  # a client was made for a call: prepare has nothing more to do
 
     @property
     def api_version(self) -> str:
@@ -148,34 +115,22 @@ class GeminiConnection:
         may serve another model under the same name. Google's own endpoint is left out, so the
         cache keys of earlier runs stay valid; the report records it as provenance (the calls
         section, from ``CallLimits.endpoint``)."""
-        description: dict[str, Any] = {"provider": "gemini", "model": self.model, "version": self.model,
-                                       "api": "gemini-api generateContent", "api_version": self.api_version}
-        if self.base_url:
-            description["base_url"] = self.base_url
-        return description
+        return {"provider": "gemini", "model": self.model, "version": self.model,
+                "api": "gemini-api generateContent", "api_version": self.api_version, **super().describe()}
 
     def prepare(self) -> None:
         """Import the SDK and make a client before the first call needs them (the editor's ``prepare``
-        capability: the engine calls it in a worker thread beside the first admission that embeds a face)."""
-        with self._making_client:
-            if self._spare is None and not self._clients:
-                self._spare = self._new_client()
+        capability: the engine calls it in a worker thread beside the first admission that embeds a face).
+        Made outside any loop, it is bound to none yet: the first loop that calls takes it."""
+        with self._making:
+            if self._spare is None and not self._served:
+                self._spare = self._build(self._key, self.timeout_s)
 
-    def _client(self) -> Any:
-        """This event loop's SDK client: the SDK's httpx client keeps connections bound to the
-        loop that opened them, so a client is never shared between loops. The first loop takes the
-        client :meth:`prepare` made (made outside any loop, it is bound to none yet)."""
-        loop = asyncio.get_running_loop()
-        for old in [old for old in self._clients if old.is_closed()]:
-            del self._clients[old]  # its sessions cannot be closed any more; let them be collected
-        client = self._clients.get(loop)
-        if client is None:
-            with self._making_client:  # waits for a client being prepared rather than making a second
-                client, self._spare = self._spare or self._new_client(), None
-            self._clients[loop] = client
+    def new_client(self, key: str | None, timeout_s: float) -> Any:
+        client, self._spare, self._served = self._spare or self._build(key, timeout_s), None, True
         return client
 
-    def _new_client(self) -> Any:
+    def _build(self, key: str | None, timeout_s: float) -> Any:
         from google import genai
         from google.genai import types
 
@@ -187,9 +142,12 @@ class GeminiConnection:
 
         options = types.HttpOptions(
             base_url=self.endpoint.url, api_version=self.api_version,
-            timeout=int(self.limits.timeout_s * 1000), retry_options=types.HttpRetryOptions(attempts=1),
+            timeout=int(timeout_s * 1000), retry_options=types.HttpRetryOptions(attempts=1),
         )
-        return genai.Client(vertexai=False, api_key=self._key, http_options=options)
+        return genai.Client(vertexai=False, api_key=key, http_options=options)
+
+    async def close_client(self, client: Any) -> None:
+        await client.aio.aclose()
 
     async def generate(self, model: str, contents: list[Any], config: Any) -> Any:
         """One ``generateContent`` attempt. Raises :class:`RetryableError` for transient
@@ -201,9 +159,10 @@ class GeminiConnection:
         config = config.model_copy(update={"automatic_function_calling": types.AutomaticFunctionCallingConfig(
             disable=True)})
         try:
-            return await self._client().aio.models.generate_content(model=model, contents=contents, config=config)
+            return await self.client().aio.models.generate_content(model=model, contents=contents, config=config)
         except Exception as exc:
-            mapped = classify(exc)
+            mapped = classify(exc, f"POST {self.endpoint.url.rstrip('/')}/{self.api_version}/models/{model}"
+                                   ":generateContent")
             if mapped is None:
                 raise
             raise mapped from exc
@@ -212,55 +171,18 @@ class GeminiConnection:
 # -- failures ------------------------------------------------------------------------------
 
 
-def classify(exc: BaseException) -> RetryableError | PermanentAPIError | None:
+def classify(exc: BaseException, where: str = "the Gemini endpoint") -> RetryableError | PermanentAPIError | None:
     """The core's view of an SDK or transport exception; ``None`` for anything unexpected
     (the engine then records the call as ``failed`` with the exception)."""
     from google.genai import errors
 
     if isinstance(exc, errors.APIError):
-        return _classify_status(exc)
-    text = redact(f"{type(exc).__name__}: {_plain(exc)}")
-    loaded = [m for m in (sys.modules.get(n) for n in ("aiohttp", "httpx", "httpx2")) if m is not None]
-    timeouts = (TimeoutError, *(m.TimeoutException for m in loaded if hasattr(m, "TimeoutException")))
-    if isinstance(exc, timeouts):
-        return RetryableError("timeout", text)
-    truncated = (json.JSONDecodeError,  # a 200 whose body is cut or garbled
-                 *(m.ClientPayloadError for m in loaded if hasattr(m, "ClientPayloadError")),  # aiohttp
-                 *(m.DecodingError for m in loaded if hasattr(m, "DecodingError")))  # httpx
-    if isinstance(exc, truncated):
-        return RetryableError("truncated", text)
-    protocol = tuple(m.RemoteProtocolError for m in loaded if hasattr(m, "RemoteProtocolError"))
-    if isinstance(exc, protocol) and "message body" in str(exc):  # httpx: "... without sending complete message body"
-        return RetryableError("truncated", text)
-    connection = (OSError, *(m.ClientConnectionError for m in loaded if hasattr(m, "ClientConnectionError")),
-                  *(m.TransportError for m in loaded if hasattr(m, "TransportError")))
-    if isinstance(exc, connection):
-        return RetryableError("connection", text)
-    return None
-
-
-def _plain(exc: BaseException) -> str:
-    """The exception's message; for aiohttp's connector errors, whose text shows the SSL context's
-    repr (``ssl:<ssl.SSLContext object at 0x...>``), the host, the port and the OS's reason."""
-    os_error = getattr(exc, "os_error", None)
-    host, port = getattr(exc, "host", None), getattr(exc, "port", None)
-    if not isinstance(os_error, OSError) or host is None:
-        return str(exc)
-    code = os_error.errno
-    reason = os.strerror(code) if isinstance(code, int) and code > 0 else (os_error.strerror or str(os_error))
-    return f"cannot connect to {host}:{port}: {reason}"
-
-
-def _classify_status(exc: Any) -> RetryableError | PermanentAPIError:
-    code = int(exc.code or 0)
-    message = redact(str(exc.message or exc.status or exc))
-    if code == 429:
-        return RetryableError("rate_limited", f"HTTP 429: {message}", status=429, retry_after=retry_after_s(exc))
-    if code == 408:
-        return RetryableError("timeout", f"HTTP 408: {message}", status=408)
-    if code >= 500:
-        return RetryableError("server_error", f"HTTP {code}: {message}", status=code, retry_after=retry_after_s(exc))
-    return PermanentAPIError(code or None, message)
+        try:
+            _, reason = answer_failure(exc.code, exc.message or exc.status or exc, retry_after=retry_after_s(exc))
+        except RetryableError as transient:
+            return transient
+        return PermanentAPIError(reason)
+    return transport_failure(exc, where)
 
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)s\s*$")

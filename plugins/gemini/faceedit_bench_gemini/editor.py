@@ -7,21 +7,15 @@ One attempt per :meth:`NanoBananaEditor.aedit`: the input image and the instruct
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.api import CallLimits, ConfigError, EditRequest, EditResult, Outcome
+from faceedit_bench.api import ConfigError, EditRequest, EditResult, Outcome
 from faceedit_bench_gemini import responses
-from faceedit_bench_gemini.connection import (
-    DEFAULT_KEY_ENVS,
-    GeminiConnection,
-    PermanentAPIError,
-    api_seed,
-    image_mime,
-)
-from faceedit_bench_gemini.prices import prices_for
+from faceedit_bench_gemini.component import GeminiComponent, GeminiParams
+from faceedit_bench_gemini.connection import PermanentAPIError, api_seed, image_mime
 
-WHAT = "editor nano_banana"
 #: About 80% of the paid Tier 1 limits published for gemini-2.5-flash-image (500 RPM, 500k input
 #: TPM). Tokens per call: a 1024x1024 input image is 4 tiles of 258 tokens, plus the instruction.
 DEFAULT_LIMITS: Mapping[str, Any] = MappingProxyType({
@@ -30,9 +24,24 @@ DEFAULT_LIMITS: Mapping[str, Any] = MappingProxyType({
 })
 
 
-class NanoBananaEditor:
+@dataclass(frozen=True, kw_only=True)
+class NanoBananaParams(GeminiParams):
+    """See ``conf/editor/nano_banana.yaml``."""
+
+    model: str = "gemini-2.5-flash-image"
+    response_modalities: Sequence[str] = ("IMAGE",)
+    temperature: float | None = None
+    aspect_ratio: str | None = None
+    image_size: str | None = None
+    limits: Mapping[str, Any] = field(default_factory=lambda: DEFAULT_LIMITS)
+
+
+class NanoBananaEditor(GeminiComponent):
     """Edits one image with one instruction through a Gemini image model."""
 
+    name = "nano_banana"
+    params_type = NanoBananaParams
+    default_limits = DEFAULT_LIMITS
     #: I_{k-1} and up to two further images (Gemini image models work best with up to three inputs).
     max_input_images = 3
     #: One edit of a 1024x1024 input, for `faceedit-bench plan` until this workspace has measured calls: Gemini
@@ -40,28 +49,20 @@ class NanoBananaEditor:
     #: per 1024x1024 image (gemini-2.5-flash-image; about $0.039 at its list prices).
     usage_per_call = MappingProxyType({"input_tokens": 30, "input_image_tokens": 4 * 258, "output_image_tokens": 1290})
 
-    def __init__(self, model: str = "gemini-2.5-flash-image", base_url: str | None = None,
-                 api_version: str | None = None, api_key_env: Sequence[str] = DEFAULT_KEY_ENVS,
-                 response_modalities: Sequence[str] = ("IMAGE",), temperature: float | None = None,
-                 aspect_ratio: str | None = None, image_size: str | None = None,
-                 limits: Mapping[str, Any] = DEFAULT_LIMITS, prices: Mapping[str, Any] | None = None) -> None:
-        modalities = [str(m).upper() for m in ([response_modalities] if isinstance(response_modalities, str)
-                                               else response_modalities)]
+    def setup(self, params: NanoBananaParams) -> None:
+        modalities = [str(m).upper() for m in ([params.response_modalities]
+                                               if isinstance(params.response_modalities, str)
+                                               else params.response_modalities)]
         if "IMAGE" not in modalities:
-            raise ConfigError(f"{WHAT}: response_modalities must include IMAGE (e.g. [IMAGE] or [TEXT, IMAGE]), "
+            raise ConfigError(f"{self.what}: response_modalities must include IMAGE (e.g. [IMAGE] or [TEXT, IMAGE]), "
                               f"not {list(modalities)}")
-        if temperature is not None and not 0 <= float(temperature) <= 2:
-            raise ConfigError(f"{WHAT}: temperature must be between 0 and 2 (or null for the model's default)")
-        self.model = model
+        if params.temperature is not None and not 0 <= float(params.temperature) <= 2:
+            raise ConfigError(f"{self.what}: temperature must be between 0 and 2 (or null for the model's default)")
+        self.model = params.model
         self.response_modalities = modalities
-        self.temperature = None if temperature is None else float(temperature)
-        self.aspect_ratio = aspect_ratio
-        self.image_size = image_size
-        self.connection = GeminiConnection(what=WHAT, model=model, base_url=base_url, api_version=api_version,
-                                           api_key_env=api_key_env, limits=limits, default_limits=DEFAULT_LIMITS)
-        self.prepare = self.connection.prepare  # the SDK made ready beside the first admission
-        self.limits: CallLimits = self.connection.limits
-        self.prices: dict[str, Any] = prices_for(model, prices, what=WHAT)
+        self.temperature = None if params.temperature is None else float(params.temperature)
+        self.aspect_ratio = params.aspect_ratio
+        self.image_size = params.image_size
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -9,22 +9,16 @@ the template's JSON schema; without it, the prompt alone asks for JSON, as paper
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.api import CallLimits, ConfigError, JudgeReply, JudgeRequest, Outcome
+from faceedit_bench.api import ConfigError, JudgeReply, JudgeRequest, Outcome
 from faceedit_bench_gemini import responses
-from faceedit_bench_gemini.connection import (
-    DEFAULT_KEY_ENVS,
-    GeminiConnection,
-    PermanentAPIError,
-    api_seed,
-    image_mime,
-)
-from faceedit_bench_gemini.prices import prices_for
+from faceedit_bench_gemini.component import GeminiComponent, GeminiParams
+from faceedit_bench_gemini.connection import PermanentAPIError, api_seed, image_mime
 
-WHAT = "judge gemini"
 #: Gemini 3's thinking levels (``thinkingConfig.thinkingLevel``); 2.5 models take a token budget instead.
 THINKING_LEVELS = ("MINIMAL", "LOW", "MEDIUM", "HIGH")
 #: About 80% of the paid Tier 1 limits published for gemini-2.5-flash (1000 RPM, 1M input TPM).
@@ -35,36 +29,47 @@ DEFAULT_LIMITS: Mapping[str, Any] = MappingProxyType({
 })
 
 
-class GeminiJudge:
+@dataclass(frozen=True, kw_only=True)
+class GeminiJudgeParams(GeminiParams):
+    """See ``conf/judge/gemini.yaml``."""
+
+    model: str = "gemini-2.5-flash"
+    temperature: float = 0.0
+    max_output_tokens: int | None = None
+    thinking_budget: int | None = None
+    thinking_level: str | None = None
+    structured_output: bool = True
+    limits: Mapping[str, Any] = field(default_factory=lambda: DEFAULT_LIMITS)
+
+
+class GeminiJudge(GeminiComponent):
     """Answers a judge prompt about images as JSON matching the request's schema."""
 
-    def __init__(self, model: str = "gemini-2.5-flash", base_url: str | None = None, api_version: str | None = None,
-                 api_key_env: Sequence[str] = DEFAULT_KEY_ENVS, temperature: float = 0.0,
-                 max_output_tokens: int | None = None, thinking_budget: int | None = None,
-                 thinking_level: str | None = None, structured_output: bool = True,
-                 limits: Mapping[str, Any] = DEFAULT_LIMITS, prices: Mapping[str, Any] | None = None) -> None:
-        if not 0 <= float(temperature) <= 2:
-            raise ConfigError(f"{WHAT}: temperature must be between 0 and 2 (0 for reproducible judging)")
-        if max_output_tokens is not None and int(max_output_tokens) < 1:
-            raise ConfigError(f"{WHAT}: max_output_tokens must be positive (or null for the model's limit)")
-        if thinking_level is not None and str(thinking_level).upper() not in THINKING_LEVELS:
-            raise ConfigError(f"{WHAT}: thinking_level must be one of {', '.join(THINKING_LEVELS).lower()} "
-                              f"(Gemini 3 models), or null, not {thinking_level!r}")
-        if thinking_level is not None and thinking_budget is not None:
-            raise ConfigError(f"{WHAT}: set thinking_level (Gemini 3) or thinking_budget (Gemini 2.5), not both")
-        self.model = model
-        self.thinking_level = None if thinking_level is None else str(thinking_level).upper()
-        self.temperature = float(temperature)
-        self.max_output_tokens = None if max_output_tokens is None else int(max_output_tokens)
-        self.thinking_budget = None if thinking_budget is None else int(thinking_budget)
-        if not isinstance(structured_output, bool):
-            raise ConfigError(f"{WHAT}: structured_output must be true (the answer held to the schema) or false "
-                              f"(the prompt alone asks for JSON), not {structured_output!r}")
-        self.structured_output = structured_output
-        self.connection = GeminiConnection(what=WHAT, model=model, base_url=base_url, api_version=api_version,
-                                           api_key_env=api_key_env, limits=limits, default_limits=DEFAULT_LIMITS)
-        self.limits: CallLimits = self.connection.limits
-        self.prices: dict[str, Any] = prices_for(model, prices, what=WHAT)
+    kind = "judge"
+    name = "gemini"
+    params_type = GeminiJudgeParams
+    default_limits = DEFAULT_LIMITS
+
+    def setup(self, params: GeminiJudgeParams) -> None:
+        what, level, budget = self.what, params.thinking_level, params.thinking_budget
+        if not 0 <= float(params.temperature) <= 2:
+            raise ConfigError(f"{what}: temperature must be between 0 and 2 (0 for reproducible judging)")
+        if params.max_output_tokens is not None and int(params.max_output_tokens) < 1:
+            raise ConfigError(f"{what}: max_output_tokens must be positive (or null for the model's limit)")
+        if level is not None and str(level).upper() not in THINKING_LEVELS:
+            raise ConfigError(f"{what}: thinking_level must be one of {', '.join(THINKING_LEVELS).lower()} "
+                              f"(Gemini 3 models), or null, not {level!r}")
+        if level is not None and budget is not None:
+            raise ConfigError(f"{what}: set thinking_level (Gemini 3) or thinking_budget (Gemini 2.5), not both")
+        if not isinstance(params.structured_output, bool):
+            raise ConfigError(f"{what}: structured_output must be true (the answer held to the schema) or false "
+                              f"(the prompt alone asks for JSON), not {params.structured_output!r}")
+        self.model = params.model
+        self.thinking_level = None if level is None else str(level).upper()
+        self.temperature = float(params.temperature)
+        self.max_output_tokens = None if params.max_output_tokens is None else int(params.max_output_tokens)
+        self.thinking_budget = None if budget is None else int(budget)
+        self.structured_output = params.structured_output
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -72,7 +72,7 @@ def test_other_client_errors_are_permanent_with_googles_message(api_error, code)
 
 @pytest.mark.parametrize(("exc", "kind"), [
     (TimeoutError(), "timeout"),
-    (json.JSONDecodeError("Expecting value", '{"candidates": [', 16), "truncated"),
+    (json.JSONDecodeError("Expecting value", '{"candidates": [', 16), "malformed"),
     (ConnectionResetError(104, "Connection reset by peer"), "connection"),
 ])
 def test_transport_failures(exc, kind):

@@ -12,20 +12,14 @@ import base64
 import binascii
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.api import (
-    ConfigError,
-    EditRequest,
-    EditResult,
-    Outcome,
-    RetryableError,
-    check_prices,
-    limits_from_config,
-)
+from faceedit_bench.api import ConfigError, EditRequest, EditResult, Outcome
+from faceedit_bench.api.hosted import HostedComponent, HostedParams, UnexpectedAnswer
 from faceedit_bench_openai.connection import Connection
-from faceedit_bench_openai.failures import failure_outcome
+from faceedit_bench_openai.failures import answer_of, failure_outcome
 from faceedit_bench_openai.media import upload
 
 #: OpenAI usage tier 1 for gpt-image-1 (5 images/min, 100k tokens/min), so a new account is
@@ -47,49 +41,69 @@ INPUT_IMAGE_TOKENS, HIGH_FIDELITY_TOKENS = 323, 4160
 _SIZE = re.compile(r"^(auto|\d+x\d+)$")
 
 
-class GptImageEditor:
+@dataclass(frozen=True, kw_only=True)
+class GptImageParams(HostedParams):
+    """See ``conf/editor/gpt_image.yaml``."""
+
+    model: str = "gpt-image-1"
+    size: str | None = "auto"
+    quality: str | None = "high"
+    input_fidelity: str | None = "high"
+    output_format: str = "png"
+    api_key_env: str | None = "OPENAI_API_KEY"
+    limits: Mapping[str, Any] = field(default_factory=lambda: DEFAULT_LIMITS)
+    prices: Mapping[str, Any] = field(default_factory=lambda: DEFAULT_PRICES)
+
+
+class GptImageEditor(HostedComponent):
     """See the module docstring and ``conf/editor/gpt_image.yaml`` for the parameters."""
 
     name = "gpt_image"
+    params_type = GptImageParams
+    connection_type = Connection
+    default_limits = DEFAULT_LIMITS
+    key_optional = True  # a server of one's own (base_url set) may take no key
     #: images.edit takes up to 16 images (sent as ``image[]``); I_{k-1} is the first.
     max_input_images = 16
 
-    def __init__(self, model: str = "gpt-image-1", size: str | None = "auto", quality: str | None = "high",
-                 input_fidelity: str | None = "high", output_format: str = "png", base_url: str | None = None,
-                 api_key_env: str | None = "OPENAI_API_KEY", limits: Mapping[str, Any] = DEFAULT_LIMITS,
-                 prices: Mapping[str, Any] = DEFAULT_PRICES) -> None:
-        what = f"editor {self.name}"
-        if size is not None and not _SIZE.match(str(size)):
-            raise ConfigError(f"{what}: size {size!r} must be auto or WIDTHxHEIGHT (e.g. 1024x1024), or null.")
-        if input_fidelity not in ("high", "low", None):
-            raise ConfigError(f"{what}: input_fidelity must be high, low or null (not sent), not {input_fidelity!r}.")
-        if output_format not in OUTPUT_FORMATS:
-            raise ConfigError(f"{what}: output_format must be one of {', '.join(OUTPUT_FORMATS)}.")
-        self.model = model
-        self.params = {k: v for k, v in {"size": size, "quality": quality, "input_fidelity": input_fidelity,
-                                          "output_format": output_format}.items() if v is not None}
-        self.connection = Connection(base_url=base_url, api_key_env=api_key_env, model=model, what=what)
-        self.prepare = self.connection.prepare  # the SDK made ready beside the first admission
-        self.limits = limits_from_config(limits, DEFAULT_LIMITS, provider_key=self.connection.provider_key,
-                                         what=what, endpoint=self.connection.endpoint)
-        self.prices = check_prices(prices, what)
-        self.usage_per_call = {"input_tokens": 50, "output_image_tokens": OUTPUT_IMAGE_TOKENS.get(str(quality), 4160),
+    def setup(self, params: GptImageParams) -> None:
+        if params.size is not None and not _SIZE.match(str(params.size)):
+            raise ConfigError(f"{self.what}: size {params.size!r} must be auto or WIDTHxHEIGHT (e.g. 1024x1024), "
+                              "or null.")
+        if params.input_fidelity not in ("high", "low", None):
+            raise ConfigError(f"{self.what}: input_fidelity must be high, low or null (not sent), not "
+                              f"{params.input_fidelity!r}.")
+        if params.output_format not in OUTPUT_FORMATS:
+            raise ConfigError(f"{self.what}: output_format must be one of {', '.join(OUTPUT_FORMATS)}.")
+        self.model = params.model
+        self.sent = {k: v for k, v in {"size": params.size, "quality": params.quality,
+                                        "input_fidelity": params.input_fidelity,
+                                        "output_format": params.output_format}.items() if v is not None}
+        self.usage_per_call = {"input_tokens": 50,
+                               "output_image_tokens": OUTPUT_IMAGE_TOKENS.get(str(params.quality), 4160),
                                "input_image_tokens": INPUT_IMAGE_TOKENS
-                               + (HIGH_FIDELITY_TOKENS if input_fidelity == "high" else 0)}
+                               + (HIGH_FIDELITY_TOKENS if params.input_fidelity == "high" else 0)}
+
+    @property
+    def where(self) -> str:
+        return f"POST {self.connection.endpoint.url.rstrip('/')}/images/edits"
 
     def describe(self) -> dict[str, Any]:
         return {"provider": "openai", "model": self.model, "version": self.model,
-                "api": "images.edit", "n": 1, **self.params, "seed": "not supported by the API",
+                "api": "images.edit", "n": 1, **self.sent, "seed": "not supported by the API",
                 **self.connection.describe()}
 
     async def aedit(self, request: EditRequest) -> EditResult:
-        client = self.connection.client(self.limits.timeout_s)
         try:
-            images = [upload(data, f"image_{i}" if i else "image") for i, data in enumerate((request.image, *request.extra_images))]
-            response = await client.images.edit(model=self.model, image=images if len(images) > 1 else images[0],
-                                                prompt=request.instruction, n=1, **self.params)
+            images = [upload(data, f"image_{i}" if i else "image")
+                      for i, data in enumerate((request.image, *request.extra_images))]
+            response = answer_of(await self.client().images.edit(
+                model=self.model, image=images if len(images) > 1 else images[0], prompt=request.instruction, n=1,
+                **self.sent), self.where)
+        except UnexpectedAnswer:
+            raise
         except Exception as exc:  # failure_outcome re-raises what is not an API failure
-            outcome, reason = failure_outcome(exc)
+            outcome, reason = failure_outcome(exc, self.where)
             return EditResult(outcome, reason=reason)
         encoded = [d.b64_json for d in (response.data or []) if getattr(d, "b64_json", None)]
         usage = image_usage(response, images_out=len(encoded))
@@ -99,7 +113,7 @@ class GptImageEditor:
         try:
             image = base64.b64decode(encoded[0], validate=True)
         except (binascii.Error, ValueError) as exc:
-            raise RetryableError("truncated", f"b64_json does not decode: {exc}") from exc
+            raise UnexpectedAnswer(self.where, encoded[0], expected="base64 in b64_json", problem=str(exc)) from exc
         return EditResult.ok(image, **usage)
 
 

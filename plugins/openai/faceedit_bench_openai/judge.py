@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.api import ConfigError, JudgeReply, JudgeRequest, Outcome, check_prices, limits_from_config
+from faceedit_bench.api import ConfigError, JudgeReply, JudgeRequest, Outcome
+from faceedit_bench.api.hosted import HostedComponent, HostedParams, UnexpectedAnswer
 from faceedit_bench_openai.connection import Connection
-from faceedit_bench_openai.failures import failure_outcome
+from faceedit_bench_openai.failures import answer_of, failure_outcome
 from faceedit_bench_openai.media import data_url
 from faceedit_bench_openai.strict_schema import SCHEMA_FORM, to_strict_schema
 
@@ -40,42 +42,60 @@ DETAILS = ("high", "low", "auto")
 VERBOSITIES = ("low", "medium", "high")
 
 
-class OpenAIJudge:
+@dataclass(frozen=True, kw_only=True)
+class OpenAIJudgeParams(HostedParams):
+    """See ``conf/judge/openai.yaml``."""
+
+    model: str = "gpt-4.1-2025-04-14"
+    api: str = "chat"
+    temperature: float | None = 0.0
+    max_output_tokens: int | None = 1024
+    image_detail: str = "high"
+    strict: bool = True
+    reasoning_effort: str | None = None
+    api_key_env: str | None = "OPENAI_API_KEY"
+    limits: Mapping[str, Any] = field(default_factory=lambda: DEFAULT_LIMITS)
+    prices: Mapping[str, Any] = field(default_factory=lambda: DEFAULT_PRICES)
+    verbosity: str | None = None
+    structured_output: bool = True
+
+
+class OpenAIJudge(HostedComponent):
     """See the module docstring and ``conf/judge/openai.yaml`` for the parameters."""
 
+    kind = "judge"
     name = "openai"
+    params_type = OpenAIJudgeParams
+    connection_type = Connection
+    default_limits = DEFAULT_LIMITS
+    key_optional = True  # a server of one's own (base_url set) may take no key
 
-    def __init__(self, model: str = "gpt-4.1-2025-04-14", api: str = "chat", temperature: float | None = 0.0,
-                 max_output_tokens: int | None = 1024, image_detail: str = "high", strict: bool = True,
-                 reasoning_effort: str | None = None, base_url: str | None = None, api_key_env: str | None = "OPENAI_API_KEY",
-                 limits: Mapping[str, Any] = DEFAULT_LIMITS, prices: Mapping[str, Any] = DEFAULT_PRICES,
-                 verbosity: str | None = None, structured_output: bool = True) -> None:
-        what = f"judge {self.name}"
-        if api not in APIS:
-            raise ConfigError(f"{what}: api must be chat (chat completions) or responses (Responses API), not {api!r}.")
-        if image_detail not in DETAILS:
-            raise ConfigError(f"{what}: image_detail must be one of {', '.join(DETAILS)}, not {image_detail!r}.")
-        if reasoning_effort is not None and reasoning_effort not in EFFORTS:
+    def setup(self, params: OpenAIJudgeParams) -> None:
+        what = self.what
+        if params.api not in APIS:
+            raise ConfigError(f"{what}: api must be chat (chat completions) or responses (Responses API), not "
+                              f"{params.api!r}.")
+        if params.image_detail not in DETAILS:
+            raise ConfigError(f"{what}: image_detail must be one of {', '.join(DETAILS)}, not {params.image_detail!r}.")
+        if params.reasoning_effort is not None and params.reasoning_effort not in EFFORTS:
             raise ConfigError(f"{what}: reasoning_effort must be one of {', '.join(EFFORTS)}, or null (not sent), "
-                              f"not {reasoning_effort!r}.")
-        if verbosity is not None and verbosity not in VERBOSITIES:
+                              f"not {params.reasoning_effort!r}.")
+        if params.verbosity is not None and params.verbosity not in VERBOSITIES:
             raise ConfigError(f"{what}: verbosity must be one of {', '.join(VERBOSITIES)}, or null (not sent), "
-                              f"not {verbosity!r}.")
-        if not isinstance(structured_output, bool):
+                              f"not {params.verbosity!r}.")
+        if not isinstance(params.structured_output, bool):
             raise ConfigError(f"{what}: structured_output must be true (json_schema output) or false (the prompt "
-                              f"alone asks for JSON), not {structured_output!r}.")
-        reasoning = str(model).startswith(REASONING_PREFIXES) and "-chat" not in str(model)
-        if reasoning and temperature is not None:
-            raise ConfigError(f"{what}: {model} is a reasoning model and rejects temperature; set "
+                              f"alone asks for JSON), not {params.structured_output!r}.")
+        reasoning = str(params.model).startswith(REASONING_PREFIXES) and "-chat" not in str(params.model)
+        if reasoning and params.temperature is not None:
+            raise ConfigError(f"{what}: {params.model} is a reasoning model and rejects temperature; set "
                               "judge.params.temperature=null (its sampling is fixed) and, if you like, "
                               "judge.params.reasoning_effort=low|medium|high.")
-        self.model, self.api, self.strict = model, api, bool(strict)
-        self.reasoning_effort, self.verbosity, self.structured_output = reasoning_effort, verbosity, structured_output
-        self.temperature, self.max_output_tokens, self.image_detail = temperature, max_output_tokens, image_detail
-        self.connection = Connection(base_url=base_url, api_key_env=api_key_env, model=model, what=what)
-        self.limits = limits_from_config(limits, DEFAULT_LIMITS, provider_key=self.connection.provider_key,
-                                         what=what, endpoint=self.connection.endpoint)
-        self.prices = check_prices(prices, what)
+        self.model, self.api, self.strict = params.model, params.api, bool(params.strict)
+        self.reasoning_effort, self.verbosity = params.reasoning_effort, params.verbosity
+        self.structured_output = params.structured_output
+        self.temperature, self.max_output_tokens = params.temperature, params.max_output_tokens
+        self.image_detail = params.image_detail
 
     def describe(self) -> dict[str, Any]:
         return {"provider": "openai", "model": self.model, "version": self.model, "api": self.api,
@@ -96,13 +116,17 @@ class OpenAIJudge:
         return {"name": name, "schema": schema, "strict": self.strict}
 
     async def ajudge(self, request: JudgeRequest) -> JudgeReply:
-        client = self.connection.client(self.limits.timeout_s)
+        client = self.client()
+        where = f"POST {self.connection.endpoint.url.rstrip('/')}/" + ("chat/completions" if self.api == "chat"
+                                                                      else "responses")
         try:
             if self.api == "chat":
-                return _chat_reply(await client.chat.completions.create(**self._chat_args(request)))
-            return _responses_reply(await client.responses.create(**self._responses_args(request)))
+                return _chat_reply(answer_of(await client.chat.completions.create(**self._chat_args(request)), where))
+            return _responses_reply(answer_of(await client.responses.create(**self._responses_args(request)), where))
+        except UnexpectedAnswer:
+            raise
         except Exception as exc:  # failure_outcome re-raises what is not an API failure
-            outcome, reason = failure_outcome(exc)
+            outcome, reason = failure_outcome(exc, where)
             return JudgeReply(outcome, reason=reason)
 
     def _optional(self, max_tokens_key: str) -> dict[str, Any]:

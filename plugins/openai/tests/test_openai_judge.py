@@ -140,7 +140,7 @@ def test_custom_judge_answer_is_passed_through(make_judge: Callable[..., OpenAIJ
 
 @pytest.mark.parametrize("api", ["chat", "responses"])
 @pytest.mark.parametrize(("fault", "kind"), [("429", "rate_limited"), ("500", "server_error"),
-                                             ("truncated", "truncated"), ("bad_json", "truncated")])
+                                             ("truncated", "truncated"), ("bad_json", "malformed")])
 def test_transient_failures_raise_retryable(make_judge: Callable[..., OpenAIJudge], server: OpenAIFakeServer,
                                             api: str, fault: str, kind: str) -> None:
     server.script([fault])

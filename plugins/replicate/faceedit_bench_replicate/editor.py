@@ -23,7 +23,7 @@ import asyncio
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -33,14 +33,13 @@ from faceedit_bench.api import (
     EditResult,
     Outcome,
     RetryableError,
-    check_prices,
     content_hash,
     decode_rgb,
     encode_png,
-    limits_from_config,
     redact,
     sniff_mime,
 )
+from faceedit_bench.api.hosted import HostedComponent, HostedParams
 from faceedit_bench_replicate.connection import ReplicateConnection
 from faceedit_bench_replicate.failures import failure_outcome, transport_failure
 
@@ -71,53 +70,78 @@ class _Pending:
     created: float
 
 
-class ReplicateEditor:
+@dataclass(frozen=True, kw_only=True)
+class ReplicateParams(HostedParams):
+    """See ``conf/editor/replicate.yaml``."""
+
+    model: str | None = None  # owner/name:<version id>
+    image_param: str = "input_image"
+    prompt_param: str = "prompt"
+    seed_param: str | None = "seed"
+    inputs: Mapping[str, Any] = field(default_factory=dict)
+    output_key: str | None = None
+    nsfw_keys: Sequence[str] = NSFW_KEYS
+    refusal_patterns: Sequence[str] = REFUSAL_PATTERNS
+    wait_s: int = 60
+    poll_interval_s: float = 1.0
+    max_wait_s: float = 600.0
+    api_key_env: str = "REPLICATE_API_TOKEN"
+    limits: Mapping[str, Any] = field(default_factory=lambda: DEFAULT_LIMITS)
+    prices: Mapping[str, Any] = field(default_factory=dict)
+
+
+class ReplicateEditor(HostedComponent):
     """See the module docstring and ``conf/editor/replicate.yaml`` for the parameters."""
 
     name = "replicate"
+    params_type = ReplicateParams
+    connection_type = ReplicateConnection
+    default_limits = DEFAULT_LIMITS
 
-    def __init__(self, model: str | None = None, image_param: str = "input_image", prompt_param: str = "prompt",
-                 seed_param: str | None = "seed", inputs: Mapping[str, Any] = MappingProxyType({}),
-                 output_key: str | None = None, nsfw_keys: Sequence[str] = NSFW_KEYS,
-                 refusal_patterns: Sequence[str] = REFUSAL_PATTERNS, wait_s: int = 60,
-                 poll_interval_s: float = 1.0, max_wait_s: float = 600.0, base_url: str | None = None,
-                 api_key_env: str = "REPLICATE_API_TOKEN", limits: Mapping[str, Any] = DEFAULT_LIMITS,
-                 prices: Mapping[str, Any] = MappingProxyType({})) -> None:
-        what = f"editor {self.name}"
-        pinned = PINNED.match(str(model or ""))
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        if self.limits.timeout_s <= self.max_wait_s:
+            raise ConfigError(f"{self.what}: limits.timeout_s ({self.limits.timeout_s:g}) must exceed max_wait_s "
+                              f"({self.max_wait_s:g}): one attempt waits for the whole prediction.")
+        self._pending: dict[tuple[Any, ...], _Pending] = {}
+
+    def setup(self, params: ReplicateParams) -> None:
+        what, inputs = self.what, params.inputs
+        pinned = PINNED.match(str(params.model or ""))
         if pinned is None:
-            raise ConfigError(_unpinned_message(what, model))
+            raise ConfigError(_unpinned_message(what, params.model))
         if not isinstance(inputs, Mapping):
             raise ConfigError(f"{what}: inputs must be a mapping of the model's fixed input names to values, "
                               f"not {inputs!r}.")
-        names = {"image_param": image_param, "prompt_param": prompt_param, "seed_param": seed_param}
+        names = {"image_param": params.image_param, "prompt_param": params.prompt_param,
+                 "seed_param": params.seed_param}
         for key, value in names.items():
             if value is not None and (not isinstance(value, str) or not value):
                 raise ConfigError(f"{what}: {key} must be the name of an input in the model's schema, not {value!r}.")
             if value is not None and value in inputs:
                 raise ConfigError(f"{what}: {value!r} is both {key} and a fixed entry of inputs; remove it from "
                                   "inputs (faceedit_bench sets it for every step).")
-        if not 1 <= int(wait_s) <= 60:
-            raise ConfigError(f"{what}: wait_s must be 1..60 (Replicate holds a request at most 60 s), not {wait_s!r}.")
-        if float(poll_interval_s) <= 0 or float(max_wait_s) <= 0:
+        if not 1 <= int(params.wait_s) <= 60:
+            raise ConfigError(f"{what}: wait_s must be 1..60 (Replicate holds a request at most 60 s), not "
+                              f"{params.wait_s!r}.")
+        if float(params.poll_interval_s) <= 0 or float(params.max_wait_s) <= 0:
             raise ConfigError(f"{what}: poll_interval_s and max_wait_s must be positive.")
         self.model, self.version = pinned["model"], pinned["version"]
-        self.image_param, self.prompt_param, self.seed_param = image_param, prompt_param, seed_param
+        self.image_param, self.prompt_param, self.seed_param = names.values()
         self.inputs = dict(inputs)
-        self.output_key = output_key
-        self.nsfw_keys = tuple(nsfw_keys)
-        self.refusal_patterns = tuple(str(p).lower() for p in refusal_patterns)
-        self.wait_s, self.poll_interval_s, self.max_wait_s = int(wait_s), float(poll_interval_s), float(max_wait_s)
-        self.connection = ReplicateConnection(base_url=base_url, api_key_env=api_key_env, model=self.model,
-                                              what=what)
-        self.prepare = self.connection.prepare  # the SDK made ready beside the first admission
-        self.limits = limits_from_config(limits, DEFAULT_LIMITS, provider_key=self.connection.provider_key,
-                                         what=what, endpoint=self.connection.endpoint)
-        if self.limits.timeout_s <= self.max_wait_s:
-            raise ConfigError(f"{what}: limits.timeout_s ({self.limits.timeout_s:g}) must exceed max_wait_s "
-                              f"({self.max_wait_s:g}): one attempt waits for the whole prediction.")
-        self.prices = check_prices(prices, what)
-        self._pending: dict[tuple[Any, ...], _Pending] = {}
+        self.output_key = params.output_key
+        self.nsfw_keys = tuple(params.nsfw_keys)
+        self.refusal_patterns = tuple(str(p).lower() for p in params.refusal_patterns)
+        self.wait_s, self.poll_interval_s = int(params.wait_s), float(params.poll_interval_s)
+        self.max_wait_s = float(params.max_wait_s)
+
+    def connect(self, params: ReplicateParams) -> ReplicateConnection:
+        return ReplicateConnection(what=self.what, model=self.model, base_url=params.base_url,
+                                   api_key_env=params.api_key_env)
+
+    @property
+    def where(self) -> str:
+        return f"{self.connection.endpoint.url.rstrip('/')}/v1/predictions"
 
     def describe(self) -> dict[str, Any]:
         return {"provider": "replicate", "model": self.model, "version": f"{self.model}:{self.version}",
@@ -134,7 +158,7 @@ class ReplicateEditor:
         return values
 
     async def aedit(self, request: EditRequest) -> EditResult:
-        client = self.connection.client(self.limits.timeout_s)
+        client = self.client()
         key = (request.face_id, request.session_id, request.k, request.seed, request.instruction,
                content_hash(request.image))
         polls = 0
@@ -156,7 +180,7 @@ class ReplicateEditor:
         except RetryableError:
             raise
         except Exception as exc:  # failure_outcome re-raises what is not an API failure
-            outcome, reason = failure_outcome(exc)
+            outcome, reason = failure_outcome(exc, self.where)
             self._pending.pop(key, None)  # a permanent failure: nothing to resume
             return EditResult(outcome, reason=reason, usage={"polls": polls})
         return await self._finished(client, key, prediction, polls)
@@ -231,10 +255,10 @@ class ReplicateEditor:
             kind = "rate_limited" if status == 429 else "server_error"
             raise RetryableError(kind, f"downloading the output: HTTP {status}", status=status) from exc
         except Exception as exc:
-            transient = transport_failure(exc)
+            transient = transport_failure(exc, f"downloading the output {_safe(url)}")
             if transient is None:
                 raise
-            raise RetryableError(transient.kind, f"downloading the output: {transient}") from exc
+            raise transient from exc
 
 
 def _served(prediction: Any) -> dict[str, Any]:
@@ -245,6 +269,11 @@ def _served(prediction: Any) -> dict[str, Any]:
     if predict_time is not None:
         served["predict_time_s"] = float(predict_time)
     return served
+
+
+def _safe(url: str) -> str:
+    """A URL for messages: without its query (a signed URL's signature)."""
+    return url.split("?", 1)[0]
 
 
 def _snippet(value: Any) -> str:
