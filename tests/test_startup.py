@@ -83,7 +83,9 @@ def test_commands_that_make_no_calls_import_nothing_heavy(tmp_path, args):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert loaded(modules, HEAVY) == []
     if args[0] == "faceedit_bench.cli":  # none composes a config (Hydra is for runs) or writes a report
-        assert loaded(modules, ("hydra", "faceedit_bench.api.protocol", "jinja2")) == []
+        # ... but `plugins` loads every report section and parses its templates, to list a broken one
+        report_code = () if args[1] == "plugins" else ("faceedit_bench.api.protocol", "jinja2")
+        assert loaded(modules, ("hydra", *report_code)) == []
 
 
 @pytest.mark.slow(seconds=10)  # the default run, about 10 s of CPU (once per test session: see the fixture)

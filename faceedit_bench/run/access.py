@@ -9,7 +9,6 @@ created (that may load a model), only described by its factory.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,6 +17,7 @@ from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.cost import cost_usd
 from faceedit_bench.execution.offline import no_provider_calls
 from faceedit_bench.plugin.manager import Plugins
+from faceedit_bench.run.components import parameter_defaults
 
 #: The groups whose options ``ls`` describes this way.
 GROUPS = ("editor", "judge")
@@ -93,10 +93,10 @@ def _describe(plugins: Plugins, group: str, entry: Any) -> str:
             return "a panel of the judges given as judge.params.members"
         return "panel: " + "; ".join(f"{label}: {_describe(plugins, group, m)}" for label, m in members.items())
     factory = plugins.registry.get(GROUP_KINDS[group], name).load()
-    signature = _parameters(factory)
-    if "api_key_env" not in signature:
+    defaults = _parameters(factory)
+    if "api_key_env" not in defaults:
         return "local (no API key; its cost is the machine's)"
-    keys = params.get("api_key_env", signature["api_key_env"].default)
+    keys = params.get("api_key_env", defaults["api_key_env"])
     key_text = ("no key (a server of your own)" if not keys
                 else "key " + " or ".join([keys] if isinstance(keys, str) else [str(k) for k in keys]))
     try:
@@ -129,10 +129,10 @@ def usage_per_call(component: Any) -> Mapping[str, Any] | None:
     return {"images_out": 1} if priced == {"images_out"} else None
 
 
-def _parameters(factory: Any) -> Mapping[str, inspect.Parameter]:
+def _parameters(factory: Any) -> Mapping[str, Any]:
     try:
-        return inspect.signature(factory).parameters
-    except (TypeError, ValueError):
+        return parameter_defaults(factory)
+    except (TypeError, ValueError):  # no readable signature
         return {}
 
 

@@ -19,7 +19,6 @@ declares (``usage_per_call``), priced with its price table; else it is unknown, 
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from faceedit_bench.execution.cost import cost_usd
 from faceedit_bench.keys import edit_key, fingerprint, portable, step_seed
 from faceedit_bench.records import Outcome
 from faceedit_bench.run.access import usage_per_call
+from faceedit_bench.run.components import parameter_defaults
 from faceedit_bench.run.condition_plan import BuiltConditions, ConditionPlan
 from faceedit_bench.run.condition_prompts import BASELINE
 from faceedit_bench.run.shards import select_faces
@@ -178,8 +178,8 @@ def _component(role: str, name: str, description: Mapping[str, Any], obj: Any, s
 def _default_limits(obj: Any, limits: Any) -> bool:
     """Whether the rate limits are those the component's factory defaults to (its ``limits`` parameter)."""
     try:
-        default = inspect.signature(type(obj)).parameters["limits"].default
-    except (KeyError, TypeError, ValueError):
+        default = parameter_defaults(type(obj)).get("limits")
+    except (TypeError, ValueError):  # no readable parameters
         return False
     return isinstance(default, Mapping) and limits is not None and all(
         default.get(k) == getattr(limits, k) for k in ("requests_per_minute", "tokens_per_minute", "tokens_per_call"))
