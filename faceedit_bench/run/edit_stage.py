@@ -38,6 +38,9 @@ from faceedit_bench.storage.store import ImageStore
 
 log = logging.getLogger(__name__)
 
+#: Threads that check and store edited images: answers are recorded at once, whatever else the run decodes.
+ANSWER_THREADS = 4
+
 
 @dataclass
 class EditStage:
@@ -75,6 +78,7 @@ class EditStage:
         self.first_call_done = threading.Event()
         self._busy = BusyClock()
         self._editor_thread: ThreadPoolExecutor | None = None
+        self._answers = ThreadPoolExecutor(ANSWER_THREADS, thread_name_prefix="faceedit-answers")
 
     #: Sessions at once for a hosted editor, at least: a few faces' sessions take turns at its slots.
     MIN_HOSTED_SESSIONS = 16
@@ -110,6 +114,7 @@ class EditStage:
                 self.wall_s = self._busy.total_s
 
     def close(self) -> None:
+        self._answers.shutdown(wait=False, cancel_futures=True)
         if self._editor_thread is not None:
             self._editor_thread.shutdown(wait=False, cancel_futures=True)
             self._editor_thread = None
@@ -157,9 +162,21 @@ class EditStage:
         given = tuple(zip(roles, extras))  # (role, hash): the judge sees them too
         key = edit_key(self.editor_fp, input_hash, instruction, seed, given, composed.identity)
         row = self.ledger.get_edit(key)
-        if row is not None and row.outcome not in self.retry:
+        if row is None or row.outcome in self.retry:
+            row = await self.ledger.claim_edit(key)  # None: ours to make; else made by another process meanwhile
+        if row is not None:
             return (StepState(k, row.outcome, row.reason, input_hash, row.output_hash, True, row.usage, given,
                               instruction), row.duration_s)
+        try:
+            return await self._new_step(face, session, step, input_hash, key, extras, roles, instruction, seed)
+        except BaseException:
+            self.ledger.release(key)  # not made: another process may make it now (kept once recorded)
+            raise
+
+    async def _new_step(self, face: AdmittedFace, session: Session, step: Step, input_hash: str, key: str,
+                        extras: tuple[str, ...], roles: tuple[str, ...], instruction: str,
+                        seed: int) -> tuple[StepState, float]:
+        k, given = step.k, tuple(zip(roles, extras))
         started = time.perf_counter()
         image, extra_images = await asyncio.to_thread(self._input_images, input_hash, extras)
         request = EditRequest(image, instruction, face.face.face_id, session.session_id, k, seed,
@@ -167,7 +184,8 @@ class EditStage:
         timing = CallTiming()
         result = await self._call(request, timing)
         self.first_call_done.set()
-        output_hash = await asyncio.to_thread(self._stored_output, result)
+        # The answer is stored by threads of its own: never behind the decoding and checks of other work.
+        output_hash = await asyncio.get_running_loop().run_in_executor(self._answers, self._stored_output, result)
         duration = time.perf_counter() - started
         self.new_calls += 1
         usage = self.executors.budget.charge(result.usage, capability(self.editor, "editor", "prices"))
@@ -223,7 +241,7 @@ class EditStage:
             if not result.image:
                 return EditResult(Outcome.NO_IMAGE, reason="editor reported success without an image")
             try:
-                await asyncio.to_thread(decode_rgb, result.image, label="edited image")
+                await asyncio.get_running_loop().run_in_executor(self._answers, _check_image, result.image)
             except ImageError as exc:
                 return EditResult(Outcome.INVALID_IMAGE, reason=str(exc), usage=result.usage)
         return result
@@ -241,3 +259,7 @@ class EditStage:
         self.hook.faceedit_step_done(run=self.info, step=record)
         if self.progress is not None:
             self.progress.advance(EDITING, 1, cached=state.resumed)
+
+
+def _check_image(data: bytes) -> None:
+    decode_rgb(data, label="edited image")
