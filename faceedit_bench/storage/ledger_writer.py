@@ -86,10 +86,11 @@ class LedgerWriter:
             self._raise()
             if not (self._rows or self._done or self._releases or self._claims) or self._thread is None:
                 return
-            done = threading.Event()
+            done, thread = threading.Event(), self._thread
             self._flushes.append(done)
             self._cond.notify()
-        done.wait()
+        while not done.wait(1.0) and thread.is_alive():
+            pass
         with self._cond:
             self._raise()
 
@@ -146,10 +147,8 @@ class LedgerWriter:
                 except BaseException as exc:  # noqa: BLE001 - handed to the run's threads, which stop the run
                     with self._cond:
                         self.error = exc
-                        for _, _, future in batch[3]:
-                            future.set_exception(exc)
-                        for _, _, future in self._claims:
-                            future.set_exception(exc)
+                        for _, _, future in [*batch[3], *self._claims]:
+                            _settle(future, error=exc)
                         for event in [*batch[5], *self._flushes]:
                             event.set()
                     return
@@ -187,7 +186,7 @@ class LedgerWriter:
         for forget in committed:
             forget()
         for key, _, future in asked:
-            future.set_result(found[key])
+            _settle(future, found[key])
 
     def _claims_work(self, db: sqlite3.Connection, done: list[str], asked: list[tuple[str, float, Any]],
                      releases: list[str], *, renew: bool, stopping: bool) -> dict[str, claims.Status]:
@@ -207,3 +206,13 @@ class LedgerWriter:
             if self._held > 0 and self._renew_at == 0.0:
                 self._renew_at = time.monotonic() + claims.LEASE_S / 4
         return found
+
+
+def _settle(future: Future[claims.Status], result: claims.Status | None = None, *,
+            error: BaseException | None = None) -> None:
+    """Answer a claim, unless its waiter is gone (a cancelled task: the run is stopping)."""
+    if future.set_running_or_notify_cancel():
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
