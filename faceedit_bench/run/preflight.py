@@ -177,6 +177,8 @@ def check_value_types(error: Exception) -> None:
         return
     message = str(getattr(cause, "msg", "") or cause).splitlines()[0]
     wanted = message.rsplit(" to ", 1)[-1].strip() if "could not be converted to" in message else ""
+    if "not a valid bool" in message:
+        wanted = "Boolean"
     allowed = _TYPES.get(wanted) or (f"a value of type {wanted}" if wanted else message.rstrip("."))
     reject(cause.full_key, getattr(cause, "value", "?"), allowed)
 
