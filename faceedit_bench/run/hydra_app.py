@@ -6,6 +6,7 @@ typed objects and hands them to :func:`faceedit_bench.run.experiment.run_experim
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any
 
@@ -107,7 +108,8 @@ def _check_and_run(plugins: Plugins) -> None:
         except FaceEditBenchError as exc:
             print(f"Error: {exc}", file=sys.stderr)
             job_log.error("Error: %s", exc)
-            record_job(job, status="failed", error=str(exc))
+            with contextlib.suppress(OSError):  # a full disk or read-only place: the message above says so
+                record_job(job, status="failed", error=str(exc))
             if job.multirun:
                 return  # the sweep goes on; its table shows this job as failed and the exit code says so
             sys.exit(2)
