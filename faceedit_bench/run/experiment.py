@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import re
 import subprocess
 import time
@@ -196,8 +195,6 @@ def run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
         friendly = storage_error(exc, exp.info.workspace)
         if friendly is None:
             raise
-        # The log files (Hydra's job log) may be on the same full disk: their handlers' errors are not printed.
-        logging.raiseExceptions = False
         raise friendly from exc
 
 

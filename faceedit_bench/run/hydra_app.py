@@ -65,8 +65,12 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Any:
 
 
 def main() -> None:
+    import logging
+
     from faceedit_bench.run.composition import composing_once
 
+    # A log file on a full disk (Hydra's job log) prints no "--- Logging error ---": the run says what failed.
+    logging.raiseExceptions = False
     plugins = get_plugins()
     with composing_once():  # the checks' composition serves Hydra's two of the same config
         _check_and_run(plugins)
