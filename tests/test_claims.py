@@ -130,3 +130,34 @@ def test_overlapping_shards_share_claims_through_the_workspace_ledger(tmp_path):
     finally:
         one.close()
         two.close()
+
+
+def test_an_answer_is_committed_while_the_thread_that_recorded_it_stays_busy(tmp_path):
+    """The writer thread commits on its own: a main thread (the event loop) busy with pure-Python work (MLflow's
+    set-up, a report's statistics) does not hold an answer back. The loop only ends once another connection
+    sees the row, so the test passes at any speed unless the commit waits for the busy thread."""
+    import sqlite3
+    import threading
+
+    ledger = Ledger(tmp_path / "ledger.sqlite")
+    seen = threading.Event()
+
+    def watch() -> None:
+        db = sqlite3.connect(tmp_path / "ledger.sqlite", timeout=60)
+        while not seen.is_set():
+            if db.execute("SELECT count(*) FROM edits").fetchone()[0]:
+                seen.set()
+            time.sleep(0.01)
+        db.close()
+
+    put(ledger, "k")
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    deadline = time.monotonic() + 120  # only catches a hang
+    while not seen.is_set() and time.monotonic() < deadline:
+        sum(i * i for i in range(10_000))  # holds the interpreter as Python code does
+    try:
+        assert seen.is_set(), "the answer waited for the busy thread"
+    finally:
+        seen.set()
+        ledger.close()
