@@ -78,6 +78,11 @@ def main(faces: int = 20, per_core: int = 1) -> None:
             if out.returncode != 0:
                 raise SystemExit(out.stderr[-3000:])
             answered = sorted(r.answered_at for r in server.requests if getattr(r, "answered_at", None))
+            # When each row was handed to the ledger (its created_at, wall clock), on this process's monotonic clock.
+            offset = time.time() - time.monotonic()
+            db = sqlite3.connect(ledger)
+            recorded = sorted(t - offset for (t,) in db.execute("SELECT created_at FROM edits"))
+            db.close()
     finally:
         for p in hogs:
             p.terminate()
@@ -86,7 +91,10 @@ def main(faces: int = 20, per_core: int = 1) -> None:
         seen = next((t for t, n in samples if t >= at and n >= i + 1), None)
         if seen is not None:
             lags.append(seen - at)
+    handed = sorted(r - a for a, r in zip(answered, recorded))
     lags.sort()
+    print(f"answer to the ledger's hands (i-th answer, i-th row): median {handed[len(handed) // 2]:.3f} s, "
+          f"max {handed[-1]:.3f} s")
     print(f"{len(answered)} edits answered, {len(lags)} seen in the ledger; {len(hogs)} CPU hogs on "
           f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     print(f"lag from answer to commit: median {lags[len(lags) // 2]:.3f} s, p99 {lags[int(0.99 * (len(lags) - 1))]:.3f} s, "

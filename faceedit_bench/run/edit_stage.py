@@ -184,8 +184,8 @@ class EditStage:
         timing = CallTiming()
         result = await self._call(request, timing)
         self.first_call_done.set()
-        # The answer is stored by threads of its own: never behind the decoding and checks of other work.
-        output_hash = await asyncio.get_running_loop().run_in_executor(self._answers, self._stored_output, result)
+        # Checked and stored in one go by threads of its own: never behind the decoding of other work.
+        result, output_hash = await asyncio.get_running_loop().run_in_executor(self._answers, self._kept, result)
         duration = time.perf_counter() - started
         self.new_calls += 1
         usage = self.executors.budget.charge(result.usage, capability(self.editor, "editor", "prices"))
@@ -204,8 +204,15 @@ class EditStage:
         return (plain_image(self.store.get(input_hash), label=f"input image {input_hash[:12]}"),
                 tuple(plain_image(self.store.get(h), label=f"input image {h[:12]}") for h in extras))
 
-    def _stored_output(self, result: EditResult) -> str | None:
-        return self.store.put(result.image) if result.outcome is Outcome.OK and result.image else None
+    def _kept(self, result: EditResult) -> tuple[EditResult, str | None]:
+        """The answer, with its image checked (it must decode) and stored (in a worker thread)."""
+        if result.outcome is not Outcome.OK or not result.image:
+            return result, None
+        try:
+            decode_rgb(result.image, label="edited image")
+        except ImageError as exc:
+            return EditResult(Outcome.INVALID_IMAGE, reason=str(exc), usage=result.usage), None
+        return result, self.store.put(result.image)
 
     def _edit_locally(self, request: EditRequest, timing: CallTiming) -> EditResult:
         """A local editor's one edit, in its own thread; its time is all the model's."""
@@ -237,13 +244,8 @@ class EditStage:
         except Exception as exc:  # recorded as an outcome; KeyboardInterrupt still stops the run
             log.warning("editor failed on %s/%s step %d: %s", request.face_id, request.session_id, request.k, exc)
             return EditResult(Outcome.FAILED, reason=f"{type(exc).__name__}: {exc}")
-        if result.outcome is Outcome.OK:
-            if not result.image:
-                return EditResult(Outcome.NO_IMAGE, reason="editor reported success without an image")
-            try:
-                await asyncio.get_running_loop().run_in_executor(self._answers, _check_image, result.image)
-            except ImageError as exc:
-                return EditResult(Outcome.INVALID_IMAGE, reason=str(exc), usage=result.usage)
+        if result.outcome is Outcome.OK and not result.image:
+            return EditResult(Outcome.NO_IMAGE, reason="editor reported success without an image")
         return result
 
     def _notify(self, face: Face, session: Session, state: StepState, duration: float) -> None:
@@ -259,7 +261,3 @@ class EditStage:
         self.hook.faceedit_step_done(run=self.info, step=record)
         if self.progress is not None:
             self.progress.advance(EDITING, 1, cached=state.resumed)
-
-
-def _check_image(data: bytes) -> None:
-    decode_rgb(data, label="edited image")

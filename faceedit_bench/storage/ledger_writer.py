@@ -19,8 +19,9 @@ from typing import Any
 
 from faceedit_bench.storage import claims
 
-#: Finished rows wait at most this long (while the run goes on) before they are committed.
-COMMIT_WINDOW_S = 0.25
+#: Finished rows wait at most this long (while the run goes on) before they are committed: well inside the quarter
+#: second a kill may cost (docs/stopping.md), the rest being the way from the provider's answer to the ledger.
+COMMIT_WINDOW_S = 0.1
 
 
 class LedgerWriter:
