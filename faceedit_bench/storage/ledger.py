@@ -135,7 +135,6 @@ class Ledger:
         self._writer = LedgerWriter(self.path, claims_path)
         self._readers: dict[str, sqlite3.Connection] = {}  # other processes' ledgers holding answers (shards)
         self._mine: set[str] = set()  # keys this process has claimed and not yet answered
-        self.answers_shared = 0  # answers another process made for this one while it waited
         self._pending_edits: dict[str, EditRow] = {}
         self._pending_judgments: dict[str, JudgeAnswer] = {}
         self._pending_embeddings: dict[tuple[str, str], FaceEmbedding] = {}
@@ -157,15 +156,13 @@ class Ledger:
 
     # -- commits in time windows, by the writer thread -----------------------------------
 
-    def _queue(self, statement: str, row: tuple[Any, ...], pending: dict[Any, Any] | None = None,
-               key: Any = None) -> None:
-        forget = None
-        if pending is not None:
-            value = pending[key]
+    def _queue(self, statement: str, row: tuple[Any, ...], pending: dict[Any, Any], key: Any) -> None:
+        """Hand ``row`` to the writer; ``pending[key]`` answers reads until it is committed."""
+        value = pending[key]
 
-            def forget() -> None:  # committed: read from the file from now on
-                if pending.get(key) is value:
-                    pending.pop(key, None)
+        def forget() -> None:  # committed: read from the file from now on
+            if pending.get(key) is value:
+                pending.pop(key, None)
         self._writer.queue(statement, row, forget)
 
     def flush(self) -> None:
@@ -205,7 +202,6 @@ class Ledger:
             if found is None:  # marked done, yet its answer is not there: make it
                 self._mine.add(key)
                 return None
-            self.answers_shared += 1
             return found
 
     def _reader_of(self, path: str) -> sqlite3.Connection:

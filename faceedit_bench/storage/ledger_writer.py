@@ -45,15 +45,14 @@ class LedgerWriter:
 
     # -- called by the ledger (any thread) -------------------------------------------------
 
-    def queue(self, statement: str, row: tuple[Any, ...], committed: Callable[[], None] | None = None) -> None:
+    def queue(self, statement: str, row: tuple[Any, ...], committed: Callable[[], None]) -> None:
         with self._cond:
             self._raise()
             if self._rows and self._rows[-1][0] == statement:
                 self._rows[-1][1].append(row)
             else:
                 self._rows.append((statement, [row]))
-            if committed is not None:
-                self._committed.append(committed)
+            self._committed.append(committed)
             if self._first_at is None:
                 self._first_at = time.monotonic()
                 self._start()
@@ -180,7 +179,8 @@ class LedgerWriter:
                     db.executemany(statement, values)
                 if other is None:  # the answers and their claims in one transaction
                     found = self._claims_work(db, done, asked, releases, renew=renew, stopping=stopping)
-        if other is not None:  # a shard: its answers are in its own file, then marked in the workspace's
+        if other is not None and (done or asked or releases or renew or stopping):
+            # A shard: its answers are in its own file, then marked in the workspace's.
             with other:
                 other.execute("BEGIN IMMEDIATE")
                 found = self._claims_work(other, done, asked, releases, renew=renew, stopping=stopping)
