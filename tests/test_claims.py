@@ -83,9 +83,8 @@ HOLDER = textwrap.dedent("""
 """)
 
 
-def test_a_killed_owner_delays_the_others_by_one_lease(tmp_path):
-    lease = 1.0
-    env = {**os.environ, "FACEEDIT_BENCH_LEASE_S": str(lease),
+def test_a_killed_owner_on_this_machine_frees_its_claims_at_once(tmp_path):
+    env = {**os.environ, "FACEEDIT_BENCH_LEASE_S": "600",
            "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     path = tmp_path / "ledger.sqlite"
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], env=env, text=True,
@@ -94,21 +93,31 @@ def test_a_killed_owner_delays_the_others_by_one_lease(tmp_path):
         assert holder.stdout is not None and holder.stdout.readline().strip() == "claimed"
         waiter = Ledger(path)
         held = claims.look(waiter._claims_db, "me", "k", waiter.opened_at)
-        assert held is not None and held.state is claims.State.HELD
+        assert held is not None and held.state is claims.State.HELD  # alive: waited for
         holder.send_signal(signal.SIGKILL)
-        killed_at = time.time()
         holder.wait(timeout=60)
         (expires_at,) = waiter._db.execute("SELECT expires_at FROM claims WHERE key = 'k'").fetchone()
         assert asyncio.run(asyncio.wait_for(waiter.claim_edit("k"), 120)) is None  # taken over
-        taken_at = time.time()
+        assert time.time() < expires_at  # at once: a rerun right after a kill waits for no lease
         waiter.close()
     finally:
         if holder.poll() is None:
             holder.kill()
-    # The dead owner's lease ends at most one lease after its death (its last renewal came before), and the
-    # claim is taken over after that, never before; the upper bound only catches a hang.
-    assert expires_at <= killed_at + lease
-    assert expires_at <= taken_at <= expires_at + 60
+
+
+def test_an_owner_elsewhere_that_stops_renewing_delays_the_others_by_one_lease(tmp_path):
+    """An owner on another machine (a cluster's shard) cannot be checked: its lease decides."""
+    waiter = Ledger(tmp_path / "ledger.sqlite")
+    renewed = time.time()
+    waiter._db.execute("INSERT INTO claims VALUES ('k', 'elsewhere:1:x', ?, ?, NULL, NULL)",
+                       (renewed + 1.0, renewed))  # last renewed now, with a 1 s lease
+    try:
+        assert asyncio.run(asyncio.wait_for(waiter.claim_edit("k"), 120)) is None
+        taken_at = time.time()
+    finally:
+        waiter.close()
+    # Never before the lease ran out (ordering, not speed); the upper bound only catches a hang.
+    assert renewed + 1.0 <= taken_at <= renewed + 1.0 + 60
 
 
 def test_overlapping_shards_share_claims_through_the_workspace_ledger(tmp_path):

@@ -8,11 +8,12 @@ needs the same key:
 
 - finds the claim done since it opened its ledger: takes the answer from that ledger, and pays nothing;
 - finds it held under a live lease: waits, looking again every :data:`POLL_S`;
-- finds it expired (its owner was killed) or done before it started (a rerun that retries a failure):
-  takes it over.
+- finds it expired (its owner was killed), its owner a process of this machine that has ended, or the claim
+  done before it started (a rerun that retries a failure): takes it over.
 
-A process killed with SIGKILL therefore delays the others by at most one lease period. The SQL here runs
-on the connection it is given, inside the caller's transaction.
+A process killed with SIGKILL therefore delays the others on its machine not at all (a rerun right after a
+kill starts at once) and those elsewhere (a cluster's shards) by at most one lease period. The SQL here
+runs on the connection it is given, inside the caller's transaction.
 """
 
 from __future__ import annotations
@@ -70,7 +71,23 @@ def look(db: sqlite3.Connection, owner: str, key: str, since: float, now: float 
         return Status(State.DONE, done_in) if done_at >= since else None
     if holder == owner:
         return Status(State.MINE)
-    return Status(State.HELD) if expires_at > (now if now is not None else time.time()) else None
+    alive = expires_at > (now if now is not None else time.time()) and not _dead_here(holder)
+    return Status(State.HELD) if alive else None
+
+
+def _dead_here(owner: str) -> bool:
+    """Whether ``owner`` was a process of this machine that has ended (killed: its claims are free at once)."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # another user's process: alive
+        return False
+    return False
 
 
 def claim(db: sqlite3.Connection, owner: str, keys: list[str], since: float) -> dict[str, Status]:
