@@ -36,6 +36,7 @@ def new_owner() -> str:
     """An owner's id: one per open ledger (a process, or one run of it)."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS claims (
     key TEXT PRIMARY KEY,
@@ -90,17 +91,14 @@ def _dead_here(owner: str) -> bool:
     return False
 
 
-def claim(db: sqlite3.Connection, owner: str, keys: list[str], since: float) -> dict[str, Status]:
-    """Claim each of ``keys`` that is free (inside the caller's write transaction)."""
+def claim(db: sqlite3.Connection, owner: str, key: str, since: float) -> Status:
+    """Claim ``key`` if it is free (inside the caller's write transaction); what it is now."""
     now = time.time()
-    found: dict[str, Status] = {}
-    for key in keys:
-        status = look(db, owner, key, since, now)
-        if status is None:
-            db.execute("INSERT OR REPLACE INTO claims VALUES (?,?,?,?,NULL,NULL)", (key, owner, now + LEASE_S, now))
-            status = Status(State.MINE)
-        found[key] = status
-    return found
+    status = look(db, owner, key, since, now)
+    if status is None:
+        db.execute("INSERT OR REPLACE INTO claims VALUES (?,?,?,?,NULL,NULL)", (key, owner, now + LEASE_S, now))
+        status = Status(State.MINE)
+    return status
 
 
 def mark_done(db: sqlite3.Connection, owner: str, keys: list[str], done_in: str) -> None:

@@ -199,9 +199,7 @@ class LedgerWriter:
             claims.release(db, self.owner)
         if renew:
             claims.renew(db, self.owner)
-        found: dict[str, claims.Status] = {}
-        for key, since, _ in asked:
-            found.update(claims.claim(db, self.owner, [key], since))
+        found = {key: claims.claim(db, self.owner, key, since) for key, since, _ in asked}
         with self._cond:
             self._held += sum(1 for status in found.values() if status.state is claims.State.MINE)
             if self._held > 0 and self._renew_at == 0.0:
