@@ -51,6 +51,13 @@ def assert_nothing_created(tmp_path: Path) -> None:
      "judge.params.members.gpt.params.reasoning_efort is unknown (did you mean "
      "judge.params.members.gpt.params.reasoning_effort?)"),
     (["judge=none", "+judge.params.model=gpt-4o"], "judge=none takes no parameters"),
+    # A top-level key that exists one level down, written as Hydra advises or not (issue 41, item 5).
+    (["max_faces=2"], "max_faces is not a top-level setting (did you mean run.max_faces?)"),
+    (["+max_faces=2"], "max_faces is not a top-level setting (did you mean run.max_faces?)"),
+    # A value of the wrong type: the key, the value and what it must be, not Hydra's composition error.
+    (["run.seed=abc"], "run.seed=abc is not allowed: it must be a whole number."),
+    (["run.one_gpu_per_shard=maybe"], "run.one_gpu_per_shard=maybe is not allowed: it must be true or false."),
+    (["run.confidence=high"], "run.confidence=high is not allowed: it must be a number."),
     # A key nested in a parameter: the component names it, the full key and the closest known one are given.
     (["editor=nano_banana", "editor.params.limits.max_concurency=3"],
      "rejected parameter editor.params.limits.max_concurency=3: editor nano_banana: unknown limits key(s) "

@@ -38,6 +38,9 @@ from faceedit_bench.storage.store import ImageStore
 
 log = logging.getLogger(__name__)
 
+#: Threads that check and store edited images: answers are recorded at once, whatever else the run decodes.
+ANSWER_THREADS = 4
+
 
 @dataclass
 class EditStage:
@@ -75,6 +78,7 @@ class EditStage:
         self.first_call_done = threading.Event()
         self._busy = BusyClock()
         self._editor_thread: ThreadPoolExecutor | None = None
+        self._answers = ThreadPoolExecutor(ANSWER_THREADS, thread_name_prefix="faceedit-answers")
 
     #: Sessions at once for a hosted editor, at least: a few faces' sessions take turns at its slots.
     MIN_HOSTED_SESSIONS = 16
@@ -110,6 +114,7 @@ class EditStage:
                 self.wall_s = self._busy.total_s
 
     def close(self) -> None:
+        self._answers.shutdown(wait=False, cancel_futures=True)
         if self._editor_thread is not None:
             self._editor_thread.shutdown(wait=False, cancel_futures=True)
             self._editor_thread = None
@@ -157,9 +162,21 @@ class EditStage:
         given = tuple(zip(roles, extras))  # (role, hash): the judge sees them too
         key = edit_key(self.editor_fp, input_hash, instruction, seed, given, composed.identity)
         row = self.ledger.get_edit(key)
-        if row is not None and row.outcome not in self.retry:
+        if row is None or row.outcome in self.retry:
+            row = await self.ledger.claim_edit(key)  # None: ours to make; else made by another process meanwhile
+        if row is not None:
             return (StepState(k, row.outcome, row.reason, input_hash, row.output_hash, True, row.usage, given,
                               instruction), row.duration_s)
+        try:
+            return await self._new_step(face, session, step, input_hash, key, extras, roles, instruction, seed)
+        except BaseException:
+            self.ledger.release(key)  # not made: another process may make it now (kept once recorded)
+            raise
+
+    async def _new_step(self, face: AdmittedFace, session: Session, step: Step, input_hash: str, key: str,
+                        extras: tuple[str, ...], roles: tuple[str, ...], instruction: str,
+                        seed: int) -> tuple[StepState, float]:
+        k, given = step.k, tuple(zip(roles, extras))
         started = time.perf_counter()
         image, extra_images = await asyncio.to_thread(self._input_images, input_hash, extras)
         request = EditRequest(image, instruction, face.face.face_id, session.session_id, k, seed,
@@ -167,7 +184,8 @@ class EditStage:
         timing = CallTiming()
         result = await self._call(request, timing)
         self.first_call_done.set()
-        output_hash = await asyncio.to_thread(self._stored_output, result)
+        # Checked and stored in one go by threads of its own: never behind the decoding of other work.
+        result, output_hash = await asyncio.get_running_loop().run_in_executor(self._answers, self._kept, result)
         duration = time.perf_counter() - started
         self.new_calls += 1
         usage = self.executors.budget.charge(result.usage, capability(self.editor, "editor", "prices"))
@@ -186,8 +204,15 @@ class EditStage:
         return (plain_image(self.store.get(input_hash), label=f"input image {input_hash[:12]}"),
                 tuple(plain_image(self.store.get(h), label=f"input image {h[:12]}") for h in extras))
 
-    def _stored_output(self, result: EditResult) -> str | None:
-        return self.store.put(result.image) if result.outcome is Outcome.OK and result.image else None
+    def _kept(self, result: EditResult) -> tuple[EditResult, str | None]:
+        """The answer, with its image checked (it must decode) and stored (in a worker thread)."""
+        if result.outcome is not Outcome.OK or not result.image:
+            return result, None
+        try:
+            decode_rgb(result.image, label="edited image")
+        except ImageError as exc:
+            return EditResult(Outcome.INVALID_IMAGE, reason=str(exc), usage=result.usage), None
+        return result, self.store.put(result.image)
 
     def _edit_locally(self, request: EditRequest, timing: CallTiming) -> EditResult:
         """A local editor's one edit, in its own thread; its time is all the model's."""
@@ -219,13 +244,8 @@ class EditStage:
         except Exception as exc:  # recorded as an outcome; KeyboardInterrupt still stops the run
             log.warning("editor failed on %s/%s step %d: %s", request.face_id, request.session_id, request.k, exc)
             return EditResult(Outcome.FAILED, reason=f"{type(exc).__name__}: {exc}")
-        if result.outcome is Outcome.OK:
-            if not result.image:
-                return EditResult(Outcome.NO_IMAGE, reason="editor reported success without an image")
-            try:
-                await asyncio.to_thread(decode_rgb, result.image, label="edited image")
-            except ImageError as exc:
-                return EditResult(Outcome.INVALID_IMAGE, reason=str(exc), usage=result.usage)
+        if result.outcome is Outcome.OK and not result.image:
+            return EditResult(Outcome.NO_IMAGE, reason="editor reported success without an image")
         return result
 
     def _notify(self, face: Face, session: Session, state: StepState, duration: float) -> None:

@@ -34,7 +34,6 @@ from faceedit_bench.run.admission import Admission
 from faceedit_bench.run.edit_stage import EditStage
 from faceedit_bench.run.progress import ADMISSION, EDITING, JUDGING, SCORING
 from faceedit_bench.scoring.stage import ScoreStage
-from faceedit_bench.storage.ledger import COMMIT_WINDOW_S
 
 AHEAD_FACES = 4
 PENDING_SESSIONS = 1024
@@ -77,8 +76,7 @@ class Flow:
         self._editing = asyncio.Semaphore(concurrency)
         self._pending = asyncio.Semaphore(max(PENDING_SESSIONS, 8 * concurrency))
         admitted: asyncio.Queue[Any] = asyncio.Queue(maxsize=AHEAD_FACES)
-        helpers = [asyncio.ensure_future(self._guard(self._admit(faces, admitted))),
-                   asyncio.ensure_future(self._commit_in_windows())]
+        helpers = [asyncio.ensure_future(self._guard(self._admit(faces, admitted)))]
         hand_on = asyncio.ensure_future(self._guard(self._hand_on_in_order()))
         try:
             await self._until_failed(self._guard(self._launch(admitted)))
@@ -203,11 +201,6 @@ class Flow:
             self._advance(len(result.session.steps) - len(result.steps), EDITING)  # left unedited
             self.on_result(result)
         self._advance(len(results), SCORING, JUDGING)
-
-    async def _commit_in_windows(self) -> None:
-        while True:
-            await asyncio.sleep(COMMIT_WINDOW_S)
-            self.edit.ledger.flush_due()
 
     # -- failures ------------------------------------------------------------------------
 

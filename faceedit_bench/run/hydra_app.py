@@ -6,9 +6,9 @@ typed objects and hands them to :func:`faceedit_bench.run.experiment.run_experim
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
-from contextlib import nullcontext
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
@@ -75,8 +75,12 @@ def build_experiment(cfg: Any, plugins: Plugins) -> Any:
 
 
 def main() -> None:
+    import logging
+
     from faceedit_bench.run.composition import composing_once
 
+    # A log file on a full disk (Hydra's job log) prints no "--- Logging error ---": the run says what failed.
+    logging.raiseExceptions = False
     plugins = get_plugins()
     with composing_once():  # the checks' composition serves Hydra's two of the same config
         _check_and_run(plugins)
@@ -92,7 +96,7 @@ def _check_and_run(plugins: Plugins) -> None:
 
     dry_run = dry_run_requested(sys.argv[1:])
     try:
-        with stopping_on_signals(), (no_provider_calls("a plan", "none is needed") if dry_run else nullcontext()):
+        with stopping_on_signals(), (no_provider_calls("a plan", "none is needed") if dry_run else contextlib.nullcontext()):
             check_overrides(sys.argv[1:], plugins)
             register_configs(plugins)
             # Every setting is checked (and a single run's experiment built) before Hydra creates its folder.
@@ -130,7 +134,8 @@ def _check_and_run(plugins: Plugins) -> None:
         except FaceEditBenchError as exc:
             print(f"Error: {exc}", file=sys.stderr)
             job_log.error("Error: %s", exc)
-            record_job(job, status="failed", error=str(exc))
+            with contextlib.suppress(OSError):  # a full disk or read-only place: the message above says so
+                record_job(job, status="failed", error=str(exc))
             if job.multirun:
                 return  # the sweep goes on; its table shows this job as failed and the exit code says so
             sys.exit(2)

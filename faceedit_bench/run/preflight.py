@@ -72,8 +72,10 @@ def check_command(argv: list[str], plugins: Plugins, build: Any) -> Preflighted:
     if configs is None:  # a plain key=value the config entry lacks: compose again with it added (++)
         absent = _absent_keys(jobs)
         jobs = [[_added(o, absent) for o in job] for job in jobs]
-        configs = _compose_all(jobs)
+        errors: list[Exception] = []
+        configs = _compose_all(jobs, errors)
         if configs is None:
+            check_value_types(errors[0])
             return Preflighted(argv)  # Hydra reports what it cannot compose, in its own words
         argv = [_added(a, absent) if a in args.overrides else a for a in argv]
     multirun = args.multirun or str(configs[0].hydra.mode) == "RunMode.MULTIRUN"
@@ -141,7 +143,8 @@ def _jobs(overrides: list[str], *, multirun: bool) -> list[list[str]]:
     return jobs[:MAX_CHECKED_JOBS]
 
 
-def _compose_all(jobs: list[list[str]]) -> list[DictConfig] | None:
+def _compose_all(jobs: list[list[str]], errors: list[Exception] | None = None) -> list[DictConfig] | None:
+    """The composed configs, or None (the error appended to ``errors``)."""
     from hydra import compose, initialize_config_dir
 
     from faceedit_bench.config import conf_dir
@@ -151,15 +154,40 @@ def _compose_all(jobs: list[list[str]]) -> list[DictConfig] | None:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3", job_name="faceedit_bench"):
             for job in jobs:
                 configs.append(compose(config_name="config", overrides=job, return_hydra_config=True))
-    except Exception:  # noqa: BLE001 - whatever Hydra cannot compose, Hydra reports when it runs
+    except Exception as exc:  # noqa: BLE001 - whatever Hydra cannot compose, Hydra reports when it runs
+        if errors is not None:
+            errors.append(exc)
         return None
     return configs
 
 
+#: What OmegaConf names a type in "could not be converted to <type>", as the user is told what to give.
+_TYPES = {"Integer": "a whole number", "Float": "a number", "Boolean": "true or false", "String": "text"}
+
+
+def check_value_types(error: Exception) -> None:
+    """Raise :class:`ConfigError` (one line, exit 2) for a value of the wrong type (``run.max_faces=abc``),
+    which Hydra would report as a composition error with its traceback advice."""
+    from omegaconf.errors import ValidationError
+
+    from faceedit_bench.setting_checks import reject
+
+    cause = error if isinstance(error, ValidationError) else error.__cause__
+    if not isinstance(cause, ValidationError) or not getattr(cause, "full_key", None):
+        return
+    message = str(getattr(cause, "msg", "") or cause).splitlines()[0]
+    wanted = message.rsplit(" to ", 1)[-1].strip() if "could not be converted to" in message else ""
+    if "not a valid bool" in message:
+        wanted = "Boolean"
+    allowed = _TYPES.get(wanted) or (f"a value of type {wanted}" if wanted else message.rstrip("."))
+    reject(cause.full_key, getattr(cause, "value", "?"), allowed)
+
+
 def _settable(override: str) -> str | None:
-    """The key of a plain ``key=value`` in a value section (``run.max_faces``, ``editor.params.x``), else None."""
+    """The key of a plain ``key=value`` in a value section (``run.max_faces``, ``editor.params.x``) or at the
+    top (``max_faces``: the checks then say where it belongs), else None."""
     key = override.partition("=")[0]
-    if key[:1] in "+~" or "@" in key or "/" in key or "." not in key or key.split(".", 1)[0] not in VALUE_SECTIONS:
+    if key[:1] in "+~" or "@" in key or "/" in key or ("." in key and key.split(".", 1)[0] not in VALUE_SECTIONS):
         return None
     return key
 

@@ -43,6 +43,11 @@ def _check_schema(node: Mapping[str, Any], schema: type, section: str,
     fields = {**_fields(schema), **((sections or {}) if section == "analysis" else {})}
     for key, value in node.items():
         if key not in fields:
+            below = [f"{name}.{key}" for name, kind in fields.items()
+                     if dataclasses.is_dataclass(kind) and key in _fields(kind)] if not section else []
+            if below:  # max_faces=2 for run.max_faces=2
+                raise ConfigError(f"{key} is not a top-level setting (did you mean {' or '.join(below)}?): "
+                                  f"write {below[0]}=<value>.")
             where = f"The settings of {section}" if section else "The top-level settings"
             raise ConfigError(f"{unknown_key(section, key, list(fields))}. {where}: {', '.join(fields)}.")
         kind = fields[key]

@@ -168,13 +168,13 @@ class EmbeddingService:
                 else:
                     embedding = await loop.run_in_executor(executor, embed_stored, self.embedder, self.store,
                                                            image_hash)
-            except Exception as exc:  # the pool broke: every caller waiting on it gets the error
+                self._keep({}, {image_hash: embedding})
+            except Exception as exc:  # the pool broke, or the ledger cannot be written: the callers get the error
                 self._in_flight.pop(image_hash, None)
                 if not future.done():
                     future.set_exception(exc)
                     future.exception()  # retrieved: the callers get it, nobody else has to
                 continue
-            self._keep({}, {image_hash: embedding})
             self._in_flight.pop(image_hash, None)
             if not future.done():
                 future.set_result(embedding)

@@ -17,7 +17,7 @@ import tempfile
 import threading
 import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
 
@@ -60,7 +60,8 @@ def file_mode() -> int:
 
 def _remove(fh: IO[Any], tmp: str) -> None:
     try:
-        fh.close()
+        with suppress(OSError):  # discarded: what it could not write (a full disk) is not wanted
+            fh.close()
     finally:
         Path(tmp).unlink(missing_ok=True)
 

@@ -5,31 +5,37 @@ ledger is shared safely by runs, resumed runs and concurrent processes (WAL mode
 Everything reported is recomputed from these rows; the report's statistics are kept too, by the hash of
 their inputs (:mod:`faceedit_bench.storage.statistics_cache`), so a report is not recomputed twice.
 
-Edits, judge answers and embeddings are written as they complete and committed together
-in small time windows (:data:`COMMIT_WINDOW_S`, and on :meth:`Ledger.flush` / close): a
-killed run loses at most that window's work, and the disk sees one transaction per window
-instead of one per row. Rows not yet committed are read back from memory.
+Edits, judge answers and embeddings are written as they complete and committed together in small
+time windows (and on :meth:`Ledger.flush` / close) by the ledger's own writing thread
+(:mod:`faceedit_bench.storage.ledger_writer`): a killed run loses at most that window's work, and
+the disk sees one transaction per window instead of one per row. Rows not yet committed are read
+back from memory.
+
+Before paying for an edit or a judge call, a process claims its key (:mod:`faceedit_bench.storage.claims`):
+runs sharing a workspace pay each call once, whichever of them needs it first.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from faceedit_bench.records import FaceEmbedding, JudgeAnswer, Outcome
+from faceedit_bench.storage import claims
 from faceedit_bench.storage.atomic import create_empty
+from faceedit_bench.storage.ledger_writer import LedgerWriter
 from faceedit_bench.storage.locks import directory_lock
 
-#: Finished rows wait at most this long (while the run goes on) before they are committed.
-COMMIT_WINDOW_S = 0.25
+T = TypeVar("T")
 
 #: Columns added since the first ledgers: (table, column, SQL type). Added in place on open.
 MIGRATIONS = (("edits", "latency_s", "REAL"),)
@@ -92,7 +98,7 @@ CREATE TABLE IF NOT EXISTS statistics (
     value TEXT NOT NULL,
     created_at REAL NOT NULL
 );
-"""
+""" + claims.SCHEMA
 
 
 @dataclass(frozen=True)
@@ -107,7 +113,9 @@ class EditRow:
 
 
 class Ledger:
-    def __init__(self, path: Path) -> None:
+    """``claims_in``: the ledger file that holds the claims (a shard's: the workspace ledger), else this one."""
+
+    def __init__(self, path: Path, *, claims_in: Path | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # One process at a time creates the schema and switches to WAL (two at once can fail with
@@ -120,11 +128,16 @@ class Ledger:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(SCHEMA)
             self._migrate()  # under the lock: two processes never add the same column
-        self._pending: list[tuple[str, list[tuple[Any, ...]]]] = []  # (statement, rows) not yet committed
+        #: Answers other processes made since this moment are this run's own: taken, whatever their outcome.
+        self.opened_at = time.time()
+        claims_path = self.path if claims_in is None else Path(claims_in)
+        self._claims_db = self._db if claims_in is None else _reader(claims_path)
+        self._writer = LedgerWriter(self.path, claims_path)
+        self._readers: dict[str, sqlite3.Connection] = {}  # other processes' ledgers holding answers (shards)
+        self._mine: set[str] = set()  # keys this process has claimed and not yet answered
         self._pending_edits: dict[str, EditRow] = {}
         self._pending_judgments: dict[str, JudgeAnswer] = {}
         self._pending_embeddings: dict[tuple[str, str], FaceEmbedding] = {}
-        self._first_pending_at: float | None = None
 
     def _migrate(self) -> None:
         for table, column, kind in MIGRATIONS:
@@ -133,40 +146,75 @@ class Ledger:
                 self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     def close(self) -> None:
-        self.flush()
-        self._db.close()
+        try:
+            if not self._writer.reported:  # an error already raised is not raised again on the way out
+                self.flush()
+        finally:
+            self._writer.close()
+            for db in {id(d): d for d in (self._db, self._claims_db, *self._readers.values())}.values():
+                db.close()
 
-    # -- commits in time windows ---------------------------------------------------------
+    # -- commits in time windows, by the writer thread -----------------------------------
 
-    def _queue(self, statement: str, row: tuple[Any, ...]) -> None:
-        if self._pending and self._pending[-1][0] == statement:
-            self._pending[-1][1].append(row)
-        else:
-            self._pending.append((statement, [row]))
-        now = time.monotonic()
-        if self._first_pending_at is None:
-            self._first_pending_at = now
-        elif now - self._first_pending_at >= COMMIT_WINDOW_S:
-            self.flush()
+    def _queue(self, statement: str, row: tuple[Any, ...], pending: dict[Any, Any], key: Any) -> None:
+        """Hand ``row`` to the writer; ``pending[key]`` answers reads until it is committed."""
+        value = pending[key]
+
+        def forget() -> None:  # committed: read from the file from now on
+            if pending.get(key) is value:
+                pending.pop(key, None)
+        self._writer.queue(statement, row, forget)
 
     def flush(self) -> None:
         """Commit every row written so far, in one transaction."""
-        if not self._pending:
-            return
-        pending, self._pending = self._pending, []
-        with self._db:
-            self._db.execute("BEGIN")
-            for statement, rows in pending:
-                self._db.executemany(statement, rows)
-        self._pending_edits.clear()
-        self._pending_judgments.clear()
-        self._pending_embeddings.clear()
-        self._first_pending_at = None
+        self._writer.flush()
 
-    def flush_due(self) -> None:
-        """Commit when the oldest uncommitted row has waited a window (called by a run's clock)."""
-        if self._first_pending_at is not None and time.monotonic() - self._first_pending_at >= COMMIT_WINDOW_S:
-            self.flush()
+    # -- claims on calls -----------------------------------------------------------------
+
+    async def claim_edit(self, edit_key: str) -> EditRow | None:
+        """None when this process is to make the edit (it holds the claim now), else the answer another
+        process made since this ledger was opened (waited for, if it was being made)."""
+        return await self._claim(edit_key, _edit_row)
+
+    async def claim_judgment(self, key: str) -> JudgeAnswer | None:
+        """As :meth:`claim_edit`, for a judge call."""
+        return await self._claim(key, _judgment_row)
+
+    def release(self, key: str) -> None:
+        """Give up a claim without an answer (the call was not made): others take it over at once."""
+        if key in self._mine:
+            self._mine.discard(key)
+            self._writer.release(key)
+
+    async def _claim(self, key: str, read: Callable[[sqlite3.Connection, str], T | None]) -> T | None:
+        while True:
+            status = await asyncio.wrap_future(self._writer.claim(key, self.opened_at))
+            while status is not None and status.state is claims.State.HELD:
+                await asyncio.sleep(claims.POLL_S)
+                status = claims.look(self._claims_db, self._writer.owner, key, self.opened_at)
+            if status is None:
+                continue  # free again (its owner gave it up, or died): claim it
+            if status.state is claims.State.MINE:
+                self._mine.add(key)
+                return None
+            assert status.done_in is not None
+            found = read(self._reader_of(status.done_in), key)
+            if found is None:  # marked done, yet its answer is not there: make it
+                self._mine.add(key)
+                return None
+            return found
+
+    def _reader_of(self, path: str) -> sqlite3.Connection:
+        if path == str(self.path):
+            return self._db
+        if path not in self._readers:
+            self._readers[path] = _reader(Path(path))
+        return self._readers[path]
+
+    def _answered(self, key: str) -> None:
+        if key in self._mine:
+            self._mine.discard(key)
+            self._writer.answered(key)
 
     # -- components: what each fingerprint in the rows below stands for ------------------
 
@@ -179,12 +227,7 @@ class Ledger:
     def get_edit(self, edit_key: str) -> EditRow | None:
         if edit_key in self._pending_edits:
             return self._pending_edits[edit_key]
-        row = self._db.execute(
-            "SELECT outcome, output_hash, reason, usage, duration_s, latency_s FROM edits WHERE edit_key = ?",
-            (edit_key,)).fetchone()
-        if row is None:
-            return None
-        return EditRow(edit_key, Outcome(row[0]), row[1], row[2], json.loads(row[3]), row[4], row[5])
+        return _edit_row(self._db, edit_key)
 
     def put_edit(self, edit_key: str, *, editor_fp: str, face_id: str, session_id: str, k: int,
                  instruction: str, input_hash: str, row: EditRow) -> None:
@@ -194,20 +237,16 @@ class Ledger:
             (edit_key, editor_fp, face_id, session_id, k, instruction, input_hash, row.output_hash,
              row.outcome.value, row.reason, json.dumps(row.usage, sort_keys=True, default=str),
              row.duration_s, time.time(), row.latency_s),
+            self._pending_edits, edit_key,
         )
+        self._answered(edit_key)
 
     # -- judge answers -------------------------------------------------------------------
 
     def get_judgment(self, key: str) -> JudgeAnswer | None:
         if key in self._pending_judgments:
             return self._pending_judgments[key]
-        row = self._db.execute(
-            "SELECT outcome, value, raw, reason, usage, template, template_hash FROM judgments "
-            "WHERE judgment_key = ?", (key,)).fetchone()
-        if row is None:
-            return None
-        value = json.loads(row[1]) if row[1] is not None else None
-        return JudgeAnswer(Outcome(row[0]), value, row[2], row[3], json.loads(row[4]), row[5], row[6], resumed=True)
+        return _judgment_row(self._db, key)
 
     def put_judgment(self, key: str, *, judge_fp: str, image_hashes: list[str], answer: JudgeAnswer) -> None:
         self._pending_judgments[key] = dataclasses.replace(answer, resumed=True)
@@ -216,7 +255,9 @@ class Ledger:
             (key, judge_fp, answer.template, answer.template_hash, json.dumps(image_hashes), answer.outcome.value,
              None if answer.value is None else json.dumps(answer.value, sort_keys=True), answer.raw, answer.reason,
              json.dumps(answer.usage, sort_keys=True, default=str), time.time()),
+            self._pending_judgments, key,
         )
+        self._answered(key)
 
     # -- judge anchors (history kept for drift) ------------------------------------------
 
@@ -256,4 +297,26 @@ class Ledger:
             self._pending_embeddings[(embedder_fp, h)] = e
             self._queue("INSERT OR REPLACE INTO embeddings VALUES (?,?,?,?,?,?,?)",
                         (embedder_fp, h, e.outcome.value, e.reason, e.n_faces,
-                         None if e.vector is None else np.asarray(e.vector, dtype=np.float32).tobytes(), time.time()))
+                         None if e.vector is None else np.asarray(e.vector, dtype=np.float32).tobytes(), time.time()),
+                        self._pending_embeddings, (embedder_fp, h))
+
+
+def _reader(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path, timeout=60, isolation_level=None)
+
+
+def _edit_row(db: sqlite3.Connection, edit_key: str) -> EditRow | None:
+    row = db.execute("SELECT outcome, output_hash, reason, usage, duration_s, latency_s FROM edits "
+                     "WHERE edit_key = ?", (edit_key,)).fetchone()
+    if row is None:
+        return None
+    return EditRow(edit_key, Outcome(row[0]), row[1], row[2], json.loads(row[3]), row[4], row[5])
+
+
+def _judgment_row(db: sqlite3.Connection, key: str) -> JudgeAnswer | None:
+    row = db.execute("SELECT outcome, value, raw, reason, usage, template, template_hash FROM judgments "
+                     "WHERE judgment_key = ?", (key,)).fetchone()
+    if row is None:
+        return None
+    value = json.loads(row[1]) if row[1] is not None else None
+    return JudgeAnswer(Outcome(row[0]), value, row[2], row[3], json.loads(row[4]), row[5], row[6], resumed=True)

@@ -32,8 +32,9 @@ class ShardLedger(Ledger):
     """A shard's own ledger, answering lookups from the workspace ledger ``base`` where it has no row."""
 
     def __init__(self, path: Path, *, base: Path | None = None) -> None:
-        super().__init__(path)
-        self.base = Ledger(base) if base is not None and Path(base).exists() else None
+        # Claims are shared through the workspace ledger (shards that overlap pay each call once).
+        self.base = Ledger(base) if base is not None else None
+        super().__init__(path, claims_in=base)
 
     def close(self) -> None:
         super().close()

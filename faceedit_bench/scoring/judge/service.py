@@ -160,16 +160,24 @@ class JudgeService:
                 return await asyncio.shield(self._in_flight[key])
         future: asyncio.Future[JudgeAnswer] = asyncio.get_running_loop().create_future()
         self._in_flight[key] = future
+        claim = getattr(self.ledger, "claim_judgment", None)  # a ledger shared by processes (the workspace's)
         try:
-            # Upright 8-bit pixels, as the embedder sees them: an API may ignore EXIF orientation.
-            # Decoded in a worker thread: the event loop goes on making calls meanwhile.
-            images = await asyncio.to_thread(self._images, image_hashes)
-            answer = await self._ask(template, prompt, images, seed, fields, labels)
-            self.ledger.put_judgment(key, judge_fp=self.judge_fp, image_hashes=list(image_hashes), answer=answer)
+            # Another process's answer since this run started (even a fresh one: it is this run's too), or
+            # None: this process holds the claim and asks.
+            answer = await claim(key) if claim is not None else None
+            if answer is None:
+                # Upright 8-bit pixels, as the embedder sees them: an API may ignore EXIF orientation.
+                # Decoded in a worker thread: the event loop goes on making calls meanwhile.
+                images = await asyncio.to_thread(self._images, image_hashes)
+                answer = await self._ask(template, prompt, images, seed, fields, labels)
+                self.ledger.put_judgment(key, judge_fp=self.judge_fp, image_hashes=list(image_hashes),
+                                         answer=answer)
             self._used[key] = answer.usage.get("cost_usd")
             future.set_result(answer)
             return answer
         except BaseException as exc:
+            if claim is not None:
+                self.ledger.release(key)  # not answered: another process may ask now
             future.set_exception(exc)
             future.exception()  # retrieved: waiters get it, nobody else has to
             raise

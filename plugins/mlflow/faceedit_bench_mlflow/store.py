@@ -131,3 +131,5 @@ def quiet_store_logs() -> None:
     through the progress bar; warnings and errors still show."""
     for name in ("mlflow.store", "alembic"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    # MLflow logs each SQL error with its traceback before raising it; the tracker says what failed in one line.
+    logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)

@@ -493,14 +493,15 @@ def _mark_ended(active: _Active, error: BaseException) -> None:
         status, tag = "KILLED", (STOPPED_TAG, signal.Signals(getattr(error, "signum", signal.SIGINT)).name)
     else:
         status, tag = "FAILED", (ERROR_TAG, lim.one_line(error))
+    # One line each: the store usually fails for the reason that ended the run (a full disk), said already.
     try:
         active.client.set_tag(active.run_id, *tag)
-    except Exception:
-        log.warning("MLflow: could not tag run %s with why it ended", active.run_id, exc_info=True)
+    except Exception as exc:
+        log.warning("MLflow: could not tag run %s with why it ended: %s", active.run_id, lim.one_line(exc))
     try:
         active.client.set_terminated(active.run_id, status=status)
-    except Exception:
-        log.warning("MLflow: could not mark run %s %s", active.run_id, status, exc_info=True)
+    except Exception as exc:
+        log.warning("MLflow: could not mark run %s %s: %s", active.run_id, status, lim.one_line(exc))
 
 
 def _mlflow_version() -> str:
