@@ -18,6 +18,7 @@ import numpy as np
 from faceedit_bench.analysis.compact import Codes, SessionRows, series
 from faceedit_bench.analysis.disparity import GroupTest, compare_groups
 from faceedit_bench.analysis.free_memory import release_free_memory
+from faceedit_bench.analysis.multiplicity import family_summary
 from faceedit_bench.analysis.group_report import group_statistics
 from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores, registered_measures
 from faceedit_bench.analysis.statistics import summarize
@@ -91,6 +92,7 @@ class Aggregator:
         self.judge_trajectory: dict[str, list[list[float]]] = {
             v.name: []
             for m in judge_metrics if m.over == "steps" for v in m.values if v.point is not None}
+        self.judge_trajectory_identities: dict[str, list[Any]] = {name: [] for name in self.judge_trajectory}
         self.judge_bounds = {v.name: v.bounds for m in judge_metrics for v in m.values}  # of the step series
         self.judge_answers: dict[str, Counter[str]] = defaultdict(Counter)  # template -> outcome -> n
         # Metrics that give a session whose edit failed values of their own (a failure rule that scores it 0)
@@ -128,7 +130,7 @@ class Aggregator:
             scores = SessionScores(fss=fss, sc=judged.sc_steps if judged else None,
                                    oer=oer.oer if oer is not None else None, judge=judged.values if judged else {})
             if judged is not None:
-                self._add_judged(judged)
+                self._add_judged(judged, self.identity_codes(result.face.identity))
             for metric in self.metrics:
                 value = metric.compute(scores)
                 if value is not None and not math.isfinite(value):
@@ -155,7 +157,7 @@ class Aggregator:
             found.update(values(result.session, result.excluded or "", base) or {})
         return {m.name: found[m.name] for m in self.metrics if m.name in found}
 
-    def _add_judged(self, judged: Any) -> None:
+    def _add_judged(self, judged: Any, identity: int) -> None:
         for judgment in judged.metrics.values():
             scale = {v.name: v.scale for v in judgment.metric.values}
             for k, points in zip(judgment.ks, judgment.points):
@@ -163,6 +165,7 @@ class Aggregator:
                     if points.get(value_name) is None:
                         continue
                     at(steps, k - 1).append(scale[value_name] * points[value_name])
+                    at(self.judge_trajectory_identities[value_name], k - 1).append(identity)
 
     def _add_to_groups(self, result: SessionResult, values: dict[str, float | None]) -> None:
         if result.excluded is None or values:  # an excluded session with values: a metric scores its failure
@@ -198,10 +201,16 @@ class Aggregator:
         """The defined values of ``metric`` over all included sessions, in session order."""
         return self._values(metric, self._selected())[0]
 
+    def _summary(self, metric: SessionMetric, selected: np.ndarray) -> dict[str, Any]:
+        """The summary of ``metric`` over ``selected`` sessions, its interval clustered by identity."""
+        values, identities = self._values(metric.name, selected)
+        return summarize(values, self.confidence, bounds=metric.bounds, clusters=identities)
+
     def _trajectory(self, selected: np.ndarray) -> list[dict[str, Any]]:
-        """FSS_k summaries of ``selected`` sessions, for every k one of them reaches."""
-        points = (self.rows.trajectory_at(k, selected) for k in range(self.rows.trajectory_length()))
-        return [{"k": k, **summarize(v, self.confidence)} for k, v in enumerate(points) if v.size]
+        """FSS_k summaries of ``selected`` sessions, for every k one of them reaches (clustered by identity)."""
+        points = ((self.rows.trajectory_at(k, selected), self.rows.trajectory_identities(k, selected))
+                  for k in range(self.rows.trajectory_length()))
+        return [{"k": k, **summarize(v, self.confidence, clusters=ids)} for k, (v, ids) in enumerate(points) if v.size]
 
 
     def disparity(self) -> list[dict[str, Any]]:
@@ -231,6 +240,7 @@ class Aggregator:
         included = self.included
         excluded = sum(self.sessions_excluded.values())
         everyone = self._selected()
+        disparity = self.disparity()
         sections: dict[str, Any] = {
             "counts": {
                 "faces": {
@@ -258,7 +268,7 @@ class Aggregator:
                     "bounds": list(m.bounds) if m.bounds is not None else None,
                     "ideal": m.ideal,
                     "requires": sorted(m.requires),
-                    **summarize(self.metric_values(m.name), self.confidence, bounds=m.bounds),
+                    **self._summary(m, everyone),
                     "undefined_sessions": self.undefined[m.name],
                     "undefined_by_reason": dict(sorted(self.undefined_reasons[m.name].items())),
                 }
@@ -272,15 +282,15 @@ class Aggregator:
                     label: {
                         "sessions_included": g.included,
                         "sessions_excluded": dict(sorted(g.excluded.items())),
-                        "metrics": {m.name: summarize(self._values(m.name, self._selected(key, label))[0],
-                                                      self.confidence, bounds=m.bounds) for m in self.metrics},
+                        "metrics": {m.name: self._summary(m, self._selected(key, label)) for m in self.metrics},
                         "trajectory": {"fss": self._trajectory(self._selected(key, label))},
                     }
                     for label, g in sorted(labels.items())
                 }
                 for key, labels in sorted(self.groups.items())
             },
-            "disparity": self.disparity(),
+            "disparity": disparity,
+            "multiplicity": family_summary(disparity, alpha=self.analysis.alpha),
             "group_tests": group_statistics(self.rows, self.metrics, self.analysis, self.confidence),
             "skipped_metrics": dict(sorted(self.skipped.items())),
             "measures": registered_measures(self.registered),
@@ -289,7 +299,8 @@ class Aggregator:
             sections["counts"]["judge"] = {t: dict(sorted(c.items())) for t, c in sorted(self.judge_answers.items())}
             for name, steps in self.judge_trajectory.items():
                 sections["trajectory"][name] = [
-                    {"k": k + 1, **summarize(v, self.confidence, bounds=self.judge_bounds.get(name))}
+                    {"k": k + 1, **summarize(v, self.confidence, bounds=self.judge_bounds.get(name),
+                                             clusters=self.judge_trajectory_identities[name][k])}
                     for k, v in enumerate(steps)]
             if self.panel is not None:
                 sections["counts"]["judge_members"] = self.panel_tally.member_counts()
