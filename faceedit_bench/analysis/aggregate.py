@@ -21,7 +21,7 @@ from faceedit_bench.analysis.free_memory import release_free_memory
 from faceedit_bench.analysis.multiplicity import family_summary
 from faceedit_bench.analysis.group_report import group_statistics
 from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores, registered_measures
-from faceedit_bench.analysis.statistics import summarize
+from faceedit_bench.analysis.statistics import PRELIMINARY_IDENTITIES, summarize
 from faceedit_bench.config import AnalysisConf
 from faceedit_bench.plugin.manager import sections_in_use
 from faceedit_bench.plugin.sections import ReportSection, SectionCollector, SectionRun, settings_of
@@ -289,6 +289,7 @@ class Aggregator:
                 }
                 for key, labels in sorted(self.groups.items())
             },
+            "sample_size": sample_size(included, self.rows.identities()),
             "disparity": disparity,
             "multiplicity": family_summary(disparity, alpha=self.analysis.alpha),
             "group_tests": group_statistics(self.rows, self.metrics, self.analysis, self.confidence),
@@ -311,6 +312,16 @@ class Aggregator:
                 sections[name] = dict(part)
         release_free_memory()  # before the tables are converted (another allocator's memory)
         return sections
+
+
+def sample_size(sessions: int, identities: np.ndarray) -> dict[str, Any]:
+    """The run's sessions and identities, and whether its figures are preliminary (too few identities)."""
+    n = int(np.unique(identities[identities >= 0]).size)
+    preliminary = n < PRELIMINARY_IDENTITIES
+    return {"sessions": sessions, "identities": n, "preliminary": preliminary,
+            "preliminary_below_identities": PRELIMINARY_IDENTITIES,
+            "reason": (f"{n} identities, fewer than {PRELIMINARY_IDENTITIES}: intervals and flags rest on few people"
+                       if preliminary else None)}
 
 
 def section_collectors(sections: Sequence[ReportSection], analysis: AnalysisConf, judge_metrics: Sequence[Any], *,

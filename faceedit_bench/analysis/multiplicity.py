@@ -38,14 +38,14 @@ def untestable_reason(identities: Mapping[str, int | None], alpha: float, n_resa
     if any(k is None for k in identities.values()):
         return "no identity labels: the identity-clustered test cannot run"
     counts = {g: int(k) for g, k in identities.items() if k is not None}
-    few = {g: k for g, k in counts.items() if k < MIN_IDENTITIES_PER_GROUP}
-    if few:
-        return (f"identities per group {counts}: a group needs at least {MIN_IDENTITIES_PER_GROUP} identities "
+    listed = ", ".join(f"{g} {k}" for g, k in counts.items())
+    if min(counts.values()) < MIN_IDENTITIES_PER_GROUP:
+        return (f"identities per group: {listed}; a group needs at least {MIN_IDENTITIES_PER_GROUP} identities "
                 f"(with one, the group cannot be told from the person)")
     k_a, k_b = counts.values()
     floor = smallest_p(k_a, k_b, n_resamples)
     if floor >= alpha:
-        return (f"identities per group {counts}: the clustered permutation has {math.comb(k_a + k_b, k_a)} "
+        return (f"identities per group: {listed}; the clustered permutation has {math.comb(k_a + k_b, k_a)} "
                 f"arrangements, so its p cannot go below {floor:.3g} (alpha {alpha:g}); "
                 f"more identities are needed")
     return None
@@ -88,17 +88,44 @@ def family_summary(results: Sequence[Mapping[str, Any]], *, alpha: float) -> dic
 
 
 def flag_count(results: Sequence[Mapping[str, Any]]) -> str:
-    """"k flagged of m testable contrasts; n not testable", with the legacy rows (no ``bias_status``) read as
-    their ``bias``, and a contrast with no test (``wd`` None) as not testable."""
+    """"k flagged of m testable contrasts; n not testable"."""
     status = [bias_status(r) for r in results]
     text = f"{status.count(YES)} flagged of {status.count(YES) + status.count(NO)} testable contrasts"
     return text + (f"; {status.count(NOT_TESTED)} not testable" if NOT_TESTED in status else "")
 
 
+#: Why a row of a report written before the three outcomes is not tested: its flag was the session-level one.
+LEGACY = ("the report was written before identity-clustered, corrected flags; its flag was the paper's "
+          "session-level rule. Re-report the run (faceedit-bench report) for the honest flag")
+
+
 def bias_status(row: Mapping[str, Any]) -> str:
-    """yes / no / not_tested of a disparity row, also for a report written before the three outcomes."""
-    if row.get("bias_status") in (YES, NO, NOT_TESTED):
-        return str(row["bias_status"])
-    if row.get("bias") is None or row.get("wd") is None or row.get("p_value") is None:
-        return NOT_TESTED
-    return YES if row["bias"] else NO
+    """yes / no / not_tested of a disparity row; a row written before the three outcomes is not tested."""
+    status = row.get("bias_status")
+    return str(status) if status in (YES, NO, NOT_TESTED) else NOT_TESTED
+
+
+def paper_flag(row: Mapping[str, Any]) -> bool | None:
+    """The paper's session-level flag of a row (a legacy row's ``bias`` was that flag)."""
+    if "paper_rule" in row:
+        return (row.get("paper_rule") or {}).get("bias")
+    return row.get("bias") if "bias_status" not in row else None
+
+
+#: How each outcome reads in a table.
+STATUS_TEXT = {YES: "BIAS", NO: "no", NOT_TESTED: "not tested"}
+
+
+def not_tested_reason(row: Mapping[str, Any]) -> str:
+    """Why a disparity row was not tested."""
+    if "bias_status" not in row:
+        return str(row.get("reason") or LEGACY)
+    return str(row.get("not_tested_reason") or row.get("reason") or "no identity-clustered test was run")
+
+
+def clustered_p(row: Mapping[str, Any]) -> float | None:
+    """The identity-clustered p of a row (a legacy row has it only under ``clustered``)."""
+    if row.get("p_clustered") is not None:
+        return float(row["p_clustered"])
+    p = (row.get("clustered") or {}).get("p_value")
+    return None if p is None else float(p)
