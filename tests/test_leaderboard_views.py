@@ -73,7 +73,8 @@ def test_counts_groups_and_bias_flags_are_shown(tmp_path, plugins):
     cells = {c.title: cell for c, cell in zip(gender.columns, gender.rows[0].cells)}
     assert cells["bias · drop_fss"].text == "BIAS" and "worst: male" in cells["bias · drop_fss"].sub
     assert cells["drop_fss · female"].text.startswith("9.250")
-    assert "BIAS (p = 0.010, worst: male)" in result.table.read_text()
+    assert ("BIAS (identities 2/1; Holm p 0.010, id p 0.010, q 0.010; paper's rule: BIAS (p = 0.010); worst: male)"
+            in result.table.read_text())
 
 
 def test_verification_status_is_bound_to_the_submission_bytes(tmp_path, plugins):

@@ -87,10 +87,10 @@ def family_summary(results: Sequence[Mapping[str, Any]], *, alpha: float) -> dic
     }
 
 
-def flag_count(results: Sequence[Mapping[str, Any]]) -> str:
+def flag_count(results: Sequence[Mapping[str, Any]], *, noun: str = " contrasts") -> str:
     """"k flagged of m testable contrasts; n not testable"."""
     status = [bias_status(r) for r in results]
-    text = f"{status.count(YES)} flagged of {status.count(YES) + status.count(NO)} testable contrasts"
+    text = f"{status.count(YES)} flagged of {status.count(YES) + status.count(NO)} testable{noun}"
     return text + (f"; {status.count(NOT_TESTED)} not testable" if NOT_TESTED in status else "")
 
 
