@@ -17,7 +17,7 @@ identity has several values (sessions of one person are correlated), the methods
 
 * ``cluster_t``: mean ± t(1 − α/2, G − 1)·SE, with SE the cluster-robust (CR1) standard error of the
   mean over G identities, clipped to the metric's bounds. It replaces the percentile bootstrap, whose
-  coverage over few identities is far below nominal (86 % at 10 identities; docs/statistics.md).
+  coverage over few identities is far below nominal (a cluster bootstrap: 86 % at 10 identities).
 * ``wilson_effective_n``: the Wilson interval at Kish's effective sample size n / design effect.
 
 Every value the same on a bounded metric (six sessions all scoring 80) is no sign of precision: the
@@ -45,8 +45,8 @@ from faceedit_bench.analysis.cached import cached_statistic
 BOOTSTRAP_RESAMPLES = 2000
 #: Identities an interval of a mean needs at all: with one person there is no spread between people.
 MIN_INTERVAL_IDENTITIES = 2
-#: Fewer identities than this make a figure "preliminary": the clustered intervals' coverage falls
-#: below 93 % of the nominal 95 % there (docs/statistics.md has the simulation).
+#: Fewer identities than this make a run "preliminary": the clustered intervals covered 91.5-92.5 % of
+#: simulated means at 8 identities, 93-96 % from 10 on (docs/statistics.md has the simulation).
 PRELIMINARY_IDENTITIES = 10
 #: Seed of every bootstrap summary (a summary depends on its values only, never on call order).
 BOOTSTRAP_SEED = 20
