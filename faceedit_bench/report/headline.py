@@ -124,7 +124,7 @@ def largest_disparity(report: Mapping[str, Any], measures: Mapping[str, Any]) ->
             "p_value": d.get("p_value"), "p_clustered": clustered_p(d), "p_holm": d.get("p_holm"),
             "q_value": d.get("q_value"), "bias": status == YES, "status": STATUS_TEXT[status],
             "reason": not_tested_reason(d) if status == NOT_TESTED else None,
-            "paper_bias": paper_flag(d), "identities": d.get("n_identities") or {},
+            "rule_flag": paper_flag(d), "identities": d.get("n_identities") or {},
             "worst": d.get("worst_group"), "best": d.get("best_group"), "of": len(found),
             "flags": flag_count(found)}
 

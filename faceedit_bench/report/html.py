@@ -192,7 +192,7 @@ def disparity_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
                      "clustered_p": clustered.get("p_value"), "clusters": clustered.get("clusters") or {},
                      "status": STATUS_TEXT[status], "flagged": status == YES,
                      "why_not": not_tested_reason(d) if status == NOT_TESTED else None,
-                     "paper_bias": paper_flag(d)})
+                     "rule_flag": paper_flag(d)})
     return rows
 
 
