@@ -72,7 +72,7 @@ def test_a_report_written_before_the_honest_flag_shows_its_flag_as_the_papers_ru
     legacy = {"metric": "sc", "contrast": "gender", "wd": 9.0, "p_value": 0.001, "bias": True, "threshold": 3.0}
     d = largest_disparity({"disparity": [legacy]}, {})
     assert d["bias"] is False and d["status"] == "not tested" and "Re-report" in d["reason"]
-    assert d["paper_bias"] is True
+    assert d["rule_flag"] is True
 
 
 def _tally_section(**kw) -> ReportSection:

@@ -149,12 +149,12 @@ def cluster_robust_se(x: np.ndarray, units: np.ndarray) -> float:
 def effective_n(x: np.ndarray, units: np.ndarray) -> float:
     """Kish's effective sample size n / design effect, from the cluster-robust variance of the mean.
 
-    With no spread (every value the same) the correlation within identities cannot be estimated and
-    is taken as complete: n² / Σ m_g², which is G for G identities of equal size."""
+    With no spread (every value the same), or one identity, the correlation within identities cannot be
+    estimated and is taken as complete: n² / Σ m_g², which is G for G identities of equal size."""
     sizes = np.bincount(units).astype(float)
     full_correlation = x.size**2 / float(np.sum(sizes**2))
     variance = float(np.mean((x - x.mean()) ** 2))
-    if variance == 0:
+    if variance == 0 or sizes.size < 2:  # one identity: its values say nothing of the spread between people
         return full_correlation
     se = cluster_robust_se(x, units)
     return float(min(x.size, max(full_correlation, variance / se**2))) if se > 0 else float(x.size)
