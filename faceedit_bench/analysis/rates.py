@@ -107,6 +107,7 @@ def threshold_rate(values: Sequence[float], threshold: Threshold, *, confidence:
 
     n_eff = effective_n(threshold.hits(x).astype(float), units) if clustered else n
     low, high = proportion_confint(count / n * n_eff, n_eff, alpha=1 - confidence, method="wilson")
+    low, high = min(float(low), count / n), max(float(high), count / n)  # a fractional count: no rounding past it
     out.update(rate=count / n, percent=100 * count / n, ci_low=float(low), ci_high=float(high))
     return out
 

@@ -181,6 +181,7 @@ def _wilson(x: np.ndarray, bounds: tuple[float, float], confidence: float, n_eff
     low, high = bounds
     share = (float(x.mean()) - low) / (high - low)  # the mean as a proportion of the range
     p_low, p_high = proportion_confint(share * n_eff, n_eff, alpha=1 - confidence, method="wilson")
+    p_low, p_high = min(float(p_low), share), max(float(p_high), share)  # a fractional count: no rounding past it
     return low + (high - low) * float(p_low), low + (high - low) * float(p_high)
 
 
