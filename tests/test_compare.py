@@ -68,14 +68,26 @@ def test_outcome_bias_and_cost_rows(tmp_path: Path) -> None:
     a = v11_report("alpha")
     b = v11_report("beta")
     b["counts"]["steps"] = {"ok": 40, "refused": 10, "api_error": 2, "skipped": 8}
-    b["disparity"][1]["bias"] = True
+    for report in (a, b):  # the honest flag (a v11 report predates it: its flags were the paper's rule)
+        for d in report["disparity"]:
+            d["bias_status"] = "yes" if d["bias"] else "no"
+    b["disparity"][1].update(bias=True, bias_status="yes")
     b["cost"]["estimated_usd"] = 0.5
     result = compare_runs([_run(tmp_path, "a", a), _run(tmp_path, "b", b)])
     refused = _row(result, "steps refused")
     assert [c["text"] for c in refused["cells"]] == ["5.6% (3/54)", "19.2% (10/52)"] and refused["best"] == [0]
     assert [c["text"] for c in _row(result, "steps without")["cells"]] == ["5.6% (3/54)", "23.1% (12/52)"]
     bias = _row(result, "bias flags")
-    assert [c["text"] for c in bias["cells"]] == ["1 of 2 contrasts", "2 of 2 contrasts"] and bias["best"] == [0]
+    assert [c["text"] for c in bias["cells"]] == ["1 of 2", "2 of 2"] and bias["best"] == [0]
+    b["disparity"][0].update(bias=None, bias_status="not_tested")  # an untested contrast is never counted as a "no"
+    bias = _row(compare_runs([_run(tmp_path, "a2", a), _run(tmp_path, "b2", b)]), "bias flags")
+    assert bias["cells"][1]["text"] == "1 of 1"
+    untested = _row(compare_runs([_run(tmp_path, "a3", a), _run(tmp_path, "b3", b)]), "contrasts not testable")
+    assert [c["text"] for c in untested["cells"]] == ["0", "1"]
+    legacy = _row(compare_runs([_run(tmp_path, "e", v11_report("e")), _run(tmp_path, "f", v11_report("f"))]),
+                  "bias flags")
+    assert {c["text"] for c in legacy["cells"]} == {"none testable"}
+    assert legacy["best"] == []
     assert _row(result, "estimated cost (USD")["best"] == [1]
     v10 = compare_runs([_run(tmp_path, "c", v10_report("x")), _run(tmp_path, "d", v10_report("y"))])
     assert {c["text"] for c in _row(v10, "bias flags")["cells"]} == {"not computed"}
@@ -144,7 +156,7 @@ def test_paired_comparison_uses_only_shared_included_sessions(tmp_path: Path) ->
 
 def test_paired_verdict_names_the_better_run_by_direction(tmp_path: Path) -> None:
     rows_a = [("f1", f"s{i}", "", {"drop_fss": v, "sc": 80 + i}) for i, v in enumerate([10, 11, 12, 13])]
-    rows_b = [("f1", f"s{i}", "", {"drop_fss": v, "sc": 60 + i}) for i, v in enumerate([20, 22, 21, 25])]
+    rows_b = [("f1", f"s{i}", "", {"drop_fss": v, "sc": 60 + 2 * i}) for i, v in enumerate([20, 22, 21, 25])]
     result = compare_runs([_run(tmp_path, "a", v11_report("alpha"), rows_a),
                            _run(tmp_path, "b", v11_report("beta"), rows_b)])
     verdicts = {m["metric"]: m["verdict"] for m in result["paired"][0]["metrics"]}

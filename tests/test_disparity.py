@@ -157,18 +157,40 @@ def test_random_cluster_assignment_is_uniform_with_fixed_group_sizes():
 # -- flag and direction -----------------------------------------------------------------------
 
 
-def test_bias_flag_needs_both_a_large_distance_and_a_small_p():
+def paper_flag(result: dict) -> bool | None:
+    return result["paper_rule"]["bias"]
+
+
+def test_paper_rule_needs_both_a_large_distance_and_a_small_p():
     rng = np.random.default_rng(2)
     big_and_significant = one(rng.normal(30, 5, 200), rng.normal(36, 5, 200))
-    assert big_and_significant["wd"] > 3 and big_and_significant["p_value"] < 0.05 and big_and_significant["bias"]
+    assert big_and_significant["wd"] > 3 and big_and_significant["p_value"] < 0.05 and paper_flag(big_and_significant)
     big_not_significant = one([0, 10], [20, 30])  # WD 20 but the exact p is 1/3
     assert big_not_significant["wd"] > 3 and big_not_significant["p_value"] > 0.05
-    assert big_not_significant["bias"] is False
+    assert paper_flag(big_not_significant) is False
     small_but_significant = one(rng.normal(30, 1, 400), rng.normal(31, 1, 400))
     assert small_but_significant["wd"] < 3 and small_but_significant["p_value"] < 0.05
-    assert small_but_significant["bias"] is False
-    assert one(rng.normal(30, 1, 400), rng.normal(31, 1, 400), threshold=0.5)["bias"] is True
+    assert paper_flag(small_but_significant) is False
+    assert paper_flag(one(rng.normal(30, 1, 400), rng.normal(31, 1, 400), threshold=0.5)) is True
     assert big_and_significant["threshold"] == 3.0 and big_and_significant["alpha"] == 0.05
+
+
+def test_without_identities_nothing_is_flagged_and_the_outputs_say_why():
+    rng = np.random.default_rng(2)
+    result = one(rng.normal(30, 5, 200), rng.normal(36, 5, 200))
+    assert paper_flag(result) is True
+    assert result["bias"] is None and result["bias_status"] == "not_tested"
+    assert "no identity labels" in result["not_tested_reason"]
+
+
+def test_the_honest_flag_needs_a_large_distance_and_a_small_corrected_clustered_p():
+    rng = np.random.default_rng(2)
+    ids_a, ids_b = np.repeat(np.arange(20), 5), np.repeat(np.arange(20, 40), 5)
+    shifted = one(rng.normal(30, 5, 100), rng.normal(36, 5, 100), clusters_a=ids_a, clusters_b=ids_b, n_resamples=999)
+    assert shifted["p_clustered"] < 0.05 and shifted["p_holm"] == shifted["p_clustered"]  # a family of one
+    assert shifted["bias"] is True and shifted["bias_status"] == "yes" and shifted["family_size"] == 1
+    near = one(rng.normal(30, 1, 100), rng.normal(31, 1, 100), clusters_a=ids_a, clusters_b=ids_b, n_resamples=999)
+    assert near["wd"] < 3 and near["bias"] is False and near["bias_status"] == "no"
 
 
 def test_direction_follows_higher_is_better():
@@ -306,7 +328,7 @@ def test_clustered_is_none_with_a_reason_when_it_cannot_run():
     one_cluster = one(a, b, clusters_a=np.zeros(6), clusters_b=np.arange(6))
     assert one_cluster["clustered"] is None and "at least 2" in one_cluster["clustered_reason"]
     assert one_cluster["p_value"] is not None
-    with pytest.raises(ValueError, match="one cluster label"):
+    with pytest.raises(ValueError, match="one identity per value"):
         one(a, b, clusters_a=np.arange(5), clusters_b=np.arange(6))
 
 
@@ -325,13 +347,15 @@ def test_too_few_sessions_give_no_number(a, b, small):
     result = one(a, b)
     assert result["wd"] is None and result["p_value"] is None and result["bias"] is None
     assert small in result["reason"] and result["clustered"] is None
+    assert result["bias_status"] == "not_tested" and small in result["not_tested_reason"]
     assert result["groups"]["female"]["n"] == len(a)
 
 
 def test_all_equal_values():
     result = one(np.full(30, 4.0), np.full(40, 4.0), clusters_a=np.arange(30) % 3, clusters_b=np.arange(40) % 4)
-    assert (result["wd"], result["p_value"], result["bias"]) == (0.0, 1.0, False)
+    assert (result["wd"], result["p_value"], paper_flag(result)) == (0.0, 1.0, False)
     assert result["clustered"]["p_value"] == 1.0
+    assert result["bias_status"] == "no" and result["bias"] is False  # 3 and 4 identities: 35 arrangements
 
 
 def test_bad_input_is_refused_with_a_clear_message():
@@ -353,4 +377,5 @@ def test_results_are_json_ready():
     assert json.loads(json.dumps(results)) == results
     assert set(results[0]) == {"name", "metric", "contrast", "groups", "wd", "p_value", "n_resamples", "exact",
                                "bias", "worst_group", "best_group", "threshold", "alpha", "clustered",
-                               "clustered_reason", "seed", "reason"}
+                               "clustered_reason", "seed", "reason", "p_clustered", "p_holm", "q_value",
+                               "bias_status", "not_tested_reason", "n_identities", "paper_rule", "family_size"}

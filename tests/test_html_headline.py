@@ -61,8 +61,18 @@ def test_a_largest_disparity_is_chosen_by_bias_then_p_never_by_raw_wd() -> None:
     rows = [{"metric": "sc", "contrast": "gender", "wd": 9.0, "p_value": 0.4, "bias": False, "threshold": 3.0},
             {"metric": "drop_fss", "contrast": "age", "wd": 0.5, "p_value": 0.01, "bias": False, "threshold": 3.0}]
     assert largest_disparity({"disparity": rows}, {})["metric"] == "drop_fss"  # the WDs are on different scales
-    rows[0]["bias"] = True
+    rows[0].update(bias=True, bias_status="yes")
     assert largest_disparity({"disparity": rows}, {})["metric"] == "sc"
+    rows[0]["bias_status"] = "no"
+    rows[1].update(bias=None, bias_status="not_tested", p_holm=None)
+    assert largest_disparity({"disparity": rows}, {})["metric"] == "sc"  # a tested contrast before an untested one
+
+
+def test_a_report_written_before_the_honest_flag_shows_its_flag_as_the_papers_rule_only() -> None:
+    legacy = {"metric": "sc", "contrast": "gender", "wd": 9.0, "p_value": 0.001, "bias": True, "threshold": 3.0}
+    d = largest_disparity({"disparity": [legacy]}, {})
+    assert d["bias"] is False and d["status"] == "not tested" and "Re-report" in d["reason"]
+    assert d["rule_flag"] is True
 
 
 def _tally_section(**kw) -> ReportSection:

@@ -209,10 +209,11 @@ def test_v11_report_renders_every_section(tmp_path: Path) -> None:
     # refusal rate by gender: 8 of 32 male steps
     assert "8 (25.0%)" in page and "1 (3.6%)" in page
     assert "judge answers by outcome: sc@1" in page and ">4.7%<" in page
-    # disparity: the biased row is marked, the other is not
+    # disparity: a report written before the honest flag: its session-level flag is the paper's rule, not BIAS
     rows = re.findall(r'<tr class="(bias|)"><td>(\w+)</td>', page)
-    assert ("bias", "Drop_FSS") in rows and ("", "SC") in rows
-    assert "0.012 *" in page and "0.046" in page and "0.610" in page and "0.610 *" not in page
+    assert ("", "Drop_FSS") in rows and ("", "SC") in rows
+    assert "not tested: the report was written before identity-clustered" in page
+    assert "0.012 *" in page and "0.046 *" in page and "0.610" in page and "0.610 *" not in page
     assert "handlebar mustache" in page and "35.0%" in page and "7 / 20" in page
     assert "FAIL" in page and "editing_success: [7, 10]" in page and "editing_success: 6; overediting: 1" in page
     assert "<td>editing_success</td><td class=\"num\">10</td><td class=\"num\">7</td>" in page  # drift
@@ -317,5 +318,5 @@ def test_report_without_optional_parts_still_renders() -> None:
     report["trajectory"] = {"fss": [{"k": 0, "n": 1, "mean": 0.8, "sd": None, "ci_low": None, "ci_high": None}]}
     report["metrics"]["drop_fss"].update(n=1, sd=None, ci_low=None, ci_high=None)
     page = render_html_report(report)
-    assert "No demographic labels" in page and "0.8 (no CI: n=1)" in page and "n/a (n &lt; 2)" in page
+    assert "No demographic labels" in page and "0.8 (no CI: n=1)" in page and "n/a<div class=\"skipped\">n &lt; 2</div>" in page
     assert "sessions.csv was not found" in page

@@ -104,7 +104,10 @@ def write_fake_run(workspace: Path, *, editor: str = "identity", editor_version:
             "metric": metric, "contrast": "gender", "groups": {g: summarize(v) for g, v in by_gender.items()},
             "wd": abs(sum(by_gender["male"] or [0]) - sum(by_gender["female"] or [0])), "p_value": 0.01,
             "bias": editor.startswith("biased"), "worst_group": "male", "best_group": "female", "threshold": 3.0,
-            "alpha": 0.05, "reason": None,
+            "alpha": 0.05, "reason": None, "p_clustered": 0.01, "p_holm": 0.01, "q_value": 0.01,
+            "bias_status": "yes" if editor.startswith("biased") else "no", "not_tested_reason": None,
+            "n_identities": {g: len(v) for g, v in by_gender.items()},
+            "paper_rule": {"rule": "paper (a)", "bias": editor.startswith("biased")},
         }]
     run_dir = workspace / "runs" / f"{editor}-{key[:12]}"
     run_dir.mkdir(parents=True)

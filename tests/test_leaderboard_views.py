@@ -73,7 +73,8 @@ def test_counts_groups_and_bias_flags_are_shown(tmp_path, plugins):
     cells = {c.title: cell for c, cell in zip(gender.columns, gender.rows[0].cells)}
     assert cells["bias · drop_fss"].text == "BIAS" and "worst: male" in cells["bias · drop_fss"].sub
     assert cells["drop_fss · female"].text.startswith("9.250")
-    assert "BIAS (p = 0.010, worst: male)" in result.table.read_text()
+    assert ("BIAS (identities 2/1; Holm p 0.010, id p 0.010, q 0.010; paper's rule: BIAS (p = 0.010); worst: male)"
+            in result.table.read_text())
 
 
 def test_verification_status_is_bound_to_the_submission_bytes(tmp_path, plugins):
@@ -209,3 +210,20 @@ def test_all_test_sets_view_pools_the_overediting_patterns(tmp_path, plugins) ->
     result = build_leaderboard(tmp_path / "lb", plugins=plugins)
     assert "Frequent overediting patterns, pooled over test sets" in result.page.read_text()
     assert "| alpha 1 | glasses | eye color | 5 / 20 | 25.0% (over 2 test set(s)) |" in result.table.read_text()
+
+
+def test_a_preliminary_entry_is_listed_apart_without_a_rank_and_submit_warns(tmp_path, plugins):
+    from faceedit_bench.cli.leaderboard import preliminary_warning
+
+    few = write_fake_run(tmp_path / "ws", editor="few", values=(1.0, 1.2, 1.1, 1.3))
+    report = json.loads((few / "report.json").read_text())
+    report["sample_size"] = {"sessions": 4, "identities": 4, "preliminary": True, "preliminary_below_identities": 10,
+                             "reason": "4 identities, fewer than 10: intervals and flags rest on few people"}
+    (few / "report.json").write_text(json.dumps(report))
+    target = submit(str(few), out=tmp_path / "lb" / "submissions", plugins=plugins)
+    assert "WARNING: preliminary: 4 identities" in preliminary_warning(target)
+    _submit(tmp_path, plugins, editor="many", values=(5.0, 5.2, 5.1, 5.3))
+    (view,) = build_views(collect_submissions(tmp_path / "lb").entries, _registry(drop_fss=False))
+    rows = view.sections[0].rows
+    assert _order(view) == ["many", "few"]  # the better mean, but preliminary: after the ranked entry
+    assert [r.cells[0].text for r in rows] == ["1", "–"] and "preliminary" in rows[1].cells[2].text

@@ -18,9 +18,10 @@ import numpy as np
 from faceedit_bench.analysis.compact import Codes, SessionRows, series
 from faceedit_bench.analysis.disparity import GroupTest, compare_groups
 from faceedit_bench.analysis.free_memory import release_free_memory
+from faceedit_bench.analysis.multiplicity import family_summary
 from faceedit_bench.analysis.group_report import group_statistics
 from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores, registered_measures
-from faceedit_bench.analysis.statistics import summarize
+from faceedit_bench.analysis.statistics import PRELIMINARY_IDENTITIES, summarize
 from faceedit_bench.config import AnalysisConf
 from faceedit_bench.plugin.manager import sections_in_use
 from faceedit_bench.plugin.sections import (
@@ -97,6 +98,7 @@ class Aggregator:
         self.judge_trajectory: dict[str, list[list[float]]] = {
             v.name: []
             for m in judge_metrics if m.over == "steps" for v in m.values if v.point is not None}
+        self.judge_trajectory_identities: dict[str, list[Any]] = {name: [] for name in self.judge_trajectory}
         self.judge_bounds = {v.name: v.bounds for m in judge_metrics for v in m.values}  # of the step series
         self.judge_answers: dict[str, Counter[str]] = defaultdict(Counter)  # template -> outcome -> n
         # Metrics that give a session whose edit failed values of their own (a failure rule that scores it 0)
@@ -134,7 +136,7 @@ class Aggregator:
             scores = SessionScores(fss=fss, sc=judged.sc_steps if judged else None,
                                    oer=oer.oer if oer is not None else None, judge=judged.values if judged else {})
             if judged is not None:
-                self._add_judged(judged)
+                self._add_judged(judged, self.identity_codes(result.face.identity))
             for metric in self.metrics:
                 value = metric.compute(scores)
                 if value is not None and not math.isfinite(value):
@@ -162,7 +164,7 @@ class Aggregator:
             found.update(values(result.session, result.excluded or "", base) or {})
         return {m.name: found[m.name] for m in self.metrics if m.name in found}
 
-    def _add_judged(self, judged: Any) -> None:
+    def _add_judged(self, judged: Any, identity: int) -> None:
         for judgment in judged.metrics.values():
             scale = {v.name: v.scale for v in judgment.metric.values}
             for k, points in zip(judgment.ks, judgment.points):
@@ -170,6 +172,7 @@ class Aggregator:
                     if points.get(value_name) is None:
                         continue
                     at(steps, k - 1).append(scale[value_name] * points[value_name])
+                    at(self.judge_trajectory_identities[value_name], k - 1).append(identity)
 
     def _add_to_groups(self, result: SessionResult, values: dict[str, float | None]) -> None:
         if result.excluded is None or values:  # an excluded session with values: a metric scores its failure
@@ -205,10 +208,16 @@ class Aggregator:
         """The defined values of ``metric`` over all included sessions, in session order."""
         return self._values(metric, self._selected())[0]
 
+    def _summary(self, metric: SessionMetric, selected: np.ndarray) -> dict[str, Any]:
+        """The summary of ``metric`` over ``selected`` sessions, its interval clustered by identity."""
+        values, identities = self._values(metric.name, selected)
+        return summarize(values, self.confidence, bounds=metric.bounds, clusters=identities)
+
     def _trajectory(self, selected: np.ndarray) -> list[dict[str, Any]]:
-        """FSS_k summaries of ``selected`` sessions, for every k one of them reaches."""
-        points = (self.rows.trajectory_at(k, selected) for k in range(self.rows.trajectory_length()))
-        return [{"k": k, **summarize(v, self.confidence)} for k, v in enumerate(points) if v.size]
+        """FSS_k summaries of ``selected`` sessions, for every k one of them reaches (clustered by identity)."""
+        points = ((self.rows.trajectory_at(k, selected), self.rows.trajectory_identities(k, selected))
+                  for k in range(self.rows.trajectory_length()))
+        return [{"k": k, **summarize(v, self.confidence, clusters=ids)} for k, (v, ids) in enumerate(points) if v.size]
 
 
     def disparity(self) -> list[dict[str, Any]]:
@@ -238,6 +247,7 @@ class Aggregator:
         included = self.included
         excluded = sum(self.sessions_excluded.values())
         everyone = self._selected()
+        disparity = self.disparity()
         sections: dict[str, Any] = {
             "counts": {
                 "faces": {
@@ -265,7 +275,7 @@ class Aggregator:
                     "bounds": list(m.bounds) if m.bounds is not None else None,
                     "ideal": m.ideal,
                     "requires": sorted(m.requires),
-                    **summarize(self.metric_values(m.name), self.confidence, bounds=m.bounds),
+                    **self._summary(m, everyone),
                     "undefined_sessions": self.undefined[m.name],
                     "undefined_by_reason": dict(sorted(self.undefined_reasons[m.name].items())),
                 }
@@ -279,15 +289,16 @@ class Aggregator:
                     label: {
                         "sessions_included": g.included,
                         "sessions_excluded": dict(sorted(g.excluded.items())),
-                        "metrics": {m.name: summarize(self._values(m.name, self._selected(key, label))[0],
-                                                      self.confidence, bounds=m.bounds) for m in self.metrics},
+                        "metrics": {m.name: self._summary(m, self._selected(key, label)) for m in self.metrics},
                         "trajectory": {"fss": self._trajectory(self._selected(key, label))},
                     }
                     for label, g in sorted(labels.items())
                 }
                 for key, labels in sorted(self.groups.items())
             },
-            "disparity": self.disparity(),
+            "sample_size": sample_size(included, self.rows.identities()),
+            "disparity": disparity,
+            "multiplicity": family_summary(disparity, alpha=self.analysis.alpha),
             "group_tests": group_statistics(self.rows, self.metrics, self.analysis, self.confidence),
             "skipped_metrics": dict(sorted(self.skipped.items())),
             "measures": registered_measures(self.registered),
@@ -296,7 +307,8 @@ class Aggregator:
             sections["counts"]["judge"] = {t: dict(sorted(c.items())) for t, c in sorted(self.judge_answers.items())}
             for name, steps in self.judge_trajectory.items():
                 sections["trajectory"][name] = [
-                    {"k": k + 1, **summarize(v, self.confidence, bounds=self.judge_bounds.get(name))}
+                    {"k": k + 1, **summarize(v, self.confidence, bounds=self.judge_bounds.get(name),
+                                             clusters=self.judge_trajectory_identities[name][k])}
                     for k, v in enumerate(steps)]
             if self.panel is not None:
                 sections["counts"]["judge_members"] = self.panel_tally.member_counts()
@@ -308,6 +320,16 @@ class Aggregator:
                 sections[name] = dict(part)
         release_free_memory()  # before the tables are converted (another allocator's memory)
         return sections
+
+
+def sample_size(sessions: int, identities: np.ndarray) -> dict[str, Any]:
+    """The run's sessions and identities, and whether its figures are preliminary (too few identities)."""
+    n = int(np.unique(identities[identities >= 0]).size)
+    preliminary = n < PRELIMINARY_IDENTITIES
+    return {"sessions": sessions, "identities": n, "preliminary": preliminary,
+            "preliminary_below_identities": PRELIMINARY_IDENTITIES,
+            "reason": (f"{n} identities, fewer than {PRELIMINARY_IDENTITIES}: intervals and flags rest on few people"
+                       if preliminary else None)}
 
 
 def section_collectors(sections: Sequence[ReportSection], analysis: AnalysisConf, judge_metrics: Sequence[Any], *,

@@ -139,6 +139,11 @@ class SessionRows(Sequence):
         starts = np.cumsum(lengths, dtype=np.int64) - lengths
         return np.frombuffer(self._fss, dtype=np.float64)[starts[reach] + k]
 
+    def trajectory_identities(self, k: int, selected: np.ndarray | None = None) -> np.ndarray:
+        """The identity codes of the sessions :meth:`trajectory_at` gives, in the same order."""
+        reach = np.frombuffer(self._fss_length, dtype=np.int32) > k
+        return self.identities()[reach & selected if selected is not None else reach]
+
     def _row(self, i: int) -> tuple[dict[str, str | None], dict[str, float | None]]:
         labels = {}
         for key, column in self._labels.items():

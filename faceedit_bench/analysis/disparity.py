@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from faceedit_bench.analysis.cached import cached_statistic, in_context
+from faceedit_bench.analysis.multiplicity import NOT_TESTED, correct_family, untestable_reason
 from faceedit_bench.analysis.permutation import Pool, clustered_test, session_test
 from faceedit_bench.analysis.statistics import summarize
 
@@ -59,6 +60,8 @@ from faceedit_bench.analysis.statistics import summarize
 #: of each session), so a run's memory does not grow with its sessions by running tests side by
 #: side: tests of more than half of it run one at a time. The default thread count only.
 SESSIONS_IN_FLIGHT = 65536
+#: The paper's flag, over sessions as if they were independent: reported beside the honest one, never heading it.
+PAPER_RULE = "paper (a): WD > threshold and session-level permutation p < alpha, uncorrected"
 
 
 @dataclass(frozen=True)
@@ -125,38 +128,48 @@ def compare_groups(tests: Sequence[GroupTest], *, n_resamples: int = 9999, seed:
         workers = min(os.cpu_count() or 1, SESSIONS_IN_FLIGHT // max(1, largest))
     workers = max(1, min(len(tests), workers))
     if workers == 1:
-        return [_compare(t, **settings) for t in tests]
-    with ThreadPoolExecutor(max_workers=workers) as pool:  # numpy releases the GIL in the heavy loops
-        # each test is kept (when a statistics cache is in use) as soon as it is done: a killed report resumes
-        return list(pool.map(in_context(lambda t: _compare(t, **settings)), tests))
+        results = [_compare(t, **settings) for t in tests]
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:  # numpy releases the GIL in the heavy loops
+            # each test is kept (when a statistics cache is in use) as soon as it is done: a killed report resumes
+            results = list(pool.map(in_context(lambda t: _compare(t, **settings)), tests))
+    return correct_family(results, alpha=alpha)
 
 
 # -- one test ---------------------------------------------------------------------------------
 
 
-@cached_statistic("disparity.group_test")
+@cached_statistic("disparity.group_test", version=2)
 def _compare(test: GroupTest, *, n_resamples: int, seed: int, threshold: float, alpha: float,
              confidence: float) -> dict[str, Any]:
     a, b = _values(test.values_a, test, "values_a"), _values(test.values_b, test, "values_b")
     result: dict[str, Any] = {
         "name": test.key, "metric": test.metric, "contrast": test.contrast,
-        "groups": {test.group_a: summarize(a, confidence, bounds=test.bounds),
-                   test.group_b: summarize(b, confidence, bounds=test.bounds)},
+        "groups": {test.group_a: summarize(a, confidence, bounds=test.bounds, clusters=test.clusters_a),
+                   test.group_b: summarize(b, confidence, bounds=test.bounds, clusters=test.clusters_b)},
         "wd": None, "p_value": None, "n_resamples": None, "exact": None, "bias": None,
         "worst_group": None, "best_group": None, "threshold": threshold, "alpha": alpha,
         "clustered": None, "clustered_reason": None, "seed": seed, "reason": None,
+        "p_clustered": None, "p_holm": None, "q_value": None, "bias_status": NOT_TESTED, "not_tested_reason": None,
     }
     result["worst_group"], result["best_group"] = _direction(test, a, b)
+    result["n_identities"] = {g: None if c is None else int(np.unique(np.asarray(c)).size)
+                              for g, c in ((test.group_a, test.clusters_a), (test.group_b, test.clusters_b))}
+    result["paper_rule"] = {"rule": PAPER_RULE, "bias": None}
     small = [f"{g} has {v.size} session(s)" for g, v in ((test.group_a, a), (test.group_b, b)) if v.size < 2]
     if small:
         result["reason"] = "; ".join(small) + "; a permutation test needs at least 2 per group"
-        result["clustered_reason"] = result["reason"]
+        result["clustered_reason"] = result["not_tested_reason"] = result["reason"]
         return result
     naive_rng, cluster_rng = (np.random.Generator(np.random.SFC64(s)) for s in _seed_sequence(seed, test.key).spawn(2))
     pool = Pool(a, b)
     wd, p, used, exact = session_test(pool, n_resamples, naive_rng)
-    result.update(wd=wd, p_value=p, n_resamples=used, exact=exact, bias=bool(wd > threshold and p < alpha))
+    result.update(wd=wd, p_value=p, n_resamples=used, exact=exact)
+    result["paper_rule"]["bias"] = bool(wd > threshold and p < alpha)
     result["clustered"], result["clustered_reason"] = clustered_test(test, pool, n_resamples, cluster_rng)
+    result["p_clustered"] = result["clustered"]["p_value"] if result["clustered"] else None
+    result["not_tested_reason"] = (untestable_reason(result["n_identities"], alpha, n_resamples)
+                                   or result["clustered_reason"])
     return result
 
 

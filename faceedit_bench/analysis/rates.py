@@ -27,6 +27,7 @@ from typing import Any, Literal
 import numpy as np
 
 from faceedit_bench.analysis.samples import as_groups, as_sample, check_confidence
+from faceedit_bench.analysis.statistics import effective_n
 
 _OPERATORS = {">=": ">=", "≥": ">=", "<=": "<=", "≤": "<="}
 
@@ -81,21 +82,32 @@ def rate_direction(threshold: Threshold, higher_is_better: bool | None, ideal: f
 
 
 def threshold_rate(values: Sequence[float], threshold: Threshold, *, confidence: float = 0.95,
-                   what: str = "values") -> dict[str, Any]:
-    """Share of ``values`` meeting ``threshold``, with a Wilson score interval at ``confidence``."""
+                   what: str = "values", clusters: Sequence[Any] | None = None) -> dict[str, Any]:
+    """Share of ``values`` meeting ``threshold``, with a Wilson score interval at ``confidence``.
+
+    ``clusters`` labels each item with its identity: with several items per identity (the edits of one
+    face) the interval is Wilson's at Kish's effective n (``wilson_effective_n``, statistics module)."""
     check_confidence(confidence)
     _check_threshold(threshold)
     x = as_sample(values, what)
     n, count = int(x.size), int(np.count_nonzero(threshold.hits(x)))
-    out: dict[str, Any] = {"rule": threshold.label, "n": n, "count": count, "rate": None, "percent": None,
-                           "ci_low": None, "ci_high": None, "ci_method": "wilson", "confidence": confidence,
+    units = None if clusters is None else np.unique(np.asarray(clusters).reshape(-1), return_inverse=True)[1]
+    if units is not None and units.size != n:
+        raise ValueError(f"{what}: got {n} values but {units.size} identity labels; give one identity per value")
+    identities = None if units is None else int(units.max() + 1 if n else 0)
+    clustered = identities is not None and identities < n
+    out: dict[str, Any] = {"rule": threshold.label, "n": n, "n_identities": identities, "count": count, "rate": None,
+                           "percent": None, "ci_low": None, "ci_high": None,
+                           "ci_method": "wilson_effective_n" if clustered else "wilson", "confidence": confidence,
                            "reason": None}
     if n == 0:
         out["reason"] = "no items; a rate needs at least one"
         return out
     from statsmodels.stats.proportion import proportion_confint  # imported here: statsmodels is slow to import
 
-    low, high = proportion_confint(count, n, alpha=1 - confidence, method="wilson")
+    n_eff = effective_n(threshold.hits(x).astype(float), units) if clustered else n
+    low, high = proportion_confint(count / n * n_eff, n_eff, alpha=1 - confidence, method="wilson")
+    low, high = min(float(low), count / n), max(float(high), count / n)  # a fractional count: no rounding past it
     out.update(rate=count / n, percent=100 * count / n, ci_low=float(low), ci_high=float(high))
     return out
 

@@ -22,9 +22,22 @@ def _submit_command(args: argparse.Namespace) -> int:
                     images=not args.no_images, submission_id=args.id, submitter=args.submitter, url=args.url,
                     notes=args.notes, force=args.force)
     print(f"wrote submission {target}")
+    if warning := preliminary_warning(target):
+        print(warning)
     if args.no_images:
         print("no images bundled: the entry will be shown as unverified (verification re-scores the images)")
     return 0
+
+
+def preliminary_warning(target: Path) -> str | None:
+    """The warning ``submit`` prints for a run whose figures rest on too few identities."""
+    from faceedit_bench.leaderboard.bundle import SUBMISSION_FILE
+
+    sample = json.loads((target / SUBMISSION_FILE).read_text(encoding="utf-8")).get("sample_size") or {}
+    if not sample.get("preliminary"):
+        return None
+    return (f"WARNING: preliminary: {sample.get('reason')}. The leaderboard lists it apart, without a rank, "
+            f"until a run with at least {sample.get('preliminary_below_identities')} identities is submitted.")
 
 
 def _verify_command(args: argparse.Namespace) -> int:

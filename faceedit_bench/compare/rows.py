@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from faceedit_bench.analysis.multiplicity import NO, NOT_TESTED, YES, bias_status
 from faceedit_bench.report.measures import label_of, merged_measures
 from faceedit_bench.report.templates import fmt_ci, fmt_num, fmt_usd
 
@@ -100,15 +101,32 @@ def outcome_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def fairness_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Flags of the testable contrasts, and the contrasts not testable apart: an untested contrast is never a "no"."""
     def flags(r: Mapping[str, Any]) -> dict[str, Any]:
         rows = r.get("disparity")
         if rows is None:
             return cell(None, "not computed")
-        n = sum(1 for d in rows if d.get("bias"))
-        return cell(float(n), f"{n} of {len(rows)} contrasts")
+        status = [bias_status(d) for d in rows]
+        testable = status.count(YES) + status.count(NO)
+        if not testable:  # nothing tested is no evidence of fairness: no value to compare
+            return cell(None, "none testable")
+        return cell(float(status.count(YES)), f"{status.count(YES)} of {testable}")
 
-    return [_row("bias flags (WD > threshold and p < alpha, lower better)", [flags(r) for r in reports], False,
-                 "fairness")]
+    def untested(r: Mapping[str, Any]) -> dict[str, Any]:
+        rows = r.get("disparity")
+        return cell(None, "not computed") if rows is None else \
+            cell(float(sum(bias_status(d) == NOT_TESTED for d in rows)))
+
+    def preliminary(r: Mapping[str, Any]) -> dict[str, Any]:
+        sample = r.get("sample_size") or {}
+        if "identities" not in sample:
+            return cell(None, "not counted")
+        n = int(sample["identities"])
+        return cell(float(n), f"{n}, PRELIMINARY" if sample.get("preliminary") else str(n))
+
+    return [_row("bias flags of testable contrasts (lower better)", [flags(r) for r in reports], False, "fairness"),
+            _row("contrasts not testable", [untested(r) for r in reports], None, "fairness"),
+            _row("identities", [preliminary(r) for r in reports], None, "fairness")]
 
 
 def cost_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ from typing import Any
 
 from faceedit_bench.keys import portable
 from faceedit_bench.leaderboard import SUBMISSION_SCHEMA_ID, SUBMISSION_SCHEMA_VERSION
+from faceedit_bench.analysis.multiplicity import NOT_TESTED, YES, bias_status
 from faceedit_bench.leaderboard.errors import SubmissionRejected
 from faceedit_bench.leaderboard.record_sections import record_sections
 from faceedit_bench.leaderboard.tolerances import default_tolerance
@@ -27,7 +28,8 @@ from faceedit_bench.storage.images import content_hash
 SUMMARY_FIELDS = ("n", "mean", "sd", "ci_low", "ci_high")
 METRIC_FIELDS = ("higher_is_better", "unit", "description", *SUMMARY_FIELDS, "undefined_sessions")
 DISPARITY_FIELDS = ("metric", "contrast", "wd", "p_value", "bias", "worst_group", "best_group", "threshold",
-                    "alpha", "reason")
+                    "alpha", "reason", "p_clustered", "p_holm", "q_value", "bias_status", "not_tested_reason",
+                    "n_identities", "paper_rule", "family_size")
 #: Config groups verification needs besides the editor, and the run settings that change results.
 CONFIG_GROUPS = ("testset", "dataset", "embedder", "judge")
 RUN_SETTINGS = ("max_faces", "max_sessions", "seed", "confidence")
@@ -45,7 +47,10 @@ def _text(value: Any, limit: int = 200) -> str:
 
 def _summary(s: Mapping[str, Any] | None) -> dict[str, Any]:
     s = s or {}
-    return {f: s.get(f) if f != "n" else int(s.get("n") or 0) for f in SUMMARY_FIELDS}
+    out = {f: s.get(f) if f != "n" else int(s.get("n") or 0) for f in SUMMARY_FIELDS}
+    if s.get("n_identities") is not None:  # counted since the identity became the unit of the intervals
+        out["n_identities"] = int(s["n_identities"])
+    return out
 
 
 def _component(c: Mapping[str, Any], version: Any = None) -> dict[str, Any]:
@@ -89,11 +94,14 @@ def _disparity(rows: Any) -> list[dict[str, Any]] | None:
     out = []
     for row in rows:
         item = {f: row[f] for f in DISPARITY_FIELDS if f in row}
-        for f in ("worst_group", "best_group", "reason"):
+        for f in ("worst_group", "best_group", "reason", "not_tested_reason"):
             if item.get(f) is not None:
-                item[f] = _text(item[f], 4000 if f == "reason" else 200)
+                item[f] = _text(item[f], 200 if f.endswith("_group") else 4000)
         item["groups"] = {str(label): _summary(s) for label, s in (row.get("groups") or {}).items()}
-        item["bias"] = bool(row.get("bias"))
+        # yes / no / not tested (None): a contrast never tested is never a "no"
+        item["bias"] = None if bias_status(row) == NOT_TESTED else bias_status(row) == YES
+        if "bias_status" not in row:  # a report before the honest flag: its session-level flag is the paper's
+            item["paper_rule"] = {"rule": "paper (a), session-level", "bias": row.get("bias")}
         for f in ("wd", "p_value"):
             item.setdefault(f, None)
         out.append(item)
@@ -259,6 +267,7 @@ def build_record(artifacts: RunArtifacts, *, submission_id: str, registered: Map
             for attribute, labels in (report.get("groups") or {}).items()
         },
         "disparity": _disparity(report.get("disparity")),
+        **({"sample_size": dict(report["sample_size"])} if isinstance(report.get("sample_size"), dict) else {}),
         "outcomes": _outcomes(report),
         "cost": _cost(report.get("cost")),
         "overediting": _overediting(report.get("overediting")),

@@ -14,6 +14,15 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from faceedit_bench.analysis.multiplicity import (
+    NOT_TESTED,
+    STATUS_TEXT,
+    YES,
+    bias_status,
+    clustered_p,
+    not_tested_reason,
+    paper_flag,
+)
 from faceedit_bench.leaderboard.across import build_across_views
 from faceedit_bench.leaderboard.cells import (  # noqa: F401 - the cells are part of this module's interface
     ALL,
@@ -46,22 +55,37 @@ from faceedit_bench.leaderboard.entries import Entry
 from faceedit_bench.leaderboard.group_test_sections import group_tests_section, judge_panel_section
 from faceedit_bench.leaderboard.named_views import named_view_sections
 from faceedit_bench.leaderboard.references import with_references
-from faceedit_bench.report.templates import fmt_p_equation
+from faceedit_bench.report.templates import fmt_p, fmt_p_equation
 
 
 def _rank(entries: list[Entry], metric: MetricInfo | None) -> tuple[list[Entry], dict[str, int | None]]:
-    """Ranked by the metric's mean in its direction (no metric: no ranks)."""
+    """Ranked by the metric's mean in its direction (no metric: no ranks). Preliminary entries (too few
+    identities) are kept apart, as LMArena keeps new models: listed after the ranked ones, without a rank."""
     if metric is None:
         return rank_entries(entries, lambda e: None, False)
-    return rank_entries(entries, lambda e: e.record["metrics"].get(metric.name, {}).get("mean"),
-                        metric.higher_is_better)
+    ordered, ranks = rank_entries(entries, lambda e: None if _preliminary(e) else
+                                  e.record["metrics"].get(metric.name, {}).get("mean"), metric.higher_is_better)
+    return sorted(ordered, key=_preliminary), ranks  # stable: the ranked order is kept
+
+
+def _preliminary(e: Entry) -> bool:
+    return bool((e.record.get("sample_size") or {}).get("preliminary"))
+
+
+def _status(e: Entry) -> Cell:
+    """The verification status, and "preliminary" with the run's identities where it rests on too few."""
+    if not _preliminary(e):
+        return status_cell(e)
+    sample = e.record["sample_size"]
+    return Cell(f"{e.status}, preliminary", e.status, f"{sample.get('reason')}; not ranked until it has more",
+                cls=f"status {e.status} preliminary")
 
 
 def _overall(view_entries: list[Entry], metrics: list[MetricInfo], ranks: dict[str, int | None]) -> Section:
     columns = [Column("rank", "num"), Column("editor", "text"), Column("status", "text")]
     columns += [Column(f"{m.name} ({m.unit})", "num", hib_text(m.higher_is_better),
                        f"{m.description} {direction_sentence(m.higher_is_better)}") for m in metrics]
-    columns += [Column("sessions", "num", help="sessions included in the metrics / planned"),
+    columns += [Column("sessions", "num", help="sessions included in the metrics / planned, and their identities"),
                 Column("excluded", "num", help="sessions excluded from the metrics (a step without an image)"),
                 Column("refused", "num", help="edit steps the provider refused"),
                 Column("no image", "num", help="edit steps answered without an image (no refusal stated)"),
@@ -71,7 +95,7 @@ def _overall(view_entries: list[Entry], metrics: list[MetricInfo], ranks: dict[s
     rows = []
     for e in view_entries:
         r, o = e.record, e.record["outcomes"]
-        cells = [rank_cell(e, ranks), editor_cell(e), status_cell(e)]
+        cells = [rank_cell(e, ranks), editor_cell(e), _status(e)]
         for m in metrics:
             text, sub = fmt_summary(r["metrics"].get(m.name))
             cells.append(Cell(text, sort_value(r["metrics"].get(m.name, {}).get("mean")), sub, cls="num"))
@@ -80,7 +104,9 @@ def _overall(view_entries: list[Entry], metrics: list[MetricInfo], ranks: dict[s
         failed = sum(n for outcome, n in o["steps"].items() if outcome not in NOT_FAILED)
         refused, no_image = o["steps"].get("refused", 0), o["steps"].get("no_image", 0)
         cost = (r.get("cost") or {}).get("estimated_usd")
-        cells += [Cell(f"{sessions['included']}/{sessions['planned']}", str(sessions["included"]), cls="num"),
+        ids = (r.get("sample_size") or {}).get("identities")
+        cells += [Cell(f"{sessions['included']}/{sessions['planned']}", str(sessions["included"]),
+                       "" if ids is None else f"{ids} identities", cls="num"),
                   Cell(str(excluded), str(excluded), _reasons(sessions["excluded"]), cls="num"),
                   Cell(str(refused), str(refused), cls="num"),
                   Cell(str(no_image), str(no_image), cls="num"),
@@ -105,6 +131,22 @@ def _disparity_row(e: Entry, metric: str, contrast: str) -> Mapping[str, Any] | 
         if row["metric"] == metric and row["contrast"] == contrast:
             return row
     return None
+
+
+def _flag_cell(d: Mapping[str, Any]) -> Cell:
+    """Bias yes / no / not tested with its evidence: identities per group, the clustered and Holm p, the BH q and
+    the paper's session-level rule; a contrast not tested says why and sorts with no value, never as a "no"."""
+    status = bias_status(d)
+    ids = "/".join(str(k) if k is not None else "?" for k in (d.get("n_identities") or {}).values())
+    paper = paper_flag(d)
+    rule = "" if paper is None else f"; paper's rule: {'BIAS' if paper else 'no'} ({fmt_p_equation(d.get('p_value'))})"
+    if status == NOT_TESTED:
+        return Cell("not tested", "", not_tested_reason(d) + rule)
+    sub = (f"identities {ids}; " if ids else "") + f"Holm p {fmt_p(d.get('p_holm'))}, " \
+        f"id p {fmt_p(clustered_p(d))}, q {fmt_p(d.get('q_value'))}" + rule
+    if status == YES:
+        sub += f"; worst: {d.get('worst_group')}"
+    return Cell(STATUS_TEXT[status], "1" if status == YES else "0", sub, cls="bias" if status == YES else "")
 
 
 def _k_groups(e: Entry, contrast: str, metric: str) -> Mapping[str, Any] | None:
@@ -135,8 +177,9 @@ def _contrast(contrast: str, labels: list[str], view_entries: list[Entry], metri
                            f"{m.name} ({m.unit}) of the {label} group")
                     for label in labels]
         columns += [Column(f"bias · {m.name}", "num", "false",
-                           "bias flag of the disparity test (Wasserstein distance over the threshold and "
-                           "permutation p-value under alpha); 'not tested' when the run computed none"),
+                           "bias flag: Wasserstein distance over the threshold and the identity-clustered "
+                           "permutation p, Holm-corrected over the run's contrasts, under alpha; 'not tested' "
+                           "with the reason when the run could not test it (too few identities)"),
                     Column(f"WD · {m.name}", "num", "false", "Wasserstein distance between the groups' values")]
         if m.name in k_groups:
             columns += [Column(f"max−min · {m.name}", "num", "false",
@@ -146,7 +189,7 @@ def _contrast(contrast: str, labels: list[str], view_entries: list[Entry], metri
     rows = []
     for e in view_entries:
         groups = e.record["groups"].get(contrast, {})
-        cells = [editor_cell(e), status_cell(e)]
+        cells = [editor_cell(e), _status(e)]
         for m in metrics:
             for label in labels:
                 s = groups.get(label, {}).get("metrics", {}).get(m.name)
@@ -156,10 +199,7 @@ def _contrast(contrast: str, labels: list[str], view_entries: list[Entry], metri
             if d is None:
                 cells += [Cell("not tested", ""), Cell("n/a", "")]
             else:
-                flag = "BIAS" if d["bias"] else "no"
-                sub = fmt_p_equation(d["p_value"]) + (f", worst: {d.get('worst_group')}" if d["bias"] else "")
-                cells += [Cell(flag, "1" if d["bias"] else "0", sub, cls="bias" if d["bias"] else ""),
-                          Cell(fmt(d["wd"]), sort_value(d["wd"]), cls="num")]
+                cells += [_flag_cell(d), Cell(fmt(d["wd"]), sort_value(d["wd"]), cls="num")]
             if m.name in k_groups:
                 cells += _k_group_cells(e, contrast, m.name)
         rows.append(Row(e.id, e.status, cells, is_reference(e)))

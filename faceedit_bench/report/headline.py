@@ -13,6 +13,17 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from faceedit_bench.analysis.multiplicity import (
+    NO,
+    NOT_TESTED,
+    STATUS_TEXT,
+    YES,
+    bias_status,
+    clustered_p,
+    flag_count,
+    not_tested_reason,
+    paper_flag,
+)
 from faceedit_bench.plugin.manager import sections_in_use
 from faceedit_bench.plugin.sections import ReportSection
 from faceedit_bench.report.measures import declared_bounds, label_of, report_measures
@@ -38,6 +49,7 @@ def figure(label: str, summary: Mapping[str, Any], measure: Mapping[str, Any]) -
     """One headline figure: mean, interval, n, unit, direction and what its scale allows."""
     return {"label": label, "mean": summary.get("mean"), "ci_low": summary.get("ci_low"),
             "ci_high": summary.get("ci_high"), "n": summary.get("n"), "sub": summary.get("sub"),
+            "n_identities": summary.get("n_identities"), "ci_reason": summary.get("ci_reason"),
             "unit": str(measure.get("unit") or ""), "direction": DIRECTION.get(measure.get("higher_is_better"), ""),
             "scale": scale_note(measure), "scale_why": scale_why(measure),
             "description": str(measure.get("description") or "")}
@@ -90,23 +102,31 @@ def section_figures(section: ReportSection, part: Mapping[str, Any],
 
 
 def largest_disparity(report: Mapping[str, Any], measures: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The contrast whose groups differ most: a flagged bias first, then the smallest p, then the largest WD
-    relative to its threshold (WDs of different metrics are on different scales, so never compared raw)."""
-    rows = [d for d in report.get("disparity") or [] if isinstance(d, Mapping) and d.get("wd") is not None]
+    """The contrast whose groups differ most: a flagged bias first, then the smallest corrected clustered p, then
+    the largest WD relative to its threshold (WDs of different metrics are on different scales, so never compared
+    raw). Its flag is the honest one (yes, no or not tested, with the reason); the paper's rule is beside it."""
+    found = [d for d in report.get("disparity") or [] if isinstance(d, Mapping)]
+    rows = [d for d in found if d.get("wd") is not None]
     if not rows:
         return None
 
     def rank(d: Mapping[str, Any]) -> tuple[float, float, float]:
-        p = d.get("p_value")
+        status = bias_status(d)
+        p = next((q for q in (d.get("p_holm"), clustered_p(d), d.get("p_value")) if q is not None), None)
         threshold = d.get("threshold") or 0
         relative = d["wd"] / threshold if threshold else d["wd"]
-        return (0.0 if d.get("bias") else 1.0, p if isinstance(p, (int, float)) and math.isfinite(p) else 2.0,
+        return ({YES: 0.0, NO: 1.0}.get(status, 2.0), p if isinstance(p, (int, float)) and math.isfinite(p) else 2.0,
                 -relative)
 
     d = min(rows, key=rank)
+    status = bias_status(d)
     return {"metric": label_of(str(d.get("metric")), measures), "contrast": d.get("contrast"), "wd": d["wd"],
-            "p_value": d.get("p_value"), "bias": bool(d.get("bias")), "worst": d.get("worst_group"),
-            "best": d.get("best_group"), "of": len(rows)}
+            "p_value": d.get("p_value"), "p_clustered": clustered_p(d), "p_holm": d.get("p_holm"),
+            "q_value": d.get("q_value"), "bias": status == YES, "status": STATUS_TEXT[status],
+            "reason": not_tested_reason(d) if status == NOT_TESTED else None,
+            "rule_flag": paper_flag(d), "identities": d.get("n_identities") or {},
+            "worst": d.get("worst_group"), "best": d.get("best_group"), "of": len(found),
+            "flags": flag_count(found)}
 
 
 def outcomes(report: Mapping[str, Any]) -> dict[str, Any]:

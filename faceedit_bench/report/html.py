@@ -14,6 +14,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from faceedit_bench.analysis.multiplicity import (
+    NOT_TESTED,
+    STATUS_TEXT,
+    YES,
+    bias_status,
+    clustered_p,
+    not_tested_reason,
+    paper_flag,
+)
 from faceedit_bench.execution.secrets import redact
 from faceedit_bench.records import version_text
 from faceedit_bench.report import html_plots
@@ -26,6 +35,7 @@ from faceedit_bench.report.html_plots import plot_disparity_forest, plot_group_t
 from faceedit_bench.report.html_sections import ci_label, section_pages
 from faceedit_bench.report.html_sheet_redraw import float_or_none, render_missing_sheets
 from faceedit_bench.report.measures import fss_measured, identity_metric, label_of, report_measures
+from faceedit_bench.report.preliminary import preliminary_note
 from faceedit_bench.report.read_first import LABELS, MOST, report_warnings
 from faceedit_bench.report.read_first import label as warning_label
 from faceedit_bench.report.tables import RUN_COLUMNS
@@ -92,7 +102,7 @@ def header(report: Mapping[str, Any]) -> dict[str, Any]:
         "stopped": run.get("stopped"),
         "stopped_by_budget": bool(cost.get("stopped_by_budget")), "budget_usd": cost.get("budget_usd"),
         "testset": report.get("testset", {}), "scales": report.get("scales", {}),
-        "confidence": run.get("confidence"),
+        "confidence": run.get("confidence"), "preliminary": preliminary_note(report),
     }
 
 
@@ -176,11 +186,17 @@ def group_metric_tables(report: Mapping[str, Any]) -> list[dict[str, Any]]:
 def disparity_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for d in report.get("disparity") or []:
-        p, alpha = d.get("p_value"), d.get("alpha", 0.05)
+        alpha = d.get("alpha", 0.05)
         clustered = d.get("clustered") or {}
-        rows.append({**d, "groups": list((d.get("groups") or {}).items()),
-                     "significant": p is not None and alpha is not None and p < alpha,
-                     "clustered_p": clustered.get("p_value"), "clusters": clustered.get("clusters") or {}})
+        status = bias_status(d)
+        ps = {"p_value": d.get("p_value"), "p_clustered": clustered_p(d), "p_holm": d.get("p_holm"),
+              "q_value": d.get("q_value")}
+        rows.append({**d, **ps, "groups": list((d.get("groups") or {}).items()),
+                     "significant": {f: p is not None and alpha is not None and p < alpha for f, p in ps.items()},
+                     "clustered_p": clustered.get("p_value"), "clusters": clustered.get("clusters") or {},
+                     "status": STATUS_TEXT[status], "flagged": status == YES,
+                     "why_not": not_tested_reason(d) if status == NOT_TESTED else None,
+                     "rule_flag": paper_flag(d)})
     return rows
 
 

@@ -63,7 +63,7 @@ def better_run(d: Mapping[str, Any], higher_is_better: bool | None) -> str | Non
 def verdict(d: Mapping[str, Any], a: str, b: str, higher_is_better: bool | None) -> str:
     """The verdict in words, naming the better run by ``a`` or ``b``."""
     if d["n"] < 2 or d["ci_low"] is None:
-        return "too few shared sessions for an interval"
+        return d.get("ci_reason") if d["n"] >= 2 and d.get("ci_reason") else "too few shared sessions for an interval"
     if higher_is_better is None:
         return "direction unknown"
     better = better_run(d, higher_is_better)

@@ -201,8 +201,13 @@ def metrics_for_tracking(report: dict[str, Any], sections: Sequence[ReportSectio
         prefix = ("disparity", row["contrast"], row["metric"])
         put(metric_key(*prefix, "wd"), row["wd"])
         put(metric_key(*prefix, "p_value"), row["p_value"])
-        if row["bias"] is not None:
+        for field in ("p_clustered", "p_holm", "q_value"):
+            put(metric_key(*prefix, field), row.get(field))
+        if row["bias"] is not None:  # not tested: no bias metric at all, never a 0
             put(metric_key(*prefix, "bias"), int(row["bias"]))
+        paper = (row.get("paper_rule") or {}).get("bias")
+        if paper is not None:
+            put(metric_key(*prefix, "bias_paper_rule"), int(paper))
     for key, labels in report["groups"].items():
         for label, g in labels.items():
             put(metric_key(key, label, "sessions_included"), g["sessions_included"])

@@ -15,6 +15,7 @@ from faceedit_bench.plugin.sections import ReportSection
 from faceedit_bench.records import version_text
 from faceedit_bench.report.console import console_width, render
 from faceedit_bench.report.measures import fss_measured
+from faceedit_bench.report.preliminary import identities, preliminary_note
 from faceedit_bench.report.read_first import warning_lines
 from faceedit_bench.report.summary_tables import calls_tables, counts, fmt_p, summary_tables  # noqa: F401
 
@@ -60,7 +61,8 @@ def _head(report: dict[str, Any]) -> list[str]:
         f"Test set {testset['name']} {version_text(testset['version'])} ({testset['content_hash'][:12]}"
         + ("; reconstruction)" if testset.get("reconstruction") else ")"),
         f"Faces: {c['faces']['seen']} seen; excluded: {counts(c['faces']['excluded'])}",
-        f"Sessions: {s['planned']} planned, {s['included']} included; excluded: {counts(s['excluded'])}",
+        f"Sessions: {s['planned']} planned, {s['included']} included; excluded: {counts(s['excluded'])}"
+        + (f"; identities: {n}" if (n := identities(report)) is not None else ""),
         f"Steps: {counts(c['steps'])}; edited images without a face: {c['edited_images_without_face']}",
     ]
 
@@ -101,7 +103,9 @@ def section_renderables(report: Mapping[str, Any], width: int,
 def summary_renderables(report: dict[str, Any], output_dir: Path, width: int | None = None) -> list[Any]:
     width = width or console_width()
     run = report["run"]
-    parts: list[Any] = [Text("\n".join(["", *warning_lines(report), *_head(report)]))]  # mostly missing: first
+    note = preliminary_note(report)
+    parts: list[Any] = [Text("\n".join(["", *warning_lines(report), *([note] if note else []),  # mostly missing: first
+                                         *_head(report)]))]
     if reference := (report.get("conditions") or {}).get("reference"):
         parts.append(Text(f"Prompt conditions: {', '.join(report['conditions']['order'])}; the tables describe "
                           f"{reference}, except the paired deltas"))

@@ -9,6 +9,7 @@ from typing import Any
 
 from rich.text import Text
 
+from faceedit_bench.analysis.multiplicity import NOT_TESTED, STATUS_TEXT, bias_status, clustered_p, flag_count, not_tested_reason, paper_flag
 from faceedit_bench.report.calls_view import call_sources
 from faceedit_bench.report.conditions_view import composition
 from faceedit_bench.report.console import Column, fitted_tables
@@ -49,13 +50,23 @@ def digits_for(name: str, measures: Mapping[str, Any], values: Sequence[Any] = (
 
 
 def metrics_tables(report: Mapping[str, Any], width: int) -> list[Any]:
-    rows = []
+    rows, reasons = [], []
     for name, m in report["metrics"].items():  # by name: what metrics=[...] and rank_by are given
         mean, interval = ci(m)
-        rows.append([name, str(m["n"]), mean, interval, m.get("unit") or "",
-                     DIRECTION.get(m["higher_is_better"], "neither")])
-    return fitted_tables([Column("metric")], [Column("n", True), Column("mean", True), Column(_ci(report), True),
-                                              Column("unit"), Column("direction")], rows, width)
+        rows.append([name, str(m["n"]), ids(m), mean, interval or ("none" if m.get("mean") is not None else ""),
+                     m.get("unit") or "", DIRECTION.get(m["higher_is_better"], "neither")])
+        if m.get("ci_reason") and m.get("mean") is not None:
+            reasons.append(f"{name}: no interval: {m['ci_reason']}")
+    return fitted_tables([Column("metric")], [Column("n", True), Column("ids", True), Column("mean", True),
+                                              Column(_ci(report), True), Column("unit"), Column("direction")], rows,
+                         width, legend="\n".join(["n: sessions, ids: identities (people); the intervals are "
+                                                  "clustered by identity", *reasons]))
+
+
+def ids(summary: Mapping[str, Any]) -> str:
+    """A summary's identities, ``?`` where not known (a report written before they were counted)."""
+    n = summary.get("n_identities")
+    return "?" if n is None else str(n)
 
 
 def _ci(report: Mapping[str, Any]) -> str:
@@ -91,22 +102,54 @@ def group_tables(report: Mapping[str, Any], width: int) -> list[Any]:
         return []
     measures = report_measures(report)
     digits = {n: digits_for(n, measures, [g["metrics"].get(n, {}).get("mean") for *_, g in rows]) for n in names}
-    cells = [[f"{key}={label}", str(g["sessions_included"]), str(sum(g["sessions_excluded"].values())),
+    cells = [[f"{key}={label}", str(g["sessions_included"]), group_identities(g),
+              str(sum(g["sessions_excluded"].values())),
               *(" ".join(x for x in ci(g["metrics"][n], digits[n]) if x) if n in g["metrics"] else "n/a"
                 for n in names)] for key, label, g in rows]
-    return fitted_tables([Column("group")], [Column("n", True), Column("excl.", True),
+    return fitted_tables([Column("group")], [Column("n", True), Column("ids", True), Column("excl.", True),
                                              *(Column(n, True) for n in names)], cells, width,
-                         legend=f"n: sessions included, excl.: sessions excluded; each metric: mean [{_ci(report)}]")
+                         legend="n: sessions included, ids: identities, excl.: sessions excluded; each metric: mean "
+                                f"[{_ci(report)}], no interval below 2 identities")
+
+
+def group_identities(group: Mapping[str, Any]) -> str:
+    """The identities of a group: the most any of its metric summaries counts."""
+    known = [m["n_identities"] for m in (group.get("metrics") or {}).values() if m.get("n_identities") is not None]
+    return str(max(known)) if known else "?"
 
 
 def disparity_tables(report: Mapping[str, Any], width: int) -> list[Any]:
-    rows = [[f"{r['metric']} by {r['contrast']}", f"{r['wd']:.2f}", fmt_p(r.get("p_value")),
-             r.get("worst_group") or "-", "BIAS" if r.get("bias") else "no"]
-            for r in report.get("disparity", []) if r.get("wd") is not None]
-    if not rows:
+    """Each contrast: WD, the session-level (paper's), identity-clustered and Holm p, the BH q, the paper's
+    rule and the flag, which is yes, no or not tested (the reasons follow the table)."""
+    found = [r for r in report.get("disparity", []) if isinstance(r, Mapping)]
+    if not found:
         return []
-    return fitted_tables([Column("disparity")], [Column("WD", True), Column("p", True), Column("worst group"),
-                                                 Column("bias")], rows, width)
+    rows, reasons = [], []
+    for r in found:
+        status = bias_status(r)
+        paper = paper_flag(r)
+        wd = r.get("wd")
+        rows.append([f"{r['metric']} by {r['contrast']}", "n/a" if wd is None else f"{wd:.2f}", identities_text(r),
+                     fmt_p(r.get("p_value")), fmt_p(clustered_p(r)), fmt_p(r.get("p_holm")),
+                     fmt_p(r.get("q_value")), "-" if paper is None else ("BIAS" if paper else "no"),
+                     STATUS_TEXT[status]])
+        if status == NOT_TESTED:
+            reasons.append(f"{r['metric']} by {r['contrast']} not tested: {not_tested_reason(r)}")
+    legend = ["ids: identities per group; p: over sessions (the paper's test); id p: identities permuted; "
+              "Holm p: id p corrected over the run's testable contrasts; q: Benjamini-Hochberg",
+              "bias: WD > threshold and Holm p < alpha; paper's rule: WD > threshold and session p < alpha, "
+              "uncorrected (sessions of one person counted as independent)",
+              "Bias flags: " + flag_count(found), *reasons]
+    return fitted_tables([Column("disparity")], [Column("WD", True), Column("ids"), Column("p", True),
+                                                 Column("id p", True), Column("Holm p", True), Column("q", True),
+                                                 Column("paper's rule"), Column("bias")],
+                         rows, width, legend="\n".join(legend))
+
+
+def identities_text(row: Mapping[str, Any]) -> str:
+    """``4/5``: identities per group of a disparity row, ``?`` where unknown."""
+    ids = row.get("n_identities") or {}
+    return "/".join("?" if ids.get(g) is None else str(ids[g]) for g in (row.get("groups") or {})) or "?"
 
 
 def condition_tables(report: Mapping[str, Any], width: int) -> list[Any]:

@@ -58,7 +58,9 @@ def fmt_ci(summary: Mapping[str, Any] | None) -> str:
         return MISSING
     mean = fmt_num(summary["mean"])
     if summary.get("ci_low") is None or summary.get("ci_high") is None:
-        return f"{mean} (no CI: n={summary.get('n', '?')})"
+        ids = summary.get("n_identities")
+        why = f"{ids} identity" if ids is not None and ids < 2 else f"n={summary.get('n', '?')}"
+        return f"{mean} (no CI: {why})"
     return f"{mean} [{fmt_num(summary['ci_low'])}, {fmt_num(summary['ci_high'])}]"
 
 

@@ -207,6 +207,9 @@ class MlflowTracker:
             # A run stopped by its budget is resumable, not finished work: say so where runs are listed.
             complete = report.get("run", {}).get("complete", True)
             active.client.set_tag(active.run_id, "faceedit.complete", str(complete).lower())
+            sample = report.get("sample_size") or {}
+            if "preliminary" in sample:  # too few identities: its figures are marked where runs are listed
+                active.client.set_tag(active.run_id, "faceedit.preliminary", str(sample["preliminary"]).lower())
             _tag_warnings(active, run, report)
             self._log_artifacts(active, run, artifacts)
             active.client.set_tag(active.run_id, LOGGED_TAG, digest)

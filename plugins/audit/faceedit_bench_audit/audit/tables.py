@@ -48,7 +48,7 @@ from faceedit_bench_audit.audit.sensitivity import panel_sensitivity
 from faceedit_bench_audit.audit.settings import PAPER_B_THRESHOLDS, AuditConf, audit_rule
 
 #: The fields of one rate the leaderboard and the report read (threshold_rate has more).
-RATE_FIELDS = ("rate", "ci_low", "ci_high", "n", "count", "percent", "rule", "reason")
+RATE_FIELDS = ("rate", "ci_low", "ci_high", "ci_method", "n", "n_identities", "count", "percent", "rule", "reason")
 #: The rubric's values as registered: direction, bounds (1-5) and ideal of every axis.
 REGISTERED = {v.name: v for v in RUBRIC_METRIC.values}
 #: Aging accuracy's rates: 3 is correct, below under-aged, above over-aged.
@@ -76,8 +76,10 @@ def audit_rules(conf: AuditConf) -> dict[str, tuple[str, Threshold]]:
 
 def rate(items: Sequence[AuditItem], axis: str, threshold: Threshold, confidence: float,
          values: Mapping[str, Any] = REGISTERED) -> dict[str, Any]:
-    scores = [float(v) for i in items if (v := i.scores.get(axis)) is not None]
-    full = threshold_rate(scores, threshold, confidence=confidence, what=axis)
+    scored = [(float(v), i.face_id) for i in items if (v := i.scores.get(axis)) is not None]
+    # the edits of one face are correlated: the face (one person in the portrait grid) is the unit
+    full = threshold_rate([v for v, _ in scored], threshold, confidence=confidence, what=axis,
+                          clusters=[face for _, face in scored])
     reading = _reading(values, axis)
     return {"axis": axis, **{k: full[k] for k in RATE_FIELDS},
             "higher_is_better": rate_direction(threshold, reading["higher_is_better"], reading["ideal"])}
@@ -89,9 +91,12 @@ def rates(items: Sequence[AuditItem], rules: Mapping[str, tuple[str, Threshold]]
 
 
 def axis_means(items: Sequence[AuditItem], confidence: float, values: Mapping[str, Any] = REGISTERED) -> dict[str, Any]:
-    return {axis: summarize([float(v) for i in items if (v := i.scores.get(axis)) is not None], confidence,
-                            bounds=_reading(values, axis)["bounds"])
-            for axis in AXES}
+    out = {}
+    for axis in AXES:
+        scored = [(float(v), i.face_id) for i in items if (v := i.scores.get(axis)) is not None]
+        out[axis] = summarize([v for v, _ in scored], confidence, bounds=_reading(values, axis)["bounds"],
+                              clusters=[face for _, face in scored])
+    return out
 
 
 def audit_section(collector: AuditCollector, conf: AuditConf, *, confidence: float = 0.95, n_resamples: int = 9999,
