@@ -18,8 +18,8 @@ import numpy as np
 from faceedit_bench.analysis.compact import Codes, SessionRows, series
 from faceedit_bench.analysis.disparity import GroupTest, compare_groups
 from faceedit_bench.analysis.free_memory import release_free_memory
-from faceedit_bench.analysis.multiplicity import family_summary
 from faceedit_bench.analysis.group_report import group_statistics
+from faceedit_bench.analysis.multiplicity import family_summary
 from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores, registered_measures
 from faceedit_bench.analysis.statistics import PRELIMINARY_IDENTITIES, summarize
 from faceedit_bench.config import AnalysisConf

@@ -15,9 +15,9 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from faceedit_bench.analysis.multiplicity import NOT_TESTED, YES, bias_status
 from faceedit_bench.keys import portable
 from faceedit_bench.leaderboard import SUBMISSION_SCHEMA_ID, SUBMISSION_SCHEMA_VERSION
-from faceedit_bench.analysis.multiplicity import NOT_TESTED, YES, bias_status
 from faceedit_bench.leaderboard.errors import SubmissionRejected
 from faceedit_bench.leaderboard.record_sections import record_sections
 from faceedit_bench.leaderboard.tolerances import default_tolerance
