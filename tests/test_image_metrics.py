@@ -1,0 +1,144 @@
+"""Image metrics in the score stage: values kept in the ledger by step content and metric identity (a rerun computes
+nothing, a changed parameter recomputes that metric alone), failures recorded and never a number, and the values
+in every table a run writes."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from faceedit_bench.api import ImageMetric, ImageMetricContract, ImageValue
+from faceedit_bench.errors import ConfigError
+from faceedit_bench.records import AdmittedFace, Face, Outcome, Session, Step, StepState
+from faceedit_bench.run.experiment import build_experiment, run_experiment
+from faceedit_bench.run.image_metrics import identities
+from faceedit_bench.scoring.image_scoring import ImageScorer
+from faceedit_bench.storage.images import encode_png
+from faceedit_bench.storage.ledger import Ledger
+from faceedit_bench.storage.store import ImageStore
+
+
+class Brightness(ImageMetric):
+    """The change of mean brightness from I_{k-1} to I_k, times ``scale``; raises on a step whose instruction
+    says ``fail``."""
+
+    name = "brightness"
+    values = (ImageValue("brightness_change", None, "grey levels", "mean brightness change", bounds=(-255, 255)),
+              ImageValue("brightness_end", None, "grey levels", "mean brightness of I_K", aggregate="last"))
+
+    def __init__(self, scale: float = 1.0) -> None:
+        self.scale = scale
+
+    def describe(self):
+        return {"version": "1", "scale": self.scale}
+
+    def measure(self, step):
+        if "fail" in step.instruction:
+            raise RuntimeError("cannot measure this step")
+        return {"brightness_change": self.scale * float(step.current.mean() - step.previous.mean()),
+                "brightness_end": float(step.current.mean())}
+
+
+class Contrast(Brightness):
+    name = "contrast"
+    values = (ImageValue("contrast_change", None, "grey levels", "standard deviation change"),)
+
+    def measure(self, step):
+        return {"contrast_change": float(step.current.std() - step.previous.std())}
+
+
+class TestBrightnessContract(ImageMetricContract):
+    @pytest.fixture
+    def metric(self):
+        return Brightness(scale=0.5)
+
+
+def stored_session(tmp_path: Path, instructions: list[str]):
+    store, ledger = ImageStore(tmp_path / "store"), Ledger(tmp_path / "ledger.sqlite")
+    hashes = [store.put(encode_png(np.full((32, 32, 3), 40 * i, np.uint8))) for i in range(len(instructions) + 1)]
+    session = Session("s1", "toy", tuple(Step(k, text) for k, text in enumerate(instructions, start=1)))
+    face = AdmittedFace(Face("f1", "id1", Path("x.png"), ()), hashes[0], [hashes[0]])
+    states = [StepState(k, Outcome.OK, "", hashes[k - 1], hashes[k], False) for k in range(1, len(hashes))]
+    return store, ledger, face, session, states
+
+
+def scorer(metrics, store, ledger) -> ImageScorer:
+    return ImageScorer(metrics, identities(metrics, None), None, "", store, ledger, workers=1,
+                       retry=frozenset({Outcome.FAILED}))
+
+
+def test_values_are_kept_and_a_rerun_or_a_changed_parameter_recomputes_only_what_changed(tmp_path):
+    store, ledger, face, session, states = stored_session(tmp_path, ["brighter", "brighter"])
+    first = scorer([Brightness(), Contrast()], store, ledger)
+    measured = asyncio.run(first.measure(face, session, states))
+    assert first.computed == 4  # 2 metrics x 2 steps
+    assert measured.values == {"brightness_change": 40.0, "brightness_end": 80.0, "contrast_change": 0.0}
+    ledger.flush()
+
+    again = scorer([Brightness(), Contrast()], store, ledger)
+    assert asyncio.run(again.measure(face, session, states)).values == measured.values
+    assert again.computed == 0  # everything read back
+
+    rescaled = scorer([Brightness(scale=2.0), Contrast()], store, ledger)
+    assert asyncio.run(rescaled.measure(face, session, states)).values["brightness_change"] == 80.0
+    assert rescaled.computed == 2  # brightness's two steps; contrast read back
+
+
+def test_a_failed_step_is_recorded_and_counted_never_a_number(tmp_path):
+    store, ledger, face, session, states = stored_session(tmp_path, ["brighter", "fail here"])
+    measured = asyncio.run(scorer([Brightness()], store, ledger).measure(face, session, states))
+    first, second = measured.steps["brightness"]
+    assert first.outcome is Outcome.OK and second.outcome is Outcome.FAILED
+    assert "cannot measure this step" in second.reason
+    assert measured.values == {"brightness_change": None, "brightness_end": None}  # no partial mean, no 0
+    assert measured.why_undefined("brightness_change") == "image_failed"
+    assert json.loads(json.dumps(measured.at(2)))["brightness"]["outcome"] == "failed"
+
+
+def test_selection_errors_say_how_to_fix_them(plugins, compose, synthetic):
+    with pytest.raises(ConfigError, match="background"):
+        build_experiment(compose(*synthetic, "editor=identity", "testset=pose", "image_metrics=[backgruond]"), plugins)
+    with pytest.raises(ConfigError, match="reads faces.*embedder=dlib"):
+        build_experiment(compose(*synthetic, "editor=identity", "testset=pose", "image_metrics=[background]"), plugins)
+    with pytest.raises(ConfigError, match="image_metric_params.background"):
+        build_experiment(compose(*synthetic, "editor=identity", "testset=pose", "image_metrics=[]",
+                                 "+image_metric_params.background.margin=0.3"), plugins)
+    with pytest.raises(ConfigError, match="image_metric_params.background.margin"):
+        build_experiment(compose("editor=identity", "testset=pose", "tracking=none", "image_metrics=[background]",
+                                 "+image_metric_params.background.margin=-1"), plugins)
+    # Without a detector, nothing is selected by default; an embedder without detect() runs as before.
+    exp = build_experiment(compose(*synthetic, "editor=identity", "testset=pose"), plugins)
+    assert exp.image_metrics == [] and "bg_ssim" not in {m.name for m in exp.metrics}
+
+
+@pytest.mark.slow(seconds=20)
+def test_a_default_run_measures_the_background_and_the_edit_and_a_rerun_computes_nothing(plugins, compose):
+    cfg = compose("editor=identity", "dataset=sample", "embedder=dlib", "testset=pose", "tracking=none",
+                  "run.max_faces=2", "run.max_sessions=1", "run.workers=1", "analysis.n_resamples=99")
+    report = run_experiment(build_experiment(cfg, plugins), plugins)
+    metrics = report["metrics"]
+    # The identity editor keeps everything and edits nothing: what FSS alone cannot tell.
+    assert metrics["bg_ssim"]["mean"] == 1.0 and metrics["bg_psnr"]["mean"] == 100.0 and metrics["bg_mad"]["mean"] == 0
+    assert metrics["face_change"]["mean"] == 0.0 and metrics["face_change"]["n"] == 2
+    assert metrics["bg_ssim"]["ci_low"] is not None and metrics["bg_ssim"]["higher_is_better"] is True
+    assert report["counts"]["image_metrics"] == {"background": {"ok": 8}, "edit_magnitude": {"ok": 8}}
+    assert [p["mean"] for p in report["trajectory"]["face_change"]] == [0.0] * 4
+    assert report["measures"]["bg_ssim"]["requires"] == ["image_metrics"]
+    for labels in report["groups"].values():
+        assert all("bg_ssim" in g["metrics"] for g in labels.values())
+    assert report["run"]["computed"]["image_values"] == 16
+    (run_dir,) = (Path(cfg.run.workspace) / "runs").iterdir()
+    steps = [r for r in csv.DictReader(open(run_dir / "steps.csv")) if r["k"] != "0"]
+    assert json.loads(steps[0]["image_values"])["background"] == {
+        "outcome": "ok", "bg_ssim": 1.0, "bg_psnr": 100.0, "bg_mad": 0.0, "bg_ssim_src": 1.0, "bg_psnr_src": 100.0,
+        "bg_mad_src": 0.0}
+    assert next(csv.DictReader(open(run_dir / "sessions.csv")))["face_change_src"] == "0"
+
+    again = run_experiment(build_experiment(cfg, plugins), plugins)
+    assert again["run"]["computed"]["image_values"] == 0
+    assert again["metrics"]["bg_ssim"] == metrics["bg_ssim"]
