@@ -76,21 +76,22 @@ class BackgroundPreservation(ImageMetric):
                 "psnr_cap_db": PSNR_CAP_DB, "min_background": MIN_BACKGROUND}
 
     def measure(self, step: StepImages) -> Mapping[str, float | None]:
-        out: dict[str, float | None] = {}
-        for suffix, earlier in (("", "previous"), ("_src", "source")):
-            a, b, face = _regions(step, earlier, hair=self.hair, margin=self.margin)
-            background = ~face
-            if background.mean() < MIN_BACKGROUND:
-                out.update(dict.fromkeys((f"bg_ssim{suffix}", f"bg_psnr{suffix}", f"bg_mad{suffix}")))
-                continue
-            _, ssim_map = structural_similarity(a @ LUMA, b @ LUMA, data_range=255.0, full=True)
-            pa, pb = a[background], b[background]
-            mse = mean_squared_error(pa, pb)
-            out[f"bg_ssim{suffix}"] = float(ssim_map[background].mean())
-            out[f"bg_psnr{suffix}"] = PSNR_CAP_DB if mse == 0 else min(
-                PSNR_CAP_DB, float(peak_signal_noise_ratio(pa, pb, data_range=255)))
-            out[f"bg_mad{suffix}"] = float(np.abs(pa.astype(np.int16) - pb).mean())
-        return out
+        found = self._compare(step, "previous")
+        # At step 1, I_{k-1} is I_0: compared once.
+        found_src = found if step.source is step.previous else self._compare(step, "source")
+        return {**found, **{f"{k}_src": v for k, v in found_src.items()}}
+
+    def _compare(self, step: StepImages, earlier: str) -> dict[str, float | None]:
+        a, b, face = _regions(step, earlier, hair=self.hair, margin=self.margin)
+        background = ~face
+        if background.mean() < MIN_BACKGROUND:
+            return dict.fromkeys(("bg_ssim", "bg_psnr", "bg_mad"))
+        _, ssim_map = structural_similarity(a @ LUMA, b @ LUMA, data_range=255.0, full=True)
+        pa, pb = a[background], b[background]
+        mse = mean_squared_error(pa, pb)
+        psnr = PSNR_CAP_DB if mse == 0 else min(PSNR_CAP_DB, float(peak_signal_noise_ratio(pa, pb, data_range=255)))
+        return {"bg_ssim": float(ssim_map[background].mean()), "bg_psnr": psnr,
+                "bg_mad": float(np.abs(pa.astype(np.int16) - pb).mean())}
 
 
 def _background_values(suffix: str, versus: str, aggregate: Any) -> tuple[ImageValue, ...]:
@@ -134,8 +135,10 @@ class EditMagnitude(ImageMetric):
         return {"version": "1", "margin": self.margin}
 
     def measure(self, step: StepImages) -> Mapping[str, float | None]:
-        out: dict[str, float | None] = {}
-        for suffix, earlier in (("", "previous"), ("_src", "source")):
-            a, b, face = _regions(step, earlier, hair=0.0, margin=self.margin)
-            out[f"face_change{suffix}"] = float(np.abs(a[face].astype(np.int16) - b[face]).mean()) if face.any() else None
-        return out
+        change = self._change(step, "previous")
+        return {"face_change": change,
+                "face_change_src": change if step.source is step.previous else self._change(step, "source")}
+
+    def _change(self, step: StepImages, earlier: str) -> float | None:
+        a, b, face = _regions(step, earlier, hair=0.0, margin=self.margin)
+        return float(np.abs(a[face].astype(np.int16) - b[face]).mean()) if face.any() else None
