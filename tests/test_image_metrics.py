@@ -142,3 +142,42 @@ def test_a_default_run_measures_the_background_and_the_edit_and_a_rerun_computes
     again = run_experiment(build_experiment(cfg, plugins), plugins)
     assert again["run"]["computed"]["image_values"] == 0
     assert again["metrics"]["bg_ssim"] == metrics["bg_ssim"]
+
+
+def test_a_section_reads_the_runs_images_folder_and_components(plugins, compose, synthetic):
+    """What a report section's collector is given (SectionRun): the run's images, read-only, its folder and its
+    components; the images it reads are the ones the run measured."""
+    from faceedit_bench.api import hookimpl
+    from faceedit_bench.api.protocol import ReportSection
+
+    seen = {}
+
+    class Reader:
+        def __init__(self, run):
+            seen["run"] = run
+
+        def add_session(self, result):
+            image = seen["run"].images.rgb(result.image_hashes[-1])
+            seen.setdefault("shapes", []).append(image.shape)
+            with pytest.raises(ValueError):
+                image[0, 0, 0] = 1  # read-only: a section cannot change what others read
+
+        def finish(self):
+            return {"sessions": len(seen["shapes"])}
+
+    class Plugin:
+        @hookimpl
+        def faceedit_register_sections(self, register):
+            register("reader", ReportSection("reader", "Reader", {"type": "object"}, collector=Reader))
+
+    plugins.add(Plugin(), name="reader")
+    exp = build_experiment(compose(*synthetic, "editor=identity", "testset=pose", "run.max_faces=1",
+                                   "run.max_sessions=2"), plugins)
+    report = run_experiment(exp, plugins)
+    run = seen["run"]
+    assert report["reader"] == {"sessions": 2} and seen["shapes"][0][2] == 3
+    assert run.run_dir == exp.info.output_dir and (run.run_dir / "report.json").is_file()
+    assert run.components["embedder"] is exp.components["embedder"] and run.components["judge"] is None
+    assert run.components["detector"] is None and not run.images.has_detector  # the pixel embedder finds no faces
+    with pytest.raises(LookupError, match="no face detector"):
+        run.images.faces(report["run"]["key"])

@@ -324,7 +324,7 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
 def run_access(exp: Experiment, store: ImageStore, ledger: Ledger, detector_fp: str) -> dict[str, Any]:
     """What report sections may read of the run: its images, its folder and its components."""
     detector = detector_of(exp.components["embedder"])
-    return {"images": RunImages(store, ledger=ledger, detector=detector, detector_fp=detector_fp),
+    return {"images": RunImages(store, detector=detector, detector_fp=detector_fp, ledger=ledger.path),
             "run_dir": exp.info.output_dir,
             "components": {"detector": detector, "embedder": exp.components["embedder"],
                            "judge": exp.components.get("judge")}}

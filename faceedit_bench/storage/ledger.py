@@ -13,6 +13,7 @@ instead of one per row. Rows not yet committed are read back from memory.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import sqlite3
@@ -302,9 +303,7 @@ class Ledger:
         for chunk in _chunks(rest):
             rows = self._db.execute(f"SELECT image_hash, faces FROM detections WHERE detector_fp = ? "
                                     f"AND image_hash IN ({','.join('?' * len(chunk))})", (detector_fp, *chunk))
-            found.update((h, tuple(DetectedFace(tuple(f["box"]), f["score"], {n: tuple(p) for n, p in
-                                                                                f["landmarks"].items()})
-                                   for f in json.loads(faces))) for h, faces in rows)
+            found.update((h, faces_from_json(faces)) for h, faces in rows)
         return found
 
     def put_detections(self, detector_fp: str, image_hash: str, faces: tuple[DetectedFace, ...]) -> None:
@@ -321,6 +320,24 @@ class Ledger:
         keys = list(keys)
         found = {k: pending[(fp, k)] for k in keys if (fp, k) in pending}
         return found, [k for k in keys if k not in found]
+
+
+def faces_from_json(text: str) -> tuple[DetectedFace, ...]:
+    """The faces of a ``detections`` row."""
+    return tuple(DetectedFace(tuple(f["box"]), f["score"], {n: tuple(p) for n, p in f["landmarks"].items()})
+                 for f in json.loads(text))
+
+
+def kept_faces(path: Path, detector_fp: str, image_hash: str) -> tuple[DetectedFace, ...] | None:
+    """The faces a ledger file keeps for an image, read through a connection of the caller's own (any thread);
+    None when it keeps none (or the file has no such table yet)."""
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60)) as db:
+        try:
+            row = db.execute("SELECT faces FROM detections WHERE detector_fp = ? AND image_hash = ?",
+                             (detector_fp, image_hash)).fetchone()
+        except sqlite3.OperationalError:
+            return None
+    return faces_from_json(row[0]) if row else None
 
 
 def _chunks(keys: list[str], size: int = 500) -> Iterable[list[str]]:

@@ -2,26 +2,33 @@
 
 A section's collector finds the hashes in each session result (``result.image_hashes``: I_0 .. I_K) and reads the
 pixels here, decoded and orientation-corrected like every image the run measured, and the faces the run's own
-detector finds in them (kept in the ledger, so each image is detected once per detector).
+detector finds in them: those the image metrics found already are read back from the ledger, others are detected
+once and kept in memory. Any thread may call it (a run hands session results on in a thread of their own).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from pathlib import Path
 
 import numpy as np
 
 from faceedit_bench.records import DetectedFace
 from faceedit_bench.storage.images import decode_rgb
+from faceedit_bench.storage.ledger import kept_faces
 from faceedit_bench.storage.store import ImageStore
 
 
 class RunImages:
-    """The run's image store, read-only. ``detector``: the run's face detector (or None: :meth:`faces` refuses)."""
+    """The run's image store, read-only. ``detector``: the run's face detector (None: :meth:`faces` refuses);
+    ``ledger``: the run's ledger file, where the detector's faces are kept under ``detector_fp``."""
 
-    def __init__(self, store: ImageStore, *, ledger: Any = None, detector: Any = None, detector_fp: str = "") -> None:
+    def __init__(self, store: ImageStore, *, detector: object = None, detector_fp: str = "",
+                 ledger: Path | None = None) -> None:
         self._store, self._ledger = store, ledger
         self._detector, self._detector_fp = detector, detector_fp
+        self._faces: dict[str, tuple[DetectedFace, ...]] = {}
+        self._lock = threading.Lock()
 
     def __contains__(self, image_hash: object) -> bool:
         return isinstance(image_hash, str) and image_hash in self._store
@@ -41,14 +48,12 @@ class RunImages:
         return self._detector is not None
 
     def faces(self, image_hash: str) -> tuple[DetectedFace, ...]:
-        """The faces the run's detector finds in the image, largest first (computed once, then read back)."""
+        """The faces the run's detector finds in the image, largest first, with their landmarks."""
         if self._detector is None:
             raise LookupError("this run has no face detector (its embedder has no detect()); check has_detector")
-        if self._ledger is not None:
-            kept = self._ledger.get_detections(self._detector_fp, [image_hash])
-            if image_hash in kept:
-                return kept[image_hash]
-        found = tuple(self._detector.detect(self.rgb(image_hash)))
-        if self._ledger is not None:
-            self._ledger.put_detections(self._detector_fp, image_hash, found)
-        return found
+        with self._lock:
+            if image_hash not in self._faces:
+                kept = kept_faces(self._ledger, self._detector_fp, image_hash) if self._ledger else None
+                self._faces[image_hash] = kept if kept is not None else tuple(
+                    self._detector.detect(self.rgb(image_hash)))  # type: ignore[attr-defined]
+            return self._faces[image_hash]
