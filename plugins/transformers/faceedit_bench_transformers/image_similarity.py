@@ -85,11 +85,11 @@ class _EmbeddingMetric(LazyModels, ImageMetric):
         return list(_normalised(getattr(found, "pooler_output", found)))
 
     def _load(self) -> tuple[Any, Any, Any]:
-        if self._models is None:
-            with self._lock:
-                if self._models is None:
-                    self._models = self._load_models()
-        return self._models
+        """The model, image processor and tokenizer, loaded once per process (the first batch's)."""
+        with self._lock:
+            if self._models is None:
+                self._models = self._load_models()
+            return self._models
 
     def _load_models(self) -> tuple[Any, Any, Any]:
         raise NotImplementedError
