@@ -72,6 +72,16 @@ def test_an_installed_image_metric_reaches_every_table_mlflow_and_the_leaderboar
     assert again["run"]["computed"]["image_values"] == 0 and again["run"]["computed"]["embeddings"] == 0
     assert again["metrics"]["colour_end"] == end
 
+    compared = json.loads(cli("compare", str(run_dir), str(run_dir), "--json").stdout)
+    assert "colour_end" in json.dumps(compared)
+
+    cli("submit", str(run_dir), "--out", str(tmp_path / "submissions"), "--id", "colour")
+    verified = json.loads(cli("verify", str(tmp_path / "submissions" / "colour"), "--workspace", str(tmp_path / "v"),
+                              "--no-record", "--json").stdout)
+    assert verified["status"] == "verified" and verified["compared"] > 0, verified
+    submitted = json.loads((tmp_path / "submissions" / "colour" / "submission.json").read_text())
+    assert submitted["metrics"]["colour_end"]["tolerance"] == 1e-4  # deterministic: checked as tightly as FSS
+
     cli("leaderboard", "build", "--dir", str(tmp_path / "board"), "--tracking-uri", uri, "--rank-by", "colour_end")
     page = (tmp_path / "board" / "README.md").read_text()
     assert "Final colourfulness" in page

@@ -96,15 +96,16 @@ class BackgroundPreservation(ImageMetric):
 
 def _background_values(suffix: str, versus: str, aggregate: Any) -> tuple[ImageValue, ...]:
     when = "mean over the steps" if aggregate == "mean" else "after the last step"
+    label = "" if versus == "I_k-1" else f" vs {versus}"
     return (
         ImageValue(f"bg_ssim{suffix}", True, "SSIM", f"SSIM of the background (outside the face and hair) between "
-                   f"{versus} and I_k, {when}; 1: unchanged", label=f"BG SSIM vs {versus}", bounds=(-1.0, 1.0),
+                   f"{versus} and I_k, {when}; 1: unchanged", label=f"BG SSIM{label}", bounds=(-1.0, 1.0),
                    aggregate=aggregate),
         ImageValue(f"bg_psnr{suffix}", True, "dB", f"PSNR of the background between {versus} and I_k, {when}; "
-                   f"{PSNR_CAP_DB:g}: identical", label=f"BG PSNR vs {versus}", bounds=(0.0, PSNR_CAP_DB),
+                   f"{PSNR_CAP_DB:g}: identical", label=f"BG PSNR{label}", bounds=(0.0, PSNR_CAP_DB),
                    aggregate=aggregate),
         ImageValue(f"bg_mad{suffix}", False, "grey levels", f"Mean absolute difference of the background's RGB "
-                   f"values (0-255) between {versus} and I_k, {when}; 0: unchanged", label=f"BG MAD vs {versus}",
+                   f"values (0-255) between {versus} and I_k, {when}; 0: unchanged", label=f"BG MAD{label}",
                    bounds=(0.0, 255.0), aggregate=aggregate),  # type: ignore[arg-type]
     )
 
