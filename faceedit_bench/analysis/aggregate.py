@@ -34,7 +34,6 @@ SKIP_REASONS = {
     "judge": "needs an MLLM judge; none was configured (judge=none)",
     "taxonomy": "this test set has no taxonomy binding",
     "embedder": "the dataset's images are not faces: identity is not measured",
-    "image_metrics": "no image metric was selected (image_metrics=[])",
 }
 
 
@@ -309,7 +308,8 @@ class Aggregator:
             "measures": registered_measures(self.registered),
         }
         if self.image_steps:
-            sections["counts"]["image_metrics"] = {m: dict(sorted(c.items())) for m, c in sorted(self.image_steps.items())}
+            sections["counts"]["image_metrics"] = {m: dict(sorted(c.items()))
+                                                   for m, c in sorted(self.image_steps.items())}
         for name, steps in self.image_trajectory.items():
             sections["trajectory"][name] = [
                 {"k": k + 1, **summarize(v, self.confidence, bounds=self.image_bounds.get(name))}

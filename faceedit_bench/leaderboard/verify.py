@@ -130,13 +130,10 @@ def _experiment_config(record: dict[str, Any], images: Path, workspace: Path, ov
             if _plain(value) and str(key).isidentifier():
                 cfg.dataset.params[key] = value
         # The image metrics it measured, by name, with their plain parameters (a model's folder is this machine's).
-        names = config.get("image_metrics")
-        if isinstance(names, list) and all(isinstance(n, str) and n.isidentifier() for n in names):
-            cfg.image_metrics = names
-            cfg.image_metric_params = {
-                name: {k: v for k, v in params.items() if _plain(v) and str(k).isidentifier()}
-                for name, params in (config.get("image_metric_params") or {}).items()
-                if name in names and isinstance(params, dict)}
+        measured = {n: p for n, p in (config.get("image_metrics") or {}).items() if n.isidentifier()}  # schema-checked
+        cfg.image_metrics = list(measured)
+        cfg.image_metric_params = {name: {k: v for k, v in params.items() if _plain(v) and str(k).isidentifier()}
+                                   for name, params in measured.items() if params}
         for override in overrides:
             key, sep, value = override.partition("=")
             if not sep or not key.strip():

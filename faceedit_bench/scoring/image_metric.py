@@ -51,7 +51,8 @@ class ImageValue:
         if not self.name.isidentifier():
             raise ValueError(f"image value {self.name!r}: its name must be a Python identifier")
         if self.aggregate not in AGGREGATES:
-            raise ValueError(f"image value {self.name}: aggregate={self.aggregate!r}; use one of {', '.join(AGGREGATES)}")
+            raise ValueError(f"image value {self.name}: aggregate={self.aggregate!r}; "
+                             f"use one of {', '.join(AGGREGATES)}")
 
     def session_value(self, points: Sequence[float | None]) -> float | None:
         """The session's value from its steps' values, in step order; None when one it needs is missing."""

@@ -1,6 +1,7 @@
 """The score stage over stored images: identity scores (FSS_k), the image metrics' values
-(:mod:`faceedit_bench.scoring.image_scoring`) and the judge's answers of edited sessions, computed at the same time; and, once every session is scored, the judge's
-reliability checks (anchors, agreement with human labels), before anything is aggregated.
+(:mod:`faceedit_bench.scoring.image_scoring`) and the judge's answers of edited sessions, computed at the
+same time; and, once every session is scored, the judge's reliability checks (anchors, agreement with human
+labels), before anything is aggregated.
 
 The engine scores each session as soon as its edits are done (:meth:`ScoreStage.score_one`),
 while other sessions are being edited; each embedding and judge answer is committed as it
