@@ -110,18 +110,19 @@ def main(n: int) -> None:
     from faceedit_bench.storage.ledger import Ledger
     from faceedit_bench.storage.store import ImageStore
 
-    sessions = make_sessions(n + 1)  # the first warms the workers
     cores = os.cpu_count() or 1
+    sessions = make_sessions(n + cores)  # the first ``cores`` warm the workers
+    warm, timed = sessions[:cores], sessions[cores:]
     steps = n * STEPS
     _raw_session(sessions[0])  # load the models outside the timing
     print(f"{n} sessions x {STEPS} steps of 256 x 256 images, {cores} cores\n")
     print("| what | steps/s | ms per step |")
     print("|---|---:|---:|")
-    parts(sessions[1:])
-    rate("raw libraries, 1 process", lambda: [_raw_session(s) for s in sessions[1:]], steps)
+    parts(timed)
+    rate("raw libraries, 1 process", lambda: [_raw_session(s) for s in timed], steps)
     with multiprocessing.get_context("spawn").Pool(cores) as pool:
-        pool.map(_raw_session, sessions[:cores])  # warm the workers outside the timing
-        raw = rate(f"raw libraries, {cores} processes", lambda: pool.map(_raw_session, sessions[1:]), steps)
+        pool.map(_raw_session, warm, chunksize=1)  # warm the workers outside the timing
+        raw = rate(f"raw libraries, {cores} processes", lambda: pool.map(_raw_session, timed, chunksize=1), steps)
     with tempfile.TemporaryDirectory() as tmp:
         store, ledger = ImageStore(Path(tmp) / "store"), Ledger(Path(tmp) / "ledger.sqlite")
         detector, metrics = _load()
@@ -139,9 +140,10 @@ def main(n: int) -> None:
         async def measure(items):
             return await asyncio.gather(*(scorer.measure(*item) for item in items))
 
-        asyncio.run(measure(work[:1]))  # start the workers (model loading) outside the timing
-        stage = rate(f"faceedit_bench score stage, {cores} workers", lambda: asyncio.run(measure(work[1:])), steps)
-        rate("faceedit_bench score stage, rerun (ledger)", lambda: asyncio.run(measure(work[1:])), steps)
+        asyncio.run(measure(work[:cores]))  # start the workers (model loading) outside the timing
+        stage = rate(f"faceedit_bench score stage, {cores} workers",
+                     lambda: asyncio.run(measure(work[cores:])), steps)
+        rate("faceedit_bench score stage, rerun (ledger)", lambda: asyncio.run(measure(work[cores:])), steps)
         scorer.close()
         ledger.close()
     print(f"\nstage / raw ({cores} processes): {stage / raw:.2f}")
