@@ -21,6 +21,8 @@ from faceedit_bench.scoring.image_scoring import ImageScorer
 from faceedit_bench.storage.images import encode_png
 from faceedit_bench.storage.ledger import Ledger
 from faceedit_bench.storage.store import ImageStore
+from faceedit_bench.testing.image_metrics import contract_steps
+from tests.test_contracts import failed, outcomes
 
 
 class Brightness(ImageMetric):
@@ -56,6 +58,54 @@ class TestBrightnessContract(ImageMetricContract):
     @pytest.fixture
     def metric(self):
         return Brightness(scale=0.5)
+
+
+class _Broken(Brightness):
+    name = "brightness"
+
+
+class OutOfBounds(_Broken):
+    def measure(self, step):
+        return {"brightness_change": 1000.0, "brightness_end": 1.0}
+
+
+class Undeclared(_Broken):
+    def measure(self, step):
+        return {**super().measure(step), "surprise": 1.0}
+
+
+class Drifting(_Broken):
+    calls = 0
+
+    def measure(self, step):
+        Drifting.calls += 1
+        return {"brightness_change": float(Drifting.calls), "brightness_end": 1.0}
+
+
+class ShortBatch(_Broken):
+    def measure_batch(self, steps):
+        return [self.measure(step) for step in steps[:1]]
+
+
+class HoldsALambda(_Broken):
+    def __init__(self):
+        super().__init__()
+        self.transform = lambda x: x  # a worker process cannot receive it
+
+
+def test_a_sound_metric_passes_every_check_of_the_contract():
+    assert set(outcomes(ImageMetricContract, metric=Brightness(), steps=contract_steps()).values()) == {"passed"}
+
+
+@pytest.mark.parametrize("broken,check", [
+    (OutOfBounds, "test_measures_every_step_within_its_bounds"),
+    (Undeclared, "test_measures_every_step_within_its_bounds"),
+    (Drifting, "test_is_deterministic_and_batches_like_single_steps"),
+    (ShortBatch, "test_is_deterministic_and_batches_like_single_steps"),
+    (HoldsALambda, "test_travels_to_a_worker_by_pickle"),
+])
+def test_a_broken_metric_is_caught_by_the_contract(broken, check):
+    assert check in failed(ImageMetricContract, metric=broken(), steps=contract_steps())
 
 
 def stored_session(tmp_path: Path, instructions: list[str]):

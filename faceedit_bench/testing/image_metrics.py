@@ -15,20 +15,25 @@ from faceedit_bench.storage.images import decode_rgb
 from faceedit_bench.testing.helpers import gradient_image
 
 
+def contract_steps() -> list[StepImages]:
+    """Two steps of 96 x 96 gradient images, read-only, with a face box in the middle of each."""
+    images = [decode_rgb(gradient_image(i, size=96)) for i in range(3)]
+    for image in images:
+        image.flags.writeable = False
+    face = (DetectedFace((28.0, 24.0, 68.0, 72.0), 1.0, {"left_eye": (40.0, 40.0), "right_eye": (56.0, 40.0),
+                                                            "nose_tip": (48.0, 52.0)}),)
+    faces = dict.fromkeys(("source", "previous", "current"), face)
+    return [StepImages(k, f"make step {k}", images[0], images[k - 1], images[k], (images[0],), faces)
+            for k in (1, 2)]
+
+
 class ImageMetricContract:
     """Checks every image metric must pass. Subclass and provide a ``metric`` fixture; override ``steps`` to give
-    steps of your own (default: gradient images, a face box in the middle, two steps)."""
+    steps of your own (default: :func:`contract_steps`)."""
 
     @pytest.fixture
     def steps(self) -> list[StepImages]:
-        images = [decode_rgb(gradient_image(i, size=96)) for i in range(3)]
-        for image in images:
-            image.flags.writeable = False
-        face = (DetectedFace((28.0, 24.0, 68.0, 72.0), 1.0, {"left_eye": (40.0, 40.0), "right_eye": (56.0, 40.0),
-                                                                "nose_tip": (48.0, 52.0)}),)
-        faces = dict.fromkeys(("source", "previous", "current"), face)
-        return [StepImages(k, f"make step {k}", images[0], images[k - 1], images[k], (images[0],), faces)
-                for k in (1, 2)]
+        return contract_steps()
 
     def test_declares_its_values(self, metric: Any) -> None:
         assert isinstance(metric, ImageMetric) and metric.name.isidentifier()
