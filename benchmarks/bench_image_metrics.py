@@ -104,7 +104,7 @@ def parts(sessions: list[list[np.ndarray]]) -> None:
 
 def main(n: int) -> None:
     from faceedit_bench.records import AdmittedFace, Face, Outcome, Session, Step, StepState
-    from faceedit_bench.run.image_metrics import identities
+    from faceedit_bench.run.image_metrics import image_metric_identities
     from faceedit_bench.scoring.image_scoring import ImageScorer
     from faceedit_bench.storage.images import encode_png
     from faceedit_bench.storage.ledger import Ledger
@@ -126,8 +126,8 @@ def main(n: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store, ledger = ImageStore(Path(tmp) / "store"), Ledger(Path(tmp) / "ledger.sqlite")
         detector, metrics = _load()
-        scorer = ImageScorer(metrics, identities(metrics, detector.describe()), detector, "bench",  # type: ignore
-                             store, ledger, cores, frozenset({Outcome.FAILED}))
+        fps = image_metric_identities(metrics, detector.describe())  # type: ignore[attr-defined]
+        scorer = ImageScorer(metrics, fps, detector, "bench", store, ledger, cores, frozenset({Outcome.FAILED}))
         scorer.editing_ended()  # full priority, as once the edits are done
         work = []
         for i, images in enumerate(sessions):

@@ -76,7 +76,8 @@ def test_an_installed_image_metric_reaches_every_table_mlflow_and_the_leaderboar
     assert "colour_end" in json.dumps(compared)
 
     cli("submit", str(run_dir), "--out", str(tmp_path / "submissions"), "--id", "colour")
-    verified = cli("verify", str(tmp_path / "submissions" / "colour"), "--workspace", str(tmp_path / "v"), "--no-record")
+    verified = cli("verify", str(tmp_path / "submissions" / "colour"), "--workspace", str(tmp_path / "v"),
+                   "--no-record")
     assert "colour: VERIFIED" in verified.stdout  # re-scored from the bundled images: the values reproduce
     submitted = json.loads((tmp_path / "submissions" / "colour" / "submission.json").read_text())
     assert submitted["metrics"]["colour_end"]["tolerance"] == 1e-4  # deterministic: checked as tightly as FSS

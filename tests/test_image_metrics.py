@@ -16,7 +16,7 @@ from faceedit_bench.api import ImageMetric, ImageMetricContract, ImageValue
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.records import AdmittedFace, Face, Outcome, Session, Step, StepState
 from faceedit_bench.run.experiment import build_experiment, run_experiment
-from faceedit_bench.run.image_metrics import identities
+from faceedit_bench.run.image_metrics import image_metric_identities
 from faceedit_bench.scoring.image_scoring import ImageScorer
 from faceedit_bench.storage.images import encode_png
 from faceedit_bench.storage.ledger import Ledger
@@ -118,7 +118,7 @@ def stored_session(tmp_path: Path, instructions: list[str]):
 
 
 def scorer(metrics, store, ledger) -> ImageScorer:
-    return ImageScorer(metrics, identities(metrics, None), None, "", store, ledger, workers=1,
+    return ImageScorer(metrics, image_metric_identities(metrics, None), None, "", store, ledger, workers=1,
                        retry=frozenset({Outcome.FAILED}))
 
 

@@ -15,7 +15,7 @@ from skimage import data
 
 from faceedit_bench.builtin.pixel_metrics import BackgroundPreservation, EditMagnitude
 from faceedit_bench.records import AdmittedFace, Face, Outcome, Session, Step, StepState
-from faceedit_bench.run.image_metrics import identities
+from faceedit_bench.run.image_metrics import image_metric_identities
 from faceedit_bench.scoring.image_scoring import ImageScorer
 from faceedit_bench.storage.images import encode_png
 from faceedit_bench.storage.ledger import Ledger
@@ -72,8 +72,8 @@ def test_no_edit_a_blurred_background_and_a_changed_face_are_told_apart(tmp_path
     assert boxes, f"dlib found no face in {name}"
     store, ledger = ImageStore(tmp_path / "store"), Ledger(tmp_path / "ledger.sqlite")
     metrics = [BackgroundPreservation(), EditMagnitude()]
-    scorer = ImageScorer(metrics, identities(metrics, detector.describe()), detector, "dlib", store, ledger,
-                         workers=1, retry=frozenset())
+    scorer = ImageScorer(metrics, image_metric_identities(metrics, detector.describe()), detector, "dlib", store,
+                         ledger, workers=1, retry=frozenset())
     base = store.put(encode_png(photo))
     found = {}
     for editor, edited in edits(photo, boxes).items():

@@ -38,8 +38,8 @@ from faceedit_bench.run.call_roles import call_roles, call_tags, calls_section
 from faceedit_bench.run.components import create_component
 from faceedit_bench.run.cost_section import cost_section
 from faceedit_bench.run.edit_stage import EditStage
-from faceedit_bench.run.image_metrics import detector_of, identities, image_scorer, select_image_metrics
 from faceedit_bench.run.engine import Engine
+from faceedit_bench.run.image_metrics import detector_of, image_metric_identities, image_scorer, select_image_metrics
 from faceedit_bench.run.inputs import InputResolver
 from faceedit_bench.run.judges import create_judge, judge_metric_names, judge_scorer, select_judge_metrics
 from faceedit_bench.run.progress import open_progress, plan_stages
@@ -141,16 +141,16 @@ def build_experiment(cfg: Any, plugins: Plugins, preset: str | None = None) -> E
                                          has_detector=detector_of(components["embedder"]) is not None,
                                          faces=capability(components["dataset"], "dataset", "measures_identity"))
     metrics = session_metrics(plugins, judge_metrics, image_metrics)
-    parts: dict[str, Any] = {kind: {"name": i.name, "description": i.description} for kind, i in infos.items()}
+    identities: dict[str, Any] = {kind: {"name": i.name, "description": i.description} for kind, i in infos.items()}
     if image_metrics:  # only then: the run key of a run without them is what it was
-        parts["image_metrics"] = identities(image_metrics, {"name": conf.embedder.name,
-                                                            **infos["embedder"].description})
+        identities["image_metrics"] = image_metric_identities(
+            image_metrics, {"name": conf.embedder.name, **infos["embedder"].description})
     if "judge" in components:  # what the judge is asked decides its numbers
-        parts["judge_metrics"] = {m.name: m.identity for m in judge_metrics}
+        identities["judge_metrics"] = {m.name: m.identity for m in judge_metrics}
     if conditions.identity() is not None:  # baseline only: the run key is what it was before conditions
-        parts["conditions"] = conditions.identity()
+        identities["conditions"] = conditions.identity()
     run_settings = {k: v for k, v in resolved["run"].items() if not (k == "sample" and v is None)}
-    key = run_key(parts, run_settings, run_key_analysis(plugins.sections(), resolved["analysis"]))
+    key = run_key(identities, run_settings, run_key_analysis(plugins.sections(), resolved["analysis"]))
     names = {g: infos[g].name for g in infos}
     run_name = f"{names['editor']}@{names['testset']}/{names['dataset']}/{names['embedder']}"
     workspace = Path(conf.run.workspace).expanduser().resolve()

@@ -55,7 +55,7 @@ def _build(plugins: Plugins, name: str, params: dict[str, Any]) -> ImageMetric:
         raise ConfigError(f"{exc}; fix the plugin that registers it") from exc
 
 
-def identities(metrics: Sequence[ImageMetric], detector: Mapping[str, Any] | None) -> dict[str, str]:
+def image_metric_identities(metrics: Sequence[ImageMetric], detector: Mapping[str, Any] | None) -> dict[str, str]:
     """Each metric's identity (its description, the pixel decoding, the detector where it reads faces)."""
     return {m.name: metric_identity(m, portable(dict(detector)) if detector is not None else None, PIXELS_VERSION)
             for m in metrics}
@@ -66,7 +66,7 @@ def image_scorer(metrics: Sequence[ImageMetric], embedder: Any, embedder_identit
     if not metrics:
         return None
     detector = detector_of(embedder)
-    fps = identities(metrics, embedder_identity if detector is not None else None)
+    fps = image_metric_identities(metrics, embedder_identity if detector is not None else None)
     for metric in metrics:
         ledger.record_component(fps[metric.name], "image_metric", {"name": metric.name, **dict(metric.describe())})
     return ImageScorer(metrics, fps, detector, detector_fp, store, ledger, workers, retry)
