@@ -285,8 +285,8 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             writer.draw_held_sheets()
             aggregator.face_exclusions.update(stats.face_exclusions)
         computed = {"embeddings": embeddings.computed, "edit_calls": stats.new_edit_calls,
-                    "image_values": measuring.computed if measuring is not None else 0,
-                    "judge_calls": judge_scorer.service.calls_made if judge_scorer else 0}
+                    "judge_calls": judge_scorer.service.calls_made if judge_scorer else 0,
+                    **({"image_values": measuring.computed} if measuring is not None else {})}
         # Each statistic and plot is kept in the ledger as it is done: a killed report resumes where it was,
         # and an unchanged one is read back.
         with StatisticsCache(ledger.path) as kept, caching_statistics(kept):
