@@ -231,3 +231,26 @@ def test_a_section_reads_the_runs_images_folder_and_components(plugins, compose,
     assert run.components["detector"] is None and not run.images.has_detector  # the pixel embedder finds no faces
     with pytest.raises(LookupError, match="no face detector"):
         run.images.faces(report["run"]["key"])
+
+
+class FaceReader(Brightness):
+    name = "face_reader"
+    needs_faces = True
+
+
+class NoFaces:
+    def detect(self, rgb):
+        return ()
+
+
+def test_a_step_without_a_face_or_with_an_unreadable_image_is_counted_not_measured(tmp_path):
+    store, ledger, face, session, states = stored_session(tmp_path, ["brighter", "brighter"])
+    states[1].output_hash = store.put(b"not an image at all")
+    metric = FaceReader()
+    scorer = ImageScorer([metric], image_metric_identities([metric], {"name": "none"}), NoFaces(), "none", store,
+                         ledger, workers=1, retry=frozenset())
+    measured = asyncio.run(scorer.measure(face, session, states))
+    first, second = measured.steps["face_reader"]
+    assert first.outcome is Outcome.NO_FACE and "no face" in first.reason
+    assert second.outcome is Outcome.INVALID_IMAGE
+    assert measured.values == {"brightness_change": None, "brightness_end": None}

@@ -144,12 +144,10 @@ def _batched(metric: ImageMetric, steps: list[StepImages]) -> Iterable[tuple[int
             raise ValueError(f"measure_batch gave {len(answers)} results for {len(steps)} steps")
         return [(i, _checked(metric, a)) for i, a in enumerate(answers)]
     except Exception:
-        if len(steps) == 1:
-            return [(0, _failure(metric, steps[0]))]
-        return [(i, _failure(metric, s)) for i, s in enumerate(steps)]
+        return [(i, _alone(metric, s)) for i, s in enumerate(steps)]
 
 
-def _failure(metric: ImageMetric, step: StepImages) -> StepMeasure:
+def _alone(metric: ImageMetric, step: StepImages) -> StepMeasure:
     try:
         return _checked(metric, metric.measure_batch([step])[0])
     except Exception as exc:  # one bad step must not end a long run
