@@ -16,7 +16,6 @@ Usage: python benchmarks/bench_image_metrics.py [n_sessions]
 from __future__ import annotations
 
 import asyncio
-import io
 import multiprocessing
 import os
 import sys
