@@ -77,6 +77,7 @@ test-latest: $(STAMP)
 bench: export PYTHONDONTWRITEBYTECODE =
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_identity.py
+	$(BIN)/python benchmarks/bench_image_metrics.py
 	$(BIN)/python benchmarks/bench_engine.py
 	$(BIN)/python benchmarks/bench_statistics.py
 	$(BIN)/python benchmarks/bench_hosted.py

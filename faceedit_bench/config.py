@@ -193,6 +193,11 @@ class ExperimentConfig:
     # Shorthand for what a run reports, e.g. metrics=[fss,sc]: fss (identity, from the embedder) plus
     # judge metrics, which then replace judge_metrics. null: judge_metrics decides.
     metrics: list[str] | None = None
+    # Image metrics measured on every edited step, by registered name (`faceedit-bench plugins` lists them).
+    # null: background and edit_magnitude wherever the embedder detects faces; []: none (docs/metrics.md).
+    image_metrics: list[str] | None = None
+    # Parameters of the selected image metrics, by name, e.g. +image_metric_params.background.margin=0.4.
+    image_metric_params: dict[str, Any] = field(default_factory=dict)
     tracking: ComponentConf = MISSING
     run: RunConf = field(default_factory=RunConf)
     analysis: AnalysisConf = field(default_factory=AnalysisConf)

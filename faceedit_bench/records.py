@@ -241,6 +241,7 @@ class SessionResult:
     scores: tuple[ImageScore, ...] = ()
     image_hashes: tuple[str | None, ...] = ()
     judged: Any = None  # a JudgedSession when a judge scored this session
+    measured: Any = None  # a MeasuredSession when image metrics measured it (scoring/image_metric.py)
 
     @property
     def fss(self) -> tuple[float, ...] | None:

@@ -49,7 +49,7 @@ def failed(contract: type, **fixtures: Any) -> set[str]:
 
 def test_the_mixins_are_public():
     for name in ("EmbedderContract", "JudgeContract", "DatasetContract", "EditorContract", "FaceDetectorContract",
-                 "TestSetLoaderContract", "TrackerContract", "SectionContract"):
+                 "TestSetLoaderContract", "TrackerContract", "SectionContract", "ImageMetricContract"):
         assert name in api.__all__ and getattr(api, name).__name__ == name
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from PIL import Image
 
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import gemini_server
@@ -133,6 +134,11 @@ def test_the_preset_runs_into_every_output(installed, new_mlflow_store):
     page = (run_dir / "report.html").read_text()
     assert '<h2 id="eyewear">eyewear: glasses after editing</h2>' in page and 'href="#eyewear"' in page
     assert "2 of 3 judged sessions show glasses" in page
+
+    # the run folder: the eyes of the two sessions with glasses, cut where the run's detector found the face
+    eyes = sorted(p.name for p in (run_dir / "eyewear").glob("*.png"))
+    assert [name.split("_")[-1] for name in eyes] == ["pose-01.png", "pose-03.png"], eyes
+    assert all(Image.open(run_dir / "eyewear" / name).size[0] > 8 for name in eyes)
 
     # the console: the section's table
     assert "eyewear: glasses in 2 of 3 judged sessions" in out.stdout, out.stdout

@@ -134,6 +134,28 @@ def test_hook_faceedit_register_judge_metrics():
         select_judge_metrics(p, ["tyo"])
 
 
+def test_hook_faceedit_register_image_metrics():
+    from faceedit_bench.api import ImageMetric, ImageValue
+    from faceedit_bench.run.experiment import session_metrics
+    from faceedit_bench.run.image_metrics import select_image_metrics
+
+    class Toy(ImageMetric):
+        name, values = "toy", (ImageValue("toy_change", None, "grey levels", "a toy change"),)
+
+        def __init__(self, scale: float = 1.0) -> None:
+            self.scale = scale
+
+    p = load_plugins(entry_points=False)
+    assert {"background", "edit_magnitude"} <= set(p.registry["image_metrics"].names())
+    p.add(make_module("t", faceedit_register_image_metrics=lambda register: register("toy", Toy)), name="t")
+    assert p.registry.get("image_metrics", "toy").provider == "t"
+    (selected,) = select_image_metrics(p, ["toy"], {"toy": {"scale": 2.0}}, has_detector=False, faces=True)
+    assert isinstance(selected, Toy) and selected.scale == 2.0
+    assert "toy_change" in [m.name for m in session_metrics(p, [], [selected])]
+    with pytest.raises(UnknownComponentError, match="image_metrics 'tyo'.*toy"):
+        select_image_metrics(p, ["tyo"], {}, has_detector=False, faces=True)
+
+
 def test_hook_faceedit_register_embedders():
     p = load_plugins()
     assert "dlib" in p.registry["embedders"].names()  # the first-party plugin distribution

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -44,11 +44,15 @@ SKIP_REASONS = {
 }
 
 
-def _why_undefined(name: str, judged: Any) -> str:
+def _why_undefined(name: str, result: SessionResult) -> str:
     """Why an included session has no value of metric ``name``: ``judge_<outcome>`` (an answer it needs was
     not usable), ``answered_without_value`` (every answer was ok, and gives no value: not applicable, such
     as aging accuracy outside the aging prompt, or undecided), ``not_judged``, else ``undefined`` (e.g.
-    Drop_FSS without a positive FSS_0)."""
+    Drop_FSS without a positive FSS_0); for an image metric's value, ``image_<outcome>`` or
+    ``measured_without_value``."""
+    if result.measured is not None and (why := result.measured.why_undefined(name)) is not None:
+        return why
+    judged = result.judged
     for judgment in (judged.metrics.values() if judged is not None else ()):
         if any(v.name == name for v in judgment.metric.values):
             failed = next((a.outcome.value for a in judgment.answers if a.outcome is not Outcome.OK), None)
@@ -77,7 +81,9 @@ class Aggregator:
 
     def __init__(self, metrics: list[SessionMetric], confidence: float, *, available: Iterable[str] = ("embedder",),
                  analysis: AnalysisConf | None = None, judge_metrics: Sequence[Any] = (), panel: Any = None,
-                 sections: Sequence[ReportSection] | None = None) -> None:
+                 sections: Sequence[ReportSection] | None = None, image_metrics: Sequence[Any] = (),
+                 run_access: Mapping[str, Any] | None = None) -> None:
+        """``run_access``: what sections may read of the run (SectionRun's ``images``, ``run_dir``, ``components``)."""
         available = set(available)
         self.registered = list(metrics)  # computed or skipped: the report says how to read each
         self.metrics = [m for m in metrics if m.requires <= available]
@@ -101,6 +107,11 @@ class Aggregator:
         self.judge_trajectory_identities: dict[str, list[Any]] = {name: [] for name in self.judge_trajectory}
         self.judge_bounds = {v.name: v.bounds for m in judge_metrics for v in m.values}  # of the step series
         self.judge_answers: dict[str, Counter[str]] = defaultdict(Counter)  # template -> outcome -> n
+        # The image metrics' per-step values (value name -> k-1 -> values) and step outcomes (metric -> outcome -> n)
+        self.image_trajectory: dict[str, list[list[float]]] = {v.name: [] for m in image_metrics for v in m.values}
+        self.image_trajectory_identities: dict[str, list[Any]] = {name: [] for name in self.image_trajectory}
+        self.image_bounds = {v.name: v.bounds for m in image_metrics for v in m.values}
+        self.image_steps: dict[str, Counter[str]] = {m.name: Counter() for m in image_metrics}
         # Metrics that give a session whose edit failed values of their own (a failure rule that scores it 0)
         self.unjudged = [m.unjudged for m in judge_metrics if getattr(m, "unjudged", None) is not None]
         self.panel = panel  # the panel's rule, when a panel judged
@@ -112,7 +123,7 @@ class Aggregator:
         # The report sections active in this run (plugin/sections.py): each sees every session result.
         self.collectors = section_collectors(sections_in_use() if sections is None else sections, self.analysis,
                                              judge_metrics if self.judged else (), confidence=confidence,
-                                             panel=panel, judged=self.judged)
+                                             panel=panel, judged=self.judged, run_access=run_access)
 
     def add(self, result: SessionResult) -> dict[str, float | None]:
         """Count one session; returns its metric values (empty when excluded)."""
@@ -133,10 +144,14 @@ class Aggregator:
         if fss is not None:
             self.included += 1
             oer = judged.oer if judged else None
+            measured = result.measured
             scores = SessionScores(fss=fss, sc=judged.sc_steps if judged else None,
-                                   oer=oer.oer if oer is not None else None, judge=judged.values if judged else {})
+                                   oer=oer.oer if oer is not None else None, judge=judged.values if judged else {},
+                                   image=measured.values if measured is not None else {})
             if judged is not None:
                 self._add_judged(judged, self.identity_codes(result.face.identity))
+            if measured is not None:
+                self._add_measured(measured, self.identity_codes(result.face.identity))
             for metric in self.metrics:
                 value = metric.compute(scores)
                 if value is not None and not math.isfinite(value):
@@ -144,7 +159,7 @@ class Aggregator:
                 values[metric.name] = value
                 if value is None:
                     self.undefined[metric.name] += 1
-                    self.undefined_reasons[metric.name][_why_undefined(metric.name, judged)] += 1
+                    self.undefined_reasons[metric.name][_why_undefined(metric.name, result)] += 1
         else:
             self.sessions_excluded[result.excluded or "unscored"] += 1
             values = self._unjudged_values(result)
@@ -173,6 +188,15 @@ class Aggregator:
                         continue
                     at(steps, k - 1).append(scale[value_name] * points[value_name])
                     at(self.judge_trajectory_identities[value_name], k - 1).append(identity)
+
+    def _add_measured(self, measured: Any, identity: int) -> None:
+        for metric, steps in measured.steps.items():
+            for k, step in enumerate(steps, start=1):
+                self.image_steps[metric][step.outcome.value] += 1
+                for name, value in step.values.items():
+                    if value is not None and name in self.image_trajectory:
+                        at(self.image_trajectory[name], k - 1).append(value)
+                        at(self.image_trajectory_identities[name], k - 1).append(identity)
 
     def _add_to_groups(self, result: SessionResult, values: dict[str, float | None]) -> None:
         if result.excluded is None or values:  # an excluded session with values: a metric scores its failure
@@ -303,6 +327,14 @@ class Aggregator:
             "skipped_metrics": dict(sorted(self.skipped.items())),
             "measures": registered_measures(self.registered),
         }
+        if self.image_steps:
+            sections["counts"]["image_metrics"] = {m: dict(sorted(c.items()))
+                                                   for m, c in sorted(self.image_steps.items())}
+        for name, steps in self.image_trajectory.items():
+            sections["trajectory"][name] = [
+                {"k": k + 1, **summarize(v, self.confidence, bounds=self.image_bounds.get(name),
+                                         clusters=self.image_trajectory_identities[name][k])}
+                for k, v in enumerate(steps)]
         if self.judged:
             sections["counts"]["judge"] = {t: dict(sorted(c.items())) for t, c in sorted(self.judge_answers.items())}
             for name, steps in self.judge_trajectory.items():
@@ -333,7 +365,8 @@ def sample_size(sessions: int, identities: np.ndarray) -> dict[str, Any]:
 
 
 def section_collectors(sections: Sequence[ReportSection], analysis: AnalysisConf, judge_metrics: Sequence[Any], *,
-                       confidence: float, panel: Any = None, judged: bool = False) -> dict[str, SectionCollector]:
+                       confidence: float, panel: Any = None, judged: bool = False,
+                       run_access: Mapping[str, Any] | None = None) -> dict[str, SectionCollector]:
     """Section name -> its collector, for the sections with something to do in this run."""
     asked = {m.name: m for m in judge_metrics}
     out = {}
@@ -342,7 +375,7 @@ def section_collectors(sections: Sequence[ReportSection], analysis: AnalysisConf
             continue  # filled in after the run (by a command)
         run = SectionRun(judge_metrics=asked, settings=settings_of(analysis, section), confidence=confidence,
                          n_resamples=analysis.n_resamples, seed=analysis.seed, alpha=analysis.alpha,
-                         panel=panel.describe() if panel is not None else None, judged=judged)
+                         panel=panel.describe() if panel is not None else None, judged=judged, **(run_access or {}))
         with failing_section(section.name, "collector"):
             collector = section.collector(run)
         if collector is not None:

@@ -18,12 +18,14 @@ class SessionScores:
     """What scorers measured on one complete session. ``fss[k]`` is FSS_k, k = 0..4;
     ``sc[k-1]`` is SC_k in [0, 1] (``None`` where the judge gave no usable answer) and
     ``oer`` the overedits per edit (no upper bound), both ``None`` without a judge. ``judge`` holds every
-    selected judge metric's session values by value name (``sc`` x100, ``oer`` x100, ...)."""
+    selected judge metric's session values by value name (``sc`` x100, ``oer`` x100, ...), and ``image`` every
+    selected image metric's session values by value name."""
 
     fss: tuple[float, ...]
     sc: tuple[float | None, ...] | None = None
     oer: float | None = None
     judge: Mapping[str, float | None] = field(default_factory=dict)
+    image: Mapping[str, float | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,26 @@ def judge_metric_values(metric: Any) -> list[SessionMetric]:
     return [SessionMetric(name=v.name, higher_is_better=v.higher_is_better, unit=v.unit, description=v.description,
                           compute=_JudgedValue(v.name), requires=needs, label=getattr(v, "label", ""),
                           bounds=getattr(v, "bounds", None), ideal=getattr(v, "ideal", None))
+            for v in metric.values]
+
+
+@dataclass(frozen=True)
+class _MeasuredValue:
+    name: str
+
+    def __call__(self, scores: SessionScores) -> float | None:
+        return scores.image.get(self.name)
+
+
+#: What an image metric's values need: the image metrics ran (a session without their results has no value).
+IMAGE_METRICS = "image_metrics"
+
+
+def image_metric_values(metric: Any) -> list[SessionMetric]:
+    """An image metric's declared values (:mod:`faceedit_bench.scoring.image_metric`) as session metrics."""
+    return [SessionMetric(name=v.name, higher_is_better=v.higher_is_better, unit=v.unit, description=v.description,
+                          compute=_MeasuredValue(v.name), requires=frozenset({IMAGE_METRICS}), label=v.label,
+                          bounds=v.bounds, ideal=v.ideal)
             for v in metric.values]
 
 

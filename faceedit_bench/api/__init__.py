@@ -1,5 +1,5 @@
-"""The public API for component authors (editors, judges, embedders, datasets, trackers): everything such a
-plugin may import from the core.
+"""The public API for component authors (editors, judges, embedders, image metrics, datasets, trackers): everything
+such a plugin may import from the core, and the run's images (``RunImages``) that report sections read.
 
 A plugin imports from this package only (a layer contract in ``pyproject.toml`` holds that); every other core
 module is private and may change between releases. Protocol authors (report sections, judge metrics,
@@ -78,12 +78,14 @@ from faceedit_bench.records import (
     TestSet,
 )
 from faceedit_bench.scoring.embedding import LazyModels, as_rgb_uint8, files_digest
+from faceedit_bench.scoring.image_metric import ImageMetric, ImageValue, StepImages
 from faceedit_bench.scoring.judge.declared import JudgeMetric, JudgeValue, MetricJudgment, NotAsked
 from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
 from faceedit_bench.storage.atomic import atomic_open
 from faceedit_bench.storage.first_time import built_beside
 from faceedit_bench.storage.images import content_hash, decode_rgb, encode_png, plain_image, sniff_mime
 from faceedit_bench.storage.locks import directory_lock
+from faceedit_bench.storage.run_images import RunImages
 
 if TYPE_CHECKING:
     from faceedit_bench.report.run_report import metrics_for_tracking, results_digest, series_for_tracking
@@ -92,6 +94,7 @@ if TYPE_CHECKING:
         EditorContract,
         EmbedderContract,
         FaceDetectorContract,
+        ImageMetricContract,
         JudgeContract,
         PixelEmbedder,
         PluginDistributionContract,
@@ -105,7 +108,8 @@ if TYPE_CHECKING:
 #: report's tracker metrics need the report code (the sections, the fidelity tables); a plugin that is only
 #: loaded (``faceedit-bench plugins``, a run's start) pays for neither. ``tests/test_api_surface.py`` keeps it so.
 _LAZY = {
-    **dict.fromkeys(("DatasetContract", "EditorContract", "EmbedderContract", "FaceDetectorContract", "JudgeContract",
+    **dict.fromkeys(("DatasetContract", "EditorContract", "EmbedderContract", "FaceDetectorContract",
+                     "ImageMetricContract", "JudgeContract",
                      "PluginDistributionContract", "PixelEmbedder", "SectionContract", "TestSetLoaderContract",
                      "TrackerContract", "gradient_image"),
                     "faceedit_bench.testing"),
@@ -152,6 +156,9 @@ __all__ = [
     "FaceEmbedding",
     "GaveUp",
     "ImageError",
+    "ImageMetric",
+    "ImageMetricContract",
+    "ImageValue",
     "Judge",
     "JudgeAnswer",
     "JudgeContract",
@@ -173,10 +180,12 @@ __all__ = [
     "PromptTemplate",
     "Register",
     "RetryableError",
+    "RunImages",
     "RunInfo",
     "SectionContract",
     "Session",
     "Step",
+    "StepImages",
     "StepRecord",
     "TestSet",
     "TestSetLoader",

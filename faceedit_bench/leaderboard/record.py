@@ -12,7 +12,7 @@ import csv
 import io
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from faceedit_bench.analysis.multiplicity import NOT_TESTED, YES, bias_status
@@ -73,8 +73,12 @@ def _without_secrets(params: Any) -> Any:
     return params
 
 
-def _config(config: Mapping[str, Any]) -> dict[str, Any]:
+def _config(config: Mapping[str, Any], measured: Sequence[str] = ()) -> dict[str, Any]:
+    """``measured``: the image metrics the run measured (its selection, the default resolved)."""
     out: dict[str, Any] = {}
+    if measured:  # only then: the record of a run without image metrics is what it was
+        params = config.get("image_metric_params") or {}
+        out["image_metrics"] = {name: _without_secrets(dict(params.get(name) or {})) for name in measured}
     for group in CONFIG_GROUPS:
         entry = config.get(group) or {"name": "none", "params": {}}
         out[group] = {"name": _text(entry.get("name", "none"), 100), "params": _without_secrets(dict(entry.get("params") or {}))}
@@ -237,7 +241,7 @@ def build_record(artifacts: RunArtifacts, *, submission_id: str, registered: Map
         "dataset": _component(components["dataset"]),
         "testset": {k: report["testset"][k] for k in
                     ("name", "version", "content_hash", "taxonomy_version", "reconstruction", "sessions")},
-        "config": _config(artifacts.config),
+        "config": _config(artifacts.config, measured=list(report["counts"].get("image_metrics") or ())),
         "run": {
             "key": report["run"]["key"],
             "name": _text(report["run"]["name"]),

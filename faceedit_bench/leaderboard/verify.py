@@ -139,6 +139,11 @@ def _experiment_config(record: dict[str, Any], images: Path, workspace: Path, ov
         for key, value in config["dataset"]["params"].items():
             if _plain(value) and str(key).isidentifier():
                 cfg.dataset.params[key] = value
+        # The image metrics it measured, by name, with their plain parameters (a model's folder is this machine's).
+        measured = {n: p for n, p in (config.get("image_metrics") or {}).items() if n.isidentifier()}  # schema-checked
+        cfg.image_metrics = list(measured)
+        cfg.image_metric_params = {name: {k: v for k, v in params.items() if _plain(v) and str(k).isidentifier()}
+                                   for name, params in measured.items() if params}
         for override in overrides:
             key, sep, value = override.partition("=")
             if not sep or not key.strip():
@@ -259,7 +264,10 @@ def _compare(sub: Submission, report: dict[str, Any], cfg: Any, reproduced_steps
                              "verification run")
     reproduced = build_record(artifacts, submission_id=sub.record["id"], registered=registered)
     has_judge = sub.record["judge"] is not None
-    caps = {name: max_tolerance.get(name, default_tolerance(name, registered, has_judge))
+    # The verifier's own tolerance of each measure (from what this installation's run states it requires: an image
+    # metric is deterministic even in a judged run), unless the maintainer caps it.
+    own = {name: m["tolerance"] for name, m in reproduced["metrics"].items()}
+    caps = {name: max_tolerance.get(name, own.get(name, default_tolerance(name, registered, has_judge)))
             for name in sub.record["metrics"]}
     judged = frozenset(name for name in sub.record["metrics"] if needs_judge(name, registered, has_judge))
     mismatches, compared = compare_records(sub.record, reproduced, caps, judged)

@@ -57,6 +57,15 @@ def faceedit_register_judge_metrics(register: Register) -> None:
 
 
 @hookspec
+def faceedit_register_image_metrics(register: Register) -> None:
+    """Register image metrics: ``register("name", factory)`` where ``factory(**params)`` returns an
+    :class:`~faceedit_bench.scoring.image_metric.ImageMetric` named ``name`` (a class is a factory): per step,
+    it sees I_0, I_{k-1}, I_k, the references, the instruction and the faces the run's detector found, and
+    returns named values that declare their direction, bounds, unit, label and session aggregation. A run
+    selects metrics by name with ``image_metrics=[...]`` and sets parameters at ``image_metric_params.<name>``."""
+
+
+@hookspec
 def faceedit_register_embedders(register: Register) -> None:
     """Register face-embedder factories returning a
     :class:`~faceedit_bench.plugin.protocols.FaceEmbedder`."""

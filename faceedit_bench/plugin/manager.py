@@ -45,6 +45,7 @@ DEFAULT_PLUGINS = (
     "faceedit_bench.builtin.testsets",
     "faceedit_bench.builtin.metrics",
     "faceedit_bench.builtin.judge_metrics",
+    "faceedit_bench.builtin.image_metrics",
     "faceedit_bench.builtin.trackers",
     "faceedit_bench.builtin.reproductions",
 )

@@ -28,6 +28,7 @@ KINDS: dict[str, str] = {
     "testsets": "testset",
     "trackers": "tracking",
     "judge_metrics": "judge_metrics",
+    "image_metrics": "image_metrics",
     "question_sets": "question-set loader",
     "sections": "report section",
     "commands": "command",

@@ -85,6 +85,14 @@ class SectionRun:
     panel: Mapping[str, Any] | None = None
     #: Whether a judge was configured at all.
     judged: bool = False
+    #: The run's images, read-only (:class:`~faceedit_bench.api.RunImages`: bytes, decoded pixels and the faces the
+    #: run's detector finds, by the hashes in ``result.image_hashes``); None where no run stands behind the report.
+    images: Any = None
+    #: The run's folder (report.json, steps.csv ... are written there at the end; a collector's ``files`` too).
+    run_dir: Path | None = None
+    #: The run's components by role: ``detector`` (None when the embedder detects no faces), ``embedder`` and
+    #: ``judge`` (None without one). Use them to measure, never to change the run.
+    components: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,8 @@ class ArtifactWriter:
             score_fields = ["", "", ""] if score is None else [score.outcome.value, score.n_faces, _fmt(score.fss)]
             values_in_order = [face.face_id, face.identity, session.session_id, session.condition, k, *step_fields,
                                *edit_fields,
-                               image_hash, *score_fields, result.excluded or "", *self._judge_fields(result.judged, k)]
+                               image_hash, *score_fields, result.excluded or "", *self._judge_fields(result.judged, k),
+                               _image_values(result.measured, k)]
             self.steps.write({**ids, **dict(zip(tables.STEP_COLUMNS, values_in_order, strict=True)), **demo})
         self.sessions.write({**ids, "face_id": face.face_id, "identity": face.identity,
                              "session_id": session.session_id, "condition": session.condition,
@@ -144,6 +145,12 @@ class ArtifactWriter:
         key = sheet_key(title, reference, steps)
         if drawn_sheet_key(path) != key:
             atomic.write_bytes(path, render_session(title, reference, steps, key=key))
+
+
+def _image_values(measured: Any, k: int) -> str:
+    """Step k's image metric results (JSON: metric -> outcome and values), "" for none."""
+    found = measured.at(k) if measured is not None else {}
+    return json.dumps(found, sort_keys=True) if found else ""
 
 
 def _fmt(value: float | None) -> str:

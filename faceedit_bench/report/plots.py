@@ -33,9 +33,15 @@ def figure(width: float, height: float) -> Any | None:
 
 
 def png_bytes(fig: Any) -> bytes:
+    """The figure as a PNG of 256 colours: a plot's lines, text and bands look the same, in about a third of the
+    bytes (report pages embed every plot)."""
+    from PIL import Image
+
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
-    return buf.getvalue()
+    out = io.BytesIO()
+    Image.open(buf).quantize(256, method=Image.Quantize.FASTOCTREE).save(out, format="PNG")
+    return out.getvalue()
 
 
 def image_bytes(fig: Any, fmt: str = "png") -> bytes:

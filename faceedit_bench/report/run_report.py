@@ -189,6 +189,9 @@ def metrics_for_tracking(report: dict[str, Any], sections: Sequence[ReportSectio
     for template, outcomes in counts.get("judge", {}).items():
         for outcome, n in outcomes.items():
             put(metric_key("judge", template.split("@")[0], outcome), n)
+    for metric, outcomes in counts.get("image_metrics", {}).items():
+        for outcome, n in outcomes.items():
+            put(metric_key("image_metrics", metric, outcome), n)
     cost = report.get("cost") or {}
     put("cost_estimated_usd", cost.get("estimated_usd"))
     put("cost_new_usd", cost.get("new_usd"))

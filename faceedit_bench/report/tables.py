@@ -25,7 +25,7 @@ STEP_COLUMNS = ("face_id", "identity", "session_id", "condition", "k", "instruct
                 "prompt", "category", "sub_axis", "axis",
                 "outcome", "reason", "resumed", "image_hash", "score_outcome", "faces_detected", "fss",
                 "session_excluded", "sc", "sc_outcome", "state", "state_outcome", "judged_by", "judge_values",
-                "judge_flags")
+                "judge_flags", "image_values")
 #: One row per (face, session), then the demographic keys and one column per registered metric.
 SESSION_COLUMNS = ("face_id", "identity", "session_id", "condition", "excluded")
 DEMOGRAPHIC_KEYS = ("gender", "skin_tone", "age_group", "race", "age_bin")

@@ -17,7 +17,7 @@ from omegaconf import OmegaConf
 from faceedit_bench import __version__
 from faceedit_bench.analysis.aggregate import Aggregator
 from faceedit_bench.analysis.cached import caching_statistics
-from faceedit_bench.analysis.session_metrics import judge_metric_values
+from faceedit_bench.analysis.session_metrics import IMAGE_METRICS, image_metric_values, judge_metric_values
 from faceedit_bench.config import ExperimentConfig
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.budget import Budget
@@ -41,6 +41,7 @@ from faceedit_bench.run.cost_section import cost_section
 from faceedit_bench.run.data_needs import check_data_needs
 from faceedit_bench.run.edit_stage import EditStage
 from faceedit_bench.run.engine import Engine
+from faceedit_bench.run.image_metrics import detector_of, image_metric_identities, image_scorer, select_image_metrics
 from faceedit_bench.run.inputs import InputResolver
 from faceedit_bench.run.judges import create_judge, judge_metric_names, judge_scorer, select_judge_metrics
 from faceedit_bench.run.progress import open_progress, plan_stages
@@ -54,6 +55,7 @@ from faceedit_bench.scoring.judge.metrics import JudgeScorer
 from faceedit_bench.scoring.stage import ScoreStage
 from faceedit_bench.storage.ledger import Ledger
 from faceedit_bench.storage.pixels import PIXELS_VERSION
+from faceedit_bench.storage.run_images import RunImages
 from faceedit_bench.storage.statistics_cache import StatisticsCache
 from faceedit_bench.storage.store import ImageStore
 from faceedit_bench.storage.workspace import check_writable_dir, storage_error
@@ -68,6 +70,7 @@ class Experiment:
     metrics: list[Any]
     judge_metrics: list[Any] = field(default_factory=list)
     conditions: Any = None  # condition_plan.BuiltConditions
+    image_metrics: list[Any] = field(default_factory=list)  # the selected ImageMetric objects
 
     @property
     def asked_judge_metrics(self) -> list[Any]:
@@ -136,8 +139,14 @@ def build_experiment(cfg: Any, plugins: Plugins, preset: str | None = None) -> E
                           "check its annotations and dataset.params (limit, partition, allow_list).")
     if conf.analysis.human_labels:  # config.py checked it exists; a malformed or non-UTF-8 file fails now
         read_labels(Path(conf.analysis.human_labels).expanduser())
-    metrics = session_metrics(plugins, judge_metrics)
+    image_metrics = select_image_metrics(plugins, conf.image_metrics, conf.image_metric_params,
+                                         has_detector=detector_of(components["embedder"]) is not None,
+                                         faces=capability(components["dataset"], "dataset", "measures_identity"))
+    metrics = session_metrics(plugins, judge_metrics, image_metrics)
     identities: dict[str, Any] = {kind: {"name": i.name, "description": i.description} for kind, i in infos.items()}
+    if image_metrics:  # only then: the run key of a run without them is what it was
+        identities["image_metrics"] = image_metric_identities(
+            image_metrics, {"name": conf.embedder.name, **infos["embedder"].description})
     if "judge" in components:  # what the judge is asked decides its numbers
         identities["judge_metrics"] = {m.name: m.identity for m in judge_metrics}
     if conditions.identity() is not None:  # baseline only: the run key is what it was before conditions
@@ -167,19 +176,21 @@ def build_experiment(cfg: Any, plugins: Plugins, preset: str | None = None) -> E
         components=infos, config=resolved, params=flatten(resolved), tags=tags,
         workspace=workspace, output_dir=output_dir, preset=preset,
     ), conf.run.shard)
-    exp = Experiment(conf, info, components, testset, metrics, judge_metrics, conditions)
+    exp = Experiment(conf, info, components, testset, metrics, judge_metrics, conditions, image_metrics)
     if conf.run.dry_run or not calls_off():  # a command that pays nothing (merge) re-derives what was run
         check_data_needs(exp, plugins.sections())  # a run that could score nothing stops before its first call
     return exp
 
 
-def session_metrics(plugins: Plugins, judge_metrics: list[Any]) -> list[Any]:
-    """The registered session metrics and the selected judge metrics' values, by name."""
+def session_metrics(plugins: Plugins, judge_metrics: list[Any], image_metrics: list[Any] = ()) -> list[Any]:
+    """The registered session metrics and the selected judge and image metrics' values, by name."""
     metrics = {n: plugins.registry.get("metrics", n).load() for n in plugins.registry["metrics"].names()}
-    for jm in judge_metrics:
-        for value in judge_metric_values(jm):
+    declared = [("judge", m.name, judge_metric_values(m)) for m in judge_metrics]
+    declared += [("image", m.name, image_metric_values(m)) for m in image_metrics]
+    for kind, name, values in declared:
+        for value in values:
             if value.name in metrics:
-                raise ConfigError(f"judge metric {jm.name!r} reports a value named {value.name!r}, which another "
+                raise ConfigError(f"{kind} metric {name!r} reports a value named {value.name!r}, which another "
                                   "metric already reports; rename one of them")
             metrics[value.name] = value
     return [metrics[n] for n in sorted(metrics)]
@@ -250,16 +261,22 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             edit = EditStage(info, c["editor"], editor_fp, store, ledger, conf.run.seed, retry, executors, pm.hook,
                              progress, inputs=InputResolver(store, capability(dataset, "dataset", "partners"), conf.run.seed),
                              prompts=plan.prompts)
+            measuring = image_scorer(exp.image_metrics, c["embedder"], embedder_identity, embedder_fp, store, ledger,
+                                     conf.run.workers, retry)
+            if measuring is not None:
+                stack.callback(measuring.close)
             score = ScoreStage(embeddings, c["embedder"].similarity, judge_scorer, ledger=ledger, store=store,
-                               human_labels=conf.analysis.human_labels, seed=conf.run.seed, identity=identity)
+                               human_labels=conf.analysis.human_labels, seed=conf.run.seed, identity=identity,
+                               image_scorer=measuring)
             engine = Engine(admission, edit, score, progress)
             stack.callback(engine.close)
             available = {*(["embedder"] if identity else []), *(["judge"] if judge_scorer is not None else []),
-                         *(["taxonomy"] if exp.testset.bound else [])}
+                         *(["taxonomy"] if exp.testset.bound else []), *([IMAGE_METRICS] if measuring else [])}
             aggregator = plan.aggregator(lambda: Aggregator(
                 exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis,
-                judge_metrics=exp.asked_judge_metrics,
-                panel=getattr(judge_scorer.service, "rule", None) if judge_scorer else None),
+                judge_metrics=exp.asked_judge_metrics, image_metrics=exp.image_metrics,
+                panel=getattr(judge_scorer.service, "rule", None) if judge_scorer else None,
+                run_access=run_access(exp, store, ledger, embedder_fp)),
                 confidence=conf.run.confidence, alpha=conf.analysis.alpha, judge_metrics=exp.asked_judge_metrics)
             writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets,
                                     judged_by=judge_scorer.label() if judge_scorer else "",
@@ -272,7 +289,8 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             writer.draw_held_sheets()
             aggregator.face_exclusions.update(stats.face_exclusions)
         computed = {"embeddings": embeddings.computed, "edit_calls": stats.new_edit_calls,
-                    "judge_calls": judge_scorer.service.calls_made if judge_scorer else 0}
+                    "judge_calls": judge_scorer.service.calls_made if judge_scorer else 0,
+                    **({"image_values": measuring.computed} if measuring is not None else {})}
         # Each statistic and plot is kept in the ledger as it is done: a killed report resumes where it was,
         # and an unchanged one is read back.
         with StatisticsCache(ledger.path) as kept, caching_statistics(kept):
@@ -305,6 +323,15 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
         pm.unregister(name=tracker_name)
     print(format_summary(report, info.output_dir))
     return report
+
+
+def run_access(exp: Experiment, store: ImageStore, ledger: Ledger, detector_fp: str) -> dict[str, Any]:
+    """What report sections may read of the run: its images, its folder and its components."""
+    detector = detector_of(exp.components["embedder"])
+    return {"images": RunImages(store, detector=detector, detector_fp=detector_fp, ledger=ledger.path),
+            "run_dir": exp.info.output_dir,
+            "components": {"detector": detector, "embedder": exp.components["embedder"],
+                           "judge": exp.components.get("judge")}}
 
 
 def _judge_scorer(exp: Experiment, ledger: Ledger, store: ImageStore, executors: Executors,

@@ -1,6 +1,7 @@
-"""The score stage over stored images: identity scores (FSS_k) and the judge's answers of
-edited sessions, computed at the same time; and, once every session is scored, the judge's
-reliability checks (anchors, agreement with human labels), before anything is aggregated.
+"""The score stage over stored images: identity scores (FSS_k), the image metrics' values
+(:mod:`faceedit_bench.scoring.image_scoring`) and the judge's answers of edited sessions, computed at the
+same time; and, once every session is scored, the judge's reliability checks (anchors, agreement with human
+labels), before anything is aggregated.
 
 The engine scores each session as soon as its edits are done (:meth:`ScoreStage.score_one`),
 while other sessions are being edited; each embedding and judge answer is committed as it
@@ -29,8 +30,9 @@ def judge_context(face: Any, states: Any) -> dict[str, Any]:
 class ScoreStage:
     def __init__(self, embeddings: EmbeddingService, similarity: Any, judge_scorer: Any = None, *,
                  ledger: Any = None, store: Any = None, human_labels: str | None = None, seed: int = 0,
-                 identity: bool = True) -> None:
+                 identity: bool = True, image_scorer: Any = None) -> None:
         self.embeddings, self.similarity, self.judge_scorer = embeddings, similarity, judge_scorer
+        self.image_scorer = image_scorer  # the selected image metrics (image_scoring.ImageScorer), or None
         self.identity = identity  # False: images that are not faces, judged only (no FSS)
         self.ledger, self.store, self.human_labels, self.seed = ledger, store, human_labels, seed
         self.wall_s = 0.0  # wall time spent embedding and judging (overlaps the edit stage)
@@ -50,12 +52,14 @@ class ScoreStage:
                 outputs = [s.output_hash for s in states if s.output_hash] if self.identity else []
                 judgeable = len(states) == len(session.steps) and all(s.outcome is Outcome.OK for s in states)
                 asked = [(image_hashes(face, states), session, judge_context(face.face, states))] if judgeable else []
-                embeddings, judged = await asyncio.gather(self._embed(outputs), self._judge(asked, stopped))
+                embeddings, judged, measured = await asyncio.gather(
+                    self._embed(outputs), self._judge(asked, stopped), self._measure(edited, judgeable))
             finally:
                 self.wall_s = self._busy.total_s
         result = score_session(edited, embeddings, self.similarity) if self.identity else unscored_session(edited)
         if judged:
             result.judged = judged[0]
+        result.measured = measured
         return result
 
     def image_edited(self, image_hash: str) -> None:
@@ -68,9 +72,18 @@ class ScoreStage:
         """Nothing is being edited any more: the embeddings left need not make room for the calls."""
         if self.identity:
             self.embeddings.full_priority()
+        if self.image_scorer is not None:
+            self.image_scorer.editing_ended()
 
     async def _embed(self, hashes: list[str]) -> dict[str, Any]:
         return await self.embeddings.aget(hashes) if hashes else {}
+
+    async def _measure(self, edited: Edited, complete: bool) -> Any:
+        """The image metrics' results on a session whose every step gave an image (else None)."""
+        if self.image_scorer is None or not complete:
+            return None
+        face, session, states = edited
+        return await self.image_scorer.measure(face, session, states)
 
     async def _judge(self, sessions: list[tuple[Any, ...]], stopped: bool) -> list[Any]:
         if self.judge_scorer is None or stopped or self.stopped or not sessions:

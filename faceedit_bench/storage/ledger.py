@@ -18,6 +18,7 @@ runs sharing a workspace pay each call once, whichever of them needs it first.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import sqlite3
@@ -29,7 +30,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from faceedit_bench.records import FaceEmbedding, JudgeAnswer, Outcome
+from faceedit_bench.records import DetectedFace, FaceEmbedding, JudgeAnswer, Outcome
 from faceedit_bench.storage import claims
 from faceedit_bench.storage.atomic import create_empty
 from faceedit_bench.storage.ledger_writer import LedgerWriter
@@ -92,6 +93,22 @@ CREATE TABLE IF NOT EXISTS embeddings (
     created_at REAL NOT NULL,
     PRIMARY KEY (embedder_fp, image_hash)
 );
+CREATE TABLE IF NOT EXISTS image_values (
+    metric_fp TEXT NOT NULL,
+    step_key TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    value TEXT,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (metric_fp, step_key)
+);
+CREATE TABLE IF NOT EXISTS detections (
+    detector_fp TEXT NOT NULL,
+    image_hash TEXT NOT NULL,
+    faces TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (detector_fp, image_hash)
+);
 CREATE TABLE IF NOT EXISTS statistics (
     key TEXT PRIMARY KEY,
     kind TEXT NOT NULL,
@@ -138,6 +155,8 @@ class Ledger:
         self._pending_edits: dict[str, EditRow] = {}
         self._pending_judgments: dict[str, JudgeAnswer] = {}
         self._pending_embeddings: dict[tuple[str, str], FaceEmbedding] = {}
+        self._pending_image_values: dict[tuple[str, str], tuple[Outcome, dict[str, Any] | None, str]] = {}
+        self._pending_detections: dict[tuple[str, str], tuple[DetectedFace, ...]] = {}
 
     def _migrate(self) -> None:
         for table, column, kind in MIGRATIONS:
@@ -300,6 +319,50 @@ class Ledger:
                          None if e.vector is None else np.asarray(e.vector, dtype=np.float32).tobytes(), time.time()),
                         self._pending_embeddings, (embedder_fp, h))
 
+    # -- image metric values and the detector's faces they read ------------------------------
+
+    def get_image_values(self, metric_fp: str, step_keys: Iterable[str]
+                         ) -> dict[str, tuple[Outcome, dict[str, Any] | None, str]]:
+        """step key -> (outcome, values, reason) of one image metric's kept results."""
+        found, rest = self._pending_first(self._pending_image_values, metric_fp, step_keys)
+        for chunk in _chunks(rest):
+            rows = self._db.execute(f"SELECT step_key, outcome, value, reason FROM image_values WHERE metric_fp = ? "
+                                    f"AND step_key IN ({','.join('?' * len(chunk))})", (metric_fp, *chunk))
+            found.update((key, (Outcome(o), json.loads(v) if v is not None else None, r)) for key, o, v, r in rows)
+        return found
+
+    def put_image_value(self, metric_fp: str, step_key: str, outcome: Outcome, values: dict[str, Any] | None,
+                        reason: str) -> None:
+        self._pending_image_values[(metric_fp, step_key)] = (outcome, values, reason)
+        self._queue("INSERT OR REPLACE INTO image_values VALUES (?,?,?,?,?,?)",
+                    (metric_fp, step_key, outcome.value, reason,
+                     None if values is None else json.dumps(values, sort_keys=True), time.time()),
+                    self._pending_image_values, (metric_fp, step_key))
+
+    def get_detections(self, detector_fp: str, hashes: Iterable[str]) -> dict[str, tuple[DetectedFace, ...]]:
+        found, rest = self._pending_first(self._pending_detections, detector_fp, hashes)
+        for chunk in _chunks(rest):
+            rows = self._db.execute(f"SELECT image_hash, faces FROM detections WHERE detector_fp = ? "
+                                    f"AND image_hash IN ({','.join('?' * len(chunk))})", (detector_fp, *chunk))
+            found.update((h, faces_from_json(faces)) for h, faces in rows)
+        return found
+
+    def put_detections(self, detector_fp: str, image_hash: str, faces: tuple[DetectedFace, ...]) -> None:
+        self._pending_detections[(detector_fp, image_hash)] = faces
+        self._queue("INSERT OR REPLACE INTO detections VALUES (?,?,?,?)",
+                    (detector_fp, image_hash, json.dumps([{"box": list(f.box), "score": f.score,
+                                                           "landmarks": {n: list(p) for n, p in f.landmarks.items()}}
+                                                          for f in faces]), time.time()),
+                    self._pending_detections, (detector_fp, image_hash))
+
+    @staticmethod
+    def _pending_first(pending: dict[tuple[str, str], Any], fp: str, keys: Iterable[str]) -> tuple[dict[str, Any],
+                                                                                                   list[str]]:
+        """Rows not yet committed, and the keys left to read from the file."""
+        keys = list(keys)
+        found = {k: pending[(fp, k)] for k in keys if (fp, k) in pending}
+        return found, [k for k in keys if k not in found]
+
 
 def _reader(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(path, timeout=60, isolation_level=None)
@@ -320,3 +383,26 @@ def _judgment_row(db: sqlite3.Connection, key: str) -> JudgeAnswer | None:
         return None
     value = json.loads(row[1]) if row[1] is not None else None
     return JudgeAnswer(Outcome(row[0]), value, row[2], row[3], json.loads(row[4]), row[5], row[6], resumed=True)
+
+
+def faces_from_json(text: str) -> tuple[DetectedFace, ...]:
+    """The faces of a ``detections`` row."""
+    return tuple(DetectedFace(tuple(f["box"]), f["score"], {n: tuple(p) for n, p in f["landmarks"].items()})
+                 for f in json.loads(text))
+
+
+def kept_faces(path: Path, detector_fp: str, image_hash: str) -> tuple[DetectedFace, ...] | None:
+    """The faces a ledger file keeps for an image, read through a connection of the caller's own (any thread);
+    None when it keeps none (or the file has no such table yet)."""
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60)) as db:
+        try:
+            row = db.execute("SELECT faces FROM detections WHERE detector_fp = ? AND image_hash = ?",
+                             (detector_fp, image_hash)).fetchone()
+        except sqlite3.OperationalError:
+            return None
+    return faces_from_json(row[0]) if row else None
+
+
+def _chunks(keys: list[str], size: int = 500) -> Iterable[list[str]]:
+    for start in range(0, len(keys), size):
+        yield keys[start:start + size]

@@ -61,6 +61,21 @@ class ShardLedger(Ledger):
         return found
 
 
+    def get_image_values(self, metric_fp: str, step_keys: Iterable[str]) -> dict[str, Any]:
+        keys = list(step_keys)
+        found = super().get_image_values(metric_fp, keys)
+        if self.base is not None and len(found) < len(keys):
+            found.update(self.base.get_image_values(metric_fp, [k for k in keys if k not in found]))
+        return found
+
+    def get_detections(self, detector_fp: str, hashes: Iterable[str]) -> dict[str, Any]:
+        hashes = list(hashes)
+        found = super().get_detections(detector_fp, hashes)
+        if self.base is not None and len(found) < len(hashes):
+            found.update(self.base.get_detections(detector_fp, [h for h in hashes if h not in found]))
+        return found
+
+
 def _columns(db: sqlite3.Connection, schema: str, table: str) -> list[tuple[str, int]]:
     """(name, position in the primary key, 0 if none) of each column, in table order."""
     return [(row[1], row[5]) for row in db.execute(f'PRAGMA {schema}.table_info("{table}")')]

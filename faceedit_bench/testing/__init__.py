@@ -10,7 +10,7 @@
 The others do the same for their kind, each with its fixture: ``EmbedderContract`` (``embedder``),
 ``FaceDetectorContract`` (``detector``), ``JudgeContract`` (``judge``), ``DatasetContract`` (``dataset``),
 ``TestSetLoaderContract`` (``loader``), ``QuestionSetLoaderContract`` (``loader``, ``source``),
-``TrackerContract`` (``tracker``), ``SectionContract`` (``section``, ``report_part``) for a protocol's report section. ``PluginDistributionContract`` checks a plugin distribution's
+``TrackerContract`` (``tracker``), ``ImageMetricContract`` (``metric``), ``SectionContract`` (``section``, ``report_part``) for a protocol's report section. ``PluginDistributionContract`` checks a plugin distribution's
 packaging (wheel, entry point, config entry). ``PixelEmbedder`` is a fast stand-in embedder for engine tests that
 need no face model; it is not a face recognizer and is never registered as a plugin. ``skip_without_cuda()``,
 called in a test or fixture, skips a test that needs a CUDA device. Everything here needs pytest; plugins
@@ -53,6 +53,7 @@ from faceedit_bench.testing.harness import (
     summary_text,
 )
 from faceedit_bench.testing.helpers import PixelEmbedder, gradient_image, skip_without_cuda
+from faceedit_bench.testing.image_metrics import ImageMetricContract
 from faceedit_bench.testing.pipeline import (
     Executors,
     ImageStore,
@@ -80,7 +81,7 @@ from faceedit_bench.testing.sections import SectionContract
 from faceedit_bench.testing.tracking import TrackerContract
 
 __all__ = ["SC_TEMPLATE", "STATE_TEMPLATE", "DatasetContract", "EditorContract", "EmbedderContract", "Executor",
-           "Executors", "FaceDetectorContract", "ImageStore", "InputResolver", "JudgeContract", "JudgeService",
+           "Executors", "FaceDetectorContract", "ImageMetricContract", "ImageStore", "InputResolver", "JudgeContract", "JudgeService",
            "JudgedSession", "Ledger", "PanelRule", "PixelEmbedder", "PluginDistributionContract", "Plugins",
            "QuestionSetLoaderContract", "Registry", "RunStopped", "SectionContract", "StepState", "TestSetError",
            "TestSetLoaderContract",

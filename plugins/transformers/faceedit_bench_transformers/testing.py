@@ -87,3 +87,36 @@ def save_tiny(name: str, directory: Path) -> Path:
     tokenizer.save_pretrained(directory)
     image_processor.save_pretrained(directory)
     return directory
+
+
+def tiny_clip(directory: Path) -> Path:
+    """A tiny random CLIP (text and vision towers, 32x32 images) saved as a downloaded checkpoint is laid out."""
+    import torch
+    from transformers import CLIPConfig, CLIPImageProcessorPil, CLIPModel, CLIPTokenizer
+
+    letters = [chr(c) for c in range(32, 127)]
+    vocab = {"<|startoftext|>": 0, "<|endoftext|>": 1, **{t: i + 2 for i, t in enumerate(
+        [*letters, *(f"{c}</w>" for c in letters)])}}
+    tokenizer = CLIPTokenizer(vocab=vocab, merges=[], model_max_length=77)
+    torch.manual_seed(0)
+    tower = {"hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2, "num_attention_heads": 4}
+    config = CLIPConfig(text_config={**tower, "vocab_size": len(tokenizer), "max_position_embeddings": 77,
+                                     "bos_token_id": 0, "eos_token_id": 1, "pad_token_id": 1},
+                        vision_config={**tower, "image_size": 32, "patch_size": 8}, projection_dim=16)
+    CLIPModel(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    CLIPImageProcessorPil(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}).save_pretrained(directory)
+    return directory
+
+
+def tiny_dino(directory: Path) -> Path:
+    """A tiny random DINOv2 (32x32 images) saved as a downloaded checkpoint is laid out."""
+    import torch
+    from transformers import BitImageProcessorPil, Dinov2Config, Dinov2Model
+
+    torch.manual_seed(0)
+    config = Dinov2Config(image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                          intermediate_size=37)
+    Dinov2Model(config).save_pretrained(directory)
+    BitImageProcessorPil(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}).save_pretrained(directory)
+    return directory

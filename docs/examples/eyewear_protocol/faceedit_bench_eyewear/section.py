@@ -1,9 +1,13 @@
 """The report section: the share of sessions whose edits put glasses on the face, with its Wilson interval,
-in report.json, MLflow, the console, report.html and a leaderboard view."""
+in report.json, MLflow, the console, report.html and a leaderboard view; and, in the run folder, the eyes of the
+first sessions with glasses, cut from their last image where the run's own detector finds the face."""
 
 from collections import Counter
 from dataclasses import dataclass
 
+import numpy as np
+
+from faceedit_bench.api import atomic_open, encode_png
 from faceedit_bench.api.protocol import (
     Column,
     ReportSection,
@@ -53,6 +57,10 @@ class EyewearSettings:
         check_fraction("analysis.eyewear.min_share", self.min_share, "0.5: half of the steps")
 
 
+#: How many sessions with glasses get their eyes cut out into the run folder (eyewear/<face>_<session>.png).
+EXAMPLES = 4
+
+
 class EyewearCollector:
     """Reads the ``glasses`` judgment of every session; a session without one is counted, never scored."""
 
@@ -60,6 +68,8 @@ class EyewearCollector:
         self.settings, self.confidence = run.settings, run.confidence
         self.shares = []
         self.left_out = Counter()
+        self.images = run.images  # the run's images (faceedit_bench.api.RunImages); None outside a run
+        self.eyes = {}  # "<face>_<session>" -> the eye region of the session's last image
 
     def add_session(self, result):
         judgment = result.judged.metrics.get("glasses") if result.judged is not None else None
@@ -70,6 +80,36 @@ class EyewearCollector:
             self.left_out["no usable answer" if judgment is not None else "not judged"] += 1
         else:
             self.shares.append(share)
+            if share >= self.settings.min_share and len(self.eyes) < EXAMPLES:
+                self.keep_eyes(result)
+
+    def keep_eyes(self, result):
+        """Cut the eyes out of the last image (read now, while the run is going; its faces were usually found
+        already by the image metrics, so the detector does not run again)."""
+        last = result.image_hashes[-1] if result.image_hashes else None
+        if self.images is None or not self.images.has_detector or last is None:
+            return
+        faces = self.images.faces(last)
+        if not faces:
+            return
+        (lx, ly), (rx, ry) = faces[0].landmarks["left_eye"], faces[0].landmarks["right_eye"]
+        pad, image = max(rx - lx, 1.0), self.images.rgb(last)
+        top, left = max(int(min(ly, ry) - pad / 2), 0), max(int(lx - pad * 0.6), 0)
+        crop = image[top:int(max(ly, ry) + pad / 2), left:int(rx + pad * 0.6)]
+        if crop.size:
+            name = f"{result.face.face_id}_{result.session.session_id}".replace("/", "-")  # ids may hold a "/"
+            self.eyes[name] = np.ascontiguousarray(crop)
+
+    def files(self, output_dir):
+        """The kept eye regions as PNG files in the run folder, listed with the run's artifacts."""
+        written = []
+        for name, crop in self.eyes.items():
+            path = output_dir / "eyewear" / f"{name}.png"
+            path.parent.mkdir(exist_ok=True)
+            with atomic_open(path) as fh:
+                fh.write(encode_png(crop))
+            written.append(path)
+        return written
 
     def finish(self):
         rule = Threshold(">=", self.settings.min_share)

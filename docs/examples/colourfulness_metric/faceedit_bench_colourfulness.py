@@ -1,0 +1,31 @@
+"""How colourful each edit leaves the image (Hasler and Suesstrunk's colourfulness M)."""
+import numpy as np
+from faceedit_bench.api import ImageMetric, ImageValue, hookimpl
+
+
+class Colourfulness(ImageMetric):
+    name = "colourfulness"
+    values = (ImageValue("colour_change", None, "M", "Colourfulness of I_k minus that of I_k-1, mean over the steps",
+                         label="Colour change", bounds=(-300.0, 300.0)),
+              ImageValue("colour_end", None, "M", "Colourfulness of the session's last image",
+                         label="Final colourfulness", bounds=(0.0, 300.0), aggregate="last"))
+
+    def __init__(self, mean_weight: float = 0.3):
+        self.mean_weight = mean_weight
+
+    def describe(self):  # hashed into every value: another weight recomputes this metric alone
+        return {"version": "1", "mean_weight": self.mean_weight}
+
+    def measure(self, step):
+        before, after = (self.colourfulness(image) for image in (step.previous, step.current))
+        return {"colour_change": after - before, "colour_end": after}
+
+    def colourfulness(self, rgb):
+        r, g, b = (rgb[..., i].astype(np.float64) for i in range(3))
+        rg, yb = r - g, (r + g) / 2 - b
+        return float(np.hypot(rg.std(), yb.std()) + self.mean_weight * np.hypot(rg.mean(), yb.mean()))
+
+
+@hookimpl
+def faceedit_register_image_metrics(register):
+    register("colourfulness", Colourfulness, description="Hasler-Suesstrunk colourfulness of every edit")
