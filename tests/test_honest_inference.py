@@ -22,7 +22,8 @@ DATASETS = 200
 CONTRASTS = 9
 
 
-def clustered_dataset(rng: np.random.Generator, *, identities: int = 5, shift: float = 0.0, name: str = "t") -> GroupTest:
+def clustered_dataset(rng: np.random.Generator, *, identities: int = 5, shift: float = 0.0,
+                      name: str = "t") -> GroupTest:
     """Two groups of ``identities`` people, 2-4 sessions each; a person's sessions share a face effect (SD 5
     against a session noise of SD 2, in Drop_FSS-like units where the flag's threshold is WD 3)."""
     sizes = rng.integers(2, 5, size=2 * identities)

@@ -60,7 +60,8 @@ def test_failed_feature_prompts_and_failed_anchors_are_said_first_everywhere(run
     console = " ".join(format_summary(report, out).split())  # lines wrap at the terminal's width
     first = console[:console.index("Run ")]
     preliminary = "PRELIMINARY: 6 identities, fewer than 10: intervals and flags rest on few people "  # then this
-    assert first == " ".join(f"MOSTLY MISSING (over 50%): {w['message']}" for w in report["warnings"]) + " " + preliminary
+    warned = " ".join(f"MOSTLY MISSING (over 50%): {w['message']}" for w in report["warnings"])
+    assert first == warned + " " + preliminary
     # report.html's Read first box, first
     page = (out / "report.html").read_text()
     box = page[page.index("Read first"):]

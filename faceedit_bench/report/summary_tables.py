@@ -9,7 +9,15 @@ from typing import Any
 
 from rich.text import Text
 
-from faceedit_bench.analysis.multiplicity import NOT_TESTED, STATUS_TEXT, bias_status, clustered_p, flag_count, not_tested_reason, paper_flag
+from faceedit_bench.analysis.multiplicity import (
+    NOT_TESTED,
+    STATUS_TEXT,
+    bias_status,
+    clustered_p,
+    flag_count,
+    not_tested_reason,
+    paper_flag,
+)
 from faceedit_bench.report.calls_view import call_sources
 from faceedit_bench.report.conditions_view import composition
 from faceedit_bench.report.console import Column, fitted_tables
