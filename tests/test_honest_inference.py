@@ -133,3 +133,15 @@ def test_two_faces_one_per_group_flag_nothing_and_say_why(plugins, compose, synt
     page = render_html_report(report)
     assert 'class="badge bias"' not in re.sub(r"<p class=\"muted\">WD: .*?</p>", "", page, flags=re.S)
     assert "not tested: identities per group: male 1, female 1" in page and 'id="preliminary"' in page
+
+
+def test_a_paired_difference_between_runs_is_clustered_by_face():
+    from faceedit_bench.report.paired_differences import paired_difference
+
+    a, b = [10.0, 11.0, 12.0, 13.0, 12.0, 11.0], [20.0, 22.0, 21.0, 25.0, 23.0, 24.0]
+    one_face = paired_difference(a, b, clusters=["f1"] * 6)
+    assert one_face["ci_low"] is None and one_face["p_value"] is None and one_face["n_identities"] == 1
+    three_faces = paired_difference(a, b, clusters=["f1", "f1", "f2", "f2", "f3", "f3"])
+    assert three_faces["ci_method"] == "cluster_t" and three_faces["p_value"] is not None
+    assert three_faces["ci_high"] - three_faces["ci_low"] > paired_difference(a, b)["ci_high"] - paired_difference(
+        a, b)["ci_low"]  # 3 people, not 6
