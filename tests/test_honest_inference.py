@@ -100,8 +100,9 @@ def test_an_all_equal_sample_is_never_a_zero_width_interval():
     eighty, hundred = summarize([80.0] * 6, bounds=(0, 100)), summarize([100.0] * 6, bounds=(0, 100))
     assert eighty["ci_method"] == hundred["ci_method"] == "wilson"
     assert eighty["ci_high"] - eighty["ci_low"] > 40 and hundred["ci_high"] - hundred["ci_low"] > 30
-    unbounded = summarize([2.0] * 6)
-    assert unbounded["ci_low"] is None and "no spread" in unbounded["ci_reason"]
+    for bounds in (None, (0, None)):  # Drop_FSS, OER
+        no_spread = summarize([2.0] * 6, bounds=bounds)
+        assert no_spread["ci_low"] is None and "no spread" in no_spread["ci_reason"]
     one_person = summarize([70.0, 80.0, 90.0], bounds=(0, 100), clusters=["a", "a", "a"])
     assert one_person["ci_low"] is None and "1 identity" in one_person["ci_reason"]
 
