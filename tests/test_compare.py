@@ -155,8 +155,8 @@ def test_paired_comparison_uses_only_shared_included_sessions(tmp_path: Path) ->
 
 
 def test_paired_verdict_names_the_better_run_by_direction(tmp_path: Path) -> None:
-    rows_a = [("f1", f"s{i}", "", {"drop_fss": v, "sc": 80 + i}) for i, v in enumerate([10, 11, 12, 13])]
-    rows_b = [("f1", f"s{i}", "", {"drop_fss": v, "sc": 60 + 2 * i}) for i, v in enumerate([20, 22, 21, 25])]
+    rows_a = [(f"f{i}", f"s{i}", "", {"drop_fss": v, "sc": 80 + i}) for i, v in enumerate([10, 11, 12, 13])]
+    rows_b = [(f"f{i}", f"s{i}", "", {"drop_fss": v, "sc": 60 + 2 * i}) for i, v in enumerate([20, 22, 21, 25])]
     result = compare_runs([_run(tmp_path, "a", v11_report("alpha"), rows_a),
                            _run(tmp_path, "b", v11_report("beta"), rows_b)])
     verdicts = {m["metric"]: m["verdict"] for m in result["paired"][0]["metrics"]}
@@ -186,8 +186,8 @@ def test_markdown_shape_and_escaping(tmp_path: Path) -> None:
 
 def test_markdown_paired_lines_read_as_text(tmp_path: Path) -> None:
     """No entity where nothing needed escaping: ``p < 0.001`` and the verdict read as written."""
-    rows_a = [("f1", f"s{i}", "", {"drop_fss": v}) for i, v in enumerate([10, 11, 12, 13, 12, 11])]
-    rows_b = [("f1", f"s{i}", "", {"drop_fss": v}) for i, v in enumerate([90, 92, 91, 95, 93, 94])]
+    rows_a = [(f"f{i}", f"s{i}", "", {"drop_fss": v}) for i, v in enumerate([10, 11, 12, 13, 12, 11])]
+    rows_b = [(f"f{i}", f"s{i}", "", {"drop_fss": v}) for i, v in enumerate([90, 92, 91, 95, 93, 94])]
     result = compare_runs([_run(tmp_path, "a", v11_report("alpha"), rows_a),
                            _run(tmp_path, "b", v11_report("beta"), rows_b)])
     md = format_compare(result, "markdown")

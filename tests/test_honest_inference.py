@@ -22,7 +22,8 @@ DATASETS = 200
 CONTRASTS = 9
 
 
-def clustered_dataset(rng: np.random.Generator, *, identities: int = 5, shift: float = 0.0, name: str = "t") -> GroupTest:
+def clustered_dataset(rng: np.random.Generator, *, identities: int = 5, shift: float = 0.0,
+                      name: str = "t") -> GroupTest:
     """Two groups of ``identities`` people, 2-4 sessions each; a person's sessions share a face effect (SD 5
     against a session noise of SD 2, in Drop_FSS-like units where the flag's threshold is WD 3)."""
     sizes = rng.integers(2, 5, size=2 * identities)
@@ -99,8 +100,9 @@ def test_an_all_equal_sample_is_never_a_zero_width_interval():
     eighty, hundred = summarize([80.0] * 6, bounds=(0, 100)), summarize([100.0] * 6, bounds=(0, 100))
     assert eighty["ci_method"] == hundred["ci_method"] == "wilson"
     assert eighty["ci_high"] - eighty["ci_low"] > 40 and hundred["ci_high"] - hundred["ci_low"] > 30
-    unbounded = summarize([2.0] * 6)
-    assert unbounded["ci_low"] is None and "no spread" in unbounded["ci_reason"]
+    for bounds in (None, (0, None)):  # Drop_FSS, OER
+        no_spread = summarize([2.0] * 6, bounds=bounds)
+        assert no_spread["ci_low"] is None and "no spread" in no_spread["ci_reason"]
     one_person = summarize([70.0, 80.0, 90.0], bounds=(0, 100), clusters=["a", "a", "a"])
     assert one_person["ci_low"] is None and "1 identity" in one_person["ci_reason"]
 
@@ -132,3 +134,15 @@ def test_two_faces_one_per_group_flag_nothing_and_say_why(plugins, compose, synt
     page = render_html_report(report)
     assert 'class="badge bias"' not in re.sub(r"<p class=\"muted\">WD: .*?</p>", "", page, flags=re.S)
     assert "not tested: identities per group: male 1, female 1" in page and 'id="preliminary"' in page
+
+
+def test_a_paired_difference_between_runs_is_clustered_by_face():
+    from faceedit_bench.report.paired_differences import paired_difference
+
+    a, b = [10.0, 11.0, 12.0, 13.0, 12.0, 11.0], [20.0, 22.0, 21.0, 25.0, 23.0, 24.0]
+    one_face = paired_difference(a, b, clusters=["f1"] * 6)
+    assert one_face["ci_low"] is None and one_face["p_value"] is None and one_face["n_identities"] == 1
+    three_faces = paired_difference(a, b, clusters=["f1", "f1", "f2", "f2", "f3", "f3"])
+    assert three_faces["ci_method"] == "cluster_t" and three_faces["p_value"] is not None
+    assert three_faces["ci_high"] - three_faces["ci_low"] > paired_difference(a, b)["ci_high"] - paired_difference(
+        a, b)["ci_low"]  # 3 people, not 6

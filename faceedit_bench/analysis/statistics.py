@@ -22,8 +22,8 @@ identity has several values (sessions of one person are correlated), the methods
 
 Every value the same on a bounded metric (six sessions all scoring 80) is no sign of precision: the
 Wilson interval at that mean is used (a variable on [a, b] with mean μ has variance at most
-(μ − a)(b − μ), the Bernoulli's, so the interval is conservative), never a zero-width bootstrap. An
-unbounded metric with no spread gets no interval. Below :data:`MIN_INTERVAL_IDENTITIES` identities
+(μ − a)(b − μ), the Bernoulli's, so the interval is conservative), never a zero-width bootstrap. A
+metric not bounded on both sides (Drop_FSS, OER) with no spread gets no interval. Below :data:`MIN_INTERVAL_IDENTITIES` identities
 there is no interval, and below :data:`PRELIMINARY_IDENTITIES` reports mark the figure preliminary.
 
 No interval below two values: one session says nothing about spread. Percentile intervals are
@@ -113,11 +113,12 @@ def summarize(values: Sequence[float] | np.ndarray, confidence: float = 0.95, *,
         n_eff = effective_n(x, units) if clustered else float(n)
         low, high = _wilson(x, b, confidence, n_eff)  # type: ignore[arg-type]
         method = "wilson_effective_n" if clustered else method
+    elif out["sd"] == 0:  # and not bounded on both sides (then it is Wilson's): never a zero-width interval
+        out["ci_reason"] = ("every value is the same and the metric is not bounded on both sides: no spread to "
+                            "make an interval from")
+        return out
     elif method == "bootstrap_percentile" and not clustered:
         low, high = bootstrap_mean_interval(x, confidence)
-    elif out["sd"] == 0:
-        out["ci_reason"] = "every value is the same and the metric is unbounded: no spread to make an interval from"
-        return out
     else:
         se, df = (cluster_robust_se(x, units), n_identities - 1) if clustered else (out["sd"] / math.sqrt(n), n - 1)
         half = t_quantile(0.5 + confidence / 2, df) * se

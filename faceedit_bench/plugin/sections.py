@@ -47,7 +47,8 @@ NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 CORE_KEYS = frozenset({
     "schema", "schema_version", "faceedit_bench_version", "run", "components", "testset", "scales", "counts",
     "metrics", "trajectory", "groups", "skipped_metrics", "notes", "disparity", "cost", "calls", "group_tests",
-    "measures", "conditions", "sample", "sample_size", "multiplicity", "warnings", "judge_panel", "prompts", "judge_reliability", "performance",
+    "measures", "conditions", "sample", "sample_size", "multiplicity", "warnings", "judge_panel", "prompts",
+    "judge_reliability", "performance",
     "id", "created_at", "submitter", "url", "editor", "embedder", "judge", "dataset", "config", "framework",
     "outcomes", "report_notes", "files", "attached",
 })

@@ -10,7 +10,9 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.analysis.statistics import difference_bounds, summarize, t_two_sided_p
+import numpy as np
+
+from faceedit_bench.analysis.statistics import cluster_robust_se, difference_bounds, summarize, t_two_sided_p
 from faceedit_bench.report.comparability import pair_differences
 from faceedit_bench.report.measures import declared_bounds
 from faceedit_bench.report.tables import reference_condition
@@ -41,15 +43,19 @@ def _session_values(run_dir: Path, metrics: Sequence[str]) -> dict[tuple[str, st
 
 
 def paired_difference(a: Sequence[float], b: Sequence[float], *, confidence: float = 0.95,
-                      bounds: Any = None) -> dict[str, Any]:
+                      bounds: Any = None, clusters: Sequence[Any] | None = None) -> dict[str, Any]:
     """Mean of a - b over paired units with its interval (the metric's ``bounds`` bound the difference)
-    and a two-sided paired t-test p-value."""
+    and a two-sided paired t-test p-value; with ``clusters`` (each unit's face) both are clustered by face:
+    the cluster-robust standard error on G - 1 degrees of freedom."""
     diffs = [x - y for x, y in zip(a, b, strict=True)]
-    s = summarize(diffs, confidence, bounds=difference_bounds(bounds))
+    s = summarize(diffs, confidence, bounds=difference_bounds(bounds), clusters=clusters)
     p = None
-    if s["n"] >= 2 and s["sd"]:
-        t = s["mean"] / (s["sd"] / math.sqrt(s["n"]))
-        p = t_two_sided_p(t, s["n"] - 1)
+    g = s["n_identities"] if s["n_identities"] is not None else s["n"]
+    if s["n"] >= 2 and s["sd"] and g >= 2:
+        x = np.asarray(diffs, dtype=float)
+        se = (cluster_robust_se(x, np.unique(np.asarray(clusters), return_inverse=True)[1].reshape(-1))
+              if g < s["n"] else s["sd"] / math.sqrt(s["n"]))
+        p = t_two_sided_p(s["mean"] / se, g - 1) if se > 0 else None
     return {**s, "p_value": p}
 
 
@@ -98,7 +104,8 @@ def paired_comparisons(reports: Sequence[Mapping[str, Any]], run_dirs: Sequence[
         for m in metrics:
             units = [u for u in shared if m in va[u] and m in vb[u]]
             d = paired_difference([va[u][m] for u in units], [vb[u][m] for u in units], confidence=confidence,
-                                  bounds=declared_bounds(reports[i]["metrics"][m].get("bounds")))
+                                  bounds=declared_bounds(reports[i]["metrics"][m].get("bounds")),
+                                  clusters=[face for face, _ in units])  # a face's sessions are correlated
             hib = reports[i]["metrics"][m].get("higher_is_better")
             if hib != reports[j]["metrics"][m].get("higher_is_better"):
                 hib = None

@@ -549,3 +549,11 @@ def test_a_launch_logs_again_when_the_runs_local_artifact_folder_is_gone(store_u
     _relaunch(tracker, run, ["ok"], report, artifacts=artifacts)
     again = only_run(client, experiment)
     assert again.info.end_time > first.info.end_time and _artifact_paths(client, again.info.run_id) == {"report.json"}
+
+
+def test_a_preliminary_run_is_tagged_so(tracker, make_run, client, experiment):
+    pm, run = make_pm(tracker), make_run()
+    pm.hook.faceedit_run_start(run=run)
+    report = {"metrics": {}, "sample_size": {"sessions": 10, "identities": 2, "preliminary": True}}
+    pm.hook.faceedit_run_end(run=run, report=report, artifacts={})
+    assert only_run(client, experiment).data.tags["faceedit.preliminary"] == "true"
