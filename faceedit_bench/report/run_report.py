@@ -23,7 +23,7 @@ from faceedit_bench.report.read_first import mostly_missing, report_warnings
 from faceedit_bench.report.report_schema import section_part_schema
 
 SCHEMA_ID = "faceedit_bench/run_report"
-SCHEMA_VERSION = "1.4"
+SCHEMA_VERSION = "1.5"
 
 RECONSTRUCTION_NOTE = (
     "The Face-Edit-Attributes taxonomy and the test-set sessions are a reconstruction of paper (a)'s "
