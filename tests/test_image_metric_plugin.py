@@ -50,7 +50,9 @@ def test_an_installed_image_metric_reaches_every_table_mlflow_and_the_leaderboar
     (run_dir,) = (tmp_path / "ws" / "runs").glob("identity*")
     report = json.loads((run_dir / "report.json").read_text())
     change = report["metrics"]["colour_change"]
-    assert change["mean"] == 0.0 and change["n"] == 4 and change["ci_low"] == change["ci_high"] == 0.0
+    # four identities that all score 0: a conservative interval inside the bounds, never a zero-width one
+    assert change["mean"] == 0.0 and change["n"] == 4 and change["n_identities"] == 4
+    assert -300.0 <= change["ci_low"] < 0.0 < change["ci_high"] <= 300.0
     assert change["label"] == "Colour change" and change["higher_is_better"] is None
     end = report["metrics"]["colour_end"]
     assert end["n"] == 4 and 0 < end["ci_low"] <= end["mean"] <= end["ci_high"]
