@@ -1,7 +1,7 @@
 """faceedit_bench: a benchmark for text-guided editing of human faces.
 
-Public API for plugin authors: :data:`hookimpl`, the records in
-:mod:`faceedit_bench.records` and the protocols in :mod:`faceedit_bench.plugin.protocols`.
+Plugin authors import the core only through :mod:`faceedit_bench.api` (the hook marker, the records, the
+component protocols, ...) and its submodules; every other module is private (docs/reference/api.md).
 """
 
 from __future__ import annotations

@@ -70,3 +70,19 @@ def test_the_hosted_provider_api_is_pinned_light_and_resolves():
     heavy = [m for m in HEAVY if m in modules]
     private = [m for m in modules if m.startswith(PRIVATE_LAYERS)]
     assert not heavy and not private, (heavy, private)
+
+
+def test_a_name_served_by_two_public_modules_is_one_thing():
+    """No one name for two things (issue 38): a name that ``faceedit_bench.api`` and its submodules both list is
+    the same object in each (the settings checks of ``api.protocol`` and the dataset-parameter checks of
+    ``api.datasets`` once shared ``check_flag`` and ``check_positive``)."""
+    import faceedit_bench.api.datasets as datasets
+    import faceedit_bench.api.hosted as hosted
+    import faceedit_bench.api.protocol as protocol
+
+    served: dict[str, dict[str, object]] = {}
+    for module in (api, protocol, datasets, hosted):
+        for name in module.__all__:
+            served.setdefault(name, {})[module.__name__] = getattr(module, name)
+    two_things = {name: sorted(by) for name, by in served.items() if len({id(o) for o in by.values()}) > 1}
+    assert not two_things, f"one name, different objects: {two_things}"

@@ -1,4 +1,4 @@
-"""Small modules with one job: no module of the core is over 350 lines (STYLE.md, issue 22 section 4). A module
+"""Small modules with one job: no module of the core is over 350 lines (issue 22 section 4). A module
 that grows past it holds two concepts: split it where they part, or move one to where it belongs."""
 
 from __future__ import annotations

@@ -18,13 +18,12 @@ from faceedit_bench.execution.call_errors import (
     EndpointUnreachable,
     GaveUp,
     RetryableError,
-    incomplete_body,
     retry_after_s,
 )
 from faceedit_bench.execution.calls import count_request
 from faceedit_bench.execution.cost import USAGE_KEYS, check_prices, cost_usd
-from faceedit_bench.execution.endpoints import Endpoint, endpoint_identity, resolve_endpoint
-from faceedit_bench.execution.limits import CallLimits, limits_from_config
+from faceedit_bench.execution.endpoints import Endpoint
+from faceedit_bench.execution.limits import CallLimits
 from faceedit_bench.execution.local_models import (
     ModelSource,
     check_dtype,
@@ -35,7 +34,7 @@ from faceedit_bench.execution.local_models import (
     package_version,
     torch_dtype,
 )
-from faceedit_bench.execution.secrets import MissingSecretError, read_secret, redact
+from faceedit_bench.execution.secrets import MissingSecretError, redact
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.plugin.payloads import (
     ComponentInfo,
@@ -206,7 +205,6 @@ __all__ = [
     "decode_rgb",
     "directory_lock",
     "encode_png",
-    "endpoint_identity",
     "files_digest",
     "fingerprint",
     "gradient_image",
@@ -214,18 +212,14 @@ __all__ = [
     "hookimpl",
     "how_to_get",
     "image_only_processor",
-    "incomplete_body",
     "is_out_of_memory",
-    "limits_from_config",
     "locate_model",
     "metrics_for_tracking",
     "package_version",
     "parse_answer",
     "plain_image",
-    "read_secret",
     "redact",
     "retry_after_s",
-    "resolve_endpoint",
     "results_digest",
     "run_description",
     "run_title",

@@ -4,9 +4,9 @@ like a builtin one. Import them from here (``from faceedit_bench.api.datasets im
 
 * :func:`demographics`: the ``Face.demographics`` mapping (``gender``, ``skin_tone``, ``age_group``, ``age``,
   then any extra labels, every value a string or None);
-* :func:`check_limit`, :func:`check_positive`, :func:`check_fss`, :func:`check_flag`: the common parameters
-  (``limit``, ``max_references``, ``min_base_fss``, ``single_face_only``), each returned when valid, else a
-  ConfigError naming the parameter;
+* :func:`check_limit`, :func:`check_dataset_count`, :func:`check_fss`, :func:`check_dataset_flag`: the common
+  parameters (``limit``, ``max_references``, ``min_base_fss``, ``single_face_only``), each returned when valid,
+  else a ConfigError naming the parameter;
 * :func:`require`: a path that must exist, else a DatasetError saying what is there instead, where to get the
   data and which parameter to set;
 * :func:`label_summary`: the ``gender: female 40, male 40`` lines a dataset's ``check`` prints.
@@ -15,13 +15,14 @@ like a builtin one. Import them from here (``from faceedit_bench.api.datasets im
 from __future__ import annotations
 
 from faceedit_bench.builtin.datasets._common import (
-    check_flag,
+    check_dataset_count,
+    check_dataset_flag,
     check_fss,
     check_limit,
-    check_positive,
     demographics,
     label_summary,
     require,
 )
 
-__all__ = ["check_flag", "check_fss", "check_limit", "check_positive", "demographics", "label_summary", "require"]
+__all__ = ["check_dataset_count", "check_dataset_flag", "check_fss", "check_limit", "demographics", "label_summary",
+           "require"]

@@ -1,7 +1,7 @@
 """How a hosted call fails: a transient attempt (:class:`RetryableError`, with the provider's
 ``Retry-After``), a call whose every attempt failed (:class:`GaveUp`), a dead endpoint
-(:class:`EndpointUnreachable`); and :func:`incomplete_body`, for plugins that classify their SDK's
-exceptions into :class:`RetryableError` kinds."""
+(:class:`EndpointUnreachable`); and :func:`incomplete_body`, with which the hosted base
+(``execution/hosted.py``) classifies an SDK's exceptions into :class:`RetryableError` kinds."""
 
 from __future__ import annotations
 

@@ -69,7 +69,9 @@ def check_limit(limit: int | None) -> int | None:
     return limit
 
 
-def check_positive(name: str, value: int | None, *, allow_none: bool = True) -> int | None:
+def check_dataset_count(name: str, value: int | None, *, allow_none: bool = True) -> int | None:
+    """A dataset's count parameter (``max_references``, ...) checked: a positive integer, or None where
+    ``allow_none``; anything else is a ConfigError naming ``dataset.params.<name>``."""
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -90,7 +92,8 @@ def check_fss(value: float | None) -> float | None:
     return fss
 
 
-def check_flag(name: str, value: bool) -> bool:
+def check_dataset_flag(name: str, value: bool) -> bool:
+    """A dataset's true/false parameter checked; anything else is a ConfigError naming ``dataset.params.<name>``."""
     if not isinstance(value, bool):
         raise ConfigError(f"dataset.params.{name} must be true or false, got {value!r}")
     return value

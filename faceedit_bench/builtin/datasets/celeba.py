@@ -66,11 +66,11 @@ class CelebADataset:
         if partition not in (*PARTITIONS, "all"):
             raise ConfigError(f"dataset.params.partition must be train, val, test or all, got {partition!r}")
         self.partition = partition
-        self.bases_per_identity = c.check_positive("bases_per_identity", bases_per_identity, allow_none=False)
+        self.bases_per_identity = c.check_dataset_count("bases_per_identity", bases_per_identity, allow_none=False)
         self.limit = c.check_limit(limit)
-        self.max_references = c.check_positive("max_references", max_references)
+        self.max_references = c.check_dataset_count("max_references", max_references)
         self.min_base_fss = c.check_fss(min_base_fss)
-        self.single_face_only = c.check_flag("single_face_only", single_face_only)
+        self.single_face_only = c.check_dataset_flag("single_face_only", single_face_only)
 
     def describe(self) -> dict[str, Any]:
         plan = self._plan

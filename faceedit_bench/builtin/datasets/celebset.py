@@ -109,13 +109,13 @@ class CelebSETDataset:
             self.skin_tones = None
         self.allow_list = _allow_list(self.root, allow_list)
         self.min_face_score = float(min_face_score)
-        self.bases_per_identity = c.check_positive("bases_per_identity", bases_per_identity)
+        self.bases_per_identity = c.check_dataset_count("bases_per_identity", bases_per_identity)
         if self.bases_per_identity is None and self.source == "mat":
             self.bases_per_identity = MAT_BASES_PER_IDENTITY
         self.limit = c.check_limit(limit)
-        self.max_references = c.check_positive("max_references", max_references)
+        self.max_references = c.check_dataset_count("max_references", max_references)
         self.min_base_fss = c.check_fss(min_base_fss)
-        self.single_face_only = c.check_flag("single_face_only", single_face_only)
+        self.single_face_only = c.check_dataset_flag("single_face_only", single_face_only)
 
     def describe(self) -> dict[str, Any]:
         plan = self._plan

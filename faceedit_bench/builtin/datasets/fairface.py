@@ -107,9 +107,9 @@ class FairFaceDataset:
         self.split = split
         self.padding = float(padding)
         self.limit = c.check_limit(limit)
-        self.max_references = c.check_positive("max_references", max_references)
+        self.max_references = c.check_dataset_count("max_references", max_references)
         self.min_base_fss = c.check_fss(min_base_fss)
-        self.single_face_only = c.check_flag("single_face_only", single_face_only)
+        self.single_face_only = c.check_dataset_flag("single_face_only", single_face_only)
 
     @classmethod
     def check(cls, *, decode: bool = True, **params: Any) -> list[str]:

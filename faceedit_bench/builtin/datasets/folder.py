@@ -99,10 +99,10 @@ class FolderDataset:
         )
         self.name = name
         self.limit = c.check_limit(limit)
-        self.max_references = c.check_positive("max_references", max_references)
+        self.max_references = c.check_dataset_count("max_references", max_references)
         self.min_base_fss = c.check_fss(min_base_fss)
-        self.single_face_only = c.check_flag("single_face_only", single_face_only)
-        self.allow_outside_root = c.check_flag("allow_outside_root", allow_outside_root)
+        self.single_face_only = c.check_dataset_flag("single_face_only", single_face_only)
+        self.allow_outside_root = c.check_dataset_flag("allow_outside_root", allow_outside_root)
 
     def describe(self) -> dict[str, Any]:
         faces = self._faces

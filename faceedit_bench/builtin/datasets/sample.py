@@ -108,9 +108,9 @@ class SampleDataset:
         self.cache_dir = Path(cache_dir).expanduser() / RECIPE
         self.sources = {name: _package_file(pkg, rel) for name, (pkg, rel) in SOURCES.items()}
         self.limit = c.check_limit(limit)
-        self.max_references = c.check_positive("max_references", max_references)
+        self.max_references = c.check_dataset_count("max_references", max_references)
         self.min_base_fss = c.check_fss(min_base_fss)
-        self.single_face_only = c.check_flag("single_face_only", single_face_only)
+        self.single_face_only = c.check_dataset_flag("single_face_only", single_face_only)
 
     def describe(self) -> dict[str, Any]:
         return {

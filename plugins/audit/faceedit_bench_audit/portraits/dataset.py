@@ -78,9 +78,9 @@ class FairFaceGridDataset:
         self.base_gender = base_gender
         self.require_approval = bool(require_approval)
         self.limit = c.check_limit(limit)
-        self.max_references = c.check_positive("max_references", max_references)
+        self.max_references = c.check_dataset_count("max_references", max_references)
         self.min_base_fss = c.check_fss(min_base_fss)
-        self.single_face_only = c.check_flag("single_face_only", single_face_only)
+        self.single_face_only = c.check_dataset_flag("single_face_only", single_face_only)
         self._load  # noqa: B018 - read and verify now, so a bad selection stops the run before any work
 
     @classmethod
