@@ -16,8 +16,11 @@ CORE = Path(__file__).resolve().parent.parent / "faceedit_bench"
 CORE_CONF = CORE.parent / "conf"
 PAPER_WORDS = re.compile(r"audit|creval|winobias|paper_b|rubric|human[-_ ](evaluation|agreement|ratings?|runs?|report|cli)\b",
                          re.IGNORECASE)
-#: The core's own judge-human agreement (a judge against a labelled set): generic, removed before the search.
-GENERIC = re.compile(r"judge[-_ ]human[-_ ]agreement", re.IGNORECASE)
+#: The core's own judge-human agreement (a judge against a labelled set), and ImagenHub's published human
+#: evaluation that ``faceedit-bench reproduce`` recomputes (its table, files and paths): generic, removed before
+#: the search.
+GENERIC = re.compile(r"judge[-_ ]human[-_ ]agreement|ImagenHub's human[-_ ](evaluation|ratings)"
+                     r"|(eval/|imagenhub_(eval_)?)human_ratings\b", re.IGNORECASE)
 SUFFIXES = {".py", ".j2", ".json", ".yaml", ".css", ".md"}
 
 

@@ -9,5 +9,8 @@
   ``intersections``, ``group_report`` (for the run report), ``samples`` (their shared input checks).
 * Conditions and people: ``condition_results`` (results per prompt condition), ``paired`` (paired comparisons),
   ``reliability`` (inter-rater reliability), ``metric_agreement`` (a metric's agreement with people).
+* ``multiplicity``: the run's family of disparity contrasts, Holm and Benjamini-Hochberg, three-way flags;
+  ``section_collectors``: the report sections' collectors of a run.
+* ``published``: published numbers beside recomputed ones (``faceedit-bench reproduce``).
 * ``across_testsets``: editors across test sets.
 """

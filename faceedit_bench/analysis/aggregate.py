@@ -20,17 +20,12 @@ from faceedit_bench.analysis.disparity import GroupTest, compare_groups
 from faceedit_bench.analysis.free_memory import release_free_memory
 from faceedit_bench.analysis.group_report import group_statistics
 from faceedit_bench.analysis.multiplicity import family_summary
+from faceedit_bench.analysis.section_collectors import section_collectors
 from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores, registered_measures
-from faceedit_bench.analysis.statistics import PRELIMINARY_IDENTITIES, summarize
+from faceedit_bench.analysis.statistics import sample_size, summarize
 from faceedit_bench.config import AnalysisConf
 from faceedit_bench.plugin.manager import sections_in_use
-from faceedit_bench.plugin.sections import (
-    ReportSection,
-    SectionCollector,
-    SectionRun,
-    failing_section,
-    settings_of,
-)
+from faceedit_bench.plugin.sections import ReportSection, failing_section
 from faceedit_bench.records import Outcome, SessionResult
 from faceedit_bench.scoring.judge.panel import PanelTally
 
@@ -353,31 +348,3 @@ class Aggregator:
         release_free_memory()  # before the tables are converted (another allocator's memory)
         return sections
 
-
-def sample_size(sessions: int, identities: np.ndarray) -> dict[str, Any]:
-    """The run's sessions and identities, and whether its figures are preliminary (too few identities)."""
-    n = int(np.unique(identities[identities >= 0]).size)
-    preliminary = n < PRELIMINARY_IDENTITIES
-    return {"sessions": sessions, "identities": n, "preliminary": preliminary,
-            "preliminary_below_identities": PRELIMINARY_IDENTITIES,
-            "reason": (f"{n} identities, fewer than {PRELIMINARY_IDENTITIES}: intervals and flags rest on few people"
-                       if preliminary else None)}
-
-
-def section_collectors(sections: Sequence[ReportSection], analysis: AnalysisConf, judge_metrics: Sequence[Any], *,
-                       confidence: float, panel: Any = None, judged: bool = False,
-                       run_access: Mapping[str, Any] | None = None) -> dict[str, SectionCollector]:
-    """Section name -> its collector, for the sections with something to do in this run."""
-    asked = {m.name: m for m in judge_metrics}
-    out = {}
-    for section in sections:
-        if section.collector is None:
-            continue  # filled in after the run (by a command)
-        run = SectionRun(judge_metrics=asked, settings=settings_of(analysis, section), confidence=confidence,
-                         n_resamples=analysis.n_resamples, seed=analysis.seed, alpha=analysis.alpha,
-                         panel=panel.describe() if panel is not None else None, judged=judged, **(run_access or {}))
-        with failing_section(section.name, "collector"):
-            collector = section.collector(run)
-        if collector is not None:
-            out[section.name] = collector
-    return out

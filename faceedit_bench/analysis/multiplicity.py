@@ -58,10 +58,8 @@ def correct_family(results: list[dict[str, Any]], *, alpha: float) -> list[dict[
     """Holm's p and BH q-values over the testable contrasts, and each contrast's three-way flag (in place)."""
     family = [r for r in results if r.get("not_tested_reason") is None and r.get("p_clustered") is not None]
     if family:
-        from faceedit_bench.analysis.paired import _holm_step_down  # imported here: paired imports this module's users
-
         p = np.array([r["p_clustered"] for r in family], dtype=float)
-        holm = _holm_step_down(p, alpha)[1]
+        holm = holm_step_down(p, alpha)[1]
         for r, p_holm, q_value in zip(family, holm, benjamini_hochberg(p)):
             r.update(p_holm=float(p_holm), q_value=float(q_value))
     members = {id(r) for r in family}
@@ -142,3 +140,17 @@ def clustered_p(row: Mapping[str, Any]) -> float | None:
         return float(row["p_clustered"])
     p = (row.get("clustered") or {}).get("p_value")
     return None if p is None else float(p)
+
+
+def holm_step_down(p: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """(reject, adjusted p) in the order of ``p``: statsmodels' Holm, operation for operation, without its
+    ``gc.collect()``."""
+    order = np.argsort(p)
+    ranked = p[order]
+    factors = np.arange(len(p), 0, -1)
+    accepted = np.nonzero(ranked > alpha / factors)[0]
+    reject_ranked = np.arange(len(p)) < (accepted[0] if accepted.size else len(p))  # step-down: stop at the first
+    adjusted_ranked = np.minimum(np.maximum.accumulate(ranked * factors), 1)
+    reject, adjusted = np.empty_like(reject_ranked), np.empty_like(adjusted_ranked)
+    reject[order], adjusted[order] = reject_ranked, adjusted_ranked
+    return reject, adjusted

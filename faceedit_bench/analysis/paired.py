@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from faceedit_bench.analysis.cached import cached_statistic
+from faceedit_bench.analysis.multiplicity import holm_step_down
 from faceedit_bench.analysis.samples import check_confidence, keyed, number
 from faceedit_bench.analysis.statistics import difference_bounds, summarize
 
@@ -109,24 +110,10 @@ def holm(p_values: Mapping[str, float | None], *, alpha: float = 0.05) -> dict[s
                            "left_out": {k: "no p-value (see the test's reason)" for k, p in p_values.items()
                                         if p is None}}
     if defined:
-        reject, adjusted = _holm_step_down(np.array(list(defined.values())), alpha)
+        reject, adjusted = holm_step_down(np.array(list(defined.values())), alpha)
         out["tests"] = {k: {"p_value": p, "p_adjusted": float(q), "reject": bool(r)}
                         for (k, p), q, r in zip(defined.items(), adjusted, reject)}
     return out
-
-
-def _holm_step_down(p: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """(reject, adjusted p) in the order of ``p``: statsmodels' Holm, operation for operation, without its
-    ``gc.collect()``."""
-    order = np.argsort(p)
-    ranked = p[order]
-    factors = np.arange(len(p), 0, -1)
-    accepted = np.nonzero(ranked > alpha / factors)[0]
-    reject_ranked = np.arange(len(p)) < (accepted[0] if accepted.size else len(p))  # step-down: stop at the first
-    adjusted_ranked = np.minimum(np.maximum.accumulate(ranked * factors), 1)
-    reject, adjusted = np.empty_like(reject_ranked), np.empty_like(adjusted_ranked)
-    reject[order], adjusted[order] = reject_ranked, adjusted_ranked
-    return reject, adjusted
 
 
 def paired_family(comparisons: Sequence[Mapping[str, Any]], *, alpha: float = 0.05) -> dict[str, Any]:

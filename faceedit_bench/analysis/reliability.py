@@ -5,8 +5,8 @@
   counted). Scores are categories, so they must be whole points of the scale.
 - :func:`krippendorff_alpha`: ``krippendorff.alpha(level_of_measurement="interval")`` over the rater x
   unit matrix with missing cells, so units with any number of raters (>= 2 to count) take part. ``level``
-  names another level of measurement (``ordinal``: only the scores' order counts, as ImagenHub's published
-  human-evaluation table takes it).
+  names another level of measurement (``ordinal``: only the scores' order counts, as the published table of
+  ImagenHub's raters takes it).
 
 Either returns ``None`` with a reason when it is undefined (no unit with two ratings, one value only),
 never a number standing in for one.

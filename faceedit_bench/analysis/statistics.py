@@ -214,3 +214,14 @@ def difference_bounds(bounds: Any) -> Bounds | None:
     if b is None or b[0] is None or b[1] is None:
         return None
     return (b[0] - b[1], b[1] - b[0])
+
+
+def sample_size(sessions: int, identities: np.ndarray) -> dict[str, Any]:
+    """The run's sessions and identities, and whether its figures are preliminary (too few identities)."""
+    n = int(np.unique(identities[identities >= 0]).size)
+    preliminary = n < PRELIMINARY_IDENTITIES
+    return {"sessions": sessions, "identities": n, "preliminary": preliminary,
+            "preliminary_below_identities": PRELIMINARY_IDENTITIES,
+            "reason": (f"{n} identities, fewer than {PRELIMINARY_IDENTITIES}: intervals and flags rest on few people"
+                       if preliminary else None)}
+

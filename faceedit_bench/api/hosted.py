@@ -26,10 +26,8 @@ docs/providers.md shows a whole provider written on it.
 from __future__ import annotations
 
 from faceedit_bench.execution.call_errors import UnexpectedAnswer, unexpected_answer
-from faceedit_bench.execution.hosted import (
-    HostedComponent,
-    HostedConnection,
-    HostedParams,
+from faceedit_bench.execution.hosted import HostedComponent, HostedConnection, HostedParams
+from faceedit_bench.execution.hosted_errors import (
     answer_failure,
     as_code,
     as_status,

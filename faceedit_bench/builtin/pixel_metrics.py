@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 from PIL import Image
-from skimage.metrics import mean_squared_error, peak_signal_noise_ratio, structural_similarity
 
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.records import DetectedFace
@@ -82,6 +81,10 @@ class BackgroundPreservation(ImageMetric):
         return {**found, **{f"{k}_src": v for k, v in found_src.items()}}
 
     def _compare(self, step: StepImages, earlier: str) -> dict[str, float | None]:
+        # Imported here: scikit-image brings SciPy, which a run's first call must not wait for (the metrics run
+        # in the scoring workers; tests/test_startup.py).
+        from skimage.metrics import mean_squared_error, peak_signal_noise_ratio, structural_similarity
+
         a, b, face = _regions(step, earlier, hair=self.hair, margin=self.margin)
         background = ~face
         if background.mean() < MIN_BACKGROUND:

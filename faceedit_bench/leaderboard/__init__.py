@@ -6,7 +6,9 @@ Submissions come from strangers: everything read from one is bounded, validated 
 
 * Submitting: ``submit``, ``record`` and ``record_sections`` (a run as a submission record), ``bundle`` (the
   bundle on disk), ``schema``, ``limits`` (bounds for untrusted files), ``errors``.
-* Verifying: ``verify``, ``reproduction`` (field-by-field comparison), ``tolerances``.
+* Verifying: ``verify``, ``reproduction`` (field-by-field comparison), ``tolerances``, ``judged_comparison``
+  (judged means against a re-scoring, as distributions), ``consistency`` (a submission's figures against its own
+  tables, verified or not).
 * The pages: ``build``, ``entries``, ``views``, ``named_views``, ``across`` (all test sets), ``references``
   (the identity baseline), ``group_test_sections``, ``cells`` (tables as plain data), ``render_html`` and
   ``render_markdown``.

@@ -1,5 +1,4 @@
-"""Submission bundles on disk: writing one (``submit``) and checking a stranger's (``verify``,
-``leaderboard build``).
+"""Submission bundles on disk: writing one (``submit``) and checking a stranger's (``verify``, ``leaderboard build``).
 
 A bundle is a directory (or a zip of one)::
 

@@ -10,4 +10,5 @@
   ``contact_sheet``, ``html_sheet_redraw``, ``plots``, ``forest_svg``; its templates in ``templates/``.
 * The console: ``console`` (tables that fit the terminal), ``summary`` and ``summary_tables``.
 * Reading finished runs: ``compared_runs``, ``paired_differences``, ``metric_ranks``, ``sources`` (MLflow).
+* ``attached`` (sections attached after the run), ``preliminary`` (the small-sample mark).
 """

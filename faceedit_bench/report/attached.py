@@ -1,6 +1,6 @@
 """What a new report of a finished run keeps from the one it replaces.
 
-* Sections attached after the run (an arena, people's ratings, WinoBias annotations): :func:`attach_section`
+* Sections attached after the run (an arena, people's ratings or annotations): :func:`attach_section`
   adds one to report.json and report.html and records it under ``attached``; a later report of the run (a
   rerun, ``make run``, a merge) carries every recorded section over, since no launch of the run computes them.
 * The launch's provenance: a launch that did no work (nothing embedded, edited or judged, no call, nothing

@@ -44,7 +44,7 @@ from faceedit_bench.run.engine import Engine
 from faceedit_bench.run.image_metrics import detector_of, image_metric_identities, image_scorer, select_image_metrics
 from faceedit_bench.run.inputs import InputResolver
 from faceedit_bench.run.judges import create_judge, judge_metric_names, judge_scorer, select_judge_metrics
-from faceedit_bench.run.progress import open_progress, plan_stages
+from faceedit_bench.run.progress import expected_faces, open_progress, plan_stages
 from faceedit_bench.run.required import check_no_missing
 from faceedit_bench.run.section_settings import prepare_sections, run_key_analysis
 from faceedit_bench.run.setting_keys import check_setting_keys
@@ -244,7 +244,7 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     # The selected tracker receives the lifecycle hooks for this run only.
     tracker_name = pm.register(c["tracking"])
     started = time.perf_counter()
-    total = _expected_faces(info.components["dataset"].description.get("n_faces"), conf.run.max_faces)
+    total = expected_faces(info.components["dataset"].description.get("n_faces"), conf.run.max_faces)
     try:
         with ExitStack() as stack:
             stack.callback(embeddings.close)
@@ -343,9 +343,3 @@ def _judge_scorer(exp: Experiment, ledger: Ledger, store: ImageStore, executors:
                         exp.asked_judge_metrics, ledger, store, executors, parse_attempts=conf.run.judge_parse_attempts,
                         retry=retry, seed=conf.run.seed)
 
-
-def _expected_faces(n_faces: Any, limit: int | None) -> int | None:
-    """For the progress bar's ETA: the dataset's own count when it states one."""
-    if not isinstance(n_faces, int):
-        return limit
-    return min(n_faces, limit) if limit is not None else n_faces

@@ -276,3 +276,10 @@ def open_progress(totals: Mapping[str, int | None], *, enabled: bool = True, tit
         yield progress
     finally:
         progress.close()
+
+
+def expected_faces(n_faces: Any, limit: int | None) -> int | None:
+    """For the progress bar's ETA: the dataset's own count when it states one."""
+    if not isinstance(n_faces, int):
+        return limit
+    return min(n_faces, limit) if limit is not None else n_faces

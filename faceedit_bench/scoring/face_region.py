@@ -13,7 +13,6 @@ from collections.abc import Iterable
 
 import numpy as np
 from PIL import Image, ImageDraw
-from scipy.spatial import ConvexHull, QhullError
 
 from faceedit_bench.records import DetectedFace
 
@@ -29,6 +28,8 @@ def face_points(face: DetectedFace) -> np.ndarray:
 
 def region_polygon(points: np.ndarray, *, hair: float, margin: float) -> np.ndarray:
     """The region's outline (hull vertices, (x, y) rows) from a face's points."""
+    from scipy.spatial import ConvexHull, QhullError  # here: a run's first call does not wait for SciPy
+
     top, bottom = points[:, 1].min(), points[:, 1].max()
     height = max(bottom - top, 1.0)
     upper = points[points[:, 1] <= top + height / 3]

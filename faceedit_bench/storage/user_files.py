@@ -1,5 +1,5 @@
 """The one path by which files a user gives are read: test sets, question sets, reports given to ``compare``,
-votes, manifests, human ratings, submissions.
+votes, manifests, people's ratings, submissions.
 
 Each reader caps what a hostile or broken file can cost before it is believed: its size (:data:`MAX_BYTES`),
 the nesting depth of JSON and YAML (:data:`MAX_DEPTH`: the standard parsers recurse, and a file of 100,000

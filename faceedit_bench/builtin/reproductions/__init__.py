@@ -1,7 +1,8 @@
 """Reproductions of published results that the core's own machinery recomputes (``faceedit-bench reproduce``):
 ``viescore`` (judge–human correlations) and ``imagenhub-human`` (people's ratings and their agreement), from
 the shipped published data in ``faceedit_bench/data/published`` (its SOURCES.md names every file's repository,
-commit, path, sha256 and licence)."""
+commit, path, sha256 and licence). ``commands`` adds the subcommands; ``imagenhub`` reads ImagenHub's rater
+files."""
 
 from __future__ import annotations
 

@@ -109,4 +109,4 @@ def imagenhub_human_main(args: Any) -> int:
         numbers = with_expected(numbers, expected)
     notes = ["kappa and alpha: the three raters image by image; undefined (—) where every rating is the same score"]
     source = str(args.expect) if args.expect else IMAGENHUB_SOURCE if args.ratings is None else str(args.ratings)
-    return report("ImagenHub human evaluation", source, numbers, args.json, notes)
+    return report("ImagenHub's human-evaluation table", source, numbers, args.json, notes)

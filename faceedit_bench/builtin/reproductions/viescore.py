@@ -1,5 +1,5 @@
 """VIEScore's judge–human Spearman correlations on ImagenHub's human ratings, recomputed with the project's
-judge–human agreement code (:mod:`faceedit_bench.analysis.metric_agreement`); ``faceedit-bench reproduce
+agreement code (:mod:`faceedit_bench.analysis.metric_agreement`); ``faceedit-bench reproduce
 viescore`` (docs/reproductions.md).
 
 Published layouts read here, every problem named by its file, line and field:

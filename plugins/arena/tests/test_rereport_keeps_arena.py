@@ -14,7 +14,7 @@ from faceedit_bench_arena.stored_runs import build_pool
 
 from faceedit_bench.api import results_digest
 from faceedit_bench.api.protocol import registered
-from faceedit_bench.run.experiment import build_experiment, run_experiment
+from faceedit_bench.testing import run_config
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_arena_runs import FAST, KEY, KEY_ENV, brighter_wins  # noqa: E402
@@ -30,7 +30,7 @@ def test_rerunning_a_run_keeps_the_arena_attached_to_it(plugins, compose, synthe
     common = (*synthetic, "testset=hair", "run.max_faces=2", "run.max_sessions=2", "analysis.n_resamples=99")
     configs = {editor: (*common, f"editor={editor}", *extra)
                for editor, extra in (("identity", ()), ("noise", ("+editor.params.strength=60",)))}
-    reports = {e: run_experiment(build_experiment(compose(*o), plugins), plugins) for e, o in configs.items()}
+    reports = {e: run_config(compose(*o), plugins) for e, o in configs.items()}
     runs = sorted((tmp_path / "ws" / "runs").iterdir())
     with openai_server(api_key=KEY, judge_answer=brighter_wins) as server:
         judge = registered("judges", "openai")(base_url=f"{server.url}/v1", api_key_env=KEY_ENV, limits=FAST)
@@ -38,7 +38,7 @@ def test_rerunning_a_run_keeps_the_arena_attached_to_it(plugins, compose, synthe
                                                                  n_resamples=50, n_permutations=19))
     assert all("not tracked" in line for line in attach(part, build_pool(runs).runs))
 
-    again = run_experiment(build_experiment(compose(*configs["noise"]), plugins), plugins)
+    again = run_config(compose(*configs["noise"]), plugins)
     (noise_dir,) = [r for r in runs if r.name.startswith("noise")]
     stored = json.loads((noise_dir / "report.json").read_text())
     assert stored["arena"]["editor"] == again["arena"]["editor"] == "noise"
