@@ -34,8 +34,10 @@ DIRECTION = {True: "higher is better", False: "lower is better"}
 def headline(report: Mapping[str, Any], sections: Sequence[ReportSection] | None = None) -> dict[str, Any]:
     """``{figures, skipped, disparity, outcomes}`` for the page's headline block."""
     measures = report_measures(report)
-    figures = [figure(label_of(name, measures), m, measures.get(name) or m)
-               for name, m in (report.get("metrics") or {}).items() if isinstance(m, Mapping)]
+    metrics = [(name, m) for name, m in (report.get("metrics") or {}).items() if isinstance(m, Mapping)]
+    # The protocol's own figures first; what the image metrics measured beside them after
+    metrics.sort(key=lambda item: "image_metrics" in (item[1].get("requires") or ()))
+    figures = [figure(label_of(name, measures), m, measures.get(name) or m) for name, m in metrics]
     for section in sections_in_use() if sections is None else sections:
         part = report.get(section.name)
         if isinstance(part, Mapping) and part:

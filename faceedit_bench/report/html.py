@@ -169,17 +169,25 @@ def group_outcome_tables(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     return tables
 
 
+#: Metric columns in one group table: more run past a 1280 px page, so the rest continue in a table below.
+GROUP_TABLE_METRICS = 5
+
+
 def group_metric_tables(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    metric_names = list(report.get("metrics") or {})
+    metrics = report.get("metrics") or {}
+    # the protocol's own metrics first, then what the image metrics measured (as the headline orders them)
+    metric_names = sorted(metrics, key=lambda n: "image_metrics" in (metrics[n].get("requires") or ()))
     tables = []
     for attribute, labels in (report.get("groups") or {}).items():
         names = metric_names or sorted({n for g in labels.values() for n in g.get("metrics", {})})
-        rows = [{"label": label, "included": g.get("sessions_included"),
-                 "excluded": sum((g.get("sessions_excluded") or {}).values()),
-                 "excluded_by": g.get("sessions_excluded") or {},
-                 "metrics": [(g.get("metrics") or {}).get(n) for n in names]}
-                for label, g in labels.items()]
-        tables.append({"attribute": attribute, "metrics": names, "rows": rows})
+        for start in range(0, max(len(names), 1), GROUP_TABLE_METRICS):
+            part = names[start:start + GROUP_TABLE_METRICS]
+            rows = [{"label": label, "included": g.get("sessions_included"),
+                     "excluded": sum((g.get("sessions_excluded") or {}).values()),
+                     "excluded_by": g.get("sessions_excluded") or {},
+                     "metrics": [(g.get("metrics") or {}).get(n) for n in part]}
+                    for label, g in labels.items()]
+            tables.append({"attribute": attribute, "metrics": part, "rows": rows, "first": start == 0})
     return tables
 
 

@@ -18,8 +18,11 @@ def test_the_default_runs_page_opens_with_its_headline_and_fits_1280_px(browser,
     from selenium.webdriver.support.ui import WebDriverWait
 
     open_at_1280(browser, default_run_page)
-    (drop,) = headline_above_the_fold(browser)
-    assert drop.startswith("Drop_FSS") and "95% CI [" in drop and "n = 80" in drop
+    figures = headline_above_the_fold(browser)  # Drop_FSS first, then the image metrics' figures
+    drop = figures[0]
+    # the identity editor: every Drop_FSS is 0, an unbounded metric without spread, so no interval, and why
+    assert drop.startswith("Drop_FSS") and "no CI" in drop and "no interval: every value is the same" in drop
+    assert "n = 80 · 8 identities" in drop
     facts = browser.find_element(By.CSS_SELECTOR, "#headline ul.facts").text
     assert "SC not measured" in facts and "Largest disparity" in facts and "Sessions: 80 of 80" in facts
     components = browser.find_element(By.ID, "components")
