@@ -43,12 +43,13 @@ if TYPE_CHECKING:
 
 #: A section's name: its key in report.json, in ``analysis.<name>`` and in a submission record.
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-#: Keys the core writes in report.json and in a submission record: no section may take one.
+#: Keys the core writes in report.json and in a submission record: no section may take one. (The core's account
+#: of a launch, ``cost``, ``calls``, ``performance``, ``prompts`` and ``judge_reliability``, is built-in sections:
+#: a plugin's section of one of those names clashes with the builtin's registration.)
 CORE_KEYS = frozenset({
     "schema", "schema_version", "faceedit_bench_version", "run", "components", "testset", "scales", "counts",
-    "metrics", "trajectory", "groups", "skipped_metrics", "notes", "disparity", "cost", "calls", "group_tests",
-    "measures", "conditions", "sample", "sample_size", "multiplicity", "warnings", "judge_panel", "prompts",
-    "judge_reliability", "performance",
+    "metrics", "trajectory", "groups", "skipped_metrics", "notes", "disparity", "group_tests",
+    "measures", "conditions", "sample", "sample_size", "multiplicity", "warnings", "judge_panel",
     "id", "created_at", "submitter", "url", "editor", "embedder", "judge", "dataset", "config", "framework",
     "outcomes", "report_notes", "files", "attached",
 })
@@ -67,6 +68,40 @@ class SectionCollector(Protocol):
 
     def finish(self) -> Mapping[str, Any] | None:
         """``report[name]``, or None to leave the section out of this run's report."""
+
+
+@dataclass(frozen=True)
+class RunLaunch:
+    """What one launch of a run did, known once its work is done: a collector reads it in ``finish`` through
+    ``run.launch()``. The core's own sections (``cost``, ``calls``, ``performance``, ``prompts``,
+    ``judge_reliability``) report it; any section may."""
+
+    #: Why the launch stopped early (the budget), else None.
+    stopped: str | None
+    edit_stage_s: float
+    score_stage_s: float
+    new_edits: int  # edit calls made by this launch (cached edits are not counted)
+    peak_gpu_mem_bytes: int | None
+    #: Provider calls by provider key: calls, attempts, succeeded, retries, gave_up, rate_wait_s ... and the
+    #: ``roles`` that made them (role, component, model), as the report's ``calls`` part has them.
+    calls: Mapping[str, Mapping[str, Any]]
+    #: USD spent by this launch, and the run's budget (None: no budget).
+    spent_usd: float
+    budget_usd: float | None
+    #: Estimated USD of all the run's calls (cached included) by component kind; None: not priced.
+    cost_usd: Mapping[str, float | None]
+    prices: Mapping[str, Mapping[str, Any]]  # each component's price table, as declared
+    free: tuple[str, ...]  # the component kinds that cost nothing per call
+    faces_seen: int
+    dataset_faces: int | None  # the whole dataset's, when it says
+    #: The judge's prompt templates by judge metric (name, version, hash), and its anchors and agreement with
+    #: people; None without a judge (reliability: also when the anchors were not asked).
+    prompts: Mapping[str, Any] | None = None
+    judge_reliability: Mapping[str, Any] | None = None
+
+
+def no_launch() -> RunLaunch | None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -94,6 +129,9 @@ class SectionRun:
     #: The run's components by role: ``detector`` (None when the embedder detects no faces), ``embedder`` and
     #: ``judge`` (None without one). Use them to measure, never to change the run.
     components: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    #: What this launch did (:class:`RunLaunch`), once its work is done: call it in ``finish``, never before.
+    #: It gives None where no launch stands behind the report.
+    launch: Callable[[], RunLaunch | None] = no_launch
 
 
 @dataclass(frozen=True)
@@ -128,7 +166,18 @@ class SectionHtml:
     folder: str = "templates"
     context: Callable[[Mapping[str, Any], Any], Mapping[str, Any] | None] | None = None
     anchor: str = ""  # the heading's id, the nav entry's target; default: the section's name
-    nav: str = ""  # the nav entry's text; default: the section's title
+    nav: str | None = ""  # the nav entry's text; default: the section's title; None: no nav entry
+    #: Where on the page (``PLACES``): ``results`` (after the core's results), ``launch`` (with what the launch
+    #: did and cost, before the worst sessions) or ``components`` (in the run's details, under its components).
+    place: str = "results"
+
+    def __post_init__(self) -> None:
+        if self.place not in PLACES:
+            raise ValueError(f"SectionHtml {self.template}: place {self.place!r}; use one of {', '.join(PLACES)}")
+
+
+#: ``SectionHtml.place``: where a section's part of report.html goes.
+PLACES = ("results", "launch", "components")
 
 
 #: ``ValueSpec.read``: a section's part of a submission record -> the value as shown:
@@ -199,6 +248,8 @@ class ReportSection:
     settings: type | None = None  # a dataclass with defaults for every field, composed at analysis.<name>
     tracking: Callable[[Mapping[str, Any]], Mapping[str, float]] | None = None  # part -> MLflow metrics
     console: Callable[[Mapping[str, Any], int], Sequence[Any]] | None = None  # part, width -> rich renderables
+    #: ``console`` is given the whole report instead of its part (e.g. to name the run's components).
+    console_reads_report: bool = False
     html: SectionHtml | None = None
     warnings: Callable[[Mapping[str, Any]], Sequence[Mapping[str, Any]]] | None = None  # part -> mostly missing
     record: Callable[[Mapping[str, Any]], Mapping[str, Any] | None] | None = None  # part -> submission's part
