@@ -145,3 +145,16 @@ def test_part_views_have_the_fields_their_schema_declares() -> None:
     assert cost_of({}) == CostPart() and cost_of({}).stopped_by_budget is None  # no cost part at all
     with pytest.raises(dataclasses.FrozenInstanceError):
         cost_of(report).estimated_usd = 0.0  # type: ignore[misc]
+
+
+def test_reports_written_before_the_parts_were_sections_still_compare() -> None:
+    import jsonschema
+
+    from faceedit_bench.report.compared_runs import report_shape
+
+    older = full_report()
+    older["judge_reliability"] = None  # anchors not checked, in a report from before
+    jsonschema.validate(older, report_shape())
+    older["cost"] = ["not", "a", "mapping"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(older, report_shape())  # the shape check still reads the core parts' schemas

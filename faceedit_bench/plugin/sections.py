@@ -280,7 +280,7 @@ class ReportSection:
             raise ValueError(f"report section {self.name!r}: a name of lowercase letters, digits and '_'")
         if self.name in CORE_KEYS:
             raise ValueError(f"report section {self.name!r}: the run report's own key; choose another name")
-        if not isinstance(self.schema, Mapping) or not isinstance(self.schema.get("type", "object"), str):
+        if not isinstance(self.schema, Mapping) or not isinstance(self.schema.get("type", "object"), (str, list)):
             raise ValueError(f"report section {self.name}: schema must be a JSON schema (a mapping)")
         if self.settings is not None:
             _check_settings(self.name, self.settings)

@@ -15,9 +15,9 @@ from faceedit_bench.plugin.sections import ReportSection
 from faceedit_bench.records import version_text
 from faceedit_bench.report.console import console_width, render
 from faceedit_bench.report.measures import fss_measured
+from faceedit_bench.report.part_views import cost_of
 from faceedit_bench.report.preliminary import identities, preliminary_note
 from faceedit_bench.report.read_first import warning_lines
-from faceedit_bench.report.part_views import cost_of
 from faceedit_bench.report.summary_tables import counts, fmt_p, summary_tables  # noqa: F401
 
 
