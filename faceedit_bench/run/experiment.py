@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from itertools import islice
@@ -277,7 +278,7 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
                 exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis,
                 judge_metrics=exp.asked_judge_metrics, image_metrics=exp.image_metrics,
                 panel=getattr(judge_scorer.service, "rule", None) if judge_scorer else None,
-                run_access={**run_access(exp, store, ledger, embedder_fp), "launch": lambda: launch.get("done")}),
+                run_access=run_access(exp, store, ledger, embedder_fp, lambda: launch.get("done"))),
                 confidence=conf.run.confidence, alpha=conf.analysis.alpha, judge_metrics=exp.asked_judge_metrics)
             writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets,
                                     judged_by=judge_scorer.label() if judge_scorer else "",
@@ -292,9 +293,9 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
         computed = {"embeddings": embeddings.computed, "edit_calls": stats.new_edit_calls,
                     "judge_calls": judge_scorer.service.calls_made if judge_scorer else 0,
                     **({"image_values": measuring.computed} if measuring is not None else {})}
+        launch["done"] = launch_account(exp, aggregator, judge_scorer, executors, stats)
         # Each statistic and plot is kept in the ledger as it is done: a killed report resumes where it was,
         # and an unchanged one is read back.
-        launch["done"] = launch_account(exp, aggregator, judge_scorer, executors, stats)
         with StatisticsCache(ledger.path) as kept, caching_statistics(kept):
             sections = aggregator.sections()
             plan.add_sections(sections)
@@ -315,13 +316,15 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     return report
 
 
-def run_access(exp: Experiment, store: ImageStore, ledger: Ledger, detector_fp: str) -> dict[str, Any]:
-    """What report sections may read of the run: its images, its folder and its components."""
+def run_access(exp: Experiment, store: ImageStore, ledger: Ledger, detector_fp: str,
+               launch: Callable[[], RunLaunch | None]) -> dict[str, Any]:
+    """What report sections may read of the run: its images, its folder, its components and (``launch``, once
+    its work is done) what this launch did."""
     detector = detector_of(exp.components["embedder"])
     return {"images": RunImages(store, detector=detector, detector_fp=detector_fp, ledger=ledger.path),
             "run_dir": exp.info.output_dir,
             "components": {"detector": detector, "embedder": exp.components["embedder"],
-                           "judge": exp.components.get("judge")}}
+                           "judge": exp.components.get("judge")}, "launch": launch}
 
 
 def _judge_scorer(exp: Experiment, ledger: Ledger, store: ImageStore, executors: Executors,
