@@ -13,8 +13,9 @@ import pytest
 
 from faceedit_bench.api import hookimpl
 from faceedit_bench.api.protocol import ReportSection, SectionRun
+from faceedit_bench.plugin.launch import RunLaunch
 from faceedit_bench.plugin.manager import load_plugins
-from faceedit_bench.plugin.sections import RunLaunch, SectionCollector
+from faceedit_bench.plugin.sections import SectionCollector
 from faceedit_bench.report.part_views import CostPart, RunPart, cost_of, run_of
 from faceedit_bench.report.report_schema import core_schema, section_part_schema
 from faceedit_bench.testing import SectionContract

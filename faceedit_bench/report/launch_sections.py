@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from faceedit_bench.plugin.sections import ReportSection, RunLaunch, SectionHtml, SectionRun, load_schema
+from faceedit_bench.plugin.launch import RunLaunch
+from faceedit_bench.plugin.sections import ReportSection, SectionHtml, SectionRun, load_schema
 from faceedit_bench.report.calls_view import call_sources, calls_metrics
 from faceedit_bench.report.part_views import CostPart, run_of
 from faceedit_bench.report.run_report import metric_key

@@ -8,8 +8,8 @@ from typing import Any
 
 from faceedit_bench.analysis.aggregate import Aggregator
 from faceedit_bench.execution.calls import Executors
+from faceedit_bench.plugin.launch import RunLaunch
 from faceedit_bench.plugin.protocols import capability
-from faceedit_bench.plugin.sections import RunLaunch
 from faceedit_bench.run.call_roles import call_roles, calls_section
 from faceedit_bench.run.engine import EngineStats
 

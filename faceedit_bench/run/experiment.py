@@ -25,10 +25,11 @@ from faceedit_bench.execution.budget import Budget
 from faceedit_bench.execution.calls import Executors
 from faceedit_bench.execution.offline import calls_off
 from faceedit_bench.keys import fingerprint, portable, run_key
+from faceedit_bench.plugin.launch import RunLaunch
 from faceedit_bench.plugin.manager import Plugins, using_sections
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo
 from faceedit_bench.plugin.protocols import capability
-from faceedit_bench.plugin.sections import RunLaunch, collector_files
+from faceedit_bench.plugin.sections import collector_files
 from faceedit_bench.records import Outcome, TestSet
 from faceedit_bench.report.artifacts import ArtifactWriter, write_artifacts
 from faceedit_bench.report.run_report import build_report
