@@ -30,8 +30,8 @@ def _annotation(schema: Mapping[str, Any]) -> Any:
 def part_view(name: str, key: str, schema: Mapping[str, Any]) -> type:
     """A frozen dataclass named ``name`` with a field (default None) per property of the object ``schema`` (of
     ``report[key]``), and ``of(part)``: the view of a report part (a mapping, or None where the report lacks it)."""
-    fields = [(key, _annotation(sub), dataclasses.field(default=None))
-              for key, sub in (schema.get("properties") or {}).items()]
+    fields = [(field, _annotation(sub), dataclasses.field(default=None))
+              for field, sub in (schema.get("properties") or {}).items()]
 
     def of(cls: type, part: Any) -> Any:
         if not isinstance(part, Mapping):
