@@ -54,6 +54,9 @@ class RunRow:
     sessions: int | None = None  # included sessions (face x session x condition)
     figures: tuple[Figure, ...] = field(default=())
 
+    def figure_text(self, name: str) -> str:
+        return next((f.text for f in self.figures if f.name == name), "")
+
     def cell(self, column: str) -> Any:
         """A sortable value of one column (a metric column by its name)."""
         if column in SORT_COLUMNS:
