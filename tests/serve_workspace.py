@@ -4,10 +4,16 @@ reasoning text, so every part of a session page has something to show."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.fakes.answers import example_from_schema
 
@@ -146,3 +152,42 @@ def synthetic_run(ws: Path, index: int, sessions: int, *, steps: int = 4, images
                    ("judgefp", "judge", json.dumps({"name": JUDGE["name"], **JUDGE["description"]})))
         db.executemany("INSERT INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?)", judgments)
     return folder
+
+
+# -- fixtures and a live server --------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def judged_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The two real runs of :func:`make_workspace`, made once for the whole test session: the xdist workers
+    share one folder, and the first to need it makes it under a lock while the others wait (tests only read)."""
+    from faceedit_bench.storage.locks import directory_lock
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    home = shared / "serve-workspace"
+    with directory_lock(shared, "serve-workspace", what="the web app's test workspace", timeout=900):
+        if not (home / "done").exists():
+            shutil.rmtree(home, ignore_errors=True)
+            home.mkdir()
+            make_workspace(home)
+            (home / "done").touch()
+    return home / "ws"
+
+
+@contextlib.contextmanager
+def serving(app: Any) -> Iterator[str]:
+    """``app`` served by uvicorn on a free 127.0.0.1 port in a thread; yields its base address."""
+    import uvicorn
+
+    from faceedit_bench.serve.server import bind
+
+    sock = bind("127.0.0.1", 0)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
