@@ -16,7 +16,6 @@ from faceedit_bench.execution.secrets import redact
 from faceedit_bench.report.templates import package_environment
 from faceedit_bench.serve.security import csrf_token
 
-
 #: Environment variables whose values are never shown (API keys of every provider, tokens, passwords).
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
 SHORTEST_SECRET = 8

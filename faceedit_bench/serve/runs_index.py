@@ -136,7 +136,7 @@ def finished_row(folder: Path) -> RunRow:
                   dataset=str((components.get("dataset") or {}).get("name")), date=str(run.get("created_at") or ""),
                   status=status, faces=None if seen is None else seen - excluded,
                   identities=_int(sample.get("identities")),
-                  sessions=_int(((counts.get("sessions") or {}).get("included", sample.get("sessions")))),
+                  sessions=_int((counts.get("sessions") or {}).get("included", sample.get("sessions"))),
                   figures=tuple(headline_figures(report)))
 
 

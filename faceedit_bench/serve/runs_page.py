@@ -4,6 +4,7 @@ opens the chosen runs in the ``compare`` view."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -38,13 +39,13 @@ def runs(request: Request, q: str = "", status: str = "", sort: str = "date", or
 
 
 @router.get("/compare", response_class=HTMLResponse)
-def compare(request: Request, run: list[str] = Query(default=[])) -> Response:
+def compare(request: Request, run: Annotated[list[str] | None, Query()] = None) -> Response:
     """The existing ``compare --html`` page of the chosen runs."""
     from faceedit_bench.compare.comparison import compare_runs
     from faceedit_bench.compare.render import format_compare
     from faceedit_bench.errors import FaceEditBenchError
 
-    folders = [run_folder(request, name) for name in dict.fromkeys(run)]
+    folders = [run_folder(request, name) for name in dict.fromkeys(run or [])]
     if len(folders) < 2:
         return page(request, "message.html.j2", status_code=400, title="Compare runs",
                     message="Choose at least two finished runs in the runs table to compare them.")

@@ -6,7 +6,7 @@ The same face's session under another run's editor is one click away, side by si
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from starlette.responses import HTMLResponse, Response
@@ -70,10 +70,10 @@ def session_page(request: Request, run: str, face: str, session: str, condition:
 
 @router.get("/side-by-side", response_class=HTMLResponse)
 def side_by_side(request: Request, face: str, session: str, condition: str = "baseline",
-                 run: list[str] = Query(default=[])) -> Response:
+                 run: Annotated[list[str] | None, Query()] = None) -> Response:
     """The same face's session under several runs, one strip of steps each."""
     views = []
-    for name in list(dict.fromkeys(run))[:4]:
+    for name in list(dict.fromkeys(run or []))[:4]:
         folder, report = load_report(request, name)
         try:
             views.append((name, finished_row(folder), session_view(request, folder, report, face, session,
