@@ -41,7 +41,8 @@ def session_view(request: Request, folder: Path, report: dict[str, Any], face: s
     steps = run_data.session_steps(request.app.state.tables, folder, face, session, condition)
     if not steps:
         raise HTTPException(404, f"no session {session} of face {face} ({condition}) in this run")
-    answers = step_answers(workspace, (report.get("components") or {}).get("judge"), steps)
+    answers = step_answers(workspace, (report.get("components") or {}).get("judge"), steps,
+                           request.app.state.judged_images)
     shown = []
     for i, step in enumerate(steps):
         k = int(step.get("k") or 0)
