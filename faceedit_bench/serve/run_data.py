@@ -144,10 +144,9 @@ def groups(rows: Iterable[Mapping[str, Any]]) -> list[str]:
 
 def sort_sessions(rows: list[dict[str, Any]], metric: str, worst_first: bool) -> list[dict[str, Any]]:
     """By ``metric`` (rows without a value last), worst first when asked."""
-    present = [r for r in rows if number(r.get(metric)) is not None]
-    absent = [r for r in rows if number(r.get(metric)) is None]
-    present.sort(key=lambda r: number(r[metric]), reverse=worst_first)  # type: ignore[arg-type, return-value]
-    return present + absent
+    keyed = [(number(r.get(metric)), r) for r in rows]
+    present = sorted(((v, r) for v, r in keyed if v is not None), key=lambda pair: pair[0], reverse=worst_first)
+    return [r for _, r in present] + [r for v, r in keyed if v is None]
 
 
 def session_steps(cache: TableCache, run_dir: Path, face_id: str, session_id: str, condition: str
