@@ -134,3 +134,21 @@ def test_the_runs_command_prints_the_table_within_100_columns(judged_workspace, 
     out = capsys.readouterr().out
     assert "scripted-pose-synthetic-pixel-" in out and "Drop_FSS" in out
     assert max(len(line) for line in out.splitlines()) <= 100
+
+
+def test_a_judge_answer_written_after_the_first_view_shows_on_the_next(tmp_path):
+    ws = tmp_path / "ws"
+    run = synthetic_run(ws, 0, 10).name
+    c = TestClient(create_app(ws, token=None, allowed_hosts=["testserver"]))
+    params = {"face": "synthetic/0", "session": "pose-000"}
+    assert c.get(f"/runs/{run}/session", params=params).text.count("own reasoning") == 5  # I_0 .. I_4
+    steps = [r for r in c.app.state.tables.table(ws / "runs" / run, "steps").to_pylist()
+             if r["face_id"] == "synthetic/0" and r["session_id"] == "pose-000"]
+    with sqlite3.connect(ws / "ledger.sqlite") as db:  # a run that asks the judge again, now
+        db.execute("INSERT INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                   ("later", "judgefp", "viescore-tie-sc@1", "15fa133f2c6b" + "0" * 52,
+                    f'["{steps[0]["image_hash"]}", "{steps[2]["image_hash"]}"]', "parse_error", None,
+                    "not json", "no JSON object in the answer (after 2 attempt(s))", "{}", 1.0))
+    html = c.get(f"/runs/{run}/session", params=params).text
+    assert html.count("own reasoning") == 5 and "parse_error" in html and "2 attempt(s)" in html
+    assert "not json" in html  # the raw answer, when there is no reasoning to show
