@@ -7,6 +7,7 @@ ledger's write lock; ``faceedit-bench runs`` fits 100 columns."""
 from __future__ import annotations
 
 import csv
+import json
 import re
 import sqlite3
 from pathlib import Path
@@ -152,3 +153,28 @@ def test_a_judge_answer_written_after_the_first_view_shows_on_the_next(tmp_path)
     html = c.get(f"/runs/{run}/session", params=params).text
     assert html.count("own reasoning") == 5 and "parse_error" in html and "2 attempt(s)" in html
     assert "not json" in html  # the raw answer, when there is no reasoning to show
+
+
+def test_an_arena_battle_shows_the_other_output_and_both_orders_verdicts(tmp_path):
+    ws = tmp_path / "ws"
+    run = synthetic_run(ws, 0, 10).name
+    c = TestClient(create_app(ws, token=None, allowed_hosts=["testserver"]))
+    steps = [r for r in c.app.state.tables.table(ws / "runs" / run, "steps").to_pylist()
+             if r["face_id"] == "synthetic/0" and r["session_id"] == "pose-000"]
+    source, mine, other = steps[1]["image_hash"], steps[2]["image_hash"], "f" * 64
+
+    def verdict(label: str, why: str) -> str:
+        return json.dumps({"overall": {"label": label, "explanation": why}})
+
+    with sqlite3.connect(ws / "ledger.sqlite") as db:  # what `faceedit-bench arena run` keeps: both orders
+        for key, images, value in (("x-first", [source, mine, other], verdict("A", "sharper edit in A")),
+                                   ("y-first", [source, other, mine], verdict("A", "now A looks better"))):
+            db.execute("INSERT INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                       (key, "arenajudge", "arena-pairwise@1", "0" * 64, json.dumps(images), "ok", value, value,
+                        "", "{}", 2.0))
+    html = c.get(f"/runs/{run}/session", params={"face": "synthetic/0", "session": "pose-000"}).text
+    assert html.count("Arena battle") == 1 and f"/images/{other}?size=thumb" in html
+    first = html.index("this run first")
+    assert first < html.index("the other first")
+    assert "overall: <strong>this run&#39;s</strong> · <span class=\"reasoning-inline\">sharper edit in A" in html
+    assert "overall: <strong>the other&#39;s</strong> · <span class=\"reasoning-inline\">now A looks better" in html

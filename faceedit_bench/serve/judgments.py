@@ -164,6 +164,54 @@ def step_answers(workspace: Path, judge: Mapping[str, Any] | None, steps: Sequen
     return out
 
 
+ARENA = "arena-pairwise@1"
+#: An arena answer's "A"/"B" read from the step's side: whose output the judge preferred.
+SIDES = {True: {"A": "this run's", "B": "the other's"}, False: {"A": "the other's", "B": "this run's"}}
+
+
+@dataclass(frozen=True)
+class Battle:
+    """One arena battle about a step's output against another editor's, both orders (plugins/arena)."""
+
+    other: str  # the other output's image hash
+    orders: tuple[tuple[str, str, str, tuple[tuple[str, str, str], ...]], ...]  # (order, outcome, reason, verdicts)
+
+
+def step_battles(workspace: Path, steps: Sequence[Mapping[str, Any]], index: ImageIndex) -> dict[int, list[Battle]]:
+    """k -> the arena's battles of step k's edited image: each with both orders' verdicts per criterion (label
+    read as whose output won, and the judge's explanation). The arena's judge is its own, not the run's."""
+    images = {int(s.get("k") or 0): str(s.get("image_hash") or "") for s in steps if int(s.get("k") or 0)}
+    images = {k: h for k, h in images.items() if h}
+    if not images or not (workspace / "ledger.sqlite").is_file():
+        return {}
+    with contextlib.closing(open_ledger(workspace)) as db:
+        def about(last: set[str]) -> list[tuple[tuple[str, ...], str, Any, str]]:
+            rowids = index.rowids(db, last)
+            found = db.execute(f"SELECT image_hashes, outcome, value, reason FROM judgments WHERE template = ? "
+                               f"AND rowid IN ({','.join('?' * len(rowids))})", (ARENA, *rowids)).fetchall() \
+                if rowids else []
+            return [(tuple(json.loads(h)), o, _json(v) if v else None, r) for h, o, v, r in found]
+
+        mine_last = [a for a in about(set(images.values())) if len(a[0]) == 3]
+        others = about({a[0][1] for a in mine_last})
+    out: dict[int, list[Battle]] = {}
+    for k, image in sorted(images.items()):
+        for (source, other, _), *second in (a for a in mine_last if a[0][2] == image):
+            orders = [("the other first", *second)]
+            orders += [("this run first", o, v, r) for asked, o, v, r in others if asked == (source, image, other)]
+            out.setdefault(k, []).append(Battle(other, tuple(
+                (order, outcome, reason, _verdicts(value, this_first=order == "this run first"))
+                for order, outcome, value, reason in sorted(orders, key=lambda o: o[0] != "this run first"))))
+    return out
+
+
+def _verdicts(value: Any, *, this_first: bool) -> tuple[tuple[str, str, str], ...]:
+    if not isinstance(value, Mapping):
+        return ()
+    return tuple((criterion, SIDES[this_first].get(str(v.get("label")), str(v.get("label"))),
+                  str(v.get("explanation") or "")) for criterion, v in value.items() if isinstance(v, Mapping))
+
+
 def _attempts(reason: str) -> int | None:
     """How many times the judge was asked, where the ledger says (an answer that never parsed names it)."""
     found = ATTEMPTS.search(reason or "")

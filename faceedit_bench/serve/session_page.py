@@ -12,7 +12,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from starlette.responses import HTMLResponse, Response
 
 from faceedit_bench.serve import run_data
-from faceedit_bench.serve.judgments import step_answers
+from faceedit_bench.serve.judgments import step_answers, step_battles
 from faceedit_bench.serve.pages import page
 from faceedit_bench.serve.run_page import load_report
 from faceedit_bench.serve.runs_index import RunRow, finished_row
@@ -43,10 +43,11 @@ def session_view(request: Request, folder: Path, report: dict[str, Any], face: s
         raise HTTPException(404, f"no session {session} of face {face} ({condition}) in this run")
     answers = step_answers(workspace, (report.get("components") or {}).get("judge"), steps,
                            request.app.state.judged_images)
+    battles = step_battles(workspace, steps, request.app.state.judged_images)
     shown = []
     for i, step in enumerate(steps):
         k = int(step.get("k") or 0)
-        shown.append({"k": k, "row": step, "answers": answers.get(k, []),
+        shown.append({"k": k, "row": step, "answers": answers.get(k, []), "battles": battles.get(k, []),
                       "overedits": overedits(steps[i - 1].get("state"), step.get("state"), step) if i else None,
                       "image_values": {m: v for part in (step.get("image_values") or {}).values()
                                        if isinstance(part, dict) for m, v in part.items() if m != "outcome"}})
