@@ -46,7 +46,7 @@ def run_page(request: Request, run: str, group: str = "", outcome: str = "", met
              high: str = "", sort: str = "", order: str = "", page_no: int = 1) -> Response:
     folder, report = load_report(request, run)
     measures = report_measures(report)
-    metrics = [m for m in (report.get("metrics") or {})]
+    metrics = list(report.get("metrics") or {})
     ranking = identity_metric(report) or ""
     sessions = run_data.sessions(request.app.state.tables, folder)
     chosen = run_data.SessionFilter(group=group, outcome=outcome if outcome in run_data.OUTCOMES else "",

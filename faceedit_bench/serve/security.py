@@ -52,11 +52,15 @@ class Guard:
 
     def host_allowed(self, host_header: str) -> bool:
         host = host_header.lower()
-        host = host.rsplit(":", 1)[0] if host.count(":") == 1 or host.startswith("[") else host
+        if host.startswith("["):  # [::1]:8000
+            host = host[:host.find("]") + 1]
+        elif host.count(":") == 1:  # 127.0.0.1:8000
+            host = host.rsplit(":", 1)[0]
         return host in self.allowed_hosts or "*" in self.allowed_hosts
 
     def authorised(self, request: Request) -> bool:
-        if self.token is None or request.url.path == "/favicon.ico" or request.url.path.startswith(self.public_prefixes):
+        path = request.url.path
+        if self.token is None or path == "/favicon.ico" or path.startswith(self.public_prefixes):
             return True
         given = request.cookies.get(cookie(AUTH_COOKIE, request), "")
         return hmac.compare_digest(given.encode(), self.auth_cookie_value().encode())

@@ -67,7 +67,7 @@ def session_page(request: Request, run: str, face: str, session: str, condition:
     row = finished_row(folder)
     view = session_view(request, folder, report, face, session, condition)
     return page(request, "session.html.j2", run=run, row=row, face=face, session=session, condition=condition,
-                views=[(run, row, view)], others=others(request, run, row), sheet=None)
+                views=[(run, row, view)], others=others(request, run, row))
 
 
 @router.get("/side-by-side", response_class=HTMLResponse)
@@ -85,4 +85,4 @@ def side_by_side(request: Request, face: str, session: str, condition: str = "ba
     if not views:
         raise HTTPException(404, "name runs to show side by side")
     return page(request, "session.html.j2", run=views[0][0], row=views[0][1], face=face, session=session,
-                condition=condition, views=views, others=[], sheet=None)
+                condition=condition, views=views, others=[])
