@@ -72,7 +72,8 @@ def run_page(request: Request, run: str, group: str = "", outcome: str = "", met
                 ranking_label=label_of(ranking, measures) if ranking else "",
                 sort_links={m: with_query(request, sort=m, order="asc" if sort == m and descending else "desc",
                                           page_no=None) for m in metrics},
-                labels=[k for k in run_data.tables.DEMOGRAPHIC_KEYS if any(r.get(k) for r in sessions)])
+                labels=[k for k in run_data.tables.DEMOGRAPHIC_KEYS if any(r.get(k) for r in sessions)],
+                has_report=(folder / "report.html").is_file())
 
 
 @router.get("/runs/{run}/report", include_in_schema=False)
