@@ -178,3 +178,26 @@ def test_an_arena_battle_shows_the_other_output_and_both_orders_verdicts(tmp_pat
     assert first < html.index("the other first")
     assert "overall: <strong>this run&#39;s</strong> · <span class=\"reasoning-inline\">sharper edit in A" in html
     assert "overall: <strong>the other&#39;s</strong> · <span class=\"reasoning-inline\">now A looks better" in html
+
+
+def test_a_run_folder_without_a_report_is_running_until_its_files_stop_changing(tmp_path):
+    import os
+    import time
+
+    from faceedit_bench.serve.runs_index import RUNNING_WINDOW_S, RunsIndex
+
+    ws = tmp_path / "ws"
+    synthetic_run(ws, 0, 10)
+    going = ws / "runs" / "editor9-pose-synthetic-pixel-0123456789ab"
+    going.mkdir()
+    (going / "steps.csv.part").write_text("k\n0\n")  # a run's tables streaming in
+    stopped = ws / "runs" / "editor8-pose-synthetic-pixel-ba9876543210"
+    stopped.mkdir()
+    (stopped / "steps.csv.part").write_text("k\n")
+    old = time.time() - RUNNING_WINDOW_S - 60
+    os.utime(stopped / "steps.csv.part", (old, old))
+    os.utime(stopped, (old, old))
+    statuses = {row.folder.split("-")[0]: row.status for row in RunsIndex(ws).rows()}
+    assert statuses == {"editor0": "finished", "editor9": "running", "editor8": "killed"}
+    page = TestClient(create_app(ws, token=None, allowed_hosts=["testserver"])).get("/runs?status=killed").text
+    assert "editor8-pose" in page and "editor9-pose" not in page and "editor0@pose" not in page
