@@ -14,7 +14,7 @@ from starlette.responses import FileResponse, HTMLResponse, Response
 from faceedit_bench.report.measures import identity_metric, label_of, report_measures
 from faceedit_bench.serve import run_data
 from faceedit_bench.serve.judgments import anchors
-from faceedit_bench.serve.pages import page, with_query
+from faceedit_bench.serve.pages import masked, page, with_query
 from faceedit_bench.serve.runs_index import finished_row, headline_figures, read_report
 from faceedit_bench.serve.runs_page import run_folder
 
@@ -82,7 +82,7 @@ def full_report(request: Request, run: str) -> Response:
     folder = run_folder(request, run)
     if not (folder / "report.html").is_file():
         raise HTTPException(404, "this run wrote no report.html; `faceedit-bench report` writes it")
-    return FileResponse(folder / "report.html", media_type="text/html")
+    return HTMLResponse(masked(request, (folder / "report.html").read_text(encoding="utf-8")))
 
 
 @router.get("/runs/{run}/contact_sheets/{name}", include_in_schema=False)

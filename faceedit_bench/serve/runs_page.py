@@ -9,7 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from faceedit_bench.serve.pages import page, with_query
+from faceedit_bench.serve.pages import masked, page, with_query
 from faceedit_bench.serve.runs_index import SORT_COLUMNS, STATUSES, metric_columns, select
 
 router = APIRouter()
@@ -53,7 +53,7 @@ def compare(request: Request, run: Annotated[list[str] | None, Query()] = None) 
         html = format_compare(compare_runs(folders), "html")
     except FaceEditBenchError as exc:
         return page(request, "message.html.j2", status_code=400, title="Compare runs", message=str(exc))
-    return HTMLResponse(html)
+    return HTMLResponse(masked(request, html))
 
 
 def run_folder(request: Request, name: str) -> Path:
