@@ -150,8 +150,8 @@ def step_answers(workspace: Path, judge: Mapping[str, Any] | None, steps: Sequen
             f"SELECT template, template_hash, image_hashes, outcome, value, raw, reason FROM judgments "
             f"WHERE rowid IN ({','.join('?' * len(rowids))}) AND judge_fp IN ({','.join('?' * len(fps))})",
             (*rowids, *fps)).fetchall() if rowids else []
-    before = {int(s.get("k") or 0): {str(p.get("image_hash")) for p in steps if int(p.get("k") or 0) < int(s.get("k") or 0)}
-              for s in steps}
+    order = [(int(s.get("k") or 0), str(s.get("image_hash"))) for s in steps]
+    before = {k: {h for j, h in order if j < k} for k, _ in order}
     out: dict[int, list[Answer]] = {}
     for k, (image, templates) in sorted(wanted.items()):
         for template, digest, hashes, outcome, value, raw, reason in rows:

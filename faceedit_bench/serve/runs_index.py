@@ -211,7 +211,8 @@ def format_runs_table(rows: list[RunRow], width: int = 100) -> str:
     blocks = []
     for r in rows:
         what = (f"{r.editor} · test set {r.testset} · dataset {r.dataset} · judge {r.judge}"
-                f"{f' (anchors {r.anchors})' if r.anchors else ''} · {_n(r.faces)} faces, {_n(r.identities)} identities")
+                f"{f' (anchors {r.anchors})' if r.anchors else ''} · {_n(r.faces)} faces, "
+                f"{_n(r.identities)} identities")
         figures = "; ".join(f"{f.label} {f.text}" for f in r.figures)
         lines = [line for text in (what, figures) for line in textwrap.wrap(text, width - 4)]
         blocks.append("\n".join([f"{r.folder}  {r.status}  {r.date[:16].replace('T', ' ')}"[:width],

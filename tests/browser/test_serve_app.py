@@ -35,8 +35,8 @@ def test_from_the_runs_table_to_a_sessions_images_and_the_judges_reasoning(brows
     with serving(create_app(judged_workspace, token=token)) as base:
         browser.get(f"{base}/runs")
         assert "needs the access token" in browser.find_element(By.TAG_NAME, "body").text
-        assert [e["message"] for e in severe_errors(browser)] == [f"{base}/runs - Failed to load resource: the "
-                                                                  "server responded with a status of 401 (Unauthorized)"]
+        refused = f"{base}/runs - Failed to load resource: the server responded with a status of 401 (Unauthorized)"
+        assert [e["message"] for e in severe_errors(browser)] == [refused]
         browser.get(f"{base}/runs?token={token}")  # the address `serve` prints
         assert browser.current_url == f"{base}/runs"  # the token traded for the cookie, gone from the address
         rows = browser.find_elements(By.CSS_SELECTOR, "#runs tbody tr")
@@ -61,7 +61,8 @@ def test_from_the_runs_table_to_a_sessions_images_and_the_judges_reasoning(brows
         for image in images:
             browser.execute_script("arguments[0].scrollIntoView()", image)
             WebDriverWait(browser, 20).until(
-                lambda _, i=image: browser.execute_script("return arguments[0].complete && arguments[0].naturalWidth", i))
+                lambda _, i=image: browser.execute_script(
+                    "return arguments[0].complete && arguments[0].naturalWidth", i))
         reasoning = [r.text for r in browser.find_elements(By.CSS_SELECTOR, ".reasoning") if r.is_displayed()]
         assert len(reasoning) == 4 and all(r.startswith(REASONING) for r in reasoning)
         browser.execute_script("window.scrollTo(0, 0)")
