@@ -69,6 +69,10 @@ def test_from_the_runs_table_to_a_sessions_images_and_the_judges_reasoning(brows
         shot(browser, "session")
         assert_nothing_overflows(browser)
         full = images[1].find_element(By.XPATH, "..").get_attribute("href")  # a click opens the stored image
+        browser.find_element(By.XPATH, "//button[text()='Show side by side']").click()  # the identity run's face
+        assert len(browser.find_elements(By.CSS_SELECTOR, "section.run-strip")) == 2
+        assert len(browser.find_elements(By.CSS_SELECTOR, ".step img")) == 10
+        assert_nothing_overflows(browser)
         browser.get(full)
         assert browser.execute_script("return document.images[0].naturalWidth") > 0
         assert severe_errors(browser) == []
