@@ -103,17 +103,22 @@ class ImageIndex:
     stale rowid reads nothing."""
 
     def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
         import numpy as np
 
         self._keys = np.empty(0, dtype=np.uint64)
         self._rowids = np.empty(0, dtype=np.int64)
         self._last = 0
-        self._lock = threading.Lock()
 
     def rowids(self, db: sqlite3.Connection, images: Iterable[str]) -> list[int]:
         import numpy as np
 
         with self._lock:
+            if (db.execute("SELECT max(rowid) FROM judgments").fetchone()[0] or 0) < self._last:
+                self._reset()  # a ledger made anew under the same name: index it from the start
             new = db.execute("SELECT rowid, substr(image_hashes, -66, 16) FROM judgments WHERE rowid > ? "
                              "ORDER BY rowid", (self._last,)).fetchall()
             if new:
