@@ -1,0 +1,44 @@
+"""Who answers what: each item goes to ``per_item`` different annotators, the items in an order that interleaves
+the strata (editors x demographic label; :func:`~faceedit_bench.studies.items.balanced_sample`) cut into
+consecutive runs, so every annotator gets a near-equal share of each editor and group. A pair's sides alternate
+across its annotators and along each list, so each editor is shown left about half the time. Every annotator
+answers every gold item. Each list is shuffled on its own, gold items among the others.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from faceedit_bench.errors import FaceEditBenchError
+from faceedit_bench.storage.study_tables import Task
+
+
+def check_sizes(n_items: int, annotators: int, per_item: int) -> None:
+    if per_item < 1 or annotators < 1:
+        raise FaceEditBenchError("--annotators and --per-item must be at least 1")
+    if per_item > annotators:
+        raise FaceEditBenchError(f"--per-item {per_item} needs at least {per_item} annotators (--annotators "
+                                 f"{annotators}): each item is answered by {per_item} different people")
+    if n_items < 1:
+        raise FaceEditBenchError("the runs hold no item to ask about (no kept edit; pairwise needs two runs with "
+                                 "outputs for the same faces and sessions)")
+
+
+def assign(item_ids: Sequence[str], gold_ids: Sequence[str], annotators: Sequence[str], per_item: int,
+           seed: int, offset: int = 0) -> dict[str, list[Task]]:
+    """annotator -> their tasks. ``offset``: where the rotation starts (annotators added later take turns
+    after the first ones)."""
+    lists: dict[str, list[tuple[str, bool]]] = {a: [] for a in annotators}
+    n = len(annotators)
+    for i, item in enumerate(item_ids):
+        for j in range(per_item):
+            who = annotators[(offset + i * per_item + j) % n]
+            lists[who].append((item, (i + j) % 2 == 1))
+    rng = random.Random(seed)
+    tasks = {}
+    for who in annotators:
+        mine = lists[who] + [(g, k % 2 == 1) for k, g in enumerate(gold_ids)]
+        rng.shuffle(mine)
+        tasks[who] = [Task(seq, item, swapped) for seq, (item, swapped) in enumerate(mine)]
+    return tasks
