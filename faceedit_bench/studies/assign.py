@@ -1,7 +1,7 @@
 """Who answers what: each item goes to ``per_item`` different annotators, the items in an order that interleaves
 the strata (editors x demographic label; :func:`~faceedit_bench.studies.items.balanced_sample`) cut into
 consecutive runs, so every annotator gets a near-equal share of each editor and group. A pair's sides alternate
-across its annotators and along each list, so each editor is shown left about half the time. Every annotator
+along each annotator's list, so each annotator sees each editor on the left half the time. Every annotator
 answers every gold item. Each list is shuffled on its own, gold items among the others.
 """
 
@@ -34,7 +34,7 @@ def assign(item_ids: Sequence[str], gold_ids: Sequence[str], annotators: Sequenc
     for i, item in enumerate(item_ids):
         for j in range(per_item):
             who = annotators[(offset + i * per_item + j) % n]
-            lists[who].append((item, (i + j) % 2 == 1))
+            lists[who].append((item, len(lists[who]) % 2 == 1))  # sides alternate along each list
     rng = random.Random(seed)
     tasks = {}
     for who in annotators:
