@@ -26,9 +26,9 @@ def _workspace(args: argparse.Namespace) -> Path:
 
 def _print_links(study_id: str, links: dict[str, str]) -> None:
     print("Annotator links (shown this once; only a hash of each is kept). Append each to the URL "
-          "`faceedit-bench serve` prints, e.g. http://127.0.0.1:8000/study/...:")
+          "`faceedit-bench serve` prints, e.g. http://127.0.0.1:8000/annotate/...:")
     for annotator, secret in links.items():
-        print(f"  {annotator}  /study/{study_id}/{secret}")
+        print(f"  {annotator}  /annotate/{study_id}/{secret}")
 
 
 def _create(args: argparse.Namespace) -> int:
