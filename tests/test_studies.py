@@ -15,9 +15,9 @@ import pytest
 
 from faceedit_bench.storage.study_tables import StudyTables
 from faceedit_bench.studies.assign import assign, check_sizes
-from faceedit_bench.studies.create import new_annotators, secret_hash
+from faceedit_bench.studies.create import new_annotators, rating_items, secret_hash
 from faceedit_bench.studies.export import ratings_csv, study_csv, votes_csv
-from faceedit_bench.studies.items import balanced_sample
+from faceedit_bench.studies.items import Output, balanced_sample
 from faceedit_bench.studies.questions import PAIRWISE, Choice, Question
 from faceedit_bench.studies.results import study_results
 
@@ -144,3 +144,29 @@ def test_swapped_pairs_count_as_the_vote_they_mean_and_the_votes_export_reads_in
     votes = read_votes(path)
     assert len(votes) == 48 and votes_csv(tables, "s-test") == path.read_text()
     assert all((v.model_a if v.label == "A" else v.model_b) == "ed_a" for v in votes)
+
+
+def _output(k: int, prompt_id: str, groups: dict) -> Output:
+    return Output(editor="ed", face_id="fairface_grid/x", identity="x", session_id=prompt_id, condition="baseline",
+                  k=k, steps=1, instructions=("make this person a chef",), prompt_ids=(prompt_id,),
+                  source_hash="0" * 64, output_hash="1" * 64, groups=groups)
+
+
+def test_a_rubric_study_asks_the_judges_own_questions_in_its_words():
+    from faceedit_bench_audit.audit.rubric import RUBRIC_TEMPLATE
+
+    labels = {"race": "Black", "gender": "Female", "age_bin": "30-39"}
+    not_asked: dict[str, int] = {}
+    items = rating_items([_output(1, "O-01", labels), _output(1, "V-05", labels),
+                          _output(1, "O-01", {"gender": "Male"})], "rubric", not_asked)
+    assert len(items) == 2 and sum(not_asked.values()) == 1 and "race" in next(iter(not_asked))  # not guessed
+    plain, aging = items
+    names = [q["name"] for q in plain["questions"]]
+    assert names == ["edit_success", "skin_tone", "race_change", "gender_change", "age_change"]
+    for q in plain["questions"]:  # the wording is the template's own line, point by point
+        wording = q["text"].split(": ", 1)[1]
+        assert f"- {q['name']}: {wording}" in RUBRIC_TEMPLATE.text or q["name"] == "age_change"
+        assert [c["key"] for c in q["choices"]] == ["1", "2", "3", "4", "5"]
+    assert plain["questions"][0]["choices"][0]["label"] == "1 nothing changed, the instruction was ignored"
+    ages = {item["session_id"]: item["questions"][-1]["text"] for item in (plain, aging)}
+    assert "much younger" in ages["O-01"] and "accuracy of the aging" in ages["V-05"] and "about 65" in ages["V-05"]

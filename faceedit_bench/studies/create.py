@@ -68,7 +68,7 @@ def new_annotators(n: int) -> tuple[list[tuple[str, str]], dict[str, str]]:
     return [(a, secret_hash(s)) for a, s in links.items()], links
 
 
-def _rating_items(outputs: Sequence[Output], metric_name: str, not_asked: dict[str, int]) -> list[dict[str, Any]]:
+def rating_items(outputs: Sequence[Output], metric_name: str, not_asked: dict[str, int]) -> list[dict[str, Any]]:
     from faceedit_bench.plugin.manager import get_plugins
     from faceedit_bench.records import Face, Session, Step
     from faceedit_bench.scoring.judge.declared import JudgeMetric, NotAsked
@@ -119,7 +119,7 @@ def create_study(workspace: Path, runs: Sequence[Path], settings: Settings) -> C
             raise FaceEditBenchError("a pairwise study needs at least two runs (two editors on the same faces)")
         candidates = pairwise_items(read, PAIRWISE.as_dict())
     else:
-        candidates = _rating_items([o for run in read for o in run.outputs], settings.metric, not_asked)
+        candidates = rating_items([o for run in read for o in run.outputs], settings.metric, not_asked)
     items = balanced_sample(candidates, settings.items, settings.seed)
     if not items and not_asked:
         raise FaceEditBenchError("no output of the runs can be asked about: " + "; ".join(
