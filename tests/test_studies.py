@@ -113,7 +113,8 @@ def test_rating_agreement_equals_krippendorff_on_the_export_and_gold_repeats_are
     for a in tables.annotators("s-test"):
         for t in tables.tasks("s-test", a):
             truth = 1 + int(t.item_id[-1]) % 5 if t.item_id != "gold-1" else 1
-            tables.record("s-test", a, t.item_id, {"edit_success": str(min(5, max(1, truth + rng.choice([-1, 0, 0, 1]))))})
+            score = min(5, max(1, truth + rng.choice([-1, 0, 0, 1])))
+            tables.record("s-test", a, t.item_id, {"edit_success": str(score)})
     results = study_results(tmp_path, "s-test")
     rows = list(csv.DictReader(io.StringIO(ratings_csv(tables, "s-test"))))
     assert len(rows) == 24 * 2 and {r["axis"] for r in rows} == {"edit_success"}  # gold left out
@@ -170,3 +171,31 @@ def test_a_rubric_study_asks_the_judges_own_questions_in_its_words():
     assert plain["questions"][0]["choices"][0]["label"] == "1 nothing changed, the instruction was ignored"
     ages = {item["session_id"]: item["questions"][-1]["text"] for item in (plain, aging)}
     assert "much younger" in ages["O-01"] and "accuracy of the aging" in ages["V-05"] and "about 65" in ages["V-05"]
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["study", "create", "{ws}/runs/missing", "--kind", "pairwise"], "no report.json"),
+    (["study", "results", "s-nope", "--workspace", "{ws}"], "no study 's-nope'"),
+    (["study", "export", "s-nope", "--workspace", "{ws}"], "no study 's-nope'"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, says):
+    from faceedit_bench.cli import main
+
+    StudyTables(tmp_path)
+    assert main([a.format(ws=tmp_path) for a in argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("Error: ") and says in err and "\n" not in err and "Traceback" not in err
+
+
+def test_the_study_reference_is_read_by_human_report(tmp_path):
+    from faceedit_bench_audit.human.ratings import read_ratings
+
+    _study(tmp_path, "rating", annotators=2)
+    tables = StudyTables(tmp_path)
+    for a in tables.annotators("s-test"):
+        for t in tables.tasks("s-test", a):
+            tables.record("s-test", a, t.item_id, {"edit_success": "4"})
+    ratings = read_ratings(study_csv(f"study:s-test@{tmp_path}"), scale=(1.0, 5.0))
+    assert len(ratings.rows) == 48 and ratings.axes == ["edit_success"] and ratings.editors == ["ed_a", "ed_b"]
+    with pytest.raises(Exception, match="holds no workspace ledger"):
+        study_csv(f"study:s-test@{tmp_path / 'elsewhere'}")

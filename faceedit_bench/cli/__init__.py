@@ -48,7 +48,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     from faceedit_bench.cli import completion, inputs, leaderboard, plugins, reproduce, run, runs, serve, study
 
-    for commands in (run, plugins, inputs, runs, serve, leaderboard, reproduce, completion, study):  # each adds its commands
+    # each adds its commands
+    for commands in (run, plugins, inputs, runs, serve, leaderboard, reproduce, completion, study):
         commands.add_parsers(sub)
     add_plugin_commands(sub, argv)  # what plugins contribute (questions, portraits, human, arena ...)
     for action in sub._choices_actions:  # `faceedit-bench <command> --help` says what the command does
