@@ -46,6 +46,11 @@ def app_css() -> Response:
     return Response(text, media_type="text/css")
 
 
+@router.get("/favicon.ico", include_in_schema=False)
+def favicon() -> Response:
+    return Response(status_code=204)  # none: a browser asks on every page, even the token's refusal
+
+
 class Thumbnails:
     """Downscaled copies of stored images, least recently used dropped first."""
 

@@ -105,12 +105,13 @@ def step_answers(workspace: Path, judge: Mapping[str, Any] | None, steps: Sequen
         wanted = {k: w for k, w in wanted.items() if w[0] and w[1]}
         if not fps or not wanted:
             return {}
-        images = {h for h, _ in wanted.values()}
-        clauses = " OR ".join("image_hashes LIKE ?" for _ in images)
+        images = sorted({h for h, _ in wanted.values()})
+        # The last image of the JSON list '[..., "<64 hex>"]': one scan of the table (the ledger has no index by
+        # image, and the app never writes to it), linear in the workspace's judge answers.
         rows = db.execute(
             f"SELECT template, template_hash, image_hashes, outcome, value, raw, reason FROM judgments "
-            f"WHERE judge_fp IN ({','.join('?' * len(fps))}) AND ({clauses})",
-            (*fps, *(f'%"{h}"]' for h in images))).fetchall()
+            f"WHERE judge_fp IN ({','.join('?' * len(fps))}) AND substr(image_hashes, -66, 64) "
+            f"IN ({','.join('?' * len(images))})", (*fps, *images)).fetchall()
     before = {int(s.get("k") or 0): {str(p.get("image_hash")) for p in steps if int(p.get("k") or 0) < int(s.get("k") or 0)}
               for s in steps}
     out: dict[int, list[Answer]] = {}

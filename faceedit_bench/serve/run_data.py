@@ -1,5 +1,5 @@
-"""A run's sessions and steps for the app, read from the run folder's tables (Parquet, else CSV) on each request:
-nothing of a run is kept in memory between requests, so the server's memory does not grow with the workspace.
+"""A run's sessions and steps for the app, from the run folder's tables (Parquet, else CSV), the last few of
+which are kept (:class:`TableCache`, bounded: the server's memory does not grow with the workspace).
 
 A session's *outcome* is what a reader filters by: ``ok``, ``refused`` (a step the provider declined),
 ``parse error`` (a judge answer that did not fit its schema, in any step) or ``failed`` (any other reason the
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,24 +46,44 @@ class SessionFilter:
         return True
 
 
-def read_table(run_dir: Path, which: str, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """The rows of a run's ``steps`` or ``sessions`` table; only ``columns`` (those present) when given."""
+class TableCache:
+    """The last few tables read, as Arrow tables, keyed by file and modification time: paging through a run's
+    sessions, or from one session to the next, reads its tables once. Bounded (``size`` tables), so the server's
+    memory is that of its largest runs' tables, however many runs the workspace holds."""
+
+    def __init__(self, size: int = 4) -> None:
+        self._kept: OrderedDict[tuple[str, int], Any] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def table(self, run_dir: Path, which: str) -> Any:
+        """A run's ``steps`` or ``sessions`` table (Parquet, else CSV); None when it has neither."""
+        parquet, csv_name = (tables.STEPS_PARQUET, tables.STEPS_CSV) if which == "steps" else \
+            (tables.SESSIONS_PARQUET, tables.SESSIONS_CSV)
+        path = run_dir / parquet if (run_dir / parquet).is_file() else run_dir / csv_name
+        try:
+            key = (str(path), path.stat().st_mtime_ns)
+        except OSError:
+            return None
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]
+        found = _read(path)
+        with self._lock:
+            self._kept[key] = found
+            while len(self._kept) > self._size:
+                self._kept.popitem(last=False)
+        return found
+
+
+def _read(path: Path) -> Any:
     import pyarrow.parquet as pq
 
-    parquet, csv_name = (tables.STEPS_PARQUET, tables.STEPS_CSV) if which == "steps" else \
-        (tables.SESSIONS_PARQUET, tables.SESSIONS_CSV)
-    if (run_dir / parquet).is_file():
-        with pq.ParquetFile(run_dir / parquet) as file:
-            present = set(file.schema_arrow.names)
-            wanted = None if columns is None else [c for c in columns if c in present]
-            return file.read(columns=wanted).to_pylist()
-    if (run_dir / csv_name).is_file():
-        import csv
-
-        with open(run_dir / csv_name, newline="", encoding="utf-8") as fh:
-            rows = list(csv.DictReader(fh))
-        return rows if columns is None else [{c: r[c] for c in columns if c in r} for r in rows]
-    return []
+    if path.suffix == ".parquet":
+        with pq.ParquetFile(path) as file:  # not pq.read_table: its pyarrow.dataset imports pandas
+            return file.read()
+    return tables.read_csv_table(path)
 
 
 def number(value: Any) -> float | None:
@@ -76,19 +98,18 @@ def key_of(row: Mapping[str, Any]) -> tuple[str, str, str]:
     return (str(row.get("face_id") or ""), str(row.get("session_id") or ""), str(row.get("condition") or ""))
 
 
-def parse_errors(run_dir: Path) -> set[tuple[str, str, str]]:
+def parse_errors(steps: Any) -> set[tuple[str, str, str]]:
     """The sessions with a judge answer that did not parse, in any step (any ``*_outcome`` column)."""
-    import pyarrow.parquet as pq
+    import pyarrow.compute as pc
 
-    path = run_dir / tables.STEPS_PARQUET
-    if path.is_file():
-        with pq.ParquetFile(path) as file:
-            outcome_columns = [c for c in file.schema_arrow.names if c.endswith("_outcome")]
-        rows = read_table(run_dir, "steps", [*SESSION_KEY, *outcome_columns])
-    else:
-        rows = read_table(run_dir, "steps")
-        outcome_columns = [c for c in (rows[0] if rows else {}) if c.endswith("_outcome")]
-    return {key_of(r) for r in rows if any(r.get(c) == "parse_error" for c in outcome_columns)}
+    mask = None
+    for column in (c for c in steps.column_names if c.endswith("_outcome")):
+        hit = pc.fill_null(pc.equal(steps[column].cast("string"), "parse_error"), False)
+        mask = hit if mask is None else pc.or_(mask, hit)
+    if mask is None:
+        return set()
+    return {key_of(r) for r in steps.select([c for c in SESSION_KEY if c in steps.column_names])
+            .filter(mask).to_pylist()}
 
 
 def session_outcome(excluded: str, parse_failed: bool) -> str:
@@ -99,10 +120,11 @@ def session_outcome(excluded: str, parse_failed: bool) -> str:
     return "failed" if excluded else "ok"
 
 
-def sessions(run_dir: Path) -> list[dict[str, Any]]:
+def sessions(cache: TableCache, run_dir: Path) -> list[dict[str, Any]]:
     """Every session row of the run with its ``outcome``."""
-    rows = read_table(run_dir, "sessions")
-    unparsed = parse_errors(run_dir) if rows else set()
+    table, steps = cache.table(run_dir, "sessions"), cache.table(run_dir, "steps")
+    rows = table.to_pylist() if table is not None else []
+    unparsed = parse_errors(steps) if rows and steps is not None else set()
     for row in rows:
         row["outcome"] = session_outcome(str(row.get("excluded") or ""), key_of(row) in unparsed)
     return rows
@@ -122,21 +144,19 @@ def sort_sessions(rows: list[dict[str, Any]], metric: str, worst_first: bool) ->
     return present + absent
 
 
-def session_steps(run_dir: Path, face_id: str, session_id: str, condition: str) -> list[dict[str, Any]]:
+def session_steps(cache: TableCache, run_dir: Path, face_id: str, session_id: str, condition: str
+                  ) -> list[dict[str, Any]]:
     """The steps I_0..I_K of one session, in order, with their JSON cells decoded."""
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
-    path = run_dir / tables.STEPS_PARQUET
-    if path.is_file():
-        with pq.ParquetFile(path) as file:
-            table = file.read()
-        mask = pc.and_(pc.equal(table["face_id"], face_id), pc.equal(table["session_id"], session_id))
-        if "condition" in table.column_names:
-            mask = pc.and_(mask, pc.equal(table["condition"], condition))
-        rows = table.filter(mask).to_pylist()
-    else:
-        rows = [r for r in read_table(run_dir, "steps") if key_of(r) == (face_id, session_id, condition)]
+    table = cache.table(run_dir, "steps")
+    if table is None:
+        return []
+    mask = pc.and_(pc.equal(table["face_id"].cast("string"), face_id),
+                   pc.equal(table["session_id"].cast("string"), session_id))
+    if "condition" in table.column_names:
+        mask = pc.and_(mask, pc.equal(table["condition"].cast("string"), condition))
+    rows = table.filter(pc.fill_null(mask, False)).to_pylist()
     for row in rows:
         for column in ("state", "judge_values", "judge_flags", "image_values"):
             row[column] = decoded(row.get(column))
@@ -150,10 +170,3 @@ def decoded(cell: Any) -> Any:
         return json.loads(cell)
     except json.JSONDecodeError:
         return cell
-
-
-def other_runs_of_session(workspace: Path, this_run: str, face_id: str, session_id: str,
-                          rows: Iterable[Any]) -> list[Any]:
-    """The finished runs (``RunRow`` of the runs index) other than this one that ran the same test set; whether
-    they hold this face's session is checked when the link is followed."""
-    return [r for r in rows if r.folder != this_run and r.status not in ("running", "killed")]

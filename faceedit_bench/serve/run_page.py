@@ -48,7 +48,7 @@ def run_page(request: Request, run: str, group: str = "", outcome: str = "", met
     measures = report_measures(report)
     metrics = [m for m in (report.get("metrics") or {})]
     ranking = identity_metric(report) or ""
-    sessions = run_data.sessions(folder)
+    sessions = run_data.sessions(request.app.state.tables, folder)
     chosen = run_data.SessionFilter(group=group, outcome=outcome if outcome in run_data.OUTCOMES else "",
                                     metric=metric if metric in metrics else "", low=_float(low), high=_float(high))
     sort = sort if sort in metrics else ranking

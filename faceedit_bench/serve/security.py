@@ -50,7 +50,7 @@ class Guard:
         return host in self.allowed_hosts or "*" in self.allowed_hosts
 
     def authorised(self, request: Request) -> bool:
-        if self.token is None or request.url.path.startswith(self.public_prefixes):
+        if self.token is None or request.url.path == "/favicon.ico" or request.url.path.startswith(self.public_prefixes):
             return True
         cookie = request.cookies.get(AUTH_COOKIE, "")
         return hmac.compare_digest(cookie.encode(), self._cookie_value().encode())

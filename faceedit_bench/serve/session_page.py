@@ -35,9 +35,10 @@ def overedits(before: Any, after: Any, step: dict[str, Any]) -> dict[str, Any] |
                                         "after": ", ".join(o.after) or "none"} for o in found]}
 
 
-def session_view(workspace: Path, folder: Path, report: dict[str, Any], face: str, session: str,
+def session_view(request: Request, folder: Path, report: dict[str, Any], face: str, session: str,
                  condition: str) -> dict[str, Any]:
-    steps = run_data.session_steps(folder, face, session, condition)
+    workspace = request.app.state.workspace
+    steps = run_data.session_steps(request.app.state.tables, folder, face, session, condition)
     if not steps:
         raise HTTPException(404, f"no session {session} of face {face} ({condition}) in this run")
     answers = step_answers(workspace, (report.get("components") or {}).get("judge"), steps)
@@ -62,7 +63,7 @@ def others(request: Request, this: str, row: RunRow) -> list[RunRow]:
 def session_page(request: Request, run: str, face: str, session: str, condition: str = "baseline") -> Response:
     folder, report = load_report(request, run)
     row = finished_row(folder)
-    view = session_view(request.app.state.workspace, folder, report, face, session, condition)
+    view = session_view(request, folder, report, face, session, condition)
     return page(request, "session.html.j2", run=run, row=row, face=face, session=session, condition=condition,
                 views=[(run, row, view)], others=others(request, run, row), sheet=None)
 
@@ -75,8 +76,8 @@ def side_by_side(request: Request, face: str, session: str, condition: str = "ba
     for name in list(dict.fromkeys(run))[:4]:
         folder, report = load_report(request, name)
         try:
-            views.append((name, finished_row(folder), session_view(request.app.state.workspace, folder, report,
-                                                                   face, session, condition)))
+            views.append((name, finished_row(folder), session_view(request, folder, report, face, session,
+                                                                   condition)))
         except HTTPException:
             views.append((name, finished_row(folder), None))
     if not views:
