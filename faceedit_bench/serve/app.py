@@ -40,5 +40,5 @@ def create_app(workspace: Path, *, token: str | None, allowed_hosts: Sequence[st
     app.include_router(session_page.router)
     # Human studies (docs/studies.md); annotator pages check their own link's secret instead of the token.
     app.include_router(study_routes.router)
-    app.state.guard.public_prefixes += (study_routes.ANNOTATOR_PREFIX,)
+    app.state.guard.public_prefixes += study_routes.PUBLIC_PREFIXES
     return app

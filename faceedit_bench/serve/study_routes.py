@@ -25,6 +25,8 @@ from faceedit_bench.studies.create import KINDS, Settings, add_annotators, creat
 
 #: Annotator pages: public paths (the app's token is not asked; each route checks the link's secret).
 ANNOTATOR_PREFIX = "/annotate/"
+#: What an annotator's browser loads without the app's token: their pages and the shared stylesheets.
+PUBLIC_PREFIXES = (ANNOTATOR_PREFIX, "/static/")
 router = APIRouter()
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from faceedit_bench.analysis.metric_agreement import metric_agreement
 from faceedit_bench.analysis.reliability import fleiss_kappa, krippendorff_alpha
+from faceedit_bench.analysis.statistics import MIN_INTERVAL_IDENTITIES
 from faceedit_bench.storage.study_tables import StudyTables
 from faceedit_bench.studies.questions import SWAPPED_VOTE
 
@@ -68,8 +69,9 @@ def _interval(rows: Sequence[Mapping[str, Any]], level: str, seed: int) -> dict[
     for row in rows:
         by_identity[row["item"]["identity"]].append(row)
     identities = sorted(by_identity)
-    if len(identities) < 2:
-        return {"low": None, "high": None, "reason": "fewer than 2 identities: no interval"}
+    if len(identities) < MIN_INTERVAL_IDENTITIES:
+        return {"low": None, "high": None, "reason": f"{len(identities)} identity: an interval needs at least "
+                                                     f"{MIN_INTERVAL_IDENTITIES} (the spread between people)"}
     rng = np.random.default_rng(seed)
     values = []
     for _ in range(RESAMPLES):
@@ -81,8 +83,10 @@ def _interval(rows: Sequence[Mapping[str, Any]], level: str, seed: int) -> dict[
         if value is not None:
             values.append(value)
     if len(values) < RESAMPLES / 2:
-        return {"low": None, "high": None, "reason": f"alpha undefined in {RESAMPLES - len(values)} of {RESAMPLES} "
-                                                     "resamples"}
+        undefined = RESAMPLES - len(values)
+        return {"low": None, "high": None,
+                "reason": f"alpha is undefined in {undefined} of {RESAMPLES} resamples (too few identities whose "
+                          "answers vary)"}
     tail = (1 - CONFIDENCE) / 2 * 100
     low, high = np.percentile(values, [tail, 100 - tail])
     return {"low": float(low), "high": float(high), "resamples": RESAMPLES, "undefined": RESAMPLES - len(values)}

@@ -19,6 +19,8 @@ def alpha_text(part: Mapping[str, Any]) -> str:
         text += f" [{interval['low']:.2f}, {interval['high']:.2f}]"
     elif alpha["value"] is None:
         text += f" ({alpha['reason']})"
+    elif interval.get("reason"):
+        text += f" (no interval: {interval['reason']})"
     text += f" · κ {number(kappa['value'])}"
     return text + (f" ({kappa['reason']})" if kappa["value"] is None and kappa.get("reason") else "")
 

@@ -1,5 +1,5 @@
 """A 20-item pairwise study run in headless Chromium as two annotators answering with the keyboard, against the
-real server (``faceedit-bench serve``) over a workspace of two real offline runs. The server is killed (SIGKILL)
+real server (``faceedit-bench serve``) over a workspace of two real offline runs (the web app tests' own). The server is killed (SIGKILL)
 mid-study and started again: both annotators resume where they were and finish. Then the stored answers are
 exactly those given, none lost, and the live page's agreement equals Krippendorff's α and Fleiss' κ computed here
 from the exported votes."""
@@ -10,13 +10,16 @@ import csv
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.browser.support import HEIGHT, WIDTH
+from tests.browser.support import HEIGHT, WIDTH, severe_errors
+from tests.browser.test_serve_app import shot
+from tests.serve_workspace import judged_workspace  # noqa: F401 - the fixture
 
 KEYS = {"A": "a", "B": "b", "both_good": "t", "both_bad": "n"}
 ENV = {**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"}
@@ -30,24 +33,11 @@ def _cli(*args: str, cwd: Path, timeout: float = 600) -> str:
 
 
 @pytest.fixture(scope="module")
-def two_runs(tmp_path_factory) -> Path:
-    """The identity editor on 2 faces x the pose test set (5 sessions of 4 steps), and the same edits mirrored
-    through the replay editor: two editors' outputs for the same 40 steps."""
-    from PIL import Image, ImageOps
-
-    home = tmp_path_factory.mktemp("study-browser")
-    ws = home / "ws"
-    env = {**ENV, "FACEEDIT_BENCH_HOME": str(ws)}
-    common = ["tracking=none", "run.progress=false", "testset=pose", "run.max_faces=2"]
-    for extra in ([], ["editor=replay", f"editor.params.root={home / 'replay'}"]):
-        out = subprocess.run([sys.executable, "-m", "faceedit_bench", *common, *extra], capture_output=True,
-                             text=True, cwd=home, env=env, timeout=600)
-        assert out.returncode == 0, out.stderr
-        if not extra:
-            (first,) = (ws / "runs").iterdir()
-            _cli("export-replay", str(first), str(home / "replay"), cwd=home)
-            for step in (home / "replay").rglob("step_*.png"):
-                ImageOps.mirror(Image.open(step)).save(step)
+def two_runs(judged_workspace, tmp_path_factory) -> Path:  # noqa: F811
+    """A copy of the web app's test workspace (two real offline runs: a scripted editor and the identity editor,
+    3 faces x 3 pose sessions of 4 steps), so the study's tables go into a ledger of this test's own."""
+    ws = tmp_path_factory.mktemp("study-browser") / "ws"
+    shutil.copytree(judged_workspace, ws)
     return ws
 
 
@@ -90,6 +80,8 @@ def _answer(browser, link: str, annotator: int, given: dict, stop_after: int | N
         images = browser.find_elements(By.CSS_SELECTOR, ".study-images img")
         assert len(images) == 3 and all(browser.execute_script("return arguments[0].complete && "
                                                                "arguments[0].naturalWidth > 0", i) for i in images)
+        if annotator == 0 and done == 0:
+            shot(browser, "study-annotate")
         vote = "both_good" if item.startswith("gold-") else _vote(annotator, item)
         given[(annotator, item)] = vote
         ActionChains(browser).send_keys(KEYS[vote]).perform()
@@ -98,7 +90,7 @@ def _answer(browser, link: str, annotator: int, given: dict, stop_after: int | N
             or int(b.find_element(By.ID, "progress").get_attribute("value")) == d + 1)
 
 
-@pytest.mark.slow(seconds=60)  # two offline runs and 44 answered pages
+@pytest.mark.slow(seconds=40)  # two server starts and 44 answered pages (the runs are shared)
 def test_two_annotators_finish_a_study_across_a_killed_server_and_the_agreement_is_right(browser, two_runs):
     import krippendorff
     import numpy as np
@@ -139,6 +131,8 @@ def test_two_annotators_finish_a_study_across_a_killed_server_and_the_agreement_
         row = browser.find_element(By.CSS_SELECTOR, 'tr[data-question="vote"][data-group="all"]')
         shown_alpha, shown_kappa = float(row.get_attribute("data-alpha")), float(row.get_attribute("data-kappa"))
         assert "2 of 2" in browser.find_element(By.ID, "progress").text  # both passed both gold items
+        shot(browser, "study-results")
+        assert [e["message"] for e in severe_errors(browser)] == []
     finally:
         server.kill()
     # directly from the export: each vote as the winner it names, pairs in one order
