@@ -1,10 +1,10 @@
 """``faceedit-bench study``: human studies over finished runs (docs/studies.md).
 
     faceedit-bench study create RUN_A RUN_B --kind pairwise --items 200 --annotators 6 --per-item 3
-    faceedit-bench study create RUN --kind rating --metric rubric
+    faceedit-bench study create RUN --kind rating --metric NAME      (a judge metric with point-by-point scales)
     faceedit-bench study list [WORKSPACE]
     faceedit-bench study results s-1a2b3c4d [--workspace W] [--json]
-    faceedit-bench study export s-1a2b3c4d           (ratings.csv or votes.csv for `human report` / `arena --votes`)
+    faceedit-bench study export s-1a2b3c4d           (ratings.csv or votes.csv; docs/studies.md, Exports)
     faceedit-bench study add-annotators s-1a2b3c4d 2
 
 Annotators open their link in ``faceedit-bench serve``; each link is printed once, when it is made.
@@ -89,14 +89,14 @@ def _add(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("study", help="human studies over finished runs: create one (annotator links), its live "
-                                     "agreement, its export for `human report` and `arena --votes`")
+                                     "agreement, its export as a ratings or votes CSV")
     actions = p.add_subparsers(dest="action", required=True)
     c = actions.add_parser("create", help="make a study from runs and print the annotators' links")
     c.add_argument("runs", nargs="+", type=Path, help="run folders (<workspace>/runs/<run>); pairwise: two or more")
     c.add_argument("--kind", choices=("pairwise", "rating"), required=True,
                    help="pairwise: A / B / both good / both bad; rating: a judge metric's scales (--metric)")
-    c.add_argument("--metric", default="rubric", help="rating: the judge metric whose questions people answer "
-                                                       "(default: rubric, paper (b)'s five axes)")
+    c.add_argument("--metric", default=None, help="rating: the judge metric whose questions people answer, in its "
+                                                   "own words (`faceedit-bench plugins` lists the judge metrics)")
     c.add_argument("--items", type=int, default=None, help="how many items (default: all), balanced over editors "
                                                            "and demographic groups")
     c.add_argument("--annotators", type=int, default=2, help="how many annotator links (default 2)")

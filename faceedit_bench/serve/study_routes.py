@@ -138,7 +138,7 @@ async def create(request: Request) -> Response:
         settings = Settings(kind=(fields.get("kind") or [""])[0], items=_number(fields, "items", None),
                             annotators=_number(fields, "annotators", 2) or 0,
                             per_item=_number(fields, "per_item", 2) or 0, gold=_number(fields, "gold", 2) or 0,
-                            metric=(fields.get("metric") or ["rubric"])[0] or "rubric",
+                            metric=(fields.get("metric") or [""])[0].strip() or None,
                             title=(fields.get("title") or [""])[0])
         created = create_study(request.app.state.workspace, folders, settings)
     except FaceEditBenchError as exc:

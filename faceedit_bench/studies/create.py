@@ -45,7 +45,7 @@ class Settings:
     per_item: int = 2
     gold: int = 2
     seed: int = 0
-    metric: str = "rubric"  # rating: the judge metric whose scales people answer
+    metric: str | None = None  # rating: the judge metric whose scales people answer
     title: str = ""
 
 
@@ -75,7 +75,8 @@ def rating_items(outputs: Sequence[Output], metric_name: str, not_asked: dict[st
 
     metric = get_plugins().registry.get("judge_metrics", metric_name).load()
     if not isinstance(metric, JudgeMetric):
-        raise FaceEditBenchError(f"judge metric {metric_name!r} is not a JudgeMetric; name one such as rubric")
+        raise FaceEditBenchError(f"judge metric {metric_name!r} is not a JudgeMetric; fix the plugin that "
+                                 "registers it")
     items = []
     for out in outputs:
         face = Face(out.face_id, out.identity, Path(), (), dict(out.groups))
@@ -119,6 +120,9 @@ def create_study(workspace: Path, runs: Sequence[Path], settings: Settings) -> C
             raise FaceEditBenchError("a pairwise study needs at least two runs (two editors on the same faces)")
         candidates = pairwise_items(read, PAIRWISE.as_dict())
     else:
+        if not settings.metric:
+            raise FaceEditBenchError("a rating study needs --metric NAME: the judge metric whose questions people "
+                                     "answer (`faceedit-bench plugins` lists the judge metrics)")
         candidates = rating_items([o for run in read for o in run.outputs], settings.metric, not_asked)
     items = balanced_sample(candidates, settings.items, settings.seed)
     if not items and not_asked:

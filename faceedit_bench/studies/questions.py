@@ -69,7 +69,7 @@ def scale_questions(metric: Any, fields: Mapping[str, str]) -> tuple[Question, .
         questions.append(Question(value.name, f"{value.name.replace('_', ' ')}: {wording}", choices, "interval"))
     if not questions:
         raise FaceEditBenchError(f"judge metric {metric.name!r} describes no scale point by point in its question "
-                                 "(lines '- <value>: 1 ...; 2 ...'); a rating study needs such a metric, e.g. rubric")
+                                 "(lines '- <value>: 1 ...; 2 ...'); a rating study needs such a metric")
     if len(questions[0].choices) > 9:
         raise FaceEditBenchError(f"judge metric {metric.name!r}: scales of more than 9 points have no one-key answers")
     return tuple(questions)
