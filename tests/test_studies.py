@@ -199,3 +199,12 @@ def test_the_study_reference_is_read_by_human_report(tmp_path):
     assert len(ratings.rows) == 48 and ratings.axes == ["edit_success"] and ratings.editors == ["ed_a", "ed_b"]
     with pytest.raises(Exception, match="holds no workspace ledger"):
         study_csv(f"study:s-test@{tmp_path / 'elsewhere'}")
+
+
+def test_the_judges_values_of_the_studied_metric_come_from_the_steps_table():
+    from faceedit_bench.studies.items import _judge_values, rating_item
+
+    cell = '{"rubric": {"outcome": "ok", "edit_success": 4, "skin_tone": 3.0}, "other": {"x": 1}}'
+    output = Output(**{**_output(1, "O-01", {}).__dict__, "judge": _judge_values(cell)})
+    assert rating_item(output, "rubric", [])["judge"] == {"edit_success": 4.0, "skin_tone": 3.0}
+    assert _judge_values("") == {} and _judge_values("not json") == {}

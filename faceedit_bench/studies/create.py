@@ -89,7 +89,7 @@ def rating_items(outputs: Sequence[Output], metric_name: str, not_asked: dict[st
         except NotAsked as exc:
             not_asked[str(exc)] = not_asked.get(str(exc), 0) + 1
             continue
-        items.append(rating_item(out, [q.as_dict() for q in scale_questions(metric, fields)]))
+        items.append(rating_item(out, metric_name, [q.as_dict() for q in scale_questions(metric, fields)]))
     return items
 
 

@@ -42,7 +42,7 @@ class Output:
     source_hash: str
     output_hash: str
     groups: dict[str, str] = field(default_factory=dict)
-    judge: dict[str, float] = field(default_factory=dict)
+    judge: dict[str, dict[str, float]] = field(default_factory=dict)  # judge metric -> value -> number
 
     @property
     def where(self) -> tuple[str, str, str, int]:
@@ -62,13 +62,17 @@ class RunOutputs:
     not_shown: dict[str, int]  # outcome -> steps without an image to show
 
 
-def _judge_values(cell: str) -> dict[str, float]:
+def _judge_values(cell: str) -> dict[str, dict[str, float]]:
+    """The steps table's ``judge_values``: judge metric -> its values at the step (the numbers only)."""
     try:
-        value = json.loads(cell) if cell else {}
+        metrics = json.loads(cell) if cell else {}
     except json.JSONDecodeError:
         return {}
-    return {str(k): float(v) for k, v in value.items()
-            if isinstance(value, dict) and isinstance(v, (int, float)) and not isinstance(v, bool)}
+    if not isinstance(metrics, dict):
+        return {}
+    return {str(name): {str(k): float(v) for k, v in values.items()
+                        if isinstance(v, (int, float)) and not isinstance(v, bool)}
+            for name, values in metrics.items() if isinstance(values, dict)}
 
 
 def read_outputs(run_path: Path) -> RunOutputs:
@@ -118,10 +122,11 @@ def item_id(*parts: Any) -> str:
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:16]
 
 
-def rating_item(output: Output, questions: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def rating_item(output: Output, metric: str, questions: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One output; ``judge``: the judge's values of ``metric`` at this step, for judge-human agreement."""
     return {"item_id": item_id("rating", output.editor, *output.where), "editor": output.editor,
             **output.unit(), "images": {"source": output.source_hash, "output": output.output_hash},
-            "judge": output.judge, "questions": list(questions)}
+            "judge": output.judge.get(metric, {}), "questions": list(questions)}
 
 
 def pairwise_items(runs: Sequence[RunOutputs], question: dict[str, Any]) -> list[dict[str, Any]]:
