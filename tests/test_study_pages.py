@@ -45,7 +45,7 @@ def study(tmp_path_factory):
               "groups": {"gender": "female"}, "judge": {}, "questions": [PAIRWISE.as_dict()],
               "images": {"source": hashes[0], "A": hashes[1 + 2 * n], "B": hashes[2 + 2 * n]}} for n in range(6)]
     rows, links = new_annotators(2)
-    tasks = assign([i["item_id"] for i in items], [], [a for a, _ in rows], 1, seed=0)
+    tasks = assign([i["item_id"] for i in items], {}, [a for a, _ in rows], 1, seed=0)
     StudyTables(ws).create("s-pages", "pairwise", {"title": "pages", "seed": 0, "editors": ["ed_a", "ed_b"]},
                            items, {}, rows, tasks)
     client = TestClient(create_app(ws, token=TOKEN, allowed_hosts=["testserver"]),

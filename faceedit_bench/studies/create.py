@@ -131,8 +131,8 @@ def create_study(workspace: Path, runs: Sequence[Path], settings: Settings) -> C
     assignment.check_sizes(len(items), settings.annotators, settings.per_item)
     gold_items, rules = _gold(settings.kind, items, settings.gold, settings.seed)
     rows, links = new_annotators(settings.annotators)
-    tasks = assignment.assign([i["item_id"] for i in items], list(rules), [a for a, _ in rows], settings.per_item,
-                              settings.seed)
+    tasks = assignment.assign([i["item_id"] for i in items], _asks_again(rules), [a for a, _ in rows],
+                              settings.per_item, settings.seed)
     study_id = f"s-{secrets.token_hex(4)}"
     spec = {"title": settings.title or f"{settings.kind} study of {', '.join(r.editor for r in read)}",
             "kind": settings.kind, "per_item": settings.per_item, "seed": settings.seed,
@@ -143,16 +143,20 @@ def create_study(workspace: Path, runs: Sequence[Path], settings: Settings) -> C
     return Created(study_id, links, len(items), len(gold_items), not_asked)
 
 
+def _asks_again(rules: dict[str, dict[str, Any]]) -> dict[str, str | None]:
+    return {gold: rule.get("of") for gold, rule in rules.items()}
+
+
 def add_annotators(workspace: Path, study_id: str, n: int) -> dict[str, str]:
-    """``n`` more annotators, each given the study's items in turn after the present ones; their links."""
+    """``n`` more annotators, who share the study's items between them once more; their links."""
     tables = StudyTables(workspace)
     study = tables.study(study_id)
     if study is None:
         raise FaceEditBenchError(f"no study {study_id!r} in {workspace}; `faceedit-bench study list` shows them")
     items = tables.items(study_id)
-    regular = [i for i, item in items.items() if item["gold"] is None]
-    gold = [i for i, item in items.items() if item["gold"] is not None]
+    regular = sorted(i for i, item in items.items() if item["gold"] is None)
+    gold = _asks_again({i: item["gold"] for i, item in sorted(items.items()) if item["gold"] is not None})
     rows, links = new_annotators(n)
-    tasks = assignment.assign(sorted(regular), sorted(gold), [a for a, _ in rows], 1, study["spec"]["seed"] + n)
+    tasks = assignment.assign(regular, gold, [a for a, _ in rows], 1, study["spec"]["seed"] + n)
     tables.add_annotators(study_id, rows, tasks)
     return links
