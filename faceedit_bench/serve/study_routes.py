@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
+from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from faceedit_bench.errors import FaceEditBenchError
@@ -31,7 +32,11 @@ router = APIRouter()
 
 
 def _tables(request: Request) -> StudyTables:
-    return StudyTables(request.app.state.workspace)
+    """The workspace's study tables, opened (and their schema made) once per app."""
+    state = request.app.state
+    if getattr(state, "study_tables", None) is None:
+        state.study_tables = StudyTables(state.workspace)
+    return state.study_tables
 
 
 # -- annotators ------------------------------------------------------------------------------
@@ -73,8 +78,12 @@ def annotate(request: Request, study_id: str, secret: str) -> Response:
 
 @router.post(ANNOTATOR_PREFIX + "{study_id}/{secret}", dependencies=[Depends(require_csrf)])
 async def answer(request: Request, study_id: str, secret: str) -> Response:
-    tables, annotator = _annotator(request, study_id, secret)
     fields = await form_fields(request)
+    return await run_in_threadpool(_answer, request, study_id, secret, fields)  # SQLite off the event loop
+
+
+def _answer(request: Request, study_id: str, secret: str, fields: dict[str, list[str]]) -> Response:
+    tables, annotator = _annotator(request, study_id, secret)
     item_id = (fields.get("item_id") or [""])[0]
     if item_id not in {t.item_id for t in tables.tasks(study_id, annotator)}:
         raise HTTPException(404, "that item is not on your list")
@@ -130,9 +139,13 @@ def _number(fields: dict[str, list[str]], name: str, default: int | None) -> int
 
 @router.post("/studies", dependencies=[Depends(require_csrf)], response_class=HTMLResponse)
 async def create(request: Request) -> Response:
+    fields = await form_fields(request)
+    return await run_in_threadpool(_create, request, fields)
+
+
+def _create(request: Request, fields: dict[str, list[str]]) -> Response:
     from faceedit_bench.serve.runs_page import run_folder
 
-    fields = await form_fields(request)
     try:
         folders = [run_folder(request, name) for name in fields.get("run", [])]
         settings = Settings(kind=(fields.get("kind") or [""])[0], items=_number(fields, "items", None),
@@ -167,9 +180,14 @@ def results(request: Request, study_id: str) -> Response:
 
 @router.post("/studies/{study_id}/annotators", dependencies=[Depends(require_csrf)], response_class=HTMLResponse)
 async def more_annotators(request: Request, study_id: str) -> Response:
+    fields = await form_fields(request)
+    return await run_in_threadpool(_more_annotators, request, study_id, fields)
+
+
+def _more_annotators(request: Request, study_id: str, fields: dict[str, list[str]]) -> Response:
     _study(request, study_id)
     try:
-        n = _number(await form_fields(request), "n", 1) or 0
+        n = _number(fields, "n", 1) or 0
         if not 1 <= n <= 100:
             raise FaceEditBenchError("add between 1 and 100 annotators at a time")
         links = add_annotators(request.app.state.workspace, study_id, n)

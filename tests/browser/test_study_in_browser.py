@@ -66,6 +66,7 @@ def _vote(annotator: int, item_id: str) -> str:
 
 def _answer(browser, link: str, annotator: int, given: dict, stop_after: int | None) -> None:
     """Answer from where the list stands (each page: one key), up to ``stop_after`` items in all."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -85,7 +86,7 @@ def _answer(browser, link: str, annotator: int, given: dict, stop_after: int | N
         vote = "both_good" if item.startswith("gold-") else _vote(annotator, item)
         given[(annotator, item)] = vote
         ActionChains(browser).send_keys(KEYS[vote]).perform()
-        WebDriverWait(browser, 30).until(
+        WebDriverWait(browser, 30, ignored_exceptions=(StaleElementReferenceException,)).until(  # page changing
             lambda b, d=done: b.find_elements(By.ID, "done")
             or int(b.find_element(By.ID, "progress").get_attribute("value")) == d + 1)
 
@@ -150,3 +151,26 @@ def test_two_annotators_finish_a_study_across_a_killed_server_and_the_agreement_
     assert shown_alpha == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
     table, _ = inter_rater.aggregate_raters(data.T.astype(int))
     assert shown_kappa == pytest.approx(inter_rater.fleiss_kappa(table, method="fleiss"))
+
+
+def test_an_organiser_creates_a_study_from_the_apps_form(browser, two_runs):
+    from selenium.webdriver.common.by import By
+
+    from faceedit_bench.serve.app import create_app
+    from faceedit_bench.serve.security import new_token
+    from tests.serve_workspace import serving
+
+    token = new_token()
+    with serving(create_app(two_runs, token=token)) as base:
+        browser.get(f"{base}/studies?token={token}")
+        form = browser.find_element(By.ID, "create-study")
+        for box in form.find_elements(By.NAME, "run"):
+            box.click()
+        form.find_element(By.NAME, "items").send_keys("4")
+        form.find_element(By.NAME, "gold").clear()
+        form.find_element(By.NAME, "gold").send_keys("0")
+        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        links = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "#links a")]
+        assert len(links) == 2 and all(link.startswith(f"{base}/annotate/s-") for link in links)
+        browser.get(links[0])
+        assert browser.find_element(By.ID, "progress-text").text == "0 of 4 answered"  # 4 items, 2 per item
