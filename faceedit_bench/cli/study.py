@@ -49,7 +49,7 @@ def _create(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     from faceedit_bench.storage.study_tables import StudyTables
 
-    for study in StudyTables(args.workspace_arg or _workspace(args)).studies():
+    for study in StudyTables(_workspace(args)).studies():
         print(f"{study['study_id']}  {study['kind']:<8}  {study['spec']['title']}")
     return 0
 
@@ -107,8 +107,8 @@ def add_parsers(sub: Any) -> None:
     c.add_argument("--workspace", type=Path, default=None, help="where the study is kept (default: the runs' own)")
     c.set_defaults(func=_create)
     ls = actions.add_parser("list", help="the studies of a workspace")
-    ls.add_argument("workspace_arg", nargs="?", type=Path, default=None, metavar="WORKSPACE")
-    ls.add_argument("--workspace", type=Path, default=None, help=argparse.SUPPRESS)
+    ls.add_argument("workspace", nargs="?", type=Path, default=None,
+                    help="the workspace (default: FACEEDIT_BENCH_HOME or .faceedit_bench)")
     ls.set_defaults(func=_list)
     for name, func, text in (("results", _results, "progress, attention checks and agreement as the answers stand"),
                              ("export", _export, "write ratings.csv (rating) or votes.csv (pairwise) and print "
