@@ -213,3 +213,25 @@ def test_the_judges_values_of_the_studied_metric_come_from_the_steps_table():
     output = Output(**{**_output(1, "O-01", {}).__dict__, "judge": _judge_values(cell)})
     assert rating_item(output, "rubric", [])["judge"] == {"edit_success": 4.0, "skin_tone": 3.0}
     assert _judge_values("") == {} and _judge_values("not json") == {}
+
+
+@pytest.mark.parametrize("agreeing", [True, False])
+def test_simulated_raters_who_agree_get_an_interval_above_zero_and_random_raters_one_around_it(tmp_path, agreeing):
+    """Seeded simulation: 3 raters score 60 items of 30 people, either the item's true score +- one point (they
+    agree) or a uniform draw (they do not). The identity bootstrap's interval excludes 0 for the first and holds
+    it for the second."""
+    items = [{**_item(i, "rating"), "identity": f"p{i // 2}"} for i in range(60)]
+    rows, _ = new_annotators(3)
+    tasks = assign([i["item_id"] for i in items], {}, [a for a, _ in rows], 3, seed=0)
+    tables = StudyTables(tmp_path)
+    tables.create("s-sim", "rating", {"title": "sim", "seed": 0}, items, {}, rows, tasks)
+    rng = random.Random(7)
+    truth = {i["item_id"]: rng.randint(1, 5) for i in items}
+    for a, _ in rows:
+        for t in tasks[a]:
+            score = min(5, max(1, truth[t.item_id] + rng.choice([-1, 0, 0, 0, 1]))) if agreeing else rng.randint(1, 5)
+            tables.record("s-sim", a, t.item_id, {"edit_success": str(score)})
+    alpha = study_results(tmp_path, "s-sim")["questions"]["edit_success"]["overall"]["krippendorff_alpha"]
+    low, high = alpha["interval"]["low"], alpha["interval"]["high"]
+    assert low <= alpha["value"] <= high
+    assert (low > 0.5) if agreeing else (low < 0 < high)
