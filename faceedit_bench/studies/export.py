@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 from pathlib import Path
 from typing import Any
 
 from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.report.tables import DEMOGRAPHIC_KEYS
 from faceedit_bench.storage.atomic import write_text
+from faceedit_bench.storage.run_dirs import default_runs_dir
 from faceedit_bench.storage.study_tables import LEDGER, StudyTables
 from faceedit_bench.studies.results import answer_table
 
@@ -82,7 +82,8 @@ def export(workspace: Path, study_id: str) -> Path:
 
 
 def default_workspace() -> Path:
-    return Path(os.environ.get("FACEEDIT_BENCH_HOME") or ".faceedit_bench").expanduser()
+    """The workspace runs use by default (``FACEEDIT_BENCH_HOME``, else ``.faceedit_bench``)."""
+    return default_runs_dir().parent
 
 
 def study_csv(reference: str | Path) -> Path:

@@ -29,7 +29,7 @@ CONFIDENCE = 0.95
 REPEAT_TOLERANCE = 1.0
 
 
-def canonical(item: Mapping[str, Any], question: Mapping[str, Any], value: str, swapped: bool) -> float:
+def canonical(question: Mapping[str, Any], value: str, swapped: bool) -> float:
     """An answer as a number agreement reads: a scale point, or the index of a category (a swapped pair's vote
     turned back to the pair's own order)."""
     if question["level"] == "interval":
@@ -51,7 +51,7 @@ def answer_table(tables: StudyTables, study_id: str) -> list[dict[str, Any]]:
             if shown is None:
                 continue
             rows.append({"annotator": answer.annotator, "item_id": answer.item_id, "question": question["name"],
-                         "shown": shown, "swapped": swapped, "value": canonical(item, question, shown, swapped),
+                         "shown": shown, "swapped": swapped, "value": canonical(question, shown, swapped),
                          "level": question["level"], "gold": item["gold"] is not None, "item": item})
     return rows
 
@@ -92,10 +92,10 @@ def _interval(rows: Sequence[Mapping[str, Any]], level: str, seed: int) -> dict[
     return {"low": float(low), "high": float(high), "resamples": RESAMPLES, "undefined": RESAMPLES - len(values)}
 
 
-def agreement(rows: Sequence[Mapping[str, Any]], level: str, seed: int = 0, interval: bool = True) -> dict[str, Any]:
+def agreement(rows: Sequence[Mapping[str, Any]], level: str, seed: int = 0) -> dict[str, Any]:
     units = units_of(rows)
     alpha = krippendorff_alpha(units, level=level)
-    if interval and alpha["value"] is not None:
+    if alpha["value"] is not None:
         alpha["interval"] = _interval(rows, level, seed)
     return {"items": len(units), "answers": len(rows), "krippendorff_alpha": alpha, "fleiss_kappa": fleiss_kappa(units)}
 
@@ -138,7 +138,7 @@ def gold_checks(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
     return dict(out)
 
 
-def study_results(workspace: Path, study_id: str, *, interval: bool = True) -> dict[str, Any]:
+def study_results(workspace: Path, study_id: str) -> dict[str, Any]:
     tables = StudyTables(workspace)
     study = tables.study(study_id)
     assert study is not None
@@ -157,8 +157,8 @@ def study_results(workspace: Path, study_id: str, *, interval: bool = True) -> d
         for key in sorted({g for r in mine for g in r["item"]["groups"]}):
             for label in sorted({r["item"]["groups"][key] for r in mine if key in r["item"]["groups"]}):
                 subset = [r for r in mine if r["item"]["groups"].get(key) == label]
-                groups[f"{key}={label}"] = agreement(subset, level, interval=interval)
-        questions[name] = {"level": level, "overall": agreement(mine, level, interval=interval), "groups": groups,
+                groups[f"{key}={label}"] = agreement(subset, level)
+        questions[name] = {"level": level, "overall": agreement(mine, level), "groups": groups,
                            "judge_human": judge_human(mine, name) if level == "interval" else
                            {"value": None, "reason": "pairwise votes: `faceedit-bench arena ... --votes study:"
                                                      f"{study_id}` compares them with the judge's battles"}}
