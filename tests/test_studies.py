@@ -8,6 +8,7 @@ import io
 import random
 import threading
 from collections import Counter
+from dataclasses import replace
 
 import krippendorff
 import numpy as np
@@ -210,7 +211,7 @@ def test_the_judges_values_of_the_studied_metric_come_from_the_steps_table():
     from faceedit_bench.studies.items import _judge_values, rating_item
 
     cell = '{"rubric": {"outcome": "ok", "edit_success": 4, "skin_tone": 3.0}, "other": {"x": 1}}'
-    output = Output(**{**_output(1, "O-01", {}).__dict__, "judge": _judge_values(cell)})
+    output = replace(_output(1, "O-01", {}), judge=_judge_values(cell))
     assert rating_item(output, "rubric", [])["judge"] == {"edit_success": 4.0, "skin_tone": 3.0}
     assert _judge_values("") == {} and _judge_values("not json") == {}
 

@@ -17,7 +17,7 @@ import json
 import random
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -109,13 +109,9 @@ def read_runs(paths: Sequence[Path]) -> list[RunOutputs]:
     runs = [read_outputs(Path(p)) for p in paths]
     editors = [r.editor for r in runs]
     if len(set(editors)) < len(editors):  # the same editor twice: tell the runs apart by folder
-        runs = [RunOutputs(r.run_dir.name, r.run_dir, tuple(_relabel(o, r.run_dir.name) for o in r.outputs),
+        runs = [RunOutputs(r.run_dir.name, r.run_dir, tuple(replace(o, editor=r.run_dir.name) for o in r.outputs),
                            r.not_shown) for r in runs]
     return runs
-
-
-def _relabel(output: Output, editor: str) -> Output:
-    return Output(**{**output.__dict__, "editor": editor})
 
 
 def item_id(*parts: Any) -> str:
