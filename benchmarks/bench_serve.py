@@ -5,10 +5,11 @@ The server is the shipped command (``faceedit-bench serve WS``: uvicorn, its def
 pages are fetched over HTTP on 127.0.0.1 with the printed token's cookie, each ``--repeat`` times (the median
 is reported, the first fetch of a page included). Runs are written straight into the workspace
 (tests/serve_workspace.py: report.json, sessions and steps Parquet tables, judge answers in the ledger; no
-editor or judge runs), of 1,000, 1,500, 2,500, 5,000 and 10,000 sessions: 1,000 to 20,000 sessions in all, the
-last run alone 10,000. The session list and the session page are the newest (largest) run's.
+editor or judge runs): by default five runs of 2,000 sessions (the workspace grows from 2,000 to 10,000
+sessions: the memory should stay flat), then one run of 10,000 sessions (20,000 in all: the time goals on a run
+of 10,000). The session list and the session page are the newest run's.
 
-Usage: python benchmarks/bench_serve.py [--repeat 7] [--sizes 1000,1500,2500,5000,10000]
+Usage: python benchmarks/bench_serve.py [--repeat 7] [--sizes 2000,2000,2000,2000,2000,10000]
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def timed(opener: urllib.request.OpenerDirector, url: str, repeat: int) -> tuple
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--sizes", default="1000,1500,2500,5000,10000")
+    parser.add_argument("--sizes", default="2000,2000,2000,2000,2000,10000")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory() as tmp:

@@ -7,6 +7,7 @@ ledger's write lock; ``faceedit-bench runs`` fits 100 columns."""
 from __future__ import annotations
 
 import csv
+import json
 import re
 import sqlite3
 from pathlib import Path
@@ -134,3 +135,69 @@ def test_the_runs_command_prints_the_table_within_100_columns(judged_workspace, 
     out = capsys.readouterr().out
     assert "scripted-pose-synthetic-pixel-" in out and "Drop_FSS" in out
     assert max(len(line) for line in out.splitlines()) <= 100
+
+
+def test_a_judge_answer_written_after_the_first_view_shows_on_the_next(tmp_path):
+    ws = tmp_path / "ws"
+    run = synthetic_run(ws, 0, 10).name
+    c = TestClient(create_app(ws, token=None, allowed_hosts=["testserver"]))
+    params = {"face": "synthetic/0", "session": "pose-000"}
+    assert c.get(f"/runs/{run}/session", params=params).text.count("own reasoning") == 5  # I_0 .. I_4
+    steps = [r for r in c.app.state.tables.table(ws / "runs" / run, "steps").to_pylist()
+             if r["face_id"] == "synthetic/0" and r["session_id"] == "pose-000"]
+    with sqlite3.connect(ws / "ledger.sqlite") as db:  # a run that asks the judge again, now
+        db.execute("INSERT INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                   ("later", "judgefp", "viescore-tie-sc@1", "15fa133f2c6b" + "0" * 52,
+                    f'["{steps[0]["image_hash"]}", "{steps[2]["image_hash"]}"]', "parse_error", None,
+                    "not json", "no JSON object in the answer (after 2 attempt(s))", "{}", 1.0))
+    html = c.get(f"/runs/{run}/session", params=params).text
+    assert html.count("own reasoning") == 5 and "parse_error" in html and "2 attempt(s)" in html
+    assert "not json" in html  # the raw answer, when there is no reasoning to show
+
+
+def test_an_arena_battle_shows_the_other_output_and_both_orders_verdicts(tmp_path):
+    ws = tmp_path / "ws"
+    run = synthetic_run(ws, 0, 10).name
+    c = TestClient(create_app(ws, token=None, allowed_hosts=["testserver"]))
+    steps = [r for r in c.app.state.tables.table(ws / "runs" / run, "steps").to_pylist()
+             if r["face_id"] == "synthetic/0" and r["session_id"] == "pose-000"]
+    source, mine, other = steps[1]["image_hash"], steps[2]["image_hash"], "f" * 64
+
+    def verdict(label: str, why: str) -> str:
+        return json.dumps({"overall": {"label": label, "explanation": why}})
+
+    with sqlite3.connect(ws / "ledger.sqlite") as db:  # what `faceedit-bench arena run` keeps: both orders
+        for key, images, value in (("x-first", [source, mine, other], verdict("A", "sharper edit in A")),
+                                   ("y-first", [source, other, mine], verdict("A", "now A looks better"))):
+            db.execute("INSERT INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                       (key, "arenajudge", "arena-pairwise@1", "0" * 64, json.dumps(images), "ok", value, value,
+                        "", "{}", 2.0))
+    html = c.get(f"/runs/{run}/session", params={"face": "synthetic/0", "session": "pose-000"}).text
+    assert html.count("Arena battle") == 1 and f"/images/{other}?size=thumb" in html
+    first = html.index("this run first")
+    assert first < html.index("the other first")
+    assert "overall: <strong>this run&#39;s</strong> · <span class=\"reasoning-inline\">sharper edit in A" in html
+    assert "overall: <strong>the other&#39;s</strong> · <span class=\"reasoning-inline\">now A looks better" in html
+
+
+def test_a_run_folder_without_a_report_is_running_until_its_files_stop_changing(tmp_path):
+    import os
+    import time
+
+    from faceedit_bench.serve.runs_index import RUNNING_WINDOW_S, RunsIndex
+
+    ws = tmp_path / "ws"
+    synthetic_run(ws, 0, 10)
+    going = ws / "runs" / "editor9-pose-synthetic-pixel-0123456789ab"
+    going.mkdir()
+    (going / "steps.csv.part").write_text("k\n0\n")  # a run's tables streaming in
+    stopped = ws / "runs" / "editor8-pose-synthetic-pixel-ba9876543210"
+    stopped.mkdir()
+    (stopped / "steps.csv.part").write_text("k\n")
+    old = time.time() - RUNNING_WINDOW_S - 60
+    os.utime(stopped / "steps.csv.part", (old, old))
+    os.utime(stopped, (old, old))
+    statuses = {row.folder.split("-")[0]: row.status for row in RunsIndex(ws).rows()}
+    assert statuses == {"editor0": "finished", "editor9": "running", "editor8": "killed"}
+    page = TestClient(create_app(ws, token=None, allowed_hosts=["testserver"])).get("/runs?status=killed").text
+    assert "editor8-pose" in page and "editor9-pose" not in page and "editor0@pose" not in page

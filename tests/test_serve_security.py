@@ -114,3 +114,28 @@ def test_serve_refuses_a_reachable_host_without_the_flag_and_a_folder_that_is_no
     assert main(["serve", str(tmp_path), "--host", "0.0.0.0"]) == 2
     err = capsys.readouterr().err
     assert "--allow-remote" in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_the_serve_command_prints_its_address_and_serves_it_with_the_token(workspace):
+    import http.cookiejar
+    import signal
+    import subprocess
+    import sys
+    import urllib.error
+    import urllib.request
+
+    server = subprocess.Popen([sys.executable, "-m", "faceedit_bench.cli", "serve", str(workspace)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = [server.stdout.readline() for _ in range(2)]
+        url = re.search(r"open (http://127\.0\.0\.1:\d+/runs\?token=[\w-]+)$", lines[1].strip()).group(1)
+        base = url.split("/runs")[0]
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{base}/runs", timeout=30)
+        assert refused.value.code == 401
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        with opener.open(url, timeout=30) as page:
+            assert page.status == 200 and page.url == f"{base}/runs" and b"editor0" in page.read()
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=30)

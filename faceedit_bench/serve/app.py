@@ -12,7 +12,7 @@ from pathlib import Path
 
 from fastapi import FastAPI
 
-from faceedit_bench.serve import assets, run_data, run_page, runs_page, session_page, study_routes
+from faceedit_bench.serve import assets, judgments, run_data, run_page, runs_page, session_page, study_routes
 from faceedit_bench.serve.pages import secret_values
 from faceedit_bench.serve.runs_index import RunsIndex
 from faceedit_bench.serve.security import LOOPBACK, Guard, GuardMiddleware
@@ -33,6 +33,7 @@ def create_app(workspace: Path, *, token: str | None, allowed_hosts: Sequence[st
     app.state.runs = RunsIndex(app.state.workspace)
     app.state.thumbnails = assets.Thumbnails()
     app.state.tables = run_data.TableCache()
+    app.state.judged_images = judgments.ImageIndex()
     app.add_middleware(GuardMiddleware, guard=app.state.guard)
     app.include_router(assets.router)
     app.include_router(runs_page.router)

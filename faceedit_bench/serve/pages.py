@@ -16,7 +16,6 @@ from faceedit_bench.execution.secrets import redact
 from faceedit_bench.report.templates import package_environment
 from faceedit_bench.serve.security import csrf_token
 
-
 #: Environment variables whose values are never shown (API keys of every provider, tokens, passwords).
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
 SHORTEST_SECRET = 8
@@ -32,11 +31,16 @@ def secret_values(extra: Iterable[str | None] = ()) -> tuple[str, ...]:
 
 def page(request: Request, template: str, *, status_code: int = 200, **context: Any) -> HTMLResponse:
     env = package_environment("faceedit_bench.serve")
-    html = redact(env.get_template(template).render(csrf_token=csrf_token(request), path=request.url.path,
-                                                    **context))
+    html = env.get_template(template).render(csrf_token=csrf_token(request), path=request.url.path, **context)
+    return HTMLResponse(masked(request, html), status_code=status_code)
+
+
+def masked(request: Request, html: str) -> str:
+    """``html`` with every secret the app knows of replaced by ``***``."""
+    html = redact(html)
     for secret in request.app.state.secrets:
         html = html.replace(secret, "***")
-    return HTMLResponse(html, status_code=status_code)
+    return html
 
 
 def with_query(request: Request, **changes: Any) -> str:

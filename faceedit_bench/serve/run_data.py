@@ -12,7 +12,7 @@ import json
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,7 @@ class TableCache:
         self._kept: OrderedDict[tuple[str, int], Any] = OrderedDict()
         self._size = size
         self._lock = threading.Lock()
+        self.session_rows: tuple[str, Any, Any, list[dict[str, Any]]] | None = None  # see sessions()
 
     def table(self, run_dir: Path, which: str) -> Any:
         """A run's ``steps`` or ``sessions`` table (Parquet, else CSV); None when it has neither."""
@@ -121,12 +122,17 @@ def session_outcome(excluded: str, parse_failed: bool) -> str:
 
 
 def sessions(cache: TableCache, run_dir: Path) -> list[dict[str, Any]]:
-    """Every session row of the run with its ``outcome``."""
+    """Every session row of the run with its ``outcome``; the last run's rows are kept (paging, sorting and
+    filtering one run's sessions reads them once). Callers do not change the rows."""
     table, steps = cache.table(run_dir, "sessions"), cache.table(run_dir, "steps")
+    kept = cache.session_rows
+    if kept is not None and kept[0] == str(run_dir) and kept[1] is table and kept[2] is steps:
+        return kept[3]
     rows = table.to_pylist() if table is not None else []
     unparsed = parse_errors(steps) if rows and steps is not None else set()
     for row in rows:
         row["outcome"] = session_outcome(str(row.get("excluded") or ""), key_of(row) in unparsed)
+    cache.session_rows = (str(run_dir), table, steps, rows)  # the tables held: the same objects mean the same files
     return rows
 
 
@@ -138,10 +144,9 @@ def groups(rows: Iterable[Mapping[str, Any]]) -> list[str]:
 
 def sort_sessions(rows: list[dict[str, Any]], metric: str, worst_first: bool) -> list[dict[str, Any]]:
     """By ``metric`` (rows without a value last), worst first when asked."""
-    present = [r for r in rows if number(r.get(metric)) is not None]
-    absent = [r for r in rows if number(r.get(metric)) is None]
-    present.sort(key=lambda r: number(r[metric]), reverse=worst_first)  # type: ignore[arg-type, return-value]
-    return present + absent
+    keyed = [(number(r.get(metric)), r) for r in rows]
+    present = sorted(((v, r) for v, r in keyed if v is not None), key=lambda pair: pair[0], reverse=worst_first)
+    return [r for _, r in present] + [r for v, r in keyed if v is None]
 
 
 def session_steps(cache: TableCache, run_dir: Path, face_id: str, session_id: str, condition: str

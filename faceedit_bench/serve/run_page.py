@@ -14,7 +14,7 @@ from starlette.responses import FileResponse, HTMLResponse, Response
 from faceedit_bench.report.measures import identity_metric, label_of, report_measures
 from faceedit_bench.serve import run_data
 from faceedit_bench.serve.judgments import anchors
-from faceedit_bench.serve.pages import page, with_query
+from faceedit_bench.serve.pages import masked, page, with_query
 from faceedit_bench.serve.runs_index import finished_row, headline_figures, read_report
 from faceedit_bench.serve.runs_page import run_folder
 
@@ -46,7 +46,7 @@ def run_page(request: Request, run: str, group: str = "", outcome: str = "", met
              high: str = "", sort: str = "", order: str = "", page_no: int = 1) -> Response:
     folder, report = load_report(request, run)
     measures = report_measures(report)
-    metrics = [m for m in (report.get("metrics") or {})]
+    metrics = list(report.get("metrics") or {})
     ranking = identity_metric(report) or ""
     sessions = run_data.sessions(request.app.state.tables, folder)
     chosen = run_data.SessionFilter(group=group, outcome=outcome if outcome in run_data.OUTCOMES else "",
@@ -72,7 +72,8 @@ def run_page(request: Request, run: str, group: str = "", outcome: str = "", met
                 ranking_label=label_of(ranking, measures) if ranking else "",
                 sort_links={m: with_query(request, sort=m, order="asc" if sort == m and descending else "desc",
                                           page_no=None) for m in metrics},
-                labels=[k for k in run_data.tables.DEMOGRAPHIC_KEYS if any(r.get(k) for r in sessions)])
+                labels=[k for k in run_data.tables.DEMOGRAPHIC_KEYS if any(r.get(k) for r in sessions)],
+                has_report=(folder / "report.html").is_file())
 
 
 @router.get("/runs/{run}/report", include_in_schema=False)
@@ -81,7 +82,7 @@ def full_report(request: Request, run: str) -> Response:
     folder = run_folder(request, run)
     if not (folder / "report.html").is_file():
         raise HTTPException(404, "this run wrote no report.html; `faceedit-bench report` writes it")
-    return FileResponse(folder / "report.html", media_type="text/html")
+    return HTMLResponse(masked(request, (folder / "report.html").read_text(encoding="utf-8")))
 
 
 @router.get("/runs/{run}/contact_sheets/{name}", include_in_schema=False)

@@ -52,6 +52,7 @@ class RunRow:
     faces: int | None  # the faces that took part (seen, less those excluded)
     identities: int | None
     sessions: int | None = None  # included sessions (face x session x condition)
+    anchors: str = ""  # "2 of 3 passed": the judge's sanity anchors at the run's start; "" without a judge
     figures: tuple[Figure, ...] = field(default=())
 
     def figure_text(self, name: str) -> str:
@@ -136,8 +137,13 @@ def finished_row(folder: Path) -> RunRow:
                   dataset=str((components.get("dataset") or {}).get("name")), date=str(run.get("created_at") or ""),
                   status=status, faces=None if seen is None else seen - excluded,
                   identities=_int(sample.get("identities")),
-                  sessions=_int(((counts.get("sessions") or {}).get("included", sample.get("sessions")))),
-                  figures=tuple(headline_figures(report)))
+                  sessions=_int((counts.get("sessions") or {}).get("included", sample.get("sessions"))),
+                  figures=tuple(headline_figures(report)), anchors=anchor_status(report))
+
+
+def anchor_status(report: Mapping[str, Any]) -> str:
+    checked = [a for a in ((report.get("judge_reliability") or {}).get("anchors") or []) if isinstance(a, Mapping)]
+    return f"{sum(bool(a.get('passed')) for a in checked)} of {len(checked)} passed" if checked else ""
 
 
 def unfinished_row(folder: Path, why: str | None = None) -> RunRow:
@@ -204,11 +210,12 @@ def format_runs_table(rows: list[RunRow], width: int = 100) -> str:
         return "no runs in this workspace yet"
     blocks = []
     for r in rows:
-        lines = [f"{r.folder}  {r.status}  {r.date[:16].replace('T', ' ')}",
-                 f"{r.editor} · test set {r.testset} · dataset {r.dataset} · judge {r.judge} · "
-                 f"{_n(r.faces)} faces, {_n(r.identities)} identities"]
-        lines += textwrap.wrap("; ".join(f"{f.label} {f.text}" for f in r.figures), width - 4)
-        blocks.append("\n".join([lines[0][:width], *("    " + line[:width - 4] for line in lines[1:])]))
+        what = (f"{r.editor} · test set {r.testset} · dataset {r.dataset} · judge {r.judge}"
+                f"{f' (anchors {r.anchors})' if r.anchors else ''} · {_n(r.faces)} faces, {_n(r.identities)} identities")
+        figures = "; ".join(f"{f.label} {f.text}" for f in r.figures)
+        lines = [line for text in (what, figures) for line in textwrap.wrap(text, width - 4)]
+        blocks.append("\n".join([f"{r.folder}  {r.status}  {r.date[:16].replace('T', ' ')}"[:width],
+                                  *("    " + line for line in lines)]))
     return "\n".join(blocks)
 
 

@@ -4,11 +4,12 @@ opens the chosen runs in the ``compare`` view."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from faceedit_bench.serve.pages import page, with_query
+from faceedit_bench.serve.pages import masked, page, with_query
 from faceedit_bench.serve.runs_index import SORT_COLUMNS, STATUSES, metric_columns, select
 
 router = APIRouter()
@@ -38,13 +39,13 @@ def runs(request: Request, q: str = "", status: str = "", sort: str = "date", or
 
 
 @router.get("/compare", response_class=HTMLResponse)
-def compare(request: Request, run: list[str] = Query(default=[])) -> Response:
+def compare(request: Request, run: Annotated[list[str] | None, Query()] = None) -> Response:
     """The existing ``compare --html`` page of the chosen runs."""
     from faceedit_bench.compare.comparison import compare_runs
     from faceedit_bench.compare.render import format_compare
     from faceedit_bench.errors import FaceEditBenchError
 
-    folders = [run_folder(request, name) for name in dict.fromkeys(run)]
+    folders = [run_folder(request, name) for name in dict.fromkeys(run or [])]
     if len(folders) < 2:
         return page(request, "message.html.j2", status_code=400, title="Compare runs",
                     message="Choose at least two finished runs in the runs table to compare them.")
@@ -52,7 +53,7 @@ def compare(request: Request, run: list[str] = Query(default=[])) -> Response:
         html = format_compare(compare_runs(folders), "html")
     except FaceEditBenchError as exc:
         return page(request, "message.html.j2", status_code=400, title="Compare runs", message=str(exc))
-    return HTMLResponse(html)
+    return HTMLResponse(masked(request, html))
 
 
 def run_folder(request: Request, name: str) -> Path:

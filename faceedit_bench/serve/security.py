@@ -30,6 +30,12 @@ CSRF_HEADER = "x-csrf-token"
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
+def cookie(name: str, request: Request) -> str:
+    """A cookie's name for this server: cookies do not tell ports apart, and two servers on one machine must not
+    overwrite each other's."""
+    return f"{name}_{request.url.port or 80}"
+
+
 def new_token() -> str:
     """A random access token for the printed URL."""
     return secrets.token_urlsafe(24)
@@ -46,19 +52,23 @@ class Guard:
 
     def host_allowed(self, host_header: str) -> bool:
         host = host_header.lower()
-        host = host.rsplit(":", 1)[0] if host.count(":") == 1 or host.startswith("[") else host
+        if host.startswith("["):  # [::1]:8000
+            host = host[:host.find("]") + 1]
+        elif host.count(":") == 1:  # 127.0.0.1:8000
+            host = host.rsplit(":", 1)[0]
         return host in self.allowed_hosts or "*" in self.allowed_hosts
 
     def authorised(self, request: Request) -> bool:
-        if self.token is None or request.url.path == "/favicon.ico" or request.url.path.startswith(self.public_prefixes):
+        path = request.url.path
+        if self.token is None or path == "/favicon.ico" or path.startswith(self.public_prefixes):
             return True
-        cookie = request.cookies.get(AUTH_COOKIE, "")
-        return hmac.compare_digest(cookie.encode(), self._cookie_value().encode())
+        given = request.cookies.get(cookie(AUTH_COOKIE, request), "")
+        return hmac.compare_digest(given.encode(), self.auth_cookie_value().encode())
 
     def token_matches(self, given: str) -> bool:
         return self.token is not None and hmac.compare_digest(given.encode(), self.token.encode())
 
-    def _cookie_value(self) -> str:  # not the token itself: a cookie leaked from disk does not give the URL
+    def auth_cookie_value(self) -> str:  # not the token itself: a cookie leaked from disk does not give the URL
         return hmac.new(self._key, f"auth:{self.token}".encode(), hashlib.sha256).hexdigest()
 
     def csrf_for(self, session: str) -> str:
@@ -84,17 +94,17 @@ class GuardMiddleware(BaseHTTPMiddleware):
             rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
             response: Response = RedirectResponse(request.url.path + (f"?{urlencode(rest)}" if rest else ""),
                                                   status_code=303)
-            _set_cookie(response, AUTH_COOKIE, guard._cookie_value())
+            _set_cookie(response, cookie(AUTH_COOKIE, request), guard.auth_cookie_value())
             return response
         if not guard.authorised(request):
             return PlainTextResponse("This page needs the access token: open the address faceedit-bench serve "
                                      "printed (it ends in ?token=...).", status_code=401)
-        session = request.cookies.get(SESSION_COOKIE)
+        session = request.cookies.get(cookie(SESSION_COOKIE, request))
         fresh = session is None
         request.state.session = session = session or secrets.token_urlsafe(18)
         response = await call_next(request)
         if fresh:
-            _set_cookie(response, SESSION_COOKIE, session)
+            _set_cookie(response, cookie(SESSION_COOKIE, request), session)
         response.headers.setdefault("Referrer-Policy", "no-referrer")
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("X-Frame-Options", "SAMEORIGIN")
@@ -119,7 +129,7 @@ async def require_csrf(request: Request) -> None:
     given = request.headers.get(CSRF_HEADER)
     if given is None and request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
         given = (parse_qs((await request.body()).decode("utf-8", "replace")).get(CSRF_FIELD) or [None])[0]
-    session = request.cookies.get(SESSION_COOKIE)
+    session = request.cookies.get(cookie(SESSION_COOKIE, request))
     if not given or not session or not hmac.compare_digest(given, request.app.state.guard.csrf_for(session)):
         raise HTTPException(403, "form expired or posted from another page: reload the page and send it again")
 

@@ -6,13 +6,13 @@ The same face's session under another run's editor is one click away, side by si
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from starlette.responses import HTMLResponse, Response
 
 from faceedit_bench.serve import run_data
-from faceedit_bench.serve.judgments import step_answers
+from faceedit_bench.serve.judgments import step_answers, step_battles
 from faceedit_bench.serve.pages import page
 from faceedit_bench.serve.run_page import load_report
 from faceedit_bench.serve.runs_index import RunRow, finished_row
@@ -41,11 +41,13 @@ def session_view(request: Request, folder: Path, report: dict[str, Any], face: s
     steps = run_data.session_steps(request.app.state.tables, folder, face, session, condition)
     if not steps:
         raise HTTPException(404, f"no session {session} of face {face} ({condition}) in this run")
-    answers = step_answers(workspace, (report.get("components") or {}).get("judge"), steps)
+    answers = step_answers(workspace, (report.get("components") or {}).get("judge"), steps,
+                           request.app.state.judged_images)
+    battles = step_battles(workspace, steps, request.app.state.judged_images)
     shown = []
     for i, step in enumerate(steps):
         k = int(step.get("k") or 0)
-        shown.append({"k": k, "row": step, "answers": answers.get(k, []),
+        shown.append({"k": k, "row": step, "answers": answers.get(k, []), "battles": battles.get(k, []),
                       "overedits": overedits(steps[i - 1].get("state"), step.get("state"), step) if i else None,
                       "image_values": {m: v for part in (step.get("image_values") or {}).values()
                                        if isinstance(part, dict) for m, v in part.items() if m != "outcome"}})
@@ -65,15 +67,15 @@ def session_page(request: Request, run: str, face: str, session: str, condition:
     row = finished_row(folder)
     view = session_view(request, folder, report, face, session, condition)
     return page(request, "session.html.j2", run=run, row=row, face=face, session=session, condition=condition,
-                views=[(run, row, view)], others=others(request, run, row), sheet=None)
+                views=[(run, row, view)], others=others(request, run, row))
 
 
 @router.get("/side-by-side", response_class=HTMLResponse)
 def side_by_side(request: Request, face: str, session: str, condition: str = "baseline",
-                 run: list[str] = Query(default=[])) -> Response:
+                 run: Annotated[list[str] | None, Query()] = None) -> Response:
     """The same face's session under several runs, one strip of steps each."""
     views = []
-    for name in list(dict.fromkeys(run))[:4]:
+    for name in list(dict.fromkeys(run or []))[:4]:
         folder, report = load_report(request, name)
         try:
             views.append((name, finished_row(folder), session_view(request, folder, report, face, session,
@@ -83,4 +85,4 @@ def side_by_side(request: Request, face: str, session: str, condition: str = "ba
     if not views:
         raise HTTPException(404, "name runs to show side by side")
     return page(request, "session.html.j2", run=views[0][0], row=views[0][1], face=face, session=session,
-                condition=condition, views=views, others=[], sheet=None)
+                condition=condition, views=views, others=[])

@@ -46,7 +46,10 @@ def test_from_the_runs_table_to_a_sessions_images_and_the_judges_reasoning(brows
         browser.find_element(By.PARTIAL_LINK_TEXT, "scripted@pose").click()
         assert browser.find_element(By.TAG_NAME, "h1").text.startswith("scripted@pose/synthetic/pixel")
         shot(browser, "run")
-        assert_nothing_overflows(browser)
+        assert_nothing_overflows(browser)  # (it opens the report's fold too)
+        browser.switch_to.frame(browser.find_element(By.CSS_SELECTOR, "#report-sections iframe"))
+        WebDriverWait(browser, 20).until(lambda _: browser.find_elements(By.CSS_SELECTOR, "#headline .figure"))
+        browser.switch_to.default_content()
         browser.find_element(By.CSS_SELECTOR, "#figures a.figure-link").click()  # Drop_FSS: its sessions, worst first
         assert "sort=drop_fss" in browser.current_url
         listed = browser.find_elements(By.CSS_SELECTOR, "#session-list tbody tr a")
