@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.support import HEIGHT, WIDTH, severe_errors
+from tests.browser.support import HEIGHT, WIDTH, assert_nothing_overflows, severe_errors
 from tests.browser.test_serve_app import shot
 from tests.serve_workspace import judged_workspace  # noqa: F401 - the fixture
 
@@ -91,7 +91,7 @@ def _answer(browser, link: str, annotator: int, given: dict, stop_after: int | N
             or int(b.find_element(By.ID, "progress").get_attribute("value")) == d + 1)
 
 
-@pytest.mark.slow(seconds=40)  # two server starts and 44 answered pages (the runs are shared)
+@pytest.mark.slow(seconds=50)  # two server starts and 44 answered pages (the runs are shared)
 def test_two_annotators_finish_a_study_across_a_killed_server_and_the_agreement_is_right(browser, two_runs):
     import krippendorff
     import numpy as np
@@ -133,6 +133,7 @@ def test_two_annotators_finish_a_study_across_a_killed_server_and_the_agreement_
         shown_alpha, shown_kappa = float(row.get_attribute("data-alpha")), float(row.get_attribute("data-kappa"))
         assert "2 of 2" in browser.find_element(By.ID, "progress").text  # both passed both gold items
         shot(browser, "study-results")
+        assert_nothing_overflows(browser)
         assert [e["message"] for e in severe_errors(browser)] == []
     finally:
         server.kill()
@@ -161,8 +162,11 @@ def test_an_organiser_creates_a_study_from_the_apps_form(browser, two_runs):
     from tests.serve_workspace import serving
 
     token = new_token()
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                            {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False})
     with serving(create_app(two_runs, token=token)) as base:
         browser.get(f"{base}/studies?token={token}")
+        assert_nothing_overflows(browser)
         form = browser.find_element(By.ID, "create-study")
         for box in form.find_elements(By.NAME, "run"):
             box.click()
@@ -170,6 +174,7 @@ def test_an_organiser_creates_a_study_from_the_apps_form(browser, two_runs):
         form.find_element(By.NAME, "gold").clear()
         form.find_element(By.NAME, "gold").send_keys("0")
         form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        assert_nothing_overflows(browser)
         links = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "#links a")]
         assert len(links) == 2 and all(link.startswith(f"{base}/annotate/s-") for link in links)
         browser.get(links[0])
