@@ -70,7 +70,7 @@ def annotate(request: Request, study_id: str, secret: str) -> Response:
     tables, annotator = _annotator(request, study_id, secret)
     tasks, task, done = _next_task(tables, study_id, annotator)
     study = tables.study(study_id) or {}
-    item = tables.items(study_id)[task.item_id] if task else None
+    item = tables.items(study_id, annotator)[task.item_id] if task else None
     return page(request, "study/annotate.html.j2", title=study.get("spec", {}).get("title", "Study"),
                 annotator=annotator, done=done, total=len(tasks), task=task, item=item,
                 images=_shown_images(item, task) if item and task else [], link=request.url.path)
@@ -85,9 +85,9 @@ async def answer(request: Request, study_id: str, secret: str) -> Response:
 def _answer(request: Request, study_id: str, secret: str, fields: dict[str, list[str]]) -> Response:
     tables, annotator = _annotator(request, study_id, secret)
     item_id = (fields.get("item_id") or [""])[0]
-    if item_id not in {t.item_id for t in tables.tasks(study_id, annotator)}:
+    item = tables.items(study_id, annotator).get(item_id)
+    if item is None:
         raise HTTPException(404, "that item is not on your list")
-    item = tables.items(study_id)[item_id]
     answer: dict[str, str] = {}
     for question in item["questions"]:
         given = (fields.get(question["name"]) or [""])[0]
@@ -102,8 +102,7 @@ def _answer(request: Request, study_id: str, secret: str, fields: dict[str, list
 def annotator_image(request: Request, study_id: str, secret: str, digest: str) -> Response:
     """An image of one of this annotator's items, and nothing else of the store."""
     tables, annotator = _annotator(request, study_id, secret)
-    items = tables.items(study_id)
-    mine = {h for t in tables.tasks(study_id, annotator) for h in items[t.item_id]["images"].values()}
+    mine = {h for item in tables.items(study_id, annotator).values() for h in item["images"].values()}
     if digest not in mine:
         raise HTTPException(404, "no such image in your items")
     try:
