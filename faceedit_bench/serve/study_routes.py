@@ -70,7 +70,7 @@ def annotate(request: Request, study_id: str, secret: str) -> Response:
     tables, annotator = _annotator(request, study_id, secret)
     tasks, task, done = _next_task(tables, study_id, annotator)
     study = tables.study(study_id) or {}
-    item = tables.items(study_id, annotator)[task.item_id] if task else None
+    item = tables.items(study_id, annotator, task.item_id)[task.item_id] if task else None
     return page(request, "study/annotate.html.j2", title=study.get("spec", {}).get("title", "Study"),
                 annotator=annotator, done=done, total=len(tasks), task=task, item=item,
                 images=_shown_images(item, task) if item and task else [], link=request.url.path)
@@ -85,7 +85,7 @@ async def answer(request: Request, study_id: str, secret: str) -> Response:
 def _answer(request: Request, study_id: str, secret: str, fields: dict[str, list[str]]) -> Response:
     tables, annotator = _annotator(request, study_id, secret)
     item_id = (fields.get("item_id") or [""])[0]
-    item = tables.items(study_id, annotator).get(item_id)
+    item = tables.items(study_id, annotator, item_id).get(item_id)
     if item is None:
         raise HTTPException(404, "that item is not on your list")
     answer: dict[str, str] = {}

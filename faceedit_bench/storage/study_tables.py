@@ -159,12 +159,17 @@ class StudyTables:
     def study(self, study_id: str) -> dict[str, Any] | None:
         return next((s for s in self.studies() if s["study_id"] == study_id), None)
 
-    def items(self, study_id: str, annotator: str | None = None) -> dict[str, dict[str, Any]]:
-        """item id -> the item (its ``gold`` rule or None); ``annotator``: the items on their list only."""
-        query, args = "SELECT item_id, item, gold FROM study_items WHERE study_id=?", (study_id,)
+    def items(self, study_id: str, annotator: str | None = None, item_id: str | None = None,
+              ) -> dict[str, dict[str, Any]]:
+        """item id -> the item (its ``gold`` rule or None); ``annotator``: the items on their list only;
+        ``item_id``: that item only."""
+        query, args = "SELECT item_id, item, gold FROM study_items WHERE study_id=?", [study_id]
         if annotator is not None:
             query += " AND item_id IN (SELECT item_id FROM study_tasks WHERE study_id=? AND annotator=?)"
-            args = (study_id, study_id, annotator)
+            args += [study_id, annotator]
+        if item_id is not None:
+            query += " AND item_id=?"
+            args.append(item_id)
         with self._db() as db:
             rows = db.execute(query, args)
             return {i: {**json.loads(item), "gold": None if gold is None else json.loads(gold)}
