@@ -121,7 +121,8 @@ def synthetic_run(ws: Path, index: int, sessions: int, *, steps: int = 4, images
                               "image_hash": image, "fss": float(1 - 0.01 * k), "score_outcome": "ok",
                               "sc": 0.5 if k else None, "sc_outcome": "ok" if k else "", "state": state,
                               "state_outcome": "ok",
-                              "judged_by": "gemini gemini-2.5-flash; " + "; ".join(f"{t} {h[:12]}" for t, h in TEMPLATES),
+                              "judged_by": "gemini gemini-2.5-flash; "
+                                           + "; ".join(f"{t} {h[:12]}" for t, h in TEMPLATES),
                               "image_values": "", "gender": ("female", "male")[s % 2]})
             for template, digest in TEMPLATES[:1] if k else TEMPLATES[1:]:
                 answer = json.dumps({"editing_success": 5, "overediting": 5, "reasoning": f"{REASONING} session {s}"})

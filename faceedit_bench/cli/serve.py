@@ -10,7 +10,8 @@ from typing import Any
 def _serve_command(args: argparse.Namespace) -> int:
     from faceedit_bench.serve.server import serve
 
-    serve(args.workspace or _default_workspace(), host=args.host, port=args.port, open_browser=args.open, allow_remote=args.allow_remote)
+    serve(args.workspace or _default_workspace(), host=args.host, port=args.port, open_browser=args.open,
+          allow_remote=args.allow_remote)
     return 0
 
 
@@ -18,7 +19,8 @@ def _runs_command(args: argparse.Namespace) -> int:
     from faceedit_bench.serve.runs_index import RunsIndex, format_runs_table, select
     from faceedit_bench.serve.server import check_workspace
 
-    rows = select(RunsIndex(check_workspace(args.workspace or _default_workspace())).rows(), q=" ".join(args.search), sort="date")
+    workspace = check_workspace(args.workspace or _default_workspace())
+    rows = select(RunsIndex(workspace).rows(), q=" ".join(args.search), sort="date")
     print(format_runs_table(rows))
     return 0
 

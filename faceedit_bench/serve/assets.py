@@ -98,5 +98,9 @@ def image(digest: str, request: Request, size: str = "full") -> Response:
     except OSError:
         raise HTTPException(404, "no such image in the workspace's store") from None
     if size == "thumb":
-        return Response(request.app.state.thumbnails.get(digest, data), media_type="image/jpeg", headers=IMMUTABLE)
+        try:
+            thumb = request.app.state.thumbnails.get(digest, data)
+        except (OSError, ValueError):  # stored bytes that are no image (an editor's broken answer)
+            raise HTTPException(415, "the stored file is not an image that can be shown") from None
+        return Response(thumb, media_type="image/jpeg", headers=IMMUTABLE)
     return Response(data, media_type=sniff_mime(data) or "application/octet-stream", headers=IMMUTABLE)

@@ -103,17 +103,22 @@ class ImageIndex:
     stale rowid reads nothing."""
 
     def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
         import numpy as np
 
         self._keys = np.empty(0, dtype=np.uint64)
         self._rowids = np.empty(0, dtype=np.int64)
         self._last = 0
-        self._lock = threading.Lock()
 
     def rowids(self, db: sqlite3.Connection, images: Iterable[str]) -> list[int]:
         import numpy as np
 
         with self._lock:
+            if (db.execute("SELECT max(rowid) FROM judgments").fetchone()[0] or 0) < self._last:
+                self._reset()  # a ledger made anew under the same name: index it from the start
             new = db.execute("SELECT rowid, substr(image_hashes, -66, 16) FROM judgments WHERE rowid > ? "
                              "ORDER BY rowid", (self._last,)).fetchall()
             if new:
@@ -150,8 +155,8 @@ def step_answers(workspace: Path, judge: Mapping[str, Any] | None, steps: Sequen
             f"SELECT template, template_hash, image_hashes, outcome, value, raw, reason FROM judgments "
             f"WHERE rowid IN ({','.join('?' * len(rowids))}) AND judge_fp IN ({','.join('?' * len(fps))})",
             (*rowids, *fps)).fetchall() if rowids else []
-    before = {int(s.get("k") or 0): {str(p.get("image_hash")) for p in steps if int(p.get("k") or 0) < int(s.get("k") or 0)}
-              for s in steps}
+    order = [(int(s.get("k") or 0), str(s.get("image_hash"))) for s in steps]
+    before = {k: {h for j, h in order if j < k} for k, _ in order}
     out: dict[int, list[Answer]] = {}
     for k, (image, templates) in sorted(wanted.items()):
         for template, digest, hashes, outcome, value, raw, reason in rows:

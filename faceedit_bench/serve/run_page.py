@@ -58,7 +58,7 @@ def run_page(request: Request, run: str, group: str = "", outcome: str = "", met
     page_no = min(max(1, page_no), pages)
     worst = run_data.sort_sessions([r for r in sessions if r["outcome"] == "ok"], ranking,
                                    worst_first(report, ranking))[:WORST] if ranking else []
-    figures = [{"figure": f, "link": f"/runs/{run}?sort={f.name}#sessions"} for f in headline_figures(report)]
+    figures = [{"figure": f, "link": f"/runs/{run}?sort={f.name}#sessions"} for f in headline_figures(report, everything=True)]
     return page(request, "run.html.j2", run=run, row=finished_row(folder), report=report, figures=figures,
                 skipped=report.get("skipped_metrics") or {}, anchors=anchors(report),
                 sessions=kept[(page_no - 1) * PAGE_SIZE: page_no * PAGE_SIZE], total=len(sessions),

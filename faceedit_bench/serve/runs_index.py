@@ -162,12 +162,15 @@ def _files(folder: Path) -> Iterable[Path]:
         return []
 
 
-def headline_figures(report: Mapping[str, Any]) -> list[Figure]:
-    """The run's own session metrics (not the image metrics beside them), each with its interval."""
+def headline_figures(report: Mapping[str, Any], *, everything: bool = False) -> list[Figure]:
+    """The run's own session metrics, each with its interval: the first :data:`HEADLINE_METRICS` of them, or
+    ``everything`` (then the image metrics too, after them)."""
     measures = report_measures(report)
     metrics = [(n, m) for n, m in (report.get("metrics") or {}).items() if isinstance(m, Mapping)]
     metrics.sort(key=lambda item: "image_metrics" in (item[1].get("requires") or ()))
-    return [Figure(n, label_of(n, measures), _float(m.get("mean")), fmt_ci(m)) for n, m in metrics[:HEADLINE_METRICS]]
+    if not everything:
+        metrics = [(n, m) for n, m in metrics if "image_metrics" not in (m.get("requires") or ())][:HEADLINE_METRICS]
+    return [Figure(n, label_of(n, measures), _float(m.get("mean")), fmt_ci(m)) for n, m in metrics]
 
 
 def _int(value: Any) -> int | None:
@@ -211,7 +214,8 @@ def format_runs_table(rows: list[RunRow], width: int = 100) -> str:
     blocks = []
     for r in rows:
         what = (f"{r.editor} · test set {r.testset} · dataset {r.dataset} · judge {r.judge}"
-                f"{f' (anchors {r.anchors})' if r.anchors else ''} · {_n(r.faces)} faces, {_n(r.identities)} identities")
+                f"{f' (anchors {r.anchors})' if r.anchors else ''} · {_n(r.faces)} faces, "
+                f"{_n(r.identities)} identities")
         figures = "; ".join(f"{f.label} {f.text}" for f in r.figures)
         lines = [line for text in (what, figures) for line in textwrap.wrap(text, width - 4)]
         blocks.append("\n".join([f"{r.folder}  {r.status}  {r.date[:16].replace('T', ' ')}"[:width],

@@ -35,8 +35,8 @@ def test_from_the_runs_table_to_a_sessions_images_and_the_judges_reasoning(brows
     with serving(create_app(judged_workspace, token=token)) as base:
         browser.get(f"{base}/runs")
         assert "needs the access token" in browser.find_element(By.TAG_NAME, "body").text
-        assert [e["message"] for e in severe_errors(browser)] == [f"{base}/runs - Failed to load resource: the "
-                                                                  "server responded with a status of 401 (Unauthorized)"]
+        refused = f"{base}/runs - Failed to load resource: the server responded with a status of 401 (Unauthorized)"
+        assert [e["message"] for e in severe_errors(browser)] == [refused]
         browser.get(f"{base}/runs?token={token}")  # the address `serve` prints
         assert browser.current_url == f"{base}/runs"  # the token traded for the cookie, gone from the address
         rows = browser.find_elements(By.CSS_SELECTOR, "#runs tbody tr")
@@ -61,13 +61,18 @@ def test_from_the_runs_table_to_a_sessions_images_and_the_judges_reasoning(brows
         for image in images:
             browser.execute_script("arguments[0].scrollIntoView()", image)
             WebDriverWait(browser, 20).until(
-                lambda _, i=image: browser.execute_script("return arguments[0].complete && arguments[0].naturalWidth", i))
+                lambda _, i=image: browser.execute_script(
+                    "return arguments[0].complete && arguments[0].naturalWidth", i))
         reasoning = [r.text for r in browser.find_elements(By.CSS_SELECTOR, ".reasoning") if r.is_displayed()]
         assert len(reasoning) == 4 and all(r.startswith(REASONING) for r in reasoning)
         browser.execute_script("window.scrollTo(0, 0)")
         shot(browser, "session")
         assert_nothing_overflows(browser)
         full = images[1].find_element(By.XPATH, "..").get_attribute("href")  # a click opens the stored image
+        browser.find_element(By.XPATH, "//button[text()='Show side by side']").click()  # the identity run's face
+        assert len(browser.find_elements(By.CSS_SELECTOR, "section.run-strip")) == 2
+        assert len(browser.find_elements(By.CSS_SELECTOR, ".step img")) == 10
+        assert_nothing_overflows(browser)
         browser.get(full)
         assert browser.execute_script("return document.images[0].naturalWidth") > 0
         assert severe_errors(browser) == []
