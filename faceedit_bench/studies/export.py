@@ -3,7 +3,7 @@
 - rating studies: the ratings CSV layout (``item,rater,axis,score,condition,editor`` and the face's
   ``race,gender,age_bin``; docs/studies.md). ``item`` is ``<face_id>|<session_id>``,
   the run's own item, with ``|<k>`` added for sessions of several steps;
-- pairwise studies: the votes CSV of ``faceedit-bench arena ... --votes`` (``model_a,model_b,vote,voter_id,
+- pairwise studies: the votes CSV of ``faceedit-bench arena run ... --votes`` (``model_a,model_b,vote,voter_id,
   input_id,identity`` and the labels; ``input_id`` is the arena's ``<face>/<session>/<k>``), each vote as its
   annotator saw it (left = A).
 

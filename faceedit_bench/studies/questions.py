@@ -1,7 +1,7 @@
 """What an annotator is asked: questions with fixed choices, each choice with its keyboard key.
 
 - :data:`PAIRWISE`: which of two edits is better, A / B / both good / both bad (GenAI-Arena's four votes,
-  the labels ``arena ... --votes`` reads);
+  the labels ``arena run ... --votes`` reads);
 - :func:`scale_questions`: the scales of a registered judge metric, in the judge's own words. The judge's
   question is rendered for the item exactly as the judge reads it (its template with the item's fields), and
   each value's line ``- <value>: 1 ...; 2 ...; ...`` gives that question's wording and the label of every

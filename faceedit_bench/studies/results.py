@@ -160,7 +160,7 @@ def study_results(workspace: Path, study_id: str) -> dict[str, Any]:
                 groups[f"{key}={label}"] = agreement(subset, level)
         questions[name] = {"level": level, "overall": agreement(mine, level), "groups": groups,
                            "judge_human": judge_human(mine, name) if level == "interval" else
-                           {"value": None, "reason": "pairwise votes: faceedit-bench arena ... --votes study:"
+                           {"value": None, "reason": "pairwise votes: faceedit-bench arena run ... --votes study:"
                                                      f"{study_id} compares them with the judge's battles"}}
     return {"study_id": study_id, "kind": study["kind"], "title": study["spec"]["title"], "progress": progress,
             "answers": len({(r["annotator"], r["item_id"]) for r in regular}), "gold": gold_checks(rows),
