@@ -35,6 +35,8 @@ def reject(key: str, value: Any, allowed: str) -> None:
 
 
 def check_whole(key: str, value: Any, minimum: int, *, none: str | None = None, zero: str | None = None) -> None:
+    """Refuse ``key=value`` (:func:`reject`) unless it is a whole number >= ``minimum``; ``none`` and ``zero`` say
+    what None (then allowed) and 0 mean."""
     if value is None and none is not None:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:

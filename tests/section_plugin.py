@@ -10,20 +10,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from faceedit_bench.api import hookimpl
-from faceedit_bench.api.protocol import (
+from faceedit_bench.api.sections import (
     Column,
     ReportSection,
     SectionHtml,
     SectionRun,
-    Threshold,
     ValueSpec,
     ViewSpec,
     check_whole,
     fitted_tables,
     metric_key,
     mostly_missing_warning,
-    threshold_rate,
 )
+from faceedit_bench.api.statistics import Threshold, threshold_rate
 
 SCHEMA = {
     "type": "object", "required": ["label", "sessions", "steps", "ok_rate", "measures"],

@@ -133,7 +133,7 @@ def test_needs_of_a_judge_metric_include_its_image_roles():
 def test_a_section_s_needs_count_only_in_a_run_where_it_collects():
     from types import SimpleNamespace
 
-    from faceedit_bench.api.protocol import ReportSection
+    from faceedit_bench.api.sections import ReportSection
     from faceedit_bench.run.data_needs import parts
 
     needs = Needs(labels=("race",), how="a race column")

@@ -111,7 +111,7 @@ def test_hook_faceedit_register_metrics():
 def test_hook_faceedit_register_judge_metrics():
     from pydantic import BaseModel, ConfigDict
 
-    from faceedit_bench.api import JudgeMetric, JudgeValue, PromptTemplate
+    from faceedit_bench.api.judging import JudgeMetric, JudgeValue, PromptTemplate
     from faceedit_bench.run.experiment import session_metrics
     from faceedit_bench.run.judges import select_judge_metrics
 
@@ -135,7 +135,7 @@ def test_hook_faceedit_register_judge_metrics():
 
 
 def test_hook_faceedit_register_image_metrics():
-    from faceedit_bench.api import ImageMetric, ImageValue
+    from faceedit_bench.api.images import ImageMetric, ImageValue
     from faceedit_bench.run.experiment import session_metrics
     from faceedit_bench.run.image_metrics import select_image_metrics
 
@@ -544,7 +544,7 @@ def test_hook_faceedit_log_run_metrics(tmp_path):
 
 def test_hook_faceedit_log_run_artifacts(tmp_path):
     """The first plugin that knows the URI adds the files to the run of the run key; an unknown URI gives None."""
-    from faceedit_bench.api.protocol import log_run_artifacts
+    from faceedit_bench.api.sections import log_to_run
 
     logged: dict[str, dict[str, str]] = {}
 

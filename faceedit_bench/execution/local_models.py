@@ -40,6 +40,7 @@ class ModelSource:
 
 
 def how_to_get(repo_id: str) -> str:
+    """How a user gets the Hugging Face model ``repo_id`` onto this machine (the end of a missing-model error)."""
     return (f"download it once with `hf download {repo_id}` (huggingface_hub >= 1.0; older: "
             f"`huggingface-cli download {repo_id}`), or set the model parameter to a local directory "
             "holding the model")

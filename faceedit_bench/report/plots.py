@@ -25,6 +25,7 @@ def available() -> bool:
 
 
 def figure(width: float, height: float) -> Any | None:
+    """A matplotlib figure of ``width`` x ``height`` inches at 100 dpi, or None where matplotlib is missing."""
     if not available():
         return None
     from matplotlib.figure import Figure
@@ -58,6 +59,7 @@ def image_bytes(fig: Any, fmt: str = "png") -> bytes:
 
 
 def no_mathtext() -> Any:
+    """A context in which text is drawn as given: a ``$`` in a label is not read as LaTeX math."""
     # Labels are data (editor names, group labels): a "$" in them must not be parsed as LaTeX math.
     from matplotlib import rc_context
 

@@ -81,6 +81,7 @@ def check_dataset_count(name: str, value: int | None, *, allow_none: bool = True
 
 
 def check_fss(value: float | None) -> float | None:
+    """A dataset's ``min_base_fss`` parameter checked: a number in [0, 1], or None for no floor."""
     if value is None:
         return None
     try:

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api.protocol import PublishedFileError, PublishedNumber, csv_records, read_utf8
+from faceedit_bench.api import csv_records, read_utf8
+from faceedit_bench.api.statistics import PublishedFileError, PublishedNumber
 from faceedit_bench_arena.human_votes import Vote, VotesError, votes_from_rows, votes_to_battles
 from faceedit_bench_arena.published_elo import rate_l2_logistic
 from faceedit_bench_arena.ratings import Ratings, rate

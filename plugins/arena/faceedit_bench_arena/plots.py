@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from faceedit_bench.api.protocol import PALETTE, plot_figure, plot_no_mathtext, plot_png
+from faceedit_bench.api.sections import PALETTE, plot_figure, plot_no_mathtext, plot_png
 
 
 def _rated(ratings: Mapping[str, Any]) -> list[Mapping[str, Any]]:

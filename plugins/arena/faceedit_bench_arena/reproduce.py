@@ -47,7 +47,7 @@ def add_genai_arena(sub: Any) -> None:
 
 
 def genai_arena_main(args: Any) -> int:
-    from faceedit_bench.api.protocol import read_expect, report_reproduction, with_expected
+    from faceedit_bench.api.statistics import read_expect, report_reproduction, with_expected
     from faceedit_bench_arena import genai_arena as ga
 
     expected = read_expect(args.expect) if args.expect is not None else None  # checked before any work
@@ -83,7 +83,7 @@ def add_genai_bench(sub: Any) -> None:
 def genai_bench_main(args: Any) -> int:
     import csv
 
-    from faceedit_bench.api.protocol import (
+    from faceedit_bench.api.statistics import (
         PublishedFileError,
         PublishedNumber,
         read_expect,
@@ -146,7 +146,7 @@ def add_mmrb2(sub: Any) -> None:
 def mmrb2_main(args: Any) -> int:
     import hashlib
 
-    from faceedit_bench.api.protocol import PublishedNumber, read_expect, report_reproduction, with_expected
+    from faceedit_bench.api.statistics import PublishedNumber, read_expect, report_reproduction, with_expected
     from faceedit_bench_arena.mmrb2 import accuracy, read_answers, read_labels
 
     expected = read_expect(args.expect) if args.expect is not None else None

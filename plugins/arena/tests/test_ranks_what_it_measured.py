@@ -17,7 +17,8 @@ from faceedit_bench_arena.ratings import MIN_IDENTITIES, Battles, rate, to_elo, 
 from faceedit_bench_arena.stored_runs import ArenaError, build_pool
 
 from faceedit_bench.api import FaceEditBenchError
-from faceedit_bench.api.protocol import judge_session, registered
+from faceedit_bench.api import registered
+from faceedit_bench.api.judging import judge_session
 
 sys.path.insert(0, str(Path(__file__).parent))
 from stored_runs_fixture import FACES, write_runs  # noqa: E402

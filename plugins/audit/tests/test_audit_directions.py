@@ -12,7 +12,7 @@ from faceedit_bench_audit.audit.rubric import RUBRIC_METRIC
 from faceedit_bench_audit.audit.settings import AuditConf
 from faceedit_bench_audit.audit.tables import audit_section
 
-from faceedit_bench.api.protocol import (
+from faceedit_bench.api.statistics import (
     SessionMetric,
     Threshold,
     compare_k_groups,

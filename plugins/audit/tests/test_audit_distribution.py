@@ -35,7 +35,7 @@ class TestAuditDistribution(PluginDistributionContract):
         here so that a change of either side fails."""
         import inspect
 
-        from faceedit_bench.api.protocol import registered
+        from faceedit_bench.api import registered
 
         factory = registered(self.kind, self.component)
         params = compose(f"{self.group}={self.component}").dataset.params

@@ -11,7 +11,8 @@ import pytest
 from faceedit_bench_audit import testsets as paper_b
 
 from faceedit_bench.api import Face, Step
-from faceedit_bench.api.protocol import load_testset, registered
+from faceedit_bench.api import registered
+from faceedit_bench.api.judging import load_testset
 from faceedit_bench.testing import InputResolver, run_cli
 
 #: The frozen files' content hashes: a change of a prompt, an id or a label changes these.

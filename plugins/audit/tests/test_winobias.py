@@ -18,7 +18,7 @@ from PIL import Image
 from scipy.stats import binomtest
 
 from faceedit_bench.api import JudgeAnswer, Outcome
-from faceedit_bench.api.protocol import load_testset
+from faceedit_bench.api.judging import load_testset
 from faceedit_bench.testing import TestSetError, gradient_image
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import GARBAGE_TEXT, gemini_server

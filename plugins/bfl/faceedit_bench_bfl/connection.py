@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from faceedit_bench.api import ConfigError, Endpoint, RetryableError
-from faceedit_bench.api.hosted import HostedConnection, answer_failure
+from faceedit_bench.api import HostedConnection, answer_failure
 from faceedit_bench_bfl.models import REGIONS
 
 

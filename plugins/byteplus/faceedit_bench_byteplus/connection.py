@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from faceedit_bench.api.hosted import HostedConnection
+from faceedit_bench.api import HostedConnection
 
 #: ModelArk's international endpoint (region ap-southeast-1), the SDK's default. The EU region
 #: (eu-west-1) is https://ark.eu-west.bytepluses.com/api/v3 for the models it serves.

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import Face, Session, Step, TestSet
-from faceedit_bench.api.datasets import check_limit
-from faceedit_bench.api.protocol import fingerprint
+from faceedit_bench.api import check_limit
+from faceedit_bench.api import fingerprint
 from faceedit_bench_creval.bench import read_bench
 
 

@@ -15,7 +15,8 @@ from faceedit_bench_diffusers.editor import DiffusersEditor, _reason, fit
 from faceedit_bench_diffusers.pipelines import SPECS
 from PIL import Image
 
-from faceedit_bench.api import AsyncEditor, EditRequest, EditResult, Outcome, decode_rgb
+from faceedit_bench.api import AsyncEditor, EditRequest, EditResult, Outcome
+from faceedit_bench.api.images import decode_rgb
 from faceedit_bench.testing import EditorContract, gradient_image, load_plugins
 
 #: Editor name -> (tiny model, extra params, whether its pipeline batches).

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from faceedit_bench.api.hosted import HostedConnection
+from faceedit_bench.api import HostedConnection
 
 REPLICATE_BASE_URL = "https://api.replicate.com"
 #: The replicate SDK's standard variable for another endpoint.

@@ -7,20 +7,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from faceedit_bench.api import atomic_open, encode_png
-from faceedit_bench.api.protocol import (
+from faceedit_bench.api import atomic_open
+from faceedit_bench.api.images import encode_png
+from faceedit_bench.api.sections import (
     Column,
     ReportSection,
     SectionHtml,
-    Threshold,
     ValueSpec,
     ViewSpec,
-    check_fraction,
     fitted_tables,
     metric_key,
     mostly_missing_warning,
-    threshold_rate,
 )
+from faceedit_bench.api.statistics import Threshold, threshold_rate
+from faceedit_bench.setting_checks import check_fraction
 
 RATE = {
     "type": "object", "required": ["rule", "n", "count", "rate", "ci_low", "ci_high"],

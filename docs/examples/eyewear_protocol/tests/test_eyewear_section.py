@@ -26,6 +26,6 @@ class TestEyewearSection(SectionContract):
 
 
 def test_a_run_without_the_glasses_metric_has_no_eyewear_part():
-    from faceedit_bench.api.protocol import SectionRun
+    from faceedit_bench.api.sections import SectionRun
 
     assert EYEWEAR.collector(SectionRun(judge_metrics={"sc": object()})) is None

@@ -8,7 +8,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from faceedit_bench.api.protocol import PALETTE, plot_figure, plot_no_mathtext, plot_png
+from faceedit_bench.api.sections import PALETTE, plot_figure, plot_no_mathtext, plot_png
 
 #: The rates drawn per race (paper (b) Fig. 4): skin lightening and race change.
 PLOTTED_RATES = ("skin_lightening_rate", "race_change_rate")

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from faceedit_bench.api import FaceEditBenchError
-from faceedit_bench.api.protocol import csv_rows, read_utf8
+from faceedit_bench.api import csv_rows, read_utf8
 
 REQUIRED = ("item", "rater", "axis", "score")
 OPTIONAL = ("condition", "editor")

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import ConfigError, DatasetError
-from faceedit_bench.api import datasets as c
-from faceedit_bench.api.protocol import Face, fingerprint, restore_replaced
+import faceedit_bench.api as c
+from faceedit_bench.api import Face, fingerprint, restore_replaced
 from faceedit_bench_audit.portraits import grid
 from faceedit_bench_audit.portraits.select import ensure_selection, fairface_reader, is_fairface_root
 

@@ -22,8 +22,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import sniff_mime
-from faceedit_bench.api.protocol import load_run, metric_key, store_for_run_dir, write_bytes, write_text
+from faceedit_bench.api.images import sniff_mime
+from faceedit_bench.api import atomic_open, write_text
+from faceedit_bench.api.sections import load_run, metric_key, store_for_run_dir
 from faceedit_bench_audit.human.ratings import RatingsError
 from faceedit_bench_audit.human.runs import load_rated_runs
 from faceedit_bench_audit.human.to_runs import add_to_run, log_to_trackers
@@ -61,7 +62,8 @@ def export_sheet(run_dir: Path, out: Path) -> tuple[Path, int]:
                                        "workspace's image store")
                 data = store.get(digest)
                 name = f"images/{digest[:16]}.{_EXTENSIONS.get(sniff_mime(data) or '', 'png')}"
-                write_bytes(out / name, data)
+                with atomic_open(out / name, "wb") as stream:
+                    stream.write(data)
                 written[digest] = name
             files.append(written[digest])
         inputs, output = files[:-1], files[-1]
