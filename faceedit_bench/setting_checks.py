@@ -2,7 +2,7 @@
 allowed (``run.shard=5/4 is not allowed: it must be ...``); the checks of the structured settings
 ``conditions`` and ``run.sample`` (their entries completed with defaults); and the parsers of settings given
 as text: a shard ``i/n`` and the command line's ``key=value`` pairs. The config schemas, the CLI and every
-plugin's settings use them (protocol authors through :mod:`faceedit_bench.api.protocol`)."""
+plugin's settings use them (protocol authors through :mod:`faceedit_bench.api.sections`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A protocol plugin written against the public API only (faceedit_bench.api, faceedit_bench.api.protocol): one
+"""A protocol plugin written against the public API only (faceedit_bench.api and its topic modules): one
 report section, ``tally``, that counts every session's step outcomes and states the share of usable edits with
 its Wilson interval. tests/test_sections.py registers it and follows it through a run."""
 

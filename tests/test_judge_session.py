@@ -1,4 +1,4 @@
-"""Asking a judge outside a run (faceedit_bench.api.protocol.judge_session, create_registered): the run's
+"""Asking a judge outside a run (faceedit_bench.api.judging.judge_session, faceedit_bench.api.create_registered): the run's
 judge service and caches in a workspace of the command's own."""
 
 from __future__ import annotations

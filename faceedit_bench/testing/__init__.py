@@ -14,7 +14,7 @@ The others do the same for their kind, each with its fixture: ``EmbedderContract
 packaging (wheel, entry point, config entry). ``PixelEmbedder`` is a fast stand-in embedder for engine tests that
 need no face model; it is not a face recognizer and is never registered as a plugin. ``skip_without_cuda()``,
 called in a test or fixture, skips a test that needs a CUDA device. Everything here needs pytest; plugins
-import these names from ``faceedit_bench.api`` (served on first use) or from here.
+import these names from ``faceedit_bench.api.testing`` (their public home) or from here.
 
 A plugin's tests import the core only through ``faceedit_bench.api`` and this package, which also serves what
 they need to drive a component as a run does (:mod:`faceedit_bench.testing.harness`): ``load_plugins``,
@@ -78,6 +78,10 @@ from faceedit_bench.testing.pipeline import (
     worst_groups,
 )
 from faceedit_bench.testing.sections import SectionContract
+# What a protocol package's tests read back of a report (no plugin's code needs them: not in faceedit_bench.api).
+from faceedit_bench.report.console import render as render_console
+from faceedit_bench.report.html_file import write_html_report
+from faceedit_bench.report.report_schema import run_report_schema
 from faceedit_bench.testing.tracking import TrackerContract
 
 __all__ = ["SC_TEMPLATE", "STATE_TEMPLATE", "DatasetContract", "EditorContract", "EmbedderContract", "Executor",
@@ -88,6 +92,7 @@ __all__ = ["SC_TEMPLATE", "STATE_TEMPLATE", "DatasetContract", "EditorContract",
            "TrackerContract", "build_conditions", "build_run", "build_views", "check_conditions",
            "collect_submissions", "combine_panel", "compose_config", "find_published", "gradient_image",
            "hook_manager", "html_report", "join_condition", "kendall_lines", "load_plugins", "metric_ranks",
-           "pairwise_accuracy", "register_configs", "run_built", "run_cli", "run_config", "skip_without_cuda",
+           "pairwise_accuracy", "register_configs", "render_console", "run_report_schema", "write_html_report",
+           "run_built", "run_cli", "run_config", "skip_without_cuda",
            "submit_run",
            "summary_text", "system_agreement", "worst_groups"]

@@ -68,7 +68,7 @@ class EyewearCollector:
         self.settings, self.confidence = run.settings, run.confidence
         self.shares = []
         self.left_out = Counter()
-        self.images = run.images  # the run's images (faceedit_bench.api.RunImages); None outside a run
+        self.images = run.images  # the run's images (faceedit_bench.api.images.RunImages); None outside a run
         self.eyes = {}  # "<face>_<session>" -> the eye region of the session's last image
 
     def add_session(self, result):
