@@ -11,9 +11,9 @@ from typing import Any
 def registered(kind: str, name: str) -> Any:
     """The object registered as ``name`` of ``kind`` (``datasets``, ``judges``, ``question_sets`` ...) by the
     installed plugins; an unknown name raises a ConfigError listing the known ones."""
-    from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.plugin.manager import current_plugins
 
-    return get_plugins().registry.get(kind, name).load()
+    return current_plugins().registry.get(kind, name).load()
 
 
 def create_registered(kind: str, name: str, params: Mapping[str, Any] | None = None) -> Any:
@@ -36,9 +36,9 @@ def log_to_run(tracking_uri: str, run_key: str, *, metrics: Mapping[str, float] 
     same name there is replaced) to the tracked run of ``run_key`` at ``tracking_uri`` (the
     ``faceedit_log_run_metrics`` and ``faceedit_log_run_artifacts`` hooks): that run's id, or None when no
     installed tracker reads the URI."""
-    from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.plugin.manager import current_plugins
 
-    hook = get_plugins().pm.hook
+    hook = current_plugins().pm.hook
     found = None
     if metrics:
         found = hook.faceedit_log_run_metrics(tracking_uri=tracking_uri, run_key=run_key, metrics=dict(metrics))
