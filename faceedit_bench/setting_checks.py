@@ -49,6 +49,7 @@ def check_whole(key: str, value: Any, minimum: int, *, none: str | None = None, 
 
 
 def check_fraction(key: str, value: Any, example: str) -> None:
+    """Refuse ``key=value`` (:func:`reject`) unless it is a number strictly between 0 and 1; ``example`` shows one."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
         reject(key, value, f"a number strictly between 0 and 1 ({example})")
 

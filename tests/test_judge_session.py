@@ -9,11 +9,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from faceedit_bench.api import CallLimits, ConfigError, JudgeReply, Outcome
+from faceedit_bench.api import CallLimits, ConfigError, JudgeReply, Outcome, create_registered
 from faceedit_bench.api.images import encode_png
-from faceedit_bench.api.judging import PromptTemplate
-from faceedit_bench.api import create_registered
-from faceedit_bench.api.judging import judge_session
+from faceedit_bench.api.judging import PromptTemplate, judge_session
 
 
 class Score(BaseModel):

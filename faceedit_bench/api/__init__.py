@@ -21,6 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from faceedit_bench import hookimpl
+    from faceedit_bench.api._plugin_set import create_registered, registered
+    from faceedit_bench.builtin.datasets._common import (
+        check_dataset_params,
+        demographics,
+        label_summary,
+        require,
+    )
     from faceedit_bench.errors import ConfigError, DatasetError, FaceEditBenchError, ImageError, ModelNotFoundError
     from faceedit_bench.execution.batching import MicroBatcher, is_out_of_memory
     from faceedit_bench.execution.call_errors import RetryableError, UnexpectedAnswer, retry_after_s
@@ -33,7 +40,6 @@ if TYPE_CHECKING:
     from faceedit_bench.execution.local_models import (
         ModelSource,
         check_dtype,
-        how_to_get,
         image_only_processor,
         locate_model,
         package_version,
@@ -41,18 +47,8 @@ if TYPE_CHECKING:
     )
     from faceedit_bench.execution.secrets import redact
     from faceedit_bench.keys import fingerprint
-    from faceedit_bench.api._plugin_set import create_registered, registered
     from faceedit_bench.plugin.payloads import RunInfo, StepRecord, TrackedRun
-    from faceedit_bench.plugin.protocols import (
-        AsyncEditor,
-        Dataset,
-        Editor,
-        FaceDetector,
-        FaceEmbedder,
-        Judge,
-        TestSetLoader,
-        Tracker,
-    )
+    from faceedit_bench.plugin.protocols import AsyncEditor, Editor, FaceDetector, FaceEmbedder, Judge
     from faceedit_bench.plugin.registry import Register
     from faceedit_bench.records import (
         DetectedFace,
@@ -83,15 +79,6 @@ if TYPE_CHECKING:
         read_json,
         read_utf8,
     )
-    from faceedit_bench.builtin.datasets._common import (
-        check_dataset_count,
-        check_dataset_flag,
-        check_fss,
-        check_limit,
-        demographics,
-        label_summary,
-        require,
-    )
 
 #: Each public name and the private module that holds it, by use. A name is imported on first use, so a plugin
 #: that is only loaded (``faceedit-bench plugins``, a run's start) pays only for what it touches.
@@ -102,8 +89,7 @@ _HOMES: dict[str, str] = {
     "registered": "faceedit_bench.api._plugin_set",
     "create_registered": "faceedit_bench.api._plugin_set",
     # the component protocols
-    **dict.fromkeys(("AsyncEditor", "Dataset", "Editor", "FaceDetector", "FaceEmbedder", "Judge", "TestSetLoader",
-                     "Tracker"), "faceedit_bench.plugin.protocols"),
+    **dict.fromkeys(("AsyncEditor", "Editor", "FaceDetector", "FaceEmbedder", "Judge"), "faceedit_bench.plugin.protocols"),
     # the records components exchange
     **dict.fromkeys(("DetectedFace", "EditRequest", "EditResult", "Face", "FaceEmbedding", "JudgeAnswer",
                      "JudgeReply", "JudgeRequest", "Outcome", "Session", "SessionResult", "Step", "TestSet"),
@@ -125,15 +111,15 @@ _HOMES: dict[str, str] = {
     **dict.fromkeys(("answer_failure", "as_code", "openai_shaped_failure", "transport_failure"),
                     "faceedit_bench.execution.hosted_errors"),
     # local models: files, versions, dtypes, batches
-    **dict.fromkeys(("ModelSource", "check_dtype", "how_to_get", "image_only_processor", "locate_model",
-                     "package_version", "torch_dtype"), "faceedit_bench.execution.local_models"),
+    **dict.fromkeys(("ModelSource", "check_dtype", "image_only_processor", "locate_model", "package_version",
+                     "torch_dtype"), "faceedit_bench.execution.local_models"),
     "LazyModels": "faceedit_bench.scoring.embedding",
     "files_digest": "faceedit_bench.scoring.embedding",
     "MicroBatcher": "faceedit_bench.execution.batching",
     "is_out_of_memory": "faceedit_bench.execution.batching",
     # datasets
-    **dict.fromkeys(("check_dataset_count", "check_dataset_flag", "check_fss", "check_limit", "demographics",
-                     "label_summary", "require"), "faceedit_bench.builtin.datasets._common"),
+    **dict.fromkeys(("check_dataset_params", "demographics", "label_summary", "require"),
+                    "faceedit_bench.builtin.datasets._common"),
     # trackers
     **dict.fromkeys(("RunInfo", "StepRecord", "TrackedRun"), "faceedit_bench.plugin.payloads"),
     **dict.fromkeys(("metrics_for_tracking", "results_digest", "series_for_tracking"),

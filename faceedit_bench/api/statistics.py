@@ -12,8 +12,8 @@ says which library computes each), a session metric, and reproductions of publis
 * :class:`SessionMetric`: a number per session from the FSS and judge values (``faceedit_register_metrics``);
 * reproductions (``faceedit_register_reproductions``): :class:`PublishedNumber` (published value, ours,
   tolerance), :class:`PublishedFileError` (a published layout that cannot be read: exit code 2),
-  :func:`read_expect` (a user's ``name,value`` CSV), :func:`with_expected` and :func:`report_reproduction`
-  (the table, its JSON and the exit code).
+  :func:`read_expect` (a user's ``name,value`` CSV, checked before any work) and :func:`report_reproduction`
+  (the table, compared with the published or the user's values, its JSON and the exit code).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from faceedit_bench.analysis.group_tests import compare_k_groups, kruskal_wallis
 from faceedit_bench.analysis.metric_agreement import metric_agreement, rank_table
 from faceedit_bench.analysis.paired import paired_comparison, paired_family
 from faceedit_bench.analysis.published import Number as PublishedNumber
-from faceedit_bench.analysis.published import PublishedFileError, read_expect, with_expected
+from faceedit_bench.analysis.published import PublishedFileError, read_expect
 from faceedit_bench.analysis.published import report as report_reproduction
 from faceedit_bench.analysis.rates import Threshold, rate_direction, threshold_rate
 from faceedit_bench.analysis.reliability import fleiss_kappa, krippendorff_alpha
@@ -33,4 +33,4 @@ from faceedit_bench.analysis.statistics import summarize
 __all__ = ["PublishedFileError", "PublishedNumber", "SessionMetric", "Threshold", "cached_statistic",
            "compare_k_groups", "fleiss_kappa", "krippendorff_alpha", "kruskal_wallis", "metric_agreement",
            "one_vs_rest", "paired_comparison", "paired_family", "rank_table", "rate_direction", "read_expect",
-           "report_reproduction", "summarize", "threshold_rate", "with_expected"]
+           "report_reproduction", "summarize", "threshold_rate"]

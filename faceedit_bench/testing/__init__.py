@@ -25,6 +25,17 @@ command in-process), ``summary_text`` and ``html_report`` (what a run prints and
 for a protocol package's tests, the pipeline's pieces they build by hand (:mod:`faceedit_bench.testing.pipeline`).
 """
 
+# What plugins' tests check and no plugin's code needs (so not in faceedit_bench.api): a report read back, the
+# failures and costs a component's calls are recorded with.
+from faceedit_bench.execution.call_errors import GaveUp
+from faceedit_bench.execution.cost import cost_usd
+from faceedit_bench.execution.secrets import MissingSecretError
+from faceedit_bench.plugin.payloads import ComponentInfo
+from faceedit_bench.report.console import render as render_console
+from faceedit_bench.report.html_file import write_html_report
+from faceedit_bench.report.report_schema import run_report_schema
+from faceedit_bench.scoring.judge.declared import MetricJudgment
+from faceedit_bench.scoring.judge.service import ParseFailure, parse_answer
 from faceedit_bench.testing.components import (
     EditorContract,
     EmbedderContract,
@@ -78,13 +89,11 @@ from faceedit_bench.testing.pipeline import (
     worst_groups,
 )
 from faceedit_bench.testing.sections import SectionContract
-# What a protocol package's tests read back of a report (no plugin's code needs them: not in faceedit_bench.api).
-from faceedit_bench.report.console import render as render_console
-from faceedit_bench.report.html_file import write_html_report
-from faceedit_bench.report.report_schema import run_report_schema
 from faceedit_bench.testing.tracking import TrackerContract
 
-__all__ = ["SC_TEMPLATE", "STATE_TEMPLATE", "DatasetContract", "EditorContract", "EmbedderContract", "Executor",
+__all__ = ["SC_TEMPLATE", "STATE_TEMPLATE", "ComponentInfo", "DatasetContract", "GaveUp", "MetricJudgment",
+           "MissingSecretError", "ParseFailure", "cost_usd", "parse_answer", "EditorContract", "EmbedderContract",
+           "Executor",
            "Executors", "FaceDetectorContract", "ImageMetricContract", "ImageStore", "InputResolver", "JudgeContract", "JudgeService",
            "JudgedSession", "Ledger", "PanelRule", "PixelEmbedder", "PluginDistributionContract", "Plugins",
            "QuestionSetLoaderContract", "Registry", "RunStopped", "SectionContract", "StepState", "TestSetError",

@@ -22,8 +22,7 @@ from pathlib import Path
 
 from scipy.stats import kendalltau
 
-from faceedit_bench.api import FaceEditBenchError
-from faceedit_bench.api import csv_records, json_lines, read_utf8
+from faceedit_bench.api import FaceEditBenchError, csv_records, json_lines, read_utf8
 from faceedit_bench.api.sections import DEMOGRAPHIC_KEYS
 from faceedit_bench_arena.ratings import Battles
 

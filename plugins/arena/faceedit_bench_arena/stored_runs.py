@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
-from faceedit_bench.api import FaceEditBenchError
-from faceedit_bench.api import fingerprint
+from faceedit_bench.api import FaceEditBenchError, fingerprint
 from faceedit_bench.api.sections import DEMOGRAPHIC_KEYS, SESSIONS_CSV, STEPS_CSV, load_run
 
 REFERENCE_CONDITIONS = ("", "baseline")

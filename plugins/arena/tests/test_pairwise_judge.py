@@ -11,8 +11,7 @@ import pytest
 from faceedit_bench_arena.pairwise_judge import CRITERIA, TEMPLATE, ask_battle, combine, position_bias
 from PIL import Image
 
-from faceedit_bench.api import JudgeAnswer, Outcome
-from faceedit_bench.api import registered
+from faceedit_bench.api import JudgeAnswer, Outcome, registered
 from faceedit_bench.api.judging import judge_session
 from tests.fakes.openai import _chat_images, openai_server
 

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 from faceedit_bench_audit import testsets as paper_b
 
-from faceedit_bench.api import Face, Step
-from faceedit_bench.api import registered
+from faceedit_bench.api import Face, Step, registered
 from faceedit_bench.api.judging import load_testset
 from faceedit_bench.testing import InputResolver, run_cli
 

@@ -151,10 +151,9 @@ def test_the_audit_reports_its_rates_under_each_rounding_of_the_panel_rule():
     from faceedit_bench_audit.audit.tables import audit_section
     from faceedit_bench_audit.audit.tracking import audit_metrics
 
-    from faceedit_bench.scoring.judge.declared import MetricJudgment
     from faceedit_bench.api import SessionResult
     from faceedit_bench.api.sections import metric_key
-    from faceedit_bench.testing import JudgedSession, StepState
+    from faceedit_bench.testing import JudgedSession, MetricJudgment, StepState
 
     rule = PanelRule("tolerance", ("gemini", "gpt"), "gemini")
     collector = AuditCollector(("race",))

@@ -14,8 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from faceedit_bench.api import ConfigError, Endpoint, RetryableError
-from faceedit_bench.api import HostedConnection, answer_failure
+from faceedit_bench.api import ConfigError, Endpoint, HostedConnection, RetryableError, answer_failure
 from faceedit_bench_bfl.models import REGIONS
 
 

@@ -18,9 +18,7 @@ from PIL import Image
 
 from faceedit_bench.api import AsyncEditor, ConfigError, EditRequest, EditResult, Outcome, RetryableError
 from faceedit_bench.api.testing import EditorContract, gradient_image
-from faceedit_bench.execution.cost import cost_usd
-from faceedit_bench.execution.secrets import MissingSecretError
-from faceedit_bench.testing import Executor
+from faceedit_bench.testing import Executor, MissingSecretError, cost_usd
 from tests.fakes.answers import fake_edit
 from tests.fakes.bfl import DEFAULT_KEY, FLEX_FIELDS, FLUX2_FIELDS, KONTEXT_FIELDS, BFLFakeServer, bfl_server
 

@@ -21,9 +21,18 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.api import ConfigError, EditRequest, EditResult, Outcome, redact
+from faceedit_bench.api import (
+    ConfigError,
+    EditRequest,
+    EditResult,
+    HostedComponent,
+    HostedParams,
+    Outcome,
+    UnexpectedAnswer,
+    as_code,
+    redact,
+)
 from faceedit_bench.api.images import content_hash, decode_rgb, encode_png, sniff_mime
-from faceedit_bench.api import HostedComponent, HostedParams, UnexpectedAnswer, as_code
 from faceedit_bench_byteplus.connection import ArkConnection
 from faceedit_bench_byteplus.failures import failure_outcome, is_refusal_code
 

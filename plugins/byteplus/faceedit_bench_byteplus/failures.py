@@ -24,8 +24,7 @@ or ``RiskDetection``; 429 ``RateLimitExceeded.*`` / ``ServerOverloaded`` pass wi
 
 from __future__ import annotations
 
-from faceedit_bench.api import Outcome
-from faceedit_bench.api import openai_shaped_failure
+from faceedit_bench.api import Outcome, openai_shaped_failure
 
 #: 429 codes that waiting does not fix: the account's quota or the safe-experience spending cap.
 PERMANENT_429 = frozenset({"QuotaExceeded", "SetLimitExceeded", "AccountOverdueError"})

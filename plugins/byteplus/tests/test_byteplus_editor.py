@@ -11,7 +11,7 @@ import pytest
 
 from faceedit_bench.api import ConfigError, EditRequest, Outcome, RetryableError
 from faceedit_bench.api.testing import EditorContract, gradient_image
-from faceedit_bench.execution.secrets import MissingSecretError
+from faceedit_bench.testing import MissingSecretError
 from tests.fakes.answers import fake_edit
 
 PLANTED = "ark-PLANTED-key-4f9e2a"

@@ -12,7 +12,7 @@ from gemini_helpers import run
 
 from faceedit_bench.api import ConfigError, JudgeRequest, Outcome
 from faceedit_bench.api.testing import gradient_image
-from faceedit_bench.execution.cost import cost_usd
+from faceedit_bench.testing import cost_usd
 
 CONF = Path(__file__).resolve().parents[1] / "faceedit_bench_gemini" / "conf" / "judge"
 SCHEMA = {"type": "object", "properties": {"score": {"type": "integer"}}, "required": ["score"]}

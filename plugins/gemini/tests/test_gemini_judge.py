@@ -10,9 +10,16 @@ from faceedit_bench_gemini.judge import GeminiJudge
 from gemini_helpers import KEY, run
 
 from faceedit_bench.api import JudgeAnswer, JudgeRequest, Outcome, RetryableError
-from faceedit_bench.execution.secrets import MissingSecretError
-from faceedit_bench.scoring.judge.service import parse_answer
-from faceedit_bench.testing import SC_TEMPLATE, STATE_TEMPLATE, Executor, JudgeContract, JudgeService, gradient_image
+from faceedit_bench.testing import (
+    SC_TEMPLATE,
+    STATE_TEMPLATE,
+    Executor,
+    JudgeContract,
+    JudgeService,
+    MissingSecretError,
+    gradient_image,
+    parse_answer,
+)
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import GARBAGE_TEXT, IMAGE_INPUT_TOKENS
 

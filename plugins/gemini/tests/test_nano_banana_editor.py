@@ -13,10 +13,7 @@ from gemini_helpers import FAST_LIMITS, INSTRUCTION, KEY, edit_request, run
 
 from faceedit_bench.api import ConfigError, Outcome, RetryableError
 from faceedit_bench.api.images import decode_rgb
-from faceedit_bench.execution.call_errors import GaveUp
-from faceedit_bench.execution.cost import cost_usd
-from faceedit_bench.execution.secrets import MissingSecretError
-from faceedit_bench.testing import Executor, gradient_image
+from faceedit_bench.testing import Executor, GaveUp, MissingSecretError, cost_usd, gradient_image
 from tests.fakes.answers import fake_edit
 from tests.fakes.gemini import IMAGE_INPUT_TOKENS, IMAGE_OUTPUT_TOKENS, REFUSAL_TEXT
 

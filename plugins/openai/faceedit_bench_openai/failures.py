@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from faceedit_bench.api import Outcome, retry_after_s
-from faceedit_bench.api import UnexpectedAnswer, openai_shaped_failure
+from faceedit_bench.api import Outcome, UnexpectedAnswer, openai_shaped_failure, retry_after_s
 
 __all__ = ["REFUSAL_CODES", "answer_of", "failure_outcome", "retry_after_s"]
 

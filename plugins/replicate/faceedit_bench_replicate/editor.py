@@ -27,9 +27,17 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.api import ConfigError, EditRequest, EditResult, Outcome, RetryableError, redact
+from faceedit_bench.api import (
+    ConfigError,
+    EditRequest,
+    EditResult,
+    HostedComponent,
+    HostedParams,
+    Outcome,
+    RetryableError,
+    redact,
+)
 from faceedit_bench.api.images import content_hash, decode_rgb, encode_png, sniff_mime
-from faceedit_bench.api import HostedComponent, HostedParams
 from faceedit_bench_replicate.connection import ReplicateConnection
 from faceedit_bench_replicate.failures import failure_outcome, transport_failure
 

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import re
 
-from faceedit_bench.api import Outcome, redact
-from faceedit_bench.api import answer_failure, transport_failure
+from faceedit_bench.api import Outcome, answer_failure, redact, transport_failure
 
 __all__ = ["failure_outcome", "transport_failure"]
 

@@ -10,7 +10,7 @@ import pytest
 
 from faceedit_bench.api import ConfigError, EditRequest, Outcome, RetryableError
 from faceedit_bench.api.testing import EditorContract, gradient_image
-from faceedit_bench.execution.secrets import MissingSecretError
+from faceedit_bench.testing import MissingSecretError
 from tests.fakes.answers import fake_edit
 from tests.fakes.replicate import BAGEL_VERSION as BAGEL
 from tests.fakes.replicate import KONTEXT_VERSION as KONTEXT

@@ -15,12 +15,12 @@ from faceedit_bench.api.sections import (
     SectionHtml,
     ValueSpec,
     ViewSpec,
+    check_fraction,
     fitted_tables,
     metric_key,
     mostly_missing_warning,
 )
 from faceedit_bench.api.statistics import Threshold, threshold_rate
-from faceedit_bench.setting_checks import check_fraction
 
 RATE = {
     "type": "object", "required": ["rule", "n", "count", "rate", "ci_low", "ci_high"],

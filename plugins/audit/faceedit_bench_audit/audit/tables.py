@@ -32,8 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from faceedit_bench.api import ConfigError
-from faceedit_bench.api import Outcome
+from faceedit_bench.api import ConfigError, Outcome
 from faceedit_bench.api.statistics import (
     Threshold,
     compare_k_groups,

@@ -25,9 +25,19 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import ConfigError, DatasetError, FaceDetector, ImageError, atomic_open, built_beside
+from faceedit_bench.api import (
+    ConfigError,
+    DatasetError,
+    FaceDetector,
+    ImageError,
+    atomic_open,
+    built_beside,
+    file_lock,
+    registered,
+    restore_replaced,
+    write_text,
+)
 from faceedit_bench.api.images import decode_rgb
-from faceedit_bench.api import file_lock, registered, restore_replaced, write_text
 from faceedit_bench_audit.portraits import grid
 from faceedit_bench_audit.portraits.quality import REASONS, Criteria, check_portrait
 
