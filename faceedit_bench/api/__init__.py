@@ -148,4 +148,15 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-__all__ = sorted(_HOMES)
+__all__ = ["answer_failure", "as_code", "AsyncEditor", "atomic_open", "built_beside", "CallLimits",
+           "check_dataset_params", "check_dtype", "check_prices", "ConfigError", "count_request",
+           "create_registered", "csv_records", "csv_rows", "DatasetError", "demographics", "DetectedFace", "Editor",
+           "EditRequest", "EditResult", "Endpoint", "Face", "FaceDetector", "FaceEditBenchError", "FaceEmbedder",
+           "FaceEmbedding", "file_lock", "file_under", "files_digest", "fingerprint", "hookimpl", "HostedComponent",
+           "HostedConnection", "HostedParams", "image_only_processor", "ImageError", "is_out_of_memory",
+           "json_lines", "Judge", "JudgeAnswer", "JudgeReply", "JudgeRequest", "label_summary", "LazyModels",
+           "locate_model", "metrics_for_tracking", "MicroBatcher", "ModelNotFoundError", "ModelSource",
+           "openai_shaped_failure", "Outcome", "package_version", "parse_json", "read_json", "read_utf8", "redact",
+           "Register", "registered", "require", "restore_replaced", "results_digest", "retry_after_s",
+           "RetryableError", "RunInfo", "series_for_tracking", "Session", "SessionResult", "Step", "StepRecord",
+           "TestSet", "torch_dtype", "TrackedRun", "transport_failure", "UnexpectedAnswer", "write_text"]

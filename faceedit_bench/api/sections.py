@@ -10,7 +10,7 @@ finished run.
   :func:`key_values`;
 * its parts: :func:`metric_key` (MLflow-safe names), :func:`mostly_missing_warning`, the number formats
   (:func:`fmt_num`, :func:`fmt_ci`, :func:`fmt_p`), console tables (:class:`Column`, :func:`fitted_tables`),
-  plots (:func:`plot_figure`, :func:`plot_no_mathtext`, :func:`plot_png`, :func:`plot_uri`, :data:`PALETTE`),
+  plots (:func:`plot_png`, a drawing as PNG bytes; :func:`plot_uri`, as a data URI for a page; :data:`PALETTE`),
   :func:`render_template` (a package's own page);
 * a finished run: :func:`load_run`, :func:`run_config`, its tables (:data:`SESSIONS_CSV`, :data:`STEPS_CSV`,
   :data:`DEMOGRAPHIC_KEYS`; its images are :meth:`faceedit_bench.api.images.RunImages.of_run`), :func:`attach_section` (a section
@@ -36,9 +36,7 @@ from faceedit_bench.report.compared_runs import load_run, run_config
 from faceedit_bench.report.console import Column, fitted_tables
 from faceedit_bench.report.html_plots import plot_uri
 from faceedit_bench.report.plots import PALETTE
-from faceedit_bench.report.plots import figure as plot_figure
-from faceedit_bench.report.plots import no_mathtext as plot_no_mathtext
-from faceedit_bench.report.plots import png_bytes as plot_png
+from faceedit_bench.report.plots import drawn_png as plot_png
 from faceedit_bench.report.read_first import warning as mostly_missing_warning
 from faceedit_bench.report.run_report import metric_key
 from faceedit_bench.report.tables import DEMOGRAPHIC_KEYS, SESSIONS_CSV, STEPS_CSV
@@ -49,5 +47,5 @@ __all__ = ["DEMOGRAPHIC_KEYS", "PALETTE", "SESSIONS_CSV", "STEPS_CSV", "Column",
            "SectionHtml", "SectionRun", "SectionSetup", "ValueSpec", "ViewSpec", "attach_section", "check_fraction",
            "check_whole",
            "fitted_tables", "fmt_ci", "fmt_num", "fmt_p", "key_values", "load_run", "load_schema", "log_to_run",
-           "metric_key", "mostly_missing_warning", "plot_figure", "plot_no_mathtext", "plot_png", "plot_uri",
+           "metric_key", "mostly_missing_warning", "plot_png", "plot_uri",
            "reject", "render_template", "run_config"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 PALETTE = ("#1f4e79", "#c2410c", "#15803d", "#7e22ce", "#a16207", "#0e7490", "#be123c", "#4d7c0f")
@@ -56,6 +56,17 @@ def image_bytes(fig: Any, fmt: str = "png") -> bytes:
     with rc_context({"svg.fonttype": "none", "svg.hashsalt": "faceedit_bench"}):
         fig.savefig(buf, format="svg", metadata={"Date": None})
     return buf.getvalue()
+
+
+def drawn_png(width: float, height: float, draw: Callable[[Any], None]) -> bytes | None:
+    """A plot as PNG bytes (:func:`png_bytes`): ``draw(fig)`` draws on a figure of ``width`` x ``height``
+    inches, with labels as given (a ``$`` is not LaTeX math); None where matplotlib is missing."""
+    fig = figure(width, height)
+    if fig is None:
+        return None
+    with no_mathtext():
+        draw(fig)
+        return png_bytes(fig)
 
 
 def no_mathtext() -> Any:

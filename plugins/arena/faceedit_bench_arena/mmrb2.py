@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import parse_json, read_utf8
-from faceedit_bench.api.statistics import PublishedFileError
+from faceedit_bench_arena.genai_arena import PublishedFileError
 
 FLIP = {"A": "B", "B": "A"}
 

@@ -82,12 +82,8 @@ def add_genai_bench(sub: Any) -> None:
 def genai_bench_main(args: Any) -> int:
     import csv
 
-    from faceedit_bench.api.statistics import (
-        PublishedFileError,
-        PublishedNumber,
-        read_expect,
-        report_reproduction,
-    )
+    from faceedit_bench.api.statistics import PublishedNumber, read_expect, report_reproduction
+    from faceedit_bench_arena.genai_arena import PublishedFileError
     from faceedit_bench_arena.human_votes import VotesError, genai_bench_accuracy
 
     expected = read_expect(args.expect) if args.expect is not None else None
