@@ -62,6 +62,7 @@ from faceedit_bench.testing.harness import (
     run_cli,
     run_config,
     summary_text,
+    using_plugins,
 )
 from faceedit_bench.testing.helpers import PixelEmbedder, gradient_image, skip_without_cuda
 from faceedit_bench.testing.image_metrics import ImageMetricContract
@@ -104,4 +105,4 @@ __all__ = ["SC_TEMPLATE", "STATE_TEMPLATE", "ComponentInfo", "DatasetContract", 
            "pairwise_accuracy", "register_configs", "render_console", "run_report_schema", "write_html_report",
            "run_built", "run_cli", "run_config", "skip_without_cuda",
            "submit_run",
-           "summary_text", "system_agreement", "worst_groups"]
+           "summary_text", "system_agreement", "using_plugins", "worst_groups"]
