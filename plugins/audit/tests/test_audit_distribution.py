@@ -7,7 +7,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from faceedit_bench.testing import PluginDistributionContract
+from faceedit_bench.api.testing import PluginDistributionContract
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]
 

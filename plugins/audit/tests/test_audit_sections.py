@@ -8,7 +8,8 @@ import jsonschema
 import pytest
 
 from faceedit_bench.api import Outcome
-from faceedit_bench.testing import SectionContract, run_report_schema
+from faceedit_bench.api.testing import SectionContract
+from faceedit_bench.testing import run_report_schema
 
 
 class TestWinoBiasSection(SectionContract):

@@ -17,7 +17,8 @@ from faceedit_bench_audit.audit.tables import audit_rules
 from faceedit_bench.api import ConfigError, Face, JudgeAnswer, JudgeReply, Outcome, Session, Step
 from faceedit_bench.api.judging import NotAsked
 from faceedit_bench.api.statistics import Threshold
-from faceedit_bench.testing import Executors, ImageStore, JudgeService, Ledger, PanelRule, combine_panel, gradient_image
+from faceedit_bench.api.testing import gradient_image
+from faceedit_bench.testing import Executors, ImageStore, JudgeService, Ledger, PanelRule, combine_panel
 from tests.test_judge_panels import FakeJudge
 
 LABELS = {"race": "Latino_Hispanic", "gender": "female", "age_bin": "30-39"}

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from faceedit_bench_replicate.editor import PINNED
 
-from faceedit_bench.testing import PluginDistributionContract
+from faceedit_bench.api.testing import PluginDistributionContract
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]
 CONF = PLUGIN_ROOT / "faceedit_bench_replicate" / "conf" / "editor"
