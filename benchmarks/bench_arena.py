@@ -42,7 +42,8 @@ def judge_throughput(rpm: int = 600, latency_s: float = 0.3, budget: int = 760) 
     from stored_runs_fixture import write_runs
     from test_arena_runs import KEY, KEY_ENV, brighter_wins
 
-    from faceedit_bench.api.protocol import registered, workspace_judge
+    from faceedit_bench.api import registered
+    from faceedit_bench.api.judging import judge_session
     from tests.fakes.openai import openai_server
 
     os.environ[KEY_ENV] = KEY
@@ -51,7 +52,7 @@ def judge_throughput(rpm: int = 600, latency_s: float = 0.3, budget: int = 760) 
         def judge():
             return registered("judges", "openai")(base_url=f"{server.url}/v1", api_key_env=KEY_ENV,
                                                   limits={"requests_per_minute": rpm, "tokens_per_minute": None})
-        with workspace_judge(Path(tmp) / "ws", judge(), "openai") as wj:
+        with judge_session(judge(), "openai", Path(tmp) / "ws") as wj:
             paths = write_runs(Path(tmp) / "ws", wj.put_image)
         start = time.perf_counter()
         part, _ = run_arena(paths, judge(), "openai", ArenaSettings(budget_calls=budget, target_width=1.0,

@@ -2,7 +2,7 @@
 allowed (``run.shard=5/4 is not allowed: it must be ...``); the checks of the structured settings
 ``conditions`` and ``run.sample`` (their entries completed with defaults); and the parsers of settings given
 as text: a shard ``i/n`` and the command line's ``key=value`` pairs. The config schemas, the CLI and every
-plugin's settings use them (protocol authors through :mod:`faceedit_bench.api.protocol`)."""
+plugin's settings use them (protocol authors through :mod:`faceedit_bench.api.sections`)."""
 
 from __future__ import annotations
 
@@ -35,6 +35,8 @@ def reject(key: str, value: Any, allowed: str) -> None:
 
 
 def check_whole(key: str, value: Any, minimum: int, *, none: str | None = None, zero: str | None = None) -> None:
+    """Refuse ``key=value`` (:func:`reject`) unless it is a whole number >= ``minimum``; ``none`` and ``zero`` say
+    what None (then allowed) and 0 mean."""
     if value is None and none is not None:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
@@ -47,6 +49,7 @@ def check_whole(key: str, value: Any, minimum: int, *, none: str | None = None, 
 
 
 def check_fraction(key: str, value: Any, example: str) -> None:
+    """Refuse ``key=value`` (:func:`reject`) unless it is a number strictly between 0 and 1; ``example`` shows one."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
         reject(key, value, f"a number strictly between 0 and 1 ({example})")
 

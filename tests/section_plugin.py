@@ -1,4 +1,4 @@
-"""A protocol plugin written against the public API only (faceedit_bench.api, faceedit_bench.api.protocol): one
+"""A protocol plugin written against the public API only (faceedit_bench.api and its topic modules): one
 report section, ``tally``, that counts every session's step outcomes and states the share of usable edits with
 its Wilson interval. tests/test_sections.py registers it and follows it through a run."""
 
@@ -10,20 +10,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from faceedit_bench.api import hookimpl
-from faceedit_bench.api.protocol import (
+from faceedit_bench.api.sections import (
     Column,
     ReportSection,
     SectionHtml,
     SectionRun,
-    Threshold,
     ValueSpec,
     ViewSpec,
     check_whole,
     fitted_tables,
     metric_key,
     mostly_missing_warning,
-    threshold_rate,
 )
+from faceedit_bench.api.statistics import Threshold, threshold_rate
 
 SCHEMA = {
     "type": "object", "required": ["label", "sessions", "steps", "ok_rate", "measures"],

@@ -20,16 +20,8 @@ from pydantic import BaseModel, Field
 from scipy import stats
 
 from faceedit_bench import hookimpl
-from faceedit_bench.api import (
-    CallLimits,
-    EditRequest,
-    EditResult,
-    JudgeMetric,
-    JudgeReply,
-    JudgeValue,
-    Outcome,
-    PromptTemplate,
-)
+from faceedit_bench.api import CallLimits, EditRequest, EditResult, JudgeReply, Outcome
+from faceedit_bench.api.judging import JudgeMetric, JudgeValue, PromptTemplate
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.run.experiment import build_experiment, run_experiment
 from faceedit_bench.scoring.judge.condition_templates import demographic_labels

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from faceedit_bench.api import hookimpl
-from faceedit_bench.api.protocol import ReportSection, SectionRun
+from faceedit_bench.api.sections import ReportSection, SectionRun
 from faceedit_bench.plugin.launch import RunLaunch
 from faceedit_bench.plugin.manager import load_plugins
 from faceedit_bench.plugin.sections import SectionCollector

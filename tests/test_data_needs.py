@@ -70,7 +70,7 @@ def test_paper_b_without_race_and_age_labels_stops_before_any_call(plugins, comp
 
 def test_the_command_exits_2_with_one_line_and_pays_nothing(plugins, gemini, tmp_path, capsys, monkeypatch):
     root = folder(tmp_path, GENDER_ONLY)
-    monkeypatch.setattr("faceedit_bench.run.hydra_app.get_plugins", lambda: plugins)  # with the test's embedder
+    monkeypatch.setattr("faceedit_bench.plugin.manager.get_plugins", lambda: plugins)  # with the test's embedder
     with pytest.raises(SystemExit) as stopped:
         run_cli(["run", *paper_b(gemini, root), f"run.workspace={tmp_path / 'ws'}", "run.progress=false"])
     err = capsys.readouterr().err
@@ -133,7 +133,7 @@ def test_needs_of_a_judge_metric_include_its_image_roles():
 def test_a_section_s_needs_count_only_in_a_run_where_it_collects():
     from types import SimpleNamespace
 
-    from faceedit_bench.api.protocol import ReportSection
+    from faceedit_bench.api.sections import ReportSection
     from faceedit_bench.run.data_needs import parts
 
     needs = Needs(labels=("race",), how="a race column")

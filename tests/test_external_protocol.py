@@ -2,7 +2,7 @@
 
 The package is docs/examples/eyewear_protocol, the code docs/protocol_package.md shows: one judge metric
 (``glasses``), one report section (``eyewear``) and one preset (``experiment=eyewear``), written against the
-public API only (``faceedit_bench.api``, ``faceedit_bench.api.protocol``, ``faceedit_bench.testing``). It is copied
+public API only (``faceedit_bench.api`` and its topic modules, ``faceedit_bench.testing``). It is copied
 into a temporary directory, installed with pip into a folder of its own and run from the command line against a
 fake Gemini (the real SDK) with MLflow on a real sqlite store. The section must reach report.json (valid against
 the merged schema), report.html, the console, the MLflow run and a leaderboard view, and the package's own
@@ -31,7 +31,9 @@ pytestmark = pytest.mark.slow(seconds=3)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "examples" / "eyewear_protocol"
-PUBLIC = {"faceedit_bench.api", "faceedit_bench.api.protocol", "faceedit_bench.testing"}
+PUBLIC = {"faceedit_bench.api", "faceedit_bench.api.sections", "faceedit_bench.api.images",
+          "faceedit_bench.api.statistics", "faceedit_bench.api.judging", "faceedit_bench.api.testing",
+          "faceedit_bench.testing"}
 KEY = "eyewear-gemini-key"
 # The session whose steps show glasses from step FIRST_GLASSES[session] on (pose has 4 steps per session).
 FIRST_GLASSES = {"pose-01": 2, "pose-02": 4, "pose-03": 1}
@@ -123,7 +125,7 @@ def test_the_preset_runs_into_every_output(installed, new_mlflow_store):
     assert report["metrics"]["glasses_worn"]["mean"] == pytest.approx(sum(SHARES.values()) / 3)
     assert report["measures"]["glasses_sessions"]["section"] == "eyewear"
     assert report["counts"]["judge"] == {"eyewear-glasses@1": {"ok": 12}}
-    schema = subprocess.run([sys.executable, "-c", "import json; from faceedit_bench.api.protocol import "
+    schema = subprocess.run([sys.executable, "-c", "import json; from faceedit_bench.testing import "
                              "run_report_schema; print(json.dumps(run_report_schema()))"],
                             capture_output=True, text=True, env=env, check=True)
     merged = json.loads(schema.stdout)

@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from faceedit_bench.api import ImageMetric, ImageMetricContract, ImageValue
+from faceedit_bench.api.images import ImageMetric, ImageValue
+from faceedit_bench.api.testing import ImageMetricContract
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.records import AdmittedFace, Face, Outcome, Session, Step, StepState
 from faceedit_bench.run.experiment import build_experiment, run_experiment
@@ -198,7 +199,7 @@ def test_a_section_reads_the_runs_images_folder_and_components(plugins, compose,
     """What a report section's collector is given (SectionRun): the run's images, read-only, its folder and its
     components; the images it reads are the ones the run measured."""
     from faceedit_bench.api import hookimpl
-    from faceedit_bench.api.protocol import ReportSection
+    from faceedit_bench.api.sections import ReportSection
 
     seen = {}
 

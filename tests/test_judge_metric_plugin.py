@@ -34,7 +34,8 @@ hat = "faceedit_bench_hat"
 MODULE = '''
 from pydantic import BaseModel, ConfigDict, Field
 
-from faceedit_bench.api import JudgeMetric, JudgeValue, PromptTemplate, hookimpl
+from faceedit_bench.api import hookimpl
+from faceedit_bench.api.judging import JudgeMetric, JudgeValue, PromptTemplate
 
 
 class HatAnswer(BaseModel):

@@ -1,4 +1,4 @@
-"""Asking a judge outside a run (faceedit_bench.api.protocol.judge_session, create_registered): the run's
+"""Asking a judge outside a run (faceedit_bench.api.judging.judge_session, faceedit_bench.api.create_registered): the run's
 judge service and caches in a workspace of the command's own."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from faceedit_bench.api import CallLimits, ConfigError, JudgeReply, Outcome, PromptTemplate, encode_png
-from faceedit_bench.api.protocol import create_registered, judge_session
+from faceedit_bench.api import CallLimits, ConfigError, JudgeReply, Outcome, create_registered
+from faceedit_bench.api.images import encode_png
+from faceedit_bench.api.judging import PromptTemplate, judge_session
 
 
 class Score(BaseModel):

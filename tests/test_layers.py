@@ -109,7 +109,7 @@ def test_the_plugin_test_check_sees_every_form_of_import():
     source = ("import faceedit_bench.run.engine\nfrom faceedit_bench.records import Outcome\n"
               "from faceedit_bench import records\nfrom faceedit_bench import hookimpl\n"
               "from faceedit_bench.api import Outcome\nfrom faceedit_bench.testing import EditorContract\n"
-              "from faceedit_bench.api.protocol import ReportSection\n"
+              "from faceedit_bench.api.sections import ReportSection\n"
               "def later():\n    from faceedit_bench.plugin.manager import load_plugins\n")
     assert private_core_imports(source) == [(1, "faceedit_bench.run.engine"), (2, "faceedit_bench.records"),
                                             (3, "faceedit_bench.records"), (9, "faceedit_bench.plugin.manager")]

@@ -64,7 +64,7 @@ def test_the_plan_counts_the_calls_a_run_then_makes_and_after_it_all_are_cached(
 
 
 def test_plan_and_dry_run_print_the_plan_and_call_nothing(plugins, synthetic, gemini, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("faceedit_bench.run.hydra_app.get_plugins", lambda: plugins)  # with the test's dataset
+    monkeypatch.setattr("faceedit_bench.plugin.manager.get_plugins", lambda: plugins)  # with the test's dataset
     monkeypatch.delenv("GEMINI_API_KEY")  # a plan needs no key
     workspace = tmp_path / "ws"
     args = [*synthetic, *hosted(gemini), f"run.workspace={workspace}", "run.progress=false"]

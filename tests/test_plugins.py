@@ -111,7 +111,7 @@ def test_hook_faceedit_register_metrics():
 def test_hook_faceedit_register_judge_metrics():
     from pydantic import BaseModel, ConfigDict
 
-    from faceedit_bench.api import JudgeMetric, JudgeValue, PromptTemplate
+    from faceedit_bench.api.judging import JudgeMetric, JudgeValue, PromptTemplate
     from faceedit_bench.run.experiment import session_metrics
     from faceedit_bench.run.judges import select_judge_metrics
 
@@ -135,7 +135,7 @@ def test_hook_faceedit_register_judge_metrics():
 
 
 def test_hook_faceedit_register_image_metrics():
-    from faceedit_bench.api import ImageMetric, ImageValue
+    from faceedit_bench.api.images import ImageMetric, ImageValue
     from faceedit_bench.run.experiment import session_metrics
     from faceedit_bench.run.image_metrics import select_image_metrics
 
@@ -544,7 +544,6 @@ def test_hook_faceedit_log_run_metrics(tmp_path):
 
 def test_hook_faceedit_log_run_artifacts(tmp_path):
     """The first plugin that knows the URI adds the files to the run of the run key; an unknown URI gives None."""
-    from faceedit_bench.api.protocol import log_run_artifacts
 
     logged: dict[str, dict[str, str]] = {}
 
@@ -557,12 +556,11 @@ def test_hook_faceedit_log_run_artifacts(tmp_path):
     plugins = load_plugins(entry_points=False)
     plugins.add(make_module("toy_tracker", faceedit_log_run_artifacts=log), name="toy_tracker",
                 distribution="faceedit-bench-tests")
-    original = plugins_module.get_plugins
-    plugins_module.get_plugins = lambda: plugins
-    try:
+    from faceedit_bench.api.sections import log_to_run
+    from faceedit_bench.plugin.manager import using_plugins
+
+    with using_plugins(plugins):  # the test's own plugin set, the one log_to_run reaches
         report = tmp_path / "report.json"
-        assert log_run_artifacts("toy://store", "k1", {report: "", tmp_path / "a.json": "extra"}) == "toy-run-1"
+        assert log_to_run("toy://store", "k1", files={report: "", tmp_path / "a.json": "extra"}) == "toy-run-1"
         assert logged["k1"] == {str(report): "", str(tmp_path / "a.json"): "extra"}
-        assert log_run_artifacts("unknown://store", "k1", {report: ""}) is None
-    finally:
-        plugins_module.get_plugins = original
+        assert log_to_run("unknown://store", "k1", files={report: ""}) is None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from faceedit_bench.api import results_digest
-from faceedit_bench.api.protocol import attach_section
+from faceedit_bench.api.sections import attach_section
 from faceedit_bench.report.attached import did_work, keep_derived
 from faceedit_bench.run.experiment import build_experiment, run_experiment
 

@@ -33,7 +33,7 @@ WRAPPER = textwrap.dedent("""
         p.add(fake_plugin, name="fake", distribution="faceedit-bench-tests")
         return p
 
-    manager.get_plugins = hydra_app.get_plugins = plugins
+    manager.get_plugins = plugins
     if sys.argv.pop(1) == "cli":
         from faceedit_bench.cli import main
         sys.exit(main(sys.argv[1:]))

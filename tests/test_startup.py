@@ -84,7 +84,7 @@ def test_commands_that_make_no_calls_import_nothing_heavy(tmp_path, args):
     assert loaded(modules, HEAVY) == []
     if args[0] == "faceedit_bench.cli":  # none composes a config (Hydra is for runs) or writes a report
         # ... but `plugins` loads every report section and parses its templates, to list a broken one
-        report_code = () if args[1] == "plugins" else ("faceedit_bench.api.protocol", "jinja2")
+        report_code = () if args[1] == "plugins" else ("faceedit_bench.api.sections", "jinja2")
         assert loaded(modules, ("hydra", *report_code)) == []
 
 

@@ -33,7 +33,7 @@ def test_wheel_ships_configs_data_and_search_path_plugin(tmp_path):
     assert "faceedit_bench/data/taxonomy/face_edit_attributes.json" in names
     assert "faceedit_bench/schemas/run_report.schema.json" in names
     assert "faceedit_bench/schemas/sections/overediting.schema.json" in names  # a report section's schema
-    assert "faceedit_bench/api/protocol.py" in names and "faceedit_bench/report/templates/overediting.html.j2" in names
+    assert "faceedit_bench/api/sections.py" in names and "faceedit_bench/report/templates/overediting.html.j2" in names
     assert not any(n.startswith("tests/") for n in names)
 
 

@@ -104,8 +104,12 @@ def _fmt(value: float | None, digits: int = 4) -> str:
 
 
 def report(title: str, source: str, numbers: Sequence[Number], json_path: Path | None = None,
-           notes: Sequence[str] = ()) -> int:
-    """Prints the table and writes it as JSON; 0 when every published number matches, 1 otherwise."""
+           notes: Sequence[str] = (), *, expected: Mapping[str, tuple[float, float]] | None = None) -> int:
+    """Prints the table and writes it as JSON; 0 when every published number matches, 1 otherwise. With
+    ``expected`` (a user's values, :func:`read_expect`) the numbers are compared with those instead
+    (:func:`with_expected`)."""
+    if expected is not None:
+        numbers = with_expected(numbers, expected)
     compared = [n for n in numbers if n.matches is not None]
     failed = [n for n in compared if not n.matches]
     width = max([len(n.name) for n in numbers] + [4])

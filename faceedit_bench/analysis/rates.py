@@ -62,7 +62,12 @@ class Threshold:
         return f"{self.op} {self.value:g}"
 
     def hits(self, values: np.ndarray) -> np.ndarray:
+        """Which of ``values`` meet the threshold."""
         return values >= self.value if self.op == ">=" else values <= self.value
+
+    def rate_direction(self, higher_is_better: bool | None, ideal: float | None = None) -> bool | None:
+        """Whether a higher rate of hits is better (:func:`rate_direction`)."""
+        return rate_direction(self, higher_is_better, ideal)
 
 
 def rate_direction(threshold: Threshold, higher_is_better: bool | None, ideal: float | None = None) -> bool | None:

@@ -26,6 +26,8 @@ UnitScores = Mapping[Hashable, Mapping[Hashable, float]]
 
 
 def fleiss_kappa(units: UnitScores) -> dict[str, Any]:
+    """Fleiss' kappa over the units rated by the most common number of raters (``value``, ``units``,
+    ``raters_per_unit``, ``units_left_out``; ``reason`` when none can be computed)."""
     sizes = Counter(len(r) for r in units.values() if len(r) >= 2)
     if not sizes:
         return {"value": None, "units": 0, "raters_per_unit": None, "units_left_out": len(units),
@@ -46,6 +48,8 @@ def fleiss_kappa(units: UnitScores) -> dict[str, Any]:
 
 def krippendorff_alpha(units: UnitScores, raters: Sequence[Hashable] | None = None,
                        level: str = "interval") -> dict[str, Any]:
+    """Krippendorff's alpha at ``level`` (``interval``, ``ordinal`` or ``nominal``) over every unit with two
+    or more ratings (``value``, ``units``, ``raters``, ``level``)."""
     raters = list(raters) if raters is not None else sorted({r for u in units.values() for r in u}, key=str)
     index = {r: i for i, r in enumerate(raters)}
     pairable = [u for u in units.values() if len(u) >= 2]

@@ -1,229 +1,162 @@
-"""The public API for component authors (editors, judges, embedders, image metrics, datasets, trackers): everything
-such a plugin may import from the core, and the run's images (``RunImages``) that report sections read.
+"""The public API, topic **components and records**: what an editor, judge, face embedder or detector, dataset,
+test-set loader or tracker plugin imports from the core: the hook marker and registration, the component
+protocols, the records they exchange, the errors, the call plumbing of hosted and local models, and the files
+a plugin writes or reads.
 
-A plugin imports from this package only (a layer contract in ``pyproject.toml`` holds that); every other core
-module is private and may change between releases. Protocol authors (report sections, judge metrics,
-statistics) import :mod:`faceedit_bench.api.protocol` too. The contract test mixins (``EditorContract`` ...)
-need pytest and are loaded on first use.
+The other topics are submodules, one home each: :mod:`faceedit_bench.api.sections` (report sections and what
+adds to a finished run), :mod:`faceedit_bench.api.images` (pixels, the run's images, image metrics),
+:mod:`faceedit_bench.api.statistics`, :mod:`faceedit_bench.api.judging` (judge metrics, prompts, test sets)
+and :mod:`faceedit_bench.api.testing` (the contract mixins). A plugin imports from these modules only (a layer
+contract in ``pyproject.toml`` holds that); every other core module is private and may change between
+releases.
+
+Importing this module is cheap: each name loads its home module on first use (``tests/test_api_surface.py``
+keeps the count of names, the import time and the modules loaded).
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from faceedit_bench import hookimpl
-from faceedit_bench.errors import ConfigError, DatasetError, FaceEditBenchError, ImageError, ModelNotFoundError
-from faceedit_bench.execution.batching import MicroBatcher, is_out_of_memory
-from faceedit_bench.execution.call_errors import (
-    EndpointUnreachable,
-    GaveUp,
-    RetryableError,
-    retry_after_s,
-)
-from faceedit_bench.execution.calls import count_request
-from faceedit_bench.execution.cost import USAGE_KEYS, check_prices, cost_usd
-from faceedit_bench.execution.endpoints import Endpoint
-from faceedit_bench.execution.limits import CallLimits
-from faceedit_bench.execution.local_models import (
-    ModelSource,
-    check_dtype,
-    hf_offline,
-    how_to_get,
-    image_only_processor,
-    locate_model,
-    package_version,
-    torch_dtype,
-)
-from faceedit_bench.execution.secrets import MissingSecretError, redact
-from faceedit_bench.keys import fingerprint
-from faceedit_bench.plugin.payloads import (
-    ComponentInfo,
-    RunInfo,
-    StepRecord,
-    TrackedRun,
-    component_identity,
-    component_version,
-    run_description,
-    run_title,
-)
-from faceedit_bench.plugin.protocols import (
-    CAPABILITIES,
-    DATASET_CAPABILITIES,
-    EDITOR_CAPABILITIES,
-    AsyncEditor,
-    Capability,
-    Dataset,
-    Editor,
-    FaceDetector,
-    FaceEmbedder,
-    Judge,
-    TestSetLoader,
-    Tracker,
-    capability,
-)
-from faceedit_bench.plugin.registry import Register
-from faceedit_bench.records import (
-    DetectedFace,
-    EditRequest,
-    EditResult,
-    Face,
-    FaceEmbedding,
-    JudgeAnswer,
-    JudgeReply,
-    JudgeRequest,
-    Outcome,
-    Session,
-    Step,
-    TestSet,
-)
-from faceedit_bench.scoring.embedding import LazyModels, as_rgb_uint8, files_digest
-from faceedit_bench.scoring.image_metric import ImageMetric, ImageValue, StepImages
-from faceedit_bench.scoring.judge.declared import JudgeMetric, JudgeValue, MetricJudgment, NotAsked
-from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
-from faceedit_bench.storage.atomic import atomic_open
-from faceedit_bench.storage.first_time import built_beside
-from faceedit_bench.storage.images import content_hash, decode_rgb, encode_png, plain_image, sniff_mime
-from faceedit_bench.storage.locks import directory_lock
-from faceedit_bench.storage.run_images import RunImages
-
 if TYPE_CHECKING:
+    from faceedit_bench import hookimpl
+    from faceedit_bench.api._plugin_set import create_registered, registered
+    from faceedit_bench.builtin.datasets._common import (
+        check_dataset_params,
+        demographics,
+        label_summary,
+        require,
+    )
+    from faceedit_bench.errors import ConfigError, DatasetError, FaceEditBenchError, ImageError, ModelNotFoundError
+    from faceedit_bench.execution.batching import MicroBatcher, is_out_of_memory
+    from faceedit_bench.execution.call_errors import RetryableError, UnexpectedAnswer, retry_after_s
+    from faceedit_bench.execution.calls import count_request
+    from faceedit_bench.execution.cost import check_prices
+    from faceedit_bench.execution.endpoints import Endpoint
+    from faceedit_bench.execution.hosted import HostedComponent, HostedConnection, HostedParams
+    from faceedit_bench.execution.hosted_errors import answer_failure, as_code, openai_shaped_failure, transport_failure
+    from faceedit_bench.execution.limits import CallLimits
+    from faceedit_bench.execution.local_models import (
+        ModelSource,
+        check_dtype,
+        image_only_processor,
+        locate_model,
+        package_version,
+        torch_dtype,
+    )
+    from faceedit_bench.execution.secrets import redact
+    from faceedit_bench.keys import fingerprint
+    from faceedit_bench.plugin.payloads import RunInfo, StepRecord, TrackedRun
+    from faceedit_bench.plugin.protocols import AsyncEditor, Editor, FaceDetector, FaceEmbedder, Judge
+    from faceedit_bench.plugin.registry import Register
+    from faceedit_bench.records import (
+        DetectedFace,
+        EditRequest,
+        EditResult,
+        Face,
+        FaceEmbedding,
+        JudgeAnswer,
+        JudgeReply,
+        JudgeRequest,
+        Outcome,
+        Session,
+        SessionResult,
+        Step,
+        TestSet,
+    )
     from faceedit_bench.report.run_report import metrics_for_tracking, results_digest, series_for_tracking
-    from faceedit_bench.testing import (
-        DatasetContract,
-        EditorContract,
-        EmbedderContract,
-        FaceDetectorContract,
-        ImageMetricContract,
-        JudgeContract,
-        PixelEmbedder,
-        PluginDistributionContract,
-        SectionContract,
-        TestSetLoaderContract,
-        TrackerContract,
-        gradient_image,
+    from faceedit_bench.scoring.embedding import LazyModels, files_digest
+    from faceedit_bench.storage.atomic import atomic_open, write_text
+    from faceedit_bench.storage.first_time import built_beside, restore_replaced
+    from faceedit_bench.storage.locks import file_lock
+    from faceedit_bench.storage.user_files import (
+        csv_records,
+        csv_rows,
+        file_under,
+        json_lines,
+        parse_json,
+        read_json,
+        read_utf8,
     )
 
-#: Names served on first use, from the module that holds them: the contract mixins need pytest, and a
-#: report's tracker metrics need the report code (the sections, the fidelity tables); a plugin that is only
-#: loaded (``faceedit-bench plugins``, a run's start) pays for neither. ``tests/test_api_surface.py`` keeps it so.
-_LAZY = {
-    **dict.fromkeys(("DatasetContract", "EditorContract", "EmbedderContract", "FaceDetectorContract",
-                     "ImageMetricContract", "JudgeContract",
-                     "PluginDistributionContract", "PixelEmbedder", "SectionContract", "TestSetLoaderContract",
-                     "TrackerContract", "gradient_image"),
-                    "faceedit_bench.testing"),
+#: Each public name and the private module that holds it, by use. A name is imported on first use, so a plugin
+#: that is only loaded (``faceedit-bench plugins``, a run's start) pays only for what it touches.
+_HOMES: dict[str, str] = {
+    # registering a plugin, and what is registered
+    "hookimpl": "faceedit_bench",
+    "Register": "faceedit_bench.plugin.registry",
+    "registered": "faceedit_bench.api._plugin_set",
+    "create_registered": "faceedit_bench.api._plugin_set",
+    # the component protocols
+    **dict.fromkeys(("AsyncEditor", "Editor", "FaceDetector", "FaceEmbedder", "Judge"), "faceedit_bench.plugin.protocols"),
+    # the records components exchange
+    **dict.fromkeys(("DetectedFace", "EditRequest", "EditResult", "Face", "FaceEmbedding", "JudgeAnswer",
+                     "JudgeReply", "JudgeRequest", "Outcome", "Session", "SessionResult", "Step", "TestSet"),
+                    "faceedit_bench.records"),
+    # errors a user sees as one line (exit code 2)
+    **dict.fromkeys(("ConfigError", "DatasetError", "FaceEditBenchError", "ImageError", "ModelNotFoundError"),
+                    "faceedit_bench.errors"),
+    # calls: limits, retries, requests counted, prices, secrets kept out of text
+    "CallLimits": "faceedit_bench.execution.limits",
+    "RetryableError": "faceedit_bench.execution.call_errors",
+    "UnexpectedAnswer": "faceedit_bench.execution.call_errors",
+    "retry_after_s": "faceedit_bench.execution.call_errors",
+    "count_request": "faceedit_bench.execution.calls",
+    "check_prices": "faceedit_bench.execution.cost",
+    "Endpoint": "faceedit_bench.execution.endpoints",
+    "redact": "faceedit_bench.execution.secrets",
+    # hosted providers: one base (docs/providers.md)
+    **dict.fromkeys(("HostedComponent", "HostedConnection", "HostedParams"), "faceedit_bench.execution.hosted"),
+    **dict.fromkeys(("answer_failure", "as_code", "openai_shaped_failure", "transport_failure"),
+                    "faceedit_bench.execution.hosted_errors"),
+    # local models: files, versions, dtypes, batches
+    **dict.fromkeys(("ModelSource", "check_dtype", "image_only_processor", "locate_model", "package_version",
+                     "torch_dtype"), "faceedit_bench.execution.local_models"),
+    "LazyModels": "faceedit_bench.scoring.embedding",
+    "files_digest": "faceedit_bench.scoring.embedding",
+    "MicroBatcher": "faceedit_bench.execution.batching",
+    "is_out_of_memory": "faceedit_bench.execution.batching",
+    # datasets
+    **dict.fromkeys(("check_dataset_params", "demographics", "label_summary", "require"),
+                    "faceedit_bench.builtin.datasets._common"),
+    # trackers
+    **dict.fromkeys(("RunInfo", "StepRecord", "TrackedRun"), "faceedit_bench.plugin.payloads"),
     **dict.fromkeys(("metrics_for_tracking", "results_digest", "series_for_tracking"),
                     "faceedit_bench.report.run_report"),
+    # files: written atomically, locked, read with caps and one-line errors
+    "fingerprint": "faceedit_bench.keys",
+    "atomic_open": "faceedit_bench.storage.atomic",
+    "write_text": "faceedit_bench.storage.atomic",
+    "built_beside": "faceedit_bench.storage.first_time",
+    "restore_replaced": "faceedit_bench.storage.first_time",
+    "file_lock": "faceedit_bench.storage.locks",
+    **dict.fromkeys(("csv_records", "csv_rows", "file_under", "json_lines", "parse_json", "read_json", "read_utf8"),
+                    "faceedit_bench.storage.user_files"),
 }
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _HOMES:
+        value = getattr(importlib.import_module(_HOMES[name]), name)
+        globals()[name] = value  # the next use is a plain attribute
+        return value
     raise AttributeError(f"module 'faceedit_bench.api' has no attribute {name!r}")
 
 
-__all__ = [
-    "CAPABILITIES",
-    "DATASET_CAPABILITIES",
-    "EDITOR_CAPABILITIES",
-    "Capability",
-    "capability",
-    "USAGE_KEYS",
-    "AsyncEditor",
-    "CallLimits",
-    "ComponentInfo",
-    "ConfigError",
-    "Dataset",
-    "DatasetContract",
-    "DetectedFace",
-    "DatasetError",
-    "EditRequest",
-    "EditResult",
-    "Editor",
-    "EditorContract",
-    "Endpoint",
-    "EndpointUnreachable",
-    "EmbedderContract",
-    "Face",
-    "FaceEditBenchError",
-    "FaceDetector",
-    "FaceDetectorContract",
-    "FaceEmbedder",
-    "FaceEmbedding",
-    "GaveUp",
-    "ImageError",
-    "ImageMetric",
-    "ImageMetricContract",
-    "ImageValue",
-    "Judge",
-    "JudgeAnswer",
-    "JudgeContract",
-    "JudgeMetric",
-    "JudgeReply",
-    "JudgeRequest",
-    "JudgeValue",
-    "LazyModels",
-    "MetricJudgment",
-    "MicroBatcher",
-    "MissingSecretError",
-    "ModelNotFoundError",
-    "ModelSource",
-    "NotAsked",
-    "Outcome",
-    "ParseFailure",
-    "PixelEmbedder",
-    "PluginDistributionContract",
-    "PromptTemplate",
-    "Register",
-    "RetryableError",
-    "RunImages",
-    "RunInfo",
-    "SectionContract",
-    "Session",
-    "Step",
-    "StepImages",
-    "StepRecord",
-    "TestSet",
-    "TestSetLoader",
-    "TestSetLoaderContract",
-    "TrackedRun",
-    "Tracker",
-    "TrackerContract",
-    "as_rgb_uint8",
-    "atomic_open",
-    "built_beside",
-    "check_dtype",
-    "check_prices",
-    "component_identity",
-    "component_version",
-    "content_hash",
-    "cost_usd",
-    "count_request",
-    "decode_rgb",
-    "directory_lock",
-    "encode_png",
-    "files_digest",
-    "fingerprint",
-    "gradient_image",
-    "hf_offline",
-    "hookimpl",
-    "how_to_get",
-    "image_only_processor",
-    "is_out_of_memory",
-    "locate_model",
-    "metrics_for_tracking",
-    "package_version",
-    "parse_answer",
-    "plain_image",
-    "redact",
-    "retry_after_s",
-    "results_digest",
-    "run_description",
-    "run_title",
-    "series_for_tracking",
-    "sniff_mime",
-    "torch_dtype",
-]
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+__all__ = ["answer_failure", "as_code", "AsyncEditor", "atomic_open", "built_beside", "CallLimits",
+           "check_dataset_params", "check_dtype", "check_prices", "ConfigError", "count_request",
+           "create_registered", "csv_records", "csv_rows", "DatasetError", "demographics", "DetectedFace", "Editor",
+           "EditRequest", "EditResult", "Endpoint", "Face", "FaceDetector", "FaceEditBenchError", "FaceEmbedder",
+           "FaceEmbedding", "file_lock", "file_under", "files_digest", "fingerprint", "hookimpl", "HostedComponent",
+           "HostedConnection", "HostedParams", "image_only_processor", "ImageError", "is_out_of_memory",
+           "json_lines", "Judge", "JudgeAnswer", "JudgeReply", "JudgeRequest", "label_summary", "LazyModels",
+           "locate_model", "metrics_for_tracking", "MicroBatcher", "ModelNotFoundError", "ModelSource",
+           "openai_shaped_failure", "Outcome", "package_version", "parse_json", "read_json", "read_utf8", "redact",
+           "Register", "registered", "require", "restore_replaced", "results_digest", "retry_after_s",
+           "RetryableError", "RunInfo", "series_for_tracking", "Session", "SessionResult", "Step", "StepRecord",
+           "TestSet", "torch_dtype", "TrackedRun", "transport_failure", "UnexpectedAnswer", "write_text"]

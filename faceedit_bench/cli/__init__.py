@@ -65,9 +65,9 @@ def add_plugin_commands(sub: Any, argv: list[str] | None = None) -> None:
 
     Only the command ``argv`` invokes is loaded (its module may import a statistics stack that takes
     seconds); the others are listed by name and description. ``argv=None`` loads every one."""
-    from faceedit_bench.plugin.manager import PluginLoadWarning, get_plugins
+    from faceedit_bench.plugin.manager import PluginLoadWarning, current_plugins
 
-    table = get_plugins().registry["commands"]
+    table = current_plugins().registry["commands"]
     invoked = next((a for a in argv if not a.startswith("-")), None) if argv is not None else None
     for name in table.entries:
         providers = [r.provider for r in table.entries[name]]

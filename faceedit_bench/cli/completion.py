@@ -85,10 +85,10 @@ complete -o nospace -o default -F _faceedit_bench_completion %(program)s
 
 def completion_index(commands: list[str]) -> dict[str, Any]:
     """The subcommands, each config group's options and the settable keys of a run (composed once, here)."""
-    from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.plugin.manager import current_plugins
     from faceedit_bench.run.group_options import group_options
 
-    plugins = get_plugins()
+    plugins = current_plugins()
     groups = group_options(plugins)
     return {"commands": sorted(commands), "groups": groups,
             "keys": sorted({*(f"{g}=" for g in groups), *_setting_keys(plugins), *HYDRA_FLAGS}),

@@ -13,11 +13,11 @@ from faceedit_bench.errors import FaceEditBenchError
 
 
 def _data_check_command(args: argparse.Namespace) -> int:
-    from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.plugin.manager import current_plugins
     from faceedit_bench.run.data_check import check_dataset, docs_page
     from faceedit_bench.setting_checks import key_values
 
-    result = check_dataset(get_plugins(), args.dataset, args.root, key_values(args.param, "--param"),
+    result = check_dataset(current_plugins(), args.dataset, args.root, key_values(args.param, "--param"),
                            decode=not args.quick)
     from faceedit_bench.report.console import console_width
 
@@ -50,10 +50,10 @@ def _testset_command(args: argparse.Namespace) -> int:
 def _frozen_loaders(only: str | None = None) -> dict[str, Any]:
     """A plugin's frozen test sets by name (the one named ``only``, if given: loading a loader imports its
     plugin's modules): the registered loaders that can ``check()`` their file."""
-    from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.plugin.manager import current_plugins
     from faceedit_bench.testsets import BUILTIN_NAMES
 
-    table = get_plugins().registry["testsets"]
+    table = current_plugins().registry["testsets"]
     loaders = {n: table.get(n).load() for n in table.names()
                if n not in (*BUILTIN_NAMES, "file") and only in (None, n)}
     return {n: loader for n, loader in loaders.items() if callable(getattr(loader, "check", None))}
@@ -63,7 +63,7 @@ def _write_instructions_command(args: argparse.Namespace) -> int:
     import yaml
 
     from faceedit_bench.config import ComponentConf
-    from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.plugin.manager import current_plugins
     from faceedit_bench.run.components import check_params
     from faceedit_bench.testsets import load_testset, parse_testset
     from faceedit_bench.testsets.generator import render
@@ -77,7 +77,7 @@ def _write_instructions_command(args: argparse.Namespace) -> int:
         params[key] = yaml.safe_load(value)
     if args.out.exists() and not args.force:
         raise FaceEditBenchError(f"{args.out} exists; a frozen test set is never overwritten (use --force)")
-    factory = get_plugins().registry.get("judges", args.judge).load()
+    factory = current_plugins().registry.get("judges", args.judge).load()
     check_params("judge", ComponentConf(args.judge, params), factory)
     judge = factory(**params)
     content = write_testset(load_testset(args.source), judge, args.judge, Path(args.workspace), name=args.name)

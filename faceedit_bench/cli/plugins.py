@@ -10,9 +10,9 @@ from faceedit_bench.errors import FaceEditBenchError
 
 
 def _plugins_command(args: argparse.Namespace) -> int:
-    from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.plugin.manager import current_plugins
 
-    plugins = get_plugins()
+    plugins = current_plugins()
     rows = plugins.describe()
     problems = {
         "broken": plugins.failed,  # plugin -> why it was skipped (the others work)
@@ -36,11 +36,11 @@ def _plugins_command(args: argparse.Namespace) -> int:
 
 
 def _ls_command(args: argparse.Namespace) -> int:
-    from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.plugin.manager import current_plugins
     from faceedit_bench.plugin.registry import suggest
     from faceedit_bench.run.group_options import group_options
 
-    options = group_options(get_plugins())
+    options = group_options(current_plugins())
     import textwrap
 
     from faceedit_bench.report.console import console_width
@@ -54,7 +54,7 @@ def _ls_command(args: argparse.Namespace) -> int:
     from faceedit_bench.run.access import GROUPS, option_access
 
     # Editors and judges one a line: hosted or local, the key's variable, the price
-    access = option_access(get_plugins(), {g: options[g] for g in groups if g in GROUPS})
+    access = option_access(current_plugins(), {g: options[g] for g in groups if g in GROUPS})
     for group in groups:
         if group in access:
             width = max((len(n) for n in options[group]), default=0)

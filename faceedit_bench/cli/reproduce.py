@@ -15,9 +15,9 @@ def add_parsers(sub: Any) -> None:
                                    "difference; exit code 0 only when every number matches within its printed "
                                    "precision. docs/reproductions.md lists them.")
     results = p.add_subparsers(dest="reproduction", required=True, metavar="RESULT")
-    from faceedit_bench.plugin.manager import PluginLoadWarning, get_plugins
+    from faceedit_bench.plugin.manager import PluginLoadWarning, current_plugins
 
-    table = get_plugins().registry["reproductions"]
+    table = current_plugins().registry["reproductions"]
     for name in table.names():
         try:
             table.get(name).load()(results)

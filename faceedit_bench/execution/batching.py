@@ -19,6 +19,9 @@ R = TypeVar("R")
 
 
 class MicroBatcher(Generic[T, R]):
+    """Gathers single calls into batches of at most ``max_batch`` (waiting up to ``wait_s`` for company, items
+    of one ``group`` only) and runs each batch with ``run``: one model call serves many awaiting callers."""
+
     def __init__(self, run: Callable[[list[T]], Sequence[R]], *, max_batch: int, wait_s: float,
                  group: Callable[[T], Hashable] = lambda _: None) -> None:
         if max_batch < 1:

@@ -1,7 +1,7 @@
 """What every hosted provider's component shares, written once: its parameters, its connection (endpoint,
 key, one SDK client per event loop, closed in that loop before it closes), the meaning of an error answer
 (OpenAI-shaped: HTTP status plus the provider's error code) and of a transport failure, and the component's
-setup (limits and prices). Plugins reach it through :mod:`faceedit_bench.api.hosted`.
+setup (limits and prices). Plugins reach it through :mod:`faceedit_bench.api`.
 """
 
 from __future__ import annotations

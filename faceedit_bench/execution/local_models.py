@@ -36,10 +36,16 @@ class ModelSource:
     index: dict[str, Any]  # the index file: model_index.json (diffusers) or config.json (transformers)
 
     def describe(self) -> dict[str, Any]:
+        """What identifies the model: its name, revision and config hash (never its path)."""
         return {"model": self.name, "revision": self.revision, "config_hash": self.config_hash}
+
+    def how_to_get(self) -> str:
+        """How a user gets this model onto the machine (:func:`how_to_get`), for an error about its files."""
+        return how_to_get(self.name)
 
 
 def how_to_get(repo_id: str) -> str:
+    """How a user gets the Hugging Face model ``repo_id`` onto this machine (the end of a missing-model error)."""
     return (f"download it once with `hf download {repo_id}` (huggingface_hub >= 1.0; older: "
             f"`huggingface-cli download {repo_id}`), or set the model parameter to a local directory "
             "holding the model")

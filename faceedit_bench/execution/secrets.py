@@ -49,6 +49,7 @@ def read_secret(variables: Sequence[str], *, what: str) -> str:
 
 
 def redact(text: str) -> str:
+    """``text`` with every secret read so far in this process masked (for logs, errors and reports)."""
     # Longest first: a key that contains a shorter known one is masked whole, never left half visible.
     for secret in sorted(_KNOWN, key=len, reverse=True):
         if secret and secret in text:

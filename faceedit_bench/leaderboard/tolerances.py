@@ -52,9 +52,9 @@ def default_tolerance(name: str, registered: Mapping[str, Any], has_judge: bool,
 def registered_metrics(plugins: Any = None) -> dict[str, Any]:
     """Registered session metrics by name (the objects carry ``higher_is_better`` and ``requires``)."""
     if plugins is None:
-        from faceedit_bench.plugin.manager import get_plugins
+        from faceedit_bench.plugin.manager import current_plugins
 
-        plugins = get_plugins()
+        plugins = current_plugins()
     table = plugins.registry["metrics"]
     out: dict[str, Any] = {}
     for name in table.names():

@@ -223,9 +223,9 @@ def verify_submission(path: Path, *, plugins: Any = None, workspace: Path | None
     from faceedit_bench.run.experiment import build_experiment, run_experiment
 
     if plugins is None:
-        from faceedit_bench.plugin.manager import get_plugins
+        from faceedit_bench.plugin.manager import current_plugins
 
-        plugins = get_plugins()
+        plugins = current_plugins()
     with open_bundle(Path(path), limits) as root:
         sub = read_submission(root, limits)
         result = Verification(sub.record["id"], sub.sha256, "failed", verifier=_verifier(plugins))

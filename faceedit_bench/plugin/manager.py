@@ -257,8 +257,31 @@ def load_plugins(*, entry_points: bool = True) -> Plugins:
 
 @functools.lru_cache(maxsize=1)
 def get_plugins() -> Plugins:
-    """The process-wide plugin set, loaded on first use (never at import time)."""
+    """The installed plugins, loaded once per process on first use (never at import time): the plugin set of a
+    command or run that was given no other. Code reads the set in use with :func:`current_plugins`."""
     return load_plugins()
+
+
+#: The plugin set of the run, command or test in progress (:func:`using_plugins`).
+_CURRENT: ContextVar[Plugins | None] = ContextVar("faceedit_bench_plugins", default=None)
+
+
+@contextmanager
+def using_plugins(plugins: Plugins) -> Iterator[Plugins]:
+    """Make ``plugins`` the set :func:`current_plugins` gives while the block runs: a run's own set, or a set a
+    test built (with a loader, dataset or tracker of its own)."""
+    token = _CURRENT.set(plugins)
+    try:
+        yield plugins
+    finally:
+        _CURRENT.reset(token)
+
+
+def current_plugins() -> Plugins:
+    """The plugin set in use, the one way code reaches it: the set of the enclosing :func:`using_plugins` (a
+    run's, a test's), else the installed plugins (:func:`get_plugins`)."""
+    current = _CURRENT.get()
+    return current if current is not None else get_plugins()
 
 
 # -- which report sections are in use ----------------------------------------------------------------------
@@ -279,8 +302,8 @@ def using_sections(sections: Sequence[ReportSection]) -> Iterator[None]:
 
 def sections_in_use(plugins: Plugins | None = None) -> tuple[ReportSection, ...]:
     """The registered sections in registration order: ``plugins``' own; else those of the run in progress;
-    else those of the process's plugin set (:func:`get_plugins`, loaded on first use, never at import)."""
+    else those of the plugin set in use (:func:`current_plugins`)."""
     if plugins is not None:
         return plugins.sections()
     current = _IN_USE.get()
-    return current if current is not None else get_plugins().sections()
+    return current if current is not None else current_plugins().sections()

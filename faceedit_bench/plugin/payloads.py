@@ -22,6 +22,16 @@ class ComponentInfo:
     provider_version: str  # that plugin's distribution version ("builtin" for the core's own)
     description: dict[str, Any] = field(default_factory=dict)  # the component's describe()
 
+    @property
+    def identity(self) -> str:
+        """Its content identity (:func:`component_identity`)."""
+        return component_identity(self)
+
+    @property
+    def version(self) -> str | None:
+        """Its own version, not its plugin's (:func:`component_version`)."""
+        return component_version(self)
+
 
 @dataclass(frozen=True)
 class RunInfo:
@@ -44,6 +54,16 @@ class RunInfo:
     #: The experiment preset the run was composed from (``experiment=paper_celeba``), from Hydra's runtime choices;
     #: None without one. Not part of the run key: the key is what the settings are, not how they were chosen.
     preset: str | None = None
+
+    @property
+    def title(self) -> str:
+        """What tells this run from its neighbours (:func:`run_title`)."""
+        return run_title(self)
+
+    @property
+    def note(self) -> str:
+        """A Markdown note on what was run on what (:func:`run_description`; MLflow's run description)."""
+        return run_description(self)
 
 
 @dataclass(frozen=True)

@@ -77,9 +77,9 @@ def parse(text: str, name: str) -> PaperFidelity:
 @lru_cache(maxsize=1)
 def load_all() -> dict[str, PaperFidelity]:
     """Every fidelity table of this installation (:func:`read_tables` of the loaded plugins)."""
-    from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.plugin.manager import current_plugins
 
-    return read_tables(get_plugins())
+    return read_tables(current_plugins())
 
 
 def read_tables(plugins: Any) -> dict[str, PaperFidelity]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 PALETTE = ("#1f4e79", "#c2410c", "#15803d", "#7e22ce", "#a16207", "#0e7490", "#be123c", "#4d7c0f")
@@ -25,6 +25,7 @@ def available() -> bool:
 
 
 def figure(width: float, height: float) -> Any | None:
+    """A matplotlib figure of ``width`` x ``height`` inches at 100 dpi, or None where matplotlib is missing."""
     if not available():
         return None
     from matplotlib.figure import Figure
@@ -57,7 +58,19 @@ def image_bytes(fig: Any, fmt: str = "png") -> bytes:
     return buf.getvalue()
 
 
+def drawn_png(width: float, height: float, draw: Callable[[Any], None]) -> bytes | None:
+    """A plot as PNG bytes (:func:`png_bytes`): ``draw(fig)`` draws on a figure of ``width`` x ``height``
+    inches, with labels as given (a ``$`` is not LaTeX math); None where matplotlib is missing."""
+    fig = figure(width, height)
+    if fig is None:
+        return None
+    with no_mathtext():
+        draw(fig)
+        return png_bytes(fig)
+
+
 def no_mathtext() -> Any:
+    """A context in which text is drawn as given: a ``$`` in a label is not read as LaTeX math."""
     # Labels are data (editor names, group labels): a "$" in them must not be parsed as LaTeX math.
     from matplotlib import rc_context
 

@@ -89,9 +89,9 @@ def from_run_dir(run_dir: Path, workspace: Path | None = None) -> RunArtifacts:
 
 def _tracked_runs(tracking_uri: str, run_id: str | None = None,
                   experiments: list[str] | None = None, files: list[str] | None = None) -> list[Any]:
-    from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.plugin.manager import current_plugins
 
-    runs = get_plugins().pm.hook.faceedit_tracked_runs(tracking_uri=tracking_uri, run_id=run_id,
+    runs = current_plugins().pm.hook.faceedit_tracked_runs(tracking_uri=tracking_uri, run_id=run_id,
                                                        experiments=experiments, files=files or list(RUN_FILES))
     if runs is None:
         raise FaceEditBenchError(

@@ -89,9 +89,9 @@ class Condition:
 def registered_templates(plugins: Any = None) -> dict[str, ConditionTemplate]:
     """The condition templates plugins register (``faceedit_register_condition_templates``), by name."""
     if plugins is None:
-        from faceedit_bench.plugin.manager import get_plugins
+        from faceedit_bench.plugin.manager import current_plugins
 
-        plugins = get_plugins()
+        plugins = current_plugins()
     table = plugins.registry["condition_templates"]
     found = {name: table.get(name).load() for name in table.entries}
     wrong = sorted(n for n, t in found.items() if not isinstance(t, ConditionTemplate))

@@ -35,9 +35,9 @@ def docs_page(name: str) -> str | None:
     """The docs page of a shipped dataset, or the one a plugin's dataset names (its factory's ``docs_page``)."""
     if name in PAGES:
         return DOCS.format(name=name)
-    from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.plugin.manager import current_plugins
 
-    table = get_plugins().registry["datasets"]
+    table = current_plugins().registry["datasets"]
     return getattr(table.get(name).load(), "docs_page", None) if name in table.names() else None
 
 

@@ -16,7 +16,7 @@ from hydra.core.config_store import ConfigStore
 from faceedit_bench.builtin.datasets._common import COMMON_PARAMS, FACE_PARAMS
 from faceedit_bench.config import GROUP_KINDS, ComponentConf, conf_dir
 from faceedit_bench.errors import UnknownComponentError
-from faceedit_bench.plugin.manager import Plugins, get_plugins
+from faceedit_bench.plugin.manager import Plugins, current_plugins, using_plugins
 from faceedit_bench.plugin.registry import suggest
 from faceedit_bench.run.group_options import group_options, yaml_options
 from faceedit_bench.run.section_settings import experiment_base
@@ -81,8 +81,9 @@ def main() -> None:
 
     # A log file on a full disk (Hydra's job log) prints no "--- Logging error ---": the run says what failed.
     logging.raiseExceptions = False
-    plugins = get_plugins()
-    with composing_once():  # the checks' composition serves Hydra's two of the same config
+    plugins = current_plugins()
+    # The run's set is the one in use for all it calls (test sets, presets, samples, trackers): one plugin set.
+    with using_plugins(plugins), composing_once():  # the checks' composition serves Hydra's two of the same config
         _check_and_run(plugins)
 
 

@@ -108,11 +108,11 @@ def _report(workspace: Path, manifest: dict[str, Any], plugins: Any) -> None:
     """Run the experiment unsharded from a shard's config: everything is in the ledger."""
     from omegaconf import OmegaConf
 
-    from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.plugin.manager import current_plugins
     from faceedit_bench.run.experiment import build_experiment, run_experiment
     from faceedit_bench.run.section_settings import experiment_base
 
-    plugins = plugins or get_plugins()
+    plugins = plugins or current_plugins()
     cfg = OmegaConf.merge(experiment_base(plugins.sections()), manifest["config"])
     cfg.run.shard = None
     cfg.run.workspace = str(workspace)  # the shared filesystem may be mounted elsewhere here

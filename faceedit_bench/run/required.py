@@ -53,9 +53,9 @@ def check_no_missing(cfg: Any, preset: str | None = None) -> None:
 def _declared(group: str, name: Any, key: str) -> tuple[str, str] | None:
     """What a plugin's component says about its mandatory parameter: its factory's ``required_settings``
     (parameter -> (what it is, an example value); docs/plugin_hooks.md)."""
-    from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.plugin.manager import current_plugins
 
-    table = get_plugins().registry[GROUP_KINDS[group]] if group in GROUP_KINDS else None
+    table = current_plugins().registry[GROUP_KINDS[group]] if group in GROUP_KINDS else None
     if table is None or not isinstance(name, str) or name not in table.names():
         return None
     declared = getattr(table.get(name).load(), "required_settings", None) or {}

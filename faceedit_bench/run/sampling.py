@@ -114,9 +114,9 @@ class PublishedSample:
 def find_published(settings: dict[str, Any]) -> PublishedSample:
     """The registered sample ``run.sample.published`` names, with ``run.sample.model`` checked against it; a
     ConfigError otherwise (called when the run is planned, before any work)."""
-    from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.plugin.manager import current_plugins
 
-    table = get_plugins().registry["samples"]
+    table = current_plugins().registry["samples"]
     if settings["published"] not in table.names():
         known = ", ".join(table.names()) or "none: no installed plugin registers one"
         raise ConfigError(f"run.sample.published={settings['published']!r}; registered published samples: {known}")

@@ -131,6 +131,7 @@ def write_bytes(target: Path | str, data: bytes) -> Path:
 
 
 def write_text(target: Path | str, text: str, *, encoding: str = "utf-8", newline: str | None = None) -> Path:
+    """Write ``text`` to ``target`` atomically (:func:`atomic_open`): a reader sees the old file or the new one."""
     with atomic_open(target, "w", encoding=encoding, newline=newline) as fh:
         fh.write(text)
     return Path(target)

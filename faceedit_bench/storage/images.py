@@ -95,6 +95,7 @@ def read_image_bytes(path: Path) -> bytes:
 
 
 def encode_png(rgb: np.ndarray) -> bytes:
+    """RGB pixels (H, W, 3) as PNG bytes."""
     buf = io.BytesIO()
     Image.fromarray(np.ascontiguousarray(rgb, dtype=np.uint8)).save(buf, format="PNG", optimize=False)
     return buf.getvalue()

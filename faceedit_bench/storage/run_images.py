@@ -16,7 +16,7 @@ import numpy as np
 from faceedit_bench.records import DetectedFace
 from faceedit_bench.storage.images import decode_rgb
 from faceedit_bench.storage.ledger import kept_faces
-from faceedit_bench.storage.store import ImageStore
+from faceedit_bench.storage.store import ImageStore, store_root_of_run
 
 
 class RunImages:
@@ -29,6 +29,13 @@ class RunImages:
         self._detector, self._detector_fp = detector, detector_fp
         self._faces: dict[str, tuple[DetectedFace, ...]] = {}
         self._lock = threading.Lock()
+
+    @classmethod
+    def of_run(cls, run_dir: Path) -> RunImages | None:
+        """The images of the finished run in ``run_dir`` (``<workspace>/runs/<run>``), read-only and without a
+        detector; None when its workspace's image store is gone."""
+        root = store_root_of_run(Path(run_dir))
+        return cls(ImageStore(root)) if root.is_dir() else None
 
     def __contains__(self, image_hash: object) -> bool:
         return isinstance(image_hash, str) and image_hash in self._store

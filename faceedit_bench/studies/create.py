@@ -69,11 +69,11 @@ def new_annotators(n: int) -> tuple[list[tuple[str, str]], dict[str, str]]:
 
 
 def rating_items(outputs: Sequence[Output], metric_name: str, not_asked: dict[str, int]) -> list[dict[str, Any]]:
-    from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.plugin.manager import current_plugins
     from faceedit_bench.records import Face, Session, Step
     from faceedit_bench.scoring.judge.declared import JudgeMetric, NotAsked
 
-    metric = get_plugins().registry.get("judge_metrics", metric_name).load()
+    metric = current_plugins().registry.get("judge_metrics", metric_name).load()
     if not isinstance(metric, JudgeMetric):
         raise FaceEditBenchError(f"judge metric {metric_name!r} is not a JudgeMetric; fix the plugin that "
                                  "registers it")

@@ -14,7 +14,7 @@ The others do the same for their kind, each with its fixture: ``EmbedderContract
 packaging (wheel, entry point, config entry). ``PixelEmbedder`` is a fast stand-in embedder for engine tests that
 need no face model; it is not a face recognizer and is never registered as a plugin. ``skip_without_cuda()``,
 called in a test or fixture, skips a test that needs a CUDA device. Everything here needs pytest; plugins
-import these names from ``faceedit_bench.api`` (served on first use) or from here.
+import these names from ``faceedit_bench.api.testing`` (their public home) or from here.
 
 A plugin's tests import the core only through ``faceedit_bench.api`` and this package, which also serves what
 they need to drive a component as a run does (:mod:`faceedit_bench.testing.harness`): ``load_plugins``,
@@ -25,6 +25,17 @@ command in-process), ``summary_text`` and ``html_report`` (what a run prints and
 for a protocol package's tests, the pipeline's pieces they build by hand (:mod:`faceedit_bench.testing.pipeline`).
 """
 
+# What plugins' tests check and no plugin's code needs (so not in faceedit_bench.api): a report read back, the
+# failures and costs a component's calls are recorded with.
+from faceedit_bench.execution.call_errors import GaveUp
+from faceedit_bench.execution.cost import cost_usd
+from faceedit_bench.execution.secrets import MissingSecretError
+from faceedit_bench.plugin.payloads import ComponentInfo
+from faceedit_bench.report.console import render as render_console
+from faceedit_bench.report.html_file import write_html_report
+from faceedit_bench.report.report_schema import run_report_schema
+from faceedit_bench.scoring.judge.declared import MetricJudgment
+from faceedit_bench.scoring.judge.service import ParseFailure, parse_answer
 from faceedit_bench.testing.components import (
     EditorContract,
     EmbedderContract,
@@ -51,6 +62,7 @@ from faceedit_bench.testing.harness import (
     run_cli,
     run_config,
     summary_text,
+    using_plugins,
 )
 from faceedit_bench.testing.helpers import PixelEmbedder, gradient_image, skip_without_cuda
 from faceedit_bench.testing.image_metrics import ImageMetricContract
@@ -80,7 +92,9 @@ from faceedit_bench.testing.pipeline import (
 from faceedit_bench.testing.sections import SectionContract
 from faceedit_bench.testing.tracking import TrackerContract
 
-__all__ = ["SC_TEMPLATE", "STATE_TEMPLATE", "DatasetContract", "EditorContract", "EmbedderContract", "Executor",
+__all__ = ["SC_TEMPLATE", "STATE_TEMPLATE", "ComponentInfo", "DatasetContract", "GaveUp", "MetricJudgment",
+           "MissingSecretError", "ParseFailure", "cost_usd", "parse_answer", "EditorContract", "EmbedderContract",
+           "Executor",
            "Executors", "FaceDetectorContract", "ImageMetricContract", "ImageStore", "InputResolver", "JudgeContract", "JudgeService",
            "JudgedSession", "Ledger", "PanelRule", "PixelEmbedder", "PluginDistributionContract", "Plugins",
            "QuestionSetLoaderContract", "Registry", "RunStopped", "SectionContract", "StepState", "TestSetError",
@@ -88,6 +102,7 @@ __all__ = ["SC_TEMPLATE", "STATE_TEMPLATE", "DatasetContract", "EditorContract",
            "TrackerContract", "build_conditions", "build_run", "build_views", "check_conditions",
            "collect_submissions", "combine_panel", "compose_config", "find_published", "gradient_image",
            "hook_manager", "html_report", "join_condition", "kendall_lines", "load_plugins", "metric_ranks",
-           "pairwise_accuracy", "register_configs", "run_built", "run_cli", "run_config", "skip_without_cuda",
+           "pairwise_accuracy", "register_configs", "render_console", "run_report_schema", "write_html_report",
+           "run_built", "run_cli", "run_config", "skip_without_cuda",
            "submit_run",
-           "summary_text", "system_agreement", "worst_groups"]
+           "summary_text", "system_agreement", "using_plugins", "worst_groups"]

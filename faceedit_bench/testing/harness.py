@@ -18,7 +18,7 @@ import pluggy
 
 import faceedit_bench.plugin.hookspecs as hookspecs
 from faceedit_bench.execution.calls import Executor
-from faceedit_bench.plugin.manager import Plugins, load_plugins
+from faceedit_bench.plugin.manager import Plugins, load_plugins, using_plugins
 from faceedit_bench.plugin.registry import Registry
 from faceedit_bench.run.signals import RunStopped
 from faceedit_bench.scoring.judge.prompts import SC_TEMPLATE, STATE_TEMPLATE
@@ -26,6 +26,7 @@ from faceedit_bench.scoring.judge.service import JudgeService
 
 __all__ = ["SC_TEMPLATE", "STATE_TEMPLATE", "Executor", "JudgeService", "Plugins", "Registry", "RunStopped",
            "build_run", "compose_config", "hook_manager", "html_report", "load_plugins", "register_configs",
+           "using_plugins",
            "run_built", "run_cli", "run_config", "summary_text"]
 
 

@@ -188,9 +188,9 @@ def load_testset(name_or_path: str | Path) -> TestSet:
 
 def _plugin_loader(name: str) -> Any:
     """The loader a plugin registered as ``name`` when it takes no parameter (a frozen set), else None."""
-    from faceedit_bench.plugin.manager import get_plugins
+    from faceedit_bench.plugin.manager import current_plugins
 
-    table = get_plugins().registry["testsets"]
+    table = current_plugins().registry["testsets"]
     if name in (*BUILTIN_NAMES, "file") or name not in table.names() or Path(name).suffix:
         return None
     loader = table.get(name).load()

@@ -11,14 +11,14 @@ from hydra.plugins.search_path_plugin import SearchPathPlugin
 
 class FaceEditBenchSearchPathPlugin(SearchPathPlugin):
     def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
-        from faceedit_bench.plugin.manager import get_plugins
+        from faceedit_bench.plugin.manager import current_plugins
         from faceedit_bench.run.hydra_app import conf_dir
 
         ours = str(conf_dir().resolve())
         paths = {element.path.removeprefix("file://") for element in search_path.get_path()}
         if ours not in paths:
             return
-        for path in get_plugins().searchpath():
+        for path in current_plugins().searchpath():
             # After the main conf dir (the project's own entries win a name clash) and
             # before the structured-config store (a plugin's YAML wins over the fallback
             # entry generated for every registered name).

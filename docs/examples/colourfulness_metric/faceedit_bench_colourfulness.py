@@ -1,6 +1,8 @@
 """How colourful each edit leaves the image (Hasler and Suesstrunk's colourfulness M)."""
 import numpy as np
-from faceedit_bench.api import ImageMetric, ImageValue, hookimpl
+
+from faceedit_bench.api import hookimpl
+from faceedit_bench.api.images import ImageMetric, ImageValue
 
 
 class Colourfulness(ImageMetric):

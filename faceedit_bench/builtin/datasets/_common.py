@@ -61,6 +61,19 @@ COMMON_PARAMS: dict[str, Any] = {"limit": None}
 FACE_PARAMS: dict[str, Any] = {**COMMON_PARAMS, "max_references": 10, "min_base_fss": None, "single_face_only": True}
 
 
+def check_dataset_params(**params: Any) -> dict[str, Any]:
+    """The parameters every dataset takes (``limit``) and every dataset of faces takes besides
+    (``max_references``, ``min_base_fss``, ``single_face_only``; :data:`FACE_PARAMS`), those given checked and
+    returned by name, as a builtin dataset checks them: a bad one is a ConfigError naming
+    ``dataset.params.<name>``."""
+    checks = {"limit": check_limit, "max_references": lambda v: check_dataset_count("max_references", v),
+              "min_base_fss": check_fss, "single_face_only": lambda v: check_dataset_flag("single_face_only", v)}
+    unknown = sorted(set(params) - set(checks))
+    if unknown:
+        raise TypeError(f"check_dataset_params() checks {', '.join(checks)}, not {', '.join(unknown)}")
+    return {name: checks[name](value) for name, value in params.items()}
+
+
 def check_limit(limit: int | None) -> int | None:
     """A dataset's ``limit`` parameter checked: a non-negative integer (use the first N items; 0 is none) or None
     (all of them); anything else is a ConfigError naming ``dataset.params.limit``."""
@@ -81,6 +94,7 @@ def check_dataset_count(name: str, value: int | None, *, allow_none: bool = True
 
 
 def check_fss(value: float | None) -> float | None:
+    """A dataset's ``min_base_fss`` parameter checked: a number in [0, 1], or None for no floor."""
     if value is None:
         return None
     try:

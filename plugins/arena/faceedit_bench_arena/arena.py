@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from faceedit_bench.api.protocol import fingerprint, judge_session
+from faceedit_bench.api import fingerprint
+from faceedit_bench.api.judging import judge_session
 from faceedit_bench_arena import adaptive
 from faceedit_bench_arena.group_test import interaction_test, untestable
 from faceedit_bench_arena.pairwise_judge import CRITERIA, TEMPLATE, ask_battle, combine, gather_all, position_bias

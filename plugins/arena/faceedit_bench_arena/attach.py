@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import FaceEditBenchError
-from faceedit_bench.api.protocol import attach_section, log_run_artifacts, log_run_metrics, run_config
+from faceedit_bench.api.sections import attach_section, log_to_run, run_config
 from faceedit_bench_arena.section import tracking
 
 
@@ -39,11 +39,11 @@ def attach(part: Mapping[str, Any], runs: Sequence[Any], tracking_uri: str | Non
         if uri is None:
             lines.append(f"{run.editor}: arena added to {folder.name}/report.json and report.html (not tracked)")
             continue
-        run_id = log_run_metrics(uri, run.run_key, tracking(section))
+        run_id = log_to_run(uri, run.run_key, metrics=tracking(section))
         if run_id is None:
             raise FaceEditBenchError(f"no installed tracker plugin reads {uri}; install faceedit-bench-mlflow "
                                      "or pass --no-attach")
-        log_run_artifacts(uri, run.run_key, {**{str(folder / n): "" for n in ("report.json", "report.html")},
-                                             **{str(f): "arena" for f in files}})
+        log_to_run(uri, run.run_key, files={**{str(folder / n): "" for n in ("report.json", "report.html")},
+                                            **{str(f): "arena" for f in files}})
         lines.append(f"{run.editor}: arena added to {folder.name}; metrics and files logged to tracker run {run_id}")
     return lines

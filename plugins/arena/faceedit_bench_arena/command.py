@@ -55,7 +55,8 @@ def schema() -> dict:
 def main(args: Any) -> int:
     import jsonschema
 
-    from faceedit_bench.api.protocol import key_values, study_csv, write_text
+    from faceedit_bench.api import write_text
+    from faceedit_bench.api.sections import key_values, study_csv
     from faceedit_bench_arena.arena import ArenaSettings, run_arena
     from faceedit_bench_arena.console import summary
     from faceedit_bench_arena.human_votes import identity_warning, read_votes

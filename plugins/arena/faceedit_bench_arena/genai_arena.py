@@ -20,13 +20,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api.protocol import PublishedFileError, PublishedNumber, csv_records, read_utf8
+from faceedit_bench.api import FaceEditBenchError, csv_records, read_utf8
+from faceedit_bench.api.statistics import PublishedNumber
 from faceedit_bench_arena.human_votes import Vote, VotesError, votes_from_rows, votes_to_battles
 from faceedit_bench_arena.published_elo import rate_l2_logistic
 from faceedit_bench_arena.ratings import Ratings, rate
 
 LOG_FIELDS = ("model_a", "model_b", "winner", "judge", "anony", "tstamp")
 TASK_SUFFIX = {"image_editing": "_edition", "t2i_generation": "_generation"}
+
+
+class PublishedFileError(FaceEditBenchError):
+    """A published file (a battle log, a leaderboard, released answers) that cannot be read as it is: exit code 2,
+    its line and field named."""
 PREFIX = "imagenhub_"
 SUBSETS = ("anony", "full")
 LEADERBOARD_COLUMNS = {"anony": "Arena Elo rating (anony)", "full": "Arena Elo rating (full)"}

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from scipy.stats import kendalltau
 
-from faceedit_bench.api import FaceEditBenchError
-from faceedit_bench.api.protocol import DEMOGRAPHIC_KEYS, csv_records, json_lines, read_utf8
+from faceedit_bench.api import FaceEditBenchError, csv_records, json_lines, read_utf8
+from faceedit_bench.api.sections import DEMOGRAPHIC_KEYS
 from faceedit_bench_arena.ratings import Battles
 
 #: Every accepted spelling of the four votes -> our label.

@@ -22,7 +22,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api.protocol import PublishedFileError, parse_json, read_utf8
+from faceedit_bench.api import parse_json, read_utf8
+from faceedit_bench_arena.genai_arena import PublishedFileError
 
 FLIP = {"A": "B", "B": "A"}
 

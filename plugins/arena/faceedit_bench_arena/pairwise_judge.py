@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from scipy.stats import binomtest
 
 from faceedit_bench.api import JudgeAnswer, Outcome
-from faceedit_bench.api.protocol import PromptTemplate
+from faceedit_bench.api.judging import PromptTemplate
 
 CRITERIA = ("instruction_following", "identity_preservation", "overall")
 LABELS = ("A", "B", "both_good", "both_bad")

@@ -21,8 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from faceedit_bench.api import ConfigError
-from faceedit_bench.api.protocol import create_registered
+from faceedit_bench.api import ConfigError, create_registered
 from faceedit_bench_arena.pairwise_judge import CRITERIA, SwappedVerdict, position_bias
 from faceedit_bench_arena.stored_runs import ArenaError
 

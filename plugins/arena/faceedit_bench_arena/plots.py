@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from faceedit_bench.api.protocol import PALETTE, plot_figure, plot_no_mathtext, plot_png
+from faceedit_bench.api.sections import PALETTE, plot_png
 
 
 def _rated(ratings: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -20,42 +20,29 @@ def _scale_label(ratings: Mapping[str, Any]) -> str:
 
 
 def ratings_png(ratings: Mapping[str, Any]) -> bytes | None:
-    with plot_no_mathtext():  # labels are data: a "$" in an editor's name is not LaTeX
-        return _ratings_png(ratings)
+    rows = [r for r in _rated(ratings) if r["rating"] is not None]  # an unrated editor has nothing to draw
+
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot(1, 1, 1)
+        y = np.arange(len(rows))
+        mid = np.array([r["rating"] for r in rows])
+        low, high = mid - [r["ci_low"] for r in rows], np.array([r["ci_high"] for r in rows]) - mid
+        ax.errorbar(mid, y, xerr=[low, high], fmt="o", color=PALETTE[0], capsize=3)
+        ax.set_yticks(y, [r["editor"] for r in rows])
+        ax.axvline(1000, color="0.7", linewidth=0.8, zorder=0)
+        ax.set_xlabel(f"{_scale_label(ratings)}, {int(ratings['confidence'] * 100)}% interval")
+        fig.tight_layout()
+
+    return plot_png(6.4, 0.45 * len(rows) + 1.2, draw)
 
 
 def win_rate_png(ratings: Mapping[str, Any]) -> bytes | None:
-    with plot_no_mathtext():
-        return _win_rate_png(ratings)
-
-
-def per_group_png(groups: Mapping[str, Any], key: str) -> bytes | None:
-    with plot_no_mathtext():
-        return _per_group_png(groups, key)
-
-
-def _ratings_png(ratings: Mapping[str, Any]) -> bytes | None:
-    rows = [r for r in _rated(ratings) if r["rating"] is not None]  # an unrated editor has nothing to draw
-    fig = plot_figure(6.4, 0.45 * len(rows) + 1.2)
-    if fig is None:
-        return None
-    ax = fig.add_subplot(1, 1, 1)
-    y = np.arange(len(rows))
-    mid = np.array([r["rating"] for r in rows])
-    low, high = mid - [r["ci_low"] for r in rows], np.array([r["ci_high"] for r in rows]) - mid
-    ax.errorbar(mid, y, xerr=[low, high], fmt="o", color=PALETTE[0], capsize=3)
-    ax.set_yticks(y, [r["editor"] for r in rows])
-    ax.axvline(1000, color="0.7", linewidth=0.8, zorder=0)
-    ax.set_xlabel(f"{_scale_label(ratings)}, {int(ratings['confidence'] * 100)}% interval")
-    fig.tight_layout()
-    return plot_png(fig)
-
-
-def _win_rate_png(ratings: Mapping[str, Any]) -> bytes | None:
     names = ratings["order"]
-    fig = plot_figure(1.0 * len(names) + 2.4, 0.8 * len(names) + 1.4)
-    if fig is None:
-        return None
+    return plot_png(1.0 * len(names) + 2.4, 0.8 * len(names) + 1.4, lambda fig: _draw_win_rate(fig, ratings))
+
+
+def _draw_win_rate(fig: Any, ratings: Mapping[str, Any]) -> None:
+    names = ratings["order"]
     rate = np.array([[np.nan if v is None else v for v in row] for row in ratings["win_rate"]], dtype=float)
     ax = fig.add_subplot(1, 1, 1)
     image = ax.imshow(np.ma.masked_invalid(rate), vmin=0.0, vmax=1.0, cmap="RdBu")
@@ -73,18 +60,18 @@ def _win_rate_png(ratings: Mapping[str, Any]) -> bytes | None:
     ax.set_ylabel("editor (row's share of wins, ties as half)")
     fig.colorbar(image, ax=ax, fraction=0.046)
     fig.tight_layout()
-    return plot_png(fig)
 
 
-def _per_group_png(groups: Mapping[str, Any], key: str) -> bytes | None:
+def per_group_png(groups: Mapping[str, Any], key: str) -> bytes | None:
     """One row per editor, one marker per group value, on one shared rating axis."""
     rated = {value: part for value, part in groups.items() if "editors" in part}
     if not rated:
         return None
     editors = sorted({e["editor"] for part in rated.values() for e in part["editors"]})
-    fig = plot_figure(6.4, 0.5 * len(editors) + 1.4)
-    if fig is None:
-        return None
+    return plot_png(6.4, 0.5 * len(editors) + 1.4, lambda fig: _draw_per_group(fig, rated, editors, key))
+
+
+def _draw_per_group(fig: Any, rated: Mapping[str, Any], editors: list[str], key: str) -> None:
     ax = fig.add_subplot(1, 1, 1)
     step = 0.6 / max(len(rated), 1)
     for n, (value, part) in enumerate(sorted(rated.items())):
@@ -99,4 +86,3 @@ def _per_group_png(groups: Mapping[str, Any], key: str) -> bytes | None:
     ax.set_xlabel(_scale_label(next(iter(rated.values()))))
     ax.legend(title=key, fontsize=8)
     fig.tight_layout()
-    return plot_png(fig)

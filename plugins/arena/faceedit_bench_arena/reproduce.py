@@ -47,7 +47,7 @@ def add_genai_arena(sub: Any) -> None:
 
 
 def genai_arena_main(args: Any) -> int:
-    from faceedit_bench.api.protocol import read_expect, report_reproduction, with_expected
+    from faceedit_bench.api.statistics import read_expect, report_reproduction
     from faceedit_bench_arena import genai_arena as ga
 
     expected = read_expect(args.expect) if args.expect is not None else None  # checked before any work
@@ -57,12 +57,11 @@ def genai_arena_main(args: Any) -> int:
     board = ga.read_leaderboard(board_path) if board_path is not None else None
     log = ga.read_battle_log(log_path, args.task)
     numbers = ga.numbers(ga.recompute(log, args.method), board)
-    if expected is not None:
-        numbers = with_expected(numbers, expected)
     notes = [f"battles: {len(log.votes)} of this task ({len(log.anony)} anonymous), {log.other_task} of the other "
              f"task left out; method: {args.method}; tolerance 0.1 Elo (the published fit stops at L-BFGS tol 1e-4)"]
     source = ARENA_SOURCE if published and args.leaderboard is None else f"{log_path} vs {board_path or args.expect}"
-    return report_reproduction(f"GenAI-Arena {args.task} leaderboard (Elo)", source, numbers, args.json, notes)
+    return report_reproduction(f"GenAI-Arena {args.task} leaderboard (Elo)", source, numbers, args.json, notes,
+                               expected=expected)
 
 
 #: GenAI-Bench's README prints round(accuracy * 100, 2) (its show_results.py), trailing zeros dropped ("25.9").
@@ -83,13 +82,8 @@ def add_genai_bench(sub: Any) -> None:
 def genai_bench_main(args: Any) -> int:
     import csv
 
-    from faceedit_bench.api.protocol import (
-        PublishedFileError,
-        PublishedNumber,
-        read_expect,
-        report_reproduction,
-        with_expected,
-    )
+    from faceedit_bench.api.statistics import PublishedNumber, read_expect, report_reproduction
+    from faceedit_bench_arena.genai_arena import PublishedFileError
     from faceedit_bench_arena.human_votes import VotesError, genai_bench_accuracy
 
     expected = read_expect(args.expect) if args.expect is not None else None
@@ -115,11 +109,9 @@ def genai_bench_main(args: Any) -> int:
         numbers.append(PublishedNumber(judge, None if accuracy is None else 100.0 * accuracy,
                                        float(text) if text else None, README_TOLERANCE if text else None))
         notes.append(f"{judge}: {result['items']} items, {result['unparsed']} judge answers unparsed (count as wrong)")
-    if expected is not None:
-        numbers = with_expected(numbers, expected)
     return report_reproduction("GenAI-Bench image editing: judge–human accuracy with ties (%)",
                                str(args.expect or (BENCH_SOURCE if args.results is None else folder)), numbers,
-                               args.json, notes)
+                               args.json, notes, expected=expected)
 
 
 #: MMRB2's README prints the example output of its sample predictions for the editing task: 55.50%. It is
@@ -146,7 +138,7 @@ def add_mmrb2(sub: Any) -> None:
 def mmrb2_main(args: Any) -> int:
     import hashlib
 
-    from faceedit_bench.api.protocol import PublishedNumber, read_expect, report_reproduction, with_expected
+    from faceedit_bench.api.statistics import PublishedNumber, read_expect, report_reproduction
     from faceedit_bench_arena.mmrb2 import accuracy, read_answers, read_labels
 
     expected = read_expect(args.expect) if args.expect is not None else None
@@ -157,8 +149,6 @@ def mmrb2_main(args: Any) -> int:
     numbers = [PublishedNumber("edit/accuracy", percent(result["accuracy"]),
                                float(MMRB2_SAMPLE["published"]) if sample else None, 0.005 if sample else None),
                PublishedNumber("edit/consistent_accuracy", percent(result["consistent_accuracy"]))]
-    if expected is not None:
-        numbers = with_expected(numbers, expected)
     counted = [f"{k}: {v}" for k, v in sorted(result["counts"].items())]
     if result["answers_for_unknown_pairs"]:
         counted.append(f"answers for pairs not in the labels (ignored): {result['answers_for_unknown_pairs']}")
@@ -166,4 +156,4 @@ def mmrb2_main(args: Any) -> int:
                         f"{result['consistent_pairs']} pairs judged alike in both orders", *counted])]
     source = "facebookresearch/MMRB2 README (sample_task2_edit.json)" if sample else str(args.expect or args.answers)
     return report_reproduction("MMRB2 image editing: judge accuracy against expert labels (%)", source, numbers,
-                               args.json, notes)
+                               args.json, notes, expected=expected)

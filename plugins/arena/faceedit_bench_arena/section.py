@@ -8,7 +8,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from faceedit_bench.api.protocol import (
+from faceedit_bench.api.sections import (
     ReportSection,
     SectionHtml,
     ValueSpec,

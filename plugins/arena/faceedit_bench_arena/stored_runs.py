@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
-from faceedit_bench.api import FaceEditBenchError
-from faceedit_bench.api.protocol import DEMOGRAPHIC_KEYS, SESSIONS_CSV, STEPS_CSV, fingerprint, load_run
+from faceedit_bench.api import FaceEditBenchError, fingerprint
+from faceedit_bench.api.sections import DEMOGRAPHIC_KEYS, SESSIONS_CSV, STEPS_CSV, load_run
 
 REFERENCE_CONDITIONS = ("", "baseline")
 #: What a dataset's description says about how many of its faces a run took, not which dataset it is.

@@ -17,7 +17,8 @@ from faceedit_bench_arena.pairwise_judge import CRITERIA
 from faceedit_bench_arena.stored_runs import ArenaError, build_pool
 from PIL import Image
 
-from faceedit_bench.api.protocol import judge_session, registered
+from faceedit_bench.api import registered
+from faceedit_bench.api.judging import judge_session
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
 from stored_runs_fixture import write_runs  # noqa: E402

@@ -15,8 +15,8 @@ from faceedit_bench_arena.attach import attach
 from faceedit_bench_arena.stored_runs import build_pool
 from faceedit_bench_arena.verify import LOG, log_record
 
-from faceedit_bench.api import FaceEditBenchError
-from faceedit_bench.api.protocol import create_registered, judge_session, registered
+from faceedit_bench.api import FaceEditBenchError, create_registered, registered
+from faceedit_bench.api.judging import judge_session
 from faceedit_bench.testing import hook_manager
 from faceedit_bench.testing.tracking import contract_report, contract_run
 

@@ -11,8 +11,8 @@ import pytest
 from faceedit_bench_arena.pairwise_judge import CRITERIA, TEMPLATE, ask_battle, combine, position_bias
 from PIL import Image
 
-from faceedit_bench.api import JudgeAnswer, Outcome
-from faceedit_bench.api.protocol import judge_session, registered
+from faceedit_bench.api import JudgeAnswer, Outcome, registered
+from faceedit_bench.api.judging import judge_session
 from tests.fakes.openai import _chat_images, openai_server
 
 KEY_ENV = "FACEEDIT_TEST_OPENAI_KEY"

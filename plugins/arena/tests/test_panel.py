@@ -23,7 +23,7 @@ from faceedit_bench_arena.stored_runs import ArenaError
 from faceedit_bench_arena.verify import verify
 from PIL import Image
 
-from faceedit_bench.api.protocol import judge_session
+from faceedit_bench.api.judging import judge_session
 
 sys.path.insert(0, str(Path(__file__).parent))
 from stored_runs_fixture import write_runs  # noqa: E402

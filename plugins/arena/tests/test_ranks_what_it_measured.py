@@ -16,8 +16,8 @@ from faceedit_bench_arena.human_votes import COVERAGE_BY_IDENTITY, COVERAGE_BY_V
 from faceedit_bench_arena.ratings import MIN_IDENTITIES, Battles, rate, to_elo, wins_by_identity
 from faceedit_bench_arena.stored_runs import ArenaError, build_pool
 
-from faceedit_bench.api import FaceEditBenchError
-from faceedit_bench.api.protocol import judge_session, registered
+from faceedit_bench.api import FaceEditBenchError, registered
+from faceedit_bench.api.judging import judge_session
 
 sys.path.insert(0, str(Path(__file__).parent))
 from stored_runs_fixture import FACES, write_runs  # noqa: E402

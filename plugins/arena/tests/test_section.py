@@ -11,7 +11,7 @@ from faceedit_bench_arena.arena import ArenaSettings, rate_arena
 from faceedit_bench_arena.pairwise_judge import position_bias
 from faceedit_bench_arena.section import ARENA, record, tracking
 
-from faceedit_bench.api import SectionContract
+from faceedit_bench.api.testing import SectionContract
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_verify import LOG_ROWS  # noqa: E402

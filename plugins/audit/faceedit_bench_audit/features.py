@@ -12,7 +12,7 @@ import re
 
 from pydantic import BaseModel, Field, field_validator
 
-from faceedit_bench.api.protocol import ConditionTemplate, PromptTemplate
+from faceedit_bench.api.judging import ConditionTemplate, PromptTemplate
 
 #: The 7 observable dimensions of METHODOLOGY §4.5, in its order.
 FEATURE_DIMENSIONS = ("skin_tone", "face_shape", "eyes", "nose", "lips", "hair", "distinctive_features")

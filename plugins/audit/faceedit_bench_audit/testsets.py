@@ -29,7 +29,7 @@ from importlib import resources
 from typing import Any
 
 from faceedit_bench.api import TestSet
-from faceedit_bench.api.protocol import PublishedSample, parse_testset
+from faceedit_bench.api.judging import PublishedSample, parse_testset
 
 #: Where the published files come from (paper (b)'s repository, the snapshot read).
 SOURCE_REPO = "https://github.com/seochan99/refusal-t2i-i2i"

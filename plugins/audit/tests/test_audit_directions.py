@@ -12,13 +12,12 @@ from faceedit_bench_audit.audit.rubric import RUBRIC_METRIC
 from faceedit_bench_audit.audit.settings import AuditConf
 from faceedit_bench_audit.audit.tables import audit_section
 
-from faceedit_bench.api.protocol import (
+from faceedit_bench.api.statistics import (
     SessionMetric,
     Threshold,
     compare_k_groups,
     one_vs_rest,
     rank_table,
-    rate_direction,
 )
 from faceedit_bench.testing import build_views, collect_submissions, metric_ranks, submit_run, worst_groups
 from tests.test_leaderboard_support import write_fake_run
@@ -80,7 +79,7 @@ def test_rates_carry_their_direction_and_the_rate_disparity_its_worst_group():
     (">= 3", "skin_tone", None)])
 def test_a_rate_direction_follows_from_its_axis_and_rule(rule, axis, expected):
     value = next(v for v in RUBRIC_METRIC.values if v.name == axis)
-    assert rate_direction(Threshold.parse(rule), value.higher_is_better, value.ideal) is expected
+    assert Threshold.parse(rule).rate_direction(value.higher_is_better, value.ideal) is expected
 
 
 def test_no_caller_can_inherit_a_direction():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from faceedit_bench.testing import PluginDistributionContract
+from faceedit_bench.api.testing import PluginDistributionContract
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,7 +35,7 @@ class TestAuditDistribution(PluginDistributionContract):
         here so that a change of either side fails."""
         import inspect
 
-        from faceedit_bench.api.protocol import registered
+        from faceedit_bench.api import registered
 
         factory = registered(self.kind, self.component)
         params = compose(f"{self.group}={self.component}").dataset.params

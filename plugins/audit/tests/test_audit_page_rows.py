@@ -10,8 +10,7 @@ from faceedit_bench_audit.audit.settings import AuditConf
 from faceedit_bench_audit.audit.tables import audit_section
 from test_rubric_metric import answer, face, member, session
 
-from faceedit_bench.api import Outcome
-from faceedit_bench.api.protocol import SessionResult
+from faceedit_bench.api import Outcome, SessionResult
 from faceedit_bench.testing import JudgedSession, PanelRule, StepState, combine_panel, html_report
 from tests.test_html_report import v11_report
 

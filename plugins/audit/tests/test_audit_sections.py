@@ -8,8 +8,8 @@ import jsonschema
 import pytest
 
 from faceedit_bench.api import Outcome
-from faceedit_bench.api.protocol import run_report_schema
-from faceedit_bench.testing import SectionContract
+from faceedit_bench.api.testing import SectionContract
+from faceedit_bench.testing import run_report_schema
 
 
 class TestWinoBiasSection(SectionContract):
@@ -46,7 +46,7 @@ class TestAuditSection(SectionContract):
         from faceedit_bench_audit.audit.tables import audit_section
         from test_rubric_metric import answer, face, member, session
 
-        from faceedit_bench.api.protocol import SessionResult
+        from faceedit_bench.api import SessionResult
         from faceedit_bench.testing import JudgedSession, PanelRule, StepState, combine_panel
 
         rule = PanelRule("tolerance", ("gemini", "gpt"), "gemini")

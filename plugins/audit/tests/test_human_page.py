@@ -15,7 +15,7 @@ def test_report_page_shows_winobias_and_human_sections(browser, tmp_path):  # no
     from faceedit_bench_audit.human.report import render_human_html
     from faceedit_bench_audit.winobias.adherence import WinoBiasCollector
 
-    from faceedit_bench.api.protocol import write_html_report
+    from faceedit_bench.testing import write_html_report
     from tests.test_html_report import v11_report
 
     winobias = WinoBiasCollector()

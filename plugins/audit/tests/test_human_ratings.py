@@ -17,7 +17,7 @@ from faceedit_bench_audit.human.runs import RatedRun
 from scipy import stats
 from statsmodels.stats import inter_rater
 
-from faceedit_bench.api.protocol import fleiss_kappa, krippendorff_alpha, metric_agreement, rank_table
+from faceedit_bench.api.statistics import fleiss_kappa, krippendorff_alpha, metric_agreement, rank_table
 from faceedit_bench.testing import pairwise_accuracy
 
 HEADER = "item,rater,axis,score,condition\n"

@@ -29,7 +29,7 @@ import pytest
 from faceedit_bench_audit.features import FEATURES_TEXT, PAPER_B_FEATURES
 from faceedit_bench_audit.winobias.metric import WINOBIAS_TEMPLATE
 
-from faceedit_bench.api.protocol import load_testset
+from faceedit_bench.api.judging import load_testset
 from faceedit_bench.testing import SC_TEMPLATE, build_run, run_built, summary_text
 from tests.console_fit import assert_summary_fits
 from tests.fakes.answers import example_from_schema
@@ -263,7 +263,7 @@ def _last_image(request: dict[str, Any]) -> bytes:
 def scores_from_pixels(text: str, member: str, request: dict[str, Any]) -> dict[str, Any]:
     """Scores that follow the edited image (so baseline and feature-prompt edits score differently); both
     members see the same pixels and agree."""
-    from faceedit_bench.api import decode_rgb
+    from faceedit_bench.api.images import decode_rgb
 
     h = int(hashlib.sha256(decode_rgb(_last_image(request)).tobytes()).hexdigest()[:12], 16)
     return {axis: 1 + (h // 5 ** i) % 5 for i, axis in enumerate(

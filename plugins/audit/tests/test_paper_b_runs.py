@@ -8,7 +8,7 @@ import csv
 import pytest
 from faceedit_bench_audit.portraits.select import select_grid
 
-from faceedit_bench.api.protocol import registered
+from faceedit_bench.api import registered
 from faceedit_bench.testing import build_run, run_built, summary_text
 
 dlib_embedder = pytest.importorskip("faceedit_bench_dlib.embedder")

@@ -10,14 +10,21 @@ from pathlib import Path
 import pytest
 from faceedit_bench_audit import testsets as paper_b
 
-from faceedit_bench.api import Face, Step
-from faceedit_bench.api.protocol import load_testset, registered
+from faceedit_bench.api import Face, Step, registered
+from faceedit_bench.api.judging import load_testset
+from faceedit_bench.api.testing import TestSetLoaderContract
 from faceedit_bench.testing import InputResolver, run_cli
 
 #: The frozen files' content hashes: a change of a prompt, an id or a label changes these.
 HASHES = {"diagnostic": "39c8cebfa4ce810aaf08967f45040f13d401e94c4798f93b2e5c562879f74f2e",
           "winobias": "f547498f38ea44351bad406976eb7496dbbda0cae65ff5dfc773b77b862b2487",
           "winobias_pairs": "820744b97a1494d9648362b9357d23c3c3aad72e1697f9d620249b220d1712e3"}
+
+
+class TestPaperBLoaders(TestSetLoaderContract):
+    @pytest.fixture(params=["diagnostic", "winobias", "winobias_pairs"])
+    def loader(self, request):
+        return registered("testsets", request.param)
 
 
 @pytest.mark.parametrize("name", ["diagnostic", "winobias", "winobias_pairs"])

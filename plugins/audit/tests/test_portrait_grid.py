@@ -14,9 +14,9 @@ from faceedit_bench_audit.portraits.dataset import FairFaceGridDataset
 from faceedit_bench_audit.portraits.select import select_grid
 from PIL import Image
 
-from faceedit_bench.api import ConfigError, DatasetError
-from faceedit_bench.api.protocol import registered
-from faceedit_bench.testing import DatasetContract, run_cli
+from faceedit_bench.api import ConfigError, DatasetError, registered
+from faceedit_bench.api.testing import DatasetContract
+from faceedit_bench.testing import run_cli
 
 dlib_embedder = pytest.importorskip("faceedit_bench_dlib.embedder")
 

@@ -14,9 +14,11 @@ from faceedit_bench_audit.audit.rubric import AXES, RUBRIC_METRIC, RUBRIC_TEMPLA
 from faceedit_bench_audit.audit.settings import PAPER_B_THRESHOLDS, AuditConf
 from faceedit_bench_audit.audit.tables import audit_rules
 
-from faceedit_bench.api import ConfigError, Face, JudgeAnswer, JudgeReply, NotAsked, Outcome, Session, Step
-from faceedit_bench.api.protocol import Threshold
-from faceedit_bench.testing import Executors, ImageStore, JudgeService, Ledger, PanelRule, combine_panel, gradient_image
+from faceedit_bench.api import ConfigError, Face, JudgeAnswer, JudgeReply, Outcome, Session, Step
+from faceedit_bench.api.judging import NotAsked
+from faceedit_bench.api.statistics import Threshold
+from faceedit_bench.api.testing import gradient_image
+from faceedit_bench.testing import Executors, ImageStore, JudgeService, Ledger, PanelRule, combine_panel
 from tests.test_judge_panels import FakeJudge
 
 LABELS = {"race": "Latino_Hispanic", "gender": "female", "age_bin": "30-39"}
@@ -150,9 +152,9 @@ def test_the_audit_reports_its_rates_under_each_rounding_of_the_panel_rule():
     from faceedit_bench_audit.audit.tables import audit_section
     from faceedit_bench_audit.audit.tracking import audit_metrics
 
-    from faceedit_bench.api import MetricJudgment
-    from faceedit_bench.api.protocol import SessionResult, metric_key
-    from faceedit_bench.testing import JudgedSession, StepState
+    from faceedit_bench.api import SessionResult
+    from faceedit_bench.api.sections import metric_key
+    from faceedit_bench.testing import JudgedSession, MetricJudgment, StepState
 
     rule = PanelRule("tolerance", ("gemini", "gpt"), "gemini")
     collector = AuditCollector(("race",))
@@ -177,7 +179,7 @@ def test_the_audit_reports_its_rates_under_each_rounding_of_the_panel_rule():
     assert sens["roundings"]["half_up"]["difference_pp"]["race_change_rate"] == pytest.approx(75.0)
     line = sensitivity_line(audit)
     assert "soft_erasure_rate 100.0% | 0.0% | 0.0%" in line and "round half to even (paper (b)'s code) (this run)" in line
-    from faceedit_bench.api.protocol import render_console
+    from faceedit_bench.testing import render_console
 
     console = " ".join(render_console(audit_tables(audit, 100), 100).split())
     assert " ".join(line.split()) in console  # under the console's audit table, wrapped at its width
@@ -235,7 +237,7 @@ def test_refused_and_unparsable_edits_are_counted_never_rated_and_the_page_says_
     from faceedit_bench_audit.audit.items import AuditCollector
     from faceedit_bench_audit.audit.tables import audit_section
 
-    from faceedit_bench.api.protocol import SessionResult
+    from faceedit_bench.api import SessionResult
     from faceedit_bench.testing import StepState, html_report
     from tests.test_html_report import v11_report
 

@@ -18,8 +18,9 @@ from PIL import Image
 from scipy.stats import binomtest
 
 from faceedit_bench.api import JudgeAnswer, Outcome
-from faceedit_bench.api.protocol import load_testset
-from faceedit_bench.testing import TestSetError, gradient_image
+from faceedit_bench.api.judging import load_testset
+from faceedit_bench.api.testing import gradient_image
+from faceedit_bench.testing import TestSetError
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import GARBAGE_TEXT, gemini_server
 from tests.test_protocols import FAST, run, write_testset

@@ -1,4 +1,4 @@
-"""Where calls go and with which key (:class:`~faceedit_bench.api.hosted.HostedConnection`): the BFL endpoint (a
+"""Where calls go and with which key (:class:`~faceedit_bench.api.HostedConnection`): the BFL endpoint (a
 region or a base URL), the key, and one ``httpx2.AsyncClient`` per event loop; plus what a failed HTTP exchange
 means.
 
@@ -14,8 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from faceedit_bench.api import ConfigError, Endpoint, RetryableError
-from faceedit_bench.api.hosted import HostedConnection, answer_failure
+from faceedit_bench.api import ConfigError, Endpoint, HostedConnection, RetryableError, answer_failure
 from faceedit_bench_bfl.models import REGIONS
 
 

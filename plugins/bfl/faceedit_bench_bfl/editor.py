@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from faceedit_bench.api import ConfigError, EditRequest, EditResult, check_prices, decode_rgb, encode_png, sniff_mime
-from faceedit_bench.api.hosted import HostedComponent, HostedParams
+from faceedit_bench.api import ConfigError, EditRequest, EditResult, HostedComponent, HostedParams, check_prices
+from faceedit_bench.api.images import decode_rgb, encode_png, sniff_mime
 from faceedit_bench_bfl.connection import BflConnection
 from faceedit_bench_bfl.models import MODELS, Model
 from faceedit_bench_bfl.task import Polling, Task

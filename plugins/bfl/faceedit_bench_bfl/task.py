@@ -26,8 +26,17 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from faceedit_bench.api import EditResult, ImageError, Outcome, RetryableError, count_request, decode_rgb, redact
-from faceedit_bench.api.hosted import UnexpectedAnswer, transport_failure
+from faceedit_bench.api import (
+    EditResult,
+    ImageError,
+    Outcome,
+    RetryableError,
+    UnexpectedAnswer,
+    count_request,
+    redact,
+    transport_failure,
+)
+from faceedit_bench.api.images import decode_rgb
 from faceedit_bench_bfl.connection import BflConnection, PermanentError, status_failure
 
 DOWNLOAD_TRIES = 3

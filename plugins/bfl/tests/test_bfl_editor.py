@@ -16,19 +16,9 @@ from faceedit_bench_bfl.editor import BflEditor, Flux2FlexEditor, Flux2ProEditor
 from faceedit_bench_bfl.models import MODELS, REGIONS
 from PIL import Image
 
-from faceedit_bench.api import (
-    AsyncEditor,
-    ConfigError,
-    EditorContract,
-    EditRequest,
-    EditResult,
-    MissingSecretError,
-    Outcome,
-    RetryableError,
-    cost_usd,
-    gradient_image,
-)
-from faceedit_bench.testing import Executor
+from faceedit_bench.api import AsyncEditor, ConfigError, EditRequest, EditResult, Outcome, RetryableError
+from faceedit_bench.api.testing import EditorContract, gradient_image
+from faceedit_bench.testing import Executor, MissingSecretError, cost_usd
 from tests.fakes.answers import fake_edit
 from tests.fakes.bfl import DEFAULT_KEY, FLEX_FIELDS, FLUX2_FIELDS, KONTEXT_FIELDS, BFLFakeServer, bfl_server
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from faceedit_bench.api import PluginDistributionContract
+from faceedit_bench.api.testing import PluginDistributionContract
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,5 +65,5 @@ def test_the_plugin_imports_the_core_through_its_public_api_only() -> None:
             stripped = line.strip()
             if stripped.startswith(("from faceedit_bench", "import faceedit_bench")) and "faceedit_bench_bfl" not in \
                     stripped:
-                assert stripped.startswith(("from faceedit_bench.api import", "from faceedit_bench.api.hosted import")), \
+                assert stripped.startswith(("from faceedit_bench.api import", "from faceedit_bench.api.images import")), \
                     f"{path.name}: {stripped}"

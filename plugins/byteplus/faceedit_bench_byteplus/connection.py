@@ -1,4 +1,4 @@
-"""Where ModelArk calls go and with which key (:class:`~faceedit_bench.api.hosted.HostedConnection`): the
+"""Where ModelArk calls go and with which key (:class:`~faceedit_bench.api.HostedConnection`): the
 endpoint and one ``AsyncArk`` client per event loop.
 
 The SDK's own retries are off (``max_retries=0``): the core's execution layer retries every provider the same
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from faceedit_bench.api.hosted import HostedConnection
+from faceedit_bench.api import HostedConnection
 
 #: ModelArk's international endpoint (region ap-southeast-1), the SDK's default. The EU region
 #: (eu-west-1) is https://ark.eu-west.bytepluses.com/api/v3 for the models it serves.

@@ -25,14 +25,14 @@ from faceedit_bench.api import (
     ConfigError,
     EditRequest,
     EditResult,
+    HostedComponent,
+    HostedParams,
     Outcome,
-    content_hash,
-    decode_rgb,
-    encode_png,
+    UnexpectedAnswer,
+    as_code,
     redact,
-    sniff_mime,
 )
-from faceedit_bench.api.hosted import HostedComponent, HostedParams, UnexpectedAnswer, as_code
+from faceedit_bench.api.images import content_hash, decode_rgb, encode_png, sniff_mime
 from faceedit_bench_byteplus.connection import ArkConnection
 from faceedit_bench_byteplus.failures import failure_outcome, is_refusal_code
 

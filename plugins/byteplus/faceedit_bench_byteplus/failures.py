@@ -1,6 +1,6 @@
 """What a failed ModelArk call means: retry it, or record it as an outcome.
 
-The error answer is read the way every provider's is (:func:`~faceedit_bench.api.hosted.answer_failure`):
+The error answer is read the way every provider's is (:func:`~faceedit_bench.api.answer_failure`):
 a content-safety code is ``refused``, 429 / 408 / 5xx are retried, 429 with a quota code and other 4xx are
 ``api_error`` with ``HTTP <status>: <message> (code: <code>)``. Behaviour of the Ark runtime
 (``byteplussdkarkruntime`` 3.0.x) this relies on:
@@ -24,8 +24,7 @@ or ``RiskDetection``; 429 ``RateLimitExceeded.*`` / ``ServerOverloaded`` pass wi
 
 from __future__ import annotations
 
-from faceedit_bench.api import Outcome
-from faceedit_bench.api.hosted import openai_shaped_failure
+from faceedit_bench.api import Outcome, openai_shaped_failure
 
 #: 429 codes that waiting does not fix: the account's quota or the safe-experience spending cap.
 PERMANENT_429 = frozenset({"QuotaExceeded", "SetLimitExceeded", "AccountOverdueError"})

@@ -9,15 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from faceedit_bench.api import (
-    ConfigError,
-    EditorContract,
-    EditRequest,
-    MissingSecretError,
-    Outcome,
-    RetryableError,
-    gradient_image,
-)
+from faceedit_bench.api import ConfigError, EditRequest, Outcome, RetryableError
+from faceedit_bench.api.testing import EditorContract, gradient_image
+from faceedit_bench.testing import MissingSecretError
 from tests.fakes.answers import fake_edit
 
 PLANTED = "ark-PLANTED-key-4f9e2a"

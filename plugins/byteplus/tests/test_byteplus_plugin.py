@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from faceedit_bench.testing import PluginDistributionContract
+from faceedit_bench.api.testing import PluginDistributionContract
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,5 +55,5 @@ def test_the_plugin_imports_only_the_public_api() -> None:
         for line in source.read_text().splitlines():
             if line.lstrip().startswith(("from faceedit_bench", "import faceedit_bench")) and \
                     "faceedit_bench_byteplus" not in line:
-                assert line.strip().startswith(("from faceedit_bench.api import", "from faceedit_bench.api.hosted import")), \
+                assert line.strip().startswith(("from faceedit_bench.api import", "from faceedit_bench.api.images import")), \
                     f"{source.name}: {line}"

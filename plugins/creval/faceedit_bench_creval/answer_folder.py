@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import JudgeAnswer, Session, Step
-from faceedit_bench.api.protocol import judge_session
+from faceedit_bench.api.judging import judge_session
 from faceedit_bench_creval import policy
 from faceedit_bench_creval.bench import IMAGE_SUFFIXES
 from faceedit_bench_creval.collector import creval_section

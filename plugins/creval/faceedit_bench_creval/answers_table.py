@@ -11,7 +11,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api.protocol import write_text
+from faceedit_bench.api import write_text
 from faceedit_bench_creval.questions import METRICS
 
 COLUMNS = ("session_id", "k", "item_id", "category", "dimension", "metric", "outcome", "question_id", "question",

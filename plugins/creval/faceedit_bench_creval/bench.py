@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api.protocol import fingerprint, read_json
+from faceedit_bench.api import fingerprint, read_json
 from faceedit_bench_creval.questions import (
     METRICS,
     QuestionItem,

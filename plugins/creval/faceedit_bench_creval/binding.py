@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import ConfigError, FaceEditBenchError, TestSet
-from faceedit_bench.api.protocol import JudgeMetric
+from faceedit_bench.api.judging import JudgeMetric
 from faceedit_bench_creval.metric import bind_question_sets, with_policy
 from faceedit_bench_creval.questions import QuestionSet
 

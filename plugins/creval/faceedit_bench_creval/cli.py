@@ -25,7 +25,8 @@ DESCRIPTION = (__doc__ or "").replace("``", "")
 
 
 def _judge(name: str | None, params: list[str]) -> tuple[Any, str]:
-    from faceedit_bench.api.protocol import create_registered, key_values
+    from faceedit_bench.api import create_registered
+    from faceedit_bench.api.sections import key_values
     from faceedit_bench_creval.generate import DEFAULT_GENERATOR
 
     judge_name, given = (name, key_values(params, "-p")) if name else (DEFAULT_GENERATOR[0], {**DEFAULT_GENERATOR[1],
@@ -35,7 +36,7 @@ def _judge(name: str | None, params: list[str]) -> tuple[Any, str]:
 
 def _load_any(what: str) -> Any:
     """A question set from a file, a CREval-Bench folder, or a builtin test set (its taxonomy questions)."""
-    from faceedit_bench.api.protocol import TESTSET_NAMES, load_testset
+    from faceedit_bench.api.judging import TESTSET_NAMES, load_testset
     from faceedit_bench_creval.bench import read_bench
     from faceedit_bench_creval.binding import resolve_entry
     from faceedit_bench_creval.face import face_question_set
@@ -48,7 +49,7 @@ def _load_any(what: str) -> Any:
 
 
 def _write(qset: Any, out: Path, force: bool) -> None:
-    from faceedit_bench.api.protocol import write_text
+    from faceedit_bench.api import write_text
     if out.exists() and not force:
         raise FaceEditBenchError(f"{out} exists; a frozen question set is never overwritten (use --force)")
     write_text(out, qset.to_json())
@@ -57,7 +58,9 @@ def _write(qset: Any, out: Path, force: bool) -> None:
 
 
 def _source_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
-    from faceedit_bench.api.protocol import create_registered, key_values, load_testset
+    from faceedit_bench.api import create_registered
+    from faceedit_bench.api.judging import load_testset
+    from faceedit_bench.api.sections import key_values
     from faceedit_bench_creval.bench import read_bench
     from faceedit_bench_creval.generate import SourceItem
 
@@ -82,7 +85,7 @@ def _source_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from faceedit_bench.api.protocol import load_testset
+    from faceedit_bench.api.judging import load_testset
     from faceedit_bench_creval.face import face_question_set
     from faceedit_bench_creval.generate import generate_question_set
 
@@ -128,7 +131,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from faceedit_bench.api.protocol import TESTSET_NAMES, load_testset
+    from faceedit_bench.api.judging import TESTSET_NAMES, load_testset
     from faceedit_bench_creval.binding import resolve_entry
     from faceedit_bench_creval.face import face_question_set
 
@@ -149,7 +152,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _freeze(args: argparse.Namespace) -> int:
-    from faceedit_bench.api.protocol import write_text
+    from faceedit_bench.api import write_text
     from faceedit_bench_creval.questions import load_question_set
 
     qset = load_question_set(args.file, refreeze=True)  # every field but the old hash is still checked
@@ -161,7 +164,7 @@ def _freeze(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from faceedit_bench.api.protocol import write_text
+    from faceedit_bench.api import write_text
     from faceedit_bench_creval.answer_folder import answer_folder, table_text
     from faceedit_bench_creval.answers_table import write_answer_table
 

@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from faceedit_bench.api.protocol import summarize
+from faceedit_bench.api.statistics import summarize
 from faceedit_bench_creval import policy
 from faceedit_bench_creval.questions import METRICS, OVERALL_WEIGHTS
 from faceedit_bench_creval.scoring import ItemResult, overall

@@ -14,7 +14,7 @@ machine) and readable. The judge sees I_{k-1} (first image) and I_k (second imag
 from __future__ import annotations
 
 from faceedit_bench.api import Session, TestSet
-from faceedit_bench.api.protocol import Taxonomy, load_taxonomy
+from faceedit_bench.api.judging import Taxonomy, load_taxonomy
 from faceedit_bench_creval.questions import CheckQuestion, QuestionItem, QuestionSet, merge_items
 
 FACE_QUESTIONS_VERSION = "2"

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import Outcome
-from faceedit_bench.api.protocol import JudgeSession, judge_session
+from faceedit_bench.api.judging import JudgeSession, judge_session
 from faceedit_bench_creval.protocol import published
 from faceedit_bench_creval.questions import (
     METRICS,

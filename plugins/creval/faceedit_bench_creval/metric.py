@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from faceedit_bench.api import JudgeAnswer, Session
-from faceedit_bench.api.protocol import JudgeMetric, JudgeValue, Question
+from faceedit_bench.api.judging import JudgeMetric, JudgeValue, Question
 from faceedit_bench_creval import policy
 from faceedit_bench_creval.face import face_item
 from faceedit_bench_creval.protocol import questions_block

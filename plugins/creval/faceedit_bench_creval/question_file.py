@@ -22,8 +22,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from faceedit_bench.api import FaceEditBenchError
-from faceedit_bench.api.protocol import read_json
+from faceedit_bench.api import FaceEditBenchError, read_json
 
 #: Larger question-set files are refused before they are read (CREval-Bench's 874 items with every
 #: question's chain of thought is about 10 MB).

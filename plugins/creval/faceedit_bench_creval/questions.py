@@ -26,7 +26,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api.protocol import fingerprint
+from faceedit_bench.api import fingerprint
 from faceedit_bench_creval.question_file import (
     QuestionModel,
     QuestionSetError,

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api.protocol import (
+from faceedit_bench.api.sections import (
     ReportSection,
     SectionHtml,
     SectionRun,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from faceedit_bench.api.protocol import reject
+from faceedit_bench.api.sections import reject
 
 
 @dataclass

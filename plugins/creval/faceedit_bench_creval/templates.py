@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, model_validator
 
-from faceedit_bench.api.protocol import PromptTemplate
+from faceedit_bench.api.judging import PromptTemplate
 from faceedit_bench_creval.protocol import answer_template_text, published, source_label
 from faceedit_bench_creval.questions import MIN_QUESTIONS
 

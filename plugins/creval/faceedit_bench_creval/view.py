@@ -11,7 +11,7 @@ from typing import Any
 
 from PIL import Image
 
-from faceedit_bench.api.protocol import fmt_ci
+from faceedit_bench.api.sections import fmt_ci
 
 COLUMNS = ("IF", "VC", "VQ", "overall")
 THUMBNAIL_PX = 256

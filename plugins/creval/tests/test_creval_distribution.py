@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from faceedit_bench.testing import PluginDistributionContract
+from faceedit_bench.api.testing import PluginDistributionContract
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]
 DATA = ("data/protocol.json", "html/creval.html.j2", "schemas/creval.schema.json", "fidelity/creval.yaml",

@@ -8,7 +8,7 @@ import json
 import pytest
 from faceedit_bench_creval.face import face_question_set, step_questions
 
-from faceedit_bench.api.protocol import TESTSET_NAMES, load_testset
+from faceedit_bench.api.judging import TESTSET_NAMES, load_testset
 from faceedit_bench.testing import build_run, run_built
 from tests.fakes.gemini import gemini_server
 

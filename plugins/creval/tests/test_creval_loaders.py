@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from creval_support import FIXTURE
 
-from faceedit_bench.api.protocol import registered
+from faceedit_bench.api import registered
 from faceedit_bench.testing import QuestionSetLoaderContract
 
 

@@ -12,8 +12,7 @@ from faceedit_bench_creval.dataset import CrevalBenchDataset
 from faceedit_bench_creval.metric import CREVAL_METRIC
 from faceedit_bench_creval.scoring import ItemResult, MetricScore
 
-from faceedit_bench.api import ConfigError, Outcome
-from faceedit_bench.api.protocol import registered
+from faceedit_bench.api import ConfigError, Outcome, registered
 from faceedit_bench.testing import run_cli
 
 

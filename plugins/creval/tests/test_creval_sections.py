@@ -11,8 +11,8 @@ from faceedit_bench_creval.collector import creval_section
 from faceedit_bench_creval.section import CREVAL, CREVAL_FACE
 from test_creval import ONE_FAILED, judge_item
 
-from faceedit_bench.api.protocol import run_report_schema
-from faceedit_bench.testing import SectionContract
+from faceedit_bench.api.testing import SectionContract
+from faceedit_bench.testing import run_report_schema
 
 
 def _part(metric: str, extension: bool) -> dict:

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import ModelNotFoundError, ModelSource, how_to_get, image_only_processor
+from faceedit_bench.api import ModelNotFoundError, ModelSource, image_only_processor
 
 #: A loaded tokenizer this small is the silent offline fallback of transformers, not a vocabulary.
 _MIN_TOKENIZER_SIZE = 3
@@ -27,7 +27,7 @@ def check_components(source: ModelSource) -> None:
                and not (source.path / name).is_dir()]
     if missing:
         raise ModelNotFoundError(f"model {source.name!r} at {source.path} lacks the component folder(s) "
-                            f"{', '.join(missing)}: an incomplete download; {how_to_get(source.name)}")
+                            f"{', '.join(missing)}: an incomplete download; {source.how_to_get()}")
 
 
 def check_tokenizers(pipe: Any, source: ModelSource) -> None:
@@ -38,7 +38,7 @@ def check_tokenizers(pipe: Any, source: ModelSource) -> None:
         size = len(tokenizer) if hasattr(tokenizer, "__len__") else None
         if size is not None and size < _MIN_TOKENIZER_SIZE:
             raise ModelNotFoundError(f"{name} of {source.name!r} loaded with {size} tokens: its files are missing "
-                                     f"(transformers falls back silently offline); {how_to_get(source.name)}")
+                                     f"(transformers falls back silently offline); {source.how_to_get()}")
 
 
 def dtype_keyword(diffusers_version: str) -> str:

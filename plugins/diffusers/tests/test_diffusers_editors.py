@@ -15,8 +15,10 @@ from faceedit_bench_diffusers.editor import DiffusersEditor, _reason, fit
 from faceedit_bench_diffusers.pipelines import SPECS
 from PIL import Image
 
-from faceedit_bench.api import AsyncEditor, EditRequest, EditResult, Outcome, decode_rgb
-from faceedit_bench.testing import EditorContract, gradient_image, load_plugins
+from faceedit_bench.api import AsyncEditor, EditRequest, EditResult, Outcome
+from faceedit_bench.api.images import decode_rgb
+from faceedit_bench.api.testing import EditorContract, gradient_image
+from faceedit_bench.testing import load_plugins
 
 #: Editor name -> (tiny model, extra params, whether its pipeline batches).
 CASES = {

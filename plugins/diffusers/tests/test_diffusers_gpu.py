@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from faceedit_bench.api import EditRequest, Outcome
-from faceedit_bench.testing import gradient_image, load_plugins, skip_without_cuda
+from faceedit_bench.api.testing import gradient_image
+from faceedit_bench.testing import load_plugins, skip_without_cuda
 
 pytestmark = pytest.mark.gpu
 

@@ -12,7 +12,7 @@ import pytest
 from faceedit_bench_diffusers import editors, loading
 
 from faceedit_bench.api import EditRequest, ModelNotFoundError, ModelSource, Outcome, locate_model
-from faceedit_bench.testing import gradient_image
+from faceedit_bench.api.testing import gradient_image
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 

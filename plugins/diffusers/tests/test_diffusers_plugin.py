@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from faceedit_bench_diffusers import EDITORS
 
-from faceedit_bench.testing import PluginDistributionContract
+from faceedit_bench.api.testing import PluginDistributionContract
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]
 

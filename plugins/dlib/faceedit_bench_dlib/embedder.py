@@ -29,10 +29,10 @@ from faceedit_bench.api import (
     LazyModels,
     ModelNotFoundError,
     Outcome,
-    as_rgb_uint8,
     built_beside,
     files_digest,
 )
+from faceedit_bench.api.images import as_rgb_uint8
 
 #: Model files read from the model directory, by role.
 PREDICTOR_FILE = "shape_predictor_5_face_landmarks.dat"

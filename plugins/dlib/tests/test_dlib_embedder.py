@@ -23,7 +23,7 @@ from faceedit_bench_dlib.embedder import PREDICTOR_FILE, RECOGNITION_FILE, SIMIL
 from PIL import Image
 
 from faceedit_bench.api import ConfigError, FaceEmbedding, ModelNotFoundError, Outcome
-from faceedit_bench.testing import EmbedderContract, FaceDetectorContract
+from faceedit_bench.api.testing import EmbedderContract, FaceDetectorContract
 
 # -- real faces ------------------------------------------------------------------------
 

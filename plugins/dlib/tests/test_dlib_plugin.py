@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from faceedit_bench.api import FaceEmbedder, Register
-from faceedit_bench.testing import PluginDistributionContract, Registry
+from faceedit_bench.api.testing import PluginDistributionContract
+from faceedit_bench.testing import Registry
 
 
 class TestDlibDistribution(PluginDistributionContract):

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from faceedit_bench.api.hosted import HostedComponent, HostedParams
+from faceedit_bench.api import HostedComponent, HostedParams
 from faceedit_bench_gemini.connection import DEFAULT_KEY_ENVS, GeminiConnection
 from faceedit_bench_gemini.prices import prices_for
 

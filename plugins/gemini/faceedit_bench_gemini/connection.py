@@ -20,9 +20,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import RetryableError, atomic_open, sniff_mime
+from faceedit_bench.api import HostedConnection, RetryableError, answer_failure, atomic_open, transport_failure
 from faceedit_bench.api import retry_after_s as header_retry_after_s
-from faceedit_bench.api.hosted import HostedConnection, answer_failure, transport_failure
+from faceedit_bench.api.images import sniff_mime
 
 GOOGLE_ENDPOINT = "https://generativelanguage.googleapis.com/"
 #: google-genai's standard variable for another Gemini API endpoint.

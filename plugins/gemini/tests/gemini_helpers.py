@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from faceedit_bench.api import EditRequest
-from faceedit_bench.testing import gradient_image
+from faceedit_bench.api.testing import gradient_image
 
 KEY = "test-gemini-key-0123456789"
 #: Short backoffs so retries cost milliseconds; no client-side rate limit. The timeout stays generous:

@@ -10,7 +10,9 @@ from faceedit_bench_gemini.judge import GeminiJudge
 from faceedit_bench_gemini.prices import PRICES
 from gemini_helpers import run
 
-from faceedit_bench.api import ConfigError, JudgeRequest, Outcome, cost_usd, gradient_image
+from faceedit_bench.api import ConfigError, JudgeRequest, Outcome
+from faceedit_bench.api.testing import gradient_image
+from faceedit_bench.testing import cost_usd
 
 CONF = Path(__file__).resolve().parents[1] / "faceedit_bench_gemini" / "conf" / "judge"
 SCHEMA = {"type": "object", "properties": {"score": {"type": "integer"}}, "required": ["score"]}

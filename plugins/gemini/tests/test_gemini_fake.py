@@ -10,7 +10,7 @@ import urllib.request
 import pytest
 from gemini_helpers import KEY
 
-from faceedit_bench.testing import gradient_image
+from faceedit_bench.api.testing import gradient_image
 from tests.fakes.answers import fake_edit
 
 

@@ -9,8 +9,9 @@ import pytest
 from faceedit_bench_gemini.judge import GeminiJudge
 from gemini_helpers import KEY, run
 
-from faceedit_bench.api import JudgeAnswer, JudgeRequest, MissingSecretError, Outcome, RetryableError, parse_answer
-from faceedit_bench.testing import SC_TEMPLATE, STATE_TEMPLATE, Executor, JudgeContract, JudgeService, gradient_image
+from faceedit_bench.api import JudgeAnswer, JudgeRequest, Outcome, RetryableError
+from faceedit_bench.api.testing import JudgeContract, gradient_image
+from faceedit_bench.testing import SC_TEMPLATE, STATE_TEMPLATE, Executor, JudgeService, MissingSecretError, parse_answer
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import GARBAGE_TEXT, IMAGE_INPUT_TOKENS
 

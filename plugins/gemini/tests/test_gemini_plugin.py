@@ -13,7 +13,8 @@ from faceedit_bench_gemini.editor import NanoBananaEditor
 from faceedit_bench_gemini.judge import GeminiJudge
 
 from faceedit_bench.api import Register
-from faceedit_bench.testing import EditorContract, PluginDistributionContract, Registry, compose_config, load_plugins
+from faceedit_bench.api.testing import EditorContract, PluginDistributionContract
+from faceedit_bench.testing import Registry, compose_config, load_plugins
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]
 

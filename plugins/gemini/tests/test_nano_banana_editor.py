@@ -11,8 +11,10 @@ import pytest
 from faceedit_bench_gemini.editor import NanoBananaEditor
 from gemini_helpers import FAST_LIMITS, INSTRUCTION, KEY, edit_request, run
 
-from faceedit_bench.api import ConfigError, GaveUp, MissingSecretError, Outcome, RetryableError, cost_usd, decode_rgb
-from faceedit_bench.testing import Executor, gradient_image
+from faceedit_bench.api import ConfigError, Outcome, RetryableError
+from faceedit_bench.api.images import decode_rgb
+from faceedit_bench.api.testing import gradient_image
+from faceedit_bench.testing import Executor, GaveUp, MissingSecretError, cost_usd
 from tests.fakes.answers import fake_edit
 from tests.fakes.gemini import IMAGE_INPUT_TOKENS, IMAGE_OUTPUT_TOKENS, REFUSAL_TEXT
 

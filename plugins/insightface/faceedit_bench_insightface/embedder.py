@@ -29,9 +29,9 @@ from faceedit_bench.api import (
     LazyModels,
     ModelNotFoundError,
     Outcome,
-    as_rgb_uint8,
     files_digest,
 )
+from faceedit_bench.api.images import as_rgb_uint8
 
 DEFAULT_MODEL_DIR = "~/.insightface/models/buffalo_l"
 DETECTOR_FILE = "det_10g.onnx"

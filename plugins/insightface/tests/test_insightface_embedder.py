@@ -28,7 +28,7 @@ from fake_buffalo_l import ARCFACE_TEMPLATE, FakeFace, fake_recognizer, make_pac
 from PIL import Image
 
 from faceedit_bench.api import ConfigError, FaceEmbedding, ModelNotFoundError, Outcome
-from faceedit_bench.testing import EmbedderContract, FaceDetectorContract
+from faceedit_bench.api.testing import EmbedderContract, FaceDetectorContract
 
 
 def _image(name: str) -> np.ndarray:

@@ -8,7 +8,8 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from faceedit_bench.api import FaceEmbedder, Register
-from faceedit_bench.testing import PluginDistributionContract, Registry
+from faceedit_bench.api.testing import PluginDistributionContract
+from faceedit_bench.testing import Registry
 
 
 class TestInsightFaceDistribution(PluginDistributionContract):

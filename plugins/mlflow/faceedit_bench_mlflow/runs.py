@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import FaceEditBenchError, TrackedRun, directory_lock
+from faceedit_bench.api import FaceEditBenchError, TrackedRun, file_lock
 
 #: Tracking URIs MLflow reads (a server, or a local sqlite/file store).
 SCHEMES = ("sqlite:", "http:", "https:", "file:", "databricks")
@@ -33,7 +33,7 @@ def mlflow_client(tracking_uri: str) -> Any:
             raise FaceEditBenchError(f"no MLflow store at {db}. Pass --tracking-uri, or run an experiment first.")
         # One left half made by an interrupted run holds nothing: build it, rather than let MLflow
         # migrate it further in place, unlocked.
-        with directory_lock(*store_lock(tracking_uri, db.parent), what=f"opening the MLflow store {db}"):
+        with file_lock(store_lock(tracking_uri, db.parent), what=f"opening the MLflow store {db}"):
             prepare_store(tracking_uri)
     quiet_store_logs()
     return MlflowClient(tracking_uri=tracking_uri)

@@ -42,11 +42,12 @@ def sqlite_path(uri: str) -> Path | None:
     return Path(uri.removeprefix(SQLITE).split("?", 1)[0])
 
 
-def store_lock(uri: str, workspace: Path) -> tuple[Path, str]:
-    """Where the lock of an MLflow store lives (for ``directory_lock``): beside a SQLite file,
-    whichever workspaces use it, else in the run's workspace (a server migrates its own store)."""
+def store_lock(uri: str, workspace: Path) -> Path:
+    """The lock file of an MLflow store (for ``file_lock``): beside a SQLite file, whichever workspaces use it,
+    else in the run's workspace (a server migrates its own store)."""
     db = sqlite_path(uri)
-    return (db.parent, db.name) if db is not None else (Path(workspace), "mlflow")
+    folder, name = (db.parent, db.name) if db is not None else (Path(workspace), "mlflow")
+    return folder / ".locks" / f"{name}.lock"
 
 
 def prepare_store(uri: str) -> StoreState:

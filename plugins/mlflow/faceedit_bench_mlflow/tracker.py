@@ -28,18 +28,7 @@ from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, Any
 
-from faceedit_bench.api import (  # noqa: E402
-    FaceEditBenchError,
-    component_identity,
-    component_version,
-    directory_lock,  # noqa: E402
-    fingerprint,
-    hookimpl,
-    results_digest,
-    run_description,
-    run_title,
-    series_for_tracking,
-)
+from faceedit_bench.api import FaceEditBenchError, file_lock, fingerprint, hookimpl, results_digest, series_for_tracking
 from faceedit_bench_mlflow import _limits as lim  # noqa: E402
 from faceedit_bench_mlflow.experiments import (  # noqa: E402,F401 - the error is public here too
     REMOTE,
@@ -143,13 +132,13 @@ class MlflowTracker:
         # Processes starting at once on one store take turns: MLflow's schema migration of a new
         # store fails when two run it together, two finds-or-creates would give one run key two
         # runs, and two first loggings of the same params would race.
-        with directory_lock(*store_lock(uri, run.workspace), what=f"opening the MLflow store {lim.redact_uri(uri)}"):
+        with file_lock(store_lock(uri, run.workspace), what=f"opening the MLflow store {lim.redact_uri(uri)}"):
             prepare_store(uri)  # a new store is built beside its place: no kill leaves it half made
             client = self._client(uri)
             experiment = experiment_id(client, self.experiment_name or run.experiment_name,
                                        lambda: self._artifact_location_for(run, client.tracking_uri))
             found = self._find_run(client, experiment, run.run_key)
-            title = run_title(run)
+            title = run.title
             if found is None:
                 created = client.create_run(experiment, run_name=title, tags={RUN_KEY_TAG: run.run_key})
                 run_id, old_params = created.info.run_id, {}
@@ -334,7 +323,7 @@ def _tag_warnings(active: _Active, run: RunInfo, report: Mapping[str, Any]) -> N
     listed = lim.truncate("\n".join(messages) or "none", lim.MAX_TAG_VALUE)[0]
     active.client.set_tag(active.run_id, WARNINGS_TAG, listed)
     if messages:
-        note = "\n".join(f"**{m}**  " for m in messages) + "\n\n" + run_description(run)
+        note = "\n".join(f"**{m}**  " for m in messages) + "\n\n" + run.note
         active.client.set_tag(active.run_id, NOTE_TAG, lim.truncate(note, lim.MAX_TAG_VALUE)[0])
 
 
@@ -354,12 +343,12 @@ def _tags(run: RunInfo) -> dict[str, str]:
         tags[kind] = info.name
         tags[f"{kind}.provider"] = info.provider
         tags[f"{kind}.provider_version"] = info.provider_version
-        version = component_version(info)
+        version = info.version
         if version is not None:
             tags[f"{kind}.version"] = version
     if "dataset" in run.components:
-        tags["dataset.identity"] = component_identity(run.components["dataset"])
-    tags.update({RUN_KEY_TAG: run.run_key, RUN_NAME_TAG: run_title(run), NOTE_TAG: run_description(run)})
+        tags["dataset.identity"] = run.components["dataset"].identity
+    tags.update({RUN_KEY_TAG: run.run_key, RUN_NAME_TAG: run.title, NOTE_TAG: run.note})
     keys = lim.unique_keys(tags)
     return {keys[k]: lim.truncate(v, lim.MAX_TAG_VALUE)[0] for k, v in tags.items()}
 
@@ -460,8 +449,8 @@ def _log_inputs(client: MlflowClient, run_id: str, run: RunInfo) -> None:
         info = run.components.get(kind)
         if info is None:
             continue
-        digest = str(info.description.get("content_hash") or component_identity(info)) if kind == "testset" \
-            else component_identity(info)
+        digest = str(info.description.get("content_hash") or info.identity) if kind == "testset" \
+            else info.identity
         row = {"name": info.name, "provider": f"{info.provider}=={info.provider_version}",
                **{str(k): v if isinstance(v, (str, int, float, bool)) or v is None else json.dumps(v, default=str)
                   for k, v in info.description.items()}}

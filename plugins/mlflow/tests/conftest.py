@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from faceedit_bench_mlflow.tracker import MlflowTracker
 
-from faceedit_bench.api import ComponentInfo, RunInfo
+from faceedit_bench.api import RunInfo
+from faceedit_bench.testing import ComponentInfo
 from tests.browser.support import browser  # noqa: F401 - headless Chromium, for the MLflow UI test
 
 

@@ -13,7 +13,8 @@ from mlflow_helpers import make_pm
 
 import faceedit_bench
 from faceedit_bench.api import Register
-from faceedit_bench.testing import PluginDistributionContract, Registry
+from faceedit_bench.api.testing import PluginDistributionContract
+from faceedit_bench.testing import Registry
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]
 CORE_ROOT = Path(faceedit_bench.__file__).resolve().parents[1]

@@ -18,7 +18,8 @@ from faceedit_bench_mlflow.tracker import MlflowTracker, MlflowTrackerError
 from mlflow import MlflowClient
 from mlflow_helpers import lifecycle, make_pm, only_run, step
 
-from faceedit_bench.api import Outcome, TrackerContract
+from faceedit_bench.api import Outcome
+from faceedit_bench.api.testing import TrackerContract
 from faceedit_bench.testing import RunStopped
 
 
@@ -370,7 +371,7 @@ def test_experiment_name_param_overrides_run(store_uri, make_run, client):
 
 def _full_run(make_run: Any, **config: Any) -> Any:
     """A run with every kind of component, a judge and limits, as the engine builds it."""
-    from faceedit_bench.api import ComponentInfo
+    from faceedit_bench.testing import ComponentInfo
 
     run = make_run(run_name="nano_banana@pose/sample/dlib")
     components = {

@@ -1,4 +1,4 @@
-"""Where calls go and with which key (:class:`~faceedit_bench.api.hosted.HostedConnection`): one ``AsyncOpenAI``
+"""Where calls go and with which key (:class:`~faceedit_bench.api.HostedConnection`): one ``AsyncOpenAI``
 client per event loop.
 
 Endpoint precedence: ``base_url`` in config, then ``$OPENAI_BASE_URL`` (a user whose environment sets it holds
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from faceedit_bench.api.hosted import HostedConnection
+from faceedit_bench.api import HostedConnection
 
 #: The public endpoint, used when neither ``base_url`` nor ``$OPENAI_BASE_URL`` is set. Always
 #: passed to the SDK explicitly: the endpoint recorded is the one calls go to.

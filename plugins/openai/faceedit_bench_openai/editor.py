@@ -16,8 +16,15 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.api import ConfigError, EditRequest, EditResult, Outcome
-from faceedit_bench.api.hosted import HostedComponent, HostedParams, UnexpectedAnswer
+from faceedit_bench.api import (
+    ConfigError,
+    EditRequest,
+    EditResult,
+    HostedComponent,
+    HostedParams,
+    Outcome,
+    UnexpectedAnswer,
+)
 from faceedit_bench_openai.connection import Connection
 from faceedit_bench_openai.failures import answer_of, failure_outcome
 from faceedit_bench_openai.media import upload

@@ -1,6 +1,6 @@
 """What a failed OpenAI call means: retry it, or record it as an outcome.
 
-The error answer is read the way every provider's is (:func:`~faceedit_bench.api.hosted.answer_failure`):
+The error answer is read the way every provider's is (:func:`~faceedit_bench.api.answer_failure`):
 a safety code is ``refused``, 429 / 408 / 409 / 5xx are retried, 429 ``insufficient_quota`` and other 4xx are
 ``api_error`` with ``HTTP <status>: <message> (code: <code>)``. Behaviour of the openai SDK (3.x) this relies on:
 
@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from faceedit_bench.api import Outcome, retry_after_s
-from faceedit_bench.api.hosted import UnexpectedAnswer, openai_shaped_failure
+from faceedit_bench.api import Outcome, UnexpectedAnswer, openai_shaped_failure, retry_after_s
 
 __all__ = ["REFUSAL_CODES", "answer_of", "failure_outcome", "retry_after_s"]
 

@@ -17,8 +17,15 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.api import ConfigError, JudgeReply, JudgeRequest, Outcome
-from faceedit_bench.api.hosted import HostedComponent, HostedParams, UnexpectedAnswer
+from faceedit_bench.api import (
+    ConfigError,
+    HostedComponent,
+    HostedParams,
+    JudgeReply,
+    JudgeRequest,
+    Outcome,
+    UnexpectedAnswer,
+)
 from faceedit_bench_openai.connection import Connection
 from faceedit_bench_openai.failures import answer_of, failure_outcome
 from faceedit_bench_openai.media import data_url

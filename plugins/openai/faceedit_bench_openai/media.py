@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 
-from faceedit_bench.api import decode_rgb, encode_png, sniff_mime
+from faceedit_bench.api.images import decode_rgb, encode_png, sniff_mime
 
 #: What images.edit accepts (gpt-image models) and what the vision models read.
 EDIT_FORMATS = frozenset({"image/png", "image/jpeg", "image/webp"})

@@ -13,17 +13,9 @@ import pytest
 from faceedit_bench_openai.editor import GptImageEditor
 from PIL import Image
 
-from faceedit_bench.api import (
-    AsyncEditor,
-    ConfigError,
-    EditRequest,
-    EditResult,
-    MissingSecretError,
-    Outcome,
-    RetryableError,
-    cost_usd,
-)
-from faceedit_bench.testing import EditorContract, Executor, gradient_image
+from faceedit_bench.api import AsyncEditor, ConfigError, EditRequest, EditResult, Outcome, RetryableError
+from faceedit_bench.api.testing import EditorContract, gradient_image
+from faceedit_bench.testing import Executor, MissingSecretError, cost_usd
 from tests.fakes.answers import fake_edit
 from tests.fakes.openai import DEFAULT_KEY, SAFETY_MESSAGE, OpenAIFakeServer, openai_error, openai_server
 

@@ -11,17 +11,9 @@ from faceedit_bench_openai.judge import OpenAIJudge
 from faceedit_bench_openai.strict_schema import to_strict_schema
 from pydantic import BaseModel, ConfigDict, Field
 
-from faceedit_bench.api import (
-    Judge,
-    JudgeReply,
-    JudgeRequest,
-    MissingSecretError,
-    Outcome,
-    ParseFailure,
-    RetryableError,
-    parse_answer,
-)
-from faceedit_bench.testing import JudgeContract, gradient_image
+from faceedit_bench.api import Judge, JudgeReply, JudgeRequest, Outcome, RetryableError
+from faceedit_bench.api.testing import JudgeContract, gradient_image
+from faceedit_bench.testing import MissingSecretError, ParseFailure, parse_answer
 from tests.fakes.answers import example_from_schema
 from tests.fakes.openai import DEFAULT_KEY, GARBAGE, REFUSAL, SYSTEM_FINGERPRINT, OpenAIFakeServer
 

@@ -15,7 +15,7 @@ import yaml
 from faceedit_bench_openai.judge import OpenAIJudge
 
 from faceedit_bench.api import JudgeRequest, Outcome
-from faceedit_bench.testing import PluginDistributionContract, gradient_image
+from faceedit_bench.api.testing import PluginDistributionContract, gradient_image
 from tests.fakes.openai import openai_server
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]

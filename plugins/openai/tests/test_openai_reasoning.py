@@ -10,7 +10,9 @@ import pytest
 import yaml
 from faceedit_bench_openai.judge import OpenAIJudge
 
-from faceedit_bench.api import ConfigError, JudgeRequest, Outcome, cost_usd, gradient_image
+from faceedit_bench.api import ConfigError, JudgeRequest, Outcome
+from faceedit_bench.api.testing import gradient_image
+from faceedit_bench.testing import cost_usd
 from tests.fakes.openai import REASONING_TOKENS
 
 CONF = Path(__file__).resolve().parents[1] / "faceedit_bench_openai" / "conf" / "judge"

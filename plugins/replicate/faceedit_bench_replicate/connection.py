@@ -1,4 +1,4 @@
-"""Where Replicate calls go and with which token (:class:`~faceedit_bench.api.hosted.HostedConnection`), and one
+"""Where Replicate calls go and with which token (:class:`~faceedit_bench.api.HostedConnection`), and one
 SDK client per event loop.
 
 The SDK wraps its HTTP transport in a ``RetryTransport`` that silently retries GET requests
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from faceedit_bench.api.hosted import HostedConnection
+from faceedit_bench.api import HostedConnection
 
 REPLICATE_BASE_URL = "https://api.replicate.com"
 #: The replicate SDK's standard variable for another endpoint.

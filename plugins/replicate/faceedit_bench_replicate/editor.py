@@ -31,15 +31,13 @@ from faceedit_bench.api import (
     ConfigError,
     EditRequest,
     EditResult,
+    HostedComponent,
+    HostedParams,
     Outcome,
     RetryableError,
-    content_hash,
-    decode_rgb,
-    encode_png,
     redact,
-    sniff_mime,
 )
-from faceedit_bench.api.hosted import HostedComponent, HostedParams
+from faceedit_bench.api.images import content_hash, decode_rgb, encode_png, sniff_mime
 from faceedit_bench_replicate.connection import ReplicateConnection
 from faceedit_bench_replicate.failures import failure_outcome, transport_failure
 

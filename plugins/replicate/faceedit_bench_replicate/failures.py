@@ -1,6 +1,6 @@
 """What a failed Replicate request means: retry it, or record it as an outcome.
 
-The error answer is read the way every provider's is (:func:`~faceedit_bench.api.hosted.answer_failure`).
+The error answer is read the way every provider's is (:func:`~faceedit_bench.api.answer_failure`).
 Behaviour of the ``replicate`` SDK (1.0.x) this relies on:
 
 * an error answer raises ``ReplicateError`` with ``.status``, ``.title`` and ``.detail`` from
@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import re
 
-from faceedit_bench.api import Outcome, redact
-from faceedit_bench.api.hosted import answer_failure, transport_failure
+from faceedit_bench.api import Outcome, answer_failure, redact, transport_failure
 
 __all__ = ["failure_outcome", "transport_failure"]
 

@@ -8,15 +8,9 @@ import asyncio
 
 import pytest
 
-from faceedit_bench.api import (
-    ConfigError,
-    EditorContract,
-    EditRequest,
-    MissingSecretError,
-    Outcome,
-    RetryableError,
-    gradient_image,
-)
+from faceedit_bench.api import ConfigError, EditRequest, Outcome, RetryableError
+from faceedit_bench.api.testing import EditorContract, gradient_image
+from faceedit_bench.testing import MissingSecretError
 from tests.fakes.answers import fake_edit
 from tests.fakes.replicate import BAGEL_VERSION as BAGEL
 from tests.fakes.replicate import KONTEXT_VERSION as KONTEXT

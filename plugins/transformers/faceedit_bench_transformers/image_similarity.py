@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from faceedit_bench.api import ImageMetric, ImageValue, LazyModels, StepImages, locate_model, package_version
+from faceedit_bench.api import LazyModels, locate_model, package_version
+from faceedit_bench.api.images import ImageMetric, ImageValue, StepImages
 
 COSINE = (-1.0, 1.0)
 

@@ -24,12 +24,12 @@ from faceedit_bench.api import (
     MicroBatcher,
     Outcome,
     check_dtype,
-    decode_rgb,
     is_out_of_memory,
     locate_model,
     package_version,
     torch_dtype,
 )
+from faceedit_bench.api.images import decode_rgb
 from faceedit_bench_transformers import loading
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,9 @@ import pytest
 from faceedit_bench_transformers import testing
 from faceedit_bench_transformers.image_similarity import ClipSimilarity, DinoSimilarity
 
-from faceedit_bench.api import ImageMetricContract, ModelNotFoundError, StepImages
+from faceedit_bench.api import ModelNotFoundError
+from faceedit_bench.api.images import StepImages
+from faceedit_bench.api.testing import ImageMetricContract
 
 
 @pytest.fixture(scope="module")

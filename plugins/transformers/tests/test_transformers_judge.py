@@ -15,7 +15,8 @@ import pytest
 from faceedit_bench_transformers.judge import QwenVLJudge
 
 from faceedit_bench.api import Judge, JudgeRequest, ModelNotFoundError, Outcome
-from faceedit_bench.testing import SC_TEMPLATE, Executor, JudgeContract, JudgeService, gradient_image, load_plugins
+from faceedit_bench.api.testing import JudgeContract, gradient_image
+from faceedit_bench.testing import SC_TEMPLATE, Executor, JudgeService, load_plugins
 
 VALID = '{"editing_success": 7, "overediting": 8, "reasoning": "hair is red, face kept"}'
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from faceedit_bench.testing import PluginDistributionContract
+from faceedit_bench.api.testing import PluginDistributionContract
 
 
 class TestTransformersDistribution(PluginDistributionContract):

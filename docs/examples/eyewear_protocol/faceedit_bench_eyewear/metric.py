@@ -2,7 +2,7 @@
 
 from pydantic import BaseModel, ConfigDict
 
-from faceedit_bench.api import JudgeMetric, JudgeValue, PromptTemplate
+from faceedit_bench.api.judging import JudgeMetric, JudgeValue, PromptTemplate
 
 
 class GlassesAnswer(BaseModel):

@@ -7,20 +7,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from faceedit_bench.api import atomic_open, encode_png
-from faceedit_bench.api.protocol import (
+from faceedit_bench.api import atomic_open
+from faceedit_bench.api.images import encode_png
+from faceedit_bench.api.sections import (
     Column,
     ReportSection,
     SectionHtml,
-    Threshold,
     ValueSpec,
     ViewSpec,
     check_fraction,
     fitted_tables,
     metric_key,
     mostly_missing_warning,
-    threshold_rate,
 )
+from faceedit_bench.api.statistics import Threshold, threshold_rate
 
 RATE = {
     "type": "object", "required": ["rule", "n", "count", "rate", "ci_low", "ci_high"],
@@ -68,7 +68,7 @@ class EyewearCollector:
         self.settings, self.confidence = run.settings, run.confidence
         self.shares = []
         self.left_out = Counter()
-        self.images = run.images  # the run's images (faceedit_bench.api.RunImages); None outside a run
+        self.images = run.images  # the run's images (faceedit_bench.api.images.RunImages); None outside a run
         self.eyes = {}  # "<face>_<session>" -> the eye region of the session's last image
 
     def add_session(self, result):

@@ -5,7 +5,7 @@ template escaped with its anchor, warnings well formed, leaderboard record bound
 import pytest
 from faceedit_bench_eyewear.section import EYEWEAR
 
-from faceedit_bench.testing import SectionContract
+from faceedit_bench.api.testing import SectionContract
 
 RATED = {"label": "eyewear", "min_share": 0.5, "sessions": 4, "left_out": {"no usable answer": 1},
          "rate": {"rule": ">= 0.5", "n": 3, "count": 2, "rate": 2 / 3, "ci_low": 0.2077, "ci_high": 0.9385},
@@ -26,6 +26,6 @@ class TestEyewearSection(SectionContract):
 
 
 def test_a_run_without_the_glasses_metric_has_no_eyewear_part():
-    from faceedit_bench.api.protocol import SectionRun
+    from faceedit_bench.api.sections import SectionRun
 
     assert EYEWEAR.collector(SectionRun(judge_metrics={"sc": object()})) is None

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from faceedit_bench.api.protocol import Column, fitted_tables
+from faceedit_bench.api.sections import Column, fitted_tables
 
 
 def _pct(value: float | None) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from faceedit_bench.api.protocol import Outcome, SessionResult
+from faceedit_bench.api import Outcome, SessionResult
 
 RUBRIC = "rubric"
 

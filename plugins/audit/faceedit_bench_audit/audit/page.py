@@ -8,7 +8,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from faceedit_bench.api.protocol import PALETTE, plot_figure, plot_no_mathtext, plot_png
+from faceedit_bench.api.sections import PALETTE, plot_png
 
 #: The rates drawn per race (paper (b) Fig. 4): skin lightening and race change.
 PLOTTED_RATES = ("skin_lightening_rate", "race_change_rate")
@@ -62,9 +62,10 @@ def plot_rates_by_group(audit: Mapping[str, Any], names: Sequence[str], attribut
     attribute = attribute or next((d.get("by") for d in (audit.get("disparity") or {}).values() if d.get("by")), "race")
     labels = ((audit.get("groups") or {}).get(attribute) or {}).get("labels") or {}
     shown = [n for n in names if any((g.get("rates") or {}).get(n, {}).get("rate") is not None for g in labels.values())]
-    if not shown or (fig := plot_figure(4.2 * len(shown), 3.6)) is None:
+    if not shown:
         return None
-    with plot_no_mathtext():
+
+    def draw(fig: Any) -> None:
         axes = fig.subplots(1, len(shown), squeeze=False)[0]
         for ax, name, color in zip(axes, shown, PALETTE):
             groups = [(label, (g.get("rates") or {}).get(name) or {}) for label, g in labels.items()]
@@ -82,7 +83,8 @@ def plot_rates_by_group(audit: Mapping[str, Any], names: Sequence[str], attribut
             ax.set_ylabel("% of scored edits (Wilson CI)", fontsize=8)
         fig.suptitle(f"by {attribute}", fontsize=9)
         fig.tight_layout()
-        return plot_png(fig)
+
+    return plot_png(4.2 * len(shown), 3.6, draw)
 
 
 def _examples(audit: Mapping[str, Any], store: Any) -> dict[str, Any]:

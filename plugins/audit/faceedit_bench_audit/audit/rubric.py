@@ -33,7 +33,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from faceedit_bench.api.protocol import Face, JudgeMetric, JudgeValue, Needs, NotAsked, PromptTemplate, Session
+from faceedit_bench.api import Face, Session
+from faceedit_bench.api.judging import JudgeMetric, JudgeValue, NotAsked, PromptTemplate
+from faceedit_bench.api.sections import Needs
 
 #: The aging instruction, by its arXiv id (METHODOLOGY §4.2); its target age is source + AGING_YEARS.
 AGING_PROMPT_IDS = frozenset({"V-05"})

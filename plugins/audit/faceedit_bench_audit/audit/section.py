@@ -7,17 +7,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from faceedit_bench.api.protocol import (
+from faceedit_bench.api import SessionResult
+from faceedit_bench.api.sections import (
     ReportSection,
     SectionHtml,
     SectionRun,
-    SessionResult,
     ValueSpec,
     ViewSpec,
     load_schema,
     metric_key,
 )
-from faceedit_bench.api.protocol import mostly_missing_warning as warning
+from faceedit_bench.api.sections import mostly_missing_warning as warning
 from faceedit_bench_audit.audit.console import audit_tables
 from faceedit_bench_audit.audit.items import RUBRIC, AuditCollector
 from faceedit_bench_audit.audit.page import audit_context

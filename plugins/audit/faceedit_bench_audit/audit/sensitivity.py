@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from faceedit_bench.api.protocol import PANEL_ROUNDINGS, Threshold, panel_number, threshold_rate
+from faceedit_bench.api.judging import PANEL_ROUNDINGS, panel_number
+from faceedit_bench.api.statistics import Threshold, threshold_rate
 from faceedit_bench_audit.audit.items import AuditItem
 from faceedit_bench_audit.audit.rubric import VALUE_FIELDS
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from faceedit_bench.api.protocol import check_whole, reject
+from faceedit_bench.api.sections import check_whole, reject
 
 #: Paper (b)'s rates (METHODOLOGY §4.3): rate name -> "<rubric axis> <op> <threshold>".
 PAPER_B_THRESHOLDS = {

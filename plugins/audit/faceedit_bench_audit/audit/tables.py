@@ -21,7 +21,7 @@ Directions come from the rubric's registration (each axis's ``JudgeValue``): hig
 success, lower for race and gender change, and neither for skin tone, age change and aging accuracy,
 whose ideal is the middle (3): their group comparisons name no best or worst group and give each
 group's deviation from 3 instead. A rate's direction follows from its axis and rule
-(:func:`faceedit_bench.analysis.rates.rate_direction`); the max − min of a rate is better small.
+(``Threshold.rate_direction``); the max − min of a rate is better small.
 """
 
 from __future__ import annotations
@@ -32,13 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from faceedit_bench.api import ConfigError
-from faceedit_bench.api.protocol import (
-    Outcome,
+from faceedit_bench.api import ConfigError, Outcome
+from faceedit_bench.api.statistics import (
     Threshold,
     compare_k_groups,
     one_vs_rest,
-    rate_direction,
     summarize,
     threshold_rate,
 )
@@ -82,7 +80,7 @@ def rate(items: Sequence[AuditItem], axis: str, threshold: Threshold, confidence
                           clusters=[face for _, face in scored])
     reading = _reading(values, axis)
     return {"axis": axis, **{k: full[k] for k in RATE_FIELDS},
-            "higher_is_better": rate_direction(threshold, reading["higher_is_better"], reading["ideal"])}
+            "higher_is_better": threshold.rate_direction(reading["higher_is_better"], reading["ideal"])}
 
 
 def rates(items: Sequence[AuditItem], rules: Mapping[str, tuple[str, Threshold]], confidence: float,
@@ -179,7 +177,7 @@ def _rate_disparity(by: Mapping[str, Sequence[AuditItem]], attribute: str, name:
             for g, items in by.items() if (values := [float(v) for i in items if (v := i.scores.get(axis)) is not None])}
     # max - min is a gap: smaller is better whatever the rate's direction; the best and worst group follow the rate
     reading = _reading(registered, axis)
-    direction = rate_direction(threshold, reading["higher_is_better"], reading["ideal"])
+    direction = threshold.rate_direction(reading["higher_is_better"], reading["ideal"])
     result = compare_k_groups(hits, name=f"audit/{name}/{attribute}", higher_is_better=direction, bounds=(0.0, 1.0),
                               **boot)
     d = result["disparity"]

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from faceedit_bench.api.protocol import (
+from faceedit_bench.api.statistics import (
     fleiss_kappa,
     krippendorff_alpha,
     kruskal_wallis,

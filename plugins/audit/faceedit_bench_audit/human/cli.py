@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import FaceEditBenchError
-from faceedit_bench.api.protocol import study_csv, write_text
+from faceedit_bench.api import FaceEditBenchError, write_text
+from faceedit_bench.api.sections import study_csv
 from faceedit_bench_audit.human.ratings import read_ratings
 from faceedit_bench_audit.human.report import format_human, human_section, render_human_html
 from faceedit_bench_audit.human.runs import load_rated_runs

@@ -26,8 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from faceedit_bench.api import FaceEditBenchError
-from faceedit_bench.api.protocol import csv_rows, read_utf8
+from faceedit_bench.api import FaceEditBenchError, csv_rows, read_utf8
 
 REQUIRED = ("item", "rater", "axis", "score")
 OPTIONAL = ("condition", "editor")

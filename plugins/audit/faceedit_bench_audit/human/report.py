@@ -19,7 +19,8 @@ from rich.console import Console
 from rich.table import Table
 
 from faceedit_bench.api import redact
-from faceedit_bench.api.protocol import fmt_num, fmt_p, metric_agreement, rank_table, render_template
+from faceedit_bench.api.sections import fmt_num, fmt_p, render_template
+from faceedit_bench.api.statistics import metric_agreement, rank_table
 from faceedit_bench_audit.audit.tables import REGISTERED
 from faceedit_bench_audit.human.agreement import human_agreement, unit_means
 from faceedit_bench_audit.human.ratings import Ratings, RatingsError

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api.protocol import SESSIONS_CSV, load_run, read_utf8
+from faceedit_bench.api import read_utf8
+from faceedit_bench.api.sections import SESSIONS_CSV, load_run
 from faceedit_bench_audit.human.ratings import BASELINE, Ratings, RatingsError
 
 ITEM_SEPARATOR = "|"

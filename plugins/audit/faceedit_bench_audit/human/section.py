@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from faceedit_bench.api.protocol import ReportSection, SectionHtml, load_schema
+from faceedit_bench.api.sections import ReportSection, SectionHtml, load_schema
 
 
 def _human_page(report: Mapping[str, Any], store: Any) -> dict[str, Any] | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import FaceEditBenchError
-from faceedit_bench.api.protocol import attach_section, log_run_metrics, metric_key, run_config
+from faceedit_bench.api.sections import attach_section, log_to_run, metric_key, run_config
 from faceedit_bench_audit.human.runs import RatedRun
 
 SECTION = "human_agreement"
@@ -72,7 +72,7 @@ def log_to_trackers(runs: Sequence[RatedRun], section: Mapping[str, Any], tracki
         if uri is None or not key:
             lines.append(f"{run.label}: not tracked (tracking=none); metrics only in report.json")
             continue
-        run_id = log_run_metrics(uri, key, metrics(section, run.label))
+        run_id = log_to_run(uri, key, metrics=metrics(section, run.label))
         if run_id is None:
             raise FaceEditBenchError(f"no installed tracker plugin reads {uri}; install faceedit-bench-mlflow "
                                      "or pass --no-tracking")

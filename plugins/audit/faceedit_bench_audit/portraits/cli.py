@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import ConfigError
-from faceedit_bench.api.protocol import key_values
+from faceedit_bench.api.sections import key_values
 
 
 def add_parser(sub: Any) -> None:

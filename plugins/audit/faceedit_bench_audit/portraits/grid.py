@@ -18,8 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import DatasetError
-from faceedit_bench.api.protocol import file_under, fingerprint, read_json
+from faceedit_bench.api import DatasetError, file_under, fingerprint, read_json
 
 FORMAT = "faceedit_bench.portrait_grid"
 FORMAT_VERSION = 1

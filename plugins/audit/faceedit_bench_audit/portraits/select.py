@@ -32,9 +32,12 @@ from faceedit_bench.api import (
     ImageError,
     atomic_open,
     built_beside,
-    decode_rgb,
+    file_lock,
+    registered,
+    restore_replaced,
+    write_text,
 )
-from faceedit_bench.api.protocol import file_lock, registered, restore_replaced, write_text
+from faceedit_bench.api.images import decode_rgb
 from faceedit_bench_audit.portraits import grid
 from faceedit_bench_audit.portraits.quality import REASONS, Criteria, check_portrait
 

@@ -22,7 +22,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from faceedit_bench.api.protocol import SessionResult
+from faceedit_bench.api import SessionResult
 from faceedit_bench_audit.winobias.metric import CATEGORIES, GENDERS, VALUE, WinoBiasJudgment
 
 NO_BIAS = 0.5

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api.protocol import csv_rows, fleiss_kappa, read_utf8
+from faceedit_bench.api import csv_rows, read_utf8
+from faceedit_bench.api.statistics import fleiss_kappa
 from faceedit_bench_audit.human.ratings import MAX_LISTED, RatingsError
 from faceedit_bench_audit.winobias.adherence import adherence, bounds
 from faceedit_bench_audit.winobias.metric import CATEGORIES, GENDERS, WinoBiasAnswer, category_of

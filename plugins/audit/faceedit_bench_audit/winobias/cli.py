@@ -22,8 +22,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import sniff_mime
-from faceedit_bench.api.protocol import load_run, metric_key, store_for_run_dir, write_bytes, write_text
+from faceedit_bench.api import atomic_open, write_text
+from faceedit_bench.api.images import RunImages, sniff_mime
+from faceedit_bench.api.sections import load_run, metric_key
 from faceedit_bench_audit.human.ratings import RatingsError
 from faceedit_bench_audit.human.runs import load_rated_runs
 from faceedit_bench_audit.human.to_runs import add_to_run, log_to_trackers
@@ -47,7 +48,7 @@ def _items(run_dir: Path, report: Mapping[str, Any] | None = None) -> list[dict[
 def export_sheet(run_dir: Path, out: Path) -> tuple[Path, int]:
     """The annotation sheet and its images; the run's stored images are copied byte for byte."""
     items = _items(run_dir)
-    store = store_for_run_dir(load_run(run_dir)[1])
+    store = RunImages.of_run(load_run(run_dir)[1])
     if store is None:
         raise RatingsError(f"{run_dir}: the workspace's image store is missing, so the images cannot be exported")
     rows, written = [], {}
@@ -59,9 +60,10 @@ def export_sheet(run_dir: Path, out: Path) -> tuple[Path, int]:
                 if digest not in store:
                     raise RatingsError(f"{run_dir}: image {digest[:12]} of item {item['item']!r} is not in the "
                                        "workspace's image store")
-                data = store.get(digest)
+                data = store.read(digest)
                 name = f"images/{digest[:16]}.{_EXTENSIONS.get(sniff_mime(data) or '', 'png')}"
-                write_bytes(out / name, data)
+                with atomic_open(out / name, "wb") as stream:
+                    stream.write(data)
                 written[digest] = name
             files.append(written[digest])
         inputs, output = files[:-1], files[-1]

@@ -31,15 +31,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from faceedit_bench.api.protocol import (
-    JudgeAnswer,
-    JudgeMetric,
-    JudgeValue,
-    Outcome,
-    PromptTemplate,
-    Session,
-    step_fields,
-)
+from faceedit_bench.api import JudgeAnswer, Outcome, Session
+from faceedit_bench.api.judging import JudgeMetric, JudgeValue, PromptTemplate, step_fields
 
 #: The image role of the second person: the step's further input, whatever its role is called (format 2:
 #: ``{"role": "second_person", "source": "dataset", "rule": "other_gender_other_race"}``).

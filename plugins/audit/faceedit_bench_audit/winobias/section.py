@@ -14,7 +14,7 @@ from typing import Any
 
 from rich.text import Text
 
-from faceedit_bench.api.protocol import ReportSection, SectionHtml, SectionRun, load_schema
+from faceedit_bench.api.sections import ReportSection, SectionHtml, SectionRun, load_schema
 from faceedit_bench_audit.winobias.adherence import WinoBiasCollector, tracking_metrics
 from faceedit_bench_audit.winobias.view import winobias_context, winobias_lines
 
