@@ -7,5 +7,6 @@ judge's reasoning.
   ``session_page`` (every step of one session).
 * Reading: ``runs_index`` (every run's summary row; also ``faceedit-bench runs``), ``run_data`` (a run's
   sessions and steps), ``judgments`` (the judge's raw answers in the ledger).
-* ``server`` (uvicorn on a free loopback port, the printed address).
+* ``server`` (uvicorn on a free loopback port, the printed address); ``study_routes`` (human studies'
+  annotator and organiser pages).
 """
