@@ -429,7 +429,7 @@ def test_run_name_description_versions_and_inputs(tracker, make_run, client, exp
     assert {t.key: t.value for t in inputs["pose"].tags}["mlflow.data.context"] == "testset"
     assert inputs["sample"].dataset.source_type == "code" and "dataset/sample" in inputs["sample"].dataset.source
     printed = capsys.readouterr().out
-    assert f"MLflow: new run {mlrun.info.run_id}" in printed and "tracking URI sqlite:///" in printed
+    assert f"MLflow: new run {mlrun.info.run_id}" in printed and "tracking URI:\n  sqlite:///" in printed
     assert f"MLflow: run {mlrun.info.run_id} FINISHED" in printed
 
 
