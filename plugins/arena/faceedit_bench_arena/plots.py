@@ -29,9 +29,10 @@ def win_rate_png(ratings: Mapping[str, Any]) -> bytes | None:
         return _win_rate_png(ratings)
 
 
-def per_group_png(groups: Mapping[str, Any], key: str) -> bytes | None:
+def per_group_png(groups: Mapping[str, Any], key: str, order: list[str] | None = None) -> bytes | None:
+    """``order``: the editors top to bottom (the overall ratings' order, best first), as in the ratings plot."""
     with plot_no_mathtext():
-        return _per_group_png(groups, key)
+        return _per_group_png(groups, key, order or [])
 
 
 def _ratings_png(ratings: Mapping[str, Any]) -> bytes | None:
@@ -53,7 +54,8 @@ def _ratings_png(ratings: Mapping[str, Any]) -> bytes | None:
 
 def _win_rate_png(ratings: Mapping[str, Any]) -> bytes | None:
     names = ratings["order"]
-    fig = plot_figure(1.0 * len(names) + 2.4, 0.8 * len(names) + 1.4)
+    # tall enough for the y label (two lines) beside even two editors' rows
+    fig = plot_figure(1.0 * len(names) + 2.4, max(3.6, 0.8 * len(names) + 1.4))
     if fig is None:
         return None
     rate = np.array([[np.nan if v is None else v for v in row] for row in ratings["win_rate"]], dtype=float)
@@ -70,18 +72,20 @@ def _win_rate_png(ratings: Mapping[str, Any]) -> bytes | None:
     ax.set_xticks(range(len(names)), labels, rotation=30, ha="right")
     ax.set_yticks(range(len(names)), labels)
     ax.set_xlabel("opponent")
-    ax.set_ylabel("editor (row's share of wins, ties as half)")
-    fig.colorbar(image, ax=ax, fraction=0.046)
+    ax.set_ylabel("editor")
+    fig.colorbar(image, ax=ax, fraction=0.046, label="row's share of wins\n(ties as half)")
     fig.tight_layout()
     return plot_png(fig)
 
 
-def _per_group_png(groups: Mapping[str, Any], key: str) -> bytes | None:
-    """One row per editor, one marker per group value, on one shared rating axis."""
+def _per_group_png(groups: Mapping[str, Any], key: str, order: list[str]) -> bytes | None:
+    """One row per editor, top to bottom in ``order`` (then any other by name), one marker per group value, on
+    one shared rating axis."""
     rated = {value: part for value, part in groups.items() if "editors" in part}
     if not rated:
         return None
-    editors = sorted({e["editor"] for part in rated.values() for e in part["editors"]})
+    found = {e["editor"] for part in rated.values() for e in part["editors"]}
+    editors = [e for e in order if e in found] + sorted(found - set(order))
     fig = plot_figure(6.4, 0.5 * len(editors) + 1.4)
     if fig is None:
         return None
@@ -95,6 +99,7 @@ def _per_group_png(groups: Mapping[str, Any], key: str) -> bytes | None:
         ax.errorbar(mid, ys, xerr=[mid - [e["ci_low"] for e in es], np.array([e["ci_high"] for e in es]) - mid],
                     fmt="o", capsize=2, color=PALETTE[n % len(PALETTE)], label=value)
     ax.set_yticks(range(len(editors)), [e for e in editors])
+    ax.invert_yaxis()  # the first editor on top
     ax.axvline(1000, color="0.7", linewidth=0.8, zorder=0)
     ax.set_xlabel(_scale_label(next(iter(rated.values()))))
     ax.legend(title=key, fontsize=8)
