@@ -16,6 +16,7 @@ from faceedit_bench.leaderboard.entries import collect_submissions
 from faceedit_bench.leaderboard.submit import submit
 from faceedit_bench.leaderboard.verify import Verification, write_verification
 from faceedit_bench.leaderboard.views import build_views
+from faceedit_bench.report.templates import stylesheet
 from tests.test_leaderboard_support import rewrite_record, write_fake_run
 
 VALUES = (2.4, 3.9, 2.2, 3.6)
@@ -89,6 +90,7 @@ def test_ranks_say_only_what_the_table_holds(tmp_path, plugins):
     assert (row.cells[0].text, row.cells[0].sub) == ("–", NOTHING_TO_RANK_AGAINST) and not alone.sections[0].ranked
     page = build_leaderboard(tmp_path / "lb", plugins=plugins).page.read_text()
     assert "nothing: fewer than two entries have a drop_fss to compare" in page
+    assert stylesheet() in page  # the look of every page the project writes (report.html's style.css)
     _submit(tmp_path, plugins, editor="b", values=(5.0, 5.2, 5.1, 5.3))
     (view,) = build_views(collect_submissions(tmp_path / "lb").entries, registry)
     assert [(r.cells[0].text, r.cells[0].sub) for r in view.sections[0].rows] == [("1", ""), ("2", "")]
