@@ -84,4 +84,4 @@ def test_an_index_older_than_a_watched_folder_rebuilds_itself_once(installed, tm
     os.utime(copy, None)
     (tmp_path / "started").unlink()
     offered, started = complete(copy, "faceedit-bench ru", tmp_path)
-    assert offered == ["run"] and not started
+    assert offered == ["run", "runs"] and not started

@@ -8,6 +8,7 @@ command's function, so that ``faceedit-bench --help`` stays quick:
 * :mod:`~faceedit_bench.cli.inputs`: ``data check``, ``testset`` and ``write-instructions``, a run's inputs;
 * :mod:`~faceedit_bench.cli.runs`: ``report``, ``compare``, ``results``, ``export-replay`` and ``merge``,
   what to do with finished runs;
+* :mod:`~faceedit_bench.cli.serve`: ``serve`` (the web app over a workspace) and ``runs`` (its runs table);
 * :mod:`~faceedit_bench.cli.leaderboard`: ``submit``, ``verify`` and ``leaderboard build``;
 * :mod:`~faceedit_bench.cli.reproduce`: ``reproduce``, published results recomputed from their raw data;
 * :mod:`~faceedit_bench.cli.completion`: ``completion bash``, tab completion from a static index.
@@ -56,9 +57,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     listed by name)."""
     parser = Parser(prog="faceedit-bench", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    from faceedit_bench.cli import completion, inputs, leaderboard, plugins, reproduce, run, runs
+    from faceedit_bench.cli import completion, inputs, leaderboard, plugins, reproduce, run, runs, serve
 
-    for commands in (run, plugins, inputs, runs, leaderboard, reproduce, completion):  # each adds its commands
+    for commands in (run, plugins, inputs, runs, serve, leaderboard, reproduce, completion):  # each adds its commands
         commands.add_parsers(sub)
     add_plugin_commands(sub, argv)  # what plugins contribute (questions, portraits, human, arena ...)
     for action in sub._choices_actions:  # `faceedit-bench <command> --help` says what the command does

@@ -9,6 +9,7 @@ from typing import Any
 
 from faceedit_bench.analysis.multiplicity import NO, NOT_TESTED, YES, bias_status
 from faceedit_bench.report.measures import label_of, merged_measures
+from faceedit_bench.report.part_views import cost_of
 from faceedit_bench.report.templates import fmt_ci, fmt_num, fmt_usd
 
 USABLE_OR_UNATTEMPTED = ("ok", "skipped")  # every other step outcome is an attempt without a usable image
@@ -131,16 +132,16 @@ def fairness_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def cost_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     def total(r: Mapping[str, Any]) -> dict[str, Any]:
-        cost = r.get("cost")
-        if cost is None:
+        if r.get("cost") is None:
             return cell(None, "not recorded")
-        components = set(cost.get("by_component") or {})
-        if cost.get("estimated_usd") is None and components and components <= set(cost.get("free") or []):
+        cost = cost_of(r)
+        components = set(cost.by_component or {})
+        if cost.estimated_usd is None and components and components <= set(cost.free or []):
             return cell(None, "free")  # not ranked against prices; the row's note says what free means
-        return cell(cost.get("estimated_usd"), fmt_usd(cost.get("estimated_usd")))
+        return cell(cost.estimated_usd, fmt_usd(cost.estimated_usd))
 
     def per_session(r: Mapping[str, Any]) -> dict[str, Any]:
-        usd = (r.get("cost") or {}).get("estimated_usd")
+        usd = cost_of(r).estimated_usd
         included = ((r.get("counts") or {}).get("sessions") or {}).get("included")
         if usd is None or not included:
             return cell(None)

@@ -56,6 +56,7 @@ from faceedit_bench.leaderboard.entries import Entry
 from faceedit_bench.leaderboard.group_test_sections import group_tests_section, judge_panel_section
 from faceedit_bench.leaderboard.named_views import named_view_sections
 from faceedit_bench.leaderboard.references import with_references
+from faceedit_bench.report.part_views import cost_of
 from faceedit_bench.report.templates import fmt_p, fmt_p_equation
 
 
@@ -105,7 +106,7 @@ def _overall(view_entries: list[Entry], metrics: list[MetricInfo], ranks: dict[s
         excluded = sum(sessions["excluded"].values())
         failed = sum(n for outcome, n in o["steps"].items() if outcome not in NOT_FAILED)
         refused, no_image = o["steps"].get("refused", 0), o["steps"].get("no_image", 0)
-        cost = (r.get("cost") or {}).get("estimated_usd")
+        cost = cost_of(r).estimated_usd  # the record keeps a subset of the report's cost part
         ids = (r.get("sample_size") or {}).get("identities")
         cells += [Cell(f"{sessions['included']}/{sessions['planned']}", str(sessions["included"]),
                        "" if ids is None else f"{ids} identities", cls="num"),

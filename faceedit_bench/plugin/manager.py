@@ -48,6 +48,7 @@ DEFAULT_PLUGINS = (
     "faceedit_bench.builtin.image_metrics",
     "faceedit_bench.builtin.trackers",
     "faceedit_bench.builtin.reproductions",
+    "faceedit_bench.builtin.report_parts",
 )
 
 

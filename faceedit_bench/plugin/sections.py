@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from faceedit_bench.errors import FaceEditBenchError
+from faceedit_bench.plugin.launch import RunLaunch, no_launch
 from faceedit_bench.plugin.needs import NO_NEEDS, Needs
 
 if TYPE_CHECKING:
@@ -43,12 +44,13 @@ if TYPE_CHECKING:
 
 #: A section's name: its key in report.json, in ``analysis.<name>`` and in a submission record.
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-#: Keys the core writes in report.json and in a submission record: no section may take one.
+#: Keys the core writes in report.json and in a submission record: no section may take one. (The core's account
+#: of a launch, ``cost``, ``calls``, ``performance``, ``prompts`` and ``judge_reliability``, is built-in sections:
+#: a plugin's section of one of those names clashes with the builtin's registration.)
 CORE_KEYS = frozenset({
     "schema", "schema_version", "faceedit_bench_version", "run", "components", "testset", "scales", "counts",
-    "metrics", "trajectory", "groups", "skipped_metrics", "notes", "disparity", "cost", "calls", "group_tests",
-    "measures", "conditions", "sample", "sample_size", "multiplicity", "warnings", "judge_panel", "prompts",
-    "judge_reliability", "performance",
+    "metrics", "trajectory", "groups", "skipped_metrics", "notes", "disparity", "group_tests",
+    "measures", "conditions", "sample", "sample_size", "multiplicity", "warnings", "judge_panel",
     "id", "created_at", "submitter", "url", "editor", "embedder", "judge", "dataset", "config", "framework",
     "outcomes", "report_notes", "files", "attached",
 })
@@ -94,6 +96,9 @@ class SectionRun:
     #: The run's components by role: ``detector`` (None when the embedder detects no faces), ``embedder`` and
     #: ``judge`` (None without one). Use them to measure, never to change the run.
     components: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    #: What this launch did (:class:`RunLaunch`), once its work is done: call it in ``finish``, never before.
+    #: It gives None where no launch stands behind the report.
+    launch: Callable[[], RunLaunch | None] = no_launch
 
 
 @dataclass(frozen=True)
@@ -128,7 +133,18 @@ class SectionHtml:
     folder: str = "templates"
     context: Callable[[Mapping[str, Any], Any], Mapping[str, Any] | None] | None = None
     anchor: str = ""  # the heading's id, the nav entry's target; default: the section's name
-    nav: str = ""  # the nav entry's text; default: the section's title
+    nav: str | None = ""  # the nav entry's text; default: the section's title; None: no nav entry
+    #: Where on the page (``PLACES``): ``results`` (after the core's results), ``launch`` (with what the launch
+    #: did and cost, before the worst sessions) or ``components`` (in the run's details, under its components).
+    place: str = "results"
+
+    def __post_init__(self) -> None:
+        if self.place not in PLACES:
+            raise ValueError(f"SectionHtml {self.template}: place {self.place!r}; use one of {', '.join(PLACES)}")
+
+
+#: ``SectionHtml.place``: where a section's part of report.html goes.
+PLACES = ("results", "launch", "components")
 
 
 #: ``ValueSpec.read``: a section's part of a submission record -> the value as shown:
@@ -199,6 +215,8 @@ class ReportSection:
     settings: type | None = None  # a dataclass with defaults for every field, composed at analysis.<name>
     tracking: Callable[[Mapping[str, Any]], Mapping[str, float]] | None = None  # part -> MLflow metrics
     console: Callable[[Mapping[str, Any], int], Sequence[Any]] | None = None  # part, width -> rich renderables
+    #: ``console`` is given the whole report instead of its part (e.g. to name the run's components).
+    console_reads_report: bool = False
     html: SectionHtml | None = None
     warnings: Callable[[Mapping[str, Any]], Sequence[Mapping[str, Any]]] | None = None  # part -> mostly missing
     record: Callable[[Mapping[str, Any]], Mapping[str, Any] | None] | None = None  # part -> submission's part
@@ -229,7 +247,7 @@ class ReportSection:
             raise ValueError(f"report section {self.name!r}: a name of lowercase letters, digits and '_'")
         if self.name in CORE_KEYS:
             raise ValueError(f"report section {self.name!r}: the run report's own key; choose another name")
-        if not isinstance(self.schema, Mapping) or not isinstance(self.schema.get("type", "object"), str):
+        if not isinstance(self.schema, Mapping) or not isinstance(self.schema.get("type", "object"), (str, list)):
             raise ValueError(f"report section {self.name}: schema must be a JSON schema (a mapping)")
         if self.settings is not None:
             _check_settings(self.name, self.settings)

@@ -3,7 +3,9 @@
 * The run report: ``run_report`` (report.json), ``report_schema``, ``measures`` (how to read and name each
   quantity), ``read_first`` (what a reader must be told first), ``fidelity`` (where presets follow their
   papers), ``comparability``, ``versions`` (components named as people read them).
-* Its sections: ``calls_view``, ``conditions_view``, ``overediting_section``.
+* Its sections: ``calls_view``, ``conditions_view``, ``overediting_section``; ``launch_sections`` (the core's
+  cost, calls, performance, prompts and judge reliability, as report sections); ``part_views`` (typed views of
+  report parts, derived from their schemas).
 * Files: ``artifacts`` (the run's files), ``tables`` (steps and sessions tables), ``results`` (many runs as one
   table) and ``results_plot``, ``replay_export`` (a run's images in the replay layout).
 * report.html: ``html``, ``html_file``, ``html_sections``, ``html_images``, ``html_plots``, ``headline``,

@@ -26,6 +26,7 @@ from typing import Any
 
 from faceedit_bench.plugin.manager import sections_in_use
 from faceedit_bench.report.html_file import store_for_run_dir, write_html_report
+from faceedit_bench.report.part_views import cost_of, run_of
 from faceedit_bench.report.run_report import LAUNCH_SECTIONS
 from faceedit_bench.storage import atomic
 from faceedit_bench.storage.locks import directory_lock
@@ -67,15 +68,15 @@ def read_previous(run_dir: Path, run_key: str) -> dict[str, Any] | None:
 
 def did_work(report: Mapping[str, Any]) -> bool:
     """Whether the launch that wrote ``report`` embedded, edited or judged anything, made a call or spent."""
-    computed = (report.get("run") or {}).get("computed") or {}
+    computed = run_of(report).computed or {}
     calls = sum(int(e.get("calls") or 0) for e in (report.get("calls") or {}).values() if isinstance(e, Mapping))
-    return any(computed.values()) or calls > 0 or bool((report.get("cost") or {}).get("new_usd"))
+    return any(computed.values()) or calls > 0 or bool(cost_of(report).new_usd)
 
 
 def _launch(report: Mapping[str, Any]) -> dict[str, Any]:
-    run = report.get("run") or {}
-    return {"created_at": run.get("created_at"), "wall_time_s": run.get("wall_time_s"),
-            "computed": run.get("computed"), "new_usd": (report.get("cost") or {}).get("new_usd")}
+    run = run_of(report)
+    return {"created_at": run.created_at, "wall_time_s": run.wall_time_s, "computed": run.computed,
+            "new_usd": cost_of(report).new_usd}
 
 
 def _work_launches(previous: Mapping[str, Any] | None) -> list[dict[str, Any]]:

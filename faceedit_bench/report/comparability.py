@@ -8,6 +8,7 @@ from typing import Any
 
 from faceedit_bench.keys import fingerprint, portable
 from faceedit_bench.records import version_text
+from faceedit_bench.report.part_views import cost_of, run_of
 
 
 def _identity(component: Mapping[str, Any] | None) -> str | None:
@@ -69,8 +70,7 @@ def comparability_warnings(reports: Sequence[Mapping[str, Any]], labels: Sequenc
         if len(directions) > 1:
             warnings.append(f"{name}: the runs disagree on whether higher is better; no best value is marked")
     for lab, r in zip(labels, reports):
-        run, cost = r.get("run") or {}, r.get("cost") or {}
-        if run.get("complete") is False or cost.get("stopped_by_budget"):
+        if run_of(r).complete is False or cost_of(r).stopped_by_budget:
             warnings.append(f"{lab} is incomplete (stopped before every step finished): its numbers cover part "
                             "of the test set")
     return warnings

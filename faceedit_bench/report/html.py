@@ -26,7 +26,6 @@ from faceedit_bench.analysis.multiplicity import (
 from faceedit_bench.execution.secrets import redact
 from faceedit_bench.records import version_text
 from faceedit_bench.report import html_plots
-from faceedit_bench.report.calls_view import call_sources
 from faceedit_bench.report.conditions_view import condition_view
 from faceedit_bench.report.contact_sheet import contact_sheet_name
 from faceedit_bench.report.headline import headline, scale_note, scale_why
@@ -35,6 +34,7 @@ from faceedit_bench.report.html_plots import plot_disparity_forest, plot_group_t
 from faceedit_bench.report.html_sections import ci_label, section_pages
 from faceedit_bench.report.html_sheet_redraw import float_or_none, render_missing_sheets
 from faceedit_bench.report.measures import fss_measured, identity_metric, label_of, report_measures
+from faceedit_bench.report.part_views import cost_of
 from faceedit_bench.report.preliminary import preliminary_note
 from faceedit_bench.report.read_first import LABELS, MOST, report_warnings
 from faceedit_bench.report.read_first import label as warning_label
@@ -57,7 +57,6 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "headline": headline(report), "fss": fss,
         "header": header(report),
         "components": components(report),
-        "prompts": prompt_templates(report),
         "notes": notes(report),
         "warnings": [{"label": warning_label(w), "message": w["message"],
                       "missing": warning_label(w) == LABELS["missing"]}
@@ -73,14 +72,9 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
         "judge_panel": report.get("judge_panel"),
         "plot_error": html_plots.plot_unavailable(),
         "conditions": condition_view(report),
-        "sections": section_pages(report, store, page),  # each report section's own part, in order
+        "sections": section_pages(report, store, page),  # each report section's own part (the core's launch too)
         "trajectory": trajectory(report, measures, fss),
         "group_trajectories": group_trajectories(report, measures),
-        "cost": report.get("cost"),
-        "calls": call_rows(report),
-        "performance": report.get("performance"),
-        "judge_reliability": report.get("judge_reliability"),
-        "judged": "judge" in (report.get("components") or {}),
         "worst": worst_sessions_section(report, run_dir, store, worst_sessions),
         "display": display,
     }
@@ -91,16 +85,16 @@ def render_html_report(report: Mapping[str, Any], *, run_dir: Path | None = None
 
 def header(report: Mapping[str, Any]) -> dict[str, Any]:
     run = report.get("run", {})
-    cost = report.get("cost") or {}
+    cost = cost_of(report)
     return {
         "name": run.get("name", "?"), "key": run.get("key", "?"), "experiment": run.get("experiment"),
         "created_at": run.get("created_at"), "wall_time_s": run.get("wall_time_s"),
         "re_reported": run.get("re_reported"),
         "schema_version": report.get("schema_version"), "version": report.get("faceedit_bench_version"),
         "computed": run.get("computed") or {},
-        "incomplete": run.get("complete") is False or bool(cost.get("stopped_by_budget")),
+        "incomplete": run.get("complete") is False or bool(cost.stopped_by_budget),
         "stopped": run.get("stopped"),
-        "stopped_by_budget": bool(cost.get("stopped_by_budget")), "budget_usd": cost.get("budget_usd"),
+        "stopped_by_budget": bool(cost.stopped_by_budget), "budget_usd": cost.budget_usd,
         "testset": report.get("testset", {}), "scales": report.get("scales", {}),
         "confidence": run.get("confidence"), "preliminary": preliminary_note(report),
     }
@@ -112,11 +106,6 @@ def components(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"kind": kind, "name": c.get("name"), "provider": c.get("provider"),
              "provider_version": c.get("provider_version"), "details": _flatten(c.get("description") or {})}
             for kind, c in (report.get("components") or {}).items()]
-
-
-def prompt_templates(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The judge's prompt templates (name, version, hash), which decide SC and OER as much as the model."""
-    return [{"use": use, **t} for use, t in (report.get("prompts") or {}).items() if isinstance(t, Mapping)]
 
 
 def notes(report: Mapping[str, Any]) -> list[str]:
@@ -250,19 +239,6 @@ def trajectory(report: Mapping[str, Any], measures: Mapping[str, Any], fss: bool
     series = {name: points for name, points in (report.get("trajectory") or {}).items()
               if points and (fss or name != "fss")}
     return {"series": series, "plot": html_plots.plot_uri(plot_trajectories, series, measures), "plot_error": html_plots.plot_unavailable()}
-
-
-def call_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One row per provider the run called, named by role, provider, model and endpoint host. ``waiting``: the
-    rate-limit wait summed over calls divided by the run's wall time (calls wait side by side, so the sum alone
-    can exceed the wall time many times over)."""
-    wall = (report.get("run") or {}).get("wall_time_s")
-    return [{**stats, "key": f"{source.role}: {source.name}",
-             "gave_up_total": sum((stats.get("gave_up") or {}).values()),
-             "retries_total": sum((stats.get("retries") or {}).values()),
-             "waiting": stats["rate_wait_s"] / wall if isinstance(stats.get("rate_wait_s"), (int, float))
-             and isinstance(wall, (int, float)) and wall > 0 else None}
-            for source, stats in call_sources(report)]
 
 
 def worst_sessions_section(report: Mapping[str, Any], run_dir: Path | None, store: ImageStore | None,

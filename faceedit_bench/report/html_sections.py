@@ -26,8 +26,8 @@ def ci_label(confidence: Any) -> str:
 
 def section_pages(report: Mapping[str, Any], store: Any, page: Mapping[str, Any],
                   sections: Sequence[ReportSection] | None = None) -> list[dict[str, Any]]:
-    """``[{name, anchor, nav, html}]`` of the sections this report has; ``page``: globals every section
-    template gets (``display``, ``ci_label``, ``plot_error``)."""
+    """``[{name, anchor, nav, place, html}]`` of the sections this report has (``nav``: "" for none); ``page``:
+    globals every section template gets (``display``, ``ci_label``, ``plot_error``)."""
     out = []
     for section in sections_in_use() if sections is None else sections:
         html = section.html
@@ -44,6 +44,7 @@ def section_pages(report: Mapping[str, Any], store: Any, page: Mapping[str, Any]
         with failing_section(section.name, f"template {html.folder}/{html.template}"):
             template = package_environment(html.package, html.folder).get_template(html.template)
             rendered = template.render({**page, "report": report, **context})
-        out.append({"name": section.name, "anchor": html.anchor or section.name, "nav": html.nav or section.title,
+        nav = section.title if html.nav == "" else html.nav or ""
+        out.append({"name": section.name, "anchor": html.anchor or section.name, "nav": nav, "place": html.place,
                     "html": Markup(rendered)})  # rendered with autoescape: safe to place as it is
     return out

@@ -15,7 +15,6 @@ from faceedit_bench.plugin.manager import sections_in_use
 from faceedit_bench.plugin.payloads import RunInfo
 from faceedit_bench.plugin.sections import ReportSection, validate_part
 from faceedit_bench.records import TestSet
-from faceedit_bench.report.calls_view import calls_metrics
 from faceedit_bench.report.conditions_view import condition_metrics
 from faceedit_bench.report.fidelity import preset_notes
 from faceedit_bench.report.measures import collect_measures
@@ -150,7 +149,7 @@ def series_for_tracking(report: dict[str, Any]) -> dict[str, list[tuple[int, flo
 def metrics_for_tracking(report: dict[str, Any], sections: Sequence[ReportSection] | None = None) -> dict[str, float]:
     """Flatten a run report into numeric metrics for an experiment tracker (the per-step
     trajectories are :func:`series_for_tracking`); each report section flattens its own part
-    (``sections``: default, those in use)."""
+    (``sections``: default, those in use; the core's cost, calls and performance are sections too)."""
     out: dict[str, float] = {}
 
     def put(key: str, value: Any) -> None:
@@ -192,14 +191,6 @@ def metrics_for_tracking(report: dict[str, Any], sections: Sequence[ReportSectio
     for metric, outcomes in counts.get("image_metrics", {}).items():
         for outcome, n in outcomes.items():
             put(metric_key("image_metrics", metric, outcome), n)
-    cost = report.get("cost") or {}
-    put("cost_estimated_usd", cost.get("estimated_usd"))
-    put("cost_new_usd", cost.get("new_usd"))
-    for component, usd in (cost.get("by_component") or {}).items():
-        put(metric_key("cost", component, "usd"), usd)
-    out.update(calls_metrics(report, metric_key))  # by role (calls_editor ...): no endpoint in a name
-    for field, value in (report.get("performance") or {}).items():
-        put(metric_key("perf", field), value)
     for row in report.get("disparity", []):
         prefix = ("disparity", row["contrast"], row["metric"])
         put(metric_key(*prefix, "wd"), row["wd"])

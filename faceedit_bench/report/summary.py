@@ -15,23 +15,24 @@ from faceedit_bench.plugin.sections import ReportSection
 from faceedit_bench.records import version_text
 from faceedit_bench.report.console import console_width, render
 from faceedit_bench.report.measures import fss_measured
+from faceedit_bench.report.part_views import cost_of
 from faceedit_bench.report.preliminary import identities, preliminary_note
 from faceedit_bench.report.read_first import warning_lines
-from faceedit_bench.report.summary_tables import calls_tables, counts, fmt_p, summary_tables  # noqa: F401
+from faceedit_bench.report.summary_tables import counts, fmt_p, summary_tables  # noqa: F401
 
 
 def cost_line(report: dict[str, Any]) -> str:
     """Each paid component's estimated cost, ``free`` for those that cost nothing per call."""
-    cost = report.get("cost") or {}
-    if not cost:
+    if not report.get("cost"):
         return ""
-    free, parts = set(cost.get("free") or ()), []
+    cost = cost_of(report)
+    free, by_component, parts = set(cost.free or ()), cost.by_component or {}, []
     components = report.get("components") or {}
     for kind in ("editor", "judge"):
-        if kind not in (cost.get("by_component") or {}) and kind not in free:
+        if kind not in by_component and kind not in free:
             continue
         name = (components.get(kind) or {}).get("name", kind)
-        usd = (cost.get("by_component") or {}).get(kind)
+        usd = by_component.get(kind)
         if kind in free:
             parts.append(f"{kind} {name} free")
         elif usd is None:
@@ -39,8 +40,8 @@ def cost_line(report: dict[str, Any]) -> str:
         else:
             parts.append(f"{kind} {name} {usd:.4f} USD")
     line = "Cost: " + "; ".join(parts)
-    if cost.get("estimated_usd") is not None:
-        line += f" (estimated total {cost['estimated_usd']:.4f} USD, {cost['new_usd']:.4f} USD new in this run)"
+    if cost.estimated_usd is not None:
+        line += f" (estimated total {cost.estimated_usd:.4f} USD, {cost.new_usd:.4f} USD new in this run)"
     return line
 
 
@@ -79,22 +80,19 @@ def _judge_lines(report: dict[str, Any]) -> list[str]:
         lines += [f"  member {member} ({template}): {counts(outcomes)}"
                   for template, members in (c.get("judge_members") or {}).items()
                   for member, outcomes in members.items()]
-    if reliability := report.get("judge_reliability"):
-        lines.append(f"Judge anchors: {reliability['passed']} passed, {reliability['failed']} failed"
-                     + ("; DRIFT since the last check: " + ", ".join(f"{d['name']} {d['field']}"
-                                                                      for d in reliability["drift"])
-                        if reliability.get("drift") else ""))
     return lines
 
 
 def section_renderables(report: Mapping[str, Any], width: int,
                         sections: Sequence[ReportSection] | None = None) -> list[Any]:
-    """Each report section's console lines for its part of ``report``, a blank line before each."""
+    """Each report section's console lines for its part of ``report`` (the whole report, for a section whose
+    console reads it), a blank line before each."""
     parts: list[Any] = []
     for section in sections_in_use() if sections is None else sections:
         part = report.get(section.name)
         if section.console is not None and isinstance(part, Mapping) and part:
-            shown = [Text(r) if isinstance(r, str) else r for r in section.console(part, width)]
+            shown = [Text(r) if isinstance(r, str) else r
+                     for r in section.console(report if section.console_reads_report else part, width)]
             if shown:
                 parts += [Text(""), *shown]
     return parts
@@ -114,10 +112,6 @@ def summary_renderables(report: dict[str, Any], output_dir: Path, width: int | N
             parts += [Text(""), *tables]
     parts += section_renderables(report, width)
     tail = _judge_lines(report)
-    if line := cost_line(report):
-        tail.append(line)
-    if calls := calls_tables(report, width):
-        parts += [Text(""), *calls]
     if not run.get("complete", True):
         tail.append(f"STOPPED: {run.get('stopped')}")
     if fss_measured(report):  # said once: it applies to every FSS number above (none without identity)

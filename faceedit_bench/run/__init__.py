@@ -8,7 +8,7 @@
   judge's key and price, for ``ls``).
 * Assembly: ``experiment`` (config to components to artifacts), ``components``, ``judges`` (the judge or
   panel, and the judge metrics ``metrics=[...]`` selects), ``image_metrics`` (the image metrics a run selects),
-  ``call_roles``, ``cost_section``.
+  ``call_roles``, ``cost_section`` (what a launch did and cost, for the report's launch sections).
 * Conditions and samples: ``condition_prompts`` (the prompt under each condition), ``condition_plan`` (running
   each session once per condition), ``sampling`` (stratified or published samples).
 * The run: ``engine`` (the loop), ``flow`` (its bounded flow), ``admission`` and ``edit_stage`` (stages),

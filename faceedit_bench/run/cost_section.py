@@ -1,5 +1,6 @@
-"""The report's cost section: estimated USD from recorded usage and each component's price
-table, the projection to the whole dataset, and which components cost nothing per call."""
+"""What a launch did, for the report's launch sections (:class:`~faceedit_bench.plugin.sections.RunLaunch`):
+its calls and their roles, what it spent, each component's estimated cost from recorded usage and its price
+table, which components cost nothing per call, its stages' times and the judge's prompts and anchors."""
 
 from __future__ import annotations
 
@@ -7,36 +8,30 @@ from typing import Any
 
 from faceedit_bench.analysis.aggregate import Aggregator
 from faceedit_bench.execution.calls import Executors
+from faceedit_bench.plugin.launch import RunLaunch
 from faceedit_bench.plugin.protocols import capability
+from faceedit_bench.run.call_roles import call_roles, calls_section
 from faceedit_bench.run.engine import EngineStats
 
 
-def cost_section(exp: Any, aggregator: Aggregator, judge_scorer: Any, executors: Executors,
-                  stats: EngineStats) -> dict[str, Any]:
-    """Estimated USD from recorded usage and each component's price table."""
+def launch_account(exp: Any, aggregator: Aggregator, judge_scorer: Any, executors: Executors,
+                   stats: EngineStats) -> RunLaunch:
+    """What this launch did, once its work is done (``aggregator``: every condition's sessions)."""
     prices = {kind: dict(_prices(exp.components[kind], kind) or {})
               for kind in ("editor", "judge") if kind in exp.components}
-    by_component = {"editor": aggregator.edit_cost_usd if prices.get("editor") else None}
+    cost_usd = {"editor": aggregator.edit_cost_usd if prices.get("editor") else None}
     if judge_scorer is not None:
-        by_component["judge"] = judge_scorer.service.run_cost_usd() if prices.get("judge") else None
-    known = [v for v in by_component.values() if v is not None]
-    estimated = sum(known) if known else None
-    # Projection from what the faces run so far cost: run a few faces first to price the rest.
-    faces_seen = len(aggregator.faces_seen)
-    dataset_faces = exp.info.components["dataset"].description.get("n_faces")
-    per_face = estimated / faces_seen if estimated is not None and faces_seen else None
-    return {
-        "estimated_usd": estimated,
-        "per_face_usd": per_face,
-        "projected_dataset_usd": per_face * dataset_faces
-        if per_face is not None and isinstance(dataset_faces, int) else None,
-        "new_usd": executors.budget.spent_usd,
-        "by_component": by_component,
-        "prices": prices,
-        "budget_usd": executors.budget.limit_usd,
-        "stopped_by_budget": stats.stopped is not None,
-        "free": [kind for kind in ("editor", "judge") if kind in exp.components and _free(exp.components[kind])],
-    }
+        cost_usd["judge"] = judge_scorer.service.run_cost_usd() if prices.get("judge") else None
+    return RunLaunch(
+        stopped=stats.stopped, edit_stage_s=stats.edit_stage_s, score_stage_s=stats.score_stage_s,
+        new_edits=stats.new_edit_calls, peak_gpu_mem_bytes=stats.peak_gpu_mem_bytes,
+        calls=calls_section(executors.stats(), call_roles(exp.components, exp.info.components, exp.conditions.judges)),
+        spent_usd=executors.budget.spent_usd, budget_usd=executors.budget.limit_usd, cost_usd=cost_usd,
+        prices=prices, free=tuple(k for k in ("editor", "judge") if k in exp.components and _free(exp.components[k])),
+        faces_seen=len(aggregator.faces_seen),
+        dataset_faces=exp.info.components["dataset"].description.get("n_faces"),
+        prompts=judge_scorer.describe() if judge_scorer is not None else None,
+        judge_reliability=stats.judge_reliability if judge_scorer is not None else None)
 
 
 def _prices(component: Any, kind: str) -> Any:

@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from itertools import islice
@@ -24,6 +25,7 @@ from faceedit_bench.execution.budget import Budget
 from faceedit_bench.execution.calls import Executors
 from faceedit_bench.execution.offline import calls_off
 from faceedit_bench.keys import fingerprint, portable, run_key
+from faceedit_bench.plugin.launch import RunLaunch
 from faceedit_bench.plugin.manager import Plugins, using_sections
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo
 from faceedit_bench.plugin.protocols import capability
@@ -35,9 +37,9 @@ from faceedit_bench.report.summary import format_summary
 from faceedit_bench.report.tables import run_identifiers
 from faceedit_bench.run import condition_plan
 from faceedit_bench.run.admission import Admission
-from faceedit_bench.run.call_roles import call_roles, call_tags, calls_section
+from faceedit_bench.run.call_roles import call_roles, call_tags
 from faceedit_bench.run.components import create_component
-from faceedit_bench.run.cost_section import cost_section
+from faceedit_bench.run.cost_section import launch_account
 from faceedit_bench.run.data_needs import check_data_needs
 from faceedit_bench.run.edit_stage import EditStage
 from faceedit_bench.run.engine import Engine
@@ -244,6 +246,7 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     # The selected tracker receives the lifecycle hooks for this run only.
     tracker_name = pm.register(c["tracking"])
     started = time.perf_counter()
+    launch: dict[str, RunLaunch] = {}  # what this launch did, once its work is done (the launch sections read it)
     total = expected_faces(info.components["dataset"].description.get("n_faces"), conf.run.max_faces)
     try:
         with ExitStack() as stack:
@@ -276,7 +279,7 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
                 exp.metrics, conf.run.confidence, available=available, analysis=conf.analysis,
                 judge_metrics=exp.asked_judge_metrics, image_metrics=exp.image_metrics,
                 panel=getattr(judge_scorer.service, "rule", None) if judge_scorer else None,
-                run_access=run_access(exp, store, ledger, embedder_fp)),
+                run_access=run_access(exp, store, ledger, embedder_fp, lambda: launch.get("done"))),
                 confidence=conf.run.confidence, alpha=conf.analysis.alpha, judge_metrics=exp.asked_judge_metrics)
             writer = ArtifactWriter(info.output_dir, stack, store, conf.run.max_contact_sheets,
                                     judged_by=judge_scorer.label() if judge_scorer else "",
@@ -291,25 +294,14 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
         computed = {"embeddings": embeddings.computed, "edit_calls": stats.new_edit_calls,
                     "judge_calls": judge_scorer.service.calls_made if judge_scorer else 0,
                     **({"image_values": measuring.computed} if measuring is not None else {})}
+        launch["done"] = launch_account(exp, aggregator, judge_scorer, executors, stats)
         # Each statistic and plot is kept in the ledger as it is done: a killed report resumes where it was,
         # and an unchanged one is read back.
         with StatisticsCache(ledger.path) as kept, caching_statistics(kept):
             sections = aggregator.sections()
             plan.add_sections(sections)
-            sections["cost"] = cost_section(exp, aggregator, judge_scorer, executors, stats)
             sections["counts"]["images_converted"] = dict(sorted(stats.image_conversions.items()))
             sections["counts"]["references"] = stats.references
-            sections["calls"] = calls_section(executors.stats(),
-                                              call_roles(exp.components, info.components, exp.conditions.judges))
-            sections["performance"] = {
-                "edit_stage_s": round(stats.edit_stage_s, 3), "score_stage_s": round(stats.score_stage_s, 3),
-                "new_edits": stats.new_edit_calls,
-                "edits_per_s": stats.new_edit_calls / stats.edit_stage_s if stats.new_edit_calls else None,
-                "peak_gpu_mem_bytes": stats.peak_gpu_mem_bytes,
-            }
-            if judge_scorer is not None:
-                sections["prompts"] = judge_scorer.describe()
-                sections["judge_reliability"] = stats.judge_reliability
             report = build_report(info, exp.testset, sections, wall_time_s=time.perf_counter() - started,
                                   computed=computed, stopped=stats.stopped)
             artifacts = write_artifacts(info, report, store, tables_from=writer)
@@ -325,13 +317,15 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
     return report
 
 
-def run_access(exp: Experiment, store: ImageStore, ledger: Ledger, detector_fp: str) -> dict[str, Any]:
-    """What report sections may read of the run: its images, its folder and its components."""
+def run_access(exp: Experiment, store: ImageStore, ledger: Ledger, detector_fp: str,
+               launch: Callable[[], RunLaunch | None]) -> dict[str, Any]:
+    """What report sections may read of the run: its images, its folder, its components and (``launch``, once
+    its work is done) what this launch did."""
     detector = detector_of(exp.components["embedder"])
     return {"images": RunImages(store, detector=detector, detector_fp=detector_fp, ledger=ledger.path),
             "run_dir": exp.info.output_dir,
             "components": {"detector": detector, "embedder": exp.components["embedder"],
-                           "judge": exp.components.get("judge")}}
+                           "judge": exp.components.get("judge")}, "launch": launch}
 
 
 def _judge_scorer(exp: Experiment, ledger: Ledger, store: ImageStore, executors: Executors,

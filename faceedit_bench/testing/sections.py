@@ -89,11 +89,13 @@ class SectionContract:
             assert SAFE_NAME.match(name), f"tracker metric {name!r}: use snake_case (letters, digits, _)"
             assert isinstance(value, float) and math.isfinite(value), f"{name}={value!r}: a finite float"
 
-    def test_console_fits_the_width(self, section: Any, report_part: Any) -> None:
+    def test_console_fits_the_width(self, section: Any, report_part: Any, request: pytest.FixtureRequest) -> None:
         if section.console is None:
             pytest.skip("no console lines")
+        shown = (_optional(request, "report") or {section.name: report_part}) if section.console_reads_report \
+            else report_part
         for width in WIDTHS:
-            text = render(list(section.console(report_part, width)), width)
+            text = render(list(section.console(shown, width)), width)
             wide = [line for line in text.splitlines() if len(line) > width]
             assert not wide, f"at {width} columns these lines are wider: {wide[:3]}"
 
