@@ -55,7 +55,8 @@ class Parser(argparse.ArgumentParser):
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The whole parser; with ``argv``, only the plugin command it invokes is loaded (the others are
     listed by name)."""
-    parser = Parser(prog="faceedit-bench", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog="faceedit-bench", description=DESCRIPTION,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     from faceedit_bench.cli import completion, inputs, leaderboard, plugins, reproduce, run, runs, serve
 

@@ -26,9 +26,9 @@ from faceedit_bench.leaderboard.cells import (
     first_directed,
     fmt,
     hib_text,
+    is_ranked,
     is_reference,
     metric_infos,
-    is_ranked,
     sort_value,
     unranked_cell,
 )
