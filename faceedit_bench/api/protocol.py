@@ -38,7 +38,8 @@ What is here, by use:
 * commands that add to a finished run (people's ratings, an arena): :func:`attach_section` (a section into the
   run's report.json and report.html, kept by every later report of the run), :func:`load_run`, :func:`run_config`,
   :func:`store_for_run_dir`, :func:`write_html_report`, :data:`SESSIONS_CSV`, :data:`STEPS_CSV`,
-  :data:`DEMOGRAPHIC_KEYS` (the sessions table's label columns), :func:`log_run_metrics` and
+  :data:`DEMOGRAPHIC_KEYS` (the sessions table's label columns), :func:`study_csv` (a human study's answers,
+  ``study:<id>[@<workspace>]``, as the ratings or votes CSV; any other path unchanged), :func:`log_run_metrics` and
   :func:`log_run_artifacts` (to the run's tracker), and :func:`registered` (a registered object by kind and
   name, e.g. a dataset factory);
 * files: :func:`write_text` (atomic); a user's files read with size and depth caps and one-line errors
@@ -136,6 +137,7 @@ from faceedit_bench.storage.user_files import (
     read_json,
     read_utf8,
 )
+from faceedit_bench.studies.export import study_csv
 from faceedit_bench.taxonomy import Taxonomy, load_taxonomy
 from faceedit_bench.testsets import TESTSET_NAMES, load_testset, parse_testset
 
@@ -189,6 +191,7 @@ def log_run_artifacts(tracking_uri: str, run_key: str, files: Mapping[str, str])
 
 
 __all__ = [
+    "study_csv",
     "PublishedFileError",
     "PublishedNumber",
     "read_expect",

@@ -11,7 +11,8 @@ command's function, so that ``faceedit-bench --help`` stays quick:
 * :mod:`~faceedit_bench.cli.serve`: ``serve`` (the web app over a workspace) and ``runs`` (its runs table);
 * :mod:`~faceedit_bench.cli.leaderboard`: ``submit``, ``verify`` and ``leaderboard build``;
 * :mod:`~faceedit_bench.cli.reproduce`: ``reproduce``, published results recomputed from their raw data;
-* :mod:`~faceedit_bench.cli.completion`: ``completion bash``, tab completion from a static index.
+* :mod:`~faceedit_bench.cli.completion`: ``completion bash``, tab completion from a static index;
+* :mod:`~faceedit_bench.cli.study`: ``study``, human studies over finished runs.
 
 A protocol package adds its own commands through the ``faceedit_register_commands`` hook
 (:func:`add_plugin_commands`; docs/plugin_hooks.md).
@@ -58,9 +59,10 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = Parser(prog="faceedit-bench", description=DESCRIPTION,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    from faceedit_bench.cli import completion, inputs, leaderboard, plugins, reproduce, run, runs, serve
+    from faceedit_bench.cli import completion, inputs, leaderboard, plugins, reproduce, run, runs, serve, study
 
-    for commands in (run, plugins, inputs, runs, serve, leaderboard, reproduce, completion):  # each adds its commands
+    # each adds its commands
+    for commands in (run, plugins, inputs, runs, serve, leaderboard, reproduce, completion, study):
         commands.add_parsers(sub)
     add_plugin_commands(sub, argv)  # what plugins contribute (questions, portraits, human, arena ...)
     for action in sub._choices_actions:  # `faceedit-bench <command> --help` says what the command does

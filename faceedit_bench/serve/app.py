@@ -12,7 +12,7 @@ from pathlib import Path
 
 from fastapi import FastAPI
 
-from faceedit_bench.serve import assets, judgments, run_data, run_page, runs_page, session_page
+from faceedit_bench.serve import assets, judgments, run_data, run_page, runs_page, session_page, study_routes
 from faceedit_bench.serve.pages import secret_values
 from faceedit_bench.serve.runs_index import RunsIndex
 from faceedit_bench.serve.security import LOOPBACK, Guard, GuardMiddleware
@@ -39,9 +39,7 @@ def create_app(workspace: Path, *, token: str | None, allowed_hosts: Sequence[st
     app.include_router(runs_page.router)
     app.include_router(run_page.router)
     app.include_router(session_page.router)
-    # ---- Human studies (issue 40 item 5): the lead includes the study router here, e.g.
-    #      from faceedit_bench.studies.web import router as studies_router
-    #      app.include_router(studies_router)
-    # Its POST routes declare `Depends(require_csrf)` and its forms embed `csrf_token` (serve/security.py);
-    # annotator pages that check their own link's secret go into `public_prefixes`.
+    # Human studies (docs/studies.md); annotator pages check their own link's secret instead of the token.
+    app.include_router(study_routes.router)
+    app.state.guard.public_prefixes += study_routes.PUBLIC_PREFIXES
     return app

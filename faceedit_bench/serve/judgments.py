@@ -23,7 +23,7 @@ from typing import Any
 
 TEMPLATE = re.compile(r"([\w.@-]+) ([0-9a-f]{12})")
 ATTEMPTS = re.compile(r"after (\d+) attempt")
-#: Keys whose text is the judge's reasoning in the answers of the built-in templates and most rubrics.
+#: Keys whose text is the judge's reasoning in the answers of the built-in templates and most judge metrics.
 REASONING_KEYS = ("reasoning", "reason", "rationale", "explanation", "thoughts")
 
 

@@ -38,7 +38,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of identities")
     p.add_argument("--votes", type=Path, default=None,
                    help="people's votes (CSV: model_a, model_b, vote or winner, voter_id or judge[, input_id, "
-                        "identity, labels]): their ratings and the judge-human agreement are added")
+                        "identity, labels], or a pairwise study: study:<id>[@<workspace>]): their ratings and the "
+                        "judge-human agreement are added")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-attach", action="store_true",
                    help="do not add the arena to the runs' report.json, report.html and tracker runs")
@@ -54,14 +55,14 @@ def schema() -> dict:
 def main(args: Any) -> int:
     import jsonschema
 
-    from faceedit_bench.api.protocol import key_values, write_text
+    from faceedit_bench.api.protocol import key_values, study_csv, write_text
     from faceedit_bench_arena.arena import ArenaSettings, run_arena
     from faceedit_bench_arena.console import summary
     from faceedit_bench_arena.human_votes import identity_warning, read_votes
     from faceedit_bench_arena.panel import arena_judges
     from faceedit_bench_arena.verify import LOG, log_record
 
-    votes = read_votes(args.votes) if args.votes is not None else None  # checked before any call
+    votes = read_votes(study_csv(args.votes)) if args.votes is not None else None  # checked before any call
     if votes is not None and identity_warning(votes):
         print(f"warning: {args.votes}: {identity_warning(votes)}", file=sys.stderr)
     judges = arena_judges(args.judge, key_values(args.judge_param, "--judge-param"))  # every member checked before any call

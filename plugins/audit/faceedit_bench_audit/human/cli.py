@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import FaceEditBenchError
-from faceedit_bench.api.protocol import write_text
+from faceedit_bench.api.protocol import study_csv, write_text
 from faceedit_bench_audit.human.ratings import read_ratings
 from faceedit_bench_audit.human.report import format_human, human_section, render_human_html
 from faceedit_bench_audit.human.runs import load_rated_runs
@@ -40,7 +40,7 @@ def _pairs(items: Sequence[str]) -> dict[str, str]:
 
 def _command(args: argparse.Namespace) -> int:
     low, high = args.scale
-    ratings = read_ratings(args.ratings, scale=(low, high))
+    ratings = read_ratings(study_csv(args.ratings), scale=(low, high))
     runs = load_rated_runs(args.run)
     section = human_section(ratings, runs, metrics=args.metric, against=args.against, vlm_axes=_pairs(args.vlm_axis),
                             confidence=args.confidence, alpha=args.alpha)
@@ -64,7 +64,8 @@ def add_parser(sub: Any) -> None:
     r = actions.add_parser("report", aliases=["import"],
                            help="analyse a ratings CSV, alone or against the runs that made the outputs "
                                 "(and add it to those runs)")
-    r.add_argument("ratings", type=Path, help="CSV: item,rater,axis,score[,condition,editor,race,gender,age_bin]")
+    r.add_argument("ratings", type=Path, help="CSV: item,rater,axis,score[,condition,editor,race,gender,age_bin], "
+                                             "or a rating study: study:<id>[@<workspace>] (docs/studies.md)")
     r.add_argument("--run", action="append", type=Path, default=[], metavar="RUN_DIR",
                    help="a run that made rated outputs (<workspace>/runs/<run>); repeat for several editors")
     r.add_argument("--metric", action="append", default=[], metavar="NAME",

@@ -1,0 +1,168 @@
+"""A study's results as the answers stand: progress, attention (gold items), inter-rater agreement
+(Krippendorff's α and Fleiss' κ, :mod:`faceedit_bench.analysis.reliability`) per question, overall and per
+demographic group, with bootstrap intervals over identities (the unit of replication), and judge-human agreement
+(:func:`faceedit_bench.analysis.metric_agreement.metric_agreement`) where the runs hold the judge's value for the
+question.
+
+Gold items are left out of agreement. Pairwise votes are compared as they mean, whatever side each annotator
+saw the editors on: a vote for the right-hand side of a swapped pair is a vote for the pair's first editor.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from faceedit_bench.analysis.metric_agreement import metric_agreement
+from faceedit_bench.analysis.reliability import fleiss_kappa, krippendorff_alpha
+from faceedit_bench.analysis.statistics import MIN_INTERVAL_IDENTITIES
+from faceedit_bench.storage.study_tables import StudyTables
+from faceedit_bench.studies.questions import SWAPPED_VOTE
+
+RESAMPLES = 200
+CONFIDENCE = 0.95
+#: One point either way still passes a repeated (gold) rating.
+REPEAT_TOLERANCE = 1.0
+
+
+def canonical(question: Mapping[str, Any], value: str, swapped: bool) -> float:
+    """An answer as a number agreement reads: a scale point, or the index of a category (a swapped pair's vote
+    turned back to the pair's own order)."""
+    if question["level"] == "interval":
+        return float(value)
+    if swapped and question["name"] == "vote":
+        value = SWAPPED_VOTE[value]
+    return float([c["value"] for c in question["choices"]].index(value))
+
+
+def answer_table(tables: StudyTables, study_id: str) -> list[dict[str, Any]]:
+    """One row per (annotator, item, question) answered, gold items included (``gold`` True)."""
+    items, tasks = tables.items(study_id), tables.all_tasks(study_id)
+    rows = []
+    for answer in tables.answers(study_id):
+        item = items[answer.item_id]
+        swapped = tasks[(answer.annotator, answer.item_id)].swapped
+        for question in item["questions"]:
+            shown = answer.answer.get(question["name"])
+            if shown is None:
+                continue
+            rows.append({"annotator": answer.annotator, "item_id": answer.item_id, "question": question["name"],
+                         "shown": shown, "swapped": swapped, "value": canonical(question, shown, swapped),
+                         "level": question["level"], "gold": item["gold"] is not None, "item": item})
+    return rows
+
+
+def units_of(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    units: dict[str, dict[str, float]] = defaultdict(dict)
+    for row in rows:
+        units[row["item_id"]][row["annotator"]] = row["value"]
+    return dict(units)
+
+
+def _interval(rows: Sequence[Mapping[str, Any]], level: str, seed: int) -> dict[str, Any]:
+    """Percentile bootstrap of α over identities: resampled identities bring all their items."""
+    by_identity: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_identity[row["item"]["identity"]].append(row)
+    identities = sorted(by_identity)
+    if len(identities) < MIN_INTERVAL_IDENTITIES:
+        return {"low": None, "high": None, "reason": f"{len(identities)} identity: an interval needs at least "
+                                                     f"{MIN_INTERVAL_IDENTITIES} (the spread between people)"}
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(RESAMPLES):
+        units: dict[tuple[int, str], dict[str, float]] = defaultdict(dict)
+        for n, who in enumerate(rng.choice(len(identities), len(identities))):
+            for row in by_identity[identities[who]]:
+                units[(n, row["item_id"])][row["annotator"]] = row["value"]
+        value = krippendorff_alpha(units, level=level)["value"]
+        if value is not None:
+            values.append(value)
+    if len(values) < RESAMPLES / 2:
+        undefined = RESAMPLES - len(values)
+        return {"low": None, "high": None,
+                "reason": f"alpha is undefined in {undefined} of {RESAMPLES} resamples (too few identities whose "
+                          "answers vary)"}
+    tail = (1 - CONFIDENCE) / 2 * 100
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return {"low": float(low), "high": float(high), "resamples": RESAMPLES, "undefined": RESAMPLES - len(values)}
+
+
+def agreement(rows: Sequence[Mapping[str, Any]], level: str, seed: int = 0) -> dict[str, Any]:
+    units = units_of(rows)
+    alpha = krippendorff_alpha(units, level=level)
+    if alpha["value"] is not None:
+        alpha["interval"] = _interval(rows, level, seed)
+    return {"items": len(units), "answers": len(rows), "krippendorff_alpha": alpha, "fleiss_kappa": fleiss_kappa(units)}
+
+
+def judge_human(rows: Sequence[Mapping[str, Any]], question: str) -> dict[str, Any]:
+    human: dict[tuple[str, str], list[float]] = defaultdict(list)
+    judge: dict[tuple[str, str], float] = {}
+    for row in rows:
+        item = row["item"]
+        key = (item.get("editor", ""), row["item_id"])
+        human[key].append(row["value"])
+        if question in item.get("judge", {}):
+            judge[key] = float(item["judge"][question])
+    if not judge:
+        return {"value": None, "reason": "the runs hold no judge value for this question"}
+    return metric_agreement({k: float(np.mean(v)) for k, v in human.items()}, judge)
+
+
+def gold_checks(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+    """annotator -> gold items answered and passed."""
+    own = {(r["annotator"], r["item_id"], r["question"]): r["value"] for r in rows}
+    answers: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for row in rows:
+        if row["gold"]:
+            answers[(row["annotator"], row["item_id"])].append(row)
+    out: dict[str, dict[str, int]] = defaultdict(lambda: {"seen": 0, "passed": 0, "pending": 0})
+    for (who, _), mine in answers.items():
+        rule = mine[0]["item"]["gold"]
+        if rule["rule"] == "tie":
+            passed: bool | None = all(r["shown"] in ("both_good", "both_bad") for r in mine)
+        else:
+            firsts = [own.get((who, rule["of"], r["question"])) for r in mine]
+            passed = None if any(f is None for f in firsts) else all(
+                abs(f - r["value"]) <= REPEAT_TOLERANCE for f, r in zip(firsts, mine))
+        out[who]["seen"] += 1
+        if passed is None:
+            out[who]["pending"] += 1  # the first answer is still to come
+        else:
+            out[who]["passed"] += int(passed)
+    return dict(out)
+
+
+def study_results(workspace: Path, study_id: str) -> dict[str, Any]:
+    tables = StudyTables(workspace)
+    study = tables.study(study_id)
+    assert study is not None
+    rows = answer_table(tables, study_id)
+    regular = [r for r in rows if not r["gold"]]
+    answered: dict[str, set[str]] = defaultdict(set)
+    for answer in tables.answers(study_id):
+        answered[answer.annotator].add(answer.item_id)
+    progress = {a: {"answered": len(answered[a]), "assigned": len(tables.tasks(study_id, a))}
+                for a in tables.annotators(study_id)}
+    questions: dict[str, dict[str, Any]] = {}
+    for name in dict.fromkeys(r["question"] for r in regular):
+        mine = [r for r in regular if r["question"] == name]
+        level = mine[0]["level"]
+        groups: dict[str, dict[str, Any]] = {}
+        for key in sorted({g for r in mine for g in r["item"]["groups"]}):
+            for label in sorted({r["item"]["groups"][key] for r in mine if key in r["item"]["groups"]}):
+                subset = [r for r in mine if r["item"]["groups"].get(key) == label]
+                groups[f"{key}={label}"] = agreement(subset, level)
+        questions[name] = {"level": level, "overall": agreement(mine, level), "groups": groups,
+                           "judge_human": judge_human(mine, name) if level == "interval" else
+                           {"value": None, "reason": "pairwise votes: faceedit-bench arena run ... --votes study:"
+                                                     f"{study_id} compares them with the judge's battles"}}
+    return {"study_id": study_id, "kind": study["kind"], "title": study["spec"]["title"], "progress": progress,
+            "answers": len({(r["annotator"], r["item_id"]) for r in regular}), "gold": gold_checks(rows),
+            "questions": questions}
+

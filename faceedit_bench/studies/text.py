@@ -1,0 +1,45 @@
+"""A study's results as console lines (``faceedit-bench study results``), each under 100 columns."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def number(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def alpha_text(part: Mapping[str, Any]) -> str:
+    """``α 0.412 [0.20, 0.61] · κ 0.398`` or the reason a value is undefined."""
+    alpha, kappa = part["krippendorff_alpha"], part["fleiss_kappa"]
+    text = f"α {number(alpha['value'])}"
+    interval = alpha.get("interval") or {}
+    if interval.get("low") is not None:
+        text += f" [{interval['low']:.2f}, {interval['high']:.2f}]"
+    elif alpha["value"] is None:
+        text += f" ({alpha['reason']})"
+    elif interval.get("reason"):
+        text += f" (no interval: {interval['reason']})"
+    text += f" · κ {number(kappa['value'])}"
+    return text + (f" ({kappa['reason']})" if kappa["value"] is None and kappa.get("reason") else "")
+
+
+def format_results(results: Mapping[str, Any]) -> str:
+    lines = [f"{results['study_id']} ({results['kind']}): {results['title']}"]
+    for who, p in results["progress"].items():
+        gold = results["gold"].get(who, {})
+        check = f", gold passed {gold['passed']} of {gold['seen'] - gold['pending']}" if gold else ""
+        lines.append(f"  {who}: {p['answered']} of {p['assigned']} answered{check}")
+    for name, q in results["questions"].items():
+        overall = q["overall"]
+        lines.append(f"{name}: {overall['items']} items · {alpha_text(overall)}")
+        for group, part in q["groups"].items():
+            lines.append(f"    {group}: {part['items']} items · {alpha_text(part)}")
+        judge = q["judge_human"]
+        if "item_level" in judge:
+            lines.append(f"    judge-human: Spearman {number(judge['item_level'].get('spearman'))} over "
+                         f"{judge['items']} outputs")
+        elif judge.get("reason"):
+            lines.append(f"    judge-human: {judge['reason']}")
+    return "\n".join(lines)
