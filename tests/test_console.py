@@ -16,6 +16,7 @@ from faceedit_bench.cli import build_parser, main
 from faceedit_bench.report.summary import cost_line, fmt_p, format_summary
 from faceedit_bench.run.cost_section import _free
 from faceedit_bench.run.experiment import build_experiment, run_experiment
+from tests.console_fit import too_wide
 
 BIN = Path(sys.executable).parent / "faceedit-bench"
 REST = re.compile(r"``|:(class|func|mod|data|meth|attr|ref):`")
@@ -72,6 +73,31 @@ def _helps() -> dict[str, str]:
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     return {"": parser.format_help(), **{name: p.format_help() for name, p in sub.choices.items()}}
+
+
+def _every_help(parser, name: str = "") -> dict[str, str]:
+    """The help of the command and of every subcommand under it, however deep."""
+    helps = {name: parser.format_help()}
+    for action in parser._actions:
+        for command, p in (action.choices or {}).items() if action.nargs == "A..." else ():
+            helps.update(_every_help(p, f"{name} {command}".strip()))
+    return helps
+
+
+def test_every_help_fits_100_columns_on_a_wide_terminal(monkeypatch):
+    """argparse wraps at the terminal's width, and a choice list in braces never: at 300 columns the help ran to
+    330. Every command and subcommand (the plugins' too), and Hydra's help of `run`, stay within 100."""
+    monkeypatch.setenv("COLUMNS", "300")
+    helps = _every_help(build_parser())
+    assert {"data check", "leaderboard", "questions generate", "arena"} <= set(helps)
+    wide = {command: too_wide(text) for command, text in helps.items() if too_wide(text)}
+    assert not wide, wide
+    hydra = subprocess.run([str(BIN), "run", "--help"], capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "COLUMNS": "300"})
+    assert hydra.returncode == 0 and "== Configuration groups ==" in hydra.stdout, hydra.stderr
+    assert too_wide(hydra.stdout) == [] and "editor: " in hydra.stdout
+    monkeypatch.setenv("COLUMNS", "70")  # a narrower terminal: narrower help
+    assert max(len(line) for line in _every_help(build_parser())["compare"].splitlines()) <= 70
 
 
 def test_help_texts_have_no_rest_markup_and_every_command_says_what_it_does():

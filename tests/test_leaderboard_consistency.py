@@ -11,11 +11,12 @@ import pytest
 from faceedit_bench.analysis.session_metrics import SessionMetric
 from faceedit_bench.leaderboard.build import build_leaderboard
 from faceedit_bench.leaderboard.bundle import read_submission
-from faceedit_bench.leaderboard.cells import UNVERIFIED_RANK
+from faceedit_bench.leaderboard.cells import NOTHING_TO_RANK_AGAINST, UNVERIFIED_RANK
 from faceedit_bench.leaderboard.entries import collect_submissions
 from faceedit_bench.leaderboard.submit import submit
 from faceedit_bench.leaderboard.verify import Verification, write_verification
 from faceedit_bench.leaderboard.views import build_views
+from faceedit_bench.report.templates import stylesheet
 from tests.test_leaderboard_support import rewrite_record, write_fake_run
 
 VALUES = (2.4, 3.9, 2.2, 3.6)
@@ -77,6 +78,25 @@ def test_unverified_entries_are_ranked_after_verified_ones_and_say_so(tmp_path, 
     # the intervals' label does not claim one method for all (SC's is Wilson or bootstrap, not Student t)
     assert dict(view.details)["intervals"] == "95% confidence, by each metric's own method"
     assert better.name == rows[1].id
+
+
+def test_ranks_say_only_what_the_table_holds(tmp_path, plugins):
+    """No entry verified: an unverified rank does not claim to come after verified ones; one entry alone: no rank
+    "1" (of 1), and the page says nothing is ranked."""
+    _submit(tmp_path, plugins, editor="a", values=(1.0, 1.2, 1.1, 1.3))
+    registry = {"drop_fss": SessionMetric("drop_fss", False, "%", "test", lambda s: None)}
+    (alone,) = build_views(collect_submissions(tmp_path / "lb").entries, registry)
+    (row,) = alone.sections[0].rows
+    assert (row.cells[0].text, row.cells[0].sub) == ("–", NOTHING_TO_RANK_AGAINST) and not alone.sections[0].ranked
+    page = build_leaderboard(tmp_path / "lb", plugins=plugins).page.read_text()
+    assert "nothing: fewer than two entries have a drop_fss to compare" in page
+    assert stylesheet() in page  # the look of every page the project writes (report.html's style.css)
+    _submit(tmp_path, plugins, editor="b", values=(5.0, 5.2, 5.1, 5.3))
+    (view,) = build_views(collect_submissions(tmp_path / "lb").entries, registry)
+    assert [(r.cells[0].text, r.cells[0].sub) for r in view.sections[0].rows] == [("1", ""), ("2", "")]
+    page = build_leaderboard(tmp_path / "lb", plugins=plugins).page.read_text()
+    assert UNVERIFIED_RANK not in page and "ranked after every verified" not in page
+    assert "fewer than two entries" not in page
 
 
 def test_an_inconclusive_verification_leaves_the_entry_unverified_with_its_reason(tmp_path, plugins):

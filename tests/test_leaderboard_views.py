@@ -226,4 +226,6 @@ def test_a_preliminary_entry_is_listed_apart_without_a_rank_and_submit_warns(tmp
     (view,) = build_views(collect_submissions(tmp_path / "lb").entries, _registry(drop_fss=False))
     rows = view.sections[0].rows
     assert _order(view) == ["many", "few"]  # the better mean, but preliminary: after the ranked entry
-    assert [r.cells[0].text for r in rows] == ["1", "–"] and "preliminary" in rows[1].cells[2].text
+    # the one ranked entry has nothing to rank against: no "1" (of 1)
+    assert [r.cells[0].text for r in rows] == ["–", "–"] and "preliminary" in rows[1].cells[2].text
+    assert rows[0].cells[0].sub == "nothing to rank against" and not view.sections[0].ranked

@@ -74,6 +74,21 @@ def test_plain_lines_every_interval_and_when_a_stage_ends():
     assert len(lines) == 3 and "editing 2/8 steps" in lines[-1]
 
 
+def test_plain_lines_fit_100_columns_with_the_consoles_log_prefix():
+    """Every stage with its rate and ETA: packed into lines that, after ``[20:26:09][INFO] ``, fit 100 columns."""
+    clock, lines = FakeClock(), []
+    progress = PlainProgress(plan_stages(400, [session(4)] * 10, judged=True), interval_s=30, write=lines.append,
+                             clock=clock)
+    for now in (1, 40):
+        clock.now = now
+        for stage in (ADMISSION, EDITING, SCORING, JUDGING):
+            progress.advance(stage, 3)
+    assert len(lines) > 1 and all(line.startswith("progress: ") for line in lines)
+    assert max(len("[20:26:09][INFO] " + line) for line in lines) <= 100
+    assert {s for line in lines for s in (ADMISSION, EDITING, SCORING, JUDGING) if s + " " in line} == {
+        ADMISSION, EDITING, SCORING, JUDGING}
+
+
 def test_unknown_total_counts_without_an_eta():
     clock = FakeClock()
     progress = StageProgress(plan_stages(None, [session(4)] * 5, judged=False), clock=clock)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from faceedit_bench.storage.locks import directory_lock
+from tests.console_fit import too_wide
 
 #: The stated limit for the default run's page (about 470 KB: six contact sheets, three plots, the tables).
 MAX_BYTES = 600_000
@@ -19,9 +20,10 @@ MAX_BYTES = 600_000
 
 @pytest.fixture(scope="session")
 def default_run_page(tmp_path_factory) -> Path:
-    """report.html of ``python -m faceedit_bench`` as a user runs it (tracking off: the page is the same). Run
-    once for the whole test session: the xdist workers share one base folder, and the first to need the run
-    makes it under a lock while the others wait (the tests only read it)."""
+    """report.html of ``python -m faceedit_bench`` as a user runs it (tracking off: the page is the same), in a
+    terminal 300 columns wide; what it printed is kept beside it (``console.txt``, 4 levels up). Run once for the
+    whole test session: the xdist workers share one base folder, and the first to need the run makes it under a
+    lock while the others wait (the tests only read it)."""
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # one folder for every worker
     home = shared / "default-run"
@@ -30,10 +32,11 @@ def default_run_page(tmp_path_factory) -> Path:
             shutil.rmtree(home, ignore_errors=True)  # what a worker that failed to make it left
             home.mkdir()
             env = {**os.environ, "FACEEDIT_BENCH_HOME": str(home / "ws"), "MLFLOW_DISABLE_TELEMETRY": "true",
-                   "DO_NOT_TRACK": "true"}
-            out = subprocess.run([sys.executable, "-m", "faceedit_bench", "tracking=none", "run.progress=false"],
+                   "DO_NOT_TRACK": "true", "COLUMNS": "300"}
+            out = subprocess.run([sys.executable, "-m", "faceedit_bench", "tracking=none"],
                                  capture_output=True, text=True, cwd=home, env=env, timeout=600)
             assert out.returncode == 0, out.stderr
+            (home / "console.txt").write_text(out.stdout + out.stderr, encoding="utf-8")
             (home / "done").touch()
     (page,) = (home / "ws" / "runs").glob("*/report.html")
     return page
@@ -49,3 +52,12 @@ def test_the_default_runs_page_is_small(default_run_page: Path) -> None:
     assert page.count('<a href="contact_sheets/') == sheets
     for name in (m.split('"')[0] for m in page.split('<a href="')[1:] if m.startswith("contact_sheets/")):
         assert (default_run_page.parent / name).is_file()
+
+
+@pytest.mark.slow  # the default run, about 10 s of CPU
+def test_the_default_runs_console_fits_100_columns(default_run_page: Path) -> None:
+    """Progress lines (their log prefix included), the summary's tables and notes: at most 100 columns on a
+    terminal three times as wide (issue 40, item 8)."""
+    text = (default_run_page.parents[3] / "console.txt").read_text(encoding="utf-8")
+    assert "progress: " in text and "Run identity@" in text  # the progress lines and the summary are there
+    assert too_wide(text) == [], text

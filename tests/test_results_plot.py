@@ -11,6 +11,7 @@ import pytest
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.cli import main
 from faceedit_bench.report.results import gather
+from faceedit_bench.report.templates import stylesheet
 from tests.test_results import run
 
 
@@ -28,6 +29,7 @@ def test_a_plot_of_each_metric_by_editor_and_test_set(four_runs, tmp_path, capsy
     assert main(["results", str(workspace), "--out", str(tmp_path / "steps.csv"), "--plot", str(page)]) == 0
     html = page.read_text(encoding="utf-8")
     assert "<script" not in html and html.count('<svg xmlns="http://www.w3.org/2000/svg" class="forest"') == 1
+    assert stylesheet() in html  # the look of every page the project writes
     rows = re.findall(r'<g class="row" data-label="([^"]+)">', html)
     assert rows == ["[reference] identity", "noise v1"]  # one row per editor, the baseline marked
     assert re.findall(r'<text class="series"[^>]*>([^<]+)</text>', html) == ["hair", "pose"]  # a dot per test set

@@ -27,6 +27,7 @@ import warnings
 from typing import Any
 
 from faceedit_bench.errors import FaceEditBenchError
+from faceedit_bench.report.fit import width
 
 DESCRIPTION = """\
 faceedit-bench: run experiments, and everything around them (plugins, options, datasets, test sets,
@@ -34,17 +35,29 @@ comparing and reporting runs, the leaderboard).
 
 Experiments run through Hydra:
   faceedit-bench run editor=<name> testset=<name> dataset=<name> [key=value ...]
-  faceedit-bench run --help            (config groups and options; also python -m faceedit_bench)
-  faceedit-bench plan <the run's overrides>   (its calls, cached, estimated cost, time; no call made)
-  eval "$(faceedit-bench completion bash)"     (tab completion in bash, no Python per TAB; --install keeps it)
+  faceedit-bench run --help                  (its config groups and options)
+  faceedit-bench plan <the run's overrides>  (its calls, cached, estimated cost, time; no call made)
+  eval "$(faceedit-bench completion bash)"   (tab completion in bash; --install keeps it)
 """
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose help fits 100 columns (:func:`faceedit_bench.report.fit.width`). Its subparsers
+    are of this class too, so every command's and subcommand's ``--help`` fits."""
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        return self.formatter_class(prog=self.prog, width=width())
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        kwargs.setdefault("metavar", "COMMAND")  # not the list of every choice in braces, one unbreakable word
+        return super().add_subparsers(**kwargs)
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The whole parser; with ``argv``, only the plugin command it invokes is loaded (the others are
     listed by name)."""
-    parser = argparse.ArgumentParser(prog="faceedit-bench", description=DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog="faceedit-bench", description=DESCRIPTION,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     from faceedit_bench.cli import completion, inputs, leaderboard, plugins, reproduce, run, runs, serve, study
 

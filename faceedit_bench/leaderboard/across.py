@@ -26,9 +26,11 @@ from faceedit_bench.leaderboard.cells import (
     first_directed,
     fmt,
     hib_text,
+    is_ranked,
     is_reference,
     metric_infos,
     sort_value,
+    unranked_cell,
 )
 from faceedit_bench.leaderboard.entries import Entry
 from faceedit_bench.leaderboard.record import overedit_counts
@@ -117,7 +119,7 @@ def _section(chosen: list[Entry], metrics: list[MetricInfo], ranker: MetricInfo 
     for editor in sorted(editors, key=order):
         rank = ranks.get(editor)
         cells = [Cell("ref", "", cls="reference") if reference[editor] else
-                 Cell(str(rank) if rank is not None else "–", "" if rank is None else str(rank)),
+                 unranked_cell(ranks, editor) or Cell(str(rank), str(rank)),
                  Cell(editor, editor.lower(), "reference: no edit" if reference[editor] else "")]
         for m in metrics:
             row = by_editor[m.name].get(editor) or EditorAcross(editor, "")
@@ -131,7 +133,7 @@ def _section(chosen: list[Entry], metrics: list[MetricInfo], ranker: MetricInfo 
                               "" if avg is not None else f"{row.covered(testsets)} of {len(testsets)} test sets",
                               cls="num avg"))
         rows.append(Row(editor, "reference" if reference[editor] else "", cells, reference[editor]))
-    section = Section(ALL, "all test sets: mean per test set and Avg.", columns, rows)
+    section = Section(ALL, "all test sets: mean per test set and Avg.", columns, rows, ranked=is_ranked(ranks))
     if judged:
         section.tables.append(_patterns_table(chosen, editors, reference))
     return section, testsets

@@ -51,7 +51,7 @@ def rank_entries(entries: list[Entry], mean: Callable[[Entry], float | None],
                  higher_is_better: bool | None) -> tuple[list[Entry], dict[str, int | None]]:
     """Competition ranking ("1, 1, 3") by ``mean(entry)`` in the given direction; entries without a
     value, and entries whose verification failed, are listed last without a rank; baselines first.
-    Verified entries are ranked before unverified ones, whatever their means (:func:`rank_cell` says so)."""
+    Verified entries are ranked before unverified ones, whatever their means (:func:`rank_cells` says so)."""
     def value(e: Entry) -> float | None:  # no better direction: nobody is ranked
         return None if e.status == "failed" or is_reference(e) or higher_is_better is None else mean(e)
 
@@ -72,8 +72,11 @@ def rank_entries(entries: list[Entry], mean: Callable[[Entry], float | None],
     return ranked, ranks
 
 
-#: Beside an unverified entry's rank: why it is below verified entries with worse means.
+#: Beside an unverified entry's rank where a verified entry is ranked: why it is below verified entries with
+#: worse means.
 UNVERIFIED_RANK = "unverified: ranked after the verified entries"
+#: Beside the one entry with a value where no other has one: a rank "1 of 1" would claim a comparison.
+NOTHING_TO_RANK_AGAINST = "nothing to rank against"
 
 
 def is_reference(e: Entry) -> bool:
@@ -161,6 +164,7 @@ class Section:
     tables: list[Table] = field(default_factory=list)
     rank_by: str | None = None  # a section ranked otherwise than its view (the named views)
     note: str = ""  # what the section shows, above its table
+    ranked: bool = True  # False: fewer than two entries have a value to rank by (:func:`is_ranked`)
 
 
 @dataclass
@@ -192,14 +196,34 @@ def fmt_summary(s: Mapping[str, Any] | None) -> tuple[str, str]:
     return f"{fmt(s['mean'])}{ci}", f"n={s.get('n', 0)}"
 
 
+def is_ranked(ranks: Mapping[str, int | None]) -> bool:
+    """Whether a table's ranks rank anything: two entries or more have one."""
+    return sum(r is not None for r in ranks.values()) >= 2
 
-def rank_cell(e: Entry, ranks: Mapping[str, int | None]) -> Cell:
-    if is_reference(e):
-        return Cell("ref", "", cls="reference")
-    rank = ranks.get(e.id)
-    if rank is not None and e.status != "verified":
-        return Cell(str(rank), str(rank), UNVERIFIED_RANK, cls="rank unverified")
-    return Cell(str(rank) if rank is not None else "–", "" if rank is None else str(rank))
+
+def unranked_cell(ranks: Mapping[str, int | None], key: str) -> Cell | None:
+    """The rank cell of an entry ranking says nothing about: without a rank, or the only one with a value."""
+    if ranks.get(key) is None:
+        return Cell("–", "")
+    return None if is_ranked(ranks) else Cell("–", "", NOTHING_TO_RANK_AGAINST)
+
+
+def rank_cells(entries: list[Entry], ranks: Mapping[str, int | None]) -> dict[str, Cell]:
+    """Each entry's rank cell, worded for what the table holds: an unverified entry's rank says it comes after
+    the verified ones only where a verified entry is ranked, and a lone entry with a value gets no rank."""
+    verified = any(ranks.get(e.id) is not None and e.status == "verified" for e in entries)
+    cells = {}
+    for e in entries:
+        rank = ranks.get(e.id)
+        if is_reference(e):
+            cells[e.id] = Cell("ref", "", cls="reference")
+        elif (unranked := unranked_cell(ranks, e.id)) is not None:
+            cells[e.id] = unranked
+        elif e.status != "verified":
+            cells[e.id] = Cell(str(rank), str(rank), UNVERIFIED_RANK if verified else "", cls="rank unverified")
+        else:
+            cells[e.id] = Cell(str(rank), str(rank))
+    return cells
 
 
 def editor_cell(e: Entry) -> Cell:

@@ -24,10 +24,11 @@ from faceedit_bench.leaderboard.cells import (
     editor_cell,
     entry_labels,
     fmt_summary,
+    is_ranked,
     is_reference,
     notes_cell,
     point,
-    rank_cell,
+    rank_cells,
     rank_entries,
     sort_value,
     status_cell,
@@ -127,8 +128,9 @@ def spec_section(spec: ViewSpec, entries: list[Entry], registered: Mapping[str, 
                 Column("failed", "num", help="edit steps that failed (provider errors, unsupported requests ...)"),
                 Column("notes", "text")]
     rows = []
+    rank_of = rank_cells(ordered, ranks)
     for e in ordered:
-        cells = [rank_cell(e, ranks), editor_cell(e), status_cell(e)]
+        cells = [rank_of[e.id], editor_cell(e), status_cell(e)]
         for i in infos:
             s = value_of(e.record, i.spec)
             text, sub = fmt_summary(s)
@@ -149,7 +151,8 @@ def spec_section(spec: ViewSpec, entries: list[Entry], registered: Mapping[str, 
     note = spec.description
     if ranker.higher_is_better is None:
         note += f" Not ranked: no submission states whether a higher {ranker.label} is better."
-    return Section(spec.key, spec.title, columns, rows, plots, rank_by=ranker.label, note=note)
+    return Section(spec.key, spec.title, columns, rows, plots, rank_by=ranker.label, note=note,
+                   ranked=is_ranked(ranks))
 
 
 def named_view_sections(entries: list[Entry], registered: Mapping[str, Any],

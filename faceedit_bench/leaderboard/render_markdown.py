@@ -60,7 +60,10 @@ def render_markdown(views: list[View], rejected: list[Rejected], *, n_submission
     for view in views:
         out += ["", f"## {md(view.label)}", ""]
         out += [f"- {md(name)}: {md(value)}" for name, value in view.details]
-        out += [f"- ranked by: {md(view.rank_by) if view.rank_by else 'no metric'}"]
+        rank_by = md(view.rank_by) if view.rank_by else "no metric"
+        if view.rank_by and not view.sections[0].ranked:
+            rank_by = f"nothing: fewer than two entries have a {rank_by} to compare"
+        out += [f"- ranked by: {rank_by}"]
         for section in view.sections:
             out += ["", f"### {md(section.title)}", ""]
             if section.note:

@@ -42,11 +42,12 @@ from faceedit_bench.leaderboard.cells import (  # noqa: F401 - the cells are par
     fmt,
     fmt_summary,
     hib_text,
+    is_ranked,
     is_reference,
     metric_infos,
     notes_cell,
     point,
-    rank_cell,
+    rank_cells,
     rank_entries,
     sort_value,
     status_cell,
@@ -94,9 +95,10 @@ def _overall(view_entries: list[Entry], metrics: list[MetricInfo], ranks: dict[s
                 Column("cost (USD)", "num", help="estimated cost of the run, as its report states it"),
                 Column("notes", "text")]
     rows = []
+    rank_of = rank_cells(view_entries, ranks)
     for e in view_entries:
         r, o = e.record, e.record["outcomes"]
-        cells = [rank_cell(e, ranks), editor_cell(e), _status(e)]
+        cells = [rank_of[e.id], editor_cell(e), _status(e)]
         for m in metrics:
             text, sub = fmt_summary(r["metrics"].get(m.name))
             cells.append(Cell(text, sort_value(r["metrics"].get(m.name, {}).get("mean")), sub, cls="num"))
@@ -120,7 +122,7 @@ def _overall(view_entries: list[Entry], metrics: list[MetricInfo], ranks: dict[s
                   [(label, [point(e.record["metrics"].get(m.name))])
                    for label, e in zip(entry_labels(view_entries), view_entries)], m.bounds)
              for m in metrics]
-    return Section(ALL, "all sessions", columns, rows, plots)
+    return Section(ALL, "all sessions", columns, rows, plots, ranked=is_ranked(ranks))
 
 
 def _reasons(counts: Mapping[str, int]) -> str:
@@ -170,7 +172,8 @@ def _k_group_cells(e: Entry, contrast: str, metric: str) -> list[Cell]:
                          else str(kw.get("reason") or ""), cls="num")]
 
 
-def _contrast(contrast: str, labels: list[str], view_entries: list[Entry], metrics: list[MetricInfo]) -> Section:
+def _contrast(contrast: str, labels: list[str], view_entries: list[Entry], metrics: list[MetricInfo],
+              ranks: dict[str, int | None]) -> Section:
     columns = [Column("editor", "text"), Column("status", "text")]
     k_groups = {m.name for m in metrics for e in view_entries if _k_groups(e, contrast, m.name) is not None}
     for m in metrics:
@@ -209,7 +212,7 @@ def _contrast(contrast: str, labels: list[str], view_entries: list[Entry], metri
                                 .get(m.name)) for label in labels])
                    for row, e in zip(entry_labels(view_entries), view_entries)], m.bounds)
              for m in metrics]
-    return Section(contrast, f"by {contrast}", columns, rows, plots)
+    return Section(contrast, f"by {contrast}", columns, rows, plots, ranked=is_ranked(ranks))
 
 
 def _details(entry: Entry) -> list[tuple[str, str]]:
@@ -256,7 +259,7 @@ def build_views(entries: list[Entry], registered: Mapping[str, Any], rank_by: st
             for attribute, labels in e.record["groups"].items():
                 contrasts[attribute].update(labels)
         for attribute in sorted(contrasts):
-            sections.append(_contrast(attribute, sorted(contrasts[attribute]), ordered, metrics))
+            sections.append(_contrast(attribute, sorted(contrasts[attribute]), ordered, metrics, ranks))
         sections += _further_sections(ordered, metrics, registered)
         first = next((e for e in members if e.protocol_key == key), members[0])  # not a lent reference
         t, judge = first.record["testset"], first.record["judge"]

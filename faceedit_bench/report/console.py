@@ -9,7 +9,6 @@ explained by a legend under the table.
 from __future__ import annotations
 
 import io
-import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,15 +18,19 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-#: Where the width cannot be asked (a pipe, a log file): what a job log and CI read comfortably.
-DEFAULT_WIDTH = 100
+from faceedit_bench.report.fit import MAX_WIDTH, width
+
+#: Where the width cannot be asked (a pipe, a log file), and the most on a wider terminal: what a job log and CI
+#: read comfortably (:mod:`faceedit_bench.report.fit`).
+DEFAULT_WIDTH = MAX_WIDTH
 #: Narrower terminals get this width and wrap: below it no table of a run reads well.
 MIN_WIDTH = 60
 
 
 def console_width() -> int:
-    """The terminal's width (``COLUMNS`` wins), :data:`DEFAULT_WIDTH` when output is not a terminal."""
-    return max(MIN_WIDTH, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
+    """The terminal's width (``COLUMNS`` wins) up to :data:`DEFAULT_WIDTH`, which is also the width when output
+    is not a terminal."""
+    return max(MIN_WIDTH, width())
 
 
 @dataclass(frozen=True)

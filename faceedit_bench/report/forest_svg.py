@@ -21,6 +21,7 @@ from markupsafe import Markup, escape
 
 WIDTH = 880
 RIGHT = 24
+PAD = 10  # between the axis' ends and its range: a dot or whisker at the end stays inside the axis
 TOP = 28
 LINE = 13  # one line of a row label
 ROW = 22  # a row of one line and one series
@@ -107,7 +108,7 @@ def forest_svg(plot: Forest) -> Markup:
     plot_w = WIDTH - left - RIGHT
 
     def x(v: float) -> str:
-        return _n(left + (v - low) / (high - low) * plot_w)
+        return _n(left + PAD + (v - low) / (high - low) * (plot_w - 2 * PAD))
 
     direction = {True: "higher is better", False: "lower is better"}.get(plot.higher_is_better,
                                                                          "direction not stated")
@@ -130,7 +131,8 @@ def forest_svg(plot: Forest) -> Markup:
     for t in nice_ticks(low, high):
         out.append(f'<line x1="{x(t)}" y1="{base}" x2="{x(t)}" y2="{_n(axis_y)}" stroke="#e5e7eb"/>'
                    f'<text x="{x(t)}" y="{_n(axis_y + 14)}" font-size="10" text-anchor="middle">{t:g}</text>')
-    out.append(f'<line x1="{left}" y1="{_n(axis_y)}" x2="{left + plot_w}" y2="{_n(axis_y)}" stroke="#6b7280"/>')
+    out.append(f'<line class="axis" x1="{left}" y1="{_n(axis_y)}" x2="{left + plot_w}" y2="{_n(axis_y)}" '
+               'stroke="#6b7280"/>')
     y_top = base
     for (label, points), label_lines, row_h in zip(plot.rows, lines, heights):
         y0 = y_top + row_h / 2
@@ -144,7 +146,8 @@ def forest_svg(plot: Forest) -> Markup:
             y = _n(y0 + offset + i * SERIES_GAP)
             colour = PALETTE[i % len(PALETTE)]
             if lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi):
-                out.append(f'<line x1="{x(lo)}" y1="{y}" x2="{x(hi)}" y2="{y}" stroke="{colour}" stroke-width="2"/>')
+                out.append(f'<line class="ci" x1="{x(lo)}" y1="{y}" x2="{x(hi)}" y2="{y}" stroke="{colour}" '
+                           'stroke-width="2"/>')
             if mean is not None and math.isfinite(mean):
                 out.append(f'<circle class="mean" cx="{x(mean)}" cy="{y}" r="4" fill="{colour}"/>')
         out.append("</g>")

@@ -4,7 +4,8 @@ long sessions table (:mod:`faceedit_bench.report.results`).
 One forest plot per metric: a row per editor (with what else differs between its runs: dataset, embedder,
 judge), a dot per test set at the mean over the row's included sessions, a bar over its Student-t interval
 (:func:`faceedit_bench.analysis.statistics.summarize`). Axes follow the metric's declared range, as everywhere
-(:mod:`faceedit_bench.report.forest_svg`). The page is one self-contained file without scripts.
+(:mod:`faceedit_bench.report.forest_svg`). The page is one self-contained file without scripts, in the
+shared look of the project's pages (style.css).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from faceedit_bench.analysis.baselines import is_reference_editor
 from faceedit_bench.analysis.statistics import summarize
@@ -118,12 +119,10 @@ def run_measures(run_dirs: Iterable[str]) -> dict[str, dict[str, Any]]:
 
 
 def plot_page(table: Any, run_dirs: Iterable[str], metrics: Sequence[str] | None = None) -> str:
-    measures = run_measures(run_dirs)
-    figures = "\n".join(f"<figure>{svg}</figure>" for svg in forests(table, metrics, measures))
-    n_runs = len(set(table.column("run_key").to_pylist()))
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>faceedit_bench results: '
-            f"{n_runs} runs</title></head><body>\n<h1>{n_runs} runs by editor and test set</h1>\n"
-            f"<p>{escape(CAPTION)}</p>\n{figures}\n</body></html>\n")
+    from faceedit_bench.report.templates import render
+
+    return render("results_plot.html.j2", n_runs=len(set(table.column("run_key").to_pylist())), caption=CAPTION,
+                  figures=forests(table, metrics, run_measures(run_dirs)))
 
 
 CAPTION = ("Each row is an editor (with what else differs between its runs); each dot the mean of a metric over "

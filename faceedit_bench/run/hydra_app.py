@@ -59,6 +59,7 @@ def check_overrides(argv: list[str], plugins: Plugins) -> None:
 
 
 #: ``run.dry_run=true`` on the command line (``faceedit-bench plan`` adds it): the plan only (run/plan.py).
+HELP_FLAGS = frozenset({"--help", "-h", "--hydra-help"})
 _DRY_RUN = re.compile(r"^(\+\+|\+)?run\.dry_run=(true|True|yes|1)$")
 
 
@@ -157,4 +158,11 @@ def _check_and_run(plugins: Plugins) -> None:
         record_job(job, status="complete" if report["run"]["complete"] else "stopped", title=run_title(exp.info),
                    run_dir=exp.info.output_dir, report=report, summary=format_summary(report, exp.info.output_dir))
 
-    hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")(task)()
+    app = hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")(task)
+    if not HELP_FLAGS.isdisjoint(sys.argv[1:]):
+        from faceedit_bench.report.fit import fitted_stdout
+
+        with fitted_stdout():  # Hydra's help lists a group's options on one line, however many
+            app()
+    else:
+        app()

@@ -29,6 +29,9 @@ SCORING = "identity scoring"
 JUDGING = "judging"
 #: What one unit of each stage is.
 UNITS = {ADMISSION: "faces", EDITING: "steps", SCORING: "sessions", JUDGING: "sessions"}
+#: The longest plain progress line: a log handler's prefix (the console's ``[20:26:09][INFO] ``) takes the rest
+#: of the console's 100 columns.
+LINE_COLUMNS = 100 - len("[20:26:09][INFO] ")
 
 
 class Progress(Protocol):
@@ -121,8 +124,15 @@ class StageProgress:
             text += f", ETA {format_duration(eta)}"
         return text
 
-    def line(self) -> str:
-        return "progress: " + " | ".join(self.describe(stage) for stage in self.stages)
+    def lines(self, columns: int = LINE_COLUMNS) -> list[str]:
+        """``progress: <stage> | <stage>``: every stage, in as many lines of at most ``columns`` as they need."""
+        out: list[str] = []
+        for text in map(self.describe, self.stages):
+            if out and len(out[-1]) + 3 + len(text) <= columns:
+                out[-1] += " | " + text
+            else:
+                out.append("progress: " + text)
+        return out
 
     def _changed(self, stage: str, finished_now: bool) -> None:
         """Hook for the display."""
@@ -165,7 +175,8 @@ class PlainProgress(StageProgress):
 
     def _emit(self) -> None:
         self._last_line = self.clock()
-        self.write(self.line())
+        for line in self.lines():
+            self.write(line)
 
     def close(self) -> None:
         self._stop.set()
@@ -267,7 +278,9 @@ def open_progress(totals: Mapping[str, int | None], *, enabled: bool = True, tit
     if is_terminal(stream):
         from rich.console import Console
 
-        progress = RichProgress(totals, title=title, console=Console(file=stream))
+        from faceedit_bench.report.fit import width
+
+        progress = RichProgress(totals, title=title, console=Console(file=stream, width=width()))
     else:
         progress = PlainProgress(totals, interval_s=interval_s)
         log.info("%s: progress every %.0f s (stdout is not a terminal)", title or "run", interval_s)

@@ -21,6 +21,7 @@ from faceedit_bench.leaderboard.submit import submit
 from tests.browser.support import severe_errors as _severe
 from tests.browser.support import visible_view as _visible
 from tests.test_leaderboard_support import rewrite_record, write_fake_run
+from tests.test_report_default_run import default_run_page  # noqa: F401 - the fixture
 
 HOSTILE = '<script>window.__pwned=1;alert(1)</script><img src=x onerror="window.__pwned=2">'
 
@@ -58,24 +59,28 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
-def _column(section, title: str) -> tuple[object, int]:
+def _column(section, title: str) -> tuple[object, tuple[object, int]]:
+    """The sort button of the column ``title`` and where the column is: its table (a part of a split table) and
+    its index there."""
     from selenium.webdriver.common.by import By
 
     buttons = section.find_elements(By.CSS_SELECTOR, "th button.sort")
     for button in buttons:
         if button.text.startswith(title):
-            return button, int(button.get_attribute("data-col"))
+            return button, (button.find_element(By.XPATH, "ancestor::table[1]"), int(button.get_attribute("data-col")))
     raise AssertionError(f"no column {title!r} in {[b.text for b in buttons]}")
 
 
-def _rows(section, column: int) -> list[tuple[str, str]]:
-    """(editor cell text's first word, the column's data-value) of each ranked row, in page order."""
+def _rows(section, column: tuple[object, int] | int) -> list[tuple[str, str]]:
+    """(editor cell text's first word, the column's data-value) of each ranked row, in page order; ``column`` as
+    :func:`_column` gives it, or an index in the section's first table."""
     from selenium.webdriver.common.by import By
 
+    table, index = column if isinstance(column, tuple) else (section.find_element(By.CSS_SELECTOR, "table"), column)
     out = []
-    for row in section.find_elements(By.CSS_SELECTOR, "tbody.ranked tr"):
+    for row in table.find_elements(By.CSS_SELECTOR, "tbody.ranked tr"):
         cells = row.find_elements(By.TAG_NAME, "td")
-        out.append((row.get_attribute("data-id").split("-")[0], cells[column].get_attribute("data-value")))
+        out.append((row.get_attribute("data-id").split("-")[0], cells[index].get_attribute("data-value")))
     return out
 
 
@@ -222,4 +227,54 @@ def test_report_page_renders_its_plots(browser, tmp_path):
     forest = browser.find_element("id", "disparity-forest")
     assert forest.is_displayed() and forest.size["width"] > 300
     assert "< 0.001" in browser.find_element("id", "disparity").find_element("xpath", "following-sibling::table").text
+    assert _severe(browser) == []
+
+
+@pytest.mark.slow(seconds=10)  # the default run (once per test session: see the fixture)
+def test_a_leaderboard_of_the_default_run_fits_1280_px_and_its_split_table_sorts_as_one(
+        browser, tmp_path, plugins, default_run_page):  # noqa: F811
+    """The default run measures ten metrics: its board, 2,071 px wide in one table, is split into parts that fit,
+    each repeating rank, editor and status; a sort in one part orders every part. Every view fits 1280 px."""
+    import json
+    import shutil
+
+    from selenium.webdriver.support.ui import Select
+
+    from tests.browser.support import assert_nothing_overflows, open_at_1280
+    from tests.browser.test_plot_labels_and_axes import OUTSIDE
+
+    out = tmp_path / "lb" / "submissions"
+    target = submit(str(default_run_page.parent), out=out, plugins=plugins)
+    for name in ("alpha", "beta"):  # two more editors with the same numbers
+        copy = shutil.copytree(target, out / f"{name}-{target.name.split('-', 1)[1]}")
+        record = json.loads((copy / "submission.json").read_text())
+        record["editor"]["name"], record["id"] = name, copy.name
+        (copy / "submission.json").write_text(json.dumps(record))
+    result = build_leaderboard(tmp_path / "lb", plugins=plugins)
+    assert len(result.collection.entries) == 3 and not result.collection.rejected
+    open_at_1280(browser, result.page)
+    protocol, contrast = (Select(browser.find_element("id", name)) for name in ("protocol", "contrast"))
+    for i in range(len(protocol.options)):
+        protocol.select_by_index(i)
+        for j in range(len(contrast.options)):
+            contrast.select_by_index(j)
+            if not browser.find_element("id", "no-view").is_displayed():
+                _visible(browser)
+                assert_nothing_overflows(browser)
+                assert browser.execute_script(OUTSIDE) == []
+    protocol.select_by_index(0)
+    contrast.select_by_value("all")
+    parts = _visible(browser).find_elements("css selector", "table.board")
+    assert len(parts) >= 2
+    for part in parts:
+        assert [b.text for b in part.find_elements("css selector", "th button.sort")][:3] == ["rank", "editor", "status"]
+
+    def orders() -> list[list[str]]:
+        return [[r.get_attribute("data-id").split("-")[0] for r in part.find_elements("css selector", "tbody.ranked tr")]
+                for part in parts]
+
+    editor = parts[-1].find_elements("css selector", "th button.sort")[1]
+    for expected in (["alpha", "beta"], ["beta", "alpha"]):
+        editor.click()
+        assert orders() == [expected] * len(parts)
     assert _severe(browser) == []

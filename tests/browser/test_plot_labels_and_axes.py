@@ -13,6 +13,7 @@ from faceedit_bench.compare.comparison import compare_runs
 from faceedit_bench.compare.render import format_compare
 from faceedit_bench.leaderboard.build import build_leaderboard
 from faceedit_bench.leaderboard.submit import submit
+from tests.browser.support import assert_nothing_overflows, open_at_1280
 from tests.browser.support import severe_errors as _severe
 from tests.browser.support import visible_view as _visible
 from tests.test_compare import _run, _with_means
@@ -30,6 +31,17 @@ return [...document.querySelectorAll('svg.forest')].filter(s => s.getClientRects
     return {label: g.dataset.label, drawn: text.textContent, x: box.x, right: box.x + box.width};
   })
 }));
+"""
+
+
+#: Every dot and whisker of the shown forest plots that reaches its axis' ends (the frame of its values) or past.
+OUTSIDE = """
+return [...document.querySelectorAll('svg.forest')].filter(s => s.getClientRects().length).flatMap(svg => {
+  const axis = svg.querySelector('line.axis'), low = axis.x1.baseVal.value, high = axis.x2.baseVal.value;
+  return [...svg.querySelectorAll('line.ci, circle.mean')].map(m => m.getBBox())
+    .filter(b => b.x < low + 2 || b.x + b.width > high - 2)
+    .map(b => `${svg.getAttribute('aria-label')}: ${b.x} to ${b.x + b.width} outside ${low} to ${high}`);
+});
 """
 
 
@@ -69,6 +81,9 @@ def test_compare_plots_name_each_run_by_what_differs(browser, compare_page):
         _check_labels(forest)
     assert (forests["SC"]["low"], forests["SC"]["high"]) == (0, 100)  # SC's declared range, whole
     assert forests["Drop_FSS"]["low"] <= 0 < 9 <= forests["Drop_FSS"]["high"]  # through 0, not 8.5 to 9
+    assert browser.execute_script(OUTSIDE) == []
+    open_at_1280(browser, page)
+    assert_nothing_overflows(browser)
     assert _severe(browser) == []
 
 
@@ -91,11 +106,16 @@ def leaderboard(tmp_path, plugins) -> Path:
 def test_leaderboard_plots_have_whole_labels_and_axes_through_zero(browser, leaderboard):
     from selenium.webdriver.support.ui import Select
 
-    browser.get(leaderboard.as_uri())
-    protocol = Select(browser.find_element("id", "protocol"))
+    open_at_1280(browser, leaderboard)
+    protocol, contrast = (Select(browser.find_element("id", name)) for name in ("protocol", "contrast"))
     seen = {}
     for i in range(len(protocol.options)):
         protocol.select_by_index(i)
+        for j in range(len(contrast.options)):
+            contrast.select_by_index(j)
+            if not browser.find_element("id", "no-view").is_displayed():
+                _check_view(browser)
+        contrast.select_by_index(0)
         _visible(browser)
         for forest in browser.execute_script(FORESTS):
             _check_labels(forest)
@@ -108,4 +128,41 @@ def test_leaderboard_plots_have_whole_labels_and_axes_through_zero(browser, lead
     assert drop["low"] == 0 and drop["high"] >= 9  # not zoomed to 8.5-9
     (alone,) = next(fs for label, fs in seen.items() if "pixel 2 " in label)
     assert (alone["low"], alone["high"]) == (0, 1)  # the baseline's zeros on a unit axis through 0
+    assert _severe(browser) == []
+
+
+def _check_view(browser) -> None:
+    """The shown view at 1280 px: nothing runs past the right edge, every whisker is inside its axis, and each plot
+    lists the editors in the order of the view's table (the gender plot as the table, not reversed)."""
+    assert_nothing_overflows(browser)
+    assert browser.execute_script(OUTSIDE) == []
+    view = _visible(browser)
+    table = [r.get_attribute("data-id") for r in view.find_elements("css selector", "table.board tbody tr")]
+    for forest in browser.execute_script(FORESTS):
+        labels = [r["label"] for r in forest["rows"]]
+        assert len(labels) == len(dict.fromkeys(table)), (forest["title"], labels, table)
+        editors = [next(i for i in table if i.startswith(label.removeprefix("[reference] ").split(" v1")[0] + "-"))
+                   for label in labels]
+        assert editors == list(dict.fromkeys(table)), (forest["title"], labels, table)
+
+
+def test_the_results_plot_page_has_the_shared_look_fits_1280_px_and_keeps_whiskers_inside(browser, tmp_path):
+    """`results --plot` on runs whose intervals reach past 0 and past the metric's range: the axis takes them in,
+    with room at its ends; the page has the report's stylesheet and no horizontal scroll."""
+    import pyarrow as pa
+
+    from faceedit_bench.report.results_plot import plot_page
+
+    rows = [{"run_key": key, "editor": editor, "editor_version": "v1", "testset": testset, "dataset": "sample",
+             "embedder": "dlib", "embedder_version": "1", "judge": None, "judge_version": None, "excluded": False,
+             "drop_fss": value} for key, editor in (("k1", "identity"), ("k2", "a_rather_long_editor_name_" * 3))
+            for testset in ("hair", "pose") for value in (-4.0, 0.0, 9.0 if key == "k2" else 0.0, 30.0)]
+    page = tmp_path / "plots.html"
+    page.write_text(plot_page(pa.Table.from_pylist(rows), []), encoding="utf-8")
+    open_at_1280(browser, page)
+    assert browser.execute_script("return getComputedStyle(document.body).maxWidth") == "1200px"  # style.css
+    (forest,) = browser.execute_script(FORESTS)
+    _check_labels(forest)
+    assert browser.execute_script(OUTSIDE) == []
+    assert_nothing_overflows(browser)
     assert _severe(browser) == []

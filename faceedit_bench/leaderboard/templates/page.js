@@ -54,6 +54,7 @@
   function sortBy(button) {
     var header = button.parentNode;
     var table = header.closest("table");
+    var scope = table.closest("section") || table;  // a table split into parts: the parts sort together
     var column = Number(button.getAttribute("data-col"));
     var numeric = button.getAttribute("data-kind") === "num";
     var state = header.getAttribute("aria-sort");
@@ -61,7 +62,7 @@
     if (state === "ascending") { descending = true; }
     else if (state === "descending") { descending = false; }
     else { descending = button.getAttribute("data-hib") === "true"; }  // first click: best first
-    Array.prototype.forEach.call(table.querySelectorAll("th[aria-sort]"), function (th) {
+    Array.prototype.forEach.call(scope.querySelectorAll("th[aria-sort]"), function (th) {
       th.setAttribute("aria-sort", "none");
     });
     header.setAttribute("aria-sort", descending ? "descending" : "ascending");
@@ -78,6 +79,13 @@
       return descending ? -order : order;
     });
     rows.forEach(function (row) { body.appendChild(row); });
+    var order = rows.map(function (row) { return row.getAttribute("data-id"); });
+    Array.prototype.forEach.call(scope.querySelectorAll("table.board tbody.ranked"), function (other) {
+      if (other === body) { return; }
+      var byId = {};
+      Array.prototype.forEach.call(other.rows, function (row) { byId[row.getAttribute("data-id")] = row; });
+      order.forEach(function (id) { if (byId[id]) { other.appendChild(byId[id]); } });
+    });
   }
 
   Array.prototype.forEach.call(document.querySelectorAll("button.sort"), function (button) {

@@ -142,3 +142,12 @@ def package_environment(package: str, folder: str = "templates") -> Environment:
 
 def render(template: str, **context: Any) -> str:
     return environment().get_template(template).render(**context)
+
+
+@functools.cache
+def stylesheet() -> str:
+    """style.css: the one look of every page the project writes (report.html, ``compare --html``, the leaderboard,
+    ``results --plot``, the web app). Each page inlines it, so a page stays one file."""
+    from importlib import resources
+
+    return (resources.files(CORE[0]) / CORE[1] / "style.css").read_text(encoding="utf-8")

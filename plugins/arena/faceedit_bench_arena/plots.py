@@ -38,7 +38,8 @@ def ratings_png(ratings: Mapping[str, Any]) -> bytes | None:
 
 def win_rate_png(ratings: Mapping[str, Any]) -> bytes | None:
     names = ratings["order"]
-    return plot_png(1.0 * len(names) + 2.4, 0.8 * len(names) + 1.4, lambda fig: _draw_win_rate(fig, ratings))
+    # tall enough for the y label beside even two editors' rows
+    return plot_png(1.0 * len(names) + 2.4, max(3.6, 0.8 * len(names) + 1.4), lambda fig: _draw_win_rate(fig, ratings))
 
 
 def _draw_win_rate(fig: Any, ratings: Mapping[str, Any]) -> None:
@@ -57,17 +58,19 @@ def _draw_win_rate(fig: Any, ratings: Mapping[str, Any]) -> None:
     ax.set_xticks(range(len(names)), labels, rotation=30, ha="right")
     ax.set_yticks(range(len(names)), labels)
     ax.set_xlabel("opponent")
-    ax.set_ylabel("editor (row's share of wins, ties as half)")
-    fig.colorbar(image, ax=ax, fraction=0.046)
+    ax.set_ylabel("editor")
+    fig.colorbar(image, ax=ax, fraction=0.046, label="row's share of wins\n(ties as half)")
     fig.tight_layout()
 
 
-def per_group_png(groups: Mapping[str, Any], key: str) -> bytes | None:
-    """One row per editor, one marker per group value, on one shared rating axis."""
+def per_group_png(groups: Mapping[str, Any], key: str, order: list[str] | None = None) -> bytes | None:
+    """One row per editor, top to bottom in ``order`` (the overall ratings' order, best first; then any other by
+    name), one marker per group value, on one shared rating axis."""
     rated = {value: part for value, part in groups.items() if "editors" in part}
     if not rated:
         return None
-    editors = sorted({e["editor"] for part in rated.values() for e in part["editors"]})
+    found = {e["editor"] for part in rated.values() for e in part["editors"]}
+    editors = [e for e in order or [] if e in found] + sorted(found - set(order or []))
     return plot_png(6.4, 0.5 * len(editors) + 1.4, lambda fig: _draw_per_group(fig, rated, editors, key))
 
 
@@ -82,6 +85,7 @@ def _draw_per_group(fig: Any, rated: Mapping[str, Any], editors: list[str], key:
         ax.errorbar(mid, ys, xerr=[mid - [e["ci_low"] for e in es], np.array([e["ci_high"] for e in es]) - mid],
                     fmt="o", capsize=2, color=PALETTE[n % len(PALETTE)], label=value)
     ax.set_yticks(range(len(editors)), [e for e in editors])
+    ax.invert_yaxis()  # the first editor on top
     ax.axvline(1000, color="0.7", linewidth=0.8, zorder=0)
     ax.set_xlabel(_scale_label(next(iter(rated.values()))))
     ax.legend(title=key, fontsize=8)

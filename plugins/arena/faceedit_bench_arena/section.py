@@ -80,7 +80,8 @@ def html_context(report: Mapping[str, Any], store: Any) -> Mapping[str, Any] | N
     return {"a": a, "me": _me(a), "other": other, "rank_text": rank_text, "other_policy": "exclude" if a["policy"] == "loss" else "loss",
             "plots": {"ratings": plot_uri(plots.ratings_png, ratings),
                       "win_rate": plot_uri(plots.win_rate_png, ratings),
-                      "groups": {k: plot_uri(plots.per_group_png, g, k) for k, g in a["per_group"].items()}}}
+                      "groups": {k: plot_uri(plots.per_group_png, g, k, [e["editor"] for e in ratings["editors"]])
+                                 for k, g in a["per_group"].items()}}}
 
 
 def record(part: Mapping[str, Any]) -> dict[str, Any]:

@@ -66,18 +66,20 @@ def run_link(server: str, experiment: str, run_id: str) -> str:
     return f"{server.rstrip('/')}/#/experiments/{experiment}/runs/{run_id}?{RUNS_VIEW}"
 
 
-def where(uri: str, experiment: str) -> str:
-    """Where a run's experiment is: its runs table on a server, else the tracking URI."""
+def where(uri: str, experiment: str) -> tuple[str, str]:
+    """Where a run's experiment is: ("runs table", its link) on a server, else ("tracking URI", the URI)."""
     if uri.lower().startswith(("http:", "https:")):
-        return f"runs table {experiment_link(lim.redact_uri(uri), experiment)}"
-    return f"tracking URI {lim.redact_uri(uri)}"
+        return "runs table", experiment_link(lim.redact_uri(uri), experiment)
+    return "tracking URI", lim.redact_uri(uri)
 
 
-def browse_hint(uri: str, experiment: str, run_id: str) -> str:
-    """How to open a run: its link on a server, or the command that serves a local store and then the link."""
+def browse_hint(uri: str, experiment: str, run_id: str) -> tuple[str, list[str]]:
+    """How to open a run: what to do, and what to copy for it, a line each (its link on a server; for a local
+    store, the command that serves it and then the link)."""
     if uri.lower().startswith(("http:", "https:")):
-        return f"open {run_link(lim.redact_uri(uri), experiment, run_id)}"
+        return "open", [run_link(lim.redact_uri(uri), experiment, run_id)]
     if REMOTE.match(uri):
-        return f"open it at {lim.redact_uri(uri)} (experiment {experiment}, run id {run_id})"
-    return (f"browse with `MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false mlflow server --workers 1 "
-            f"--backend-store-uri {uri}`, then open {run_link(LOCAL_SERVER, experiment, run_id)}")
+        return f"open it at {lim.redact_uri(uri)} (experiment {experiment}, run id {run_id})", []
+    return "to browse: serve the store, open the link", [
+        "MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false mlflow server --workers 1 \\",
+        f"  --backend-store-uri {uri}", run_link(LOCAL_SERVER, experiment, run_id)]

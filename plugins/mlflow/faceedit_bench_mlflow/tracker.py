@@ -20,6 +20,7 @@ import logging  # noqa: E402
 import numbers  # noqa: E402
 import re  # noqa: E402
 import signal  # noqa: E402
+import textwrap  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 from collections import Counter  # noqa: E402
@@ -152,8 +153,9 @@ class MlflowTracker:
             _log_batches(client, run_id, tags=list({**_tags(run), **policy_tags}.items()), params=params)
             _log_inputs(client, run_id, run)
         # Every run, new or resumed, says where it is tracked: the id to open, the store to open it in.
+        what, place = where(client.tracking_uri, experiment)
         _say(f"MLflow: {'resuming' if found else 'new'} run {run_id} ({title}) in experiment "
-             f"{client.get_experiment(experiment).name!r}; {where(client.tracking_uri, experiment)}")
+             f"{client.get_experiment(experiment).name!r}; {what}:", place)
         return _Active(client, run_id, experiment)
 
     @hookimpl
@@ -206,8 +208,8 @@ class MlflowTracker:
         except BaseException as error:
             _mark_ended(active, error)
             raise
-        _say(f"MLflow: run {active.run_id} FINISHED; "
-             f"{browse_hint(active.client.tracking_uri, active.experiment_id, active.run_id)}")
+        hint, shown = browse_hint(active.client.tracking_uri, active.experiment_id, active.run_id)
+        _say(f"MLflow: run {active.run_id} FINISHED; {hint}{':' if shown else ''}", *shown)
 
     @hookimpl
     def faceedit_run_error(self, run: RunInfo, error: BaseException) -> None:
@@ -254,8 +256,9 @@ class MlflowTracker:
         if found is None or not opening.cancel():
             return False
         experiment, run_id = found
+        hint, shown = browse_hint(uri, experiment, run_id)
         _say(f"MLflow: run {run_id} already holds these results (FINISHED); nothing new to log; "
-             f"{browse_hint(uri, experiment, run_id)}")
+             f"{hint}{':' if shown else ''}", *shown)
         return True
 
     def _uri_for(self, run: RunInfo) -> str:
@@ -327,8 +330,11 @@ def _tag_warnings(active: _Active, run: RunInfo, report: Mapping[str, Any]) -> N
         active.client.set_tag(active.run_id, NOTE_TAG, lim.truncate(note, lim.MAX_TAG_VALUE)[0])
 
 
-def _say(message: str) -> None:
-    print(message, flush=True)
+def _say(message: str, *shown: str) -> None:
+    """``message`` in lines of at most 100 columns, as the rest of the console; then what to copy (a link, a
+    command), each line whole: a link broken over two lines opens nothing."""
+    lines = textwrap.wrap(message, 100, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
+    print("\n".join([*lines, *(f"  {line}" for line in shown)]), flush=True)
 
 
 def _tags(run: RunInfo) -> dict[str, str]:

@@ -171,7 +171,7 @@ def test_a_ctrl_c_run_is_killed_and_resumed_as_the_same_run_in_an_experiment_tha
         assert killed["info"]["status"] == "KILLED" and run_tags["faceedit.stopped_by"] == "SIGINT"
         assert "faceedit.error" not in run_tags
         runs_table = f"{server.url}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
-        assert f"runs table {runs_table}" in stopped.stdout
+        assert f"runs table:\n  {runs_table}" in stopped.stdout
 
         rerun = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
@@ -180,7 +180,7 @@ def test_a_ctrl_c_run_is_killed_and_resumed_as_the_same_run_in_an_experiment_tha
     assert "faceedit.stopped_by" not in {t["key"] for t in resumed["data"]["tags"]}
     run_id = resumed["info"]["run_id"]
     link = f"{server.url}/#/experiments/{experiment_id}/runs/{run_id}?workflowType=machine_learning"
-    assert f"FINISHED; open {link}" in rerun.stdout
+    assert f"FINISHED; open:\n  {link}" in rerun.stdout
 
 
 @pytest.mark.slow

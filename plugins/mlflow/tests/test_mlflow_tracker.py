@@ -430,8 +430,11 @@ def test_run_name_description_versions_and_inputs(tracker, make_run, client, exp
     assert {t.key: t.value for t in inputs["pose"].tags}["mlflow.data.context"] == "testset"
     assert inputs["sample"].dataset.source_type == "code" and "dataset/sample" in inputs["sample"].dataset.source
     printed = capsys.readouterr().out
-    assert f"MLflow: new run {mlrun.info.run_id}" in printed and "tracking URI sqlite:///" in printed
+    assert f"MLflow: new run {mlrun.info.run_id}" in printed and "tracking URI:\n  sqlite:///" in printed
     assert f"MLflow: run {mlrun.info.run_id} FINISHED" in printed
+    # at most 100 columns, as the rest of the console; a link or a path alone on its line stays whole
+    assert all(len(line) <= 100 or len(line.split()) == 1 for line in printed.splitlines()), printed
+    assert "  --backend-store-uri sqlite:///" in printed and "?workflowType=machine_learning" in printed
 
 
 def test_resumed_run_prints_its_id_and_keeps_one_input_per_dataset(tracker, make_run, client, experiment, capsys,
