@@ -18,6 +18,7 @@ from pathlib import Path
 from fastapi import APIRouter, HTTPException, Request
 from starlette.responses import Response
 
+from faceedit_bench.report.templates import stylesheet
 from faceedit_bench.storage.images import sniff_mime
 
 router = APIRouter()
@@ -30,14 +31,9 @@ THUMB_CACHE = 512
 IMMUTABLE = {"Cache-Control": "private, max-age=31536000, immutable"}
 
 
-def shared_css() -> str:
-    """The stylesheet every page the project writes shares (report.html, compare, leaderboard)."""
-    return resources.files("faceedit_bench.report.templates").joinpath("style.css").read_text(encoding="utf-8")
-
-
 @router.get("/static/style.css", include_in_schema=False)
 def style_css() -> Response:
-    return Response(shared_css(), media_type="text/css")
+    return Response(stylesheet(), media_type="text/css")  # the one look every page the project writes shares
 
 
 @router.get("/static/app.css", include_in_schema=False)
