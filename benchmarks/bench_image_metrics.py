@@ -57,8 +57,9 @@ _parts: dict[str, object] = {}
 
 def _load() -> tuple[object, list[object]]:
     if not _parts:
-        from faceedit_bench.builtin.pixel_metrics import BackgroundPreservation, EditMagnitude
         from faceedit_bench_dlib.embedder import DlibEmbedder
+
+        from faceedit_bench.builtin.pixel_metrics import BackgroundPreservation, EditMagnitude
 
         _parts["detector"], _parts["metrics"] = DlibEmbedder(), [BackgroundPreservation(), EditMagnitude()]
     return _parts["detector"], _parts["metrics"]  # type: ignore[return-value]

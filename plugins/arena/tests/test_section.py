@@ -51,7 +51,6 @@ def test_tracking_and_record_are_this_runs_editor(report_part):
 def _drawn(monkeypatch, draw, *args):
     """The matplotlib figure ``draw`` makes, laid out as its PNG is."""
     from faceedit_bench_arena import plots
-
     from matplotlib.figure import Figure
 
     figures = []
