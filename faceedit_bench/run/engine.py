@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -29,11 +28,6 @@ from faceedit_bench.scoring.stage import ScoreStage
 
 #: Closing the loop cancels what is left in at most this many rounds, each waiting at most this long.
 CLOSE_ROUNDS, CLOSE_ROUND_S = 100, 1.0
-#: While the stages run, a thread waiting for the interpreter gets it after this long at most (Python's default is
-#: 5 ms). The loop gives the interpreter away at each socket read, and beside a thread of pure Python (MLflow
-#: importing and building its store) it waited the full interval to take it back, read after read: an answer took
-#: tens of such waits from the socket to the ledger (docs/stopping.md has the measurements).
-SWITCH_INTERVAL_S = 0.0005
 
 
 @dataclass(frozen=True)
@@ -62,7 +56,7 @@ class Engine:
         self._loop = asyncio.new_event_loop()
 
     def run_async(self, coroutine: Any) -> Any:
-        with _signals_wake(self._loop), _quick_switches():
+        with _signals_wake(self._loop):
             return self._loop.run_until_complete(coroutine)
 
     def close(self) -> None:
@@ -110,17 +104,6 @@ class Engine:
 
 def _interrupt() -> None:
     raise KeyboardInterrupt
-
-
-@contextlib.contextmanager
-def _quick_switches() -> Iterator[None]:
-    """:data:`SWITCH_INTERVAL_S` while the block runs (the setting is the process's: restored after)."""
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(min(before, SWITCH_INTERVAL_S))
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(before)
 
 
 @contextlib.contextmanager
