@@ -90,7 +90,7 @@ class Ledger:
         try:
             if not self._writer.reported:  # an error already raised is not raised again on the way out
                 self.flush()
-                self._writer.check_in_place()  # nothing left to commit: a run never ends into a deleted file
+                self._writer.check_in_place()  # deleted or moved since the last commit: said, not ended quietly
         finally:
             self._writer.close()
             for db in {id(d): d for d in (self._db, self._claims_db, *self._readers.values())}.values():

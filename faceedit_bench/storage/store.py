@@ -6,7 +6,7 @@ from pathlib import Path
 
 from faceedit_bench.storage import atomic
 from faceedit_bench.storage.images import content_hash
-from faceedit_bench.storage.workspace import Place
+from faceedit_bench.storage.workspace import WorkspaceGone
 
 
 def store_root_of_run(run_dir: Path) -> Path:
@@ -18,7 +18,6 @@ class ImageStore:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)  # safe when several processes create it at once
-        self._place = Place(self.root, "the image store")
 
     def path(self, digest: str) -> Path:
         return self.root / digest[:2] / digest
@@ -28,7 +27,8 @@ class ImageStore:
         digest = content_hash(data)
         target = self.path(digest)
         if not target.exists():
-            self._place.check()  # the store deleted or moved: never a new store made beside it
+            if not self.root.is_dir():  # deleted or moved: never a new store made in its place
+                raise WorkspaceGone("the image store", self.root)
             target.parent.mkdir(exist_ok=True)
             atomic.write_bytes(target, data)  # the umask's mode, not mkstemp's 0600
         return digest

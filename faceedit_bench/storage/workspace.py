@@ -46,16 +46,17 @@ class WorkspaceGone(StorageError):
 
 
 class Place:
-    """A file or folder as it was when the run opened it (device and inode): SQLite and open files go on
-    writing to a file that was deleted, or moved away, as if nothing happened, and the run would finish into
-    nothing. :meth:`check` (a ``stat``, microseconds) tells that apart before a write counts on it."""
+    """A file as it was when the run opened it (device and inode): SQLite goes on writing to a file that was
+    deleted, or moved away, as if nothing happened, and the run would finish into nothing. :meth:`check` (a
+    ``stat``, microseconds) tells that apart before a write counts on it. (For a file held open: a FUSE file
+    system may renumber a folder it has forgotten, never an open file.)"""
 
     def __init__(self, path: Path, what: str) -> None:
         self.path, self.what = Path(path), what
         self._identity = _identity(self.path)
 
     def check(self) -> None:
-        """Raise :class:`WorkspaceGone` unless ``path`` still names the file or folder it named when opened."""
+        """Raise :class:`WorkspaceGone` unless ``path`` still names the file it named when opened."""
         if _identity(self.path) != self._identity:
             raise WorkspaceGone(self.what, self.path)
 
