@@ -32,8 +32,10 @@ INJECT = textwrap.dedent("""
     if how in ("move", "delete"):
         commit = ledger_writer.LedgerWriter._commit
         def _commit(self, *args, **kwargs):
-            if now():
-                os.rename(ws, ws + ".moved") if how == "move" else shutil.rmtree(ws)
+            if now():  # deleted: gone from its path at once, its files unlinked while the run may still write
+                os.rename(ws, ws + (".moved" if how == "move" else ".deleted"))
+                if how == "delete":
+                    shutil.rmtree(ws + ".deleted", ignore_errors=True)
             return commit(self, *args, **kwargs)
         ledger_writer.LedgerWriter._commit = _commit
     elif how == "erofs":
