@@ -23,6 +23,8 @@ PROMISE_S = 1.0
 RUN_SEED = 7
 #: The kill comes once the fake has answered this many edits, the first of them more than two windows before.
 KILL_AFTER = 30
+#: The fake answers this many edits, and holds the rest (of 160).
+HELD_AFTER = 80
 
 
 def committed_seeds(ledger: Path) -> set[int]:
@@ -47,8 +49,11 @@ def test_every_edit_answered_more_than_the_promised_window_before_a_kill_is_in_t
                             "testset=hair", "run.max_sessions=2", f"run.seed={RUN_SEED}", "editor=nano_banana",
                             f"editor.params.base_url={server.url}", "editor.params.limits.requests_per_minute=60000",
                             "editor.params.limits.tokens_per_minute=null", f"run.workspace={tmp_path / 'ws'}")
-        proc = subprocess.Popen(args, env={**env, "GEMINI_API_KEY": KEY},
-                                cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # Later calls are held, never answered: the run cannot end before the kill, however fast the machine.
+        release = server.hold_after(HELD_AFTER)
+        log = (tmp_path / "stderr.txt").open("w")
+        proc = subprocess.Popen(args, env={**env, "GEMINI_API_KEY": KEY}, cwd=tmp_path, stdout=subprocess.DEVNULL,
+                                stderr=log)
         try:
             deadline = time.monotonic() + 600  # only catches a hang
             while time.monotonic() < deadline and proc.poll() is None:
@@ -56,12 +61,14 @@ def test_every_edit_answered_more_than_the_promised_window_before_a_kill_is_in_t
                 if len(answered) >= KILL_AFTER and answered[0] < time.monotonic() - 2 * PROMISE_S:
                     break
                 time.sleep(0.01)
-            assert proc.poll() is None, f"the run ended before the kill: {proc.stderr.read()[-3000:]}"
+            assert proc.poll() is None, (tmp_path / "stderr.txt").read_text()[-3000:]  # ended before the kill
             killed_at = time.monotonic()
             proc.kill()
         finally:
             proc.kill()
-            proc.communicate(timeout=60)
+            proc.wait(timeout=60)
+            log.close()
+            release.set()
         answers = [(r.json()["generationConfig"]["seed"], r.answered_at) for r in list(server.requests)
                    if r.answered_at is not None and r.answered_at < killed_at - PROMISE_S]
     assert answers  # the kill waited for answers older than the window
