@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from faceedit_bench.execution.cost import cost_usd
@@ -19,6 +20,8 @@ class Budget:
 
     limit_usd: float | None = None
     spent_usd: float = 0.0
+    # Edits are charged on the threads that record their answers, judge calls on the event loop.
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def check(self) -> None:
         if self.limit_usd is not None and self.spent_usd >= self.limit_usd:
@@ -28,7 +31,8 @@ class Budget:
             )
 
     def add(self, usd: float) -> None:
-        self.spent_usd += usd
+        with self._lock:
+            self.spent_usd += usd
 
     def charge(self, usage: Mapping[str, Any], prices: Mapping[str, float] | None) -> dict[str, Any]:
         """``usage`` with its estimated ``cost_usd`` (when there is a price table), counted

@@ -184,20 +184,27 @@ class EditStage:
         timing = CallTiming()
         result = await self._call(request, timing)
         self.first_call_done.set()
-        # Checked and stored in one go by threads of its own: never behind the decoding of other work.
-        result, output_hash = await asyncio.get_running_loop().run_in_executor(self._answers, self._kept, result)
-        duration = time.perf_counter() - started
+        row = await asyncio.get_running_loop().run_in_executor(
+            self._answers, self._record, result, key, started, timing, request, input_hash)
         self.new_calls += 1
-        usage = self.executors.budget.charge(result.usage, capability(self.editor, "editor", "prices"))
-        peak = usage.get("peak_gpu_mem_bytes")
+        peak = row.usage.get("peak_gpu_mem_bytes")
         if isinstance(peak, int):
             self.peak_gpu_mem_bytes = max(peak, self.peak_gpu_mem_bytes or 0)
-        reason = redact(result.reason)
-        row = EditRow(key, result.outcome, output_hash, reason, usage, duration, timing.latency_s)
-        self.ledger.put_edit(key, editor_fp=self.editor_fp, face_id=face.face.face_id, session_id=session.session_id,
-                             k=k, instruction=instruction, input_hash=input_hash, row=row)
-        return (StepState(k, result.outcome, reason, input_hash, output_hash, False, usage, given, instruction),
-                duration)
+        return (StepState(k, row.outcome, row.reason, input_hash, row.output_hash, False, row.usage, given,
+                          instruction), row.duration_s)
+
+    def _record(self, result: EditResult, key: str, started: float, timing: CallTiming, request: EditRequest,
+                input_hash: str) -> EditRow:
+        """The answer checked, its image stored and its row handed to the ledger, in one go on a thread of its own
+        (:data:`ANSWER_THREADS`): nothing else the run does (the event loop's other work, MLflow, decoding)
+        comes between a provider's answer and the ledger's writer."""
+        result, output_hash = self._kept(result)
+        usage = self.executors.budget.charge(result.usage, capability(self.editor, "editor", "prices"))
+        row = EditRow(key, result.outcome, output_hash, redact(result.reason), usage, time.perf_counter() - started,
+                      timing.latency_s)
+        self.ledger.put_edit(key, editor_fp=self.editor_fp, face_id=request.face_id, session_id=request.session_id,
+                             k=request.k, instruction=request.instruction, input_hash=input_hash, row=row)
+        return row
 
     def _input_images(self, input_hash: str, extras: tuple[str, ...]) -> tuple[bytes, tuple[bytes, ...]]:
         """I_{k-1} and the step's further input images as upright 8-bit pixels (in a worker thread)."""

@@ -5,11 +5,10 @@ ledger is shared safely by runs, resumed runs and concurrent processes (WAL mode
 Everything reported is recomputed from these rows; the report's statistics are kept too, by the hash of
 their inputs (:mod:`faceedit_bench.storage.statistics_cache`), so a report is not recomputed twice.
 
-Edits, judge answers and embeddings are written as they complete and committed together in small
-time windows (and on :meth:`Ledger.flush` / close) by the ledger's own writing thread
-(:mod:`faceedit_bench.storage.ledger_writer`): a killed run loses at most that window's work, and
-the disk sees one transaction per window instead of one per row. Rows not yet committed are read
-back from memory.
+Edits, judge answers and embeddings are written as they complete and committed at once, with whatever
+else is waiting, by the ledger's own writing thread (:mod:`faceedit_bench.storage.ledger_writer`): a
+killed run loses only what was not yet handed over or committed. Rows not yet committed are read back
+from memory.
 
 Before paying for an edit or a judge call, a process claims its key (:mod:`faceedit_bench.storage.claims`):
 runs sharing a workspace pay each call once, whichever of them needs it first.
@@ -91,6 +90,7 @@ class Ledger:
         try:
             if not self._writer.reported:  # an error already raised is not raised again on the way out
                 self.flush()
+                self._writer.check_in_place()  # deleted or moved since the last commit: said, not ended quietly
         finally:
             self._writer.close()
             for db in {id(d): d for d in (self._db, self._claims_db, *self._readers.values())}.values():

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from faceedit_bench.storage import atomic
 from faceedit_bench.storage.images import content_hash
+from faceedit_bench.storage.workspace import WorkspaceGone
 
 
 def store_root_of_run(run_dir: Path) -> Path:
@@ -26,7 +27,9 @@ class ImageStore:
         digest = content_hash(data)
         target = self.path(digest)
         if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
+            if not self.root.is_dir():  # deleted or moved: never a new store made in its place
+                raise WorkspaceGone("the image store", self.root)
+            target.parent.mkdir(exist_ok=True)
             atomic.write_bytes(target, data)  # the umask's mode, not mkstemp's 0600
         return digest
 

@@ -4,6 +4,7 @@ guidance that says what could not be written and that nothing finished is lost."
 from __future__ import annotations
 
 import errno
+import os
 import sqlite3
 import tempfile
 from pathlib import Path
@@ -36,12 +37,55 @@ def check_writable_dir(path: str | Path, what: str = "workspace", how: str = CHO
     return path
 
 
+class WorkspaceGone(StorageError):
+    """A file or folder of the workspace was deleted or moved while the run was writing to it."""
+
+    def __init__(self, what: str, path: Path) -> None:
+        self.what, self.path = what, Path(path)
+        super().__init__(f"{what} {path} was deleted or moved while the run was writing to it")
+
+
+class Place:
+    """A file as it was when the run opened it (device and inode): SQLite goes on writing to a file that was
+    deleted, or moved away, as if nothing happened, and the run would finish into nothing. :meth:`check` (a
+    ``stat``, microseconds) tells that apart before a write counts on it. (For a file held open: a FUSE file
+    system may renumber a folder it has forgotten, never an open file.)"""
+
+    def __init__(self, path: Path, what: str) -> None:
+        self.path, self.what = Path(path), what
+        self._identity = _identity(self.path)
+
+    def check(self) -> None:
+        """Raise :class:`WorkspaceGone` unless ``path`` still names the file it named when opened."""
+        if _identity(self.path) != self._identity:
+            raise WorkspaceGone(self.what, self.path)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:  # gone, or a folder on its way is gone or is now a file
+        return None
+    return found.st_dev, found.st_ino
+
+
+#: SQLite's messages for a write the place refused (a full disk, a read-only mount, a failing disk).
+_SQLITE_WRITE_FAILED = ("disk is full", "readonly database", "unable to open database", "disk I/O error")
+
+
 def storage_error(exc: BaseException, workspace: Path) -> StorageError | None:
     """The user-facing form of a failed write into ``workspace`` (full disk, read-only place, no
-    permission, a file in the way), or None for any other error."""
+    permission, a file in the way, the workspace deleted or moved), or None for any other error."""
+    missing = isinstance(exc, FileNotFoundError) or "unable to open database" in str(exc)
+    if isinstance(exc, WorkspaceGone) or (missing and not workspace.is_dir()):
+        what = str(exc) if isinstance(exc, WorkspaceGone) else f"the workspace {workspace} was deleted or moved"
+        return StorageError(
+            f"The run stopped: {what}. If the workspace was moved, move it back to {workspace} (or give its new "
+            "place as run.workspace=...) and run the same command again: it resumes from what the workspace holds; "
+            "if it was deleted, the same command starts the run anew.")
     if isinstance(exc, sqlite3.OperationalError):
         text = str(exc)
-        if not any(s in text for s in ("disk is full", "readonly database", "unable to open database")):
+        if not any(s in text for s in _SQLITE_WRITE_FAILED):
             return None
         problem, full = f"the ledger {workspace / 'ledger.sqlite'} could not be written ({text})", "full" in text
     elif isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS:

@@ -1,0 +1,84 @@
+"""A workspace deleted or moved during a run, and a place that turned read-only, end the run with the fatal storage
+message (one line, exit 2, no traceback), through the real Hydra entry with MLflow on, as a full disk does
+(tests/test_storage_full.py). A moved workspace put back resumes; the run never finishes into the unlinked ledger."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.gemini import gemini_server
+from tests.test_sharding import WRAPPER
+from tests.test_storage_full import KEY, ROOT, assert_one_message
+
+#: At the ``AT``-th ledger commit the workspace ``WS`` is moved aside (``HOW=move``) or deleted (``HOW=delete``);
+#: ``HOW=erofs`` fails the ``AT``-th file moved into the workspace as a read-only remount does.
+INJECT = textwrap.dedent("""
+    import errno, os, shutil
+    from faceedit_bench.storage import atomic, ledger_writer
+    how, at, ws = os.environ.get("HOW"), int(os.environ.get("AT", "0")), os.environ.get("WS", "")
+    seen = [0]
+
+    def now():
+        seen[0] += 1
+        return seen[0] == at
+
+    if how in ("move", "delete"):
+        commit = ledger_writer.LedgerWriter._commit
+        def _commit(self, *args, **kwargs):
+            if now():  # deleted: gone from its path at once, its files unlinked while the run may still write
+                os.rename(ws, ws + (".moved" if how == "move" else ".deleted"))
+                if how == "delete":
+                    shutil.rmtree(ws + ".deleted", ignore_errors=True)
+            return commit(self, *args, **kwargs)
+        ledger_writer.LedgerWriter._commit = _commit
+    elif how == "erofs":
+        move = atomic.PendingFile.commit
+        def _move(self):
+            if str(self.target).startswith(ws) and now():
+                raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(self.target))
+            return move(self)
+        atomic.PendingFile.commit = _move
+""")
+
+
+def command(tmp: Path, server, workspace: Path) -> tuple[list[str], dict[str, str]]:
+    script = tmp / "bench.py"
+    script.write_text("if __name__ == '__main__':\n" + textwrap.indent(INJECT + WRAPPER, "    "))
+    env = {**os.environ, "GEMINI_API_KEY": KEY, "WS": str(workspace),
+           "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    args = [sys.executable, str(script), "run", "dataset=synthetic", f"+dataset.params.root={tmp / 'faces'}",
+            "+dataset.params.n=4", "embedder=pixel", "tracking=mlflow", "run.progress=false", "testset=hair",
+            "run.max_sessions=2", "run.workers=1", "editor=nano_banana", f"editor.params.base_url={server.url}",
+            "editor.params.limits.requests_per_minute=60000", "editor.params.limits.tokens_per_minute=null",
+            f"run.workspace={workspace}"]
+    return args, env
+
+
+@pytest.mark.slow(seconds=30)
+@pytest.mark.parametrize(("how", "at"), [("move", 4), ("delete", 4), ("erofs", 3)])
+def test_a_workspace_moved_deleted_or_read_only_during_a_run_ends_it_with_one_message(tmp_path, how, at):
+    workspace = tmp_path / "ws"
+    with gemini_server(api_key=KEY) as server:
+        args, env = command(tmp_path, server, workspace)
+        out = subprocess.run(args, env={**env, "HOW": how, "AT": str(at)}, cwd=tmp_path, capture_output=True,
+                             text=True, timeout=600)
+        assert_one_message(out)
+        if how == "erofs":
+            assert "Read-only file system" in out.stderr and "Make it writable" in out.stderr
+        else:
+            assert "was deleted or moved while the run was writing to it" in out.stderr, out.stderr
+            # Nothing made anew where the workspace was: no ledger, no report finished into nothing.
+            assert not (workspace / "ledger.sqlite").exists()
+            assert not list(workspace.glob("runs/*/report.json"))
+        if how == "move":  # put back, it resumes
+            shutil.rmtree(workspace, ignore_errors=True)
+            os.rename(f"{workspace}.moved", workspace)
+        rerun = subprocess.run(args, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        assert rerun.returncode == 0, rerun.stderr[-3000:]
