@@ -149,4 +149,6 @@ class EditMagnitude(ImageMetric):
 
     def _change(self, step: StepImages, earlier: str) -> float | None:
         a, b, face = _regions(step, earlier, hair=0.0, margin=self.margin)
-        return float(np.abs(a[face].astype(np.int16) - b[face]).mean()) if face.any() else None
+        if not face.any():
+            return None
+        return 0.0 if np.array_equal(a, b) else float(np.abs(a[face].astype(np.int16) - b[face]).mean())
