@@ -6,8 +6,8 @@ detector runs once per image that a metric needing faces reads, however many ses
 every session of a face), and its faces are kept in the ledger by detector and image hash. In a run the work goes
 to the embedder's worker processes (:meth:`~faceedit_bench.scoring.identity.EmbeddingService.share_workers`): one
 pool, each worker starting Python and loading the models once; while the embedder runs in the run's own process
-(few images to embed), so does this. Every result, failures included, is kept in the ledger by (metric identity, step content), so a
-rerun computes nothing and a changed metric recomputes only itself.
+(few images to embed), so does this. Every result, failures included, is kept in the ledger by (metric identity,
+step content), so a rerun computes nothing and a changed metric recomputes only itself.
 """
 
 from __future__ import annotations
