@@ -97,6 +97,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = ordered + others
 
 
+#: A test marked ``slow`` may take this many times its measured seconds (``slow(seconds=...)``, on 2 quiet cores)
+#: before its timeout calls it a hang: a kill loop measured at 55 s took over 300 s beside a CPU hog on every core
+#: of a machine already loaded by other work, and a busy machine must fail no test.
+SLOW_TIMEOUT_FACTOR = 30
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """A slow test's timeout (pyproject's ``timeout``, 300 s) grows with its measured time, unless it sets its own."""
+    base = float(item.config.getini("timeout") or 0)
+    seconds = _slow_seconds(item)
+    if base and seconds and item.get_closest_marker("timeout") is None:
+        item.add_marker(pytest.mark.timeout(max(base, SLOW_TIMEOUT_FACTOR * seconds)))
+
+
 def _slow_seconds(item: pytest.Item) -> float:
     marker = item.get_closest_marker("slow")
     return 0.0 if marker is None else float(marker.kwargs.get("seconds", SLOW_TEST_S))

@@ -15,7 +15,7 @@ import pytest
 from faceedit_bench.api.images import ImageMetric, ImageValue
 from faceedit_bench.api.testing import ImageMetricContract
 from faceedit_bench.errors import ConfigError
-from faceedit_bench.records import AdmittedFace, Face, Outcome, Session, Step, StepState
+from faceedit_bench.records import AdmittedFace, DetectedFace, Face, Outcome, Session, Step, StepState
 from faceedit_bench.run.experiment import build_experiment, run_experiment
 from faceedit_bench.run.image_metrics import image_metric_identities
 from faceedit_bench.scoring.image_scoring import ImageScorer
@@ -255,3 +255,55 @@ def test_a_step_without_a_face_or_with_an_unreadable_image_is_counted_not_measur
     assert first.outcome is Outcome.NO_FACE and "no face" in first.reason
     assert second.outcome is Outcome.INVALID_IMAGE
     assert measured.values == {"brightness_change": None, "brightness_end": None}
+
+
+def test_the_background_values_are_the_librarys_for_changed_and_for_unchanged_pixels():
+    # The metric writes out skimage's squared error and PSNR (their import costs every worker scipy.stats) and
+    # skips the SSIM of unchanged pixels: both must give exactly what skimage.metrics gives.
+    from skimage.metrics import mean_squared_error, peak_signal_noise_ratio, structural_similarity
+
+    from faceedit_bench.builtin.pixel_metrics import LUMA, BackgroundPreservation
+    from faceedit_bench.scoring.face_region import face_mask
+    from faceedit_bench.scoring.image_metric import StepImages
+
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 256, (64, 64, 3), dtype=np.uint8)
+    changed = np.clip(a.astype(int) + rng.integers(-20, 21, a.shape), 0, 255).astype(np.uint8)
+    faces = (DetectedFace((16, 16, 40, 40), 1.0),)
+    metric = BackgroundPreservation()
+    background = ~face_mask(a.shape[:2], faces, hair=metric.hair, margin=metric.margin)
+    for current in (changed, a.copy()):
+        got = metric.measure(StepImages(1, "x", a, a, current, (), dict.fromkeys(("source", "previous", "current"),
+                                                                                  faces)))
+        _, ssim = structural_similarity(a @ LUMA, current @ LUMA, data_range=255.0, full=True)
+        pa, pb = a[background], current[background]
+        psnr = 100.0 if mean_squared_error(pa, pb) == 0 else float(peak_signal_noise_ratio(pa, pb, data_range=255))
+        assert (got["bg_ssim"], got["bg_psnr"], got["bg_mad"]) == (
+            float(ssim[background].mean()), psnr, float(np.abs(pa.astype(np.int16) - pb).mean()))
+
+
+class CountingDetector:
+    def __init__(self):
+        self.calls = 0
+
+    def detect(self, rgb):
+        self.calls += 1
+        return (DetectedFace((0.0, 0.0, 8.0, 8.0), 1.0),)
+
+
+def test_each_images_faces_are_detected_once_however_many_sessions_read_it(tmp_path):
+    store, ledger, face, session, states = stored_session(tmp_path, ["brighter", "brighter"])
+    other = Session("s2", "toy", tuple(Step(s.k, f"{s.instruction} again") for s in session.steps))
+    detector, metric = CountingDetector(), FaceReader()
+    scorer = ImageScorer([metric], image_metric_identities([metric], {"name": "counting"}), detector, "counting",
+                         store, ledger, workers=1, retry=frozenset())
+
+    async def both():  # two sessions of one face at once: the same I_0, I_1 and I_2
+        return await asyncio.gather(scorer.measure(face, session, states), scorer.measure(face, other, states))
+
+    measured = asyncio.run(both())
+    assert all(m.outcome is Outcome.OK for result in measured for m in result.steps["face_reader"])
+    assert detector.calls == 3 and scorer.computed == 4
+    third = Session("s3", "toy", tuple(Step(s.k, f"{s.instruction} once more") for s in session.steps))
+    asyncio.run(scorer.measure(face, third, states))
+    assert detector.calls == 3 and scorer.computed == 6  # the faces come from the ledger

@@ -23,9 +23,7 @@ GUARDED = "if __name__ == '__main__':\n" + textwrap.indent(SCRIPT, "    ")
 
 KEY = "test-kill-report-key"
 FACES, SESSIONS, STEPS = 30, 2, 4
-#: A restart is killed this long after its first new recorded work, at the latest...
-KILL_AFTER_WORK_S = 5.0
-#: ...or, in the edit stage, once it has done this share of its work.
+#: A restart in the edit stage is killed once it has done this share of its work.
 KILLS_PER_STAGE = 4
 MAX_RESTARTS = 40
 REPORT_SECTIONS = ("metrics", "trajectory", "groups", "counts", "disparity", "group_tests", "measures")
@@ -84,10 +82,10 @@ def test_a_hosted_run_killed_again_and_again_finishes_with_the_uninterrupted_rep
 
         ledger = tmp_path / "ws" / "ledger.sqlite"
         args, _ = command(tmp_path, "killed", *common, f"run.workspace={tmp_path / 'ws'}")
-        # Each restart is killed 5 s after its first new recorded work (start-up is not counted: on a loaded
-        # machine it alone can take that long), or sooner: in the edit stage once it has added a slice of its
-        # rows, in the report stage once it has kept 2 more statistics or plots (it commits them in small
-        # batches). A fast machine is killed as often as a slow one.
+        # Each restart is killed once it has recorded a share of the work, never after a time: in the edit stage
+        # once it has added a slice of its rows, in the report stage once it has kept 2 more statistics or plots
+        # (it commits them in small batches). A busy machine is killed as often, and at the same points, as a
+        # quiet one (a kill after so many seconds made the restarts of a loaded machine too many to finish).
         edit_slice = max(1, sum(total.values()) // (KILLS_PER_STAGE + 1))
 
         def due(start: dict[str, int], now: dict[str, int]) -> bool:
@@ -101,16 +99,11 @@ def test_a_hosted_run_killed_again_and_again_finishes_with_the_uninterrupted_rep
             log = tmp_path / f"restart-{restart}.log"
             with log.open("wb") as err:
                 proc = subprocess.Popen(args, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err)
-            launched, worked = time.monotonic(), None
+            launched = time.monotonic()
             while proc.poll() is None:
-                now = recorded(ledger)
-                if due(history[-1], now):
+                if due(history[-1], recorded(ledger)):
                     break
-                if worked is None and sum(now.values()) > sum(history[-1].values()):
-                    worked = time.monotonic()
-                if worked is not None and time.monotonic() - worked >= KILL_AFTER_WORK_S:
-                    break
-                assert time.monotonic() - launched < 600, f"restart {restart} neither recorded work nor ended"
+                assert time.monotonic() - launched < 900, f"restart {restart} neither recorded work nor ended"
                 time.sleep(0.02)
             if proc.poll() is None:
                 proc.kill()  # SIGKILL: no cleanup at all

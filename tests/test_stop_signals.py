@@ -17,13 +17,20 @@ from tests.test_worker_orphans import alive, children
 
 
 def test_sigterm_and_sighup_raise_run_stopped_and_the_old_handlers_come_back():
-    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
-    for number, code in ((signal.SIGTERM, 143), (signal.SIGHUP, 129)):
-        with pytest.raises(RunStopped) as stopped, stopping_on_signals():
-            signal.raise_signal(number)  # to this thread: its handler runs before the next line
-        assert isinstance(stopped.value, KeyboardInterrupt) and stopped.value.signum == number
-        assert exit_code(stopped.value) == code and stopped_by(stopped.value) == f"Stopped by {number.name}."
-        assert {s: signal.getsignal(s) for s in before} == before
+    # A process that does not ignore them: the suite itself may run under `nohup`, which ignores SIGHUP (the
+    # next test is about that case).
+    started_with = {s: signal.signal(s, signal.SIG_DFL) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        before = {s: signal.getsignal(s) for s in started_with}
+        for number, code in ((signal.SIGTERM, 143), (signal.SIGHUP, 129)):
+            with pytest.raises(RunStopped) as stopped, stopping_on_signals():
+                signal.raise_signal(number)  # to this thread: its handler runs before the next line
+            assert isinstance(stopped.value, KeyboardInterrupt) and stopped.value.signum == number
+            assert exit_code(stopped.value) == code and stopped_by(stopped.value) == f"Stopped by {number.name}."
+            assert {s: signal.getsignal(s) for s in before} == before
+    finally:
+        for number, handler in started_with.items():
+            signal.signal(number, handler)
     assert exit_code(KeyboardInterrupt()) == 130 and stopped_by(KeyboardInterrupt()) == "Interrupted."
 
 

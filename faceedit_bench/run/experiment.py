@@ -265,7 +265,7 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
                              progress, inputs=InputResolver(store, capability(dataset, "dataset", "partners"), conf.run.seed),
                              prompts=plan.prompts)
             measuring = image_scorer(exp.image_metrics, c["embedder"], embedder_identity, embedder_fp, store, ledger,
-                                     conf.run.workers, retry)
+                                     conf.run.workers, retry, embeddings)
             if measuring is not None:
                 stack.callback(measuring.close)
             score = ScoreStage(embeddings, c["embedder"].similarity, judge_scorer, ledger=ledger, store=store,

@@ -1,5 +1,5 @@
 """Which image metrics a run computes (``image_metrics=[...]``, parameters at ``image_metric_params.<name>``), and
-the scorer that computes them beside the embedder."""
+the scorer that computes them beside the embedder, in its workers."""
 
 from __future__ import annotations
 
@@ -62,11 +62,13 @@ def image_metric_identities(metrics: Sequence[ImageMetric], detector: Mapping[st
 
 
 def image_scorer(metrics: Sequence[ImageMetric], embedder: Any, embedder_identity: Mapping[str, Any],
-                 detector_fp: str, store: Any, ledger: Any, workers: int, retry: frozenset[Any]) -> ImageScorer | None:
+                 detector_fp: str, store: Any, ledger: Any, workers: int, retry: frozenset[Any],
+                 embeddings: Any) -> ImageScorer | None:
+    """The scorer of the selected metrics (None without any), working in the embedding service's workers."""
     if not metrics:
         return None
     detector = detector_of(embedder)
     fps = image_metric_identities(metrics, embedder_identity if detector is not None else None)
     for metric in metrics:
         ledger.record_component(fps[metric.name], "image_metric", {"name": metric.name, **dict(metric.describe())})
-    return ImageScorer(metrics, fps, detector, detector_fp, store, ledger, workers, retry)
+    return ImageScorer(metrics, fps, detector, detector_fp, store, ledger, workers, retry, embeddings)

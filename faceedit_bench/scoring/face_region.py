@@ -9,6 +9,7 @@ background.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 import numpy as np
@@ -45,11 +46,32 @@ def region_polygon(points: np.ndarray, *, hair: float, margin: float) -> np.ndar
 
 def face_mask(shape: tuple[int, int], faces: Iterable[DetectedFace], *, hair: float, margin: float,
               scale: tuple[float, float] = (1.0, 1.0)) -> np.ndarray:
-    """A boolean (H, W) mask, True inside any face's region. ``scale``: (x, y) factors from the coordinates the
-    faces were found in to this shape's (an image compared at another size)."""
+    """A boolean (H, W) mask, True inside any face's region, read-only. ``scale``: (x, y) factors from the
+    coordinates the faces were found in to this shape's (an image compared at another size).
+
+    The masks of the last images are kept: a session's steps compare each image with the one before it and
+    with I_0, so without them every image's region would be drawn three times."""
+    key = (tuple(shape), tuple(faces), float(hair), float(margin), tuple(float(s) for s in scale))
+    try:
+        hash(key)
+    except TypeError:  # a detector's faces that cannot be hashed (lists for boxes): drawn each time
+        return _draw(*key)
+    return _kept(*key)
+
+
+@functools.lru_cache(maxsize=64)
+def _kept(shape: tuple[int, ...], faces: tuple[DetectedFace, ...], hair: float, margin: float,
+          scale: tuple[float, ...]) -> np.ndarray:
+    return _draw(shape, faces, hair, margin, scale)
+
+
+def _draw(shape: tuple[int, ...], faces: tuple[DetectedFace, ...], hair: float, margin: float,
+          scale: tuple[float, ...]) -> np.ndarray:
     canvas = Image.new("1", (shape[1], shape[0]))
     draw = ImageDraw.Draw(canvas)  # PIL fills a polygon in C: about 100 times skimage.draw.polygon's speed
     for face in faces:
         outline = region_polygon(face_points(face) * scale, hair=hair, margin=margin)
         draw.polygon([(float(x), float(y)) for x, y in outline], fill=1)
-    return np.asarray(canvas, dtype=bool)
+    mask = np.asarray(canvas, dtype=bool)
+    mask.flags.writeable = False  # kept and shared: nobody may change it
+    return mask

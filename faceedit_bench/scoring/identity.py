@@ -49,13 +49,16 @@ ADMISSION, SCORING = 0, 1
 WORKER_NICENESS = 5
 
 
-def _init_worker(embedder: Any, store_root: str, niceness: int) -> None:
+def _init_worker(embedder: Any, store_root: str, niceness: int,
+                 also: tuple[tuple[Callable[..., None], tuple[Any, ...]], ...] = ()) -> None:
     exit_with_parent()  # a parent killed with SIGKILL must not leave workers behind
     leave_stop_signals_to_parent()
     if niceness and hasattr(os, "nice"):
         os.nice(niceness)
     _worker["embedder"] = embedder
     _worker["store"] = ImageStore(Path(store_root))
+    for initializer, args in also:  # the other per-image work of the score stage (image metrics)
+        initializer(*args)
 
 
 def _embed_in_worker(image_hash: str) -> tuple[str, FaceEmbedding]:
@@ -95,6 +98,7 @@ class EmbeddingService:
         self._order = itertools.count()
         self._requested = 0  # images asked for on the loop, for the pool's start
         self._niceness = WORKER_NICENESS  # of workers started from now on, above the run's own
+        self._also: list[tuple[Callable[..., None], tuple[Any, ...]]] = []  # see share_workers
 
     def get(self, hashes: Iterable[str]) -> dict[str, FaceEmbedding]:
         known, missing = self._lookup(hashes)
@@ -204,8 +208,21 @@ class EmbeddingService:
                 max_workers=self.workers,
                 mp_context=worker_context(),
                 initializer=_init_worker,
-                initargs=(self._make(), str(self.store.root), self._niceness),
+                initargs=(self._make(), str(self.store.root), self._niceness, tuple(self._also)),
             )
+        return self._pool
+
+    def share_workers(self, initializer: Callable[..., None], *args: Any) -> None:
+        """Other per-image work of the score stage runs in these workers too (one pool of processes, each
+        starting Python and loading the models once): each worker calls ``initializer(*args)`` as it starts.
+        Called before any work: the workers start with the first images to embed."""
+        if self._pool is not None:
+            raise RuntimeError("share_workers() after the embedding workers started")
+        self._also.append((initializer, args))
+
+    @property
+    def pool(self) -> ProcessPoolExecutor | None:
+        """The worker processes, once enough images were asked for; None while embedding runs in this process."""
         return self._pool
 
     def full_priority(self) -> None:

@@ -1,10 +1,13 @@
 """Image metrics in the score stage: each edited session's steps measured by every selected image metric, beside
 the embedder, in worker processes.
 
-A session is one task: its images are decoded once, the detector runs once per image that a metric needing faces
-reads (its faces are kept in the ledger by detector and image hash), and each metric measures the session's steps
-in one batch. Every result, failures included, is kept in the ledger by (metric identity, step content), so a
-rerun computes nothing and a changed metric recomputes only itself.
+A session is one task: its images are decoded once and each metric measures the session's steps in one batch. The
+detector runs once per image that a metric needing faces reads, however many sessions read it at once (I_0 is in
+every session of a face), and its faces are kept in the ledger by detector and image hash. In a run the work goes
+to the embedder's worker processes (:meth:`~faceedit_bench.scoring.identity.EmbeddingService.share_workers`): one
+pool, each worker starting Python and loading the models once; while the embedder runs in the run's own process
+(few images to embed), so does this. Every result, failures included, is kept in the ledger by (metric identity,
+step content), so a rerun computes nothing and a changed metric recomputes only itself.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +27,7 @@ from faceedit_bench.errors import ImageError
 from faceedit_bench.execution.parent_watch import exit_with_parent, leave_stop_signals_to_parent, worker_context
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.records import AdmittedFace, DetectedFace, Outcome, Session, StepState
-from faceedit_bench.scoring.identity import WORKER_NICENESS
+from faceedit_bench.scoring.identity import WORKER_NICENESS, EmbeddingService
 from faceedit_bench.scoring.image_metric import FACE_ROLES, ImageMetric, MeasuredSession, StepImages, StepMeasure
 from faceedit_bench.storage.images import decode_rgb
 from faceedit_bench.storage.ledger import Ledger
@@ -64,22 +67,36 @@ def _init_worker(metrics: Sequence[ImageMetric], detector: Any, store_root: str,
     leave_stop_signals_to_parent()
     if niceness and hasattr(os, "nice"):
         os.nice(niceness)
+    _keep_state(metrics, detector, store_root)
+
+
+def _keep_state(metrics: Sequence[ImageMetric], detector: Any, store_root: str) -> None:
     _worker.update(metrics={m.name: m for m in metrics}, detector=detector, store=ImageStore(Path(store_root)))
 
 
-def _measure_in_worker(task: SessionTask) -> tuple[dict[str, list[StepMeasure]], dict[str, tuple[DetectedFace, ...]]]:
-    return measure_session(_worker["metrics"], _worker["detector"], _worker["store"], task)
+def _in_worker(work: Callable[..., Any], *args: Any) -> Any:
+    return work(_worker, *args)
 
 
-def measure_session(metrics: Mapping[str, ImageMetric], detector: Any, store: ImageStore, task: SessionTask
+def measure_session(state: Mapping[str, Any], task: SessionTask
                     ) -> tuple[dict[str, list[StepMeasure]], dict[str, tuple[DetectedFace, ...]]]:
-    """Each metric's results on its missing steps (in ``task.missing``'s order), and the faces detected here."""
-    images = _Images(store, detector, task.faces)
+    """Each metric's results on its missing steps (in ``task.missing``'s order), and the faces detected here.
+    ``state``: the metrics by name, the detector and the image store."""
+    images = _Images(state["store"], state["detector"], task.faces)
     results = {}
     for name, indexes in task.missing.items():
-        metric = metrics[name]
+        metric = state["metrics"][name]
         results[name] = _measure(metric, [task.steps[i] for i in indexes], task.references, images)
     return results, images.detected
+
+
+def detect_stored(state: Mapping[str, Any], image_hash: str) -> tuple[DetectedFace, ...] | None:
+    """The faces in a stored image; None when it cannot be decoded or the detector fails on it: the session's task
+    then meets the same error and records it as the outcome of the steps that read the image."""
+    try:
+        return tuple(state["detector"].detect(decode_rgb(state["store"].get(image_hash), label=image_hash[:12])))
+    except Exception:
+        return None
 
 
 class _Images:
@@ -175,18 +192,26 @@ class ImageScorer:
     """Measures edited sessions with the selected image metrics; results come from the ledger or are computed now.
 
     ``identities``: metric name -> its identity (:func:`~faceedit_bench.scoring.image_metric.metric_identity`).
-    ``detector``: the run's face detector (an object with ``detect``), or None; ``detector_fp`` its identity."""
+    ``detector``: the run's face detector (an object with ``detect``), or None; ``detector_fp`` its identity.
+    ``embeddings``: the run's embedding service, whose workers do this work too; without it (a scorer on its own)
+    ``workers`` processes of its own, or one thread for ``workers=1``."""
 
     def __init__(self, metrics: Sequence[ImageMetric], identities: Mapping[str, str], detector: Any,
                  detector_fp: str, store: ImageStore, ledger: Ledger, workers: int,
-                 retry: frozenset[Outcome]) -> None:
+                 retry: frozenset[Outcome], embeddings: EmbeddingService | None = None) -> None:
         self.metrics, self.identities = list(metrics), dict(identities)
         self.detector, self.detector_fp = detector, detector_fp
         self.store, self.ledger, self.retry = store, ledger, retry
         self.workers = workers or os.cpu_count() or 1
         self.computed = 0  # step results computed (not read back)
+        self._embeddings = embeddings
+        if embeddings is not None:
+            embeddings.share_workers(_keep_state, self.metrics, detector, str(store.root))
+        self._state = {"metrics": {m.name: m for m in self.metrics}, "detector": detector, "store": store}
         self._executor: Executor | None = None
         self._niceness = WORKER_NICENESS  # while editing: the calls go first
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._detecting: dict[str, asyncio.Future[tuple[DetectedFace, ...] | None]] = {}
 
     async def measure(self, face: AdmittedFace, session: Session, states: Sequence[StepState]) -> MeasuredSession:
         hashes = [face.base_hash, *(s.output_hash or "" for s in states)]
@@ -212,15 +237,8 @@ class ImageScorer:
                        missing: dict[str, tuple[int, ...]], found: dict[str, list[StepMeasure | None]]) -> None:
         needed = {h for name, todo in missing.items() if self._metric(name).needs_faces
                   for i in todo for h in steps[i].hashes}
-        known = self.ledger.get_detections(self.detector_fp, needed) if needed else {}
-        task = SessionTask(steps, references, missing, known)
-        loop = asyncio.get_running_loop()
-        if self.workers > 1:
-            results, detected = await loop.run_in_executor(self._pool(), _measure_in_worker, task)
-        else:
-            results, detected = await loop.run_in_executor(self._thread(), measure_session,
-                                                           {m.name: m for m in self.metrics}, self.detector,
-                                                           self.store, task)
+        known = await self._faces(needed) if needed else {}
+        results, detected = await self._run(measure_session, SessionTask(steps, references, missing, known))
         for image_hash, faces in detected.items():
             self.ledger.put_detections(self.detector_fp, image_hash, faces)
         for name, measures in results.items():
@@ -230,6 +248,38 @@ class ImageScorer:
                                             measure.reason)
                 found[name][i] = measure
                 self.computed += 1
+
+    async def _faces(self, hashes: set[str]) -> dict[str, tuple[DetectedFace, ...]]:
+        """The faces of the images, from the ledger or detected now: each image once, whichever sessions ask."""
+        known = self.ledger.get_detections(self.detector_fp, hashes)
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # each engine run has its own loop: start afresh
+            self._loop, self._detecting = loop, {}
+        todo = sorted(hashes - known.keys())
+        for image_hash in todo:
+            if image_hash not in self._detecting:
+                self._detecting[image_hash] = loop.create_task(self._detect(image_hash))
+        # Shielded: a caller that is cancelled leaves the detection to the others waiting for it.
+        found = await asyncio.gather(*(asyncio.shield(self._detecting[h]) for h in todo))
+        known.update((h, faces) for h, faces in zip(todo, found) if faces is not None)
+        return known
+
+    async def _detect(self, image_hash: str) -> tuple[DetectedFace, ...] | None:
+        try:
+            faces = await self._run(detect_stored, image_hash)
+            if faces is not None:
+                self.ledger.put_detections(self.detector_fp, image_hash, faces)
+            return faces
+        finally:
+            self._detecting.pop(image_hash, None)
+
+    async def _run(self, work: Callable[..., Any], *args: Any) -> Any:
+        """``work(state, *args)`` in a worker process, or in this process's scoring thread."""
+        loop = asyncio.get_running_loop()
+        pool = self._embeddings.pool if self._embeddings is not None else self._pool() if self.workers > 1 else None
+        if pool is not None:
+            return await loop.run_in_executor(pool, _in_worker, work, *args)
+        return await loop.run_in_executor(self._thread(), work, self._state, *args)
 
     def _metric(self, name: str) -> ImageMetric:
         return next(m for m in self.metrics if m.name == name)
@@ -248,7 +298,8 @@ class ImageScorer:
         return self._executor
 
     def editing_ended(self) -> None:
-        """Workers started from now on run at the run's own priority (the running ones keep theirs)."""
+        """Workers started from now on run at the run's own priority (the running ones keep theirs; shared
+        workers: the embedding service's :meth:`~faceedit_bench.scoring.identity.EmbeddingService.full_priority`)."""
         self._niceness = 0
 
     def close(self) -> None:
