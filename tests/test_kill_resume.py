@@ -74,7 +74,7 @@ def test_killed_run_resumes_and_matches_uninterrupted(tmp_path):
     # The same experiment through an editor that kills its own process after 50 calls.
     calls = tmp_path / "calls.txt"
     killing = [*common, f"+editor.params.calls_file={calls}", f"run.workspace={tmp_path / 'ws'}"]
-    # 0.02 s an edit: the 50 span several of the ledger's 0.25 s commit windows however fast the machine
+    # 0.02 s an edit: the 50 span several of the ledger's commits however fast the machine
     # (on an idle one they could all fall in the first, and then every one is rightly edited again).
     first = run(tmp_path, "killed", *killing, "+editor.params.die_after=50", "+editor.params.seconds_per_edit=0.02")
     assert first.returncode == -signal.SIGKILL, first.stderr

@@ -88,7 +88,7 @@ def test_four_submitit_shards_merge_into_the_unsharded_run(tmp_path, new_mlflow_
 
     # Shard 1 is killed (SIGKILL, no cleanup) after 5 edits ...
     ws = tmp_path / "ws"
-    # (0.2 s an edit: the five span several of the ledger's 0.25 s commit windows)
+    # (0.2 s an edit: the five span several of the ledger's commits)
     killed = bench(tmp_path, "hydra", *common, "run.shard=1/4", f"+editor.params.calls_file={tmp_path / 'killed.txt'}",
                    "+editor.params.die_after=5", "+editor.params.seconds_per_edit=0.2", workspace=ws)
     assert killed.returncode == -9, killed.stderr[-3000:]
