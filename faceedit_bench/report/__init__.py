@@ -10,7 +10,8 @@
   table) and ``results_plot``, ``replay_export`` (a run's images in the replay layout).
 * report.html: ``html``, ``html_file``, ``html_sections``, ``html_images``, ``html_plots``, ``headline``,
   ``contact_sheet``, ``html_sheet_redraw``, ``plots``, ``forest_svg``; its templates in ``templates/``.
-* The console: ``console`` (tables that fit the terminal), ``summary`` and ``summary_tables``.
+* The console: ``console`` (tables that fit the terminal), ``fit`` (text at the console width), ``summary`` and
+  ``summary_tables``.
 * Reading finished runs: ``compared_runs``, ``paired_differences``, ``metric_ranks``, ``sources`` (MLflow).
 * ``attached`` (sections attached after the run), ``preliminary`` (the small-sample mark).
 """

@@ -1,6 +1,4 @@
 """How colourful each edit leaves the image (Hasler and Suesstrunk's colourfulness M)."""
-import numpy as np
-
 from faceedit_bench.api import hookimpl
 from faceedit_bench.api.images import ImageMetric, ImageValue
 
@@ -23,9 +21,9 @@ class Colourfulness(ImageMetric):
         return {"colour_change": after - before, "colour_end": after}
 
     def colourfulness(self, rgb):
-        r, g, b = (rgb[..., i].astype(np.float64) for i in range(3))
-        rg, yb = r - g, (r + g) / 2 - b
-        return float(np.hypot(rg.std(), yb.std()) + self.mean_weight * np.hypot(rg.mean(), yb.mean()))
+        r, g, b = rgb.astype(float).transpose(2, 0, 1)  # rgb: H x W x 3, uint8
+        rg, yb = r - g, (r + g) / 2 - b  # opponent colours; abs(complex(x, y)) is hypot(x, y)
+        return float(abs(complex(rg.std(), yb.std())) + self.mean_weight * abs(complex(rg.mean(), yb.mean())))
 
 
 @hookimpl
