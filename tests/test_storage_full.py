@@ -51,10 +51,13 @@ INJECT = textwrap.dedent("""
 """)
 
 
-def command(tmp: Path, server: Any, workspace: Path) -> tuple[list[str], dict[str, str]]:
+def command(tmp: Path, server: Any, workspace: Path, inject: str = INJECT) -> tuple[list[str], dict[str, str]]:
+    """A hosted run through the real Hydra entry with MLflow on, with ``inject`` run first in its process (the
+    fault it meets; it finds its workspace in ``$WS``)."""
     script = tmp / "bench.py"
-    script.write_text("if __name__ == '__main__':\n" + textwrap.indent(INJECT + WRAPPER, "    "))
-    env = {**os.environ, "GEMINI_API_KEY": KEY, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    script.write_text("if __name__ == '__main__':\n" + textwrap.indent(inject + WRAPPER, "    "))
+    env = {**os.environ, "GEMINI_API_KEY": KEY, "WS": str(workspace),
+           "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     args = [sys.executable, str(script), "run", "dataset=synthetic", f"+dataset.params.root={tmp / 'faces'}",
             "+dataset.params.n=4", "embedder=pixel", "tracking=mlflow", "run.progress=false", "testset=hair",
             "run.max_sessions=2", "run.workers=1", "editor=nano_banana", f"editor.params.base_url={server.url}",

@@ -7,15 +7,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from tests.fakes.gemini import gemini_server
-from tests.test_sharding import WRAPPER
-from tests.test_storage_full import KEY, ROOT, assert_one_message
+from tests.test_storage_full import KEY, assert_one_message, command
 
 #: At the ``AT``-th ledger commit the workspace ``WS`` is moved aside (``HOW=move``) or deleted (``HOW=delete``);
 #: ``HOW=erofs`` fails the ``AT``-th file moved into the workspace as a read-only remount does.
@@ -48,25 +45,12 @@ INJECT = textwrap.dedent("""
 """)
 
 
-def command(tmp: Path, server, workspace: Path) -> tuple[list[str], dict[str, str]]:
-    script = tmp / "bench.py"
-    script.write_text("if __name__ == '__main__':\n" + textwrap.indent(INJECT + WRAPPER, "    "))
-    env = {**os.environ, "GEMINI_API_KEY": KEY, "WS": str(workspace),
-           "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    args = [sys.executable, str(script), "run", "dataset=synthetic", f"+dataset.params.root={tmp / 'faces'}",
-            "+dataset.params.n=4", "embedder=pixel", "tracking=mlflow", "run.progress=false", "testset=hair",
-            "run.max_sessions=2", "run.workers=1", "editor=nano_banana", f"editor.params.base_url={server.url}",
-            "editor.params.limits.requests_per_minute=60000", "editor.params.limits.tokens_per_minute=null",
-            f"run.workspace={workspace}"]
-    return args, env
-
-
 @pytest.mark.slow(seconds=30)
 @pytest.mark.parametrize(("how", "at"), [("move", 4), ("delete", 4), ("erofs", 3)])
 def test_a_workspace_moved_deleted_or_read_only_during_a_run_ends_it_with_one_message(tmp_path, how, at):
     workspace = tmp_path / "ws"
     with gemini_server(api_key=KEY) as server:
-        args, env = command(tmp_path, server, workspace)
+        args, env = command(tmp_path, server, workspace, INJECT)
         out = subprocess.run(args, env={**env, "HOW": how, "AT": str(at)}, cwd=tmp_path, capture_output=True,
                              text=True, timeout=600)
         assert_one_message(out)
