@@ -30,8 +30,12 @@ def kill_and_rerun(scenario: str, folder: Path, instants: int, *args: str) -> di
     result = json.loads(done.stdout)
     assert result["calibration"]["ok"], result["calibration"]["error"]
     assert result["instants"], result
+    # The ledger's writer commits what waits, so a busy machine groups more rows per commit and an attempt may
+    # make a few fewer writes than its calibration (1% fewer beside a CPU hog on each core): an instant in the
+    # last 5% may be past the attempt's end. Every earlier instant must have killed the work.
     for instant in result["instants"]:
-        assert instant["killed"], f"the work finished before write {instant['at']}: {result['operations']} writes"
+        assert instant["killed"] or instant["at"] > 0.95 * result["operations"], (
+            f"the work finished before write {instant['at']}: {result['operations']} writes")
     return result
 
 
