@@ -13,15 +13,9 @@ import pytest
 from faceedit_bench.analysis.metric_agreement import average_correlation
 from faceedit_bench.analysis.published import Number, PublishedFileError, printed_tolerance, read_expect
 from faceedit_bench.builtin.reproductions.commands import published
-from faceedit_bench.cli import main
+from tests.test_reproduce_imagenhub import run  # `faceedit-bench reproduce ...`: (exit code, stdout, stderr)
 
 TASK = "ImagenHub_Text-Guided_IE"
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(["reproduce", *argv])
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_viescore_reproduces_every_published_correlation(capsys, tmp_path):
