@@ -2,9 +2,11 @@
 
     faceedit-bench study create RUN_A RUN_B --kind pairwise --items 200 --annotators 6 --per-item 3
     faceedit-bench study create RUN --kind rating --metric NAME      (a judge metric with point-by-point scales)
+    faceedit-bench study create RUN --kind checklist [--metric NAME] (the yes/no questions the judge answered)
+    faceedit-bench study create RUN --kind categorical --metric NAME (the judge's answer fields of fixed values)
     faceedit-bench study list [WORKSPACE]
     faceedit-bench study results s-1a2b3c4d [--workspace W] [--json]
-    faceedit-bench study export s-1a2b3c4d           (ratings.csv or votes.csv; docs/studies.md, Exports)
+    faceedit-bench study export s-1a2b3c4d           (ratings, votes, annotations or answers CSV; docs/studies.md)
     faceedit-bench study add-annotators s-1a2b3c4d 2
 
 Annotators open their link in ``faceedit-bench serve``; each link is printed once, when it is made.
@@ -87,16 +89,22 @@ def _add(args: argparse.Namespace) -> int:
     return 0
 
 
+KINDS = ("pairwise", "rating", "checklist", "categorical")  # studies.create.KINDS, without importing it at start
+
+
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("study", help="human studies over finished runs: create one (annotator links), its live "
                                      "agreement, its export as a ratings or votes CSV")
     actions = p.add_subparsers(dest="action", required=True)
     c = actions.add_parser("create", help="make a study from runs and print the annotators' links")
     c.add_argument("runs", nargs="+", type=Path, help="run folders (<workspace>/runs/<run>); pairwise: two or more")
-    c.add_argument("--kind", choices=("pairwise", "rating"), required=True,
-                   help="pairwise: A / B / both good / both bad; rating: a judge metric's scales (--metric)")
-    c.add_argument("--metric", default=None, help="rating: the judge metric whose questions people answer, in its "
-                                                   "own words (`faceedit-bench plugins` lists the judge metrics)")
+    c.add_argument("--kind", choices=KINDS, required=True,
+                   help="pairwise: A / B / both good / both bad; rating: a judge metric's scales (--metric); "
+                        "checklist: the yes/no questions the judge answered item by item; categorical: the judge's "
+                        "answer fields of fixed values (--metric)")
+    c.add_argument("--metric", default=None, help="the judge metric whose questions people answer, in its own words "
+                                                   "(`faceedit-bench plugins` lists the judge metrics); checklist: "
+                                                   "default the run's only one")
     c.add_argument("--items", type=int, default=None, help="how many items (default: all), balanced over editors "
                                                            "and demographic groups")
     c.add_argument("--annotators", type=int, default=2, help="how many annotator links (default 2)")
@@ -111,8 +119,8 @@ def add_parsers(sub: Any) -> None:
                     help="the workspace (default: FACEEDIT_BENCH_HOME or .faceedit_bench)")
     ls.set_defaults(func=_list)
     for name, func, text in (("results", _results, "progress, attention checks and agreement as the answers stand"),
-                             ("export", _export, "write ratings.csv (rating) or votes.csv (pairwise) and print "
-                                                 "its path"),
+                             ("export", _export, "write the answers in the layout the analysis commands read "
+                                                 "(ratings, votes, annotations, answers) and print its path"),
                              ("add-annotators", _add, "N more annotators, who share the items once more")):
         a = actions.add_parser(name, help=text)
         a.add_argument("study", help="the study's id (s-...)")

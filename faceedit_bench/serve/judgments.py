@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from faceedit_bench.storage.judge_answers import judge_fingerprints, open_ledger
+
 TEMPLATE = re.compile(r"([\w.@-]+) ([0-9a-f]{12})")
 ATTEMPTS = re.compile(r"after (\d+) attempt")
 #: Keys whose text is the judge's reasoning in the answers of the built-in templates and most judge metrics.
@@ -67,31 +69,6 @@ def _json(text: str | None) -> Any:
         return json.loads(text[text.find("{"):text.rfind("}") + 1]) if "{" in text else None
     except json.JSONDecodeError:
         return None
-
-
-def open_ledger(workspace: Path) -> sqlite3.Connection | None:
-    """A read-only connection to the workspace ledger (None when it has none yet). Reading under WAL never
-    blocks a run that writes, nor waits for it."""
-    path = Path(workspace) / "ledger.sqlite"
-    if not path.is_file():
-        return None
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10, check_same_thread=False)
-    db.execute("PRAGMA query_only = ON")
-    return db
-
-
-def judge_fingerprints(db: sqlite3.Connection, judge: Mapping[str, Any] | None) -> list[str]:
-    """The ledger's fingerprints of the run's judge (its report's ``components.judge``): every recorded judge
-    whose description holds the report's description (a panel: each of its members)."""
-    if not judge:
-        return []
-    wanted = {"name": judge.get("name"), **(judge.get("description") or {})}
-    found = []
-    for fp, text in db.execute("SELECT fingerprint, description FROM components WHERE kind = 'judge'"):
-        described = json.loads(text)
-        if all(described.get(k) == v for k, v in wanted.items() if k in described):
-            found.append(fp)
-    return found
 
 
 class ImageIndex:

@@ -57,8 +57,11 @@ def _next_task(tables: StudyTables, study_id: str, annotator: str) -> tuple[list
 
 
 def _shown_images(item: dict[str, Any], task: Task) -> list[tuple[str, str]]:
-    """(label, hash) as the annotator sees them: a swapped pair shows B's output on the left."""
+    """(label, hash) as the annotator sees them: a swapped pair shows B's output on the left; the images of a
+    checklist or categorical item in the judge's order."""
     images = item["images"]
+    if "shown" in item:
+        return [(label, digest) for label, digest in item["shown"]]
     if "output" in images:
         return [("source", images["source"]), ("edited", images["output"])]
     left, right = (images["B"], images["A"]) if task.swapped else (images["A"], images["B"])
@@ -169,12 +172,14 @@ def _study(request: Request, study_id: str) -> dict[str, Any]:
 
 @router.get("/studies/{study_id}", response_class=HTMLResponse)
 def results(request: Request, study_id: str) -> Response:
+    from faceedit_bench.studies.export import EXPORTS
     from faceedit_bench.studies.results import study_results
-    from faceedit_bench.studies.text import alpha_text
+    from faceedit_bench.studies.text import alpha_text, judge_text, yes_text
 
     study = _study(request, study_id)
-    return page(request, "study/results.html.j2", study=study,
-                results=study_results(request.app.state.workspace, study_id), alpha_text=alpha_text)
+    return page(request, "study/results.html.j2", study=study, export_name=EXPORTS[study["kind"]][0],
+                results=study_results(request.app.state.workspace, study_id), alpha_text=alpha_text,
+                judge_text=judge_text, yes_text=yes_text)
 
 
 @router.post("/studies/{study_id}/annotators", dependencies=[Depends(require_csrf)], response_class=HTMLResponse)

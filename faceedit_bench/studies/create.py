@@ -7,8 +7,9 @@ Nothing about the person is asked or stored.
 Gold items check attention, with an answer known without asking anyone:
 
 - pairwise: one output against itself; the right answer is a tie (both good or both bad);
-- rating: an item asked a second time; the right answer is the annotator's own first one, within one point
-  on every scale.
+- rating, checklist, categorical: an item asked a second time; the right answer is the annotator's own first
+  one: within one point on every scale (rating), the same answer to at least
+  :data:`~faceedit_bench.studies.results.REPEAT_SHARE` of the questions (checklist, categorical).
 """
 
 from __future__ import annotations
@@ -17,16 +18,19 @@ import hashlib
 import random
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.storage.study_tables import StudyTables
 from faceedit_bench.studies import assign as assignment
+from faceedit_bench.studies.categorical import categorical_items, load_metric
+from faceedit_bench.studies.checklist import checklist_items
 from faceedit_bench.studies.items import (
     Output,
     balanced_sample,
+    count,
     item_id,
     pairwise_items,
     rating_item,
@@ -34,7 +38,9 @@ from faceedit_bench.studies.items import (
 )
 from faceedit_bench.studies.questions import PAIRWISE, scale_questions
 
-KINDS = ("pairwise", "rating")
+KINDS = ("pairwise", "rating", "checklist", "categorical")
+#: Kinds whose questions are a judge metric's (``--metric``): which may be left out.
+METRIC_KINDS = {"rating": "required", "categorical": "required", "checklist": "optional"}
 
 
 @dataclass(frozen=True)
@@ -45,7 +51,7 @@ class Settings:
     per_item: int = 2
     gold: int = 2
     seed: int = 0
-    metric: str | None = None  # rating: the judge metric whose scales people answer
+    metric: str | None = None  # rating, categorical, checklist: the judge metric whose questions people answer
     title: str = ""
 
 
@@ -69,14 +75,10 @@ def new_annotators(n: int) -> tuple[list[tuple[str, str]], dict[str, str]]:
 
 
 def rating_items(outputs: Sequence[Output], metric_name: str, not_asked: dict[str, int]) -> list[dict[str, Any]]:
-    from faceedit_bench.plugin.manager import current_plugins
     from faceedit_bench.records import Face, Session, Step
-    from faceedit_bench.scoring.judge.declared import JudgeMetric, NotAsked
+    from faceedit_bench.scoring.judge.declared import NotAsked
 
-    metric = current_plugins().registry.get("judge_metrics", metric_name).load()
-    if not isinstance(metric, JudgeMetric):
-        raise FaceEditBenchError(f"judge metric {metric_name!r} is not a JudgeMetric; fix the plugin that "
-                                 "registers it")
+    metric = load_metric(metric_name)
     items = []
     for out in outputs:
         face = Face(out.face_id, out.identity, Path(), (), dict(out.groups))
@@ -87,7 +89,7 @@ def rating_items(outputs: Sequence[Output], metric_name: str, not_asked: dict[st
             fields = {"instruction": out.instructions[-1],
                       **(metric.face_fields(face, session, out.k) if metric.face_fields else {})}
         except NotAsked as exc:
-            not_asked[str(exc)] = not_asked.get(str(exc), 0) + 1
+            count(not_asked, str(exc))
             continue
         items.append(rating_item(out, metric_name, [q.as_dict() for q in scale_questions(metric, fields)]))
     return items
@@ -119,11 +121,16 @@ def create_study(workspace: Path, runs: Sequence[Path], settings: Settings) -> C
         if len(read) < 2:
             raise FaceEditBenchError("a pairwise study needs at least two runs (two editors on the same faces)")
         candidates = pairwise_items(read, PAIRWISE.as_dict())
-    else:
-        if not settings.metric:
-            raise FaceEditBenchError("a rating study needs --metric NAME: the judge metric whose questions people "
-                                     "answer (`faceedit-bench plugins` lists the judge metrics)")
+    elif METRIC_KINDS[settings.kind] == "required" and not settings.metric:
+        raise FaceEditBenchError(f"a {settings.kind} study needs --metric NAME: the judge metric whose questions "
+                                 "people answer (`faceedit-bench plugins` lists the judge metrics)")
+    elif settings.kind == "rating":
         candidates = rating_items([o for run in read for o in run.outputs], settings.metric, not_asked)
+    elif settings.kind == "checklist":
+        metric, candidates = checklist_items(read, settings.metric, not_asked)
+        settings = replace(settings, metric=metric)
+    else:
+        candidates = categorical_items(read, str(settings.metric), not_asked)
     items = balanced_sample(candidates, settings.items, settings.seed)
     if not items and not_asked:
         raise FaceEditBenchError("no output of the runs can be asked about: " + "; ".join(
@@ -136,7 +143,7 @@ def create_study(workspace: Path, runs: Sequence[Path], settings: Settings) -> C
     study_id = f"s-{secrets.token_hex(4)}"
     spec = {"title": settings.title or f"{settings.kind} study of {', '.join(r.editor for r in read)}",
             "kind": settings.kind, "per_item": settings.per_item, "seed": settings.seed,
-            "metric": settings.metric if settings.kind == "rating" else None,
+            "metric": settings.metric if settings.kind in METRIC_KINDS else None,
             "runs": [str(r.run_dir) for r in read], "editors": [r.editor for r in read],
             "not_asked": not_asked, "candidates": len(candidates)}
     StudyTables(workspace).create(study_id, settings.kind, spec, [*items, *gold_items], rules, rows, tasks)

@@ -5,7 +5,13 @@
   the run's own item, with ``|<k>`` added for sessions of several steps;
 - pairwise studies: the votes CSV of ``faceedit-bench arena run ... --votes`` (``model_a,model_b,vote,voter_id,
   input_id,identity`` and the labels; ``input_id`` is the arena's ``<face>/<session>/<k>``), each vote as its
-  annotator saw it (left = A).
+  annotator saw it (left = A);
+- categorical studies: an annotations CSV, ``item,rater`` and one column per question (the judge's answer
+  fields, e.g. ``target_person,target_gender``), ``item`` as in ratings: the layout an annotation command of
+  those fields reads (docs/studies.md);
+- checklist studies: ``answers.csv``, one row per question an annotator answered, in the columns of the run's
+  ``<metric>_answers.csv`` (``session_id,k,metric,question_id,question,weight,expected``) with ``rater``, their
+  ``answer``, the judge's (``judge_answer``), ``item``, ``editor`` and the face's labels.
 
 Those commands take ``study:<id>`` (in the default workspace) or ``study:<id>@<workspace>`` instead of a CSV:
 :func:`study_csv` writes the export into ``<workspace>/studies/<id>/`` and hands back its path.
@@ -67,15 +73,53 @@ def votes_csv(tables: StudyTables, study_id: str) -> str:
     return _csv(["model_a", "model_b", "vote", "voter_id", "input_id", "identity", *DEMOGRAPHIC_KEYS], rows)
 
 
+def annotations_csv(tables: StudyTables, study_id: str) -> str:
+    """``editor`` is a column only when the study holds several runs (an annotation command reads one run's)."""
+    answers: dict[tuple[str, str], dict[str, Any]] = {}
+    names: dict[str, None] = {}
+    for row in answer_table(tables, study_id):
+        if not row["gold"]:
+            names[row["question"]] = None
+            item = row["item"]
+            answers.setdefault((row["item_id"], row["annotator"]), {
+                "item": run_item(item), "rater": row["annotator"], "editor": item["editor"]})[row["question"]] = \
+                row["shown"]
+    editors = ["editor"] if len({a["editor"] for a in answers.values()}) > 1 else []
+    return _csv(["item", "rater", *editors, *names], [{k: v for k, v in a.items() if k != "editor" or editors}
+                                                     for a in answers.values()])
+
+
+def checklist_csv(tables: StudyTables, study_id: str) -> str:
+    rows = []
+    for row in answer_table(tables, study_id):
+        if row["gold"]:
+            continue
+        item = row["item"]
+        question = next(q for q in item["questions"] if q["name"] == row["question"])
+        rows.append({"item": run_item(item), "rater": row["annotator"], "editor": item["editor"],
+                     "session_id": item["session_id"], "k": item["k"], "metric": question["facet"],
+                     "question_id": row["question"].split(":", 1)[1], "question": question["text"],
+                     "weight": question.get("weight", ""), "expected": question.get("expected", ""),
+                     "answer": row["shown"], "judge_answer": item["judge"].get(row["question"], ""),
+                     **{g: item["groups"].get(g, "") for g in DEMOGRAPHIC_KEYS}})
+    return _csv(["item", "rater", "editor", "session_id", "k", "metric", "question_id", "question", "weight",
+                 "expected", "answer", "judge_answer", *DEMOGRAPHIC_KEYS], rows)
+
+
+#: kind -> the export's file name and how it is written.
+EXPORTS = {"pairwise": ("votes.csv", votes_csv), "rating": ("ratings.csv", ratings_csv),
+           "categorical": ("annotations.csv", annotations_csv), "checklist": ("answers.csv", checklist_csv)}
+
+
 def export(workspace: Path, study_id: str) -> Path:
-    """Write the study's CSV (``ratings.csv`` or ``votes.csv``) into ``<workspace>/studies/<id>/``."""
+    """Write the study's CSV (:data:`EXPORTS`) into ``<workspace>/studies/<id>/``."""
     tables = StudyTables(workspace)
     study = tables.study(study_id)
     if study is None:
         raise FaceEditBenchError(f"no study {study_id!r} in {workspace}; `faceedit-bench study list "
                                  f"{workspace}` shows them")
-    name, text = (("votes.csv", votes_csv(tables, study_id)) if study["kind"] == "pairwise" else
-                  ("ratings.csv", ratings_csv(tables, study_id)))
+    name, write = EXPORTS[study["kind"]]
+    text = write(tables, study_id)
     folder = Path(workspace) / "studies" / study_id
     folder.mkdir(parents=True, exist_ok=True)
     return write_text(folder / name, text)

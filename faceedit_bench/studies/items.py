@@ -114,6 +114,10 @@ def read_runs(paths: Sequence[Path]) -> list[RunOutputs]:
     return runs
 
 
+def count(tally: dict[str, int], reason: str) -> None:
+    tally[reason] = tally.get(reason, 0) + 1
+
+
 def item_id(*parts: Any) -> str:
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:16]
 

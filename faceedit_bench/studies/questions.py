@@ -6,6 +6,10 @@
   question is rendered for the item exactly as the judge reads it (its template with the item's fields), and
   each value's line ``- <value>: 1 ...; 2 ...; ...`` gives that question's wording and the label of every
   point. People and judge answer the same question on the same scale, so their answers compare directly.
+- :func:`check_question`: one yes/no check question a judge metric asked about one item (kind ``checklist``);
+- :func:`answer_fields`: the fields of a judge metric's answer that take one of fixed values (kind
+  ``categorical``), each worded by the template's own line about it (``- <field>: ...``), else by the schema's
+  description of the field, with its values as the choices.
 """
 
 from __future__ import annotations
@@ -72,4 +76,34 @@ def scale_questions(metric: Any, fields: Mapping[str, str]) -> tuple[Question, .
                                  "(lines '- <value>: 1 ...; 2 ...'); a rating study needs such a metric")
     if len(questions[0].choices) > 9:
         raise FaceEditBenchError(f"judge metric {metric.name!r}: scales of more than 9 points have no one-key answers")
+    return tuple(questions)
+
+
+#: A check question's choices: the judge's (a checklist question is answered Yes or No).
+YES_NO = (Choice("Yes", "Yes", "y"), Choice("No", "No", "n"))
+
+
+def check_question(name: str, text: str, **about: Any) -> dict[str, Any]:
+    """A yes/no question as stored with its item; ``about``: what else the results show (facet, expected ...)."""
+    return {**Question(name, text, YES_NO, "nominal").as_dict(), **about}
+
+
+def answer_fields(metric: Any, rendered: str) -> tuple[Question, ...]:
+    """One nominal question per field of ``metric``'s answer schema with fixed values (an enum), in the schema's
+    order; ``rendered``: the judge's question as it read it, whose ``- <field>: ...`` line words the question."""
+    schema = metric.template.json_schema
+    questions = []
+    for name, spec in (schema.get("properties") or {}).items():
+        values = spec.get("enum")
+        if not values or not all(isinstance(v, str) for v in values):
+            continue
+        lines = [ln.split(":", 1)[1].strip() for ln in rendered.splitlines() if ln.lstrip().startswith(f"- {name}:")]
+        wording = lines[0] if lines else spec.get("description") or name.replace("_", " ")
+        choices = tuple(Choice(v, v.replace("_", " "), str(n)) for n, v in enumerate(values, start=1))
+        questions.append(Question(name, f"{name.replace('_', ' ')}: {wording}", choices, "nominal"))
+    if not questions:
+        raise FaceEditBenchError(f"judge metric {metric.name!r}: its answer has no field with fixed values (an enum); "
+                                 "a categorical study asks such fields")
+    if any(len(q.choices) > 9 for q in questions):
+        raise FaceEditBenchError(f"judge metric {metric.name!r}: fields of more than 9 values have no one-key answers")
     return tuple(questions)

@@ -6,11 +6,17 @@ question.
 
 Gold items are left out of agreement. Pairwise votes are compared as they mean, whatever side each annotator
 saw the editors on: a vote for the right-hand side of a swapped pair is a vote for the pair's first editor.
+
+A unit of agreement is an item, or for a checklist study (each item with its own questions) one question of one
+item; the results are per question of the study (rating, categorical, pairwise) or per facet of the checklist
+questions (with each question's share of Yes answers beside). Judge-human agreement on categories (checklist,
+categorical) compares each unit's majority answer of people (a tie decides nothing, counted) with the judge's
+answer kept with the item: the share of units where they agree and Cohen's κ.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +33,8 @@ RESAMPLES = 200
 CONFIDENCE = 0.95
 #: One point either way still passes a repeated (gold) rating.
 REPEAT_TOLERANCE = 1.0
+#: A repeated item of categories passes when at least this share of its answers are the annotator's first ones.
+REPEAT_SHARE = 0.8
 
 
 def canonical(question: Mapping[str, Any], value: str, swapped: bool) -> float:
@@ -50,8 +58,10 @@ def answer_table(tables: StudyTables, study_id: str) -> list[dict[str, Any]]:
             shown = answer.answer.get(question["name"])
             if shown is None:
                 continue
+            per_item = "facet" in question  # a checklist question: asked about this item only
             rows.append({"annotator": answer.annotator, "item_id": answer.item_id, "question": question["name"],
-                         "shown": shown, "swapped": swapped, "value": canonical(question, shown, swapped),
+                         "unit": f"{answer.item_id}|{question['name']}" if per_item else answer.item_id,
+                         "topic": question["facet"] if per_item else question["name"], "shown": shown, "swapped": swapped, "value": canonical(question, shown, swapped),
                          "level": question["level"], "gold": item["gold"] is not None, "item": item})
     return rows
 
@@ -59,7 +69,7 @@ def answer_table(tables: StudyTables, study_id: str) -> list[dict[str, Any]]:
 def units_of(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
     units: dict[str, dict[str, float]] = defaultdict(dict)
     for row in rows:
-        units[row["item_id"]][row["annotator"]] = row["value"]
+        units[row["unit"]][row["annotator"]] = row["value"]
     return dict(units)
 
 
@@ -78,7 +88,7 @@ def _interval(rows: Sequence[Mapping[str, Any]], level: str, seed: int) -> dict[
         units: dict[tuple[int, str], dict[str, float]] = defaultdict(dict)
         for n, who in enumerate(rng.choice(len(identities), len(identities))):
             for row in by_identity[identities[who]]:
-                units[(n, row["item_id"])][row["annotator"]] = row["value"]
+                units[(n, row["unit"])][row["annotator"]] = row["value"]
         value = krippendorff_alpha(units, level=level)["value"]
         if value is not None:
             values.append(value)
@@ -114,6 +124,53 @@ def judge_human(rows: Sequence[Mapping[str, Any]], question: str) -> dict[str, A
     return metric_agreement({k: float(np.mean(v)) for k, v in human.items()}, judge)
 
 
+def _majority(answers: Sequence[str]) -> str | None:
+    """The answer most people gave; None on a tie between the most given."""
+    ranked = Counter(answers).most_common()
+    return None if len(ranked) > 1 and ranked[0][1] == ranked[1][1] else ranked[0][0]
+
+
+def judge_human_categories(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """People's majority answer of each unit against the judge's: the share alike and Cohen's κ."""
+    people: dict[str, list[str]] = defaultdict(list)
+    judge: dict[str, str] = {}
+    for row in rows:
+        people[row["unit"]].append(row["shown"])
+        if (given := row["item"].get("judge", {}).get(row["question"])) is not None:
+            judge[row["unit"]] = given
+    majority = {u: _majority(a) for u, a in people.items()}
+    pairs = [(judge[u], m) for u, m in sorted(majority.items()) if m is not None and u in judge]
+    out = {"units": len(pairs), "ties": sum(m is None for m in majority.values()),
+           "no_judge_answer": sum(u not in judge for u in majority)}
+    if not pairs:
+        return {**out, "value": None, "reason": "no unit with both a judge answer and a majority of people"}
+    same = sum(j == h for j, h in pairs) / len(pairs)
+    labels = sorted({c for pair in pairs for c in pair})
+    if len(labels) < 2:
+        return {**out, "value": same, "same": same, "cohens_kappa": None,
+                "kappa_reason": "one answer only: kappa is undefined"}
+    from sklearn.metrics import cohen_kappa_score  # on use: scikit-learn takes a while to import
+
+    kappa = float(cohen_kappa_score([j for j, _ in pairs], [h for _, h in pairs], labels=labels))
+    return {**out, "value": same, "same": same, "cohens_kappa": kappa if np.isfinite(kappa) else None}
+
+
+def yes_rates(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each checklist question of each item: the share of people who answered Yes, with the judge's answer."""
+    by_unit: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_unit[row["unit"]].append(row)
+    out = []
+    for unit, mine in by_unit.items():
+        item, name = mine[0]["item"], mine[0]["question"]
+        question = next(q for q in item["questions"] if q["name"] == name)
+        out.append({"item_id": mine[0]["item_id"], "editor": item.get("editor"), "question": name,
+                    "text": question["text"], "expected": question.get("expected"), "answers": len(mine),
+                    "yes_rate": sum(r["shown"] == "Yes" for r in mine) / len(mine),
+                    "judge": item.get("judge", {}).get(name)})
+    return out
+
+
 def gold_checks(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
     """annotator -> gold items answered and passed."""
     own = {(r["annotator"], r["item_id"], r["question"]): r["value"] for r in rows}
@@ -128,14 +185,25 @@ def gold_checks(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
             passed: bool | None = all(r["shown"] in ("both_good", "both_bad") for r in mine)
         else:
             firsts = [own.get((who, rule["of"], r["question"])) for r in mine]
-            passed = None if any(f is None for f in firsts) else all(
-                abs(f - r["value"]) <= REPEAT_TOLERANCE for f, r in zip(firsts, mine))
+            if any(f is None for f in firsts):
+                passed = None
+            elif mine[0]["level"] == "interval":
+                passed = all(abs(f - r["value"]) <= REPEAT_TOLERANCE for f, r in zip(firsts, mine))
+            else:
+                passed = sum(f == r["value"] for f, r in zip(firsts, mine)) >= REPEAT_SHARE * len(mine)
         out[who]["seen"] += 1
         if passed is None:
             out[who]["pending"] += 1  # the first answer is still to come
         else:
             out[who]["passed"] += int(passed)
     return dict(out)
+
+
+def _judge_human(kind: str, rows: Sequence[Mapping[str, Any]], name: str, study_id: str) -> dict[str, Any]:
+    if kind == "pairwise":
+        return {"value": None, "reason": f"pairwise votes: faceedit-bench arena run ... --votes study:{study_id} "
+                                         "compares them with the judge's battles"}
+    return judge_human(rows, name) if rows[0]["level"] == "interval" else judge_human_categories(rows)
 
 
 def study_results(workspace: Path, study_id: str) -> dict[str, Any]:
@@ -150,8 +218,8 @@ def study_results(workspace: Path, study_id: str) -> dict[str, Any]:
     progress = {a: {"answered": len(answered[a]), "assigned": len(tables.tasks(study_id, a))}
                 for a in tables.annotators(study_id)}
     questions: dict[str, dict[str, Any]] = {}
-    for name in dict.fromkeys(r["question"] for r in regular):
-        mine = [r for r in regular if r["question"] == name]
+    for name in dict.fromkeys(r["topic"] for r in regular):
+        mine = [r for r in regular if r["topic"] == name]
         level = mine[0]["level"]
         groups: dict[str, dict[str, Any]] = {}
         for key in sorted({g for r in mine for g in r["item"]["groups"]}):
@@ -159,9 +227,9 @@ def study_results(workspace: Path, study_id: str) -> dict[str, Any]:
                 subset = [r for r in mine if r["item"]["groups"].get(key) == label]
                 groups[f"{key}={label}"] = agreement(subset, level)
         questions[name] = {"level": level, "overall": agreement(mine, level), "groups": groups,
-                           "judge_human": judge_human(mine, name) if level == "interval" else
-                           {"value": None, "reason": "pairwise votes: faceedit-bench arena run ... --votes study:"
-                                                     f"{study_id} compares them with the judge's battles"}}
+                           "judge_human": _judge_human(study["kind"], mine, name, study_id)}
+        if study["kind"] == "checklist":
+            questions[name]["yes_rates"] = yes_rates(mine)
     return {"study_id": study_id, "kind": study["kind"], "title": study["spec"]["title"], "progress": progress,
             "answers": len({(r["annotator"], r["item_id"]) for r in regular}), "gold": gold_checks(rows),
             "questions": questions}

@@ -25,6 +25,22 @@ def alpha_text(part: Mapping[str, Any]) -> str:
     return text + (f" ({kappa['reason']})" if kappa["value"] is None and kappa.get("reason") else "")
 
 
+def judge_text(judge: Mapping[str, Any]) -> str:
+    """Judge-human agreement on categories: ``same answer on 81.0% of 42 units · Cohen's κ 0.512``."""
+    kappa = judge.get("cohens_kappa")
+    return (f"same answer on {100 * judge['same']:.1f}% of {judge['units']} units · Cohen's κ {number(kappa)}"
+            + (f" ({judge['kappa_reason']})" if kappa is None and judge.get("kappa_reason") else "")
+            + (f"; {judge['ties']} tied" if judge.get("ties") else ""))
+
+
+def yes_text(rates: list[Mapping[str, Any]]) -> str:
+    """Checklist questions: how often people and the judge answered Yes."""
+    people = sum(r["yes_rate"] for r in rates) / len(rates)
+    judged = [r["judge"] == "Yes" for r in rates if r["judge"] is not None]
+    judge = f"{100 * sum(judged) / len(judged):.1f}% of {len(judged)}" if judged else "n/a"
+    return f"Yes: people {100 * people:.1f}% over {len(rates)} questions (mean per question), the judge {judge}"
+
+
 def format_results(results: Mapping[str, Any]) -> str:
     lines = [f"{results['study_id']} ({results['kind']}): {results['title']}"]
     for who, p in results["progress"].items():
@@ -40,6 +56,10 @@ def format_results(results: Mapping[str, Any]) -> str:
         if "item_level" in judge:
             lines.append(f"    judge-human: Spearman {number(judge['item_level'].get('spearman'))} over "
                          f"{judge['items']} outputs")
+        elif judge.get("units"):
+            lines.append(f"    judge-human: {judge_text(judge)}")
         elif judge.get("reason"):
             lines.append(f"    judge-human: {judge['reason']}")
+        if q.get("yes_rates"):
+            lines.append(f"    {yes_text(q['yes_rates'])}")
     return "\n".join(lines)
