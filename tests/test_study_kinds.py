@@ -26,7 +26,7 @@ from statsmodels.stats import inter_rater
 from faceedit_bench.storage.study_tables import StudyTables
 from faceedit_bench.studies.assign import assign
 from faceedit_bench.studies.create import KINDS, new_annotators
-from faceedit_bench.studies.export import annotations_csv, checklist_csv
+from faceedit_bench.studies.export import checklist_csv, study_csv
 from faceedit_bench.studies.questions import check_question
 from faceedit_bench.studies.results import study_results
 
@@ -204,7 +204,7 @@ def _winobias_run(ws: Path) -> tuple[Path, list[dict]]:
 
 
 def test_a_categorical_study_asks_the_judges_question_about_the_judges_images(tmp_path):
-    from faceedit_bench_audit.winobias.annotations import parse_annotations
+    from faceedit_bench_audit.winobias.annotations import read_annotations
 
     from faceedit_bench.studies.create import Settings, create_study
 
@@ -235,7 +235,7 @@ def test_a_categorical_study_asks_the_judges_question_about_the_judges_images(tm
     person, gender = results["questions"]["target_person"], results["questions"]["target_gender"]
     assert person["judge_human"]["same"] == 1.0 and gender["judge_human"]["same"] == 0.5  # the judge: male, female
     assert gender["judge_human"]["units"] == 2 and all(g["passed"] == 1 for g in results["gold"].values())
-    annotations = parse_annotations(annotations_csv(tables, created.study_id))
+    annotations = read_annotations(study_csv(f"study:{created.study_id}@{tmp_path}"))
     assert len(annotations) == 4 and {a.item.split("|")[1] for a in annotations} == {
         j["session"].session_id for j in judged}
 

@@ -75,7 +75,7 @@ def checklist_items(runs: Sequence[RunOutputs], metric: str | None, not_asked: d
             for row in rows:
                 expected = _CHOICES.get(row["expected"].strip().casefold())
                 if expected is None:
-                    count(not_asked, f"{name}: a question whose expected answer is not Yes or No")
+                    count(not_asked, f"{name}: a question whose expected answer is not Yes or No (left out of its item)")
                     continue
                 qname = f"{row['metric']}:{row['question_id']}"
                 questions.append(check_question(qname, row["question"], facet=row["metric"], expected=expected,

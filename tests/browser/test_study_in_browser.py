@@ -2,7 +2,7 @@
 real server (``faceedit-bench serve``) over a workspace of two real offline runs (the web app tests' own). The server is killed (SIGKILL)
 mid-study and started again: both annotators resume where they were and finish. Then the stored answers are
 exactly those given, none lost, and the live page's agreement equals Krippendorff's α and Fleiss' κ computed here
-from the exported votes."""
+from the exported votes. A checklist item of a real CREval run is answered with y / n (and Backspace)."""
 
 from __future__ import annotations
 
@@ -179,3 +179,47 @@ def test_an_organiser_creates_a_study_from_the_apps_form(browser, two_runs):
         assert len(links) == 2 and all(link.startswith(f"{base}/annotate/s-") for link in links)
         browser.get(links[0])
         assert browser.find_element(By.ID, "progress-text").text == "0 of 4 answered"  # 4 items, 2 per item
+
+
+@pytest.mark.slow(seconds=15)  # one CREval run through the engine, then one item answered
+def test_an_annotator_answers_a_checklist_item_of_a_real_creval_run_with_y_and_n(browser, plugins, compose, tmp_path,
+                                                                                monkeypatch):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from faceedit_bench.serve.app import create_app
+    from faceedit_bench.serve.security import new_token
+    from faceedit_bench.storage.study_tables import StudyTables
+    from faceedit_bench.studies.create import Settings, create_study
+    from faceedit_bench.testing import build_run, run_built
+    from tests.fakes.creval import answer_body
+    from tests.fakes.openai import openai_server
+    from tests.serve_workspace import serving
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-browser-checklist")
+    with openai_server(api_key="sk-browser-checklist", judge_answer=answer_body) as server:
+        cfg = compose("experiment=creval", f"dataset.params.root={Path(__file__).parents[1] / 'data' / 'creval_bench'}",
+                      "editor=noise", "embedder=pixel", "tracking=none", "run.workers=1",
+                      f"judge.params.base_url={server.url}/v1", "judge.params.limits.max_attempts=2")
+        run_built(build_run(cfg, plugins), plugins)
+    ws = tmp_path / "ws"
+    created = create_study(ws, list((ws / "runs").iterdir()), Settings(kind="checklist", items=1, annotators=1,
+                                                                        per_item=1, gold=0))
+    link = f"/annotate/{created.study_id}/{next(iter(created.links.values()))}"
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                            {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False})
+    with serving(create_app(ws, token=new_token())) as base:
+        browser.get(base + link)
+        questions = [f.get_attribute("data-question") for f in browser.find_elements(By.CSS_SELECTOR, "fieldset")]
+        images = browser.find_elements(By.CSS_SELECTOR, ".study-images img")
+        assert len(questions) >= 3 and len(images) == 2
+        assert all(browser.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", i)
+                   for i in images)
+        keys = ["y" if n % 3 else "n" for n in range(len(questions))]
+        ActionChains(browser).send_keys("n", Keys.BACKSPACE, *keys).perform()  # the first answer taken back
+        WebDriverWait(browser, 30).until(lambda b: b.find_elements(By.ID, "done"))
+        assert_nothing_overflows(browser)
+    (answer,) = StudyTables(ws).answers(created.study_id)
+    assert answer.answer == {q: {"y": "Yes", "n": "No"}[k] for q, k in zip(questions, keys)}

@@ -24,7 +24,7 @@ from typing import Any
 
 from faceedit_bench.api import atomic_open, write_text
 from faceedit_bench.api.images import RunImages, sniff_mime
-from faceedit_bench.api.sections import load_run, metric_key
+from faceedit_bench.api.sections import load_run, metric_key, study_csv
 from faceedit_bench_audit.human.ratings import RatingsError
 from faceedit_bench_audit.human.runs import load_rated_runs
 from faceedit_bench_audit.human.to_runs import add_to_run, log_to_trackers
@@ -129,7 +129,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     (run,) = load_rated_runs([args.run])
-    section = winobias_human_section(read_annotations(args.annotations), _items(run.run_dir, run.report),
+    section = winobias_human_section(read_annotations(study_csv(args.annotations)), _items(run.run_dir, run.report),
                                      source=str(args.annotations), confidence=args.confidence)
     out = args.out or run.run_dir
     out.mkdir(parents=True, exist_ok=True)
@@ -150,7 +150,8 @@ def add_actions(actions: Any) -> None:
     e.set_defaults(func=_export)
     w = actions.add_parser("winobias", help="WinoBias annotations by people: the run's statistics from them, rater "
                                             "agreement and the judge's agreement with people")
-    w.add_argument("annotations", type=Path, help=f"CSV: {','.join(REQUIRED)} (the filled sheet)")
+    w.add_argument("annotations", type=Path, help=f"CSV: {','.join(REQUIRED)} (the filled sheet), or a categorical "
+                                                  "study of the winobias metric: study:<id>[@<workspace>]")
     w.add_argument("--run", type=Path, required=True, help="the run whose outputs were annotated")
     w.add_argument("--confidence", type=float, default=0.95, help="confidence level of the intervals")
     w.add_argument("--out", type=Path, help="folder for winobias_human.json (default: the run's folder)")
