@@ -52,7 +52,7 @@ def _list(args: argparse.Namespace) -> int:
     from faceedit_bench.storage.study_tables import StudyTables
 
     for study in StudyTables(_workspace(args)).studies():
-        print(f"{study['study_id']}  {study['kind']:<8}  {study['spec']['title']}")
+        print(f"{study['study_id']}  {study['kind']:<11}  {study['spec']['title']}")
     return 0
 
 

@@ -75,7 +75,8 @@ def checklist_items(runs: Sequence[RunOutputs], metric: str | None, not_asked: d
             for row in rows:
                 expected = _CHOICES.get(row["expected"].strip().casefold())
                 if expected is None:
-                    count(not_asked, f"{name}: a question whose expected answer is not Yes or No (left out of its item)")
+                    count(not_asked, f"{name}: a question whose expected answer is not Yes or No (left out of its "
+                                     "item)")
                     continue
                 qname = f"{row['metric']}:{row['question_id']}"
                 questions.append(check_question(qname, row["question"], facet=row["metric"], expected=expected,
@@ -89,6 +90,6 @@ def checklist_items(runs: Sequence[RunOutputs], metric: str | None, not_asked: d
                           **output.unit(), "metric": name, "images": dict(shown), "shown": shown, "judge": judge,
                           "questions": questions})
     if len(names) > 1:
-        raise FaceEditBenchError(f"the runs' check questions are of different judge metrics ({', '.join(sorted(names))})"
-                                 ": choose one with --metric")
+        raise FaceEditBenchError("the runs' check questions are of different judge metrics "
+                                 f"({', '.join(sorted(names))}): choose one with --metric")
     return (names.pop() if names else metric or ""), items

@@ -61,7 +61,8 @@ def answer_table(tables: StudyTables, study_id: str) -> list[dict[str, Any]]:
             per_item = "facet" in question  # a checklist question: asked about this item only
             rows.append({"annotator": answer.annotator, "item_id": answer.item_id, "question": question["name"],
                          "unit": f"{answer.item_id}|{question['name']}" if per_item else answer.item_id,
-                         "topic": question["facet"] if per_item else question["name"], "shown": shown, "swapped": swapped, "value": canonical(question, shown, swapped),
+                         "topic": question["facet"] if per_item else question["name"], "shown": shown,
+                         "swapped": swapped, "value": canonical(question, shown, swapped),
                          "level": question["level"], "gold": item["gold"] is not None, "item": item})
     return rows
 
