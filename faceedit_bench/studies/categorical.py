@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import string
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from faceedit_bench.errors import FaceEditBenchError
@@ -74,8 +75,6 @@ def _fields(metric: Any, output: Output, session: Any, k: int) -> dict[str, str]
 
     fields = dict(metric.fields(session, k) if metric.fields is not None else step_fields(session, k))
     if metric.face_fields is not None:
-        from pathlib import Path
-
         fields.update(metric.face_fields(Face(output.face_id, output.identity, Path(), (), dict(output.groups)),
                                          session, k))
     return fields

@@ -162,7 +162,7 @@ def yes_rates(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for row in rows:
         by_unit[row["unit"]].append(row)
     out = []
-    for unit, mine in by_unit.items():
+    for mine in by_unit.values():
         item, name = mine[0]["item"], mine[0]["question"]
         question = next(q for q in item["questions"] if q["name"] == name)
         out.append({"item_id": mine[0]["item_id"], "editor": item.get("editor"), "question": name,

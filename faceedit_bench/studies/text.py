@@ -30,7 +30,8 @@ def judge_text(judge: Mapping[str, Any]) -> str:
     kappa = judge.get("cohens_kappa")
     return (f"same answer on {100 * judge['same']:.1f}% of {judge['units']} units · Cohen's κ {number(kappa)}"
             + (f" ({judge['kappa_reason']})" if kappa is None and judge.get("kappa_reason") else "")
-            + (f"; {judge['ties']} tied" if judge.get("ties") else ""))
+            + (f"; {judge['ties']} tied" if judge.get("ties") else "")
+            + (f"; {judge['no_judge_answer']} without a judge answer" if judge.get("no_judge_answer") else ""))
 
 
 def yes_text(rates: list[Mapping[str, Any]]) -> str:
