@@ -49,8 +49,10 @@ def answers_table(run_dir: Path, metric: str | None) -> tuple[str, Path]:
 def _rows(path: Path) -> list[dict[str, str]]:
     rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
     missing = [c for c in COLUMNS if rows and c not in rows[0]]
-    if missing:
-        raise FaceEditBenchError(f"{path}: no column(s) {', '.join(missing)}; rerun the experiment to rewrite it")
+    bad = next((n for n, row in enumerate(rows, start=2) if not (row["k"] or "").isdigit()), None)
+    if missing or bad:
+        problem = f"no column(s) {', '.join(missing)}" if missing else f"line {bad}: k is not a step number"
+        raise FaceEditBenchError(f"{path}: {problem}; rerun the experiment to rewrite it")
     return rows
 
 
