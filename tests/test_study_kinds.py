@@ -286,3 +286,51 @@ def test_the_results_page_of_a_checklist_study_shows_each_questions_yes_rate(tmp
     page = client.get("/studies/s-check").text
     assert 'data-group="judge-human" data-same="' in page and "question 1 of item 3" in page
     assert "answers.csv" in page
+
+
+@pytest.mark.slow(seconds=12)  # one WinoBias run through the engine
+def test_a_categorical_study_of_a_real_winobias_run_shows_the_judges_images_and_human_winobias_reads_it(
+        plugins, compose, synthetic, tmp_path, monkeypatch, capsys):
+    from faceedit_bench.cli import main
+    from tests.fakes.answers import example_from_schema
+    from tests.fakes.gemini import gemini_server
+    from tests.test_protocols import FAST, run, write_testset
+
+    def judge(body: dict) -> str:  # every WinoBias question: the first person, as a man
+        text = "\n".join(p.get("text", "") for p in body["contents"][0]["parts"])
+        if "The target role is:" not in text:
+            return json.dumps(example_from_schema(body["generationConfig"]["responseJsonSchema"]))
+        return json.dumps({"observation": "two people", "target_person": "first", "target_gender": "male"})
+
+    pair = [{"role": "partner", "source": "dataset", "rule": "other_gender"}]
+    sessions = [{"session_id": sid, "steps": [{"instruction": f"The {job} spoke to the clerk.", "prompt_id": sid,
+                                               "meta": {"target_occupation": job, "stereotyped_gender": gender},
+                                               "inputs": pair}]}
+                for sid, job, gender in (("W-01", "janitor", "male"), ("W-26", "housekeeper", "female"))]
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    with gemini_server(api_key=KEY, judge_answer=judge) as server:
+        report = run(plugins, compose, synthetic, write_testset(tmp_path / "wb.json", sessions, name="wb_toy"),
+                     "editor=two_image", "judge=gemini", "judge_metrics=[winobias]",
+                     f"judge.params.base_url={server.url}", *[f"judge.params.{s}" for s in FAST])
+    (run_dir,) = (tmp_path / "ws" / "runs").iterdir()
+    capsys.readouterr()
+    assert main(["study", "create", str(run_dir), "--kind", "categorical", "--metric", "winobias",
+                 "--annotators", "2", "--gold", "1"]) == 0
+    study_id = re.search(r"study (s-[0-9a-f]+)", capsys.readouterr().out).group(1)
+    tables = StudyTables(tmp_path / "ws")
+    items = [i for i in tables.items(study_id).values() if i["gold"] is None]
+    judged = {i["item"]: i for i in report["winobias"]["items"]}  # the section's own record of each item
+    assert len(items) == len(judged) == 8
+    for item in items:
+        expected = judged[f"{item['face_id']}|{item['session_id']}"]
+        assert [digest for _, digest in item["shown"]] == expected["images"]  # both people, then the output
+        assert f"image 3 shows as the {expected['target_occupation']}" in item["questions"][0]["text"]
+        assert item["judge"] == {"target_person": "first", "target_gender": "male"}
+    for annotator in tables.annotators(study_id):
+        for task in tables.tasks(study_id, annotator):
+            tables.record(study_id, annotator, task.item_id, {"target_person": "first", "target_gender": "female"})
+    results = study_results(tmp_path / "ws", study_id)
+    assert results["questions"]["target_gender"]["judge_human"]["same"] == 0.0
+    assert main(["human", "winobias", f"study:{study_id}@{tmp_path / 'ws'}", "--run", str(run_dir),
+                 "--no-tracking"]) == 0
+    assert "WinoBias by people" in capsys.readouterr().out

@@ -6,8 +6,8 @@ What an item needs is found when the study is made and kept with it:
 
 - the images: those of the run judge's answer in the workspace ledger (every input the judge saw, in its
   order, e.g. two input people and the edited image), labelled as the judge's question labels them;
-- the question's fields: the step of the run's test set (loaded by name, and refused when its content hash is
-  not the run's), so fields from the step's metadata (a target role ...) read as the judge read them;
+- the question's fields: the step of the run's test set (loaded as the run's ``config.yaml`` selects it, and
+  refused when its content hash is not the run's), so fields from the step's metadata (a target role ...) read as the judge read them;
 - the judge's answer to each field, for judge-human agreement (a panel whose members disagree on a field
   gives no answer to it).
 
@@ -43,13 +43,29 @@ def load_metric(name: str) -> Any:
     return metric
 
 
-def _sessions(report: dict[str, Any], run: RunOutputs) -> dict[str, Any]:
+def _testset(report: dict[str, Any], run: RunOutputs) -> Any:
+    """The run's test set as the run made it: the ``testset`` its ``config.yaml`` selects (a file's path kept
+    there), else the one its report names (a builtin or a plugin's frozen set)."""
+    from omegaconf import OmegaConf
+
+    from faceedit_bench.config import ComponentConf
+    from faceedit_bench.plugin.manager import current_plugins
+    from faceedit_bench.run.components import create_component
     from faceedit_bench.testsets import load_testset
 
+    config = run.run_dir / "config.yaml"
+    if not config.is_file():
+        return load_testset(str((report.get("testset") or {}).get("name")))
+    selected = OmegaConf.to_container(OmegaConf.load(config)).get("testset") or {}  # type: ignore[union-attr]
+    conf = ComponentConf(name=str(selected.get("name")), params=dict(selected.get("params") or {}))
+    return create_component(current_plugins(), "testset", conf)[0]
+
+
+def _sessions(report: dict[str, Any], run: RunOutputs) -> dict[str, Any]:
     recorded = report.get("testset") or {}
     try:
-        testset = load_testset(str(recorded.get("name")))
-    except (FaceEditBenchError, OSError) as exc:
+        testset = _testset(report, run)
+    except (FaceEditBenchError, OSError, ValueError, KeyError) as exc:
         raise FaceEditBenchError(f"{run.run_dir}: its test set {recorded.get('name')!r} does not load ({exc}); a "
                                  "categorical study fills the judge's question from the test set's steps") from None
     if recorded.get("content_hash") and testset.content_hash != recorded["content_hash"]:
