@@ -39,8 +39,8 @@ from faceedit_bench.studies.items import (
 from faceedit_bench.studies.questions import PAIRWISE, scale_questions
 
 KINDS = ("pairwise", "rating", "checklist", "categorical")
-#: Kinds whose questions are a judge metric's (``--metric``): which may be left out.
-METRIC_KINDS = {"rating": "required", "categorical": "required", "checklist": "optional"}
+#: Kinds whose questions are a judge metric's (``--metric``; a checklist study may take the run's only one).
+METRIC_KINDS = ("rating", "checklist", "categorical")
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ def create_study(workspace: Path, runs: Sequence[Path], settings: Settings) -> C
         if len(read) < 2:
             raise FaceEditBenchError("a pairwise study needs at least two runs (two editors on the same faces)")
         candidates = pairwise_items(read, PAIRWISE.as_dict())
-    elif METRIC_KINDS[settings.kind] == "required" and not settings.metric:
+    elif settings.kind in ("rating", "categorical") and not settings.metric:
         raise FaceEditBenchError(f"a {settings.kind} study needs --metric NAME: the judge metric whose questions "
                                  "people answer (`faceedit-bench plugins` lists the judge metrics)")
     elif settings.kind == "rating":

@@ -157,7 +157,8 @@ def judge_human_categories(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def yes_rates(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Each checklist question of each item: the share of people who answered Yes, with the judge's answer."""
+    """Each checklist question of each item: the share of people who answered Yes, with the judge's answer; those
+    where people and the judge differ most first."""
     by_unit: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for row in rows:
         by_unit[row["unit"]].append(row)
@@ -169,7 +170,8 @@ def yes_rates(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                     "text": question["text"], "expected": question.get("expected"), "answers": len(mine),
                     "yes_rate": sum(r["shown"] == "Yes" for r in mine) / len(mine),
                     "judge": item.get("judge", {}).get(name)})
-    return out
+    return sorted(out, key=lambda r: (-abs(r["yes_rate"] - (r["judge"] == "Yes")) if r["judge"] else 0.0,
+                                      r["item_id"], r["question"]))
 
 
 def gold_checks(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
