@@ -64,7 +64,7 @@ if TYPE_CHECKING:
         Step,
         TestSet,
     )
-    from faceedit_bench.report.run_report import metrics_for_tracking, results_digest, series_for_tracking
+    from faceedit_bench.report.run_report import metrics_for_tracking, results_digest
     from faceedit_bench.scoring.embedding import LazyModels, files_digest
     from faceedit_bench.storage.atomic import atomic_open, write_text
     from faceedit_bench.storage.first_time import built_beside, restore_replaced
@@ -73,7 +73,6 @@ if TYPE_CHECKING:
         csv_records,
         csv_rows,
         file_under,
-        json_lines,
         parse_json,
         read_json,
         read_utf8,
@@ -121,8 +120,7 @@ _HOMES: dict[str, str] = {
                     "faceedit_bench.builtin.datasets._common"),
     # trackers
     **dict.fromkeys(("RunInfo", "StepRecord", "TrackedRun"), "faceedit_bench.plugin.payloads"),
-    **dict.fromkeys(("metrics_for_tracking", "results_digest", "series_for_tracking"),
-                    "faceedit_bench.report.run_report"),
+    **dict.fromkeys(("metrics_for_tracking", "results_digest"), "faceedit_bench.report.run_report"),
     # files: written atomically, locked, read with caps and one-line errors
     "fingerprint": "faceedit_bench.keys",
     "atomic_open": "faceedit_bench.storage.atomic",
@@ -130,7 +128,7 @@ _HOMES: dict[str, str] = {
     "built_beside": "faceedit_bench.storage.first_time",
     "restore_replaced": "faceedit_bench.storage.first_time",
     "file_lock": "faceedit_bench.storage.locks",
-    **dict.fromkeys(("csv_records", "csv_rows", "file_under", "json_lines", "parse_json", "read_json", "read_utf8"),
+    **dict.fromkeys(("csv_records", "csv_rows", "file_under", "parse_json", "read_json", "read_utf8"),
                     "faceedit_bench.storage.user_files"),
 }
 
@@ -153,9 +151,9 @@ __all__ = ["answer_failure", "as_code", "AsyncEditor", "atomic_open", "built_bes
            "EditRequest", "EditResult", "Endpoint", "Face", "FaceDetector", "FaceEditBenchError", "FaceEmbedder",
            "FaceEmbedding", "file_lock", "file_under", "files_digest", "fingerprint", "hookimpl", "HostedComponent",
            "HostedConnection", "HostedParams", "image_only_processor", "ImageError", "is_out_of_memory",
-           "json_lines", "Judge", "JudgeAnswer", "JudgeReply", "JudgeRequest", "label_summary", "LazyModels",
+           "Judge", "JudgeAnswer", "JudgeReply", "JudgeRequest", "label_summary", "LazyModels",
            "locate_model", "metrics_for_tracking", "MicroBatcher", "ModelNotFoundError",
            "openai_shaped_failure", "Outcome", "package_version", "parse_json", "read_json", "read_utf8", "redact",
            "Register", "registered", "require", "restore_replaced", "results_digest", "retry_after_s",
-           "RetryableError", "RunInfo", "series_for_tracking", "Session", "SessionResult", "Step", "StepRecord",
+           "RetryableError", "RunInfo", "Session", "SessionResult", "Step", "StepRecord",
            "TestSet", "torch_dtype", "TrackedRun", "transport_failure", "UnexpectedAnswer", "write_text"]
