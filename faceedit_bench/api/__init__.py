@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from faceedit_bench.execution.hosted_errors import answer_failure, as_code, openai_shaped_failure, transport_failure
     from faceedit_bench.execution.limits import CallLimits
     from faceedit_bench.execution.local_models import (
+        ModelSource,
         check_dtype,
         image_only_processor,
         locate_model,
@@ -109,7 +110,7 @@ _HOMES: dict[str, str] = {
     **dict.fromkeys(("answer_failure", "as_code", "openai_shaped_failure", "transport_failure"),
                     "faceedit_bench.execution.hosted_errors"),
     # local models: files, versions, dtypes, batches
-    **dict.fromkeys(("check_dtype", "image_only_processor", "locate_model", "package_version",
+    **dict.fromkeys(("ModelSource", "check_dtype", "image_only_processor", "locate_model", "package_version",
                      "torch_dtype"), "faceedit_bench.execution.local_models"),
     "LazyModels": "faceedit_bench.scoring.embedding",
     "files_digest": "faceedit_bench.scoring.embedding",
@@ -152,7 +153,7 @@ __all__ = ["answer_failure", "as_code", "AsyncEditor", "atomic_open", "built_bes
            "FaceEmbedding", "file_lock", "file_under", "files_digest", "fingerprint", "hookimpl", "HostedComponent",
            "HostedConnection", "HostedParams", "image_only_processor", "ImageError", "is_out_of_memory",
            "Judge", "JudgeAnswer", "JudgeReply", "JudgeRequest", "label_summary", "LazyModels",
-           "locate_model", "metrics_for_tracking", "MicroBatcher", "ModelNotFoundError",
+           "locate_model", "metrics_for_tracking", "MicroBatcher", "ModelNotFoundError", "ModelSource",
            "openai_shaped_failure", "Outcome", "package_version", "parse_json", "read_json", "read_utf8", "redact",
            "Register", "registered", "require", "restore_replaced", "results_digest", "retry_after_s",
            "RetryableError", "RunInfo", "Session", "SessionResult", "Step", "StepRecord",

@@ -13,10 +13,8 @@ machine) and readable. The judge sees I_{k-1} (first image) and I_k (second imag
 
 from __future__ import annotations
 
-from typing import Any
-
 from faceedit_bench.api import Session, TestSet
-from faceedit_bench.api.judging import load_taxonomy
+from faceedit_bench.api.judging import Taxonomy, load_taxonomy
 from faceedit_bench_creval.questions import CheckQuestion, QuestionItem, QuestionSet, merge_items
 
 FACE_QUESTIONS_VERSION = "2"
@@ -56,7 +54,7 @@ def _q(n: int, text: str, weight: int, thinking: str) -> CheckQuestion:
     return CheckQuestion(f"Q{n}", text, "Yes", weight, ("Yes", "No"), thinking)
 
 
-def step_questions(session: Session, k: int, taxonomy: Any = None) -> dict[str, tuple[CheckQuestion, ...]]:
+def step_questions(session: Session, k: int, taxonomy: Taxonomy | None = None) -> dict[str, tuple[CheckQuestion, ...]]:
     """The IF, VC and VQ questions of step k of a taxonomy-bound session."""
     taxonomy = taxonomy or load_taxonomy()
     step = session.steps[k - 1]
@@ -81,13 +79,13 @@ def step_questions(session: Session, k: int, taxonomy: Any = None) -> dict[str, 
     return {"IF": if_questions, "VC": tuple(vc), "VQ": vq}
 
 
-def face_item(session: Session, k: int, taxonomy: Any = None) -> QuestionItem:
+def face_item(session: Session, k: int, taxonomy: Taxonomy | None = None) -> QuestionItem:
     step = session.steps[k - 1]
     return QuestionItem(f"{session.session_id}/{k}", session.session_id, k, step.instruction,
                         step_questions(session, k, taxonomy), None, step.axis, step.sub_axis)
 
 
-def face_question_set(testset: TestSet, taxonomy: Any = None) -> QuestionSet:
+def face_question_set(testset: TestSet, taxonomy: Taxonomy | None = None) -> QuestionSet:
     """The frozen question set of a taxonomy-bound test set (every step of every session)."""
     taxonomy = taxonomy or load_taxonomy()
     if not testset.bound:

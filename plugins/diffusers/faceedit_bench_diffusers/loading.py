@@ -13,15 +13,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import ModelNotFoundError, image_only_processor
+from faceedit_bench.api import ModelNotFoundError, ModelSource, image_only_processor
 
 #: A loaded tokenizer this small is the silent offline fallback of transformers, not a vocabulary.
 _MIN_TOKENIZER_SIZE = 3
 
 
-def check_components(source: Any) -> None:
-    """Every component named in the model_index.json of ``source`` (what ``locate_model`` found) has its folder:
-    a missing tokenizer folder would otherwise load as transformers' silent 2-token offline fallback."""
+def check_components(source: ModelSource) -> None:
+    """Every component named in model_index.json has its folder: a missing tokenizer folder
+    would otherwise load as transformers' silent 2-token offline fallback."""
     missing = [name for name, spec in source.index.items()
                if not name.startswith("_") and isinstance(spec, list) and spec[0] is not None
                and not (source.path / name).is_dir()]
@@ -30,7 +30,7 @@ def check_components(source: Any) -> None:
                             f"{', '.join(missing)}: an incomplete download; {source.how_to_get()}")
 
 
-def check_tokenizers(pipe: Any, source: Any) -> None:
+def check_tokenizers(pipe: Any, source: ModelSource) -> None:
     for name, component in getattr(pipe, "components", {}).items():
         if "token" not in name and "processor" not in name:
             continue

@@ -6,13 +6,12 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from faceedit_bench_diffusers import editors, loading
 
-from faceedit_bench.api import EditRequest, ModelNotFoundError, Outcome, locate_model
+from faceedit_bench.api import EditRequest, ModelNotFoundError, ModelSource, Outcome, locate_model
 from faceedit_bench.api.testing import gradient_image
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -92,7 +91,7 @@ def test_a_two_token_tokenizer_is_caught_after_loading() -> None:
     class Pipe:
         components = {"tokenizer": ["<unk>", "<pad>"], "text_encoder": object()}
 
-    source = SimpleNamespace(name="acme/x", how_to_get=lambda: "h")  # what the check reads of a located model
+    source = ModelSource("acme/x", Path("."), None, "h", {})
     with pytest.raises(ModelNotFoundError, match="2 tokens"):
         loading.check_tokenizers(Pipe(), source)
 
