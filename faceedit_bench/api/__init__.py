@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from faceedit_bench.execution.secrets import redact
     from faceedit_bench.keys import fingerprint
     from faceedit_bench.plugin.payloads import RunInfo, StepRecord, TrackedRun
-    from faceedit_bench.plugin.protocols import AsyncEditor, Editor, FaceDetector, FaceEmbedder, Judge
+    from faceedit_bench.plugin.protocols import AsyncEditor, FaceDetector, FaceEmbedder, Judge
     from faceedit_bench.plugin.registry import Register
     from faceedit_bench.records import (
         DetectedFace,
@@ -88,7 +88,7 @@ _HOMES: dict[str, str] = {
     "registered": "faceedit_bench.api._plugin_set",
     "create_registered": "faceedit_bench.api._plugin_set",
     # the component protocols
-    **dict.fromkeys(("AsyncEditor", "Editor", "FaceDetector", "FaceEmbedder", "Judge"), "faceedit_bench.plugin.protocols"),
+    **dict.fromkeys(("AsyncEditor", "FaceDetector", "FaceEmbedder", "Judge"), "faceedit_bench.plugin.protocols"),
     # the records components exchange
     **dict.fromkeys(("DetectedFace", "EditRequest", "EditResult", "Face", "FaceEmbedding", "JudgeAnswer",
                      "JudgeReply", "JudgeRequest", "Outcome", "Session", "SessionResult", "Step", "TestSet"),
@@ -148,7 +148,7 @@ def __dir__() -> list[str]:
 
 __all__ = ["answer_failure", "as_code", "AsyncEditor", "atomic_open", "built_beside", "CallLimits",
            "check_dataset_params", "check_dtype", "check_prices", "ConfigError", "count_request",
-           "create_registered", "csv_records", "csv_rows", "DatasetError", "demographics", "DetectedFace", "Editor",
+           "create_registered", "csv_records", "csv_rows", "DatasetError", "demographics", "DetectedFace",
            "EditRequest", "EditResult", "Endpoint", "Face", "FaceDetector", "FaceEditBenchError", "FaceEmbedder",
            "FaceEmbedding", "file_lock", "file_under", "files_digest", "fingerprint", "hookimpl", "HostedComponent",
            "HostedConnection", "HostedParams", "image_only_processor", "ImageError", "is_out_of_memory",
