@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from faceedit_bench.api.judging import panel_number
-from faceedit_bench.api.statistics import Threshold, threshold_rate
+from faceedit_bench.api.statistics import Threshold
 from faceedit_bench_audit.audit.items import AuditItem
 from faceedit_bench_audit.audit.rubric import VALUE_FIELDS
 
@@ -44,7 +44,7 @@ def _rates(items: Sequence[AuditItem], rules: Mapping[str, tuple[str, Threshold]
     out = {}
     for name, (axis, threshold) in rules.items():
         values = [float(v) for i in items if (v := i.scores.get(axis)) is not None]
-        r = threshold_rate(values, threshold, confidence=confidence, what=axis)
+        r = threshold.rate(values, confidence=confidence, what=axis)
         out[name] = {k: r[k] for k in FIELDS}
     return out
 
