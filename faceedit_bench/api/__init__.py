@@ -41,7 +41,6 @@ if TYPE_CHECKING:
         ModelSource,
         check_dtype,
         image_only_processor,
-        locate_model,
         package_version,
         torch_dtype,
     )
@@ -110,7 +109,7 @@ _HOMES: dict[str, str] = {
     **dict.fromkeys(("answer_failure", "as_code", "openai_shaped_failure", "transport_failure"),
                     "faceedit_bench.execution.hosted_errors"),
     # local models: files, versions, dtypes, batches
-    **dict.fromkeys(("ModelSource", "check_dtype", "image_only_processor", "locate_model", "package_version",
+    **dict.fromkeys(("ModelSource", "check_dtype", "image_only_processor", "package_version",
                      "torch_dtype"), "faceedit_bench.execution.local_models"),
     "LazyModels": "faceedit_bench.scoring.embedding",
     "files_digest": "faceedit_bench.scoring.embedding",
@@ -153,7 +152,7 @@ __all__ = ["answer_failure", "as_code", "AsyncEditor", "atomic_open", "built_bes
            "FaceEmbedding", "file_lock", "file_under", "files_digest", "fingerprint", "hookimpl", "HostedComponent",
            "HostedConnection", "HostedParams", "image_only_processor", "ImageError", "is_out_of_memory",
            "Judge", "JudgeAnswer", "JudgeReply", "JudgeRequest", "label_summary", "LazyModels",
-           "locate_model", "metrics_for_tracking", "MicroBatcher", "ModelNotFoundError", "ModelSource",
+           "metrics_for_tracking", "MicroBatcher", "ModelNotFoundError", "ModelSource",
            "openai_shaped_failure", "Outcome", "package_version", "parse_json", "read_json", "read_utf8", "redact",
            "Register", "registered", "require", "restore_replaced", "results_digest", "retry_after_s",
            "RetryableError", "RunInfo", "Session", "SessionResult", "Step", "StepRecord",
