@@ -10,7 +10,7 @@ conditions, a judge asked outside a run, judge panels, and the test sets and tax
   answers;
 * test sets: :func:`load_testset`, :data:`TESTSET_NAMES` (the builtin ones), :func:`parse_testset` (a frozen test
   set's JSON, validated), :class:`PublishedSample` (the items a paper ran, ``faceedit_register_samples``),
-  :func:`load_taxonomy` and :class:`Taxonomy` (the edits' taxonomy the builtin test sets are bound to).
+  :class:`Taxonomy` (``Taxonomy.builtin()``: the edits' taxonomy the builtin test sets are bound to).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from faceedit_bench.scoring.judge.declared import JudgeMetric, JudgeValue, NotAs
 from faceedit_bench.scoring.judge.outside_run import JudgeSession
 from faceedit_bench.scoring.judge.panel import tolerance_number as panel_number
 from faceedit_bench.scoring.judge.service import PromptTemplate
-from faceedit_bench.taxonomy import Taxonomy, load_taxonomy
+from faceedit_bench.taxonomy import Taxonomy
 from faceedit_bench.testsets import TESTSET_NAMES, load_testset, parse_testset
 
 __all__ = ["TESTSET_NAMES", "ConditionTemplate", "JudgeMetric", "JudgeSession", "JudgeValue",
            "NotAsked", "PromptTemplate", "PublishedSample", "Question", "Taxonomy",
-           "load_taxonomy", "load_testset", "panel_number", "parse_testset", "step_fields"]
+           "load_testset", "panel_number", "parse_testset", "step_fields"]
