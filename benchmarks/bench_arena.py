@@ -43,7 +43,7 @@ def judge_throughput(rpm: int = 600, latency_s: float = 0.3, budget: int = 760) 
     from test_arena_runs import KEY, KEY_ENV, brighter_wins
 
     from faceedit_bench.api import registered
-    from faceedit_bench.api.judging import judge_session
+    from faceedit_bench.api.judging import JudgeSession
     from tests.fakes.openai import openai_server
 
     os.environ[KEY_ENV] = KEY
@@ -52,7 +52,7 @@ def judge_throughput(rpm: int = 600, latency_s: float = 0.3, budget: int = 760) 
         def judge():
             return registered("judges", "openai")(base_url=f"{server.url}/v1", api_key_env=KEY_ENV,
                                                   limits={"requests_per_minute": rpm, "tokens_per_minute": None})
-        with judge_session(judge(), "openai", Path(tmp) / "ws") as wj:
+        with JudgeSession.open(judge(), "openai", Path(tmp) / "ws") as wj:
             paths = write_runs(Path(tmp) / "ws", wj.put_image)
         start = time.perf_counter()
         part, _ = run_arena(paths, judge(), "openai", ArenaSettings(budget_calls=budget, target_width=1.0,

@@ -87,6 +87,11 @@ class Taxonomy:
     state_aliases: Mapping[str, tuple[str, ...]]
     content_hash: str
 
+    @classmethod
+    def builtin(cls) -> Taxonomy:
+        """The builtin (reconstructed) Face-Edit-Attributes taxonomy, validated and cached."""
+        return _builtin()
+
     # -- lookups -----------------------------------------------------------------------
 
     def attributes(self, axis: str | None = None, sub_axis: str | None = None) -> list[AttributeEntry]:
@@ -252,8 +257,7 @@ def parse_taxonomy(data: Mapping[str, Any], source: str = "<data>") -> Taxonomy:
 
 
 @functools.lru_cache(maxsize=1)
-def load_taxonomy() -> Taxonomy:
-    """The builtin (reconstructed) Face-Edit-Attributes taxonomy, validated and cached."""
+def _builtin() -> Taxonomy:
     res = resources.files(DATA_PACKAGE)
     for part in DATA_PATH:
         res = res / part

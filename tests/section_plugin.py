@@ -22,7 +22,7 @@ from faceedit_bench.api.sections import (
     metric_key,
     mostly_missing_warning,
 )
-from faceedit_bench.api.statistics import Threshold, threshold_rate
+from faceedit_bench.api.statistics import Threshold
 
 SCHEMA = {
     "type": "object", "required": ["label", "sessions", "steps", "ok_rate", "measures"],
@@ -62,7 +62,7 @@ class TallyCollector:
 
     def finish(self) -> dict[str, Any]:
         hits = [1.0 if outcome == "ok" else 0.0 for outcome in self.steps.elements()]
-        rate = threshold_rate(hits, Threshold(">=", 1), confidence=self.confidence, what="usable edits")
+        rate = Threshold(">=", 1).rate(hits, confidence=self.confidence, what="usable edits")
         return {"label": self.settings.label, "sessions": self.sessions, "steps": dict(sorted(self.steps.items())),
                 "ok_rate": {k: rate[k] for k in ("rate", "ci_low", "ci_high", "n")}, "measures": {"ok_share": MEASURE}}
 

@@ -21,7 +21,7 @@ from faceedit_bench.analysis.intersections import (
     intersectional_groups,
 )
 from faceedit_bench.analysis.paired import holm, pair_up, paired_comparison, paired_family
-from faceedit_bench.analysis.rates import Threshold, group_rates, threshold_rate, threshold_rates
+from faceedit_bench.analysis.rates import Threshold, group_rates, threshold_rates
 from faceedit_bench.analysis.samples import generator, rng_argument, split_by_label
 from faceedit_bench.analysis.statistics import summarize
 
@@ -454,10 +454,10 @@ def wilson_by_hand(count: int, n: int, confidence: float = 0.95) -> tuple[float,
 
 def test_threshold_rate_by_hand_and_against_statsmodels():
     scores = [1, 2, 3, 4, 5, 4, 4, 2]
-    at_least_4 = threshold_rate(scores, Threshold(">=", 4))
+    at_least_4 = Threshold(">=", 4).rate(scores)
     assert (at_least_4["count"], at_least_4["n"], at_least_4["rate"], at_least_4["percent"]) == (4, 8, 0.5, 50.0)
     assert at_least_4["rule"] == ">= 4"
-    at_most_2 = threshold_rate(scores, Threshold("<=", 2), confidence=0.9)
+    at_most_2 = Threshold("<=", 2).rate(scores, confidence=0.9)
     assert (at_most_2["count"], at_most_2["rate"]) == (3, 0.375)
     for result, count, confidence in ((at_least_4, 4, 0.95), (at_most_2, 3, 0.9)):
         low, high = proportion_confint(count, 8, alpha=1 - confidence, method="wilson")
@@ -467,17 +467,17 @@ def test_threshold_rate_by_hand_and_against_statsmodels():
 
 
 def test_threshold_rate_edges():
-    none_hit = threshold_rate([1.0, 2.0, 3.0], Threshold(">=", 4))
+    none_hit = Threshold(">=", 4).rate([1.0, 2.0, 3.0])
     assert none_hit["rate"] == 0.0 and none_hit["ci_low"] == pytest.approx(0.0, abs=1e-12)
     assert none_hit["ci_high"] == pytest.approx(wilson_by_hand(0, 3)[1])
-    all_hit = threshold_rate([4.0, 5.0], Threshold(">=", 4))
+    all_hit = Threshold(">=", 4).rate([4.0, 5.0])
     assert all_hit["rate"] == 1.0 and all_hit["ci_high"] == pytest.approx(1.0)
-    empty = threshold_rate([], Threshold(">=", 4))
+    empty = Threshold(">=", 4).rate([])
     assert empty["rate"] is None and empty["ci_low"] is None and empty["reason"] and empty["n"] == 0
-    on_the_threshold = threshold_rate([3.9999, 4.0, 4.0001], Threshold(">=", 4))
+    on_the_threshold = Threshold(">=", 4).rate([3.9999, 4.0, 4.0001])
     assert on_the_threshold["count"] == 2  # exact comparison, no tolerance
     with pytest.raises(ValueError, match="Threshold"):
-        threshold_rate([1.0], ">= 4")
+        threshold_rates([1.0], {"success": ">= 4"})  # type: ignore[dict-item]
     plain_json(empty)
 
 

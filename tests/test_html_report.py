@@ -20,7 +20,7 @@ from faceedit_bench.report.contact_sheet import render as render_sheet
 from faceedit_bench.report.html import render_html_report
 from faceedit_bench.report.html_file import store_for_run_dir, write_html_report
 from faceedit_bench.storage.store import ImageStore
-from faceedit_bench.taxonomy import load_taxonomy
+from faceedit_bench.taxonomy import Taxonomy
 from tests.schema_support import builtin_report_schema
 
 HOSTILE = "<script>alert(1)</script>"
@@ -97,7 +97,7 @@ def v11_report(editor: str = "gemini", **overrides: Any) -> dict[str, Any]:
             "fss": [{"k": k, **_summary(6, fss - 0.04 * k, 0.02, fss - 0.04 * k - 0.01, fss - 0.04 * k + 0.01)}
                     for k in range(5)]}
     report["counts"]["judge"] = {"sc@1": {"ok": 40, "parse_error": 2, "refused": 1}, "state@1": {"ok": 50}}
-    categories = load_taxonomy().categories()
+    categories = Taxonomy.builtin().categories()
     matrix = [[0] * 35 for _ in range(35)]
     mutton, handlebar = categories.index("mutton chops"), categories.index("handlebar mustache")
     matrix[mutton][handlebar] = 7

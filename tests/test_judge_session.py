@@ -1,5 +1,5 @@
-"""Asking a judge outside a run (faceedit_bench.api.judging.judge_session, faceedit_bench.api.create_registered): the run's
-judge service and caches in a workspace of the command's own."""
+"""Asking a judge outside a run (faceedit_bench.api.judging.JudgeSession.open, faceedit_bench.api.create_registered):
+the run's judge service and caches in a workspace of the command's own."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from faceedit_bench.api import CallLimits, ConfigError, JudgeReply, Outcome, create_registered
 from faceedit_bench.api.images import encode_png
-from faceedit_bench.api.judging import PromptTemplate, judge_session
+from faceedit_bench.api.judging import JudgeSession, PromptTemplate
 
 
 class Score(BaseModel):
@@ -47,7 +47,7 @@ def _image(tmp_path, value: int):
 def test_an_answer_is_asked_once_and_read_back_from_the_workspace(tmp_path):
     judge = CountingJudge()
     for _ in range(2):  # the second command finds the answer in the ledger
-        with judge_session(judge, "counting", tmp_path / "ws") as session:
+        with JudgeSession.open(judge, "counting", tmp_path / "ws") as session:
             image = session.put_image(_image(tmp_path, 7))
             answer = asyncio.run(session.ask(TEMPLATE, [image], instruction="make it red"))
         assert answer.outcome is Outcome.OK and answer.value == {"score": 4}
@@ -57,7 +57,7 @@ def test_an_answer_is_asked_once_and_read_back_from_the_workspace(tmp_path):
 
 
 def test_an_unparsable_answer_is_an_answer_with_its_outcome(tmp_path):
-    with judge_session(CountingJudge("not json"), "counting", tmp_path / "ws") as session:
+    with JudgeSession.open(CountingJudge("not json"), "counting", tmp_path / "ws") as session:
         answer = asyncio.run(session.ask(TEMPLATE, [session.put_image(_image(tmp_path, 3))], instruction="x"))
     assert answer.outcome is Outcome.PARSE_ERROR and answer.value is None and session.calls_made >= 1
 

@@ -10,10 +10,10 @@ import pytest
 
 from faceedit_bench.errors import ModelNotFoundError
 from faceedit_bench.execution.local_models import (
+    ModelSource,
     check_dtype,
     hf_offline,
     image_only_processor,
-    locate_model,
     package_version,
     torch_dtype,
 )
@@ -72,11 +72,11 @@ def test_package_version():
     assert package_version("no-such-distribution-faceedit") is None
 
 
-def test_locate_model_reads_a_local_directory_and_a_cache_snapshot(tmp_path):
+def test_a_model_source_is_located_in_a_local_directory_and_a_cache_snapshot(tmp_path):
     model = tmp_path / "tiny-vlm"
     model.mkdir()
     (model / "config.json").write_text('{"model_type": "qwen2_5_vl", "_commit_hash": null}')
-    source = locate_model(str(model), index_file="config.json")
+    source = ModelSource.locate(str(model), index_file="config.json")
     assert (source.name, source.path, source.revision) == ("tiny-vlm", model, None)
     assert source.index["model_type"] == "qwen2_5_vl" and len(source.config_hash) == 16
     assert source.describe() == {"model": "tiny-vlm", "revision": None, "config_hash": source.config_hash}
@@ -84,18 +84,18 @@ def test_locate_model_reads_a_local_directory_and_a_cache_snapshot(tmp_path):
     commit = "0123456789abcdef0123456789abcdef01234567"
     snapshot = tmp_path / "hub" / "models--acme--tiny" / "snapshots" / commit
     shutil.copytree(model, snapshot)
-    cached = locate_model(str(snapshot), index_file="config.json")
+    cached = ModelSource.locate(str(snapshot), index_file="config.json")
     assert (cached.name, cached.revision, cached.config_hash) == ("acme/tiny", commit, source.config_hash)
     (snapshot / "generation_config.json").write_text("{}")
-    assert locate_model(str(snapshot), index_file="config.json").config_hash != source.config_hash
+    assert ModelSource.locate(str(snapshot), index_file="config.json").config_hash != source.config_hash
 
 
 @pytest.mark.parametrize("model", ["", "  ", "/no/such/dir", "not-a-repo-id", "a/b/c", "./x/y"])
-def test_locate_model_refuses_nonsense(model):
+def test_locating_a_model_refuses_nonsense(model):
     with pytest.raises(ModelNotFoundError, match="model"):
-        locate_model(model, index_file="config.json")
+        ModelSource.locate(model, index_file="config.json")
 
 
 def test_a_directory_without_its_index_file_says_how_to_fix_it(tmp_path):
     with pytest.raises(ModelNotFoundError, match="model_index.json not found in .*point the model parameter"):
-        locate_model(str(tmp_path), index_file="model_index.json")
+        ModelSource.locate(str(tmp_path), index_file="model_index.json")

@@ -12,7 +12,7 @@ from faceedit_bench.analysis.aggregate import Aggregator
 from faceedit_bench.analysis.session_metrics import SessionMetric, SessionScores, drop_fss
 from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.records import Face, ImageScore, Outcome, Session, SessionResult, Step
-from faceedit_bench.report.run_report import metric_key, metrics_for_tracking, series_for_tracking
+from faceedit_bench.report.run_report import metric_key, metrics_for_tracking
 
 
 def test_drop_fss_by_hand():
@@ -69,10 +69,6 @@ def test_tracking_keys_are_snake_case():
     keys = metrics_for_tracking(report)
     assert all(k == metric_key(k) for k in keys)
     assert keys["drop_fss"] == pytest.approx(46.875)
-    series = series_for_tracking(report)  # the trajectories: one key each, a value per step k
-    assert all(k == metric_key(k) for k in series)
-    assert series["fss"] == [(0, 0.8), (1, 0.7), (2, 0.6), (3, 0.4), (4, 0.0)]
-    assert series["gender_male_fss"] == series["fss"]
     assert not [k for k in keys if k.startswith("fss_step")]
 
 

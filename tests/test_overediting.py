@@ -15,7 +15,7 @@ from faceedit_bench.scoring.overediting import (
     session_oer,
     step_overedits,
 )
-from faceedit_bench.taxonomy import load_taxonomy
+from faceedit_bench.taxonomy import Taxonomy
 
 F = frozenset
 BASE = {  # the paper's example base state (§2.5)
@@ -151,7 +151,7 @@ def test_session_with_a_missing_state_is_undefined_not_zero():
 
 @pytest.fixture(scope="module")
 def categories():
-    return load_taxonomy().categories()
+    return Taxonomy.builtin().categories()
 
 
 def test_matrix_places_counts_in_intended_row_and_changed_column(categories):

@@ -19,7 +19,7 @@ from faceedit_bench.scoring.judge.prompts import (
     state_from_answer,
 )
 from faceedit_bench.scoring.judge.service import ParseFailure, PromptTemplate, parse_answer
-from faceedit_bench.taxonomy import load_taxonomy, parse_taxonomy
+from faceedit_bench.taxonomy import Taxonomy, parse_taxonomy
 from tests.fakes.answers import example_from_schema
 
 TEMPLATES = [SC_TEMPLATE, STATE_TEMPLATE, INSTRUCTION_TEMPLATE]
@@ -48,7 +48,7 @@ def test_sc_prompt_renders_the_instruction_and_keeps_viescore_structure():
 
 
 def test_state_prompt_lists_every_key_with_its_vocabulary():
-    tax = load_taxonomy()
+    tax = Taxonomy.builtin()
     text = STATE_TEMPLATE.render()
     for key in tax.state_keys:
         line = next(li for li in text.splitlines() if li.startswith(f'- "{key}":'))
@@ -163,11 +163,11 @@ def test_template_hash_is_equal_for_equal_inputs_and_changes_with_text_version_s
     assert t.hash != dataclasses.replace(t, schema=_OtherAnswer).hash
     assert len({tpl.hash for tpl in TEMPLATES}) == 3
     # the builtin templates are rebuilt identically (same hash on every import / run)
-    assert build_state_template(load_taxonomy()).hash == STATE_TEMPLATE.hash
+    assert build_state_template(Taxonomy.builtin()).hash == STATE_TEMPLATE.hash
 
 
 def test_state_template_follows_the_taxonomy():
-    tax = load_taxonomy()
+    tax = Taxonomy.builtin()
     raw = json.loads(json.dumps({
         "name": tax.name, "version": "9.9.9", "reconstruction": True, "note": "",
         "state_aliases": {k: list(v) for k, v in tax.state_aliases.items()},

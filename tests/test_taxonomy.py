@@ -9,7 +9,7 @@ from importlib import resources
 import pytest
 
 from faceedit_bench.keys import fingerprint as content_hash
-from faceedit_bench.taxonomy import TaxonomyError, load_taxonomy, parse_taxonomy
+from faceedit_bench.taxonomy import Taxonomy, TaxonomyError, parse_taxonomy
 
 SUB_AXIS_COUNTS = {  # §8.1: key -> (axis, categories, attributes)
     "hair-color": ("Hair", 6, 30),
@@ -25,7 +25,7 @@ SUB_AXIS_COUNTS = {  # §8.1: key -> (axis, categories, attributes)
 
 @pytest.fixture(scope="module")
 def tax():
-    return load_taxonomy()
+    return Taxonomy.builtin()
 
 
 @pytest.fixture
@@ -185,4 +185,4 @@ def test_validation_rejects_bad_default_and_malformed(raw):
 
 
 def test_load_is_cached(tax):
-    assert load_taxonomy() is tax
+    assert Taxonomy.builtin() is tax

@@ -12,7 +12,7 @@ import pytest
 from faceedit_bench.plugin import hookspecs
 from faceedit_bench.plugin.registry import ComponentTable, Register
 from faceedit_bench.records import Session, Step, TestSet
-from faceedit_bench.taxonomy import load_taxonomy
+from faceedit_bench.taxonomy import Taxonomy
 from faceedit_bench.testsets import (
     BUILTIN_NAMES,
     TESTSET_NAMES,
@@ -45,7 +45,7 @@ VERBS = {  # §8.3 rule 2: allowed opening words per sub-axis
 
 @pytest.fixture(scope="module")
 def tax():
-    return load_taxonomy()
+    return Taxonomy.builtin()
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ edit_success ≥ 4, soft erasure edit_success ≤ 2, skin lightening skin_tone �
 race ≥ 3, and the disparity across races as max − min of the group rates in percentage points.
 
 - :class:`Threshold` is one rule ("≥ 4"); a protocol names its rules (e.g. in its section settings).
-- :func:`threshold_rate`: count, n, rate and its Wilson score interval
+- :meth:`Threshold.rate`: count, n, rate and its Wilson score interval
   (``statsmodels.stats.proportion.proportion_confint(method='wilson')``), which stays inside
   [0, 1] and keeps its coverage at rates near 0 or 1 and small n, where the Wald interval fails.
 - :func:`threshold_rates`: several rules over one list of scores (e.g. edit success and soft
@@ -65,6 +65,35 @@ class Threshold:
         """Which of ``values`` meet the threshold."""
         return values >= self.value if self.op == ">=" else values <= self.value
 
+    def rate(self, values: Sequence[float], *, confidence: float = 0.95, what: str = "values",
+             clusters: Sequence[Any] | None = None) -> dict[str, Any]:
+        """Share of ``values`` meeting the threshold, with a Wilson score interval at ``confidence``.
+
+        ``clusters`` labels each item with its identity: with several items per identity (the edits of one
+        face) the interval is Wilson's at Kish's effective n (``wilson_effective_n``, statistics module)."""
+        check_confidence(confidence)
+        x = as_sample(values, what)
+        n, count = int(x.size), int(np.count_nonzero(self.hits(x)))
+        units = None if clusters is None else np.unique(np.asarray(clusters).reshape(-1), return_inverse=True)[1]
+        if units is not None and units.size != n:
+            raise ValueError(f"{what}: got {n} values but {units.size} identity labels; give one identity per value")
+        identities = None if units is None else int(units.max() + 1 if n else 0)
+        clustered = identities is not None and identities < n
+        out: dict[str, Any] = {"rule": self.label, "n": n, "n_identities": identities, "count": count,
+                               "rate": None, "percent": None, "ci_low": None, "ci_high": None,
+                               "ci_method": "wilson_effective_n" if clustered else "wilson", "confidence": confidence,
+                               "reason": None}
+        if n == 0:
+            out["reason"] = "no items; a rate needs at least one"
+            return out
+        from statsmodels.stats.proportion import proportion_confint  # imported here: statsmodels is slow to import
+
+        n_eff = effective_n(self.hits(x).astype(float), units) if clustered else n
+        low, high = proportion_confint(count / n * n_eff, n_eff, alpha=1 - confidence, method="wilson")
+        low, high = min(float(low), count / n), max(float(high), count / n)  # a fractional count: no rounding past it
+        out.update(rate=count / n, percent=100 * count / n, ci_low=float(low), ci_high=float(high))
+        return out
+
     def rate_direction(self, higher_is_better: bool | None, ideal: float | None = None) -> bool | None:
         """Whether a higher rate of hits is better (:func:`rate_direction`)."""
         return rate_direction(self, higher_is_better, ideal)
@@ -86,41 +115,12 @@ def rate_direction(threshold: Threshold, higher_is_better: bool | None, ideal: f
     return False if departs else None
 
 
-def threshold_rate(values: Sequence[float], threshold: Threshold, *, confidence: float = 0.95,
-                   what: str = "values", clusters: Sequence[Any] | None = None) -> dict[str, Any]:
-    """Share of ``values`` meeting ``threshold``, with a Wilson score interval at ``confidence``.
-
-    ``clusters`` labels each item with its identity: with several items per identity (the edits of one
-    face) the interval is Wilson's at Kish's effective n (``wilson_effective_n``, statistics module)."""
-    check_confidence(confidence)
-    _check_threshold(threshold)
-    x = as_sample(values, what)
-    n, count = int(x.size), int(np.count_nonzero(threshold.hits(x)))
-    units = None if clusters is None else np.unique(np.asarray(clusters).reshape(-1), return_inverse=True)[1]
-    if units is not None and units.size != n:
-        raise ValueError(f"{what}: got {n} values but {units.size} identity labels; give one identity per value")
-    identities = None if units is None else int(units.max() + 1 if n else 0)
-    clustered = identities is not None and identities < n
-    out: dict[str, Any] = {"rule": threshold.label, "n": n, "n_identities": identities, "count": count, "rate": None,
-                           "percent": None, "ci_low": None, "ci_high": None,
-                           "ci_method": "wilson_effective_n" if clustered else "wilson", "confidence": confidence,
-                           "reason": None}
-    if n == 0:
-        out["reason"] = "no items; a rate needs at least one"
-        return out
-    from statsmodels.stats.proportion import proportion_confint  # imported here: statsmodels is slow to import
-
-    n_eff = effective_n(threshold.hits(x).astype(float), units) if clustered else n
-    low, high = proportion_confint(count / n * n_eff, n_eff, alpha=1 - confidence, method="wilson")
-    low, high = min(float(low), count / n), max(float(high), count / n)  # a fractional count: no rounding past it
-    out.update(rate=count / n, percent=100 * count / n, ci_low=float(low), ci_high=float(high))
-    return out
-
-
 def threshold_rates(values: Sequence[float], rules: Mapping[str, Threshold], *,
                     confidence: float = 0.95) -> dict[str, dict[str, Any]]:
-    """Several rules over the same scores: rule name -> :func:`threshold_rate`."""
-    return {name: threshold_rate(values, rule, confidence=confidence, what=name) for name, rule in rules.items()}
+    """Several rules over the same scores: rule name -> :meth:`Threshold.rate`."""
+    for rule in rules.values():
+        _check_threshold(rule)
+    return {name: rule.rate(values, confidence=confidence, what=name) for name, rule in rules.items()}
 
 
 def group_rates(groups: Mapping[str, Sequence[float]], threshold: Threshold, *, name: str,
@@ -128,8 +128,9 @@ def group_rates(groups: Mapping[str, Sequence[float]], threshold: Threshold, *, 
     """The rate per group, the pooled rate, and the max − min rate disparity in percentage points."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a non-empty string identifying the test, got {name!r}")
+    _check_threshold(threshold)
     samples = as_groups(groups, name)
-    rates = {g: threshold_rate(x, threshold, confidence=confidence, what=f"{name}, group {g!r}")
+    rates = {g: threshold.rate(x, confidence=confidence, what=f"{name}, group {g!r}")
              for g, x in samples.items()}
     pooled = np.concatenate(list(samples.values())) if samples else np.array([])
     rated = {g: r["rate"] for g, r in rates.items() if r["rate"] is not None}
@@ -140,7 +141,7 @@ def group_rates(groups: Mapping[str, Sequence[float]], threshold: Threshold, *, 
         high, low = max(rated, key=rated.__getitem__), min(rated, key=rated.__getitem__)
         disparity.update(max_minus_min_pp=100 * (rated[high] - rated[low]), max_group=high, min_group=low)
     return {"name": name, "test": "threshold_rates", "rule": threshold.label, "groups": rates,
-            "overall": threshold_rate(pooled, threshold, confidence=confidence, what=name),
+            "overall": threshold.rate(pooled, confidence=confidence, what=name),
             "left_out": {g: "no items" for g, r in rates.items() if r["rate"] is None}, "disparity": disparity}
 
 

@@ -41,14 +41,13 @@ if TYPE_CHECKING:
         ModelSource,
         check_dtype,
         image_only_processor,
-        locate_model,
         package_version,
         torch_dtype,
     )
     from faceedit_bench.execution.secrets import redact
     from faceedit_bench.keys import fingerprint
     from faceedit_bench.plugin.payloads import RunInfo, StepRecord, TrackedRun
-    from faceedit_bench.plugin.protocols import AsyncEditor, Editor, FaceDetector, FaceEmbedder, Judge
+    from faceedit_bench.plugin.protocols import AsyncEditor, FaceDetector, FaceEmbedder, Judge
     from faceedit_bench.plugin.registry import Register
     from faceedit_bench.records import (
         DetectedFace,
@@ -65,7 +64,7 @@ if TYPE_CHECKING:
         Step,
         TestSet,
     )
-    from faceedit_bench.report.run_report import metrics_for_tracking, results_digest, series_for_tracking
+    from faceedit_bench.report.run_report import metrics_for_tracking, results_digest
     from faceedit_bench.scoring.embedding import LazyModels, files_digest
     from faceedit_bench.storage.atomic import atomic_open, write_text
     from faceedit_bench.storage.first_time import built_beside, restore_replaced
@@ -74,7 +73,6 @@ if TYPE_CHECKING:
         csv_records,
         csv_rows,
         file_under,
-        json_lines,
         parse_json,
         read_json,
         read_utf8,
@@ -89,7 +87,7 @@ _HOMES: dict[str, str] = {
     "registered": "faceedit_bench.api._plugin_set",
     "create_registered": "faceedit_bench.api._plugin_set",
     # the component protocols
-    **dict.fromkeys(("AsyncEditor", "Editor", "FaceDetector", "FaceEmbedder", "Judge"), "faceedit_bench.plugin.protocols"),
+    **dict.fromkeys(("AsyncEditor", "FaceDetector", "FaceEmbedder", "Judge"), "faceedit_bench.plugin.protocols"),
     # the records components exchange
     **dict.fromkeys(("DetectedFace", "EditRequest", "EditResult", "Face", "FaceEmbedding", "JudgeAnswer",
                      "JudgeReply", "JudgeRequest", "Outcome", "Session", "SessionResult", "Step", "TestSet"),
@@ -111,7 +109,7 @@ _HOMES: dict[str, str] = {
     **dict.fromkeys(("answer_failure", "as_code", "openai_shaped_failure", "transport_failure"),
                     "faceedit_bench.execution.hosted_errors"),
     # local models: files, versions, dtypes, batches
-    **dict.fromkeys(("ModelSource", "check_dtype", "image_only_processor", "locate_model", "package_version",
+    **dict.fromkeys(("ModelSource", "check_dtype", "image_only_processor", "package_version",
                      "torch_dtype"), "faceedit_bench.execution.local_models"),
     "LazyModels": "faceedit_bench.scoring.embedding",
     "files_digest": "faceedit_bench.scoring.embedding",
@@ -122,8 +120,7 @@ _HOMES: dict[str, str] = {
                     "faceedit_bench.builtin.datasets._common"),
     # trackers
     **dict.fromkeys(("RunInfo", "StepRecord", "TrackedRun"), "faceedit_bench.plugin.payloads"),
-    **dict.fromkeys(("metrics_for_tracking", "results_digest", "series_for_tracking"),
-                    "faceedit_bench.report.run_report"),
+    **dict.fromkeys(("metrics_for_tracking", "results_digest"), "faceedit_bench.report.run_report"),
     # files: written atomically, locked, read with caps and one-line errors
     "fingerprint": "faceedit_bench.keys",
     "atomic_open": "faceedit_bench.storage.atomic",
@@ -131,7 +128,7 @@ _HOMES: dict[str, str] = {
     "built_beside": "faceedit_bench.storage.first_time",
     "restore_replaced": "faceedit_bench.storage.first_time",
     "file_lock": "faceedit_bench.storage.locks",
-    **dict.fromkeys(("csv_records", "csv_rows", "file_under", "json_lines", "parse_json", "read_json", "read_utf8"),
+    **dict.fromkeys(("csv_records", "csv_rows", "file_under", "parse_json", "read_json", "read_utf8"),
                     "faceedit_bench.storage.user_files"),
 }
 
@@ -150,13 +147,13 @@ def __dir__() -> list[str]:
 
 __all__ = ["answer_failure", "as_code", "AsyncEditor", "atomic_open", "built_beside", "CallLimits",
            "check_dataset_params", "check_dtype", "check_prices", "ConfigError", "count_request",
-           "create_registered", "csv_records", "csv_rows", "DatasetError", "demographics", "DetectedFace", "Editor",
+           "create_registered", "csv_records", "csv_rows", "DatasetError", "demographics", "DetectedFace",
            "EditRequest", "EditResult", "Endpoint", "Face", "FaceDetector", "FaceEditBenchError", "FaceEmbedder",
            "FaceEmbedding", "file_lock", "file_under", "files_digest", "fingerprint", "hookimpl", "HostedComponent",
            "HostedConnection", "HostedParams", "image_only_processor", "ImageError", "is_out_of_memory",
-           "json_lines", "Judge", "JudgeAnswer", "JudgeReply", "JudgeRequest", "label_summary", "LazyModels",
-           "locate_model", "metrics_for_tracking", "MicroBatcher", "ModelNotFoundError", "ModelSource",
+           "Judge", "JudgeAnswer", "JudgeReply", "JudgeRequest", "label_summary", "LazyModels",
+           "metrics_for_tracking", "MicroBatcher", "ModelNotFoundError", "ModelSource",
            "openai_shaped_failure", "Outcome", "package_version", "parse_json", "read_json", "read_utf8", "redact",
            "Register", "registered", "require", "restore_replaced", "results_digest", "retry_after_s",
-           "RetryableError", "RunInfo", "series_for_tracking", "Session", "SessionResult", "Step", "StepRecord",
+           "RetryableError", "RunInfo", "Session", "SessionResult", "Step", "StepRecord",
            "TestSet", "torch_dtype", "TrackedRun", "transport_failure", "UnexpectedAnswer", "write_text"]

@@ -4,13 +4,13 @@ conditions, a judge asked outside a run, judge panels, and the test sets and tax
 * :class:`JudgeMetric`, :class:`JudgeValue`, :class:`Question`, :class:`NotAsked`, :func:`step_fields`,
   :class:`PromptTemplate` (a versioned prompt with its answer's schema), :class:`ConditionTemplate` (prompt
   conditions);
-* :func:`judge_session` and :class:`JudgeSession`: a judge asked with the run's service, ledger cache and image
-  store, in a workspace of a command's own;
-* :data:`PANEL_ROUNDINGS` and :func:`panel_number`: a judge panel's rule for one number, to recombine stored
-  member answers;
+* :class:`JudgeSession` (``with JudgeSession.open(judge, name, workspace) as session``): a judge asked with the
+  run's service, ledger cache and image store, in a workspace of a command's own;
+* :func:`panel_number`: a judge panel's rule for one number under each rounding, to recombine stored member
+  answers;
 * test sets: :func:`load_testset`, :data:`TESTSET_NAMES` (the builtin ones), :func:`parse_testset` (a frozen test
   set's JSON, validated), :class:`PublishedSample` (the items a paper ran, ``faceedit_register_samples``),
-  :func:`load_taxonomy` and :class:`Taxonomy` (the edits' taxonomy the builtin test sets are bound to).
+  :class:`Taxonomy` (``Taxonomy.builtin()``: the edits' taxonomy the builtin test sets are bound to).
 """
 
 from __future__ import annotations
@@ -18,13 +18,12 @@ from __future__ import annotations
 from faceedit_bench.run.sampling import PublishedSample
 from faceedit_bench.scoring.judge.condition_templates import ConditionTemplate
 from faceedit_bench.scoring.judge.declared import JudgeMetric, JudgeValue, NotAsked, Question, step_fields
-from faceedit_bench.scoring.judge.outside_run import JudgeSession, judge_session
-from faceedit_bench.scoring.judge.panel import ROUNDINGS as PANEL_ROUNDINGS
+from faceedit_bench.scoring.judge.outside_run import JudgeSession
 from faceedit_bench.scoring.judge.panel import tolerance_number as panel_number
 from faceedit_bench.scoring.judge.service import PromptTemplate
-from faceedit_bench.taxonomy import Taxonomy, load_taxonomy
+from faceedit_bench.taxonomy import Taxonomy
 from faceedit_bench.testsets import TESTSET_NAMES, load_testset, parse_testset
 
-__all__ = ["PANEL_ROUNDINGS", "TESTSET_NAMES", "ConditionTemplate", "JudgeMetric", "JudgeSession", "JudgeValue",
-           "NotAsked", "PromptTemplate", "PublishedSample", "Question", "Taxonomy", "judge_session",
-           "load_taxonomy", "load_testset", "panel_number", "parse_testset", "step_fields"]
+__all__ = ["TESTSET_NAMES", "ConditionTemplate", "JudgeMetric", "JudgeSession", "JudgeValue",
+           "NotAsked", "PromptTemplate", "PublishedSample", "Question", "Taxonomy",
+           "load_testset", "panel_number", "parse_testset", "step_fields"]

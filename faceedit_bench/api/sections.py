@@ -4,7 +4,7 @@ docs/plugin_hooks.md shows one end to end), what its parts are built with, and w
 finished run.
 
 * a section: :class:`ReportSection`, :class:`SectionRun` (what its collector sees, the run's images and
-  components included), :class:`SectionSetup`, :class:`SectionHtml`, :class:`ViewSpec`, :class:`ValueSpec`,
+  components included), :class:`SectionHtml`, :class:`ViewSpec`, :class:`ValueSpec`,
   :class:`Needs` (what it needs of the faces, checked before the first paid call), :func:`load_schema`;
 * its settings dataclass checked: :func:`reject`, :func:`check_whole`, :func:`check_fraction`; a command's ``-p key=value`` options:
   :func:`key_values`;
@@ -27,7 +27,6 @@ from faceedit_bench.plugin.sections import (
     ReportSection,
     SectionHtml,
     SectionRun,
-    SectionSetup,
     ValueSpec,
     ViewSpec,
     load_schema,
@@ -46,7 +45,7 @@ from faceedit_bench.setting_checks import check_fraction, check_whole, key_value
 from faceedit_bench.studies.export import study_csv
 
 __all__ = ["DEMOGRAPHIC_KEYS", "PALETTE", "SESSIONS_CSV", "STEPS_CSV", "Column", "Needs", "ReportSection",
-           "SectionHtml", "SectionRun", "SectionSetup", "ValueSpec", "ViewSpec", "attach_section", "check_fraction",
+           "SectionHtml", "SectionRun", "ValueSpec", "ViewSpec", "attach_section", "check_fraction",
            "check_whole",
            "fitted_tables", "fmt_ci", "fmt_num", "fmt_p", "key_values", "load_run", "load_schema", "log_to_run",
            "metric_key", "mostly_missing_warning", "plot_png", "plot_uri",

@@ -1,8 +1,9 @@
 """The public API, topic **statistics**: the tests and intervals the core's own tables use (docs/statistics.md
 says which library computes each), a session metric, and reproductions of published numbers.
 
-* summaries: :func:`summarize` (mean and interval, bounds- and cluster-aware), :class:`Threshold`,
-  :func:`threshold_rate` (Wilson); ``Threshold.rate_direction`` says whether a higher rate is better;
+* summaries: :func:`summarize` (mean and interval, bounds- and cluster-aware), :class:`Threshold` (its
+  ``rate``: the share of values meeting it, with a Wilson interval; ``rate_direction``: whether a higher rate is
+  better);
 * comparisons: :func:`paired_comparison` and :func:`paired_family` (Wilcoxon + Holm), :func:`compare_k_groups`
   (Kruskal-Wallis, max - min with a bootstrap CI), :func:`kruskal_wallis` alone, :func:`one_vs_rest`
   (Mann-Whitney U);
@@ -24,7 +25,7 @@ from faceedit_bench.analysis.paired import paired_comparison, paired_family
 from faceedit_bench.analysis.published import Number as PublishedNumber
 from faceedit_bench.analysis.published import read_expect
 from faceedit_bench.analysis.published import report as report_reproduction
-from faceedit_bench.analysis.rates import Threshold, threshold_rate
+from faceedit_bench.analysis.rates import Threshold
 from faceedit_bench.analysis.reliability import fleiss_kappa, krippendorff_alpha
 from faceedit_bench.analysis.session_metrics import SessionMetric
 from faceedit_bench.analysis.statistics import summarize
@@ -32,4 +33,4 @@ from faceedit_bench.analysis.statistics import summarize
 __all__ = ["PublishedNumber", "SessionMetric", "Threshold", "cached_statistic",
            "compare_k_groups", "fleiss_kappa", "krippendorff_alpha", "kruskal_wallis", "metric_agreement",
            "one_vs_rest", "paired_comparison", "paired_family", "rank_table", "read_expect",
-           "report_reproduction", "summarize", "threshold_rate"]
+           "report_reproduction", "summarize"]

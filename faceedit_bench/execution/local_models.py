@@ -35,6 +35,22 @@ class ModelSource:
     config_hash: str  # sha256 over the small JSON config files (weights are too large to hash)
     index: dict[str, Any]  # the index file: model_index.json (diffusers) or config.json (transformers)
 
+    @classmethod
+    def locate(cls, model: str, *, index_file: str, revision: str | None = None,
+               allow_download: bool = False) -> ModelSource:
+        """Where the model ``model`` lies: ``model`` itself when it is a directory, else the snapshot of
+        repository ``model`` in the Hugging Face cache (downloaded only with ``allow_download`` and not
+        offline; a missing model is a ModelNotFoundError saying how to get it). ``index_file`` is the JSON
+        file every copy of the model has."""
+        if not model or not str(model).strip():
+            raise ModelNotFoundError("model is empty: set it to a Hugging Face repository id or a local directory")
+        candidate = Path(model).expanduser()
+        if candidate.is_dir():
+            return _source(candidate.resolve(), index_file, name=None)
+        if candidate.is_absolute() or str(model).startswith((".", "~")) or str(model).count("/") != 1:
+            raise ModelNotFoundError(f"model {model!r} is not a directory, nor a repository id of the form org/name")
+        return _source(_snapshot(str(model), revision, allow_download), index_file, name=str(model))
+
     def describe(self) -> dict[str, Any]:
         """What identifies the model: its name, revision and config hash (never its path)."""
         return {"model": self.name, "revision": self.revision, "config_hash": self.config_hash}
@@ -49,21 +65,6 @@ def how_to_get(repo_id: str) -> str:
     return (f"download it once with `hf download {repo_id}` (huggingface_hub >= 1.0; older: "
             f"`huggingface-cli download {repo_id}`), or set the model parameter to a local directory "
             "holding the model")
-
-
-def locate_model(model: str, *, index_file: str, revision: str | None = None,
-                 allow_download: bool = False) -> ModelSource:
-    """The model's local directory: ``model`` itself when it is a directory, else the snapshot of
-    repository ``model`` in the Hugging Face cache (downloaded only with ``allow_download`` and
-    not offline). ``index_file`` is the JSON file every copy of the model has."""
-    if not model or not str(model).strip():
-        raise ModelNotFoundError("model is empty: set it to a Hugging Face repository id or a local directory")
-    candidate = Path(model).expanduser()
-    if candidate.is_dir():
-        return _source(candidate.resolve(), index_file, name=None)
-    if candidate.is_absolute() or str(model).startswith((".", "~")) or str(model).count("/") != 1:
-        raise ModelNotFoundError(f"model {model!r} is not a directory, nor a repository id of the form org/name")
-    return _source(_snapshot(str(model), revision, allow_download), index_file, name=str(model))
 
 
 def _snapshot(repo_id: str, revision: str | None, allow_download: bool) -> Path:

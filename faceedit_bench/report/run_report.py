@@ -119,36 +119,9 @@ def metric_key(*parts: Any) -> str:
     return "_".join(re.sub(r"[^a-z0-9]+", "_", str(p).lower()).strip("_") for p in parts if str(p))
 
 
-def series_for_tracking(report: dict[str, Any]) -> dict[str, list[tuple[int, float]]]:
-    """Per-step series for a tracker to log with ``step=k``, so they are drawn as lines: the test set's
-    trajectories (``fss``, ``fss_ci_low``, ``fss_ci_high``; ``sc_k``... with a judge) and each
-    demographic group's FSS trajectory (``gender_female_fss``...). Undefined points are left out."""
-    out: dict[str, list[tuple[int, float]]] = {}
-
-    def put(key: str, points: list[dict[str, Any]]) -> None:
-        for stat, suffix in (("mean", ""), ("ci_low", "ci_low"), ("ci_high", "ci_high")):
-            values = [(int(p["k"]), float(p[stat])) for p in points
-                      if isinstance(p.get(stat), (int, float)) and not isinstance(p.get(stat), bool)]
-            if values:
-                out[metric_key(key, suffix)] = values
-
-    metrics = report.get("metrics") or {}
-
-    def name(series: str) -> str:  # SC is a session metric too (logged at step 0): its trajectory is sc_k
-        return f"{series}_k" if series in metrics else series
-
-    for series, points in (report.get("trajectory") or {}).items():
-        put(name(series), points)
-    for key, labels in (report.get("groups") or {}).items():
-        for label, g in labels.items():
-            for series, points in (g.get("trajectory") or {}).items():
-                put(metric_key(key, label, name(series)), points)
-    return out
-
-
 def metrics_for_tracking(report: dict[str, Any], sections: Sequence[ReportSection] | None = None) -> dict[str, float]:
     """Flatten a run report into numeric metrics for an experiment tracker (the per-step
-    trajectories are :func:`series_for_tracking`); each report section flattens its own part
+    trajectories are left to the tracker); each report section flattens its own part
     (``sections``: default, those in use; the core's cost, calls and performance are sections too)."""
     out: dict[str, float] = {}
 

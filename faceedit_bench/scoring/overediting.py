@@ -157,9 +157,9 @@ class OvereditMatrix:
     def from_taxonomy(cls, taxonomy: Any = None) -> OvereditMatrix:
         """A 35x35 matrix in the taxonomy's category order (the builtin one by default)."""
         if taxonomy is None:
-            from faceedit_bench.taxonomy import load_taxonomy
+            from faceedit_bench.taxonomy import Taxonomy
 
-            taxonomy = load_taxonomy()
+            taxonomy = Taxonomy.builtin()
         return cls(taxonomy.categories())
 
     def _at(self, category: str, role: str) -> int:

@@ -108,14 +108,6 @@ def read_json(path: Path, *, what: str, error: ErrorType = FaceEditBenchError, m
     return data
 
 
-def json_lines(text: str, source: str, *, what: str, error: ErrorType = FaceEditBenchError,
-               max_depth: int = MAX_DEPTH) -> Iterator[tuple[int, Any]]:
-    """``(line number, value)`` of each non-blank line of a JSON Lines text, each parsed as :func:`parse_json`."""
-    for line, row in enumerate(text.splitlines(), start=1):
-        if row.strip():
-            yield line, parse_json(row, f"{source}, line {line}", what=what, error=error, max_depth=max_depth)
-
-
 def read_yaml(path: Path, *, what: str, error: ErrorType = FaceEditBenchError, max_bytes: int = MAX_BYTES,
               max_depth: int = MAX_DEPTH) -> Any:
     """A user's YAML file (safe loader only), size- and depth-capped."""

@@ -27,7 +27,7 @@ from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.records import STEPS_PER_SESSION, Session, Step, TestSet, version_text
 from faceedit_bench.storage.user_files import parse_json, read_utf8
-from faceedit_bench.taxonomy import TaxonomyError, load_taxonomy
+from faceedit_bench.taxonomy import Taxonomy, TaxonomyError
 
 __all__ = [
     "BUILTIN_NAMES",
@@ -108,7 +108,7 @@ def parse_testset(data: Mapping[str, Any], source: str = "<data>", root: Path | 
     from faceedit_bench.testsets.format2 import read_header
 
     name, version, reconstruction, raw_sessions = read_header(data, fail, text)
-    tax = load_taxonomy()
+    tax = Taxonomy.builtin()
     ref = data.get("taxonomy")
     if not isinstance(ref, dict):
         raise fail('"taxonomy" must be an object {"name", "version", "content_hash"}')
@@ -205,7 +205,7 @@ def describe_testset(ts: TestSet, label: str | None = None) -> str:
     lines = [
         f"Test set {ts.name} {version_text(ts.version)} [{label}]",
         f"  content hash: {ts.content_hash}",
-        f"  taxonomy:     {load_taxonomy().name} v{ts.taxonomy_version}" if ts.taxonomy_version
+        f"  taxonomy:     {Taxonomy.builtin().name} v{ts.taxonomy_version}" if ts.taxonomy_version
         else "  taxonomy:     none (free-text steps)",
         f"  sessions:     {len(ts.sessions)} x {'/'.join(map(str, lengths))} steps",
     ]

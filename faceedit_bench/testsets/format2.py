@@ -26,7 +26,7 @@ from typing import Any
 
 from faceedit_bench.keys import fingerprint
 from faceedit_bench.records import INPUT_RULES, Session, Step, StepInput, TestSet
-from faceedit_bench.taxonomy import TaxonomyError, load_taxonomy
+from faceedit_bench.taxonomy import Taxonomy, TaxonomyError
 
 Fail = Callable[[str], Exception]
 
@@ -66,7 +66,7 @@ def parse_format2(data: Mapping[str, Any], source: str, fail: Fail, text: Callab
         sessions.append(Session(session_id=sid, test_set=name, steps=steps, face_id=face))
     bound = any(st.bound for s in sessions for st in s.steps)
     return TestSet(name=name, version=version, content_hash=fingerprint(data),
-                   taxonomy_version=load_taxonomy().version if bound else "",
+                   taxonomy_version=Taxonomy.builtin().version if bound else "",
                    sessions=tuple(sessions), reconstruction=reconstruction,
                    description=data.get("description", "") or "")
 
@@ -90,7 +90,7 @@ def _binding(raw: Any, where: str, fail: Fail) -> dict[str, str]:
     if not isinstance(raw, dict) or not isinstance(raw.get("attribute"), str):
         raise fail(f'{where}: "binding" must be an object with an "attribute" of the taxonomy')
     try:
-        entry = load_taxonomy().entry(raw["attribute"])
+        entry = Taxonomy.builtin().entry(raw["attribute"])
     except TaxonomyError as exc:
         raise fail(f"{where}: {exc}") from None
     for f in ("category", "sub_axis", "axis"):

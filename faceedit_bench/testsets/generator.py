@@ -26,7 +26,7 @@ from typing import Any
 
 from faceedit_bench.records import STEPS_PER_SESSION
 from faceedit_bench.storage.atomic import write_text
-from faceedit_bench.taxonomy import AttributeEntry, Category, Taxonomy, load_taxonomy
+from faceedit_bench.taxonomy import AttributeEntry, Category, Taxonomy
 
 GENERATOR = {"name": "template", "version": "1"}
 DEFAULT_SEED = 0
@@ -187,7 +187,7 @@ def generate(name: str, seed: int = DEFAULT_SEED, taxonomy: Taxonomy | None = No
     """The test-set file content for ``name`` (a JSON-ready dict, stable key order)."""
     if name not in SPECS:
         raise ValueError(f"unknown test set {name!r}; known: {', '.join(SPECS)}")
-    tax = taxonomy or load_taxonomy()
+    tax = taxonomy or Taxonomy.builtin()
     spec = SPECS[name]
     pool = tax.attributes(axis=spec.pool_axis)
     index = {a: i for c in tax.categories() for i, a in enumerate(_category(tax, c).attributes)}

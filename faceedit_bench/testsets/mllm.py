@@ -23,7 +23,7 @@ from faceedit_bench.scoring.judge.prompts import INSTRUCTION_TEMPLATE, instructi
 from faceedit_bench.scoring.judge.service import JudgeService
 from faceedit_bench.storage.ledger import Ledger
 from faceedit_bench.storage.store import ImageStore
-from faceedit_bench.taxonomy import load_taxonomy
+from faceedit_bench.taxonomy import Taxonomy
 
 MLLM_VERSION = "1.0.0"
 
@@ -66,7 +66,7 @@ def write_testset(source: TestSet, judge: Any, judge_name: str, workspace: Path,
     finally:
         ledger.close()
     new_name = name or f"{source.name}-mllm"
-    taxonomy = load_taxonomy()
+    taxonomy = Taxonomy.builtin()
     return {
         "name": new_name,
         "version": MLLM_VERSION,

@@ -2,7 +2,7 @@
 tooling) gets the same judge service as a run (its call limits, retries, answer parsing) and the same caches
 (the ledger's answers, the image store), in a workspace of its own.
 
-    with judge_session(judge, "openai", workspace) as session:
+    with JudgeSession.open(judge, "openai", workspace) as session:
         image = session.put_image(path)
         answer = asyncio.run(session.ask(template, [image], instruction="..."))
 
@@ -27,13 +27,32 @@ from faceedit_bench.storage.store import ImageStore
 
 
 class JudgeSession:
-    """A judge's calls outside a run (module docstring): made by :func:`judge_session`."""
+    """A judge's calls outside a run (module docstring), opened with :meth:`open`."""
 
     def __init__(self, service: JudgeService, store: ImageStore, identity: dict[str, Any]) -> None:
         self._service = service
         self._store = store
         #: The judge's name and ``describe()``, without filesystem paths: what its answers are keyed by.
         self.identity = identity
+
+    @classmethod
+    @contextmanager
+    def open(cls, judge: Any, name: str, workspace: Path, *, parse_attempts: int = 2) -> Iterator[JudgeSession]:
+        """A :class:`JudgeSession` for ``judge`` (a created judge component registered as ``name``) whose answers
+        and images are cached under ``workspace`` (``ledger.sqlite``, ``store/``; created when missing);
+        ``parse_attempts`` is how often an unparsable answer is asked again before it is recorded as one."""
+        identity = portable({"name": name, **dict(judge.describe())})
+        judge_fp = fingerprint(identity)
+        workspace = Path(workspace)
+        workspace.mkdir(parents=True, exist_ok=True)
+        ledger = Ledger(workspace / "ledger.sqlite")
+        store = ImageStore(workspace / "store")
+        try:
+            ledger.record_component(judge_fp, "judge", identity)
+            yield cls(JudgeService(judge, judge_fp, Executors().get(judge.limits), ledger, store,
+                                   parse_attempts=parse_attempts), store, identity)
+        finally:
+            ledger.close()
 
     @property
     def fingerprint(self) -> str:
@@ -61,22 +80,3 @@ class JudgeSession:
     def calls_made(self) -> int:
         """Calls sent to the provider so far (answers read from the ledger are not calls)."""
         return self._service.calls_made
-
-
-@contextmanager
-def judge_session(judge: Any, name: str, workspace: Path, *, parse_attempts: int = 2) -> Iterator[JudgeSession]:
-    """A :class:`JudgeSession` for ``judge`` (a created judge component registered as ``name``) whose answers
-    and images are cached under ``workspace`` (``ledger.sqlite``, ``store/``; created when missing);
-    ``parse_attempts`` is how often an unparsable answer is asked again before it is recorded as one."""
-    identity = portable({"name": name, **dict(judge.describe())})
-    judge_fp = fingerprint(identity)
-    workspace = Path(workspace)
-    workspace.mkdir(parents=True, exist_ok=True)
-    ledger = Ledger(workspace / "ledger.sqlite")
-    store = ImageStore(workspace / "store")
-    try:
-        ledger.record_component(judge_fp, "judge", identity)
-        yield JudgeSession(JudgeService(judge, judge_fp, Executors().get(judge.limits), ledger, store,
-                                        parse_attempts=parse_attempts), store, identity)
-    finally:
-        ledger.close()

@@ -92,7 +92,8 @@ class PanelRule:
 def tolerance_number(values: Sequence[float], tolerance: float, rounding: str = "half_even") -> tuple[float, bool]:
     """Paper (b)'s rule for one number, the primary's first: (the combined number, whether the members
     agreed). Within ``tolerance``: the mean, rounded as ``rounding`` says (``half_even`` is Python's
-    round, as the authors' code: 2.5 -> 2, 3.5 -> 4); otherwise the primary's number."""
+    round, as the authors' code: 2.5 -> 2, 3.5 -> 4; ``half_up``: 2.5 -> 3; ``none``: the unrounded mean);
+    otherwise the primary's number."""
     if max(values) - min(values) > tolerance:
         return values[0], False
     mean = sum(values) / len(values)

@@ -23,7 +23,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from faceedit_bench.scoring.judge.service import PromptTemplate
-from faceedit_bench.taxonomy import Taxonomy, load_taxonomy
+from faceedit_bench.taxonomy import Taxonomy
 
 # -- semantic consistency (VIEScore "tie") ---------------------------------------------------
 
@@ -195,7 +195,7 @@ def build_state_template(taxonomy: Taxonomy) -> PromptTemplate:
 
 
 #: Images: [I_k], one image (run on I_0..I_4).
-STATE_TEMPLATE = build_state_template(load_taxonomy())
+STATE_TEMPLATE = build_state_template(Taxonomy.builtin())
 
 
 def state_from_answer(value: Mapping[str, Any], template: PromptTemplate = STATE_TEMPLATE) -> dict[str, frozenset[str]]:

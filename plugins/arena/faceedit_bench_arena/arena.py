@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from faceedit_bench.api import fingerprint
-from faceedit_bench.api.judging import judge_session
+from faceedit_bench.api.judging import JudgeSession
 from faceedit_bench_arena import adaptive
 from faceedit_bench_arena.group_test import interaction_test, untestable
 from faceedit_bench_arena.pairwise_judge import CRITERIA, TEMPLATE, ask_battle, combine, gather_all, position_bias
@@ -88,7 +88,7 @@ def judge_battles(pool: Pool, members: Sequence[Member], settings: ArenaSettings
     # judges' clients are closed in the loop that made them, before it closes.
     runner = asyncio.Runner()
     with ExitStack() as stack:
-        sessions = {m.label: stack.enter_context(judge_session(m.judge, m.name, workspace)) for m in members}
+        sessions = {m.label: stack.enter_context(JudgeSession.open(m.judge, m.name, workspace)) for m in members}
 
         def judge_fn(chosen):
             async def both():

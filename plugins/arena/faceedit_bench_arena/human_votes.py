@@ -22,7 +22,7 @@ from pathlib import Path
 
 from scipy.stats import kendalltau
 
-from faceedit_bench.api import FaceEditBenchError, csv_records, json_lines, read_utf8
+from faceedit_bench.api import FaceEditBenchError, csv_records, parse_json, read_utf8
 from faceedit_bench.api.sections import DEMOGRAPHIC_KEYS
 from faceedit_bench_arena.ratings import Battles
 
@@ -182,7 +182,10 @@ def genai_bench_accuracy(path: Path) -> dict:
     ``parse_response``): ``[[A=B]]`` matches either tie; an unparsed judge answer counts as wrong and is counted."""
     items, problems = [], []
     text = read_utf8(Path(path), what="GenAI-Bench results file", error=VotesError)
-    for line, row in json_lines(text, str(path), what="GenAI-Bench results line", error=VotesError):
+    for line, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        row = parse_json(raw, f"{path}, line {line}", what="GenAI-Bench results line", error=VotesError)
         try:
             human = VOTE_SPELLINGS[row["human_vote"]]
             model = row.get("model_vote")

@@ -18,7 +18,7 @@ from faceedit_bench_arena.stored_runs import ArenaError, build_pool
 from PIL import Image
 
 from faceedit_bench.api import registered
-from faceedit_bench.api.judging import judge_session
+from faceedit_bench.api.judging import JudgeSession
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
 from stored_runs_fixture import write_runs  # noqa: E402
@@ -50,7 +50,7 @@ def make_judge(server):
 
 def test_four_editors_rated_with_refusals_reported_both_ways_and_a_rerun_makes_no_calls(tmp_path, server):
     ws = tmp_path / "ws"
-    with judge_session(make_judge(server), "openai", ws) as wj:
+    with JudgeSession.open(make_judge(server), "openai", ws) as wj:
         paths = write_runs(ws, wj.put_image, refuse={"good": {"f0/s1/1", "f5/s2/2"}})
     settings = ArenaSettings(budget_calls=400, batch=20, warmup=15, anchor="identity", n_resamples=200,
                              n_permutations=99, min_group_battles=10, stop_on_separation=False)
@@ -97,7 +97,7 @@ def write_votes(tmp_path, log):
 
 def test_runs_on_different_test_sets_are_refused_before_any_call(tmp_path, server):
     ws = tmp_path / "ws"
-    with judge_session(make_judge(server), "openai", ws) as wj:
+    with JudgeSession.open(make_judge(server), "openai", ws) as wj:
         paths = write_runs(ws, wj.put_image, editors={"a": 100})
         paths += write_runs(ws, wj.put_image, editors={"b": 120}, testset_hash="other")
     with pytest.raises(ArenaError, match="different test sets"):
@@ -108,7 +108,7 @@ def test_runs_on_different_test_sets_are_refused_before_any_call(tmp_path, serve
 @pytest.mark.slow(seconds=8)
 def test_the_command_writes_the_arena_and_refuses_bad_input_with_exit_code_2(tmp_path, server):
     ws = tmp_path / "ws"
-    with judge_session(make_judge(server), "openai", ws) as wj:
+    with JudgeSession.open(make_judge(server), "openai", ws) as wj:
         paths = write_runs(ws, wj.put_image, editors={"a": 100, "b": 160, "c": 220})
     cmd = [sys.executable, "-m", "faceedit_bench.cli", "arena", "run", *map(str, paths), "--judge", "openai",
            "--judge-param", f"base_url={server.url}/v1", "--judge-param", f"api_key_env={KEY_ENV}",
@@ -165,7 +165,7 @@ def test_a_dead_judge_endpoint_ends_with_one_message_and_no_traceback(tmp_path, 
     import socket
 
     ws = tmp_path / "ws"
-    with judge_session(make_judge(server), "openai", ws) as wj:
+    with JudgeSession.open(make_judge(server), "openai", ws) as wj:
         paths = write_runs(ws, wj.put_image, editors={"a": 100, "b": 160, "c": 220})
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))

@@ -16,7 +16,7 @@ from faceedit_bench_arena.stored_runs import build_pool
 from faceedit_bench_arena.verify import LOG, log_record
 
 from faceedit_bench.api import FaceEditBenchError, create_registered, registered
-from faceedit_bench.api.judging import judge_session
+from faceedit_bench.api.judging import JudgeSession
 from faceedit_bench.testing import hook_manager
 from faceedit_bench.testing.tracking import contract_report, contract_run
 
@@ -41,7 +41,7 @@ def test_the_arena_lands_on_each_editors_tracked_run(tmp_path, server, new_mlflo
     ws = tmp_path / "ws"
     uri = new_mlflow_store(ws)
     judge = registered("judges", "openai")(base_url=f"{server.url}/v1", api_key_env=KEY_ENV, limits=FAST)
-    with judge_session(judge, "openai", ws) as wj:
+    with JudgeSession.open(judge, "openai", ws) as wj:
         paths = write_runs(ws, wj.put_image, editors={"a": 100, "b": 160, "c": 220})
     tracker = create_registered("trackers", "mlflow", {"tracking_uri": uri,
                                                        "artifact_location": (tmp_path / "artifacts").as_uri()})
@@ -89,7 +89,7 @@ def test_a_run_the_store_does_not_hold_is_an_error_that_names_the_fix(tmp_path, 
     ws = tmp_path / "ws"
     uri = new_mlflow_store(ws)
     judge = registered("judges", "openai")(base_url=f"{server.url}/v1", api_key_env=KEY_ENV, limits=FAST)
-    with judge_session(judge, "openai", ws) as wj:
+    with JudgeSession.open(judge, "openai", ws) as wj:
         paths = write_runs(ws, wj.put_image, editors={"a": 100, "b": 160})
     part, _ = run_arena(paths, judge, "openai", ArenaSettings(budget_calls=20, batch=10, warmup=5, n_resamples=20,
                                                               n_permutations=19, min_group_battles=5))

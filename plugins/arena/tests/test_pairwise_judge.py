@@ -12,7 +12,7 @@ from faceedit_bench_arena.pairwise_judge import CRITERIA, TEMPLATE, ask_battle, 
 from PIL import Image
 
 from faceedit_bench.api import JudgeAnswer, Outcome, registered
-from faceedit_bench.api.judging import judge_session
+from faceedit_bench.api.judging import JudgeSession
 from tests.fakes.openai import _chat_images, openai_server
 
 KEY_ENV = "FACEEDIT_TEST_OPENAI_KEY"
@@ -75,7 +75,7 @@ def test_battles_against_a_fake_judge_are_swapped_cached_and_failures_recorded(t
         judge = registered("judges", "openai")(base_url=f"{server.url}/v1", api_key_env=KEY_ENV, limits=FAST)
 
         def run():
-            with judge_session(judge, "openai", tmp_path) as wj:
+            with JudgeSession.open(judge, "openai", tmp_path) as wj:
                 src, bright, mid, black = (wj.put_image(png(v)) for v in (128, 250, 100, 0))
                 pairs = [(bright, mid), (mid, black)]
                 answers = [asyncio.run(ask_battle(wj, src, x, y, "make the hair red")) for x, y in pairs]

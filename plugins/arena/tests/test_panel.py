@@ -23,7 +23,7 @@ from faceedit_bench_arena.stored_runs import ArenaError
 from faceedit_bench_arena.verify import verify
 from PIL import Image
 
-from faceedit_bench.api.judging import judge_session
+from faceedit_bench.api.judging import JudgeSession
 
 sys.path.insert(0, str(Path(__file__).parent))
 from stored_runs_fixture import write_runs  # noqa: E402
@@ -82,7 +82,7 @@ def test_members_that_agree_give_their_verdict_and_any_difference_is_a_tie():
 def test_a_panel_arena_counts_disagreements_as_ties_reports_bias_per_member_and_reuses_answers(tmp_path, server):
     ws = tmp_path / "ws"
     fair_alone = arena_judges("openai", member(server, FAIR)["params"])
-    with judge_session(fair_alone[0].judge, "openai", ws) as wj:
+    with JudgeSession.open(fair_alone[0].judge, "openai", ws) as wj:
         paths = write_runs(ws, wj.put_image, editors={"identity": 100, "good": 190, "bad": 70})
     settings = ArenaSettings(budget_calls=120, batch=20, warmup=10, anchor="identity", n_resamples=100,
                              n_permutations=19, min_group_battles=10, stop_on_separation=False)
@@ -124,7 +124,7 @@ def test_a_panel_log_verifies_and_a_changed_verdict_is_found(tmp_path, server):
     ws = tmp_path / "ws"
     members = arena_judges("panel", {"members": [member(server, FAIR), member(server, BIASED)]})
     assert [m.label for m in members] == ["openai", "openai_2"]
-    with judge_session(members[0].judge, "openai", ws) as wj:
+    with JudgeSession.open(members[0].judge, "openai", ws) as wj:
         paths = write_runs(ws, wj.put_image, editors={"a": 100, "b": 160, "c": 220})
     settings = ArenaSettings(budget_calls=80, batch=10, warmup=5, n_resamples=50, n_permutations=19,
                              min_group_battles=5, stop_on_separation=False)

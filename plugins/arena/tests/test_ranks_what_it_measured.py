@@ -17,7 +17,7 @@ from faceedit_bench_arena.ratings import MIN_IDENTITIES, Battles, rate, to_elo, 
 from faceedit_bench_arena.stored_runs import ArenaError, build_pool
 
 from faceedit_bench.api import FaceEditBenchError, registered
-from faceedit_bench.api.judging import judge_session
+from faceedit_bench.api.judging import JudgeSession
 
 sys.path.insert(0, str(Path(__file__).parent))
 from stored_runs_fixture import FACES, write_runs  # noqa: E402
@@ -33,7 +33,7 @@ def _key(monkeypatch):
 def _runs(tmp_path, **kw):
     ws = tmp_path / "ws"
     judge = registered("judges", "openai")(base_url="http://127.0.0.1:9/v1", api_key_env="FACEEDIT_NO_KEY")
-    with judge_session(judge, "openai", ws) as session:  # its image store only: no call is made
+    with JudgeSession.open(judge, "openai", ws) as session:  # its image store only: no call is made
         return (write_runs(ws, session.put_image, editors={"a": 100}, **kw.get("first", {}))
                 + write_runs(ws, session.put_image, editors={"b": 160}, **kw.get("second", {})))
 

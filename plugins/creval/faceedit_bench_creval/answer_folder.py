@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import JudgeAnswer, Session, Step
-from faceedit_bench.api.judging import judge_session
+from faceedit_bench.api.judging import JudgeSession
 from faceedit_bench_creval import policy
 from faceedit_bench_creval.bench import IMAGE_SUFFIXES
 from faceedit_bench_creval.collector import creval_section
@@ -39,7 +39,7 @@ async def answer_folder(qset: QuestionSet, originals: Path, edited: Path, judge:
     its source or edited image is a failed item: 0 under CREval's rule (the default here), else left out."""
     metric = bind_question_sets(CREVAL_METRIC, [qset], on_failure)
     missing: Counter[str] = Counter()
-    with judge_session(judge, judge_name, workspace) as service:
+    with JudgeSession.open(judge, judge_name, workspace) as service:
 
         async def one(item: QuestionItem) -> list[Any]:
             source, out = find_image(originals, item), find_image(edited, item)

@@ -14,7 +14,7 @@ machine) and readable. The judge sees I_{k-1} (first image) and I_k (second imag
 from __future__ import annotations
 
 from faceedit_bench.api import Session, TestSet
-from faceedit_bench.api.judging import Taxonomy, load_taxonomy
+from faceedit_bench.api.judging import Taxonomy
 from faceedit_bench_creval.questions import CheckQuestion, QuestionItem, QuestionSet, merge_items
 
 FACE_QUESTIONS_VERSION = "2"
@@ -56,7 +56,7 @@ def _q(n: int, text: str, weight: int, thinking: str) -> CheckQuestion:
 
 def step_questions(session: Session, k: int, taxonomy: Taxonomy | None = None) -> dict[str, tuple[CheckQuestion, ...]]:
     """The IF, VC and VQ questions of step k of a taxonomy-bound session."""
-    taxonomy = taxonomy or load_taxonomy()
+    taxonomy = taxonomy or Taxonomy.builtin()
     step = session.steps[k - 1]
     if not step.bound or step.sub_axis is None:
         raise ValueError(f"{session.session_id} step {k} has no taxonomy binding")
@@ -87,7 +87,7 @@ def face_item(session: Session, k: int, taxonomy: Taxonomy | None = None) -> Que
 
 def face_question_set(testset: TestSet, taxonomy: Taxonomy | None = None) -> QuestionSet:
     """The frozen question set of a taxonomy-bound test set (every step of every session)."""
-    taxonomy = taxonomy or load_taxonomy()
+    taxonomy = taxonomy or Taxonomy.builtin()
     if not testset.bound:
         raise ValueError(f"test set {testset.name} has steps without a taxonomy binding; creval_face needs every "
                          "step bound (use the creval metric with a generated question set instead)")

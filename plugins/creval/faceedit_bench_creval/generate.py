@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import Outcome
-from faceedit_bench.api.judging import JudgeSession, judge_session
+from faceedit_bench.api.judging import JudgeSession
 from faceedit_bench_creval.protocol import published
 from faceedit_bench_creval.questions import (
     METRICS,
@@ -82,7 +82,7 @@ def generate_question_set(items: Sequence[SourceItem], judge: Any, judge_name: s
                           version: str = "1.0.0", source: Mapping[str, Any] | None = None, seed: int = 0,
                           description: str = "") -> tuple[QuestionSet, int]:
     """The frozen question set ``judge`` writes for ``items``, and how many calls it made."""
-    with judge_session(judge, judge_name, workspace) as service:
+    with JudgeSession.open(judge, judge_name, workspace) as service:
 
         async def write_all() -> list[tuple[QuestionItem | None, list[dict[str, str]]]]:
             return list(await asyncio.gather(*(_write_item(service, i, seed) for i in items)))

@@ -14,7 +14,6 @@ from faceedit_bench.api.sections import (
     ReportSection,
     SectionHtml,
     SectionRun,
-    SectionSetup,
     ValueSpec,
     ViewSpec,
     load_schema,
@@ -46,7 +45,7 @@ def collector_of(name: str) -> Any:
     return collector
 
 
-def prepare(setup: SectionSetup) -> dict[str, Any] | None:
+def prepare(setup: Any) -> dict[str, Any] | None:
     """``creval`` bound to the run's question sets (``analysis.creval.questions=[...]``), both CREval metrics to
     the failure rule ``analysis.creval.on_failure``; a question set without ``creval``, or ``creval`` without
     one, is a ConfigError."""

@@ -23,10 +23,10 @@ from faceedit_bench.api import (
     EditRequest,
     EditResult,
     MicroBatcher,
+    ModelSource,
     Outcome,
     check_dtype,
     is_out_of_memory,
-    locate_model,
     package_version,
     torch_dtype,
 )
@@ -81,8 +81,8 @@ class DiffusersEditor:
         self.resolution, self.seed, self.dtype = resolution, seed, dtype
         self.device, self.cpu_offload = device, cpu_offload
         self.extra_args = dict(extra_args or {})
-        self.source = locate_model(model, index_file="model_index.json", revision=revision,
-                                   allow_download=allow_download)
+        self.source = ModelSource.locate(model, index_file="model_index.json", revision=revision,
+                                         allow_download=allow_download)
         self.pipeline_class = pipeline_class(spec, pipeline, self.source.index)
         self._check_class_available()
         self.batch_size = batch_size if self.pipeline_class in spec.batched else 1

@@ -1,6 +1,6 @@
-"""Loading a diffusers pipeline found by ``faceedit_bench.api.locate_model``.
+"""Loading a diffusers pipeline found by ``faceedit_bench.api.ModelSource.locate``.
 
-``locate_model`` runs in the editor's constructor (cheap: reads small JSON files), so a missing
+``ModelSource.locate`` runs in the editor's constructor (cheap: reads small JSON files), so a missing
 model fails before any work with the repository id and the command that fetches it. Loading runs
 on the first batch and does the heavy part (weights, device, offload); the checks here catch an
 incomplete download that transformers would otherwise load silently.

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from faceedit_bench_diffusers import editors, loading
 
-from faceedit_bench.api import EditRequest, ModelNotFoundError, ModelSource, Outcome, locate_model
+from faceedit_bench.api import EditRequest, ModelNotFoundError, ModelSource, Outcome
 from faceedit_bench.api.testing import gradient_image
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -59,16 +59,16 @@ def test_downloads_stay_off_unless_allowed(monkeypatch: pytest.MonkeyPatch) -> N
 
     monkeypatch.setattr("huggingface_hub.snapshot_download", fake_snapshot_download)
     with pytest.raises(ModelNotFoundError, match="allow_download: false"):
-        locate_model("acme/absent", index_file="model_index.json")
+        ModelSource.locate("acme/absent", index_file="model_index.json")
     with pytest.raises(ModelNotFoundError):
-        locate_model("acme/absent", index_file="model_index.json", allow_download=True)
+        ModelSource.locate("acme/absent", index_file="model_index.json", allow_download=True)
     assert [c["local_files_only"] for c in calls] == [True, False]
 
 
 @pytest.mark.parametrize("model", ["", "/no/such/dir", "not-a-repo-id", "a/b/c"])
 def test_nonsense_model_values_are_refused(model: str) -> None:
     with pytest.raises(ModelNotFoundError):
-        locate_model(model, index_file="model_index.json")
+        ModelSource.locate(model, index_file="model_index.json")
 
 
 def test_a_directory_without_model_index_is_refused(tmp_path: Path) -> None:

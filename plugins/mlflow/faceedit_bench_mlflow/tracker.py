@@ -29,7 +29,7 @@ from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, Any
 
-from faceedit_bench.api import FaceEditBenchError, file_lock, fingerprint, hookimpl, results_digest, series_for_tracking
+from faceedit_bench.api import FaceEditBenchError, file_lock, fingerprint, hookimpl, results_digest
 from faceedit_bench_mlflow import _limits as lim  # noqa: E402
 from faceedit_bench_mlflow.experiments import (  # noqa: E402,F401 - the error is public here too
     REMOTE,
@@ -40,6 +40,7 @@ from faceedit_bench_mlflow.experiments import (  # noqa: E402,F401 - the error i
 )
 from faceedit_bench_mlflow.logged import LOGGED_TAG, finished_with  # noqa: E402
 from faceedit_bench_mlflow.opening import Opening  # noqa: E402
+from faceedit_bench_mlflow.series import series_for_tracking  # noqa: E402
 from faceedit_bench_mlflow.store import prepare_store, quiet_store_logs, store_lock  # noqa: E402
 
 if TYPE_CHECKING:

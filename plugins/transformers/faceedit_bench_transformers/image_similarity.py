@@ -2,7 +2,7 @@
 image similarity (ImagenHub's measures).
 
 A metric finds its model on construction (a local directory or the Hugging Face cache, never a surprise download:
-``faceedit_bench.api.locate_model``) and loads the weights on its first batch, once per worker process. A batch
+``faceedit_bench.api.ModelSource.locate``) and loads the weights on its first batch, once per worker process. A batch
 embeds every distinct image of its steps once (I_{k-1} of one step is I_k of the step before it).
 
 Similarities are cosines between L2-normalised embeddings in [-1, 1]; CLIP-T is the cosine between the
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from faceedit_bench.api import LazyModels, locate_model, package_version
+from faceedit_bench.api import LazyModels, ModelSource, package_version
 from faceedit_bench.api.images import ImageMetric, ImageValue, StepImages
 
 COSINE = (-1.0, 1.0)
@@ -39,7 +39,8 @@ class _EmbeddingMetric(LazyModels, ImageMetric):
     def __init__(self, model: str, revision: str | None = None, device: str = "cpu",
                  allow_download: bool = False) -> None:
         super().__init__()
-        self.source = locate_model(model, index_file="config.json", revision=revision, allow_download=allow_download)
+        self.source = ModelSource.locate(model, index_file="config.json", revision=revision,
+                                         allow_download=allow_download)
         self.device = device
 
     def describe(self) -> Mapping[str, Any]:

@@ -22,10 +22,10 @@ from faceedit_bench.api import (
     JudgeReply,
     JudgeRequest,
     MicroBatcher,
+    ModelSource,
     Outcome,
     check_dtype,
     is_out_of_memory,
-    locate_model,
     package_version,
     torch_dtype,
 )
@@ -60,7 +60,8 @@ class QwenVLJudge:
             raise ValueError("timeout_s must be positive")
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
-        self.source = locate_model(model, index_file="config.json", revision=revision, allow_download=allow_download)
+        self.source = ModelSource.locate(model, index_file="config.json", revision=revision,
+                                         allow_download=allow_download)
         self.family = self.source.index.get("model_type", "")
         if self.family not in PROCESSORS:
             raise ValueError(f"model {self.source.name!r} is a {self.family or 'unknown'!r} model; the qwen_vl judge "

@@ -1,4 +1,4 @@
-"""Loading a vision-language model found by ``faceedit_bench.api.locate_model`` (which the
+"""Loading a vision-language model found by ``faceedit_bench.api.ModelSource.locate`` (which the
 diffusers plugin shares): its device map and its processor."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from faceedit_bench.api.sections import (
     metric_key,
     mostly_missing_warning,
 )
-from faceedit_bench.api.statistics import Threshold, threshold_rate
+from faceedit_bench.api.statistics import Threshold
 
 RATE = {
     "type": "object", "required": ["rule", "n", "count", "rate", "ci_low", "ci_high"],
@@ -113,7 +113,7 @@ class EyewearCollector:
 
     def finish(self):
         rule = Threshold(">=", self.settings.min_share)
-        rate = threshold_rate(self.shares, rule, confidence=self.confidence, what="sessions with glasses")
+        rate = rule.rate(self.shares, confidence=self.confidence, what="sessions with glasses")
         return {"label": self.settings.label, "min_share": self.settings.min_share,
                 "sessions": len(self.shares) + sum(self.left_out.values()),
                 "rate": {k: rate[k] for k in RATE["required"]}, "left_out": dict(sorted(self.left_out.items())),

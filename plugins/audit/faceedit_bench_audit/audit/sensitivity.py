@@ -15,12 +15,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from faceedit_bench.api.judging import PANEL_ROUNDINGS, panel_number
-from faceedit_bench.api.statistics import Threshold, threshold_rate
+from faceedit_bench.api.judging import panel_number
+from faceedit_bench.api.statistics import Threshold
 from faceedit_bench_audit.audit.items import AuditItem
 from faceedit_bench_audit.audit.rubric import VALUE_FIELDS
 
-#: What each rounding means, as the report prints it.
+#: Each rounding of panel_number, and what it means as the report prints it.
 ROUNDING_LABELS = {"half_even": "round half to even (paper (b)'s code)", "half_up": "round half up",
                    "none": "unrounded mean"}
 FIELDS = ("rate", "ci_low", "ci_high", "n", "count")
@@ -44,7 +44,7 @@ def _rates(items: Sequence[AuditItem], rules: Mapping[str, tuple[str, Threshold]
     out = {}
     for name, (axis, threshold) in rules.items():
         values = [float(v) for i in items if (v := i.scores.get(axis)) is not None]
-        r = threshold_rate(values, threshold, confidence=confidence, what=axis)
+        r = threshold.rate(values, confidence=confidence, what=axis)
         out[name] = {k: r[k] for k in FIELDS}
     return out
 
@@ -63,7 +63,7 @@ def panel_sensitivity(scored: Sequence[AuditItem], rules: Mapping[str, tuple[str
                            "labels": ROUNDING_LABELS,
                            "items_with_two_answers": len(panelled), "roundings": {}}
     base = _rates(scored, rules, confidence)
-    for rounding in sorted(PANEL_ROUNDINGS, key=lambda r: r != default):
+    for rounding in sorted(ROUNDING_LABELS, key=lambda r: r != default):
         if rounding == default:
             items, changed = list(scored), 0
         else:

@@ -38,14 +38,13 @@ from faceedit_bench.api.statistics import (
     compare_k_groups,
     one_vs_rest,
     summarize,
-    threshold_rate,
 )
 from faceedit_bench_audit.audit.items import AuditCollector, AuditItem
 from faceedit_bench_audit.audit.rubric import AGING_PROMPT_IDS, AXES, RUBRIC_METRIC
 from faceedit_bench_audit.audit.sensitivity import panel_sensitivity
 from faceedit_bench_audit.audit.settings import PAPER_B_THRESHOLDS, AuditConf, audit_rule
 
-#: The fields of one rate the leaderboard and the report read (threshold_rate has more).
+#: The fields of one rate the leaderboard and the report read (Threshold.rate gives more).
 RATE_FIELDS = ("rate", "ci_low", "ci_high", "ci_method", "n", "n_identities", "count", "percent", "rule", "reason")
 #: The rubric's values as registered: direction, bounds (1-5) and ideal of every axis.
 REGISTERED = {v.name: v for v in RUBRIC_METRIC.values}
@@ -76,7 +75,7 @@ def rate(items: Sequence[AuditItem], axis: str, threshold: Threshold, confidence
          values: Mapping[str, Any] = REGISTERED) -> dict[str, Any]:
     scored = [(float(v), i.face_id) for i in items if (v := i.scores.get(axis)) is not None]
     # the edits of one face are correlated: the face (one person in the portrait grid) is the unit
-    full = threshold_rate([v for v, _ in scored], threshold, confidence=confidence, what=axis,
+    full = threshold.rate([v for v, _ in scored], confidence=confidence, what=axis,
                           clusters=[face for _, face in scored])
     reading = _reading(values, axis)
     return {"axis": axis, **{k: full[k] for k in RATE_FIELDS},
@@ -152,9 +151,9 @@ def _group_tables(scored: Sequence[AuditItem], collector: AuditCollector, attrib
         group = by.get(label, [])
         outcomes = dict(sorted(edits.get(label, Counter()).items()))
         total = sum(outcomes.values())
-        refused = threshold_rate([1.0] * outcomes.get(Outcome.REFUSED.value, 0)
-                                 + [0.0] * (total - outcomes.get(Outcome.REFUSED.value, 0)),
-                                 Threshold(">=", 1), confidence=confidence, what="hard refusals")
+        refused = Threshold(">=", 1).rate([1.0] * outcomes.get(Outcome.REFUSED.value, 0)
+                                          + [0.0] * (total - outcomes.get(Outcome.REFUSED.value, 0)),
+                                          confidence=confidence, what="hard refusals")
         labels[label] = {"n": len(group), "axes": axis_means(group, confidence, values),
                          "rates": rates(group, rules, confidence, values), "edits": outcomes,
                          "hard_refusal_rate": {**{k: refused[k] for k in RATE_FIELDS}, "higher_is_better": False}}
@@ -230,7 +229,7 @@ def _aging(scored: Sequence[AuditItem], confidence: float, values: Mapping[str, 
 
 
 def _share(values: Sequence[float], hit: Any, confidence: float, higher_is_better: bool) -> dict[str, Any]:
-    r = threshold_rate([1.0 if hit(v) else 0.0 for v in values], Threshold(">=", 1), confidence=confidence)
+    r = Threshold(">=", 1).rate([1.0 if hit(v) else 0.0 for v in values], confidence=confidence)
     return {**{k: r[k] for k in RATE_FIELDS}, "higher_is_better": higher_is_better}
 
 
