@@ -201,3 +201,17 @@ def test_a_run_folder_without_a_report_is_running_until_its_files_stop_changing(
     assert statuses == {"editor0": "finished", "editor9": "running", "editor8": "killed"}
     page = TestClient(create_app(ws, token=None, allowed_hosts=["testserver"])).get("/runs?status=killed").text
     assert "editor8-pose" in page and "editor9-pose" not in page and "editor0@pose" not in page
+
+
+def test_the_runs_table_filters_by_the_judges_anchors():
+    from faceedit_bench.serve.runs_index import RunRow, select
+
+    def row(name: str, anchors: str) -> RunRow:
+        return RunRow(folder=name, name=name, editor="e", judge="j", testset="t", dataset="d",
+                      date="2026-12-07T00:00:00Z", status="finished", faces=1, identities=1, anchors=anchors)
+
+    rows = [row("all", "3 of 3 passed"), row("some", "2 of 3 passed"), row("none", "0 of 3 passed"), row("nojudge", "")]
+    assert [r.name for r in select(rows, anchors="failed", sort="name")] == ["some", "none"]
+    assert [r.name for r in select(rows, anchors="passed")] == ["all"]
+    assert [r.name for r in select(rows, anchors="no judge")] == ["nojudge"]
+    assert len(select(rows)) == 4

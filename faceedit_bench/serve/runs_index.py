@@ -181,16 +181,32 @@ def _float(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
 
 
-def select(rows: list[RunRow], *, q: str = "", status: str = "", sort: str = "date", descending: bool = True
-           ) -> list[RunRow]:
-    """The rows matching ``q`` (any words of name, editor, judge, test set, dataset) and ``status``, sorted by
-    ``sort`` (a column or a metric name); rows without a value sort last."""
+#: The runs table's judge-anchor filter: the anchors are asked once per run (of its first face), so their status
+#: is the run's, shared by all its sessions.
+ANCHOR_FILTERS = ("failed", "passed", "no judge")
+
+
+def anchor_filter(row: RunRow) -> str:
+    """The row's :data:`ANCHOR_FILTERS` value."""
+    if not row.anchors:
+        return "no judge"
+    passed, _, rest = row.anchors.partition(" of ")
+    return "passed" if passed == rest.split()[0] else "failed"
+
+
+def select(rows: list[RunRow], *, q: str = "", status: str = "", anchors: str = "", sort: str = "date",
+           descending: bool = True) -> list[RunRow]:
+    """The rows matching ``q`` (any words of name, editor, judge, test set, dataset), ``status`` and ``anchors``
+    (one of :data:`ANCHOR_FILTERS`), sorted by ``sort`` (a column or a metric name); rows without a value sort
+    last."""
     words = q.lower().split()
     if words:
         rows = [r for r in rows if all(w in f"{r.name} {r.editor} {r.judge} {r.testset} {r.dataset}".lower()
                                        for w in words)]
     if status:
         rows = [r for r in rows if r.status == status]
+    if anchors:
+        rows = [r for r in rows if anchor_filter(r) == anchors]
     present = [r for r in rows if r.cell(sort) is not None]
     absent = [r for r in rows if r.cell(sort) is None]
     present.sort(key=lambda r: r.cell(sort), reverse=descending)

@@ -10,7 +10,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from faceedit_bench.serve.pages import masked, page, with_query
-from faceedit_bench.serve.runs_index import SORT_COLUMNS, STATUSES, metric_columns, select
+from faceedit_bench.serve.runs_index import ANCHOR_FILTERS, SORT_COLUMNS, STATUSES, metric_columns, select
 
 router = APIRouter()
 
@@ -21,12 +21,14 @@ def home() -> Response:
 
 
 @router.get("/runs", response_class=HTMLResponse)
-def runs(request: Request, q: str = "", status: str = "", sort: str = "date", order: str = "desc") -> Response:
+def runs(request: Request, q: str = "", status: str = "", anchors: str = "", sort: str = "date",
+         order: str = "desc") -> Response:
     everything = request.app.state.runs.rows()
     metrics = metric_columns(everything)
     if sort not in SORT_COLUMNS and sort not in dict(metrics):
         sort = "date"
-    rows = select(everything, q=q, status=status if status in STATUSES else "", sort=sort,
+    rows = select(everything, q=q, status=status if status in STATUSES else "",
+                  anchors=anchors if anchors in ANCHOR_FILTERS else "", sort=sort,
                   descending=order != "asc")
     columns = [("name", "run"), ("editor", "editor"), ("judge", "judge"), ("testset", "test set"),
                ("dataset", "dataset"), ("date", "date"), ("status", "status"), ("faces", "faces"),
@@ -34,7 +36,8 @@ def runs(request: Request, q: str = "", status: str = "", sort: str = "date", or
     sort_links = {name: with_query(request, sort=name, order="asc" if sort == name and order != "asc" else "desc")
                   for name, _ in [*columns, *metrics]}
     return page(request, "runs.html.j2", rows=rows, total=len(everything), columns=columns, metrics=metrics,
-                sort=sort, order=order, q=q, status=status, statuses=STATUSES, sort_links=sort_links,
+                sort=sort, order=order, q=q, status=status, statuses=STATUSES,
+                anchors=anchors, anchor_filters=ANCHOR_FILTERS, sort_links=sort_links,
                 workspace=str(request.app.state.workspace))
 
 
