@@ -10,25 +10,30 @@ def number(value: Any) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
+def interval_text(interval: Mapping[str, Any] | None, scale: float = 1.0) -> str:
+    """`` [0.20, 0.61]`` (the ends times ``scale``), `` (no interval: <why>)`` or nothing."""
+    interval = interval or {}
+    if interval.get("low") is not None:
+        digits = 2 if scale == 1 else 1
+        return f" [{scale * interval['low']:.{digits}f}, {scale * interval['high']:.{digits}f}]"
+    return f" (no interval: {interval['reason']})" if interval.get("reason") else ""
+
+
 def alpha_text(part: Mapping[str, Any]) -> str:
     """``α 0.412 [0.20, 0.61] · κ 0.398`` or the reason a value is undefined."""
     alpha, kappa = part["krippendorff_alpha"], part["fleiss_kappa"]
     text = f"α {number(alpha['value'])}"
-    interval = alpha.get("interval") or {}
-    if interval.get("low") is not None:
-        text += f" [{interval['low']:.2f}, {interval['high']:.2f}]"
-    elif alpha["value"] is None:
-        text += f" ({alpha['reason']})"
-    elif interval.get("reason"):
-        text += f" (no interval: {interval['reason']})"
+    text += f" ({alpha['reason']})" if alpha["value"] is None else interval_text(alpha.get("interval"))
     text += f" · κ {number(kappa['value'])}"
     return text + (f" ({kappa['reason']})" if kappa["value"] is None and kappa.get("reason") else "")
 
 
 def judge_text(judge: Mapping[str, Any]) -> str:
-    """Judge-human agreement on categories: ``same answer on 81.0% of 42 units · Cohen's κ 0.512``."""
+    """Judge-human agreement on categories: ``same answer on 81.0% [71.6, 90.4] of 42 units · Cohen's κ
+    0.512 [0.31, 0.71]``, the intervals over identities."""
     kappa = judge.get("cohens_kappa")
-    return (f"same answer on {100 * judge['same']:.1f}% of {judge['units']} units · Cohen's κ {number(kappa)}"
+    return (f"same answer on {100 * judge['same']:.1f}%{interval_text(judge.get('same_interval'), 100)} of {judge['units']} "
+            f"units · Cohen's κ {number(kappa)}{interval_text(judge.get('kappa_interval'))}"
             + (f" ({judge['kappa_reason']})" if kappa is None and judge.get("kappa_reason") else "")
             + (f"; {judge['ties']} tied" if judge.get("ties") else "")
             + (f"; {judge['no_judge_answer']} without a judge answer" if judge.get("no_judge_answer") else ""))
