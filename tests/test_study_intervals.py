@@ -100,14 +100,15 @@ def test_alpha_from_coincidences_is_krippendorffs(level):
 
 
 @pytest.mark.parametrize(("level", "identities"), [("interval", 20), ("ordinal", 20), ("nominal", 20),
-                                                   ("interval", MIN_IDENTITIES), ("nominal", 40)])
+                                                   ("interval", MIN_IDENTITIES), ("nominal", MIN_IDENTITIES)])
 def test_alpha_interval_covers_the_population_alpha(level, identities):
     assert alpha_coverage(level, identities, seed=identities) >= NOMINAL - TOLERANCE
 
 
+@pytest.mark.parametrize("identities", [MIN_IDENTITIES, 20])
 @pytest.mark.parametrize("statistic", [share_alike, cohens_kappa], ids=["share_alike", "cohens_kappa"])
-def test_judge_human_interval_covers_the_population_value(statistic):
-    assert judge_coverage(statistic, 20, seed=5) >= NOMINAL - TOLERANCE
+def test_judge_human_interval_covers_the_population_value(statistic, identities):
+    assert judge_coverage(statistic, identities, seed=5) >= NOMINAL - TOLERANCE
 
 
 def test_too_few_identities_or_no_spread_give_no_interval():
