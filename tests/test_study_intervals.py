@@ -3,7 +3,8 @@ by a seeded simulation: identities are clusters of items, items' true scores car
 three raters answer each item (true score + noise) on a 1-5 scale (interval and ordinal α) or yes/no (nominal
 α), and a judge answers yes/no beside them (judge-human share alike and Cohen's κ). The population value of each
 statistic comes from one very large simulated study; many small studies then check how often their 95 %
-interval holds it. The tolerance is the simulation's own Monte-Carlo error: coverage >= 0.95 - 3 SE."""
+interval holds it; the judge's 1-5 score against people's mean score gives Spearman's ρ. The tolerance is the
+simulation's own Monte-Carlo error: coverage >= 0.95 - 3 SE."""
 
 from __future__ import annotations
 
@@ -12,14 +13,17 @@ import math
 import krippendorff
 import numpy as np
 import pytest
+from scipy import stats
 
 from faceedit_bench.analysis.identity_jackknife import (
     MIN_IDENTITIES,
     alpha_from_coincidences,
     cohens_kappa,
     coincidences,
+    interval_of_sums,
     jackknife_interval,
     share_alike,
+    spearman,
 )
 
 STUDIES = 2000
@@ -58,7 +62,7 @@ def alpha_coverage(level: str, identities: int, seed: int) -> float:
     studies = coincidence_arrays(answers(rng, (STUDIES, identities), level == "nominal"), len(values))
     hits = 0
     for study in studies:
-        interval = jackknife_interval(study, lambda o: alpha_from_coincidences(o, values, level),
+        interval = interval_of_sums(study, lambda o: alpha_from_coincidences(o, values, level),
                                       bounds=(-np.inf, 1.0))
         assert interval["low"] is not None, interval["reason"]
         hits += interval["low"] <= population <= interval["high"]
@@ -79,7 +83,28 @@ def judge_coverage(statistic, identities: int, seed: int) -> float:
     population = statistic(judge_confusions(rng, (200_000,)).sum(0))
     hits = 0
     for study in judge_confusions(rng, (STUDIES, identities)):
-        interval = jackknife_interval(study, statistic, bounds=(-1.0, 1.0))
+        interval = interval_of_sums(study, statistic, bounds=(-1.0, 1.0))
+        assert interval["low"] is not None, interval["reason"]
+        hits += interval["low"] <= population <= interval["high"]
+    return hits / STUDIES
+
+
+def judge_scores(rng: np.random.Generator, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(..., identities, items) people's mean score (three raters) and the judge's score, both on the 1-5 scale."""
+    truth = true_scores(rng, shape)[..., 0]
+    people = np.clip(np.rint(truth[..., None] + rng.normal(0, 0.8, (*truth.shape, RATERS)) + 3), 1, 5).mean(-1)
+    return people, np.clip(np.rint(truth + rng.normal(0, 0.6, truth.shape) + 3), 1, 5)
+
+
+def spearman_coverage(identities: int, seed: int) -> float:
+    rng = np.random.default_rng(seed)
+    population = spearman(*(scores.reshape(-1) for scores in judge_scores(rng, (200_000,))))
+    others = np.nonzero(~np.eye(identities, dtype=bool))[1].reshape(identities, -1)  # row i: all but the i-th
+    hits = 0
+    for people, judge in zip(*judge_scores(rng, (STUDIES, identities)), strict=True):
+        left_out = spearman(people[others].reshape(identities, -1), judge[others].reshape(identities, -1))
+        interval = jackknife_interval(float(spearman(people.reshape(-1), judge.reshape(-1))), left_out,
+                                      bounds=(-1.0, 1.0))
         assert interval["low"] is not None, interval["reason"]
         hits += interval["low"] <= population <= interval["high"]
     return hits / STUDIES
@@ -93,7 +118,7 @@ def test_alpha_from_coincidences_is_krippendorffs(level):
     units = [{(i, item): {r: float(values[index[i, item, r]]) for r in range(RATERS - (item % 2))}
               for item in range(ITEMS)} for i in range(len(index))]  # every other item with one rater less
     matrix = np.full((RATERS, len(units) * ITEMS), np.nan)
-    for j, (unit, mine) in enumerate((u, a) for identity in units for u, a in identity.items()):
+    for j, mine in enumerate(answers for identity in units for answers in identity.values()):
         matrix[list(mine), j] = list(mine.values())
     ours = alpha_from_coincidences(coincidences(units, values).sum(0), values, level)
     assert ours == pytest.approx(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
@@ -111,8 +136,19 @@ def test_judge_human_interval_covers_the_population_value(statistic, identities)
     assert judge_coverage(statistic, identities, seed=5) >= NOMINAL - TOLERANCE
 
 
+@pytest.mark.parametrize("identities", [MIN_IDENTITIES, 20])
+def test_judge_human_spearman_interval_covers_the_population_value(identities):
+    assert spearman_coverage(identities, seed=identities) >= NOMINAL - TOLERANCE
+
+
+def test_spearman_is_scipys():
+    rng = np.random.default_rng(4)
+    x, y = rng.integers(1, 6, 40), rng.integers(1, 6, 40)  # ties at average ranks
+    assert spearman(x, y) == pytest.approx(stats.spearmanr(x, y).statistic)
+
+
 def test_too_few_identities_or_no_spread_give_no_interval():
-    few = jackknife_interval(np.ones((MIN_IDENTITIES - 1, 2, 2)), share_alike)
+    few = interval_of_sums(np.ones((MIN_IDENTITIES - 1, 2, 2)), share_alike)
     assert few["low"] is None and "at least" in few["reason"]
-    alike = jackknife_interval(np.tile(np.diag([2.0, 1.0]), (MIN_IDENTITIES, 1, 1)), share_alike)
+    alike = interval_of_sums(np.tile(np.diag([2.0, 1.0]), (MIN_IDENTITIES, 1, 1)), share_alike)
     assert alike["low"] is None and "no spread" in alike["reason"]

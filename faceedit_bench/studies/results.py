@@ -25,14 +25,16 @@ from typing import Any
 
 import numpy as np
 
-from faceedit_bench.analysis.metric_agreement import metric_agreement
 from faceedit_bench.analysis.identity_jackknife import (
     alpha_from_coincidences,
     cohens_kappa,
     coincidences,
+    interval_of_sums,
     jackknife_interval,
     share_alike,
+    spearman,
 )
+from faceedit_bench.analysis.metric_agreement import metric_agreement
 from faceedit_bench.analysis.reliability import fleiss_kappa, krippendorff_alpha
 from faceedit_bench.storage.study_tables import StudyTables
 from faceedit_bench.studies.questions import SWAPPED_VOTE
@@ -92,7 +94,7 @@ def _interval(rows: Sequence[Mapping[str, Any]], level: str) -> dict[str, Any]:
     """α's interval over identities: each identity's units as a coincidence matrix, then the jackknife."""
     values = sorted({r["value"] for r in rows})
     per_identity = coincidences([units_of(mine) for mine in by_identity(rows).values()], values)
-    return jackknife_interval(per_identity, lambda o: alpha_from_coincidences(o, values, level), CONFIDENCE,
+    return interval_of_sums(per_identity, lambda o: alpha_from_coincidences(o, values, level), CONFIDENCE,
                               bounds=(-np.inf, 1.0))
 
 
@@ -105,17 +107,28 @@ def agreement(rows: Sequence[Mapping[str, Any]], level: str) -> dict[str, Any]:
 
 
 def judge_human(rows: Sequence[Mapping[str, Any]], question: str) -> dict[str, Any]:
+    """The judge's value against people's mean of each output (metric_agreement), with the item-level Spearman's
+    interval over identities."""
     human: dict[tuple[str, str], list[float]] = defaultdict(list)
     judge: dict[tuple[str, str], float] = {}
+    identity: dict[tuple[str, str], str] = {}
     for row in rows:
         item = row["item"]
         key = (item.get("editor", ""), row["item_id"])
         human[key].append(row["value"])
+        identity[key] = item["identity"]
         if question in item.get("judge", {}):
             judge[key] = float(item["judge"][question])
     if not judge:
         return {"value": None, "reason": "the runs hold no judge value for this question"}
-    return metric_agreement({k: float(np.mean(v)) for k, v in human.items()}, judge)
+    means = {k: float(np.mean(v)) for k, v in human.items()}
+    out = metric_agreement(means, judge)
+    if (rho := out["item_level"].get("spearman")) is not None:
+        keys = [k for k in means if k in judge]
+        x, y, who = (np.array(v) for v in zip(*((means[k], judge[k], identity[k]) for k in keys)))
+        left_out = [spearman(x[who != i], y[who != i]) for i in sorted(set(who))]
+        out["item_level"]["spearman_interval"] = jackknife_interval(rho, left_out, CONFIDENCE, bounds=(-1.0, 1.0))
+    return out
 
 
 def _majority(answers: Sequence[str]) -> str | None:
@@ -148,7 +161,7 @@ def judge_human_categories(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     for unit, (j, h) in pairs.items():
         confusions[where[identity[unit]], index[j], index[h]] += 1
     same = float(share_alike(confusions.sum(0)))
-    out |= {"value": same, "same": same, "same_interval": jackknife_interval(confusions, share_alike, CONFIDENCE,
+    out |= {"value": same, "same": same, "same_interval": interval_of_sums(confusions, share_alike, CONFIDENCE,
                                                                              bounds=(0.0, 1.0))}
     if len(labels) < 2:
         return {**out, "cohens_kappa": None, "kappa_reason": "one answer only: kappa is undefined"}
@@ -156,7 +169,7 @@ def judge_human_categories(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     if not np.isfinite(kappa):
         return {**out, "cohens_kappa": None}
     return {**out, "cohens_kappa": kappa,
-            "kappa_interval": jackknife_interval(confusions, cohens_kappa, CONFIDENCE, bounds=(-1.0, 1.0))}
+            "kappa_interval": interval_of_sums(confusions, cohens_kappa, CONFIDENCE, bounds=(-1.0, 1.0))}
 
 
 def yes_rates(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

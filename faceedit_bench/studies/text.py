@@ -29,11 +29,18 @@ def alpha_text(part: Mapping[str, Any]) -> str:
 
 
 def judge_text(judge: Mapping[str, Any]) -> str:
-    """Judge-human agreement on categories: ``same answer on 81.0% [71.6, 90.4] of 42 units · Cohen's κ
-    0.512 [0.31, 0.71]``, the intervals over identities."""
+    """Judge-human agreement, its intervals over identities: on scores ``Spearman 0.712 [0.58, 0.85] over 42
+    outputs``; on categories ``same answer on 81.0% [71.6, 90.4] of 42 units · Cohen's κ 0.512 [0.31, 0.71]``;
+    else why there is none."""
+    if "item_level" in judge:
+        rho = judge["item_level"]
+        return (f"Spearman {number(rho.get('spearman'))}{interval_text(rho.get('spearman_interval'))} over "
+                f"{judge['items']} outputs")
+    if not judge.get("units"):
+        return judge.get("reason") or "n/a"
     kappa = judge.get("cohens_kappa")
-    return (f"same answer on {100 * judge['same']:.1f}%{interval_text(judge.get('same_interval'), 100)} of {judge['units']} "
-            f"units · Cohen's κ {number(kappa)}{interval_text(judge.get('kappa_interval'))}"
+    return (f"same answer on {100 * judge['same']:.1f}%{interval_text(judge.get('same_interval'), 100)} of "
+            f"{judge['units']} units · Cohen's κ {number(kappa)}{interval_text(judge.get('kappa_interval'))}"
             + (f" ({judge['kappa_reason']})" if kappa is None and judge.get("kappa_reason") else "")
             + (f"; {judge['ties']} tied" if judge.get("ties") else "")
             + (f"; {judge['no_judge_answer']} without a judge answer" if judge.get("no_judge_answer") else ""))
@@ -58,14 +65,7 @@ def format_results(results: Mapping[str, Any]) -> str:
         lines.append(f"{name}: {overall['items']} items · {alpha_text(overall)}")
         for group, part in q["groups"].items():
             lines.append(f"    {group}: {part['items']} items · {alpha_text(part)}")
-        judge = q["judge_human"]
-        if "item_level" in judge:
-            lines.append(f"    judge-human: Spearman {number(judge['item_level'].get('spearman'))} over "
-                         f"{judge['items']} outputs")
-        elif judge.get("units"):
-            lines.append(f"    judge-human: {judge_text(judge)}")
-        elif judge.get("reason"):
-            lines.append(f"    judge-human: {judge['reason']}")
+        lines.append(f"    judge-human: {judge_text(q['judge_human'])}")
         if q.get("yes_rates"):
             lines.append(f"    {yes_text(q['yes_rates'])}")
     return "\n".join(lines)
