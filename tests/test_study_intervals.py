@@ -118,7 +118,7 @@ def test_alpha_from_coincidences_is_krippendorffs(level):
     units = [{(i, item): {r: float(values[index[i, item, r]]) for r in range(RATERS - (item % 2))}
               for item in range(ITEMS)} for i in range(len(index))]  # every other item with one rater less
     matrix = np.full((RATERS, len(units) * ITEMS), np.nan)
-    for j, mine in enumerate(answers for identity in units for answers in identity.values()):
+    for j, mine in enumerate(rated for identity in units for rated in identity.values()):
         matrix[list(mine), j] = list(mine.values())
     ours = alpha_from_coincidences(coincidences(units, values).sum(0), values, level)
     assert ours == pytest.approx(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))

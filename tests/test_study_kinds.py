@@ -165,7 +165,7 @@ def test_checklist_agreement_yes_rates_and_judge_agreement_equal_a_direct_comput
         assert (judge["same_interval"]["low"], judge["same_interval"]["high"]) == pytest.approx(expected)
         kappa = judge["kappa_interval"]
         assert kappa["low"] < judge["cohens_kappa"] < kappa["high"] if kappa["low"] is not None else kappa["reason"]
-        assert interval_text(judge["same_interval"], 100) in format_results(results)
+        assert (interval_text(judge["same_interval"], 100) or judge["same_interval"]["reason"]) in format_results(results)
     # the repeat went to the two who had the item: the same answers pass, 3 of 4 alike is under the 80% it needs
     assert repeats == 2 and sorted((g["seen"], g["passed"]) for g in results["gold"].values()) == [(1, 0), (1, 1)]
     rows = list(csv.DictReader(io.StringIO(checklist_csv(tables, "s-check"))))

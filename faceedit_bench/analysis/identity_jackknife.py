@@ -110,8 +110,7 @@ def jackknife_interval(estimate: float, left_out: Sequence[float] | np.ndarray, 
     g = len(left_out)
     out: dict[str, Any] = {"low": None, "high": None, "method": "jackknife_t", "identities": g}
     if g < MIN_IDENTITIES:
-        return {**out, "reason": f"{g} identities: an interval needs at least {MIN_IDENTITIES} (the spread "
-                                 "between people)"}
+        return {**out, "reason": f"{g} identities, an interval needs at least {MIN_IDENTITIES}"}
     if not np.isfinite(estimate) or not np.all(np.isfinite(left_out)):
         undefined = int(np.sum(~np.isfinite(left_out)))
         return {**out, "reason": f"undefined without {undefined} of {g} identities (too few whose answers vary)"}

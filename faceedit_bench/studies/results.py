@@ -83,19 +83,15 @@ def units_of(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
     return dict(units)
 
 
-def by_identity(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
-    out: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for row in rows:
-        out[row["item"]["identity"]].append(row)
-    return dict(sorted(out.items()))
-
-
 def _interval(rows: Sequence[Mapping[str, Any]], level: str) -> dict[str, Any]:
     """α's interval over identities: each identity's units as a coincidence matrix, then the jackknife."""
+    identities: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for row in rows:
+        identities[row["item"]["identity"]].append(row)
     values = sorted({r["value"] for r in rows})
-    per_identity = coincidences([units_of(mine) for mine in by_identity(rows).values()], values)
+    per_identity = coincidences([units_of(mine) for _, mine in sorted(identities.items())], values)
     return interval_of_sums(per_identity, lambda o: alpha_from_coincidences(o, values, level), CONFIDENCE,
-                              bounds=(-np.inf, 1.0))
+                            bounds=(-np.inf, 1.0))
 
 
 def agreement(rows: Sequence[Mapping[str, Any]], level: str) -> dict[str, Any]:
@@ -161,8 +157,8 @@ def judge_human_categories(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     for unit, (j, h) in pairs.items():
         confusions[where[identity[unit]], index[j], index[h]] += 1
     same = float(share_alike(confusions.sum(0)))
-    out |= {"value": same, "same": same, "same_interval": interval_of_sums(confusions, share_alike, CONFIDENCE,
-                                                                             bounds=(0.0, 1.0))}
+    out |= {"value": same, "same": same,
+            "same_interval": interval_of_sums(confusions, share_alike, CONFIDENCE, bounds=(0.0, 1.0))}
     if len(labels) < 2:
         return {**out, "cohens_kappa": None, "kappa_reason": "one answer only: kappa is undefined"}
     kappa = float(cohens_kappa(confusions.sum(0)))

@@ -11,19 +11,25 @@ def number(value: Any) -> str:
 
 
 def interval_text(interval: Mapping[str, Any] | None, scale: float = 1.0) -> str:
-    """`` [0.20, 0.61]`` (the ends times ``scale``), `` (no interval: <why>)`` or nothing."""
-    interval = interval or {}
-    if interval.get("low") is not None:
-        digits = 2 if scale == 1 else 1
-        return f" [{scale * interval['low']:.{digits}f}, {scale * interval['high']:.{digits}f}]"
-    return f" (no interval: {interval['reason']})" if interval.get("reason") else ""
+    """`` [0.20, 0.61]`` (the ends times ``scale``), or nothing where there is none (:func:`no_interval`)."""
+    if not interval or interval.get("low") is None:
+        return ""
+    digits = 2 if scale == 1 else 1
+    return f" [{scale * interval['low']:.{digits}f}, {scale * interval['high']:.{digits}f}]"
+
+
+def no_interval(*intervals: Mapping[str, Any] | None) -> str:
+    """`` (no interval: <why>)``, each reason once, for the intervals that could not be given."""
+    reasons = dict.fromkeys(i["reason"] for i in intervals if i and i.get("low") is None and i.get("reason"))
+    return f" (no interval: {'; '.join(reasons)})" if reasons else ""
 
 
 def alpha_text(part: Mapping[str, Any]) -> str:
     """``α 0.412 [0.20, 0.61] · κ 0.398`` or the reason a value is undefined."""
     alpha, kappa = part["krippendorff_alpha"], part["fleiss_kappa"]
     text = f"α {number(alpha['value'])}"
-    text += f" ({alpha['reason']})" if alpha["value"] is None else interval_text(alpha.get("interval"))
+    interval = alpha.get("interval")
+    text += f" ({alpha['reason']})" if alpha["value"] is None else interval_text(interval) + no_interval(interval)
     text += f" · κ {number(kappa['value'])}"
     return text + (f" ({kappa['reason']})" if kappa["value"] is None and kappa.get("reason") else "")
 
@@ -34,13 +40,14 @@ def judge_text(judge: Mapping[str, Any]) -> str:
     else why there is none."""
     if "item_level" in judge:
         rho = judge["item_level"]
-        return (f"Spearman {number(rho.get('spearman'))}{interval_text(rho.get('spearman_interval'))} over "
-                f"{judge['items']} outputs")
+        interval = rho.get("spearman_interval")
+        return (f"Spearman {number(rho.get('spearman'))}{interval_text(interval)} over {judge['items']} outputs"
+                + (f" ({rho['reason']})" if rho.get("spearman") is None and rho.get("reason") else no_interval(interval)))
     if not judge.get("units"):
         return judge.get("reason") or "n/a"
-    kappa = judge.get("cohens_kappa")
-    return (f"same answer on {100 * judge['same']:.1f}%{interval_text(judge.get('same_interval'), 100)} of "
-            f"{judge['units']} units · Cohen's κ {number(kappa)}{interval_text(judge.get('kappa_interval'))}"
+    kappa, same, kappas = judge.get("cohens_kappa"), judge.get("same_interval"), judge.get("kappa_interval")
+    return (f"same answer on {100 * judge['same']:.1f}%{interval_text(same, 100)} of {judge['units']} units · "
+            f"Cohen's κ {number(kappa)}{interval_text(kappas)}" + no_interval(same, kappas)
             + (f" ({judge['kappa_reason']})" if kappa is None and judge.get("kappa_reason") else "")
             + (f"; {judge['ties']} tied" if judge.get("ties") else "")
             + (f"; {judge['no_judge_answer']} without a judge answer" if judge.get("no_judge_answer") else ""))
