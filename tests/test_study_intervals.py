@@ -1,10 +1,10 @@
 """The coverage of the study results' intervals over identities (faceedit_bench.analysis.identity_jackknife),
 by a seeded simulation: identities are clusters of items, items' true scores carry a per-identity effect,
 three raters answer each item (true score + noise) on a 1-5 scale (interval and ordinal α) or yes/no (nominal
-α), and a judge answers yes/no beside them (judge-human share alike and Cohen's κ). The population value of each
-statistic comes from one very large simulated study; many small studies then check how often their 95 %
-interval holds it; the judge's 1-5 score against people's mean score gives Spearman's ρ. The tolerance is the
-simulation's own Monte-Carlo error: coverage >= 0.95 - 3 SE."""
+α), and a judge answers beside them, yes/no (judge-human share alike and Cohen's κ against the majority) or on
+the 1-5 scale (Spearman's ρ against people's mean). The population value of each statistic comes from one very
+large simulated study; many small studies then check how often their 95 % interval holds it. The tolerance is
+the simulation's own Monte-Carlo error: coverage >= 0.95 - 3 SE."""
 
 from __future__ import annotations
 

@@ -6,9 +6,9 @@ matrices (:func:`interval_of_sums`): α of its coincidence matrix (:func:`alpha_
 ``krippendorff.alpha`` at every level), the share of units alike and Cohen's κ of the judge x people confusion
 matrix. Leaving one identity out is a subtraction, so an interval costs G evaluations, whatever the number of
 answers, and needs no seed. Judge-human agreement on scores, Spearman's ρ (:func:`spearman`), is computed again
-without each identity. A seeded simulation chose it (tests/test_study_intervals.py, docs/studies.md): the percentile bootstrap over
-identities covered 87-92 % of the population α at 10-20 identities, the jackknife t interval 94-95 %, as the
-cluster-robust t interval of a mean does (:mod:`faceedit_bench.analysis.statistics`).
+without each identity. A seeded simulation chose the method (tests/test_study_intervals.py, docs/studies.md):
+the percentile bootstrap over identities covered 87-92 % of the population α at 10-20 identities, the jackknife
+t interval 94-95 %, as the cluster-robust t interval of a mean does (:mod:`faceedit_bench.analysis.statistics`).
 """
 
 from __future__ import annotations
