@@ -14,6 +14,7 @@ import krippendorff
 import numpy as np
 import pytest
 
+from faceedit_bench.analysis.identity_jackknife import MIN_IDENTITIES
 from faceedit_bench.storage.study_tables import StudyTables
 from faceedit_bench.studies.assign import assign, check_sizes
 from faceedit_bench.studies.create import new_annotators, rating_items, secret_hash
@@ -126,10 +127,11 @@ def test_rating_agreement_equals_krippendorff_on_the_export_and_gold_repeats_are
                             for r in rows], "interval")
     overall = results["questions"]["edit_success"]["overall"]
     assert overall["krippendorff_alpha"]["value"] == pytest.approx(direct)
-    interval = overall["krippendorff_alpha"]["interval"]
-    assert interval["low"] <= direct <= interval["high"]
+    interval = overall["krippendorff_alpha"]["interval"]  # 6 identities: too few for an interval, and it says so
+    assert interval["low"] is None and f"at least {MIN_IDENTITIES}" in interval["reason"]
     assert set(results["questions"]["edit_success"]["groups"]) == {"gender=female", "gender=male"}
     assert results["questions"]["edit_success"]["judge_human"]["items"] == 24
+    assert "at least" in results["questions"]["edit_success"]["judge_human"]["item_level"]["spearman_interval"]["reason"]
     # the repeated item went to its two annotators only, and each gave it within a point of their first answer
     assert sorted(g["seen"] for g in results["gold"].values()) == [1, 1]
     assert all(g["passed"] == 1 and g["pending"] == 0 for g in results["gold"].values())
@@ -219,20 +221,23 @@ def test_the_judges_values_of_the_studied_metric_come_from_the_steps_table():
 @pytest.mark.parametrize("agreeing", [True, False])
 def test_simulated_raters_who_agree_get_an_interval_above_zero_and_random_raters_one_around_it(tmp_path, agreeing):
     """Seeded simulation: 3 raters score 60 items of 30 people, either the item's true score +- one point (they
-    agree) or a uniform draw (they do not). The identity bootstrap's interval excludes 0 for the first and holds
-    it for the second."""
-    items = [{**_item(i, "rating"), "identity": f"p{i // 2}"} for i in range(60)]
+    agree) or a uniform draw (they do not). The identity jackknife's interval excludes 0 for the first and holds
+    it for the second; so does the interval of the Spearman correlation with a judge that gives the true score."""
+    rng = random.Random(7)
+    truth = {f"i{i:03d}": rng.randint(1, 5) for i in range(60)}
+    items = [{**_item(i, "rating"), "identity": f"p{i // 2}", "judge": {"edit_success": float(truth[f"i{i:03d}"])}}
+             for i in range(60)]
     rows, _ = new_annotators(3)
     tasks = assign([i["item_id"] for i in items], {}, [a for a, _ in rows], 3, seed=0)
     tables = StudyTables(tmp_path)
     tables.create("s-sim", "rating", {"title": "sim", "seed": 0}, items, {}, rows, tasks)
-    rng = random.Random(7)
-    truth = {i["item_id"]: rng.randint(1, 5) for i in items}
     for a, _ in rows:
         for t in tasks[a]:
             score = min(5, max(1, truth[t.item_id] + rng.choice([-1, 0, 0, 0, 1]))) if agreeing else rng.randint(1, 5)
             tables.record("s-sim", a, t.item_id, {"edit_success": str(score)})
-    alpha = study_results(tmp_path, "s-sim")["questions"]["edit_success"]["overall"]["krippendorff_alpha"]
-    low, high = alpha["interval"]["low"], alpha["interval"]["high"]
-    assert low <= alpha["value"] <= high
-    assert (low > 0.5) if agreeing else (low < 0 < high)
+    question = study_results(tmp_path, "s-sim")["questions"]["edit_success"]
+    alpha, rho = question["overall"]["krippendorff_alpha"], question["judge_human"]["item_level"]
+    for value, interval in ((alpha["value"], alpha["interval"]), (rho["spearman"], rho["spearman_interval"])):
+        low, high = interval["low"], interval["high"]
+        assert low <= value <= high
+        assert (low > 0.5) if agreeing else (low < 0 < high)

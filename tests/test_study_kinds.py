@@ -20,15 +20,18 @@ from pathlib import Path
 import krippendorff
 import numpy as np
 import pytest
+from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats import inter_rater
 
+from faceedit_bench.analysis.identity_jackknife import MIN_IDENTITIES
 from faceedit_bench.storage.study_tables import StudyTables
 from faceedit_bench.studies.assign import assign
 from faceedit_bench.studies.create import KINDS, new_annotators
 from faceedit_bench.studies.export import checklist_csv, study_csv
 from faceedit_bench.studies.questions import check_question
 from faceedit_bench.studies.results import study_results
+from faceedit_bench.studies.text import format_results, interval_text
 
 CREVAL_FIXTURE = Path(__file__).resolve().parent / "data" / "creval_bench"
 KEY = "sk-study-kinds"
@@ -151,6 +154,18 @@ def test_checklist_agreement_yes_rates_and_judge_agreement_equal_a_direct_comput
         assert judge["units"] == len(pairs) and judge["ties"] == len(units) - len(pairs)
         assert judge["same"] == pytest.approx(np.mean([j == h for j, h in pairs]))
         assert judge["cohens_kappa"] == pytest.approx(cohen_kappa_score(*zip(*pairs)))
+        # the share's interval over identities (10, or 9 where the annotators drawn leave one without a majority):
+        # leave each one out, t on the jackknife's standard error
+        alike = [(items[i]["identity"], items[i]["judge"][q] == votes[0]) for i, q in units
+                 if len(set(votes := [given[(a, i)][q] for a in annotators if (a, i) in given])) == 1]
+        left_out = np.array([np.mean([s for p, s in alike if p != who]) for who in sorted({p for p, _ in alike})])
+        half = stats.t.ppf(0.975, len(left_out) - 1) * np.sqrt((len(left_out) - 1) * left_out.var())
+        expected = (max(0.0, judge["same"] - half), min(1.0, judge["same"] + half)) \
+            if len(left_out) >= MIN_IDENTITIES else (None, None)
+        assert (judge["same_interval"]["low"], judge["same_interval"]["high"]) == pytest.approx(expected)
+        kappa = judge["kappa_interval"]
+        assert kappa["low"] < judge["cohens_kappa"] < kappa["high"] if kappa["low"] is not None else kappa["reason"]
+        assert (interval_text(judge["same_interval"], 100) or judge["same_interval"]["reason"]) in format_results(results)
     # the repeat went to the two who had the item: the same answers pass, 3 of 4 alike is under the 80% it needs
     assert repeats == 2 and sorted((g["seen"], g["passed"]) for g in results["gold"].values()) == [(1, 0), (1, 1)]
     rows = list(csv.DictReader(io.StringIO(checklist_csv(tables, "s-check"))))

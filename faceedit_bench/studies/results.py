@@ -1,6 +1,7 @@
 """A study's results as the answers stand: progress, attention (gold items), inter-rater agreement
 (Krippendorff's α and Fleiss' κ, :mod:`faceedit_bench.analysis.reliability`) per question, overall and per
-demographic group, with bootstrap intervals over identities (the unit of replication), and judge-human agreement
+demographic group, with jackknife intervals over identities (the unit of replication,
+:mod:`faceedit_bench.analysis.identity_jackknife`), and judge-human agreement
 (:func:`faceedit_bench.analysis.metric_agreement.metric_agreement`) where the runs hold the judge's value for the
 question.
 
@@ -11,7 +12,8 @@ A unit of agreement is an item, or for a checklist study (each item with its own
 item; the results are per question of the study (rating, categorical, pairwise) or per facet of the checklist
 questions (with each question's share of Yes answers beside). Judge-human agreement on categories (checklist,
 categorical) compares each unit's majority answer of people (a tie decides nothing, counted) with the judge's
-answer kept with the item: the share of units where they agree and Cohen's κ.
+answer kept with the item: the share of units where they agree and Cohen's κ, each with its interval over
+identities.
 """
 
 from __future__ import annotations
@@ -23,13 +25,20 @@ from typing import Any
 
 import numpy as np
 
+from faceedit_bench.analysis.identity_jackknife import (
+    alpha_from_coincidences,
+    cohens_kappa,
+    coincidences,
+    interval_of_sums,
+    jackknife_interval,
+    share_alike,
+    spearman,
+)
 from faceedit_bench.analysis.metric_agreement import metric_agreement
 from faceedit_bench.analysis.reliability import fleiss_kappa, krippendorff_alpha
-from faceedit_bench.analysis.statistics import MIN_INTERVAL_IDENTITIES
 from faceedit_bench.storage.study_tables import StudyTables
 from faceedit_bench.studies.questions import SWAPPED_VOTE
 
-RESAMPLES = 200
 CONFIDENCE = 0.95
 #: One point either way still passes a repeated (gold) rating.
 REPEAT_TOLERANCE = 1.0
@@ -74,55 +83,48 @@ def units_of(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
     return dict(units)
 
 
-def _interval(rows: Sequence[Mapping[str, Any]], level: str, seed: int) -> dict[str, Any]:
-    """Percentile bootstrap of α over identities: resampled identities bring all their items."""
-    by_identity: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+def _interval(rows: Sequence[Mapping[str, Any]], level: str) -> dict[str, Any]:
+    """α's interval over identities: each identity's units as a coincidence matrix, then the jackknife."""
+    identities: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for row in rows:
-        by_identity[row["item"]["identity"]].append(row)
-    identities = sorted(by_identity)
-    if len(identities) < MIN_INTERVAL_IDENTITIES:
-        return {"low": None, "high": None, "reason": f"{len(identities)} identity: an interval needs at least "
-                                                     f"{MIN_INTERVAL_IDENTITIES} (the spread between people)"}
-    rng = np.random.default_rng(seed)
-    values = []
-    for _ in range(RESAMPLES):
-        units: dict[tuple[int, str], dict[str, float]] = defaultdict(dict)
-        for n, who in enumerate(rng.choice(len(identities), len(identities))):
-            for row in by_identity[identities[who]]:
-                units[(n, row["unit"])][row["annotator"]] = row["value"]
-        value = krippendorff_alpha(units, level=level)["value"]
-        if value is not None:
-            values.append(value)
-    if len(values) < RESAMPLES / 2:
-        undefined = RESAMPLES - len(values)
-        return {"low": None, "high": None,
-                "reason": f"alpha is undefined in {undefined} of {RESAMPLES} resamples (too few identities whose "
-                          "answers vary)"}
-    tail = (1 - CONFIDENCE) / 2 * 100
-    low, high = np.percentile(values, [tail, 100 - tail])
-    return {"low": float(low), "high": float(high), "resamples": RESAMPLES, "undefined": RESAMPLES - len(values)}
+        identities[row["item"]["identity"]].append(row)
+    values = sorted({r["value"] for r in rows})
+    per_identity = coincidences([units_of(mine) for _, mine in sorted(identities.items())], values)
+    return interval_of_sums(per_identity, lambda o: alpha_from_coincidences(o, values, level), CONFIDENCE,
+                            bounds=(-np.inf, 1.0))
 
 
-def agreement(rows: Sequence[Mapping[str, Any]], level: str, seed: int = 0) -> dict[str, Any]:
+def agreement(rows: Sequence[Mapping[str, Any]], level: str) -> dict[str, Any]:
     units = units_of(rows)
     alpha = krippendorff_alpha(units, level=level)
     if alpha["value"] is not None:
-        alpha["interval"] = _interval(rows, level, seed)
+        alpha["interval"] = _interval(rows, level)
     return {"items": len(units), "answers": len(rows), "krippendorff_alpha": alpha, "fleiss_kappa": fleiss_kappa(units)}
 
 
 def judge_human(rows: Sequence[Mapping[str, Any]], question: str) -> dict[str, Any]:
+    """The judge's value against people's mean of each output (metric_agreement), with the item-level Spearman's
+    interval over identities."""
     human: dict[tuple[str, str], list[float]] = defaultdict(list)
     judge: dict[tuple[str, str], float] = {}
+    identity: dict[tuple[str, str], str] = {}
     for row in rows:
         item = row["item"]
         key = (item.get("editor", ""), row["item_id"])
         human[key].append(row["value"])
+        identity[key] = item["identity"]
         if question in item.get("judge", {}):
             judge[key] = float(item["judge"][question])
     if not judge:
         return {"value": None, "reason": "the runs hold no judge value for this question"}
-    return metric_agreement({k: float(np.mean(v)) for k, v in human.items()}, judge)
+    means = {k: float(np.mean(v)) for k, v in human.items()}
+    out = metric_agreement(means, judge)
+    if (rho := out["item_level"].get("spearman")) is not None:
+        keys = [k for k in means if k in judge]
+        x, y, who = (np.array(v) for v in zip(*((means[k], judge[k], identity[k]) for k in keys)))
+        left_out = [spearman(x[who != i], y[who != i]) for i in sorted(set(who))]
+        out["item_level"]["spearman_interval"] = jackknife_interval(rho, left_out, CONFIDENCE, bounds=(-1.0, 1.0))
+    return out
 
 
 def _majority(answers: Sequence[str]) -> str | None:
@@ -132,28 +134,38 @@ def _majority(answers: Sequence[str]) -> str | None:
 
 
 def judge_human_categories(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """People's majority answer of each unit against the judge's: the share alike and Cohen's κ."""
+    """People's majority answer of each unit against the judge's: the share alike and Cohen's κ, each with its
+    interval over identities."""
     people: dict[str, list[str]] = defaultdict(list)
     judge: dict[str, str] = {}
+    identity: dict[str, str] = {}
     for row in rows:
         people[row["unit"]].append(row["shown"])
+        identity[row["unit"]] = row["item"]["identity"]
         if (given := row["item"].get("judge", {}).get(row["question"])) is not None:
             judge[row["unit"]] = given
     majority = {u: _majority(a) for u, a in people.items()}
-    pairs = [(judge[u], m) for u, m in sorted(majority.items()) if m is not None and u in judge]
+    pairs = {u: (judge[u], m) for u, m in sorted(majority.items()) if m is not None and u in judge}
     out = {"units": len(pairs), "ties": sum(m is None for m in majority.values()),
            "no_judge_answer": sum(u not in judge for u in majority)}
     if not pairs:
         return {**out, "value": None, "reason": "no unit with both a judge answer and a majority of people"}
-    same = sum(j == h for j, h in pairs) / len(pairs)
-    labels = sorted({c for pair in pairs for c in pair})
+    labels = sorted({c for pair in pairs.values() for c in pair})
+    index = {c: i for i, c in enumerate(labels)}
+    where = {i: n for n, i in enumerate(sorted({identity[u] for u in pairs}))}
+    confusions = np.zeros((len(where), len(labels), len(labels)))
+    for unit, (j, h) in pairs.items():
+        confusions[where[identity[unit]], index[j], index[h]] += 1
+    same = float(share_alike(confusions.sum(0)))
+    out |= {"value": same, "same": same,
+            "same_interval": interval_of_sums(confusions, share_alike, CONFIDENCE, bounds=(0.0, 1.0))}
     if len(labels) < 2:
-        return {**out, "value": same, "same": same, "cohens_kappa": None,
-                "kappa_reason": "one answer only: kappa is undefined"}
-    from sklearn.metrics import cohen_kappa_score  # on use: scikit-learn takes a while to import
-
-    kappa = float(cohen_kappa_score([j for j, _ in pairs], [h for _, h in pairs], labels=labels))
-    return {**out, "value": same, "same": same, "cohens_kappa": kappa if np.isfinite(kappa) else None}
+        return {**out, "cohens_kappa": None, "kappa_reason": "one answer only: kappa is undefined"}
+    kappa = float(cohens_kappa(confusions.sum(0)))
+    if not np.isfinite(kappa):
+        return {**out, "cohens_kappa": None}
+    return {**out, "cohens_kappa": kappa,
+            "kappa_interval": interval_of_sums(confusions, cohens_kappa, CONFIDENCE, bounds=(-1.0, 1.0))}
 
 
 def yes_rates(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
