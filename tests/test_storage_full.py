@@ -75,12 +75,13 @@ def assert_one_message(out: subprocess.CompletedProcess[str]) -> None:
         assert noise not in err, err[-3000:]
 
 
-#: Where each fault stops the run (4 faces, 2 sessions): the ledger's 6th commit is mid-edits, with the embedding
-#: workers and pending tasks running; the 40th file is a contact sheet, after every edit. The ledger's 2nd commit
-#: and the 3rd file (a base image into the image store) stop it at admission, before any edit: `make test-stress`.
+#: Where each fault stops the run (4 faces, 2 sessions; as measured): the ledger's 6th commit mid-edits (2 edits in),
+#: the 40th file at a contact sheet, after every edit. The ledger's 2nd commit and the 3rd file (a base image into
+#: the image store) stop it at admission, before any edit: those two run in `make test-stress`.
 @pytest.mark.slow(seconds=30)
-@pytest.mark.parametrize(("kind", "at"), [("ledger", 6), ("file", 40), pytest.param("ledger", 2, marks=pytest.mark.stress),
-                                          pytest.param("file", 3, marks=pytest.mark.stress)])
+@pytest.mark.parametrize(("kind", "at"), [
+    ("ledger", 6), ("file", 40),
+    pytest.param("ledger", 2, marks=pytest.mark.stress), pytest.param("file", 3, marks=pytest.mark.stress)])
 def test_a_full_disk_ends_the_run_with_one_message_and_the_rerun_resumes(tmp_path, kind, at):
     with gemini_server(api_key=KEY) as server:
         args, env = command(tmp_path, server, tmp_path / "ws")
