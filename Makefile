@@ -21,7 +21,7 @@ export RAY_USAGE_STATS_ENABLED := 0
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: setup lock run test test-latest bench clean uv
+.PHONY: setup lock run test test-stress test-latest bench clean uv
 
 # The venv and uv at the version uv.lock names; nothing else. `lock` needs only this: after a pyproject.toml
 # edit the environment cannot be synced until the lock is remade.
@@ -56,9 +56,15 @@ PYTEST_ARGS ?= -n 3
 # (PYTHONDONTWRITEBYTECODE): the suite starts hundreds of Python processes (workers, CLI runs, kill
 # tests), and without the caches each one compiles MLflow, SQLAlchemy and the rest from source again
 # (seconds of CPU apiece). The caches sit in __pycache__ folders, which git ignores.
+# `make test` leaves out the stress tests (marked `stress`: kill loops, disk-fill levels, the oversubscribed
+# commit measurement); `make test-stress` runs only them. CI (.ci/run) runs both.
 test: export PYTHONDONTWRITEBYTECODE =
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not stress" $(PYTEST_ARGS)
+
+test-stress: export PYTHONDONTWRITEBYTECODE =
+test-stress: $(STAMP)
+	$(BIN)/python -m pytest -m stress $(PYTEST_ARGS)
 
 # Drift on purpose: a fresh venv with the newest releases every range allows (torch stays 2.13.0, the
 # CPU file), the differences from the lock, then the tests.

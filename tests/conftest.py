@@ -66,6 +66,7 @@ def synthetic(tmp_path: Path) -> list[str]:
 SLOW_TEST_S = 5
 
 
+@pytest.hookimpl(trylast=True)  # after `-m` deselected (`make test` leaves the stress tests out)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Each worker starts with its share of the slow tests. ``--dist worksteal`` (pyproject's addopts) hands
     worker k the next ``len(pending) // (workers - k)`` tests in order, and an idle worker later takes the

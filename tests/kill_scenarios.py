@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.kill_instants import Work
+from tests.kill_instants import Work, spread
 
 Fresh = Callable[[int], tuple[Work, Work]]
 
@@ -48,10 +48,11 @@ def _experiment(folder: Path, *overrides: str) -> Callable[..., dict[str, Any]]:
     return run
 
 
-def first_run(folder: Path) -> Fresh:
+def first_run(folder: Path, in_store: str = "0") -> Fresh:
     """A new workspace's first run, tracked to MLflow in the workspace (its ledger, image store, run
     folder and MLflow store are all created by it). It reports which of its writes built the MLflow
-    store; the rerun reports the MLflow runs of its run key."""
+    store, and asks to be killed also at ``in_store`` instants spread over them (however few or many
+    writes the store takes); the rerun reports the MLflow runs of its run key."""
     from faceedit_bench_mlflow import tracker
     from mlflow import MlflowClient
 
@@ -69,7 +70,10 @@ def first_run(folder: Path) -> Fresh:
     tracker.prepare_store = noted
 
     def first(workspace: Path) -> dict[str, Any]:
-        return {**run(workspace), "store_writes": store_writes}
+        result = run(workspace)
+        inside = [start - 1 + at for start, end in store_writes[:1] if int(in_store)
+                  for at in spread(end - start + 1, int(in_store))]
+        return {**result, "store_writes": store_writes, "also_kill_at": inside}
 
     def rerun(workspace: Path) -> dict[str, Any]:
         result = run(workspace)

@@ -58,6 +58,7 @@ def command(tmp: Path, name: str, *overrides: str) -> tuple[list[str], dict[str,
     return [sys.executable, str(script), str(tmp / f"{name}.json"), *overrides], env
 
 
+@pytest.mark.stress
 @pytest.mark.slow(seconds=55)
 @pytest.mark.timeout(1500)
 def test_a_hosted_run_killed_again_and_again_finishes_with_the_uninterrupted_report(tmp_path, monkeypatch):

@@ -168,6 +168,7 @@ def wait_for(condition, what: str, proc: subprocess.Popen | None = None, timeout
 KILL_EVERY = 0.2
 
 
+@pytest.mark.stress
 @pytest.mark.slow(seconds=19)
 def test_a_run_killed_repeatedly_progresses_on_every_restart_and_reports_as_if_uninterrupted(tmp_path):
     common = ["dataset=synthetic", f"+dataset.params.root={tmp_path / 'faces'}", "+dataset.params.n=8",

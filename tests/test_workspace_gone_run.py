@@ -15,10 +15,11 @@ from tests.fakes.gemini import gemini_server
 from tests.test_storage_full import KEY, assert_one_message, command
 
 #: At the ``AT``-th ledger commit the workspace ``WS`` is moved aside (``HOW=move``) or deleted (``HOW=delete``);
-#: ``HOW=erofs`` fails the ``AT``-th file moved into the workspace as a read-only remount does.
+#: ``HOW=erofs`` fails the ``AT``-th file moved into the workspace as a read-only remount does; ``HOW=report``
+#: moves it aside after scoring, as the report stage opens the ledger again for its statistics.
 INJECT = textwrap.dedent("""
     import errno, os, shutil
-    from faceedit_bench.storage import atomic, ledger_writer
+    from faceedit_bench.storage import atomic, ledger_writer, statistics_cache
     how, at, ws = os.environ.get("HOW"), int(os.environ.get("AT", "0")), os.environ.get("WS", "")
     seen = [0]
 
@@ -42,11 +43,17 @@ INJECT = textwrap.dedent("""
                 raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(self.target))
             return move(self)
         atomic.PendingFile.commit = _move
+    elif how == "report":
+        opened = statistics_cache.StatisticsCache.__init__
+        def __init__(self, *args):
+            os.rename(ws, ws + ".moved")
+            return opened(self, *args)
+        statistics_cache.StatisticsCache.__init__ = __init__
 """)
 
 
 @pytest.mark.slow(seconds=30)
-@pytest.mark.parametrize(("how", "at"), [("move", 4), ("delete", 4), ("erofs", 3)])
+@pytest.mark.parametrize(("how", "at"), [("move", 4), ("delete", 4), ("erofs", 3), ("report", 0)])
 def test_a_workspace_moved_deleted_or_read_only_during_a_run_ends_it_with_one_message(tmp_path, how, at):
     workspace = tmp_path / "ws"
     with gemini_server(api_key=KEY) as server:
@@ -61,7 +68,7 @@ def test_a_workspace_moved_deleted_or_read_only_during_a_run_ends_it_with_one_me
             # Nothing made anew where the workspace was: no ledger, no report finished into nothing.
             assert not (workspace / "ledger.sqlite").exists()
             assert not list(workspace.glob("runs/*/report.json"))
-        if how == "move":  # put back, it resumes
+        if how in ("move", "report"):  # put back, it resumes
             shutil.rmtree(workspace, ignore_errors=True)
             os.rename(f"{workspace}.moved", workspace)
         rerun = subprocess.run(args, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)

@@ -136,8 +136,10 @@ def _check_and_run(plugins: Plugins) -> None:
         except FaceEditBenchError as exc:
             print(f"Error: {exc}", file=sys.stderr)
             job_log.error("Error: %s", exc)
-            with contextlib.suppress(OSError):  # a full disk or read-only place: the message above says so
-                record_job(job, status="failed", error=str(exc))
+            # Not into a job folder that was deleted or moved (with its workspace): it is not made anew to say so.
+            if job.output_dir is None or job.output_dir.is_dir():
+                with contextlib.suppress(OSError):  # a full disk or read-only place: the message above says so
+                    record_job(job, status="failed", error=str(exc))
             if job.multirun:
                 return  # the sweep goes on; its table shows this job as failed and the exit code says so
             sys.exit(2)

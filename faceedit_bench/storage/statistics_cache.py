@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from faceedit_bench.storage.ledger import Ledger
+from faceedit_bench.storage.workspace import Place, WorkspaceGone
 
 
 class StatisticsCache:
@@ -27,7 +28,10 @@ class StatisticsCache:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        if not self.path.parent.is_dir():  # the workspace was deleted or moved: never made anew to hold a report
+            raise WorkspaceGone("the ledger", self.path)
         Ledger(self.path).close()  # creates the file and its tables (under the ledger's lock) if missing
+        self._place = Place(self.path, "the ledger")
         self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
         # As the ledger's own connection (the setting is per connection): in WAL mode a commit survives a kill
         # of the process without an fsync, which SQLite's default FULL adds to every put (milliseconds each).
@@ -55,5 +59,7 @@ class StatisticsCache:
     def __enter__(self) -> StatisticsCache:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         self.close()
+        if kind is None:  # what was kept went to a ledger deleted or moved meanwhile: the report did not finish
+            self._place.check()
