@@ -65,8 +65,8 @@ def test_a_workspace_moved_deleted_or_read_only_during_a_run_ends_it_with_one_me
             assert "Read-only file system" in out.stderr and "Make it writable" in out.stderr
         else:
             assert "was deleted or moved while the run was writing to it" in out.stderr, out.stderr
-            # Nothing made anew where the workspace was: no ledger, no report finished into nothing.
-            assert not (workspace / "ledger.sqlite").exists()
+            # Nothing made anew where the workspace was: no ledger, no MLflow store, no report finished into nothing.
+            assert not (workspace / "ledger.sqlite").exists() and not (workspace / "mlflow.db").exists()
             assert not list(workspace.glob("runs/*/report.json"))
         if how in ("move", "report"):  # put back, it resumes
             shutil.rmtree(workspace, ignore_errors=True)

@@ -41,7 +41,7 @@ from faceedit_bench_mlflow.experiments import (  # noqa: E402,F401 - the error i
 from faceedit_bench_mlflow.logged import LOGGED_TAG, finished_with  # noqa: E402
 from faceedit_bench_mlflow.opening import Opening  # noqa: E402
 from faceedit_bench_mlflow.series import series_for_tracking  # noqa: E402
-from faceedit_bench_mlflow.store import prepare_store, quiet_store_logs, store_lock  # noqa: E402
+from faceedit_bench_mlflow.store import prepare_store, quiet_store_logs, sqlite_path, store_lock  # noqa: E402
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
@@ -108,6 +108,7 @@ class MlflowTracker:
     def faceedit_run_start(self, run: RunInfo) -> None:
         """Open the run's MLflow run on a thread once the work is under way (:mod:`.opening`): the
         first provider call does not wait for MLflow."""
+        Path(run.workspace).mkdir(parents=True, exist_ok=True)  # the store's folder, made now or never (_uri_for)
         with self._lock:
             self._outcomes[run.run_key] = Counter()
             self._opening[run.run_key] = Opening(lambda: self._open(run), self.start_after_s)
@@ -134,6 +135,9 @@ class MlflowTracker:
         # Processes starting at once on one store take turns: MLflow's schema migration of a new
         # store fails when two run it together, two finds-or-creates would give one run key two
         # runs, and two first loggings of the same params would race.
+        if _workspace_gone(uri, run.workspace):
+            raise MlflowTrackerError(f"MLflow tracking did not open its store: the workspace {run.workspace} was "
+                                     "deleted or moved, and the store is not made anew where it was.")
         with file_lock(store_lock(uri, run.workspace), what=f"opening the MLflow store {lim.redact_uri(uri)}"):
             prepare_store(uri)  # a new store is built beside its place: no kill leaves it half made
             client = self._client(uri)
@@ -227,6 +231,8 @@ class MlflowTracker:
                 active = opening.result()  # the ended run is recorded as such, even if it ended before MLflow opened
             except Exception:  # noqa: BLE001 - it never opened (its error is what ended the run): nothing to mark
                 return
+            if _workspace_gone(self._uri_for(run), run.workspace):  # the moved store's run is resumed by a rerun
+                return
             _mark_ended(active, error)
         except Exception:  # the hook contract: run_error must not raise
             log.warning("MLflow: could not mark run %s as ended", run.run_key, exc_info=True)
@@ -266,8 +272,8 @@ class MlflowTracker:
         if self.tracking_uri:
             uri = self.tracking_uri
         else:
+            # Made at the run's start; one that is gone now is not made anew (_workspace_gone).
             workspace = Path(run.workspace).resolve()
-            workspace.mkdir(parents=True, exist_ok=True)
             uri = f"sqlite:///{(workspace / 'mlflow.db').as_posix()}"
         self._last_uri = uri
         return uri
@@ -482,6 +488,13 @@ def _source(kind: str, info: Any, run: RunInfo) -> Any:
         return Path(location).expanduser().resolve().as_uri()
     return CodeDatasetSource({"faceedit_bench.component": f"{kind}/{info.name}",
                               "provider": f"{info.provider}=={info.provider_version}"})
+
+
+def _workspace_gone(uri: str, workspace: Path) -> bool:
+    """Whether the store is a file inside a workspace that was deleted or moved: writing to it (its lock, its
+    schema, a status) would make a new workspace where the old one was."""
+    db = sqlite_path(uri)
+    return db is not None and db.is_relative_to(workspace) and not Path(workspace).is_dir()
 
 
 def _mark_ended(active: _Active, error: BaseException) -> None:
