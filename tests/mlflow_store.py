@@ -1,4 +1,4 @@
-"""A new MLflow store for a test workspace, copied from one built once per test process.
+"""A new MLflow store for a test workspace, copied from one built once per test session.
 
 MLflow builds a new SQLite store by migrating it through about a hundred schema revisions (2 to 6 s, more
 under load). Tests that track a run in a new workspace, and are not about how a store is created, start
@@ -10,6 +10,7 @@ do not use this. A ``conftest.py`` makes the fixtures available by importing the
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -19,12 +20,23 @@ import pytest
 
 @pytest.fixture(scope="session")
 def mlflow_store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One complete, empty MLflow SQLite store per test process (each xdist worker builds its own)."""
+    """One complete, empty MLflow SQLite store for the test session: the xdist workers share one base folder,
+    and the first to need the store builds it under a lock while the others wait (it is only copied)."""
     from faceedit_bench_mlflow.store import StoreState, prepare_store
 
-    db = tmp_path_factory.mktemp("mlflow-template") / "mlflow.db"
-    assert prepare_store(f"sqlite:///{db.as_posix()}") is StoreState.MISSING
-    return db
+    from faceedit_bench.storage.locks import directory_lock
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # one folder for every worker
+    folder = shared / "mlflow-template"
+    with directory_lock(shared, "mlflow-template", what="the MLflow store template shared by the test workers",
+                        timeout=900):
+        if not (folder / "done").exists():
+            shutil.rmtree(folder, ignore_errors=True)  # what a worker that failed to build it left
+            folder.mkdir()
+            assert prepare_store(f"sqlite:///{(folder / 'mlflow.db').as_posix()}") is StoreState.MISSING
+            (folder / "done").touch()
+    return folder / "mlflow.db"
 
 
 @pytest.fixture
