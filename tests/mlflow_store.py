@@ -10,33 +10,24 @@ do not use this. A ``conftest.py`` makes the fixtures available by importing the
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tests.session_folder import made_once
+
 
 @pytest.fixture(scope="session")
 def mlflow_store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One complete, empty MLflow SQLite store for the test session: the xdist workers share one base folder,
-    and the first to need the store builds it under a lock while the others wait (it is only copied)."""
+    """One complete, empty MLflow SQLite store for the test session (shared by the xdist workers)."""
     from faceedit_bench_mlflow.store import StoreState, prepare_store
 
-    from faceedit_bench.storage.locks import directory_lock
+    def build(folder: Path) -> None:
+        assert prepare_store(f"sqlite:///{(folder / 'mlflow.db').as_posix()}") is StoreState.MISSING
 
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # one folder for every worker
-    folder = shared / "mlflow-template"
-    with directory_lock(shared, "mlflow-template", what="the MLflow store template shared by the test workers",
-                        timeout=900):
-        if not (folder / "done").exists():
-            shutil.rmtree(folder, ignore_errors=True)  # what a worker that failed to build it left
-            folder.mkdir()
-            assert prepare_store(f"sqlite:///{(folder / 'mlflow.db').as_posix()}") is StoreState.MISSING
-            (folder / "done").touch()
-    return folder / "mlflow.db"
+    return made_once(tmp_path_factory, "mlflow-template", "the MLflow store template", build) / "mlflow.db"
 
 
 @pytest.fixture
