@@ -49,8 +49,14 @@ def refused(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
     monkeypatch.setattr(logging, "raiseExceptions", logging.raiseExceptions)  # main() sets it for its process
     monkeypatch.setattr(hydra, "main", started)
     capsys.readouterr()
-    with pytest.raises(SystemExit) as exited:
-        hydra_app.main()
+    shown = logging.StreamHandler(sys.stderr)  # what a new interpreter prints of a logged warning or error
+    shown.setLevel(logging.WARNING)
+    logging.getLogger().addHandler(shown)
+    try:
+        with pytest.raises(SystemExit) as exited:
+            hydra_app.main()
+    finally:
+        logging.getLogger().removeHandler(shown)
     printed = capsys.readouterr()
     return subprocess.CompletedProcess(args, exited.value.code, printed.out, printed.err)
 
