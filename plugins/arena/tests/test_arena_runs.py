@@ -107,7 +107,7 @@ def test_runs_on_different_test_sets_are_refused_before_any_call(tmp_path, serve
 
 
 @pytest.mark.slow(seconds=8)
-def test_the_command_writes_the_arena_and_refuses_bad_input_with_exit_code_2(tmp_path, server, monkeypatch, capsys):
+def test_the_command_writes_the_arena_and_refuses_bad_input_with_exit_code_2(tmp_path, server, capsys):
     ws = tmp_path / "ws"
     with judge_session(make_judge(server), "openai", ws) as wj:
         paths = write_runs(ws, wj.put_image, editors={"a": 100, "b": 160, "c": 220})
@@ -127,7 +127,6 @@ def test_the_command_writes_the_arena_and_refuses_bad_input_with_exit_code_2(tmp
     log = (tmp_path / "out" / "battles.jsonl").read_text().splitlines()
     assert len(log) == part["counts"]["judged"] + part["counts"]["one_sided"] == part["battle_log"]["entries"]
     # verify and compare read the arena's files: they run in this process (the console script's entry function)
-    monkeypatch.setenv(KEY_ENV, KEY)
     capsys.readouterr()
     verified = run_cli(["arena", "verify", str(tmp_path / "out")])
     printed = capsys.readouterr()
