@@ -24,6 +24,7 @@ from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import gemini_server
 from tests.fakes.openai import openai_server
 from tests.mlflow_store import copy_store
+from tests.module_runs import composed, plugins_for_tests
 from tests.schema_support import builtin_report_schema
 
 GEMINI_KEY, OPENAI_KEY = "AIza-audit-gemini-key", "sk-audit-openai-key"
@@ -95,16 +96,8 @@ def openai_answer(request: dict) -> str:
 @pytest.fixture(scope="module")
 def audit_report(tmp_path_factory, mlflow_store_template):
     """One audited run for the module's tests, which only read it."""
-    from hydra import compose, initialize_config_dir
-
-    from faceedit_bench.plugin.manager import load_plugins
-    from faceedit_bench.run.hydra_app import conf_dir, register_configs
-    from tests import fake_plugin
-
     tmp = tmp_path_factory.mktemp("audit-run")
-    plugins = load_plugins()
-    plugins.add(fake_plugin, name="fake", distribution="faceedit-bench-tests")
-    register_configs(plugins)
+    plugins = plugins_for_tests()
     workspace = tmp / "ws"
     copy_store(mlflow_store_template, workspace)  # a copy of one migrated store (the default tracker's)
     with pytest.MonkeyPatch.context() as monkeypatch, \
@@ -112,8 +105,7 @@ def audit_report(tmp_path_factory, mlflow_store_template):
             openai_server(api_key=OPENAI_KEY, judge_answer=openai_answer) as o:
         monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
         monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
-        overrides = [f"run.workspace={workspace}", "run.progress=false", "dataset=fairface",
-                     f"dataset.params.root={fairface_root(tmp)}", "embedder=pixel",
+        overrides = ["dataset=fairface", f"dataset.params.root={fairface_root(tmp)}", "embedder=pixel",
                      "run.workers=1", "editor=identity", "testset=file",
                      f"testset.params.path={diagnostic_subset(tmp)}", "judge_metrics=[rubric]",
                      "analysis.n_resamples=199", "judge=paper_b_panel",
@@ -121,9 +113,7 @@ def audit_report(tmp_path_factory, mlflow_store_template):
                      f"judge.params.members.gpt.params.base_url={o.url}/v1",
                      *[f"judge.params.members.gemini.params.{s}" for s in FAST],
                      *[f"judge.params.members.gpt.params.{s}" for s in FAST]]
-        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
-            cfg = compose(config_name="config", overrides=overrides)
-        report = run_built(build_run(cfg, plugins), plugins)
+        report = run_built(build_run(composed(workspace, *overrides), plugins), plugins)
         prompts = [c.text for c in g.gemini_calls if _asks_rubric(c.text)]
     return report, prompts, workspace
 
