@@ -316,21 +316,17 @@ class Recorder:
         self.calls.append(("error", type(error).__name__))
 
 
-def run_with_recorder(plugins, compose, overrides):
-    recorder = Recorder()
-    plugins.pm.register(recorder, name="recorder")
-    run_experiment(build_experiment(compose(*overrides), plugins), plugins)
-    return recorder.calls
-
-
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory) -> list[tuple]:
-    """The hook calls of one run, which the three tests below read."""
+    """The hook calls of one run (the ``synthetic`` fixture's faces), which the three tests below read."""
     tmp = tmp_path_factory.mktemp("recorded-run")
     plugins = plugins_for_tests()
-    synthetic = ["dataset=synthetic", f"+dataset.params.root={tmp / 'faces'}", "embedder=pixel", "tracking=none",
-                 "run.workers=1"]  # the ``synthetic`` fixture's
-    return run_with_recorder(plugins, lambda *o: composed(tmp / "ws", *o), [*synthetic, "testset=pose"])
+    recorder = Recorder()
+    plugins.pm.register(recorder, name="recorder")
+    cfg = composed(tmp / "ws", "dataset=synthetic", f"+dataset.params.root={tmp / 'faces'}", "embedder=pixel",
+                   "tracking=none", "run.workers=1", "testset=pose")
+    run_experiment(build_experiment(cfg, plugins), plugins)
+    return recorder.calls
 
 
 def test_hook_faceedit_run_start(recorded):
