@@ -1,4 +1,4 @@
-"""A new MLflow store for a test workspace, copied from one built once per test process.
+"""A new MLflow store for a test workspace, copied from one built once per test session.
 
 MLflow builds a new SQLite store by migrating it through about a hundred schema revisions (2 to 6 s, more
 under load). Tests that track a run in a new workspace, and are not about how a store is created, start
@@ -16,15 +16,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.session_folder import made_once
+
 
 @pytest.fixture(scope="session")
 def mlflow_store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One complete, empty MLflow SQLite store per test process (each xdist worker builds its own)."""
+    """One complete, empty MLflow SQLite store for the test session (shared by the xdist workers)."""
     from faceedit_bench_mlflow.store import StoreState, prepare_store
 
-    db = tmp_path_factory.mktemp("mlflow-template") / "mlflow.db"
-    assert prepare_store(f"sqlite:///{db.as_posix()}") is StoreState.MISSING
-    return db
+    def build(folder: Path) -> None:
+        assert prepare_store(f"sqlite:///{(folder / 'mlflow.db').as_posix()}") is StoreState.MISSING
+
+    return made_once(tmp_path_factory, "mlflow-template", "the MLflow store template", build) / "mlflow.db"
 
 
 @pytest.fixture

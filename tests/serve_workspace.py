@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.fakes.answers import example_from_schema
+from tests.session_folder import made_once
 
 KEY = "test-gemini-key-for-serve"
 #: Every judge answer's reasoning starts with this, so a test finds it on the page.
@@ -159,20 +159,9 @@ def synthetic_run(ws: Path, index: int, sessions: int, *, steps: int = 4, images
 
 @pytest.fixture(scope="session")
 def judged_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The two real runs of :func:`make_workspace`, made once for the whole test session: the xdist workers
-    share one folder, and the first to need it makes it under a lock while the others wait (tests only read)."""
-    from faceedit_bench.storage.locks import directory_lock
-
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    home = shared / "serve-workspace"
-    with directory_lock(shared, "serve-workspace", what="the web app's test workspace", timeout=900):
-        if not (home / "done").exists():
-            shutil.rmtree(home, ignore_errors=True)
-            home.mkdir()
-            make_workspace(home)
-            (home / "done").touch()
-    return home / "ws"
+    """The two real runs of :func:`make_workspace`, made once for the whole test session (shared by the xdist
+    workers; tests only read them)."""
+    return made_once(tmp_path_factory, "serve-workspace", "the web app's test workspace", make_workspace) / "ws"
 
 
 @contextlib.contextmanager

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from tests.test_hydra_cli import FAST, bench
+from tests.test_settings_errors import refused
 
 
 def test_help_names_the_app(tmp_path):
@@ -52,17 +53,19 @@ def test_multirun_prints_one_table_of_all_jobs_and_goes_on_past_a_failed_one(tmp
     assert (sweep / "summary.txt").read_text().strip() == table.strip()
 
 
-def test_a_sweep_with_a_job_whose_settings_are_wrong_is_refused_before_any_job_starts(tmp_path):
+def test_a_sweep_with_a_job_whose_settings_are_wrong_is_refused_before_any_job_starts(tmp_path, monkeypatch, capsys):
     sweep = tmp_path / "sweep"
     # The second job's editor needs a root: known from its config alone, before the first job runs.
-    out = bench(tmp_path, "-m", "editor=identity,replay", "testset=pose", f"hydra.sweep.dir={sweep}", *FAST)
+    out = refused(monkeypatch, capsys, tmp_path, "-m", "editor=identity,replay", "testset=pose",
+                  f"hydra.sweep.dir={sweep}", *FAST)
     assert out.returncode == 2, out.stderr
     assert "Error: required setting not given: editor.params.root" in out.stderr
     assert "Traceback" not in out.stderr and not sweep.exists() and not (tmp_path / "ws").exists()
     # A typo in any value of a swept key, also with + and in a later job.
-    out = bench(tmp_path, "-m", "testset=pose,hair", "+run.max_face=1,2", f"hydra.sweep.dir={sweep}", *FAST)
+    out = refused(monkeypatch, capsys, tmp_path, "-m", "testset=pose,hair", "+run.max_face=1,2",
+                  f"hydra.sweep.dir={sweep}", *FAST)
     assert out.returncode == 2 and "run.max_face is unknown (did you mean run.max_faces" in out.stderr
-    out = bench(tmp_path, "-m", "run.max_faces=1,-3", "testset=pose", f"hydra.sweep.dir={sweep}",
-                *[a for a in FAST if not a.startswith("run.max_faces")])
+    out = refused(monkeypatch, capsys, tmp_path, "-m", "run.max_faces=1,-3", "testset=pose",
+                  f"hydra.sweep.dir={sweep}", *[a for a in FAST if not a.startswith("run.max_faces")])
     assert out.returncode == 2 and "run.max_faces=-3 is not allowed" in out.stderr, out.stderr
     assert not sweep.exists() and not (tmp_path / "ws").exists()

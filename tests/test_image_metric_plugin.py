@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from faceedit_bench.testing import run_cli
 from tests.mlflow_store import copy_store
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "colourfulness_metric"
@@ -25,7 +26,8 @@ def test_the_example_package_is_at_most_40_lines():
     assert lines <= 40, f"the documented image-metric package has {lines} lines"
 
 
-def test_an_installed_image_metric_reaches_every_table_mlflow_and_the_leaderboard(tmp_path, mlflow_store_template):
+def test_an_installed_image_metric_reaches_every_table_mlflow_and_the_leaderboard(tmp_path, mlflow_store_template,
+                                                                                  capsys):
     package = shutil.copytree(EXAMPLE, tmp_path / "src" / "colourfulness")  # outside the repository
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
@@ -74,8 +76,10 @@ def test_an_installed_image_metric_reaches_every_table_mlflow_and_the_leaderboar
     assert again["run"]["computed"]["image_values"] == 0 and again["run"]["computed"]["embeddings"] == 0
     assert again["metrics"]["colour_end"] == end
 
-    compared = json.loads(cli("compare", str(run_dir), str(run_dir), "--json").stdout)
-    assert "colour_end" in json.dumps(compared)
+    # compare and the leaderboard read the run's files and MLflow: in this process, without the package
+    capsys.readouterr()
+    assert run_cli(["compare", str(run_dir), str(run_dir), "--json"]) == 0
+    assert "colour_end" in json.dumps(json.loads(capsys.readouterr().out))
 
     cli("submit", str(run_dir), "--out", str(tmp_path / "submissions"), "--id", "colour")
     verified = cli("verify", str(tmp_path / "submissions" / "colour"), "--workspace", str(tmp_path / "v"),
@@ -84,6 +88,7 @@ def test_an_installed_image_metric_reaches_every_table_mlflow_and_the_leaderboar
     submitted = json.loads((tmp_path / "submissions" / "colour" / "submission.json").read_text())
     assert submitted["metrics"]["colour_end"]["tolerance"] == 1e-4  # deterministic: checked as tightly as FSS
 
-    cli("leaderboard", "build", "--dir", str(tmp_path / "board"), "--tracking-uri", uri, "--rank-by", "colour_end")
+    assert run_cli(["leaderboard", "build", "--dir", str(tmp_path / "board"), "--tracking-uri", uri, "--rank-by",
+                    "colour_end"]) == 0
     page = (tmp_path / "board" / "README.md").read_text()
     assert "Final colourfulness" in page

@@ -33,6 +33,7 @@ from faceedit_bench.leaderboard.tolerances import registered_metrics
 from faceedit_bench.leaderboard.verify import verify_submission
 from faceedit_bench.run.experiment import build_experiment, run_experiment
 from tests.mlflow_store import copy_store
+from tests.module_runs import composed, plugins_for_tests
 from tests.test_leaderboard_support import noisy_png, rewrite_record
 
 pytestmark = pytest.mark.slow(seconds=2)
@@ -41,27 +42,17 @@ pytestmark = pytest.mark.slow(seconds=2)
 @pytest.fixture(scope="module")
 def tracked(tmp_path_factory, mlflow_store_template):
     from faceedit_bench_mlflow.runs import mlflow_client
-    from hydra import compose, initialize_config_dir
-
-    from faceedit_bench.plugin.manager import load_plugins
-    from faceedit_bench.run.hydra_app import conf_dir, register_configs
-    from tests import fake_plugin
 
     tmp = tmp_path_factory.mktemp("leaderboard-e2e")
-    plugins = load_plugins()
-    plugins.add(fake_plugin, name="fake", distribution="faceedit-bench-tests")
-    register_configs(plugins)
+    plugins = plugins_for_tests()
     uri = copy_store(mlflow_store_template, tmp / "ws")
-    common = [f"run.workspace={tmp / 'ws'}", "run.progress=false", "dataset=synthetic",
-              f"+dataset.params.root={tmp / 'faces'}", "embedder=pixel", "run.workers=1", "testset=pose",
-              "run.max_sessions=3", "tracking=mlflow", f"tracking.params.tracking_uri={uri}"]
+    common = ["dataset=synthetic", f"+dataset.params.root={tmp / 'faces'}", "embedder=pixel", "run.workers=1",
+              "testset=pose", "run.max_sessions=3", "tracking=mlflow", f"tracking.params.tracking_uri={uri}"]
     runs = {}
     for name, editor in {"identity": ["editor=identity"],
                          "noise": ["editor=noise", "+editor.params.strength=30"],
                          "loud": ["editor=noise", "+editor.params.strength=90"]}.items():
-        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
-            cfg = compose(config_name="config", overrides=[*common, *editor])
-        exp = build_experiment(cfg, plugins)
+        exp = build_experiment(composed(tmp / "ws", *common, *editor), plugins)
         runs[name] = SimpleNamespace(report=run_experiment(exp, plugins), run_dir=exp.info.output_dir)
     client = mlflow_client(uri)
     for run in client.search_runs([e.experiment_id for e in client.search_experiments()]):

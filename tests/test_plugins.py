@@ -17,6 +17,7 @@ from faceedit_bench.plugin import hookspecs
 from faceedit_bench.plugin import manager as plugins_module
 from faceedit_bench.plugin.manager import PluginLoadWarning, load_plugins
 from faceedit_bench.run.experiment import build_experiment, run_experiment
+from tests.module_runs import composed, plugins_for_tests
 
 ROOT = Path(__file__).resolve().parent.parent
 HOOKS = sorted(n for n, f in inspect.getmembers(hookspecs, inspect.isfunction) if n.startswith("faceedit_"))
@@ -315,27 +316,30 @@ class Recorder:
         self.calls.append(("error", type(error).__name__))
 
 
-def run_with_recorder(plugins, compose, overrides):
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory) -> list[tuple]:
+    """The hook calls of one run (the ``synthetic`` fixture's faces), which the three tests below read."""
+    tmp = tmp_path_factory.mktemp("recorded-run")
+    plugins = plugins_for_tests()
     recorder = Recorder()
     plugins.pm.register(recorder, name="recorder")
-    run_experiment(build_experiment(compose(*overrides), plugins), plugins)
+    cfg = composed(tmp / "ws", "dataset=synthetic", f"+dataset.params.root={tmp / 'faces'}", "embedder=pixel",
+                   "tracking=none", "run.workers=1", "testset=pose")
+    run_experiment(build_experiment(cfg, plugins), plugins)
     return recorder.calls
 
 
-def test_hook_faceedit_run_start(plugins, compose, synthetic):
-    calls = run_with_recorder(plugins, compose, [*synthetic, "testset=pose"])
-    assert calls[0][0] == "start" and len(calls[0][1]) == 64
+def test_hook_faceedit_run_start(recorded):
+    assert recorded[0][0] == "start" and len(recorded[0][1]) == 64
 
 
-def test_hook_faceedit_step_done(plugins, compose, synthetic):
-    calls = run_with_recorder(plugins, compose, [*synthetic, "testset=pose"])
-    assert [c for c in calls if c[0] == "step"] == [("step", "ok")] * (4 * 5 * 4)
+def test_hook_faceedit_step_done(recorded):
+    assert [c for c in recorded if c[0] == "step"] == [("step", "ok")] * (4 * 5 * 4)
 
 
-def test_hook_faceedit_run_end(plugins, compose, synthetic):
-    calls = run_with_recorder(plugins, compose, [*synthetic, "testset=pose"])
-    assert calls[-1] == ("end", ["config.yaml", "contact_sheets", "report.html", "report.json", "sessions.csv",
-                                 "sessions.parquet", "steps.csv", "steps.parquet"])
+def test_hook_faceedit_run_end(recorded):
+    assert recorded[-1] == ("end", ["config.yaml", "contact_sheets", "report.html", "report.json", "sessions.csv",
+                                    "sessions.parquet", "steps.csv", "steps.parquet"])
 
 
 def test_hook_faceedit_run_error(plugins, compose, synthetic):

@@ -98,14 +98,14 @@ def test_cfg_job_of_creval_with_gemini_shows_gemini_with_its_own_model_and_price
     assert "gpt-4o" not in out.stdout
 
 
-def test_creval_with_gemini_asks_gemini_for_its_own_model(tmp_path):
+def test_creval_with_gemini_asks_gemini_for_its_own_model(plugins, compose, monkeypatch):
+    monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
     with gemini_server(api_key=GEMINI_KEY, judge_answer=answer_body) as server:
-        out = bench(tmp_path, "experiment=creval", "judge=gemini", f"judge.params.base_url={server.url}",
-                    f"dataset.params.root={CREVAL_BENCH}", "editor=identity", "tracking=none", "run.progress=false",
-                    "judge.params.limits.backoff_initial_s=0.01")
-    assert out.returncode == 0, out.stderr[-3000:]
+        cfg = compose("experiment=creval", "judge=gemini", f"judge.params.base_url={server.url}",
+                      f"dataset.params.root={CREVAL_BENCH}", "editor=identity", "embedder=pixel", "tracking=none",
+                      "run.workers=1", "judge.params.limits.backoff_initial_s=0.01")
+        report = run_experiment(build_experiment(cfg, plugins), plugins)
     assert server.gemini_calls and {c.model for c in server.gemini_calls} == {"gemini-2.5-flash"}
-    (report,) = [json.loads(p.read_text()) for p in (tmp_path / "ws" / "runs").glob("*/report.json")]
     assert report["components"]["judge"]["description"]["model"] == "gemini-2.5-flash"
 
 

@@ -4,15 +4,14 @@ faces) stays small: its contact sheets are embedded at the page's width, not as 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from faceedit_bench.storage.locks import directory_lock
 from tests.console_fit import too_wide
+from tests.session_folder import made_once
 
 #: The stated limit for the default run's page (about 470 KB: six contact sheets, three plots, the tables).
 MAX_BYTES = 600_000
@@ -22,22 +21,16 @@ MAX_BYTES = 600_000
 def default_run_page(tmp_path_factory) -> Path:
     """report.html of ``python -m faceedit_bench`` as a user runs it (tracking off: the page is the same), in a
     terminal 300 columns wide; what it printed is kept beside it (``console.txt``, 4 levels up). Run once for the
-    whole test session: the xdist workers share one base folder, and the first to need the run makes it under a
-    lock while the others wait (the tests only read it)."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # one folder for every worker
-    home = shared / "default-run"
-    with directory_lock(shared, "default-run", what="the default run shared by the test workers", timeout=900):
-        if not (home / "done").exists():
-            shutil.rmtree(home, ignore_errors=True)  # what a worker that failed to make it left
-            home.mkdir()
-            env = {**os.environ, "FACEEDIT_BENCH_HOME": str(home / "ws"), "MLFLOW_DISABLE_TELEMETRY": "true",
-                   "DO_NOT_TRACK": "true", "COLUMNS": "300"}
-            out = subprocess.run([sys.executable, "-m", "faceedit_bench", "tracking=none"],
-                                 capture_output=True, text=True, cwd=home, env=env, timeout=600)
-            assert out.returncode == 0, out.stderr
-            (home / "console.txt").write_text(out.stdout + out.stderr, encoding="utf-8")
-            (home / "done").touch()
+    whole test session, whichever xdist worker needs it first (the tests only read it)."""
+    def run(home: Path) -> None:
+        env = {**os.environ, "FACEEDIT_BENCH_HOME": str(home / "ws"), "MLFLOW_DISABLE_TELEMETRY": "true",
+               "DO_NOT_TRACK": "true", "COLUMNS": "300"}
+        out = subprocess.run([sys.executable, "-m", "faceedit_bench", "tracking=none"],
+                             capture_output=True, text=True, cwd=home, env=env, timeout=600)
+        assert out.returncode == 0, out.stderr
+        (home / "console.txt").write_text(out.stdout + out.stderr, encoding="utf-8")
+
+    home = made_once(tmp_path_factory, "default-run", "the default run shared by the test workers", run)
     (page,) = (home / "ws" / "runs").glob("*/report.html")
     return page
 

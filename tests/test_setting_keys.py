@@ -15,7 +15,7 @@ from omegaconf import OmegaConf
 
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.plugin.registry import Register
-from tests.test_settings_errors import assert_user_error
+from tests.test_settings_errors import assert_user_error, refused
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = ["run.max_faces=1", "run.max_sessions=1", "run.workers=1", "run.progress=false"]
@@ -63,8 +63,9 @@ def assert_nothing_created(tmp_path: Path) -> None:
      "rejected parameter editor.params.limits.max_concurency=3: editor nano_banana: unknown limits key(s) "
      "limits.max_concurency (did you mean limits.max_concurrency?)"),
 ])
-def test_an_unknown_key_is_refused_with_the_closest_known_one_and_nothing_is_created(tmp_path, args, expected):
-    out = bench(tmp_path, *args, *FAST)
+def test_an_unknown_key_is_refused_with_the_closest_known_one_and_nothing_is_created(tmp_path, monkeypatch, capsys,
+                                                                                     args, expected):
+    out = refused(monkeypatch, capsys, tmp_path, *args, *FAST, env=KEYS)
     assert_user_error(out, expected)
     assert out.stderr.startswith("Error: ") and out.stderr.count("\n") == 1  # one line
     assert_nothing_created(tmp_path)
@@ -133,8 +134,9 @@ def test_a_conditions_judge_and_a_panel_member_are_checked_with_their_full_key(p
      "judge 'gemini' rejected parameter judge.params.members.gemini.params.temperature=5: "),
     (["+dataset.params.min_base_fss=1.5"], "dataset.params.min_base_fss must be a number in [0, 1] or null, got 1.5"),
 ])
-def test_a_value_a_component_rejects_is_named_and_nothing_is_created(tmp_path, args, expected):
-    out = bench(tmp_path, *args, *FAST)  # MLflow tracking, Hydra's folder inside the workspace: the defaults
+def test_a_value_a_component_rejects_is_named_and_nothing_is_created(tmp_path, monkeypatch, capsys, args, expected):
+    # MLflow tracking, Hydra's folder inside the workspace: the defaults
+    out = refused(monkeypatch, capsys, tmp_path, *args, *FAST, env=KEYS)
     assert_user_error(out, expected)
     assert_nothing_created(tmp_path)
 
@@ -174,8 +176,8 @@ def test_only_the_smoke_preset_needs_no_setting(compose):
 
 
 @pytest.mark.parametrize("preset", [p for p in PRESETS if p != "smoke"])
-def test_a_preset_without_its_required_setting_says_what_to_give(tmp_path, preset):
-    out = bench(tmp_path, f"experiment={preset}")
+def test_a_preset_without_its_required_setting_says_what_to_give(tmp_path, monkeypatch, capsys, preset):
+    out = refused(monkeypatch, capsys, tmp_path, f"experiment={preset}", env=KEYS)
     assert_user_error(out, f"Error: experiment={preset} needs dataset.params.root: ",
                       f"(e.g. python -m faceedit_bench experiment={preset} dataset.params.root=/data/")
     assert out.stderr.count("\n") == 1

@@ -25,6 +25,42 @@ def bench(tmp_path: Path, *args: str, workspace: Path | None = None) -> subproce
                           cwd=tmp_path, env=env, timeout=600)
 
 
+def refused(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path, *args: str,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m faceedit_bench *args`` run by its own entry function in this process, for a command its
+    checks must refuse before Hydra starts: its exit code and what it printed. The checks and the message are
+    the same code as in a new interpreter, which costs 1.3 s of CPU per command (the process boundary itself
+    is tested by the commands these tests still start, e.g. the workspace's). A command the checks let
+    through to Hydra fails the test."""
+    import logging
+
+    import hydra
+
+    import faceedit_bench
+    from faceedit_bench.run import hydra_app
+
+    def started(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError(f"the checks let {' '.join(args)} through to Hydra")
+
+    monkeypatch.chdir(tmp_path)
+    for key, value in {"FACEEDIT_BENCH_HOME": str(tmp_path / "ws"), **(env or {})}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(sys, "argv", [str(Path(faceedit_bench.__file__).parent / "__main__.py"), *args])
+    monkeypatch.setattr(logging, "raiseExceptions", logging.raiseExceptions)  # main() sets it for its process
+    monkeypatch.setattr(hydra, "main", started)
+    capsys.readouterr()
+    shown = logging.StreamHandler(sys.stderr)  # what a new interpreter prints of a logged warning or error
+    shown.setLevel(logging.WARNING)
+    logging.getLogger().addHandler(shown)
+    try:
+        with pytest.raises(SystemExit) as exited:
+            hydra_app.main()
+    finally:
+        logging.getLogger().removeHandler(shown)
+    printed = capsys.readouterr()
+    return subprocess.CompletedProcess(args, exited.value.code, printed.out, printed.err)
+
+
 def assert_user_error(out: subprocess.CompletedProcess[str], *phrases: str) -> None:
     assert out.returncode == 2, out.stderr[-3000:]
     assert "Traceback" not in out.stderr + out.stdout, out.stderr[-3000:]
@@ -43,9 +79,10 @@ def assert_user_error(out: subprocess.CompletedProcess[str], *phrases: str) -> N
     ("analysis.n_resamples=0", "a whole number >= 1"),
     ("analysis.alpha=1", "strictly between 0 and 1"),
 ])
-def test_an_invalid_setting_stops_the_command_before_anything_is_created(tmp_path, override, allowed):
+def test_an_invalid_setting_stops_the_command_before_anything_is_created(tmp_path, monkeypatch, capsys, override,
+                                                                         allowed):
     # The default experiment tracks to MLflow: no MLflow run, no store, not even the workspace may exist.
-    out = bench(tmp_path, override, "run.progress=false")
+    out = refused(monkeypatch, capsys, tmp_path, override, "run.progress=false")
     key = override.split("=")[0]
     assert_user_error(out, f"Error: {key}=", allowed)
     assert not (tmp_path / "ws").exists()
@@ -184,6 +221,7 @@ def test_storage_errors_become_guidance_and_other_errors_do_not(tmp_path):
     # A message that names no parameter: every given one is listed, so the user knows where to look.
     ("judge.params.max_output_tokens=[1]", "judge 'gemini' rejected its parameters (judge.params.model, "),
 ])
-def test_a_factory_rejecting_a_parameter_names_the_component_and_the_parameter(tmp_path, override, expected):
-    out = bench(tmp_path, "tracking=none", "judge=gemini", override, *FAST)
+def test_a_factory_rejecting_a_parameter_names_the_component_and_the_parameter(tmp_path, monkeypatch, capsys,
+                                                                               override, expected):
+    out = refused(monkeypatch, capsys, tmp_path, "tracking=none", "judge=gemini", override, *FAST)
     assert_user_error(out, expected)

@@ -19,6 +19,7 @@ from PIL import Image
 
 from faceedit_bench.api import registered
 from faceedit_bench.api.judging import JudgeSession
+from faceedit_bench.testing import run_cli
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
 from stored_runs_fixture import write_runs  # noqa: E402
@@ -106,7 +107,7 @@ def test_runs_on_different_test_sets_are_refused_before_any_call(tmp_path, serve
 
 
 @pytest.mark.slow(seconds=8)
-def test_the_command_writes_the_arena_and_refuses_bad_input_with_exit_code_2(tmp_path, server):
+def test_the_command_writes_the_arena_and_refuses_bad_input_with_exit_code_2(tmp_path, server, capsys):
     ws = tmp_path / "ws"
     with JudgeSession.open(make_judge(server), "openai", ws) as wj:
         paths = write_runs(ws, wj.put_image, editors={"a": 100, "b": 160, "c": 220})
@@ -125,18 +126,20 @@ def test_the_command_writes_the_arena_and_refuses_bad_input_with_exit_code_2(tmp
     assert 'id="arena"' in (paths[1] / "report.html").read_text()
     log = (tmp_path / "out" / "battles.jsonl").read_text().splitlines()
     assert len(log) == part["counts"]["judged"] + part["counts"]["one_sided"] == part["battle_log"]["entries"]
-    verify = subprocess.run([sys.executable, "-m", "faceedit_bench.cli", "arena", "verify", str(tmp_path / "out")],
-                            capture_output=True, text=True, env=env, timeout=300)
-    assert verify.returncode == 0 and "verified" in verify.stdout, verify.stdout + verify.stderr
+    # verify and compare read the arena's files: they run in this process (the console script's entry function)
+    capsys.readouterr()
+    verified = run_cli(["arena", "verify", str(tmp_path / "out")])
+    printed = capsys.readouterr()
+    assert verified == 0 and "verified" in printed.out, printed.out + printed.err
     # compare shows each run's arena rating beside its pointwise scores, and Kendall's tau between the rankings
     for path, sc in zip(paths, (50.0, 70.0, 60.0)):  # a pointwise score that swaps b and c
         report = json.loads((path / "report.json").read_text())
         report["metrics"] = {"sc": {"mean": sc, "ci_low": sc - 5, "ci_high": sc + 5, "n": 32, "higher_is_better": True}}
         (path / "report.json").write_text(json.dumps(report))
-    compared = subprocess.run([sys.executable, "-m", "faceedit_bench.cli", "compare", *map(str, paths), "--json"],
-                              capture_output=True, text=True, env=env, timeout=300)
-    assert compared.returncode == 0, compared.stderr
-    result = json.loads(compared.stdout)
+    compared = run_cli(["compare", *map(str, paths), "--json"])
+    printed = capsys.readouterr()
+    assert compared == 0, printed.err
+    result = json.loads(printed.out)
     row = next(r for r in result["rows"] if r["label"].startswith("arena rating"))
     ratings = {e["editor"]: e["rating"] for e in part["criteria"]["overall"]["ratings"]["editors"]}
     assert [c["value"] for c in row["cells"]] == [ratings["a"], ratings["b"], ratings["c"]] and row["best"] == [2]

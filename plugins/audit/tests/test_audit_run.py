@@ -23,6 +23,8 @@ from tests.datasets.conftest import write_csv, write_image
 from tests.fakes.answers import example_from_schema
 from tests.fakes.gemini import gemini_server
 from tests.fakes.openai import openai_server
+from tests.mlflow_store import copy_store
+from tests.module_runs import composed, plugins_for_tests
 from tests.schema_support import builtin_report_schema
 
 GEMINI_KEY, OPENAI_KEY = "AIza-audit-gemini-key", "sk-audit-openai-key"
@@ -91,24 +93,29 @@ def openai_answer(request: dict) -> str:
     return json.dumps(example_from_schema(SC_TEMPLATE.json_schema))
 
 
-@pytest.fixture
-def audit_report(plugins, compose, tmp_path, monkeypatch, new_mlflow_store):
-    new_mlflow_store(Path(compose().run.workspace))  # a copy of one migrated store (the default tracker's)
-    monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
-    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
-    with gemini_server(api_key=GEMINI_KEY, judge_answer=gemini_answer) as g, \
+@pytest.fixture(scope="module")
+def audit_report(tmp_path_factory, mlflow_store_template):
+    """One audited run for the module's tests, which only read it."""
+    tmp = tmp_path_factory.mktemp("audit-run")
+    plugins = plugins_for_tests()
+    workspace = tmp / "ws"
+    copy_store(mlflow_store_template, workspace)  # a copy of one migrated store (the default tracker's)
+    with pytest.MonkeyPatch.context() as monkeypatch, \
+            gemini_server(api_key=GEMINI_KEY, judge_answer=gemini_answer) as g, \
             openai_server(api_key=OPENAI_KEY, judge_answer=openai_answer) as o:
-        overrides = ["dataset=fairface", f"dataset.params.root={fairface_root(tmp_path)}", "embedder=pixel",
+        monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
+        monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+        overrides = ["dataset=fairface", f"dataset.params.root={fairface_root(tmp)}", "embedder=pixel",
                      "run.workers=1", "editor=identity", "testset=file",
-                     f"testset.params.path={diagnostic_subset(tmp_path)}", "judge_metrics=[rubric]",
+                     f"testset.params.path={diagnostic_subset(tmp)}", "judge_metrics=[rubric]",
                      "analysis.n_resamples=199", "judge=paper_b_panel",
                      f"judge.params.members.gemini.params.base_url={g.url}",
                      f"judge.params.members.gpt.params.base_url={o.url}/v1",
                      *[f"judge.params.members.gemini.params.{s}" for s in FAST],
                      *[f"judge.params.members.gpt.params.{s}" for s in FAST]]
-        report = run_built(build_run(compose(*overrides), plugins), plugins)
+        report = run_built(build_run(composed(workspace, *overrides), plugins), plugins)
         prompts = [c.text for c in g.gemini_calls if _asks_rubric(c.text)]
-    return report, prompts, Path(compose().run.workspace)
+    return report, prompts, workspace
 
 
 def test_the_rubric_flows_through_the_panel_into_every_audit_table(audit_report):
