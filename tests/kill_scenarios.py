@@ -50,9 +50,11 @@ def _experiment(folder: Path, *overrides: str) -> Callable[..., dict[str, Any]]:
 
 def first_run(folder: Path) -> Fresh:
     """A new workspace's first run, tracked to MLflow in the workspace (its ledger, image store, run
-    folder and MLflow store are all created by it). It reports which of its writes built the MLflow
-    store; the rerun reports the MLflow runs of its run key."""
-    from faceedit_bench_mlflow import tracker
+    folder and MLflow store are all created by it). Each attempt has its own, empty folder of store
+    templates beside its workspace, so the first run also builds the template its store is copied from:
+    kills fall in that build too. It reports which of its writes built the MLflow store; the rerun
+    reports the MLflow runs of its run key."""
+    from faceedit_bench_mlflow import store, tracker
     from mlflow import MlflowClient
 
     from tests.kill_instants import writes_so_far
@@ -69,9 +71,11 @@ def first_run(folder: Path) -> Fresh:
     tracker.prepare_store = noted
 
     def first(workspace: Path) -> dict[str, Any]:
+        store.TEMPLATES = workspace.with_name(f"{workspace.name}-templates")
         return {**run(workspace), "store_writes": store_writes}
 
     def rerun(workspace: Path) -> dict[str, Any]:
+        store.TEMPLATES = workspace.with_name(f"{workspace.name}-templates")
         result = run(workspace)
         client = MlflowClient(tracking_uri=f"sqlite:///{workspace / 'mlflow.db'}")
         ids = [e.experiment_id for e in client.search_experiments()]
