@@ -19,6 +19,7 @@ Any problem with the template (an unwritable cache, a damaged file) falls back t
 
 from __future__ import annotations
 
+import functools
 import logging
 import shutil
 import sqlite3
@@ -107,6 +108,7 @@ def _holds_records(con: sqlite3.Connection, tables: set[str]) -> bool:
     return any(con.execute(f'SELECT 1 FROM "{t}" LIMIT 1').fetchone() for t in sorted(tables - _PRISTINE))
 
 
+@functools.cache  # MLflow reads its two hundred migration scripts to tell: once per process is enough
 def _head_revision() -> str:
     from mlflow.store.db.utils import _get_latest_schema_revision
 
