@@ -13,7 +13,8 @@ The migrations are run once per user and MLflow version, not once per workspace:
 is built in a template file under :data:`TEMPLATES` (named by MLflow's version and schema head; under
 its own lock, beside its place, moved in complete), and every new store is a copy of it, made the same
 way (about 1.8 s of CPU saved on each new workspace). An empty store holds nothing of its workspace
-(its default experiment is made when MLflow first opens it), so a copy is the very file a build gives.
+(its default experiment is made when MLflow first opens it), so a copy is a store as a build makes it
+(MLflow's own builds differ only in the order of a table's clauses).
 Any problem with the template (an unwritable cache, a damaged file) falls back to building in place.
 """
 
@@ -119,9 +120,7 @@ def _copied_template(path: Path) -> bool:
     """Copy the template of an empty store into the (temporary, empty) file ``path``; False, with
     ``path`` left empty, when there is no usable template."""
     try:
-        template = _template()
-        with open(template, "rb") as source, open(path, "wb") as copy:
-            shutil.copyfileobj(source, copy)
+        shutil.copyfile(_template(), path)
         return True
     except Exception as exc:  # noqa: BLE001 - the template only saves time: build the store instead
         log.debug("MLflow: no store template (%s); building the store", exc)
