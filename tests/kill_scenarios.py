@@ -53,7 +53,7 @@ def first_run(folder: Path, in_store: str = "0") -> Fresh:
     folder and MLflow store are all created by it). It reports which of its writes built the MLflow
     store, and asks to be killed also at ``in_store`` instants spread over them (however few or many
     writes the store takes); the rerun reports the MLflow runs of its run key."""
-    from faceedit_bench_mlflow import tracker
+    from faceedit_bench_mlflow import store, tracker
     from mlflow import MlflowClient
 
     from tests.kill_instants import writes_so_far
@@ -70,12 +70,14 @@ def first_run(folder: Path, in_store: str = "0") -> Fresh:
     tracker.prepare_store = noted
 
     def first(workspace: Path) -> dict[str, Any]:
+        store.TEMPLATES = workspace.with_name(f"{workspace.name}-templates")
         result = run(workspace)
         inside = [start - 1 + at for start, end in store_writes[:1] if int(in_store)
                   for at in spread(end - start + 1, int(in_store))]
         return {**result, "store_writes": store_writes, "also_kill_at": inside}
 
     def rerun(workspace: Path) -> dict[str, Any]:
+        store.TEMPLATES = workspace.with_name(f"{workspace.name}-templates")
         result = run(workspace)
         client = MlflowClient(tracking_uri=f"sqlite:///{workspace / 'mlflow.db'}")
         ids = [e.experiment_id for e in client.search_experiments()]

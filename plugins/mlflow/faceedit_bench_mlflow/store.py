@@ -8,17 +8,27 @@ temporary file beside its place and moved there once it is at the schema's head,
 either complete or absent; a store that an earlier version left half made, and that therefore holds
 nothing, is rebuilt the same way. Everything here runs under the store's lock (:func:`store_lock`):
 two processes opening a new store at once would otherwise both migrate it.
+
+The migrations are run once per user and MLflow version, not once per workspace: the first new store
+is built in a template file under :data:`TEMPLATES` (named by MLflow's version and schema head; under
+its own lock, beside its place, moved in complete), and every new store is a copy of it, made the same
+way (about 1.8 s of CPU saved on each new workspace). An empty store holds nothing of its workspace
+(its default experiment is made when MLflow first opens it), so a copy is a store as a build makes it
+(MLflow's own builds differ only in the order of a table's clauses).
+Any problem with the template (an unwritable cache, a damaged file) falls back to building in place.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+import shutil
 import sqlite3
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import built_beside
+from faceedit_bench.api import built_beside, file_lock
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +36,8 @@ SQLITE = "sqlite:///"
 #: Rows a new store holds before anything is logged to it (MLflow 3.17): the schema version, the
 #: default workspace and the Default experiment (id 0). Any other row means the store is in use.
 _PRISTINE = {"alembic_version", "workspaces", "experiments"}
+#: The folder of the per-user templates of an empty store (:func:`_template`).
+TEMPLATES = Path("~/.cache/faceedit_bench/mlflow-stores")
 
 
 class StoreState(Enum):
@@ -61,7 +73,8 @@ def prepare_store(uri: str) -> StoreState:
         log.warning("MLflow: %s was left half created by an interrupted run and holds nothing; building it again", db)
     if state in (StoreState.MISSING, StoreState.HALF_MADE):
         with built_beside(db) as tmp:
-            _build(tmp)
+            if not _copied_template(tmp):
+                _build(tmp)
     return state
 
 
@@ -96,10 +109,38 @@ def _holds_records(con: sqlite3.Connection, tables: set[str]) -> bool:
     return any(con.execute(f'SELECT 1 FROM "{t}" LIMIT 1').fetchone() for t in sorted(tables - _PRISTINE))
 
 
+@functools.cache  # MLflow reads its two hundred migration scripts to tell: once per process is enough
 def _head_revision() -> str:
     from mlflow.store.db.utils import _get_latest_schema_revision
 
     return str(_get_latest_schema_revision())
+
+
+def _copied_template(path: Path) -> bool:
+    """Copy the template of an empty store into the (temporary, empty) file ``path``; False, with
+    ``path`` left empty, when there is no usable template."""
+    try:
+        shutil.copyfile(_template(), path)
+        return True
+    except Exception as exc:  # noqa: BLE001 - the template only saves time: build the store instead
+        log.debug("MLflow: no store template (%s); building the store", exc)
+        path.write_bytes(b"")
+        return False
+
+
+def _template() -> Path:
+    """The template of an empty store at the schema's head of the installed MLflow, built if missing
+    or unusable."""
+    from mlflow.version import VERSION
+
+    folder = TEMPLATES.expanduser()
+    template = folder / f"mlflow-{VERSION}-{_head_revision()}.db"
+    if store_state(template) is not StoreState.READY:
+        with file_lock(folder / ".locks" / f"{template.name}.lock", what="building the MLflow store template"):
+            if store_state(template) is not StoreState.READY:  # nobody built it while we waited
+                with built_beside(template) as tmp:
+                    _build(tmp)
+    return template
 
 
 def _build(path: Path) -> None:

@@ -9,7 +9,9 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 
+from faceedit_bench_mlflow import store
 from faceedit_bench_mlflow.store import StoreState, prepare_store, store_state
 from faceedit_bench_mlflow.tracker import MlflowTracker
 from mlflow_helpers import lifecycle, make_pm
@@ -42,6 +44,65 @@ def test_a_file_that_is_no_store_is_left_to_mlflow(tmp_path):
     db = tmp_path / "mlflow.db"
     db.write_text("my notes, not a database")
     assert prepare_store(f"sqlite:///{db}") is StoreState.IN_USE and db.read_text() == "my notes, not a database"
+
+
+def schema_and_rows(db) -> tuple[list, dict]:
+    """A store's tables, indexes and rows. The order of a table's clauses is left out: MLflow's own builds
+    differ in it (the first build in a process lists one CHECK constraint elsewhere than later ones)."""
+    con = sqlite3.connect(db)
+    schema = sorted((kind, name, sorted(line.strip().rstrip(",") for line in (sql or "").splitlines()))
+                    for kind, name, sql in con.execute("SELECT type, name, sql FROM sqlite_master"))
+    rows = {name: sorted(con.execute(f'SELECT * FROM "{name}"')) for kind, name, _ in schema if kind == "table"}
+    con.close()
+    return schema, rows
+
+
+def counted_builds(monkeypatch) -> list:
+    builds, build = [], store._build
+    monkeypatch.setattr(store, "_build", lambda path: (builds.append(path), build(path))[1])
+    return builds
+
+
+def test_new_stores_are_copies_of_one_template_built_once_and_equal_a_store_built_in_place(tmp_path, monkeypatch):
+    monkeypatch.setattr(store, "TEMPLATES", tmp_path / "templates")
+    builds = counted_builds(monkeypatch)
+    dbs = [tmp_path / f"ws{i}" / "mlflow.db" for i in range(3)]
+    for db in dbs:
+        assert prepare_store(f"sqlite:///{db}") is StoreState.MISSING and store_state(db) is StoreState.READY
+    (template,) = (tmp_path / "templates").glob("*.db")
+    assert len(builds) == 1 and builds[0].parent == template.parent  # the template, once; the stores are copies
+    assert all(db.read_bytes() == template.read_bytes() for db in dbs)
+    monkeypatch.setattr(store, "TEMPLATES", tmp_path / "unwritable" / "file")  # no template possible: built in place
+    (tmp_path / "unwritable").write_text("a file where a folder should be")
+    in_place = tmp_path / "in-place" / "mlflow.db"
+    assert prepare_store(f"sqlite:///{in_place}") is StoreState.MISSING and len(builds) == 2
+    assert builds[1].parent == in_place.parent and schema_and_rows(in_place) == schema_and_rows(dbs[0])
+
+
+def test_a_damaged_template_is_built_again(tmp_path, monkeypatch):
+    monkeypatch.setattr(store, "TEMPLATES", tmp_path / "templates")
+    prepare_store(f"sqlite:///{tmp_path / 'ws0' / 'mlflow.db'}")
+    (template,) = (tmp_path / "templates").glob("*.db")
+    template.write_bytes(template.read_bytes()[:5000])  # cut short (not as we write it, but a disk may)
+    db = tmp_path / "ws1" / "mlflow.db"
+    assert prepare_store(f"sqlite:///{db}") is StoreState.MISSING and store_state(db) is StoreState.READY
+    assert store_state(template) is StoreState.READY
+
+
+def test_stores_made_at_once_with_no_template_yet_build_it_once(tmp_path, monkeypatch):
+    """Several new workspaces at once (threads: the template's lock is a file lock, which threads contend
+    for as processes do): one builds the template, the others wait for it and copy it."""
+    monkeypatch.setattr(store, "TEMPLATES", tmp_path / "templates")
+    builds = counted_builds(monkeypatch)
+    dbs = [tmp_path / f"ws{i}" / "mlflow.db" for i in range(4)]
+    threads = [threading.Thread(target=prepare_store, args=(f"sqlite:///{db}",)) for db in dbs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert len(builds) == 1 and all(store_state(db) is StoreState.READY for db in dbs)
+    names = sorted(p.name for p in (tmp_path / "templates").iterdir())  # no temporaries left
+    assert len(names) == 2 and names[0] == ".locks" and names[1].startswith("mlflow-") and names[1].endswith(".db")
 
 
 START_A_RUN = textwrap.dedent("""
