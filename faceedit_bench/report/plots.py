@@ -28,9 +28,12 @@ def figure(width: float, height: float) -> Any | None:
     """A matplotlib figure of ``width`` x ``height`` inches at 100 dpi, or None where matplotlib is missing."""
     if not available():
         return None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(width, height), dpi=100)
+    fig = Figure(figsize=(width, height), dpi=100)
+    FigureCanvasAgg(fig)  # one renderer for tight_layout and the drawing: text is measured once, not twice
+    return fig
 
 
 def png_bytes(fig: Any) -> bytes:
@@ -43,7 +46,7 @@ def png_bytes(fig: Any) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from PIL import Image
 
-    canvas = FigureCanvasAgg(fig)
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
     canvas.draw()
     image = Image.frombuffer("RGBA", canvas.get_width_height(physical=True), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
     out = io.BytesIO()
