@@ -41,7 +41,7 @@ def png_bytes(fig: Any) -> bytes:
     bytes (report pages embed every plot).
 
     Drawn once on an Agg canvas and quantized from its pixels: ``savefig`` would draw the figure a second time
-    to lay it out again after ``tight_layout`` (a third of a plot's CPU) and encode a full-colour PNG only for
+    to lay it out again after ``tight_layout`` (about a fifth of a plot's CPU) and encode a full-colour PNG only for
     it to be read back; the bytes are the same."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from PIL import Image
