@@ -8,7 +8,8 @@
 * Groups: ``disparity`` (two groups) and ``permutation`` (its machinery), ``group_tests`` (more than two),
   ``intersections``, ``group_report`` (for the run report), ``samples`` (their shared input checks).
 * Conditions and people: ``condition_results`` (results per prompt condition), ``paired`` (paired comparisons),
-  ``reliability`` (inter-rater reliability), ``metric_agreement`` (a metric's agreement with people).
+  ``reliability`` (inter-rater reliability), ``metric_agreement`` (a metric's agreement with people),
+  ``identity_jackknife`` (delete-one-identity intervals of agreement statistics).
 * ``multiplicity``: the run's family of disparity contrasts, Holm and Benjamini-Hochberg, three-way flags;
   ``section_collectors``: the report sections' collectors of a run.
 * ``published``: published numbers beside recomputed ones (``faceedit-bench reproduce``).
