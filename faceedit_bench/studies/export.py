@@ -48,11 +48,14 @@ def _csv(header: list[str], rows: list[dict[str, Any]]) -> str:
     return out.getvalue()
 
 
+def _counted(tables: StudyTables, study_id: str) -> list[dict[str, Any]]:
+    """The answers an export holds: gold items (the attention checks) left out."""
+    return [row for row in answer_table(tables, study_id) if not row["gold"]]
+
+
 def ratings_csv(tables: StudyTables, study_id: str) -> str:
     rows = []
-    for row in answer_table(tables, study_id):
-        if row["gold"]:
-            continue
+    for row in _counted(tables, study_id):
         item = row["item"]
         rows.append({"item": run_item(item), "rater": row["annotator"], "axis": row["question"],
                      "score": int(row["value"]), "condition": item["condition"], "editor": item["editor"],
@@ -62,9 +65,7 @@ def ratings_csv(tables: StudyTables, study_id: str) -> str:
 
 def votes_csv(tables: StudyTables, study_id: str) -> str:
     rows = []
-    for row in answer_table(tables, study_id):
-        if row["gold"]:
-            continue
+    for row in _counted(tables, study_id):
         item = row["item"]
         left, right = reversed(item["editors"]) if row["swapped"] else item["editors"]
         rows.append({"model_a": left, "model_b": right, "vote": row["shown"], "voter_id": row["annotator"],
@@ -77,13 +78,11 @@ def annotations_csv(tables: StudyTables, study_id: str) -> str:
     """``editor`` is a column only when the study holds several runs (an annotation command reads one run's)."""
     answers: dict[tuple[str, str], dict[str, Any]] = {}
     names: dict[str, None] = {}
-    for row in answer_table(tables, study_id):
-        if not row["gold"]:
-            names[row["question"]] = None
-            item = row["item"]
-            answers.setdefault((row["item_id"], row["annotator"]), {
-                "item": run_item(item), "rater": row["annotator"], "editor": item["editor"]})[row["question"]] = \
-                row["shown"]
+    for row in _counted(tables, study_id):
+        names[row["question"]] = None
+        item = row["item"]
+        answers.setdefault((row["item_id"], row["annotator"]), {
+            "item": run_item(item), "rater": row["annotator"], "editor": item["editor"]})[row["question"]] = row["shown"]
     editors = ["editor"] if len({a["editor"] for a in answers.values()}) > 1 else []
     return _csv(["item", "rater", *editors, *names], [{k: v for k, v in a.items() if k != "editor" or editors}
                                                      for a in answers.values()])
@@ -91,9 +90,7 @@ def annotations_csv(tables: StudyTables, study_id: str) -> str:
 
 def checklist_csv(tables: StudyTables, study_id: str) -> str:
     rows = []
-    for row in answer_table(tables, study_id):
-        if row["gold"]:
-            continue
+    for row in _counted(tables, study_id):
         item = row["item"]
         question = next(q for q in item["questions"] if q["name"] == row["question"])
         rows.append({"item": run_item(item), "rater": row["annotator"], "editor": item["editor"],
