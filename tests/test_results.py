@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -12,17 +13,30 @@ from faceedit_bench.cli import main
 from faceedit_bench.report.results import constant_column
 from faceedit_bench.report.tables import RUN_COLUMNS
 from faceedit_bench.run.experiment import build_experiment, run_experiment
+from tests.module_runs import composed, plugins_for_tests
 
 
 def run(plugins, compose, *overrides: str) -> dict:
     return run_experiment(build_experiment(compose(*overrides), plugins), plugins)
 
 
-@pytest.fixture
-def two_editors(plugins, compose, synthetic) -> tuple[Path, list[dict]]:
-    common = (*synthetic, "testset=pose", "run.max_sessions=2")
-    reports = [run(plugins, compose, *common, "editor=identity"), run(plugins, compose, *common, "editor=noise")]
-    return Path(compose().run.workspace), reports
+def module_runs(tmp: Path, *runs: tuple[str, ...]) -> tuple[Path, list[dict]]:
+    """The synthetic dataset's ``runs`` (overrides each) run into ``tmp/ws`` as the ``synthetic`` fixture's tests
+    run theirs: for a module-scoped fixture whose tests only read the runs (or copy them)."""
+    plugins = plugins_for_tests()
+    synthetic = ["dataset=synthetic", f"+dataset.params.root={tmp / 'faces'}", "embedder=pixel", "tracking=none",
+                 "run.workers=1"]
+    reports = [run_experiment(build_experiment(composed(tmp / "ws", *synthetic, *overrides), plugins), plugins)
+               for overrides in runs]
+    return tmp / "ws", reports
+
+
+@pytest.fixture(scope="module")
+def two_editors(tmp_path_factory) -> tuple[Path, list[dict]]:
+    """identity and noise on pose, 2 sessions each (read by the tests, or copied where one changes them)."""
+    common = ("testset=pose", "run.max_sessions=2")
+    return module_runs(tmp_path_factory.mktemp("two-editors"), (*common, "editor=identity"),
+                       (*common, "editor=noise"))
 
 
 def test_a_workspace_with_two_editors_gives_one_table_with_identifiers_in_every_row(two_editors, tmp_path, capsys):
@@ -49,7 +63,7 @@ def test_a_workspace_with_two_editors_gives_one_table_with_identifiers_in_every_
 
 
 def test_sessions_table_and_runs_written_before_tables_carried_identifiers(two_editors, tmp_path, capsys):
-    workspace, reports = two_editors
+    workspace = shutil.copytree(two_editors[0], tmp_path / "ws")  # changed here: the other tests read the original
     old = next(p for p in (workspace / "runs").iterdir() if "noise" in p.name)
     with open(old / "steps.csv", newline="") as fh:  # the former layout: no identifiers, no Parquet
         rows = [{k: v for k, v in r.items() if k not in RUN_COLUMNS} for r in csv.DictReader(fh)]

@@ -12,15 +12,15 @@ from faceedit_bench.analysis.statistics import summarize
 from faceedit_bench.cli import main
 from faceedit_bench.report.results import gather
 from faceedit_bench.report.templates import stylesheet
-from tests.test_results import run
+from tests.test_results import module_runs
 
 
-@pytest.fixture
-def four_runs(plugins, compose, synthetic) -> tuple[Path, list[dict]]:
-    """identity and noise, each on pose and hair."""
-    reports = [run(plugins, compose, *synthetic, f"testset={t}", "run.max_sessions=2", f"editor={e}")
-               for e in ("identity", "noise") for t in ("pose", "hair")]
-    return Path(compose().run.workspace), reports
+@pytest.fixture(scope="module")
+def four_runs(tmp_path_factory) -> tuple[Path, list[dict]]:
+    """identity and noise, each on pose and hair (run once: the tests only read them)."""
+    return module_runs(tmp_path_factory.mktemp("four-runs"),
+                       *[(f"testset={t}", "run.max_sessions=2", f"editor={e}")
+                         for e in ("identity", "noise") for t in ("pose", "hair")])
 
 
 def test_a_plot_of_each_metric_by_editor_and_test_set(four_runs, tmp_path, capsys):

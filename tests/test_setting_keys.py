@@ -141,9 +141,10 @@ def test_a_value_a_component_rejects_is_named_and_nothing_is_created(tmp_path, m
     assert_nothing_created(tmp_path)
 
 
-def test_a_given_hydra_run_dir_is_not_created_either(tmp_path):
+def test_a_given_hydra_run_dir_is_not_created_either(tmp_path, monkeypatch, capsys):
     job = tmp_path / "job"
-    out = bench(tmp_path, "editor=nano_banana", "editor.params.temperature=7", f"hydra.run.dir={job}", *FAST)
+    out = refused(monkeypatch, capsys, tmp_path, "editor=nano_banana", "editor.params.temperature=7",
+                  f"hydra.run.dir={job}", *FAST, env=KEYS)
     assert_user_error(out, "editor.params.temperature=7")
     assert_nothing_created(tmp_path)
 

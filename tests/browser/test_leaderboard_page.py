@@ -21,15 +21,17 @@ from faceedit_bench.leaderboard.submit import submit
 from tests.browser.support import severe_errors as _severe
 from tests.browser.support import visible_view as _visible
 from tests.test_leaderboard_support import rewrite_record, write_fake_run
+from tests.module_runs import plugins_for_tests
 from tests.test_report_default_run import default_run_page  # noqa: F401 - the fixture
 
 HOSTILE = '<script>window.__pwned=1;alert(1)</script><img src=x onerror="window.__pwned=2">'
 
 
-@pytest.fixture
-def site(tmp_path, plugins) -> Path:
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
     """Five submissions: three comparable ones (one with a hostile name and notes) and the identity baseline,
-    one measured with another embedder version (a second measurement view)."""
+    one measured with another embedder version (a second measurement view). Built once: the tests only read it."""
+    tmp_path, plugins = tmp_path_factory.mktemp("site"), plugins_for_tests()
     out = tmp_path / "lb" / "submissions"
     for editor, values, embedder in [("identity", (0.0, 0.0, 0.0, 0.0), "1"),
                                      ("alpha", (3.0, 3.4, 3.1, 3.6), "1"), ("beta", (1.0, 1.3, 1.2, 1.1), "1"),
@@ -43,7 +45,7 @@ def site(tmp_path, plugins) -> Path:
     return result.page.parent
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def server(site):
     handler = functools.partial(_QuietHandler, directory=str(site))
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)

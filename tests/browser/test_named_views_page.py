@@ -16,12 +16,15 @@ from tests.browser.support import severe_errors as _severe
 from tests.browser.support import visible_view as _visible
 from tests.browser.test_leaderboard_page import _column, _no_alert, _QuietHandler, _rows
 from tests.leaderboard_named_support import write_named_run
+from tests.module_runs import plugins_for_tests
 
 HOSTILE = '<img src=x onerror="window.__pwned=3">'
 
 
-@pytest.fixture
-def named_server(tmp_path, plugins):
+@pytest.fixture(scope="module")
+def named_server(tmp_path_factory):
+    """The leaderboard of four submissions, served (built once: the tests only read it)."""
+    tmp_path, plugins = tmp_path_factory.mktemp("named"), plugins_for_tests()
     out = tmp_path / "lb" / "submissions"
     for editor, kw in [("identity", {}),
                        ("often", {"soft_erasure": 0.40, "race_change": 0.10, "gap": 22.0, "creval": 52.0}),

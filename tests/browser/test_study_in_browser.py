@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from faceedit_bench.testing import run_cli
 from tests.browser.support import HEIGHT, WIDTH, assert_nothing_overflows, severe_errors
 from tests.browser.test_serve_app import shot
 from tests.serve_workspace import judged_workspace  # noqa: F401 - the fixture
@@ -92,7 +93,7 @@ def _answer(browser, link: str, annotator: int, given: dict, stop_after: int | N
 
 
 @pytest.mark.slow(seconds=50)  # two server starts and 44 answered pages (the runs are shared)
-def test_two_annotators_finish_a_study_across_a_killed_server_and_the_agreement_is_right(browser, two_runs):
+def test_two_annotators_finish_a_study_across_a_killed_server_and_the_agreement_is_right(browser, two_runs, capsys):
     import krippendorff
     import numpy as np
     from selenium.webdriver.common.by import By
@@ -137,8 +138,10 @@ def test_two_annotators_finish_a_study_across_a_killed_server_and_the_agreement_
         assert [e["message"] for e in severe_errors(browser)] == []
     finally:
         server.kill()
-    # directly from the export: each vote as the winner it names, pairs in one order
-    export = Path(_cli("study", "export", study_id, "--workspace", str(two_runs), cwd=two_runs).strip())
+    # directly from the export (in this process: `study create` above is the command's real-process test)
+    capsys.readouterr()
+    assert run_cli(["study", "export", study_id, "--workspace", str(two_runs)]) == 0
+    export = Path(capsys.readouterr().out.strip())
     rows = list(csv.DictReader(export.open()))
     assert len(rows) == 40
     meaning = {"A": "model_a", "B": "model_b"}
