@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from faceedit_bench.cli.run import without_run
+from tests.console_fit import too_wide
 
 BIN = Path(sys.executable).parent / "faceedit-bench"
 FAST = ["tracking=none", "run.workers=1", "run.progress=false"]
@@ -71,8 +72,10 @@ def test_hydra_arguments_pass_through(tmp_path):
     cfg = bench(tmp_path, "run", "--cfg", "job", "editor=identity", "testset=pose")
     assert cfg.returncode == 0, cfg.stderr
     assert "testset:" in cfg.stdout and "name: pose" in cfg.stdout
-    helped = bench(tmp_path, "run", "--help")
-    assert helped.returncode == 0 and "faceedit-bench run editor=<name>" in helped.stdout
+    helped = bench(tmp_path, "run", "--help", COLUMNS="300")  # a wide terminal: the help still fits 100 columns
+    assert helped.returncode == 0 and "faceedit-bench run editor=<name>" in helped.stdout, helped.stderr
+    assert "== Configuration groups ==" in helped.stdout and "editor: " in helped.stdout
+    assert too_wide(helped.stdout) == []
     assert "experiment: creval, paper_b" in helped.stdout.replace("\n", " ") or "experiment" in helped.stdout
     wrong = bench(tmp_path, "run", "editor=nano_bananna")
     assert wrong.returncode == 2 and "Did you mean 'nano_banana'" in wrong.stderr

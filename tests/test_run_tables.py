@@ -14,6 +14,7 @@ import pytest
 
 from faceedit_bench.cli import main
 from faceedit_bench.run.experiment import build_experiment, run_experiment
+from tests.module_runs import composed, plugins_for_tests
 
 #: Every face's first session is refused at step 1: the first session written is excluded.
 REFUSE_FIRST = "{pose-01/1:refused}"
@@ -50,8 +51,30 @@ def test_excluded_first_session_keeps_the_metric_columns_and_compare_finds_share
     assert drop["n"] == 4 and drop["mean"] < 0  # the noisy editor loses identity, the other does not
 
 
-def test_every_row_carries_the_run_identifiers_and_parquet_matches_csv(plugins, compose, synthetic):
-    report, out = run(plugins, compose, *synthetic, "testset=pose", "run.max_sessions=1", "editor=noise")
+UMASKS = (0o022, 0o002)
+
+
+@pytest.fixture(scope="module")
+def noise_runs(tmp_path_factory) -> dict[int, tuple[dict, Path, Path]]:
+    """The noise editor on pose, one session, run under each umask: umask -> (report, run folder, workspace).
+    The tests only read them."""
+    plugins = plugins_for_tests()
+    runs = {}
+    for umask in UMASKS:
+        tmp = tmp_path_factory.mktemp(f"umask-{umask:o}")
+        old = os.umask(umask)
+        try:
+            exp = build_experiment(composed(tmp / "ws", "dataset=synthetic", f"+dataset.params.root={tmp / 'faces'}",
+                                            "embedder=pixel", "tracking=none", "run.workers=1", "testset=pose",
+                                            "run.max_sessions=1", "editor=noise"), plugins)
+            runs[umask] = (run_experiment(exp, plugins), exp.info.output_dir, tmp / "ws")
+        finally:
+            os.umask(old)
+    return runs
+
+
+def test_every_row_carries_the_run_identifiers_and_parquet_matches_csv(noise_runs):
+    report, out, _ = noise_runs[UMASKS[0]]
     steps, sessions = rows(out / "steps.csv"), rows(out / "sessions.csv")
     assert len(steps) == 4 * 5 and len(sessions) == 4
     for row in steps + sessions:
@@ -70,14 +93,9 @@ def test_every_row_carries_the_run_identifiers_and_parquet_matches_csv(plugins, 
     assert "gender: " in page and "run_key: " not in page and "testset_hash: " not in page and "sc: " not in page
 
 
-@pytest.mark.parametrize("umask", [0o022, 0o002])
-def test_artifacts_and_store_objects_respect_the_umask(plugins, compose, synthetic, tmp_path, umask):
-    old = os.umask(umask)
-    try:
-        _, out = run(plugins, compose, *synthetic, "testset=pose", "run.max_sessions=1", "editor=noise")
-    finally:
-        os.umask(old)
-    workspace = tmp_path / "ws"
+@pytest.mark.parametrize("umask", UMASKS)
+def test_artifacts_and_store_objects_respect_the_umask(noise_runs, umask):
+    _, _, workspace = noise_runs[umask]
     files = [p for p in workspace.rglob("*") if p.is_file()]  # lock files too: other users must open them
     names = {p.name for p in files}
     assert {"report.html", "report.json", "steps.csv", "config.yaml", "ledger.sqlite"} <= names
