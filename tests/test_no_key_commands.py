@@ -6,27 +6,41 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 
 import pytest
 
 from faceedit_bench.cli import main
 from faceedit_bench.plugin import manager
+from faceedit_bench.run.experiment import build_experiment, run_experiment
 from tests.fakes.gemini import gemini_server
-from tests.test_hosted_run import GEMINI_KEY, gemini_judge, nano_banana, run
+from tests.module_runs import composed, plugins_for_tests
+from tests.test_hosted_run import GEMINI_KEY, gemini_judge, nano_banana
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory):
+    """Two finished shards of a run with a hosted editor and a hosted judge (the fake Gemini API, serving the
+    module), made once: each test changes a copy of the workspace."""
+    tmp, plugins = tmp_path_factory.mktemp("no-key-shards"), plugins_for_tests()
+    with pytest.MonkeyPatch.context() as env, gemini_server(api_key=GEMINI_KEY) as server:
+        env.setenv("GEMINI_API_KEY", GEMINI_KEY)
+        hosted = ["dataset=synthetic", f"+dataset.params.root={tmp / 'faces'}", "embedder=pixel", "tracking=none",
+                  "run.workers=1", *nano_banana(server), *gemini_judge(server), "testset=pose",
+                  "run.max_sessions=1", "analysis.n_resamples=99"]
+        for shard in ("0/2", "1/2"):
+            run_experiment(build_experiment(composed(tmp / "ws", *hosted, f"run.shard={shard}"), plugins), plugins)
+        yield server, tmp / "ws", plugins
 
 
 @pytest.fixture
-def sharded(plugins, compose, synthetic, tmp_path, monkeypatch):
-    """Two finished shards of a run with a hosted editor and a hosted judge (the fake Gemini API)."""
-    monkeypatch.setattr(manager, "get_plugins", lambda: plugins)  # the CLI sees the test plugin too
+def sharded(shards, tmp_path, monkeypatch):
+    """The shards' server and a copy of their workspace, the CLI seeing the test plugin too."""
+    server, ws, plugins = shards
+    monkeypatch.setattr(manager, "get_plugins", lambda: plugins)
     monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
-    with gemini_server(api_key=GEMINI_KEY) as server:
-        hosted = [*synthetic, *nano_banana(server), *gemini_judge(server), "testset=pose", "run.max_sessions=1",
-                  "analysis.n_resamples=99"]
-        for shard in ("0/2", "1/2"):
-            run(plugins, compose, *hosted, f"run.shard={shard}")
-        yield server, tmp_path / "ws"
+    return server, shutil.copytree(ws, tmp_path / "ws")
 
 
 def without_keys(monkeypatch) -> None:
