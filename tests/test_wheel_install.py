@@ -23,8 +23,14 @@ def build_wheel(project: Path, out: Path) -> Path:
     return wheel
 
 
-def test_wheel_ships_configs_data_and_search_path_plugin(tmp_path):
-    wheel = build_wheel(ROOT, tmp_path)
+@pytest.fixture(scope="module")
+def core_wheel(tmp_path_factory) -> Path:
+    """The core's wheel, built once for both tests (into their wheel folder)."""
+    return build_wheel(ROOT, tmp_path_factory.mktemp("wheels"))
+
+
+def test_wheel_ships_configs_data_and_search_path_plugin(core_wheel):
+    wheel = core_wheel
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "faceedit_bench/conf/config.yaml" in names
     assert "faceedit_bench/conf/editor/identity.yaml" in names
@@ -39,13 +45,12 @@ def test_wheel_ships_configs_data_and_search_path_plugin(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)  # a cold install into a fresh venv (up to 600 s allowed below), then a run
-def test_run_from_a_fresh_virtualenv_with_wheels(tmp_path):
+def test_run_from_a_fresh_virtualenv_with_wheels(tmp_path, core_wheel):
     uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
     if not Path(uv).exists():
         pytest.skip("uv is needed to build a throw-away environment quickly")
-    wheels = tmp_path / "wheels"
-    core = build_wheel(ROOT, wheels)
-    dlib_plugin = build_wheel(ROOT / "plugins" / "dlib", wheels)
+    core = core_wheel
+    dlib_plugin = build_wheel(ROOT / "plugins" / "dlib", tmp_path / "wheels")
     venv = tmp_path / "venv"
     subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)
     py = venv / "bin" / "python"
