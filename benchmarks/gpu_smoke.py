@@ -106,7 +106,7 @@ def judge_rate(model: str, batch: int, n: int, device: str, dtype: str, repeats:
 def judges(args: argparse.Namespace, tmp: str, device: str, dtype: str, repeats: int) -> list[dict[str, Any]]:
     from faceedit_bench_transformers import testing as vlm_testing
 
-    from faceedit_bench.errors import ModelNotFoundError
+    from faceedit_bench.errors import ConfigError
 
     models = [str(vlm_testing.save_tiny(name, Path(tmp) / name)) for name in vlm_testing.BUILDERS]
     if args.real:
@@ -116,7 +116,7 @@ def judges(args: argparse.Namespace, tmp: str, device: str, dtype: str, repeats:
         for batch in sorted({1, args.batch}):
             try:
                 rows.append(judge_rate(model, batch, args.images, device, dtype, repeats))
-            except ModelNotFoundError as exc:
+            except ConfigError as exc:
                 print(f"{model}: skipped ({str(exc)[:120]})")
                 break
     return rows
@@ -133,7 +133,7 @@ def main() -> None:
     import torch
     from faceedit_bench_diffusers import editors, testing
 
-    from faceedit_bench.errors import ModelNotFoundError
+    from faceedit_bench.errors import ConfigError
 
     cuda = torch.cuda.is_available()
     device, dtype = ("cuda", "bfloat16") if cuda else ("cpu", "float32")
@@ -151,7 +151,7 @@ def main() -> None:
         for name in [*TINY, "step1x_edit"]:
             try:
                 editor = getattr(editors, name)(steps=args.steps, batch_size=args.batch, device=device)
-            except (ModelNotFoundError, ValueError) as exc:
+            except (ConfigError, ValueError) as exc:
                 print(f"{name}: skipped ({str(exc)[:120]})")
                 continue
             rows.append(measure(f"{name} ({editor.source.name})", editor, args.images, REPEATS[cuda]))

@@ -39,10 +39,6 @@ class DatasetError(FaceEditBenchError):
     """A dataset cannot be read: missing files, wrong format."""
 
 
-class ModelNotFoundError(FaceEditBenchError):
-    """Model weights are not where they were expected."""
-
-
 class ImageError(FaceEditBenchError):
     """Bytes that are not a readable image."""
 

@@ -7,7 +7,8 @@ boundaries, be hashed into keys and be written to the ledger unchanged.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,22 @@ class Outcome(enum.StrEnum):
 TRANSIENT_OUTCOMES = frozenset({Outcome.API_ERROR, Outcome.FAILED})
 
 
+#: Labels a dataset check summarises, when its faces carry them.
+SUMMARY_LABELS = ("gender", "race", "age_bin", "age_group", "skin_tone", "category", "dimension")
+
+
+def label_summary(labels: Iterable[Mapping[str, Any]], shown: int = 12) -> list[str]:
+    """``gender: female 40, male 40`` per label the faces carry (what a dataset check prints), from each face's
+    ``demographics``."""
+    counts: dict[str, Counter[str]] = {key: Counter() for key in SUMMARY_LABELS}
+    for face in labels:
+        for key in SUMMARY_LABELS:
+            if face.get(key) is not None:
+                counts[key][str(face[key])] += 1
+    return [f"{key}: " + ", ".join(f"{v} {n}" for v, n in sorted(c.items())[:shown])
+            + (f" and {len(c) - shown} more" if len(c) > shown else "") for key, c in counts.items() if c]
+
+
 @dataclass(frozen=True)
 class Face:
     """One base image I_0 of a dataset, with its identity's reference images.
@@ -44,7 +61,7 @@ class Face:
     ``references`` are other images of the same identity, never the base image itself
     (METHODOLOGY §2.2). ``demographics`` maps a demographic attribute (see
     ``gender``, ``skin_tone``, ``age_group``, plus dataset-specific ones such as ``race``) to a group label,
-    or ``None`` where the dataset does not know it.
+    or ``None`` where the dataset does not know it; :meth:`label_summary` counts the labels of many faces.
     """
 
     face_id: str
@@ -52,6 +69,8 @@ class Face:
     image: Path
     references: tuple[Path, ...]
     demographics: Mapping[str, str | None] = field(default_factory=dict)
+
+    label_summary = staticmethod(label_summary)
 
 
 #: How a step's ``dataset`` input picks another face (documented in faceedit_bench/run/inputs.py).

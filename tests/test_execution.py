@@ -173,7 +173,7 @@ def test_retry_after_is_read_from_seconds_milliseconds_or_an_http_date():
     import email.utils
     import time as _time
 
-    from faceedit_bench.api import retry_after_s
+    from faceedit_bench.execution.call_errors import retry_after_s
 
     assert retry_after_s({"Retry-After": "3"}) == 3.0
     assert retry_after_s({"retry-after-ms": "1500", "Retry-After": "9"}) == 1.5  # the finer one wins

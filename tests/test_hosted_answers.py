@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from faceedit_bench.api import EditRequest, Outcome, RetryableError, UnexpectedAnswer, answer_failure, as_code
+from faceedit_bench.api import EditRequest, Outcome, RetryableError
 from faceedit_bench.api.testing import gradient_image
-from faceedit_bench.execution.call_errors import EndpointUnreachable, GaveUp
+from faceedit_bench.execution.call_errors import EndpointUnreachable, GaveUp, UnexpectedAnswer
 from faceedit_bench.execution.calls import Executor
-from faceedit_bench.execution.hosted_errors import as_status
+from faceedit_bench.execution.hosted_errors import answer_failure, as_code, as_status
 from faceedit_bench.execution.limits import CallLimits
 from tests.fakes.base import FakeResponse, FakeServer
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from faceedit_bench.errors import ModelNotFoundError
+from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.local_models import (
     ModelSource,
     check_dtype,
@@ -92,10 +92,10 @@ def test_a_model_source_is_located_in_a_local_directory_and_a_cache_snapshot(tmp
 
 @pytest.mark.parametrize("model", ["", "  ", "/no/such/dir", "not-a-repo-id", "a/b/c", "./x/y"])
 def test_locating_a_model_refuses_nonsense(model):
-    with pytest.raises(ModelNotFoundError, match="model"):
+    with pytest.raises(ConfigError, match="model"):
         ModelSource.locate(model, index_file="config.json")
 
 
 def test_a_directory_without_its_index_file_says_how_to_fix_it(tmp_path):
-    with pytest.raises(ModelNotFoundError, match="model_index.json not found in .*point the model parameter"):
+    with pytest.raises(ConfigError, match="model_index.json not found in .*point the model parameter"):
         ModelSource.locate(str(tmp_path), index_file="model_index.json")

@@ -22,28 +22,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from faceedit_bench import hookimpl
     from faceedit_bench.api._plugin_set import create_registered, registered
-    from faceedit_bench.builtin.datasets._common import (
-        check_dataset_params,
-        demographics,
-        label_summary,
-        require,
-    )
-    from faceedit_bench.errors import ConfigError, DatasetError, FaceEditBenchError, ImageError, ModelNotFoundError
-    from faceedit_bench.execution.batching import MicroBatcher, is_out_of_memory
-    from faceedit_bench.execution.call_errors import RetryableError, UnexpectedAnswer, retry_after_s
-    from faceedit_bench.execution.calls import count_request
-    from faceedit_bench.execution.cost import check_prices
-    from faceedit_bench.execution.endpoints import Endpoint
+    from faceedit_bench.builtin.datasets._common import check_dataset_params
+    from faceedit_bench.errors import ConfigError, DatasetError, FaceEditBenchError, ImageError
+    from faceedit_bench.execution.batching import MicroBatcher
+    from faceedit_bench.execution.call_errors import RetryableError
     from faceedit_bench.execution.hosted import HostedComponent, HostedConnection, HostedParams
-    from faceedit_bench.execution.hosted_errors import answer_failure, as_code, openai_shaped_failure, transport_failure
     from faceedit_bench.execution.limits import CallLimits
-    from faceedit_bench.execution.local_models import (
-        ModelSource,
-        check_dtype,
-        image_only_processor,
-        package_version,
-        torch_dtype,
-    )
+    from faceedit_bench.execution.local_models import ModelSource
     from faceedit_bench.execution.secrets import redact
     from faceedit_bench.keys import fingerprint
     from faceedit_bench.plugin.payloads import RunInfo, StepRecord, TrackedRun
@@ -65,18 +50,11 @@ if TYPE_CHECKING:
         TestSet,
     )
     from faceedit_bench.report.run_report import metrics_for_tracking, results_digest
-    from faceedit_bench.scoring.embedding import LazyModels, files_digest
+    from faceedit_bench.scoring.embedding import LazyModels
     from faceedit_bench.storage.atomic import atomic_open, write_text
     from faceedit_bench.storage.first_time import built_beside, restore_replaced
     from faceedit_bench.storage.locks import file_lock
-    from faceedit_bench.storage.user_files import (
-        csv_records,
-        csv_rows,
-        file_under,
-        parse_json,
-        read_json,
-        read_utf8,
-    )
+    from faceedit_bench.storage.user_files import csv_records, file_under, parse_json, read_utf8
 
 #: Each public name and the private module that holds it, by use. A name is imported on first use, so a plugin
 #: that is only loaded (``faceedit-bench plugins``, a run's start) pays only for what it touches.
@@ -93,31 +71,19 @@ _HOMES: dict[str, str] = {
                      "JudgeReply", "JudgeRequest", "Outcome", "Session", "SessionResult", "Step", "TestSet"),
                     "faceedit_bench.records"),
     # errors a user sees as one line (exit code 2)
-    **dict.fromkeys(("ConfigError", "DatasetError", "FaceEditBenchError", "ImageError", "ModelNotFoundError"),
-                    "faceedit_bench.errors"),
-    # calls: limits, retries, requests counted, prices, secrets kept out of text
+    **dict.fromkeys(("ConfigError", "DatasetError", "FaceEditBenchError", "ImageError"), "faceedit_bench.errors"),
+    # calls: limits, retries, secrets kept out of text
     "CallLimits": "faceedit_bench.execution.limits",
     "RetryableError": "faceedit_bench.execution.call_errors",
-    "UnexpectedAnswer": "faceedit_bench.execution.call_errors",
-    "retry_after_s": "faceedit_bench.execution.call_errors",
-    "count_request": "faceedit_bench.execution.calls",
-    "check_prices": "faceedit_bench.execution.cost",
-    "Endpoint": "faceedit_bench.execution.endpoints",
     "redact": "faceedit_bench.execution.secrets",
-    # hosted providers: one base (docs/providers.md)
+    # hosted providers: one base, which also reads their answers and failures (docs/providers.md)
     **dict.fromkeys(("HostedComponent", "HostedConnection", "HostedParams"), "faceedit_bench.execution.hosted"),
-    **dict.fromkeys(("answer_failure", "as_code", "openai_shaped_failure", "transport_failure"),
-                    "faceedit_bench.execution.hosted_errors"),
-    # local models: files, versions, dtypes, batches
-    **dict.fromkeys(("ModelSource", "check_dtype", "image_only_processor", "package_version",
-                     "torch_dtype"), "faceedit_bench.execution.local_models"),
+    # local models: the model found and its loading helpers, lazy loading and its files' digest, batches
+    "ModelSource": "faceedit_bench.execution.local_models",
     "LazyModels": "faceedit_bench.scoring.embedding",
-    "files_digest": "faceedit_bench.scoring.embedding",
     "MicroBatcher": "faceedit_bench.execution.batching",
-    "is_out_of_memory": "faceedit_bench.execution.batching",
     # datasets
-    **dict.fromkeys(("check_dataset_params", "demographics", "label_summary", "require"),
-                    "faceedit_bench.builtin.datasets._common"),
+    "check_dataset_params": "faceedit_bench.builtin.datasets._common",
     # trackers
     **dict.fromkeys(("RunInfo", "StepRecord", "TrackedRun"), "faceedit_bench.plugin.payloads"),
     **dict.fromkeys(("metrics_for_tracking", "results_digest"), "faceedit_bench.report.run_report"),
@@ -128,8 +94,7 @@ _HOMES: dict[str, str] = {
     "built_beside": "faceedit_bench.storage.first_time",
     "restore_replaced": "faceedit_bench.storage.first_time",
     "file_lock": "faceedit_bench.storage.locks",
-    **dict.fromkeys(("csv_records", "csv_rows", "file_under", "parse_json", "read_json", "read_utf8"),
-                    "faceedit_bench.storage.user_files"),
+    **dict.fromkeys(("csv_records", "file_under", "parse_json", "read_utf8"), "faceedit_bench.storage.user_files"),
 }
 
 
@@ -145,15 +110,11 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-__all__ = ["answer_failure", "as_code", "AsyncEditor", "atomic_open", "built_beside", "CallLimits",
-           "check_dataset_params", "check_dtype", "check_prices", "ConfigError", "count_request",
-           "create_registered", "csv_records", "csv_rows", "DatasetError", "demographics", "DetectedFace",
-           "EditRequest", "EditResult", "Endpoint", "Face", "FaceDetector", "FaceEditBenchError", "FaceEmbedder",
-           "FaceEmbedding", "file_lock", "file_under", "files_digest", "fingerprint", "hookimpl", "HostedComponent",
-           "HostedConnection", "HostedParams", "image_only_processor", "ImageError", "is_out_of_memory",
-           "Judge", "JudgeAnswer", "JudgeReply", "JudgeRequest", "label_summary", "LazyModels",
-           "metrics_for_tracking", "MicroBatcher", "ModelNotFoundError", "ModelSource",
-           "openai_shaped_failure", "Outcome", "package_version", "parse_json", "read_json", "read_utf8", "redact",
-           "Register", "registered", "require", "restore_replaced", "results_digest", "retry_after_s",
-           "RetryableError", "RunInfo", "Session", "SessionResult", "Step", "StepRecord",
-           "TestSet", "torch_dtype", "TrackedRun", "transport_failure", "UnexpectedAnswer", "write_text"]
+__all__ = ["AsyncEditor", "atomic_open", "built_beside", "CallLimits", "check_dataset_params", "ConfigError",
+           "create_registered", "csv_records", "DatasetError", "DetectedFace", "EditRequest", "EditResult", "Face",
+           "FaceDetector", "FaceEditBenchError", "FaceEmbedder", "FaceEmbedding", "file_lock", "file_under",
+           "fingerprint", "hookimpl", "HostedComponent", "HostedConnection", "HostedParams", "ImageError", "Judge",
+           "JudgeAnswer", "JudgeReply", "JudgeRequest", "LazyModels", "metrics_for_tracking", "MicroBatcher",
+           "ModelSource", "Outcome", "parse_json", "read_utf8", "redact", "Register", "registered",
+           "restore_replaced", "results_digest", "RetryableError", "RunInfo", "Session", "SessionResult", "Step",
+           "StepRecord", "TestSet", "TrackedRun", "write_text"]

@@ -18,9 +18,18 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+def is_out_of_memory(exc: BaseException) -> bool:
+    """A device running out of memory (torch's ``OutOfMemoryError``, or its message in a
+    ``RuntimeError`` from older code paths): a batch that may fit when split."""
+    return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
+
+
 class MicroBatcher(Generic[T, R]):
     """Gathers single calls into batches of at most ``max_batch`` (waiting up to ``wait_s`` for company, items
-    of one ``group`` only) and runs each batch with ``run``: one model call serves many awaiting callers."""
+    of one ``group`` only) and runs each batch with ``run``: one model call serves many awaiting callers.
+    :meth:`is_out_of_memory` tells a batch that may fit when split."""
+
+    is_out_of_memory = staticmethod(is_out_of_memory)
 
     def __init__(self, run: Callable[[list[T]], Sequence[R]], *, max_batch: int, wait_s: float,
                  group: Callable[[T], Hashable] = lambda _: None) -> None:
@@ -102,9 +111,3 @@ class MicroBatcher(Generic[T, R]):
 
     def describe(self) -> dict[str, Any]:
         return {"batch_size": self.max_batch, "batch_wait_s": self.wait_s}
-
-
-def is_out_of_memory(exc: BaseException) -> bool:
-    """A device running out of memory (torch's ``OutOfMemoryError``, or its message in a
-    ``RuntimeError`` from older code paths): a batch that may fit when split."""
-    return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()

@@ -20,8 +20,10 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from faceedit_bench.errors import ConfigError
+from faceedit_bench.execution.call_errors import UnexpectedAnswer, retry_after_s
 from faceedit_bench.execution.cost import check_prices
 from faceedit_bench.execution.endpoints import Endpoint, endpoint_identity, resolve_endpoint
+from faceedit_bench.execution.hosted_errors import answer_failure, as_code, openai_shaped_failure, transport_failure
 from faceedit_bench.execution.limits import CallLimits, limits_from_config
 from faceedit_bench.execution.secrets import read_secret, redact
 
@@ -75,6 +77,27 @@ class HostedConnection:
     model_example: ClassVar[str] = "a model name"
     #: The example endpoint in messages about a malformed ``base_url``.
     url_example: ClassVar[str] = "http://127.0.0.1:8000/v1"
+
+    # What an answer or a failed exchange means, the same for every provider (``hosted_errors``): a subclass and
+    # its plugin's failure mapping call these as ``self.answer_failure(...)`` or ``HostedConnection.as_code(...)``.
+    #: Where calls go, and how that was chosen (what :meth:`resolve` returns).
+    Endpoint: ClassVar[type[Endpoint]] = Endpoint
+    #: Raised for a complete answer not in the format the API promises (retried as ``malformed``).
+    UnexpectedAnswer: ClassVar[type[UnexpectedAnswer]] = UnexpectedAnswer
+    answer_failure = staticmethod(answer_failure)
+    openai_shaped_failure = staticmethod(openai_shaped_failure)
+    transport_failure = staticmethod(transport_failure)
+    as_code = staticmethod(as_code)
+    retry_after_s = staticmethod(retry_after_s)
+
+    @staticmethod
+    def count_request(kind: str, n: int = 1) -> None:
+        """Count ``n`` requests of ``kind`` (``"poll"``, ``"download"``) that the running attempt made besides
+        the one its rate limiters admitted; they spend no request budget. Outside an attempt nothing is counted."""
+        # Imported on use: the executor's libraries are not for a plugin that is only loaded.
+        from faceedit_bench.execution.calls import count_request
+
+        count_request(kind, n)
 
     def __init__(self, *, what: str, model: str, base_url: str | None, api_key_env: str | Sequence[str] | None,
                  key_optional: bool = False) -> None:
@@ -227,8 +250,13 @@ class HostedComponent:
         return self.connection_type(what=self.what, model=params.model, base_url=params.base_url,
                                     api_key_env=params.api_key_env, key_optional=self.key_optional)
 
+    # A price table checked (USD per unit of usage, with ``as_of``), for a subclass whose :meth:`read_prices`
+    # reads its own.
+    check_prices = staticmethod(check_prices)
+
     def read_prices(self, prices: Mapping[str, Any] | None) -> dict[str, Any]:
-        return check_prices(prices or {}, self.what)
+        """The component's prices: ``prices`` from config, checked (none: it costs nothing per call)."""
+        return self.check_prices(prices or {}, self.what)
 
     def prepare(self) -> None:
         """The SDK made ready beside the first admission (the editor's ``prepare`` capability)."""

@@ -18,10 +18,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from faceedit_bench.builtin.datasets._common import label_summary
 from faceedit_bench.config import ComponentConf
 from faceedit_bench.errors import ConfigError, FaceEditBenchError
 from faceedit_bench.plugin.manager import Plugins
+from faceedit_bench.records import Face
 from faceedit_bench.run.components import check_params
 from faceedit_bench.storage.images import unreadable_images
 
@@ -80,7 +80,7 @@ def face_summary(faces: Iterable[Any]) -> list[str]:
     faces = list(faces)
     return [f"{len(faces)} faces ({len({f.identity for f in faces})} identities, "
             f"{sum(len(f.references) for f in faces)} reference images)",
-            *label_summary(f.demographics for f in faces)]
+            *Face.label_summary(f.demographics for f in faces)]
 
 
 def default_check(dataset: Any) -> list[str]:

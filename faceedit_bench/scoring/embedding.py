@@ -48,7 +48,9 @@ def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
 
 class LazyModels:
     """Mixin: ``self._models`` is loaded on first use under ``self._lock`` and dropped
-    when pickled."""
+    when pickled. :meth:`files_digest` hashes the model files the models load from (for ``describe()``)."""
+
+    files_digest = staticmethod(files_digest)
 
     _models: Any = None
 

@@ -189,9 +189,12 @@ def csv_rows(text: str, source: str, *, what: str, error: ErrorType = FaceEditBe
 
 
 def csv_records(text: str, source: str, *, what: str, error: ErrorType = FaceEditBenchError,
-                required: tuple[str, ...] = (), delimiter: str = ",") -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+                required: tuple[str, ...] = (), delimiter: str = ",",
+                problems: list[str] | None = None) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """The header and ``(line number, row)`` records of a CSV text with a header row. A missing column, or a
-    row with more or fewer cells than the header, raises ``error`` naming the line; blank lines are skipped."""
+    row with more or fewer cells than the header, raises ``error`` naming the line; blank lines are skipped.
+    With ``problems``, a row of the wrong length is left out and its problem added there instead, so that a
+    reader that checks every row can report them all at once."""
     rows = csv_rows(text, source, what=what, error=error, delimiter=delimiter)
     header = [h.strip() for h in next(rows, (1, []))[1]]
     missing = [c for c in required if c not in header]
@@ -203,7 +206,11 @@ def csv_records(text: str, source: str, *, what: str, error: ErrorType = FaceEdi
         if not row or all(not c.strip() for c in row):
             continue
         if len(row) != len(header):
-            raise error(f"{source}, line {line}: {len(row)} cells, expected {len(header)} ({','.join(header)})")
+            problem = f"line {line}: {len(row)} cells, but the header has {len(header)} columns ({','.join(header)})"
+            if problems is None:
+                raise error(f"{source}, {problem}")
+            problems.append(problem)
+            continue
         records.append((line, dict(zip(header, row))))
     return header, records
 

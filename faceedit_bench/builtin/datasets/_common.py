@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -204,18 +203,3 @@ def label(path: Path, lineno: int, column: str, value: str, allowed: Iterable[st
     if value not in allowed:
         raise bad_line(path, lineno, f"{column} {value!r} is not one of {', '.join(allowed)} (or empty)")
     return value
-
-
-#: Labels a dataset check summarises, when its faces carry them.
-SUMMARY_LABELS = ("gender", "race", "age_bin", "age_group", "skin_tone", "category", "dimension")
-
-
-def label_summary(labels: Iterable[Mapping[str, Any]], shown: int = 12) -> list[str]:
-    """``gender: female 40, male 40`` per label the faces carry (what a dataset check prints)."""
-    counts: dict[str, Counter[str]] = {key: Counter() for key in SUMMARY_LABELS}
-    for face in labels:
-        for key in SUMMARY_LABELS:
-            if face.get(key) is not None:
-                counts[key][str(face[key])] += 1
-    return [f"{key}: " + ", ".join(f"{v} {n}" for v, n in sorted(c.items())[:shown])
-            + (f" and {len(c) - shown} more" if len(c) > shown else "") for key, c in counts.items() if c]

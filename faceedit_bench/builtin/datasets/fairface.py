@@ -140,7 +140,7 @@ class FairFaceDataset:
             release = f"padding {dataset.padding} (the {dataset.padding:.2f}/ folder; paper (b) used 1.25)"
         return [f"layout {dataset.layout}: {where}", f"split {dataset.split}, {release}",
                 f"{len(plan)} faces (each its own identity; FSS against itself)",
-                *c.label_summary(labels for _, labels in plan), *decoded]
+                *Face.label_summary(labels for _, labels in plan), *decoded]
 
     def describe(self) -> dict[str, Any]:
         fmt = ("HuggingFaceM4/FairFace parquet (image struct, ClassLabel age/gender/race, service_test)"

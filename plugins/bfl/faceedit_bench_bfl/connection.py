@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from faceedit_bench.api import ConfigError, Endpoint, HostedConnection, RetryableError, answer_failure
+from faceedit_bench.api import ConfigError, HostedConnection, RetryableError
 from faceedit_bench_bfl.models import REGIONS
 
 
@@ -49,7 +49,7 @@ def _validation_error(error: Any) -> str:
 def status_failure(status: int, body: bytes, headers: Mapping[str, str], what: str) -> Exception:
     """``RetryableError`` for a transient error answer (429, 408, 409, 5xx); :class:`PermanentError` otherwise."""
     try:
-        _, reason = answer_failure(status, detail(body), headers=headers)
+        _, reason = HostedConnection.answer_failure(status, detail(body), headers=headers)
     except RetryableError as exc:
         return RetryableError(exc.kind, f"{what}: {exc}", status=exc.status, retry_after=exc.retry_after)
     return PermanentError(f"{what}: {reason}")
@@ -71,11 +71,11 @@ class BflConnection(HostedConnection):
         self.region = region
         super().__init__(**connection)
 
-    def resolve(self, configured: str | None, param: str) -> Endpoint:
+    def resolve(self, configured: str | None, param: str) -> HostedConnection.Endpoint:
         if configured is None:
-            return Endpoint(REGIONS[self.region], f"region {self.region}; set {param} for another endpoint", True)
+            return self.Endpoint(REGIONS[self.region], f"region {self.region}; set {param} for another endpoint", True)
         found = super().resolve(configured, param)
-        return Endpoint(found.url.rstrip("/"), found.source, False)
+        return self.Endpoint(found.url.rstrip("/"), found.source, False)
 
     @property
     def provider_key(self) -> str:

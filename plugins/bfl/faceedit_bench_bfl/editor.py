@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from faceedit_bench.api import ConfigError, EditRequest, EditResult, HostedComponent, HostedParams, check_prices
+from faceedit_bench.api import ConfigError, EditRequest, EditResult, HostedComponent, HostedParams
 from faceedit_bench.api.images import decode_rgb, encode_png, sniff_mime
 from faceedit_bench_bfl.connection import BflConnection
 from faceedit_bench_bfl.models import MODELS, Model
@@ -133,7 +133,7 @@ class BflEditor(HostedComponent):
                              api_key_env=params.api_key_env)
 
     def read_prices(self, prices: Mapping[str, Any] | None) -> dict[str, Any]:
-        return self.spec.prices() if prices is None else check_prices(prices, self.what)
+        return self.spec.prices() if prices is None else self.check_prices(prices, self.what)
 
     def describe(self) -> dict[str, Any]:
         return {"provider": "bfl", "model": self.model, "version": self.model, "title": self.spec.title,

@@ -16,7 +16,7 @@ the core would submit (and pay for) the task again:
 * any other status (``Pending``, and FLUX.2's intermediate ones) means "still working" until
   ``poll_timeout_s`` after the submission, then ``api_error`` naming the last status seen.
 
-Polls and downloads are counted with :func:`faceedit_bench.api.count_request`.
+Polls and downloads are counted with ``HostedConnection.count_request`` (:mod:`faceedit_bench.api`).
 """
 
 from __future__ import annotations
@@ -26,16 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from faceedit_bench.api import (
-    EditResult,
-    ImageError,
-    Outcome,
-    RetryableError,
-    UnexpectedAnswer,
-    count_request,
-    redact,
-    transport_failure,
-)
+from faceedit_bench.api import EditResult, ImageError, Outcome, RetryableError, redact
 from faceedit_bench.api.images import decode_rgb
 from faceedit_bench_bfl.connection import BflConnection, PermanentError, status_failure
 
@@ -107,7 +98,7 @@ class Task:
         try:
             response = await self.client.post(url, json=body, headers=self.conn.key_headers())
         except Exception as exc:
-            failure = transport_failure(exc, f"submit to {url}")
+            failure = self.conn.transport_failure(exc, f"submit to {url}")
             if failure is None:
                 raise
             raise failure from exc
@@ -116,7 +107,7 @@ class Task:
         try:
             answer = response.json()
         except ValueError as exc:
-            raise UnexpectedAnswer(f"submit to {url}", response.content) from exc
+            raise self.conn.UnexpectedAnswer(f"submit to {url}", response.content) from exc
         task_id, polling_url = (answer.get("id"), answer.get("polling_url")) if isinstance(answer, dict) else (None,
                                                                                                             None)
         if not isinstance(task_id, str) or not isinstance(polling_url, str):
@@ -134,13 +125,13 @@ class Task:
 
     async def _poll(self, polling_url: str) -> dict[str, Any] | None:
         """The task's state, or None after a transient failure (noted in ``last``)."""
-        count_request("poll")
+        self.conn.count_request("poll")
         self.usage["polls"] = self.usage.get("polls", 0) + 1
         self.wait_hint = None
         try:
             response = await self.client.get(polling_url, headers=self.conn.key_headers())
         except Exception as exc:
-            failure = transport_failure(exc, f"poll {_safe(polling_url)}")
+            failure = self.conn.transport_failure(exc, f"poll {_safe(polling_url)}")
             if failure is None:
                 raise
             self.last = str(failure)
@@ -154,7 +145,7 @@ class Task:
         try:
             state = response.json()
         except ValueError:
-            self.last = str(UnexpectedAnswer(f"poll {_safe(polling_url)}", response.content))
+            self.last = str(self.conn.UnexpectedAnswer(f"poll {_safe(polling_url)}", response.content))
             return None
         if not isinstance(state, dict) or not isinstance(state.get("status"), str):
             self.last = f"poll: an answer without status: {str(state)[:120]}"
@@ -217,13 +208,13 @@ class Task:
                              status=transient.status)
 
     async def _fetch(self, url: str) -> tuple[bytes | None, Exception | None]:
-        count_request("download")
+        self.conn.count_request("download")
         what = f"download {_safe(url)}"
         try:
             # No key: the signed URL authorises itself, and its host is a delivery service, not the API.
             response = await self.client.get(url, follow_redirects=True)
         except Exception as exc:
-            failure = transport_failure(exc, what)
+            failure = self.conn.transport_failure(exc, what)
             if failure is None:
                 raise
             return None, failure

@@ -21,17 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.api import (
-    ConfigError,
-    EditRequest,
-    EditResult,
-    HostedComponent,
-    HostedParams,
-    Outcome,
-    UnexpectedAnswer,
-    as_code,
-    redact,
-)
+from faceedit_bench.api import ConfigError, EditRequest, EditResult, HostedComponent, HostedParams, Outcome, redact
 from faceedit_bench.api.images import content_hash, decode_rgb, encode_png, sniff_mime
 from faceedit_bench_byteplus.connection import ArkConnection
 from faceedit_bench_byteplus.failures import failure_outcome, is_refusal_code
@@ -133,7 +123,7 @@ class ArkImageEditor(HostedComponent):
             outcome, reason = failure_outcome(exc, self.where)
             return EditResult(outcome, reason=reason)
         if isinstance(response, (str, bytes)):  # the SDK hands back the text of an answer that is not JSON
-            raise UnexpectedAnswer(self.where, response)
+            raise ArkConnection.UnexpectedAnswer(self.where, response)
         return _result(response, self.where)
 
 
@@ -148,11 +138,12 @@ def _result(response: Any, where: str) -> EditResult:
         try:
             return EditResult.ok(base64.b64decode(encoded[0], validate=True), **usage)
         except (binascii.Error, ValueError) as exc:
-            raise UnexpectedAnswer(where, encoded[0], expected="base64 in b64_json", problem=str(exc)) from exc
+            raise ArkConnection.UnexpectedAnswer(where, encoded[0], expected="base64 in b64_json",
+                                                 problem=str(exc)) from exc
     # No image: a per-image error (Seedream moderates each generated image), or a top-level one.
     errors = [getattr(item, "error", None) for item in items] + [getattr(response, "error", None)]
     for error in errors:
-        code = as_code(_field(error, "code"))
+        code = ArkConnection.as_code(_field(error, "code"))
         if code:
             message = redact(str(_field(error, "message") or ""))
             if is_refusal_code(code):

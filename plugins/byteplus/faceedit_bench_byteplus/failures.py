@@ -1,6 +1,6 @@
 """What a failed ModelArk call means: retry it, or record it as an outcome.
 
-The error answer is read the way every provider's is (:func:`~faceedit_bench.api.answer_failure`):
+The error answer is read the way every provider's is (``HostedConnection.answer_failure``, :mod:`faceedit_bench.api`):
 a content-safety code is ``refused``, 429 / 408 / 5xx are retried, 429 with a quota code and other 4xx are
 ``api_error`` with ``HTTP <status>: <message> (code: <code>)``. Behaviour of the Ark runtime
 (``byteplussdkarkruntime`` 3.0.x) this relies on:
@@ -24,7 +24,7 @@ or ``RiskDetection``; 429 ``RateLimitExceeded.*`` / ``ServerOverloaded`` pass wi
 
 from __future__ import annotations
 
-from faceedit_bench.api import Outcome, openai_shaped_failure
+from faceedit_bench.api import HostedConnection, Outcome
 
 #: 429 codes that waiting does not fix: the account's quota or the safe-experience spending cap.
 PERMANENT_429 = frozenset({"QuotaExceeded", "SetLimitExceeded", "AccountOverdueError"})
@@ -41,6 +41,6 @@ def failure_outcome(exc: Exception, where: str) -> tuple[Outcome, str]:
     records it as ``failed`` with the exception)."""
     from byteplussdkarkruntime import _exceptions as ark
 
-    return openai_shaped_failure(exc, where, status_error=ark.ArkAPIStatusError,
-                                 validation_error=ark.ArkAPIResponseValidationError, refusal=is_refusal_code,
-                                 quota_codes=PERMANENT_429)
+    return HostedConnection.openai_shaped_failure(
+        exc, where, status_error=ark.ArkAPIStatusError, validation_error=ark.ArkAPIResponseValidationError,
+        refusal=is_refusal_code, quota_codes=PERMANENT_429)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import fingerprint, read_json
+from faceedit_bench.api import fingerprint, parse_json, read_utf8
 from faceedit_bench_creval.questions import (
     METRICS,
     QuestionItem,
@@ -58,7 +58,8 @@ class BenchItem:
 
 
 def _read_json(path: Path) -> Any:
-    return read_json(path, what="CREval-Bench file", error=QuestionSetError)
+    what = "CREval-Bench file"
+    return parse_json(read_utf8(path, what=what, error=QuestionSetError), str(path), what=what, error=QuestionSetError)
 
 
 def bench_dir(root: str | Path) -> Path:

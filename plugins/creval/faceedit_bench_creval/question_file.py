@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from faceedit_bench.api import FaceEditBenchError, read_json
+from faceedit_bench.api import FaceEditBenchError, parse_json, read_utf8
 
 #: Larger question-set files are refused before they are read (CREval-Bench's 874 items with every
 #: question's chain of thought is about 10 MB).
@@ -195,4 +195,5 @@ def validate_file(data: Any, source: str, *, need_hash: bool = True) -> Question
 
 def read_file(path: Path) -> Any:
     """The decoded JSON of a question-set file, refused early when too large or too deeply nested."""
-    return read_json(path, what="question set", error=QuestionSetError, max_bytes=MAX_FILE_BYTES)
+    text = read_utf8(path, what="question set", error=QuestionSetError, max_bytes=MAX_FILE_BYTES)
+    return parse_json(text, str(path), what="question set", error=QuestionSetError)

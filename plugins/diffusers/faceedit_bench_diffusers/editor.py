@@ -18,18 +18,7 @@ from typing import Any
 
 from PIL import Image
 
-from faceedit_bench.api import (
-    CallLimits,
-    EditRequest,
-    EditResult,
-    MicroBatcher,
-    ModelSource,
-    Outcome,
-    check_dtype,
-    is_out_of_memory,
-    package_version,
-    torch_dtype,
-)
+from faceedit_bench.api import CallLimits, ConfigError, EditRequest, EditResult, MicroBatcher, ModelSource, Outcome
 from faceedit_bench.api.images import decode_rgb
 from faceedit_bench_diffusers import loading
 from faceedit_bench_diffusers.pipelines import PipelineSpec, images_of, pipeline_class
@@ -75,7 +64,7 @@ class DiffusersEditor:
                  batch_wait_s: float = 0.05, timeout_s: float = 3600.0, allow_download: bool = False,
                  extra_args: Mapping[str, Any] | None = None) -> None:
         _check(settings, resolution, seed, batch_size, timeout_s)
-        check_dtype(dtype)
+        ModelSource.check_dtype(dtype)
         self.spec = spec
         self.settings = dict(settings)
         self.resolution, self.seed, self.dtype = resolution, seed, dtype
@@ -104,7 +93,7 @@ class DiffusersEditor:
 
         if not hasattr(diffusers, self.pipeline_class):
             hint = self.spec.install_hint or "upgrade diffusers"
-            raise loading.ModelNotFoundError(
+            raise ConfigError(
                 f"diffusers {diffusers.__version__} has no {self.pipeline_class} (needed by editor "
                 f"{self.spec.editor}): {hint}")
 
@@ -125,7 +114,7 @@ class DiffusersEditor:
             "seed": "per_step" if self.seed is None else self.seed,
             "noise": "torch CPU generator per image",
             "extra_args": self.extra_args,
-            "libraries": {name: package_version(name) for name in ("diffusers", "transformers", "torch")},
+            "libraries": {name: ModelSource.package_version(name) for name in ("diffusers", "transformers", "torch")},
             "version": f"{self.source.name}@{self.source.revision or 'config-' + self.source.config_hash}",
         }
 
@@ -164,7 +153,7 @@ class DiffusersEditor:
             with torch.inference_mode():
                 images = images_of(pipe(**self._arguments(items)))
         except Exception as exc:  # recorded per request as ``failed``; the run goes on
-            if len(items) > 1 and is_out_of_memory(exc):
+            if len(items) > 1 and MicroBatcher.is_out_of_memory(exc):
                 return self._split(items)
             return [EditResult(Outcome.FAILED, reason=_reason(exc))] * len(items)
         if len(images) != len(items):
@@ -225,7 +214,7 @@ class DiffusersEditor:
         if isinstance(processor, list) and processor[1] in _QWEN_PROCESSORS and not loading.has_torchvision():
             components["processor"] = loading.load_image_only_processor(self.source.path / "processor",
                                                                         processor[1])
-        components[loading.dtype_keyword(diffusers.__version__)] = torch_dtype(torch, self.dtype)
+        components[loading.dtype_keyword(diffusers.__version__)] = ModelSource.torch_dtype(torch, self.dtype)
         pipe = getattr(diffusers, self.pipeline_class).from_pretrained(self.source.path, local_files_only=True,
                                                                        **components)
         loading.check_tokenizers(pipe, self.source)
@@ -240,7 +229,7 @@ class DiffusersEditor:
 
 def _reason(exc: Exception) -> str:
     text = f"{type(exc).__name__}: {exc}"
-    if is_out_of_memory(exc):
+    if MicroBatcher.is_out_of_memory(exc):
         return (f"CUDA out of memory ({text[:300]}): lower editor.params.batch_size or resolution, or set "
                 "editor.params.cpu_offload=true")
     return text[:2000]

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import ModelNotFoundError, ModelSource, image_only_processor
+from faceedit_bench.api import ConfigError, ModelSource
 
 #: A loaded tokenizer this small is the silent offline fallback of transformers, not a vocabulary.
 _MIN_TOKENIZER_SIZE = 3
@@ -26,8 +26,8 @@ def check_components(source: ModelSource) -> None:
                if not name.startswith("_") and isinstance(spec, list) and spec[0] is not None
                and not (source.path / name).is_dir()]
     if missing:
-        raise ModelNotFoundError(f"model {source.name!r} at {source.path} lacks the component folder(s) "
-                            f"{', '.join(missing)}: an incomplete download; {source.how_to_get()}")
+        raise ConfigError(f"model {source.name!r} at {source.path} lacks the component folder(s) "
+                          f"{', '.join(missing)}: an incomplete download; {source.how_to_get()}")
 
 
 def check_tokenizers(pipe: Any, source: ModelSource) -> None:
@@ -37,8 +37,8 @@ def check_tokenizers(pipe: Any, source: ModelSource) -> None:
         tokenizer = getattr(component, "tokenizer", component)  # a processor holds its tokenizer
         size = len(tokenizer) if hasattr(tokenizer, "__len__") else None
         if size is not None and size < _MIN_TOKENIZER_SIZE:
-            raise ModelNotFoundError(f"{name} of {source.name!r} loaded with {size} tokens: its files are missing "
-                                     f"(transformers falls back silently offline); {source.how_to_get()}")
+            raise ConfigError(f"{name} of {source.name!r} loaded with {size} tokens: its files are missing "
+                              f"(transformers falls back silently offline); {source.how_to_get()}")
 
 
 def dtype_keyword(diffusers_version: str) -> str:
@@ -70,4 +70,4 @@ def load_image_only_processor(directory: Path, processor_class: str) -> Any:
 
     tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
     image_processor = AutoImageProcessor.from_pretrained(directory, local_files_only=True)
-    return image_only_processor(getattr(transformers, processor_class), tokenizer, image_processor)
+    return ModelSource.image_only_processor(getattr(transformers, processor_class), tokenizer, image_processor)

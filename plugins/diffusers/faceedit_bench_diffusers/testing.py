@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import image_only_processor
+from faceedit_bench.api import ModelSource
 
 #: Special tokens the Qwen-VL chat templates and processors refer to.
 QWEN_SPECIAL_TOKENS = ("<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>",
@@ -131,7 +131,7 @@ def _qwen_processor(tokenizer: Any) -> Any:
     from transformers import Qwen2VLImageProcessorPil, Qwen2VLProcessor
 
     image_processor = Qwen2VLImageProcessorPil(min_pixels=8 * 28 * 28, max_pixels=16 * 28 * 28)
-    return image_only_processor(Qwen2VLProcessor, tokenizer, image_processor)
+    return ModelSource.image_only_processor(Qwen2VLProcessor, tokenizer, image_processor)
 
 
 def _qwen_vl_text_encoder(tokenizer: Any) -> Any:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from faceedit_bench_diffusers import editors, loading
 
-from faceedit_bench.api import EditRequest, ModelNotFoundError, ModelSource, Outcome
+from faceedit_bench.api import ConfigError, EditRequest, ModelSource, Outcome
 from faceedit_bench.api.testing import gradient_image
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -40,7 +40,7 @@ def test_a_repository_id_resolves_to_its_cached_snapshot_and_commit(
 
 
 def test_a_model_missing_from_the_cache_names_the_repository_and_the_command() -> None:
-    with pytest.raises(ModelNotFoundError) as caught:
+    with pytest.raises(ConfigError) as caught:
         editors.flux2_dev()  # the default: black-forest-labs/FLUX.2-dev, not in the (empty) test cache
     message = str(caught.value)
     assert "black-forest-labs/FLUX.2-dev" in message and "hf download black-forest-labs/FLUX.2-dev" in message
@@ -58,21 +58,21 @@ def test_downloads_stay_off_unless_allowed(monkeypatch: pytest.MonkeyPatch) -> N
         raise LocalEntryNotFoundError("not cached")
 
     monkeypatch.setattr("huggingface_hub.snapshot_download", fake_snapshot_download)
-    with pytest.raises(ModelNotFoundError, match="allow_download: false"):
+    with pytest.raises(ConfigError, match="allow_download: false"):
         ModelSource.locate("acme/absent", index_file="model_index.json")
-    with pytest.raises(ModelNotFoundError):
+    with pytest.raises(ConfigError):
         ModelSource.locate("acme/absent", index_file="model_index.json", allow_download=True)
     assert [c["local_files_only"] for c in calls] == [True, False]
 
 
 @pytest.mark.parametrize("model", ["", "/no/such/dir", "not-a-repo-id", "a/b/c"])
 def test_nonsense_model_values_are_refused(model: str) -> None:
-    with pytest.raises(ModelNotFoundError):
+    with pytest.raises(ConfigError):
         ModelSource.locate(model, index_file="model_index.json")
 
 
 def test_a_directory_without_model_index_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ModelNotFoundError, match="model_index.json not found"):
+    with pytest.raises(ConfigError, match="model_index.json not found"):
         editors.instruct_pix2pix(model=str(tmp_path))
 
 
@@ -92,7 +92,7 @@ def test_a_two_token_tokenizer_is_caught_after_loading() -> None:
         components = {"tokenizer": ["<unk>", "<pad>"], "text_encoder": object()}
 
     source = ModelSource("acme/x", Path("."), None, "h", {})
-    with pytest.raises(ModelNotFoundError, match="2 tokens"):
+    with pytest.raises(ConfigError, match="2 tokens"):
         loading.check_tokenizers(Pipe(), source)
 
 
@@ -103,7 +103,7 @@ def step1x_dir(tmp_path: Path) -> Path:
 
 
 def test_step1x_without_its_pipeline_says_how_to_install_it(tmp_path: Path) -> None:
-    with pytest.raises(ModelNotFoundError, match="Step1XEditPipelineV1P2.*step1xedit_v1p2"):
+    with pytest.raises(ConfigError, match="Step1XEditPipelineV1P2.*step1xedit_v1p2"):
         editors.step1x_edit(model=str(step1x_dir(tmp_path)))
 
 

@@ -24,16 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from faceedit_bench.api import (
-    ConfigError,
-    DetectedFace,
-    FaceEmbedding,
-    LazyModels,
-    ModelNotFoundError,
-    Outcome,
-    built_beside,
-    files_digest,
-)
+from faceedit_bench.api import ConfigError, DetectedFace, FaceEmbedding, LazyModels, Outcome, built_beside
 from faceedit_bench.api.images import as_rgb_uint8
 
 #: Model files read from the model directory, by role.
@@ -289,7 +280,7 @@ def _resolve_model_dir(model_dir: str | os.PathLike[str] | None) -> Path:
         return Path(model_dir).expanduser()
     spec = importlib.util.find_spec("face_recognition_models")
     if spec is None or not spec.submodule_search_locations:
-        raise ModelNotFoundError(
+        raise ConfigError(
             "dlib embedder: the face_recognition_models package that holds dlib's model files "
             f"is not installed. {_INSTALL_HINT}"
         )
@@ -301,7 +292,7 @@ def _check_files(model_dir: str, names: list[str], *, explicit: bool) -> None:
     missing = [n for n in names if not os.path.isfile(os.path.join(model_dir, n))]
     if missing:
         where = "embedder.params.model_dir" if explicit else "the installed face_recognition_models package"
-        raise ModelNotFoundError(
+        raise ConfigError(
             f"dlib embedder: model file(s) {', '.join(missing)} not found in {model_dir} "
             f"(from {where}). {_INSTALL_HINT}"
         )
@@ -310,7 +301,7 @@ def _check_files(model_dir: str, names: list[str], *, explicit: bool) -> None:
 
 
 def _version(recognition_path: str, predictor_path: str) -> str:
-    return f"{_dlib_version()}+{files_digest(recognition_path, predictor_path)[:12]}"
+    return f"{_dlib_version()}+{LazyModels.files_digest(recognition_path, predictor_path)[:12]}"
 
 
 @functools.lru_cache(maxsize=1)

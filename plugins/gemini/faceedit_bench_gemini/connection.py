@@ -20,8 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import HostedConnection, RetryableError, answer_failure, atomic_open, transport_failure
-from faceedit_bench.api import retry_after_s as header_retry_after_s
+from faceedit_bench.api import HostedConnection, RetryableError, atomic_open
 from faceedit_bench.api.images import sniff_mime
 
 GOOGLE_ENDPOINT = "https://generativelanguage.googleapis.com/"
@@ -178,11 +177,12 @@ def classify(exc: BaseException, where: str = "the Gemini endpoint") -> Retryabl
 
     if isinstance(exc, errors.APIError):
         try:
-            _, reason = answer_failure(exc.code, exc.message or exc.status or exc, retry_after=retry_after_s(exc))
+            _, reason = HostedConnection.answer_failure(exc.code, exc.message or exc.status or exc,
+                                                        retry_after=retry_after_s(exc))
         except RetryableError as transient:
             return transient
         return PermanentAPIError(reason)
-    return transport_failure(exc, where)
+    return HostedConnection.transport_failure(exc, where)
 
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)s\s*$")
@@ -192,7 +192,7 @@ def retry_after_s(exc: Any) -> float | None:
     """How long the provider asked to wait: the ``Retry-After`` header (seconds or an HTTP
     date) and Google's ``google.rpc.RetryInfo`` detail (``retryDelay: "12s"``); the longer wins."""
     waits: list[float] = []
-    wait = header_retry_after_s(getattr(getattr(exc, "response", None), "headers", None))
+    wait = HostedConnection.retry_after_s(getattr(getattr(exc, "response", None), "headers", None))
     if wait is not None:
         waits.append(wait)
     details = getattr(exc, "details", None)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.api import check_prices
+from faceedit_bench.api import HostedComponent
 
 AS_OF = "2025-11-20"
 _M = 1e-6  # prices are published per million tokens
@@ -49,4 +49,4 @@ def prices_for(model: str, override: Mapping[str, Any] | None, *, what: str) -> 
     unknown, which the core reports as unknown rather than free)."""
     if override is None:
         return dict(PRICES.get(model.removeprefix("models/"), {}))
-    return check_prices(override, what)
+    return HostedComponent.check_prices(override, what)

@@ -4,7 +4,7 @@ SCRFD-10GF detection (``det_10g.onnx``) and ArcFace R50 recognition (``w600k_r50
 from a local model directory. Only those two models are loaded; the landmark and
 gender/age models of the pack are not needed for FSS. insightface is never asked to
 download: the directory is checked first and a missing pack raises
-:class:`~faceedit_bench.errors.ModelNotFoundError` saying where to put it.
+``ConfigError`` saying where to put it.
 
 ``insightface`` and ``onnxruntime`` are imported only inside methods, so importing this
 module and building, describing or pickling an embedder stays cheap.
@@ -22,15 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from faceedit_bench.api import (
-    ConfigError,
-    DetectedFace,
-    FaceEmbedding,
-    LazyModels,
-    ModelNotFoundError,
-    Outcome,
-    files_digest,
-)
+from faceedit_bench.api import ConfigError, DetectedFace, FaceEmbedding, LazyModels, Outcome
 from faceedit_bench.api.images import as_rgb_uint8
 
 DEFAULT_MODEL_DIR = "~/.insightface/models/buffalo_l"
@@ -102,7 +94,7 @@ class InsightFaceEmbedder(LazyModels):
     def describe(self) -> Mapping[str, Any]:
         return {
             "name": "insightface",
-            "version": f"{_insightface_version()}+{files_digest(self.detector_path, self.recognizer_path)[:12]}",
+            "version": f"{_insightface_version()}+{self.files_digest(self.detector_path, self.recognizer_path)[:12]}",
             "detector": f"{DETECTOR_FILE} (SCRFD)",
             "recognizer": f"{RECOGNIZER_FILE} (ArcFace)",
             "det_size": list(self.det_size),
@@ -174,13 +166,13 @@ class InsightFaceEmbedder(LazyModels):
         ctx_id = -1 if all(p == "CPUExecutionProvider" for p in self.providers) else 0
         detector = get_model(self.detector_path, providers=self.providers)
         if getattr(detector, "taskname", None) != "detection" or not getattr(detector, "use_kps", False):
-            raise ModelNotFoundError(
+            raise ConfigError(
                 f"{self.detector_path} is not an SCRFD face detector with 5 keypoints "
                 f"(insightface loaded it as {type(detector).__name__}). {_pack_hint(self.model_dir)}"
             )
         recognizer = get_model(self.recognizer_path, providers=self.providers)
         if getattr(recognizer, "taskname", None) != "recognition":
-            raise ModelNotFoundError(
+            raise ConfigError(
                 f"{self.recognizer_path} is not an ArcFace recognition model "
                 f"(insightface loaded it as {type(recognizer).__name__}). {_pack_hint(self.model_dir)}"
             )
@@ -190,14 +182,14 @@ class InsightFaceEmbedder(LazyModels):
 
 
 def check_model_dir(model_dir: str) -> None:
-    """Raise :class:`ModelNotFoundError` unless ``model_dir`` holds the two FSS models."""
+    """Raise :class:`ConfigError` unless ``model_dir`` holds the two FSS models."""
     if not os.path.isdir(model_dir):
-        raise ModelNotFoundError(
+        raise ConfigError(
             f"insightface model directory {model_dir} does not exist. {_pack_hint(model_dir)}"
         )
     missing = [n for n in (DETECTOR_FILE, RECOGNIZER_FILE) if not os.path.isfile(os.path.join(model_dir, n))]
     if missing:
-        raise ModelNotFoundError(
+        raise ConfigError(
             f"insightface model directory {model_dir} lacks {' and '.join(missing)}. {_pack_hint(model_dir)}"
         )
 

@@ -27,7 +27,7 @@ from faceedit_bench_insightface.embedder import (
 from fake_buffalo_l import ARCFACE_TEMPLATE, FakeFace, fake_recognizer, make_pack
 from PIL import Image
 
-from faceedit_bench.api import ConfigError, FaceEmbedding, ModelNotFoundError, Outcome
+from faceedit_bench.api import ConfigError, FaceEmbedding, Outcome
 from faceedit_bench.api.testing import EmbedderContract, FaceDetectorContract
 
 
@@ -88,7 +88,7 @@ def _reference(pack: Path, chip_rgb: np.ndarray) -> np.ndarray:
 
 def test_missing_directory_says_where_to_put_the_pack(tmp_path):
     where = tmp_path / "models" / "buffalo_l"
-    with pytest.raises(ModelNotFoundError) as info:
+    with pytest.raises(ConfigError) as info:
         InsightFaceEmbedder(model_dir=str(where))
     message = str(info.value)
     for part in (str(where), "does not exist", DETECTOR_FILE, RECOGNIZER_FILE, "buffalo_l.zip", "v0.7",
@@ -98,17 +98,17 @@ def test_missing_directory_says_where_to_put_the_pack(tmp_path):
 
 def test_missing_file_is_named(tmp_path):
     fake_recognizer(tmp_path / RECOGNIZER_FILE)
-    with pytest.raises(ModelNotFoundError, match=f"lacks {DETECTOR_FILE}\\.") as info:
+    with pytest.raises(ConfigError, match=f"lacks {DETECTOR_FILE}\\.") as info:
         InsightFaceEmbedder(model_dir=tmp_path)
     assert "buffalo_l.zip" in str(info.value)
     (tmp_path / RECOGNIZER_FILE).unlink()
-    with pytest.raises(ModelNotFoundError, match=f"lacks {DETECTOR_FILE} and {RECOGNIZER_FILE}"):
+    with pytest.raises(ConfigError, match=f"lacks {DETECTOR_FILE} and {RECOGNIZER_FILE}"):
         InsightFaceEmbedder(model_dir=tmp_path)
 
 
 def test_default_directory_is_expanded(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path))
-    with pytest.raises(ModelNotFoundError, match=re.escape(str(tmp_path / ".insightface/models/buffalo_l"))):
+    with pytest.raises(ConfigError, match=re.escape(str(tmp_path / ".insightface/models/buffalo_l"))):
         InsightFaceEmbedder()
     assert DEFAULT_MODEL_DIR == "~/.insightface/models/buffalo_l"
 
@@ -117,7 +117,7 @@ def test_wrong_model_in_place_of_the_detector_is_reported(tmp_path):
     fake_recognizer(tmp_path / DETECTOR_FILE)
     fake_recognizer(tmp_path / RECOGNIZER_FILE)
     embedder = InsightFaceEmbedder(model_dir=tmp_path)
-    with pytest.raises(ModelNotFoundError, match="not an SCRFD face detector"):
+    with pytest.raises(ConfigError, match="not an SCRFD face detector"):
         embedder.embed(np.zeros((64, 64, 3), np.uint8))
 
 

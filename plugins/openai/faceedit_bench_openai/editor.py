@@ -16,15 +16,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.api import (
-    ConfigError,
-    EditRequest,
-    EditResult,
-    HostedComponent,
-    HostedParams,
-    Outcome,
-    UnexpectedAnswer,
-)
+from faceedit_bench.api import ConfigError, EditRequest, EditResult, HostedComponent, HostedParams, Outcome
 from faceedit_bench_openai.connection import Connection
 from faceedit_bench_openai.failures import answer_of, failure_outcome
 from faceedit_bench_openai.media import upload
@@ -107,7 +99,7 @@ class GptImageEditor(HostedComponent):
             response = answer_of(await self.client().images.edit(
                 model=self.model, image=images if len(images) > 1 else images[0], prompt=request.instruction, n=1,
                 **self.sent), self.where)
-        except UnexpectedAnswer:
+        except Connection.UnexpectedAnswer:
             raise
         except Exception as exc:  # failure_outcome re-raises what is not an API failure
             outcome, reason = failure_outcome(exc, self.where)
@@ -120,7 +112,8 @@ class GptImageEditor(HostedComponent):
         try:
             image = base64.b64decode(encoded[0], validate=True)
         except (binascii.Error, ValueError) as exc:
-            raise UnexpectedAnswer(self.where, encoded[0], expected="base64 in b64_json", problem=str(exc)) from exc
+            raise Connection.UnexpectedAnswer(self.where, encoded[0], expected="base64 in b64_json",
+                                              problem=str(exc)) from exc
         return EditResult.ok(image, **usage)
 
 

@@ -1,6 +1,6 @@
 """What a failed OpenAI call means: retry it, or record it as an outcome.
 
-The error answer is read the way every provider's is (:func:`~faceedit_bench.api.answer_failure`):
+The error answer is read the way every provider's is (``HostedConnection.answer_failure``, :mod:`faceedit_bench.api`):
 a safety code is ``refused``, 429 / 408 / 409 / 5xx are retried, 429 ``insufficient_quota`` and other 4xx are
 ``api_error`` with ``HTTP <status>: <message> (code: <code>)``. Behaviour of the openai SDK (3.x) this relies on:
 
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from faceedit_bench.api import Outcome, UnexpectedAnswer, openai_shaped_failure, retry_after_s
+from faceedit_bench.api import HostedConnection, Outcome
 
-__all__ = ["REFUSAL_CODES", "answer_of", "failure_outcome", "retry_after_s"]
+__all__ = ["REFUSAL_CODES", "answer_of", "failure_outcome"]
 
 #: Error codes of a request the provider's safety system rejected (``content_filter``: Azure OpenAI).
 REFUSAL_CODES = frozenset({"moderation_blocked", "content_policy_violation", "content_filter"})
@@ -30,14 +30,14 @@ def failure_outcome(exc: Exception, where: str = "the OpenAI endpoint") -> tuple
     ``RetryableError`` for a transient one and re-raises anything that is not an API failure."""
     import openai
 
-    return openai_shaped_failure(exc, where, status_error=openai.APIStatusError,
-                                 validation_error=openai.APIResponseValidationError,
-                                 refusal=REFUSAL_CODES.__contains__, quota_codes=("insufficient_quota",))
+    return HostedConnection.openai_shaped_failure(
+        exc, where, status_error=openai.APIStatusError, validation_error=openai.APIResponseValidationError,
+        refusal=REFUSAL_CODES.__contains__, quota_codes=("insufficient_quota",))
 
 
 def answer_of(response: Any, where: str) -> Any:
-    """The SDK's answer object; an :class:`UnexpectedAnswer` when the SDK handed back the text of a body that
+    """The SDK's answer object; a ``HostedConnection.UnexpectedAnswer`` when the SDK handed back the text of a body that
     is not JSON (a proxy's HTML page, an image) instead."""
     if isinstance(response, (str, bytes)):
-        raise UnexpectedAnswer(where, response)
+        raise HostedConnection.UnexpectedAnswer(where, response)
     return response

@@ -17,15 +17,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from faceedit_bench.api import (
-    ConfigError,
-    HostedComponent,
-    HostedParams,
-    JudgeReply,
-    JudgeRequest,
-    Outcome,
-    UnexpectedAnswer,
-)
+from faceedit_bench.api import ConfigError, HostedComponent, HostedParams, JudgeReply, JudgeRequest, Outcome
 from faceedit_bench_openai.connection import Connection
 from faceedit_bench_openai.failures import answer_of, failure_outcome
 from faceedit_bench_openai.media import data_url
@@ -130,7 +122,7 @@ class OpenAIJudge(HostedComponent):
             if self.api == "chat":
                 return _chat_reply(answer_of(await client.chat.completions.create(**self._chat_args(request)), where))
             return _responses_reply(answer_of(await client.responses.create(**self._responses_args(request)), where))
-        except UnexpectedAnswer:
+        except Connection.UnexpectedAnswer:
             raise
         except Exception as exc:  # failure_outcome re-raises what is not an API failure
             outcome, reason = failure_outcome(exc, where)

@@ -8,9 +8,9 @@ import time
 
 import openai
 import pytest
-from faceedit_bench_openai.failures import failure_outcome, retry_after_s
+from faceedit_bench_openai.failures import failure_outcome
 
-from faceedit_bench.api import Outcome, RetryableError
+from faceedit_bench.api import HostedConnection, Outcome, RetryableError
 from tests.fakes.openai import DEFAULT_KEY, OpenAIFakeServer, openai_error
 
 
@@ -32,12 +32,12 @@ def status_error(server: OpenAIFakeServer, status: int, code: str | None = None,
     ({"retry-after-ms": "100", "retry-after": "9"}, 0.1), ({"retry-after": "soon"}, None), ({}, None),
     (None, None)])
 def test_retry_after(headers: dict[str, str] | None, seconds: float | None) -> None:
-    assert retry_after_s(headers) == seconds
+    assert HostedConnection.retry_after_s(headers) == seconds
 
 
 def test_retry_after_as_http_date() -> None:
     when = email.utils.formatdate(time.time() + 30, usegmt=True)
-    assert 25 <= retry_after_s({"retry-after": when}) <= 30
+    assert 25 <= HostedConnection.retry_after_s({"retry-after": when}) <= 30
 
 
 @pytest.mark.parametrize("code", ["content_policy_violation", "moderation_blocked", "content_filter"])

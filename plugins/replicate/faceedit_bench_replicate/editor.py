@@ -39,7 +39,7 @@ from faceedit_bench.api import (
 )
 from faceedit_bench.api.images import content_hash, decode_rgb, encode_png, sniff_mime
 from faceedit_bench_replicate.connection import ReplicateConnection
-from faceedit_bench_replicate.failures import failure_outcome, transport_failure
+from faceedit_bench_replicate.failures import failure_outcome
 
 #: ``owner/name:<64 hex>``: a version id is the sha256 of the model's image, so it never changes.
 PINNED = re.compile(r"^(?P<model>[A-Za-z0-9][\w.-]*/[\w.-]+):(?P<version>[0-9a-f]{64})$")
@@ -253,7 +253,7 @@ class ReplicateEditor(HostedComponent):
             kind = "rate_limited" if status == 429 else "server_error"
             raise RetryableError(kind, f"downloading the output: HTTP {status}", status=status) from exc
         except Exception as exc:
-            transient = transport_failure(exc, f"downloading the output {_safe(url)}")
+            transient = self.connection.transport_failure(exc, f"downloading the output {_safe(url)}")
             if transient is None:
                 raise
             raise transient from exc

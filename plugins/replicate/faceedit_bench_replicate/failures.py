@@ -1,6 +1,6 @@
 """What a failed Replicate request means: retry it, or record it as an outcome.
 
-The error answer is read the way every provider's is (:func:`~faceedit_bench.api.answer_failure`).
+The error answer is read the way every provider's is (``HostedConnection.answer_failure``, :mod:`faceedit_bench.api`).
 Behaviour of the ``replicate`` SDK (1.0.x) this relies on:
 
 * an error answer raises ``ReplicateError`` with ``.status``, ``.title`` and ``.detail`` from
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 
-from faceedit_bench.api import Outcome, answer_failure, redact, transport_failure
+from faceedit_bench.api import HostedConnection, Outcome, redact
 
-__all__ = ["failure_outcome", "transport_failure"]
+__all__ = ["failure_outcome"]
 
 _THROTTLED = re.compile(r"available in\s+~?(\d+(?:\.\d+)?)\s*second", re.IGNORECASE)
 
@@ -28,11 +28,11 @@ def failure_outcome(exc: Exception, where: str) -> tuple[Outcome, str]:
     a transient one and re-raises anything else."""
     from replicate.exceptions import ReplicateError
 
-    transient = transport_failure(exc, where)
+    transient = HostedConnection.transport_failure(exc, where)
     if transient is not None:
         raise transient from exc
     if not isinstance(exc, ReplicateError):
         raise exc
     wait = _THROTTLED.search(exc.detail or "")
-    return answer_failure(exc.status, redact(": ".join(p for p in (exc.title, exc.detail) if p) or "no detail"),
-                          retry_after=float(wait.group(1)) if wait else None)
+    message = redact(": ".join(p for p in (exc.title, exc.detail) if p) or "no detail")
+    return HostedConnection.answer_failure(exc.status, message, retry_after=float(wait.group(1)) if wait else None)

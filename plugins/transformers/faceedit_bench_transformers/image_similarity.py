@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from faceedit_bench.api import LazyModels, ModelSource, package_version
+from faceedit_bench.api import LazyModels, ModelSource
 from faceedit_bench.api.images import ImageMetric, ImageValue, StepImages
 
 COSINE = (-1.0, 1.0)
@@ -46,7 +46,7 @@ class _EmbeddingMetric(LazyModels, ImageMetric):
     def describe(self) -> Mapping[str, Any]:
         # Not hashed: the device (kernels may move the last bits of a cosine; reproducible per machine).
         return {"version": "1", **self.source.describe(),
-                "libraries": {name: package_version(name) for name in ("transformers", "torch")}}
+                "libraries": {name: ModelSource.package_version(name) for name in ("transformers", "torch")}}
 
     def measure_batch(self, steps: Sequence[StepImages]) -> Sequence[Mapping[str, float | None]]:
         images: dict[int, np.ndarray] = {}

@@ -17,18 +17,7 @@ import threading
 import time
 from typing import Any
 
-from faceedit_bench.api import (
-    CallLimits,
-    JudgeReply,
-    JudgeRequest,
-    MicroBatcher,
-    ModelSource,
-    Outcome,
-    check_dtype,
-    is_out_of_memory,
-    package_version,
-    torch_dtype,
-)
+from faceedit_bench.api import CallLimits, JudgeReply, JudgeRequest, MicroBatcher, ModelSource, Outcome
 from faceedit_bench.api.images import decode_rgb
 from faceedit_bench_transformers import loading
 
@@ -51,7 +40,7 @@ class QwenVLJudge:
                  dtype: str = "bfloat16", device: str = "auto", max_new_tokens: int = 1024,
                  temperature: float = 0.0, top_p: float = 1.0, batch_size: int = 8, batch_wait_s: float = 0.05,
                  timeout_s: float = 1800.0, allow_download: bool = False) -> None:
-        check_dtype(dtype)
+        ModelSource.check_dtype(dtype)
         if max_new_tokens < 1:
             raise ValueError("max_new_tokens must be at least 1")
         if temperature < 0 or not 0 < top_p <= 1:
@@ -93,7 +82,7 @@ class QwenVLJudge:
             "decoding": "greedy" if greedy else "sampling, seeded per request",
             "temperature": self.temperature,
             "top_p": None if greedy else self.top_p,
-            "libraries": {name: package_version(name) for name in ("transformers", "torch")},
+            "libraries": {name: ModelSource.package_version(name) for name in ("transformers", "torch")},
             "version": f"{self.source.name}@{self.source.revision or 'config-' + self.source.config_hash}",
         }
 
@@ -110,10 +99,10 @@ class QwenVLJudge:
                 model, processor = self._loaded()
                 return self._generate(model, processor, requests)
         except Exception as exc:  # the core records it; a later resume retries api_error
-            if len(requests) > 1 and is_out_of_memory(exc):
+            if len(requests) > 1 and MicroBatcher.is_out_of_memory(exc):
                 return self._split(requests)
             reason = f"{type(exc).__name__}: {exc}"
-            if is_out_of_memory(exc):
+            if MicroBatcher.is_out_of_memory(exc):
                 reason = (f"CUDA out of memory ({reason[:300]}): lower judge.params.batch_size, use a smaller model "
                           "or set judge.params.device")
             return [JudgeReply(Outcome.API_ERROR, reason=reason[:2000])] * len(requests)
@@ -190,8 +179,8 @@ class QwenVLJudge:
         if processor.tokenizer.pad_token is None:
             processor.tokenizer.pad_token = processor.tokenizer.eos_token
         model = AutoModelForImageTextToText.from_pretrained(
-            self.source.path, dtype=torch_dtype(torch, self.dtype), device_map=loading.device_map(self.device),
-            local_files_only=True)
+            self.source.path, dtype=ModelSource.torch_dtype(torch, self.dtype),
+            device_map=loading.device_map(self.device), local_files_only=True)
         model.eval()
         return model, processor
 

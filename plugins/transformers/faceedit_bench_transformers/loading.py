@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import ModelNotFoundError, image_only_processor
+from faceedit_bench.api import ConfigError, ModelSource
 
 
 def device_map(device: str) -> str:
@@ -32,14 +32,14 @@ def load_processor(path: Path, processor_class: str) -> Any:
     if importlib.util.find_spec("torchvision") is not None:
         processor = AutoProcessor.from_pretrained(path, local_files_only=True)
         if not hasattr(processor, "image_processor"):
-            raise ModelNotFoundError(f"{path} holds no image processor (preprocessor_config.json)")
+            raise ConfigError(f"{path} holds no image processor (preprocessor_config.json)")
         return processor
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     if len(tokenizer) < 3:  # transformers' silent offline fallback, not a vocabulary
-        raise ModelNotFoundError(f"the tokenizer in {path} loaded with {len(tokenizer)} tokens: files are missing")
+        raise ConfigError(f"the tokenizer in {path} loaded with {len(tokenizer)} tokens: files are missing")
     if not getattr(tokenizer, "chat_template", None):
         tokenizer.chat_template = _processor_chat_template(path)
-    return image_only_processor(getattr(transformers, processor_class), tokenizer,
+    return ModelSource.image_only_processor(getattr(transformers, processor_class), tokenizer,
                                 AutoImageProcessor.from_pretrained(path, local_files_only=True))
 
 

@@ -13,7 +13,7 @@ import pytest
 from faceedit_bench_transformers import testing
 from faceedit_bench_transformers.image_similarity import ClipSimilarity, DinoSimilarity
 
-from faceedit_bench.api import ModelNotFoundError
+from faceedit_bench.api import ConfigError
 from faceedit_bench.api.images import StepImages
 from faceedit_bench.api.testing import ImageMetricContract
 
@@ -66,9 +66,9 @@ def test_the_identity_names_the_model_and_the_weights_never_travel(tiny_models):
 def test_a_missing_model_says_how_to_get_it(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    with pytest.raises(ModelNotFoundError, match="hf download openai/clip-vit-base-patch32"):
+    with pytest.raises(ConfigError, match="hf download openai/clip-vit-base-patch32"):
         ClipSimilarity()
-    with pytest.raises(ModelNotFoundError, match="config.json not found"):
+    with pytest.raises(ConfigError, match="config.json not found"):
         DinoSimilarity(model=str(tmp_path))
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from faceedit_bench_transformers.judge import QwenVLJudge
 
-from faceedit_bench.api import Judge, JudgeRequest, ModelNotFoundError, Outcome
+from faceedit_bench.api import ConfigError, Judge, JudgeRequest, Outcome
 from faceedit_bench.api.testing import JudgeContract, gradient_image
 from faceedit_bench.testing import SC_TEMPLATE, Executor, JudgeService, load_plugins
 
@@ -189,7 +189,7 @@ def test_describe_names_model_and_decoding_not_the_path(tiny_vlm: Callable[[str]
 
 
 def test_a_missing_model_names_the_repository_and_the_command() -> None:
-    with pytest.raises(ModelNotFoundError, match="hf download Qwen/Qwen2.5-VL-7B-Instruct"):
+    with pytest.raises(ConfigError, match="hf download Qwen/Qwen2.5-VL-7B-Instruct"):
         QwenVLJudge()
 
 

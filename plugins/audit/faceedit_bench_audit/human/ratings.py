@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from faceedit_bench.api import FaceEditBenchError, csv_rows, read_utf8
+from faceedit_bench.api import FaceEditBenchError, csv_records, read_utf8
 
 REQUIRED = ("item", "rater", "axis", "score")
 OPTIONAL = ("condition", "editor")
@@ -89,19 +89,13 @@ def parse_ratings(text: str, source: str = "ratings.csv", scale: tuple[float, fl
     low, high = scale
     if not low < high:
         raise RatingsError(f"the rating scale must go from a lower to a higher score, got {low:g}..{high:g}")
-    lines = csv_rows(text, source, what="ratings CSV", error=RatingsError)
-    header = [h.strip() for h in next(lines, (1, []))[1]]
+    problems: list[str] = []  # every row's, listed at once
+    header, records = csv_records(text, source, what="ratings CSV", error=RatingsError, problems=problems)
     _check_header(header, source)
-    problems: list[str] = []
     rows: list[Rating] = []
     first_line: dict[tuple[str, ...], int] = {}
-    for line, cells in lines:
-        if not any(c.strip() for c in cells):
-            continue  # a blank line
-        if len(cells) != len(header):
-            problems.append(f"line {line}: {len(cells)} cells, but the header has {len(header)} columns")
-            continue
-        row = {h: c.strip() for h, c in zip(header, cells)}
+    for line, record in records:
+        row = {h: c.strip() for h, c in record.items()}
         rating = _rating(row, line, (low, high), problems)
         if rating is None:
             continue

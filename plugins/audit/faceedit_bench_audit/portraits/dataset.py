@@ -17,6 +17,15 @@ GET = ("Make a selection with `faceedit-bench portraits select --root /data/fair
        "hand-picked portraits named {Race}_{Gender}_{Age}.jpg (e.g. White_Male_20s.jpg) in a folder.")
 
 
+def _existing(root: str | Path) -> Path:
+    """The grid folder (or FairFace root) the config names; a DatasetError saying how to make one when it is absent."""
+    path = Path(root).expanduser()
+    if not path.exists():
+        raise DatasetError(f"portrait grid folder not found: {path}. {GET} Then point the config at it, e.g. "
+                           "dataset.params.root=/data/grid")
+    return path
+
+
 class FairFaceGridDataset:
     """The portraits of a grid folder: ``manifest.json`` and its images (a frozen selection: the manifest's
     hash and every image's sha256 are checked before the run), or, without a manifest, a hand-made
@@ -64,7 +73,7 @@ class FairFaceGridDataset:
         if base_gender not in (None, *grid.GENDERS):
             raise ConfigError(f"dataset.params.base_gender must be male, female or null, got {base_gender!r}")
         restore_replaced(Path(root).expanduser())  # a `portraits select --force` killed mid-swap: the old one is back
-        root = c.require(Path(root).expanduser(), "portrait grid folder", get=GET, example="/data/grid")
+        root = _existing(root)
         self.fairface_root: Path | None = None
         if is_fairface_root(root):
             self.fairface_root = root
@@ -86,13 +95,13 @@ class FairFaceGridDataset:
     def check(cls, **params: Any) -> list[str]:
         """``faceedit-bench data check fairface_grid <root>``: a grid folder's portraits and missing cells, or a
         FairFace root (checked as ``fairface``) and whether its selection exists yet. Nothing is selected."""
-        root = c.require(Path(params["root"]).expanduser(), "portrait grid folder", get=GET, example="/data/grid")
+        root = _existing(params["root"])
         if not is_fairface_root(root):
             grid_set = cls(**params)
             description = grid_set.describe()
             return [f"grid folder ({description['selection']}): {description['cells_filled']} of "
                     f"{description['cells_expected']} cells filled, {description['n_faces']} faces",
-                    *c.label_summary(f.demographics for f in grid_set.faces()),
+                    *Face.label_summary(f.demographics for f in grid_set.faces()),
                     *[f"note: {n}" for n in description["notes"]]]
         selection = Path(params["selection"]).expanduser() if params.get("selection") else root / "faceedit_grid"
         lines = ["FairFace root: " + "; ".join(fairface_reader().check(
@@ -187,8 +196,8 @@ class FairFaceGridDataset:
         if not image.is_file():
             raise DatasetError(f"portrait {image} is missing")
         age_groups = fairface_reader().AGE_GROUPS
-        labels = c.demographics(cell["gender"], None, age_groups.get(cell["age_bin"]), None, race=cell["race"],
-                                age_bin=cell["age_bin"])
+        labels = {"gender": cell["gender"], "skin_tone": None, "age_group": age_groups.get(cell["age_bin"]),
+                  "age": None, "race": cell["race"], "age_bin": cell["age_bin"]}  # Face.demographics' keys
         identity = f"{cell['cell']}/{n}"
         return Face(face_id=f"fairface_grid/{identity}", identity=identity, image=image, references=(),
                     demographics=labels)

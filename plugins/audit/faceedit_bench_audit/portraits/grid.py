@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import DatasetError, file_under, fingerprint, read_json
+from faceedit_bench.api import DatasetError, file_under, fingerprint, parse_json, read_utf8
 
 FORMAT = "faceedit_bench.portrait_grid"
 FORMAT_VERSION = 1
@@ -80,7 +80,8 @@ def missing_note(missing: list[str], total: int) -> str:
 def read_manifest(folder: Path, *, verify: bool = True) -> dict[str, Any]:
     """The manifest of a frozen selection; with ``verify``, its hash and every image's sha256 are checked."""
     path = folder / MANIFEST
-    data = read_json(path, what="portrait manifest", error=DatasetError)
+    what = "portrait manifest"
+    data = parse_json(read_utf8(path, what=what, error=DatasetError), str(path), what=what, error=DatasetError)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise DatasetError(f"{path}: not a portrait-grid manifest (format {FORMAT!r})")
     if data.get("format_version") != FORMAT_VERSION:

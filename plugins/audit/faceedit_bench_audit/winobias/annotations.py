@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import csv_rows, read_utf8
+from faceedit_bench.api import csv_records, read_utf8
 from faceedit_bench.api.statistics import fleiss_kappa
 from faceedit_bench_audit.human.ratings import MAX_LISTED, RatingsError
 from faceedit_bench_audit.winobias.adherence import adherence, bounds
@@ -59,8 +59,8 @@ def read_annotations(path: Path | str) -> list[Annotation]:
 
 
 def parse_annotations(text: str, source: str = "annotations.csv") -> list[Annotation]:
-    lines = csv_rows(text, source, what="annotation CSV", error=RatingsError)
-    header = [h.strip() for h in next(lines, (1, []))[1]]
+    problems: list[str] = []  # every row's, listed at once
+    header, records = csv_records(text, source, what="annotation CSV", error=RatingsError, problems=problems)
     missing = [c for c in REQUIRED if c not in header]
     unknown = [c for c in header if c not in REQUIRED + SHEET]
     if missing or unknown:
@@ -68,16 +68,10 @@ def parse_annotations(text: str, source: str = "annotations.csv") -> list[Annota
                            + "; ".join(([f"missing column(s) {', '.join(missing)}"] if missing else [])
                                        + ([f"unknown column(s) {', '.join(unknown)}"] if unknown else []))
                            + f". Columns: {', '.join(REQUIRED)} (required), {', '.join(SHEET)} (the sheet's, optional)")
-    problems: list[str] = []
     out: list[Annotation] = []
     seen: dict[tuple[str, str], int] = {}
-    for line, cells in lines:
-        if not any(c.strip() for c in cells):
-            continue
-        if len(cells) != len(header):
-            problems.append(f"line {line}: {len(cells)} cells, but the header has {len(header)} columns")
-            continue
-        row = {h: c.strip() for h, c in zip(header, cells)}
+    for line, record in records:
+        row = {h: c.strip() for h, c in record.items()}
         bad = [f"line {line}, column {c}: empty" for c in REQUIRED if not row[c]]
         if not bad and row["target_person"] not in PERSONS:
             bad.append(f"line {line}, column target_person: {row['target_person']!r} is not one of {', '.join(PERSONS)}")
