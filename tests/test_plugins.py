@@ -581,7 +581,7 @@ def test_a_section_template_that_does_not_parse_is_named_with_its_line(tmp_path,
     section = ReportSection(name="part", title="Part", schema={}, html=SectionHtml("part.html.j2", package.name))
     template.write_text("<p>\n{% if x %}\n")
     for _ in range(2):  # checked again (another plugin set): the same error, from the source parsed once
-        with pytest.raises(ValueError, match=r"report section part: its template templates/part.html.j2 line 2: Unexpected end"):
+        with pytest.raises(ValueError, match=r"its template templates/part.html.j2 line 2: Unexpected end"):
             check_section("part", section)
     template.write_text("<p>{% if x %}x{% endif %}</p>\n")  # a changed source is parsed anew
     check_section("part", section)

@@ -87,7 +87,7 @@ class BackgroundPreservation(ImageMetric):
             return dict.fromkeys(("bg_ssim", "bg_psnr", "bg_mad"))
         if np.array_equal(a, b):  # what the formulas give for unchanged pixels (an editor that changed nothing)
             return {"bg_ssim": 1.0, "bg_psnr": PSNR_CAP_DB, "bg_mad": 0.0}
-        # Imported here: scikit-image brings SciPy's ndimage (about 0.4 s of CPU), which a run's first call must not
+        # Imported here: scikit-image brings SciPy's ndimage (0.2 to 0.4 s of CPU), which a run's first call must not
         # wait for (tests/test_startup.py), and which a run whose images are all unchanged never needs.
         from skimage.metrics import structural_similarity
 
