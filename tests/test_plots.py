@@ -49,9 +49,6 @@ def test_plots_are_pngs_and_empty_input_draws_nothing() -> None:
 def test_a_title_placed_without_measuring_sits_where_matplotlib_places_it() -> None:
     """plots.titled pins a title at the top of its axes only where matplotlib's own placement puts it there; where
     the y axis shows an offset text ("1e6") above it, matplotlib still moves the title up."""
-    import pytest
-
-    pytest.importorskip("matplotlib")
 
     def drawn(title: Any, ylim: tuple[float, float], labels: bool) -> bytes:
         fig = plots.figure(3.0, 2.0)
