@@ -4,6 +4,7 @@ metrics from 0."""
 from __future__ import annotations
 
 import io
+from typing import Any
 
 from PIL import Image
 
@@ -43,3 +44,24 @@ def test_plots_are_pngs_and_empty_input_draws_nothing() -> None:
                                                  ("male", {"mean": 2.0, "ci_low": None, "ci_high": None})])]},
                        marked={"Drop_FSS": {"gender"}})
     assert Image.open(io.BytesIO(png)).format == "PNG"
+
+
+def test_a_title_placed_without_measuring_sits_where_matplotlib_places_it() -> None:
+    """plots.titled pins a title at the top of its axes only where matplotlib's own placement puts it there; where
+    the y axis shows an offset text ("1e6") above it, matplotlib still moves the title up."""
+
+    def drawn(title: Any, ylim: tuple[float, float], labels: bool) -> bytes:
+        fig = plots.figure(3.0, 2.0)
+        ax = fig.subplots()
+        ax.plot([0, 1], ylim)
+        if labels:
+            ax.set_yticks([ylim[0], ylim[1]], ["low", "high"])
+        ax.set_ylim(*ylim)
+        title(ax, "a title as wide as the axes it is over", fontsize=10)
+        fig.tight_layout()
+        return plots.png_bytes(fig)
+
+    for ylim, labels in (((-0.03, 1.03), False), ((0.0, 250.0), False), ((5e5, 3e6), False), ((1e6, 2e6), True),
+                         ((0.0, 2e-6), False)):
+        assert drawn(plots.titled, ylim, labels) == drawn(lambda ax, text, **kw: ax.set_title(text, **kw), ylim,
+                                                          labels), ylim

@@ -568,3 +568,20 @@ def test_hook_faceedit_log_run_artifacts(tmp_path):
         assert log_to_run("toy://store", "k1", files={report: "", tmp_path / "a.json": "extra"}) == "toy-run-1"
         assert logged["k1"] == {str(report): "", str(tmp_path / "a.json"): "extra"}
         assert log_to_run("unknown://store", "k1", files={report: ""}) is None
+
+
+def test_a_section_template_that_does_not_parse_is_named_with_its_line(tmp_path, monkeypatch):
+    from faceedit_bench.plugin.sections import ReportSection, SectionHtml, check_section
+
+    package = tmp_path / "broken_section_templates"
+    (package / "templates").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    template = package / "templates" / "part.html.j2"
+    monkeypatch.syspath_prepend(str(tmp_path))
+    section = ReportSection(name="part", title="Part", schema={}, html=SectionHtml("part.html.j2", package.name))
+    template.write_text("<p>\n{% if x %}\n")
+    for _ in range(2):  # checked again (another plugin set): the same error, from the source parsed once
+        with pytest.raises(ValueError, match=r"its template templates/part.html.j2 line 2: Unexpected end"):
+            check_section("part", section)
+    template.write_text("<p>{% if x %}x{% endif %}</p>\n")  # a changed source is parsed anew
+    check_section("part", section)

@@ -17,3 +17,12 @@ def test_the_wilson_interval_is_statsmodels_bit_for_bit(confidence):
     for count, n in zip(shares * nobs, nobs):
         expected = proportion_confint(count, n, alpha=1 - confidence, method="wilson")
         assert wilson_interval(count, n, confidence) == tuple(float(v) for v in expected), (count, n)
+
+
+def test_the_kept_normal_quantiles_are_scipys():
+    from scipy.special import ndtri
+
+    from faceedit_bench.analysis.statistics import NORMAL_CRITICAL
+
+    for confidence, critical in NORMAL_CRITICAL.items():
+        assert critical == float(-ndtri((1 - confidence) / 2.0)), confidence

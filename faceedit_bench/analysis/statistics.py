@@ -176,15 +176,25 @@ def t_two_sided_p(t: float, df: int) -> float:
     return float(2 * stdtr(df, -abs(t)))
 
 
+#: ``-scipy.special.ndtri((1 - confidence) / 2)`` of the usual confidence, as SciPy gives it (compared in
+#: tests/test_wilson_interval.py): a rerun, whose other statistics are all read back, imports no scipy.special for it
+#: (0.13 s of CPU).
+NORMAL_CRITICAL = {0.95: 1.959963984540054}
+
+
+def _normal_critical(confidence: float) -> float:
+    from scipy.special import ndtri
+
+    return float(-ndtri((1 - confidence) / 2.0))  # scipy.stats.norm.isf(alpha / 2)
+
+
 def wilson_interval(count: float, nobs: float, confidence: float) -> tuple[float, float]:
     """The Wilson score interval of ``count`` successes in ``nobs`` trials (either may be fractional):
     ``statsmodels.stats.proportion.proportion_confint(count, nobs, alpha=1 - confidence, method="wilson")``,
     operation for operation, without importing statsmodels (it imports pandas: a second of CPU at every launch)."""
-    from scipy.special import ndtri
-
     count_a, nobs_a = np.asarray(count, dtype=np.double), np.asarray(nobs, dtype=np.double)
     q_ = count_a / nobs_a
-    crit = -ndtri((1 - confidence) / 2.0)  # scipy.stats.norm.isf(alpha / 2)
+    crit = NORMAL_CRITICAL.get(confidence) or _normal_critical(confidence)
     crit2 = crit**2
     denom = 1 + crit2 / nobs_a
     center = (q_ + crit2 / (2 * nobs_a)) / denom

@@ -81,16 +81,16 @@ class BackgroundPreservation(ImageMetric):
         return {**found, **{f"{k}_src": v for k, v in found_src.items()}}
 
     def _compare(self, step: StepImages, earlier: str) -> dict[str, float | None]:
-        # Imported here: scikit-image brings SciPy, which a run's first call must not wait for (the metrics run
-        # in the scoring workers; tests/test_startup.py).
-        from skimage.metrics import structural_similarity
-
         a, b, face = _regions(step, earlier, hair=self.hair, margin=self.margin)
         background = ~face
         if background.mean() < MIN_BACKGROUND:
             return dict.fromkeys(("bg_ssim", "bg_psnr", "bg_mad"))
         if np.array_equal(a, b):  # what the formulas give for unchanged pixels (an editor that changed nothing)
             return {"bg_ssim": 1.0, "bg_psnr": PSNR_CAP_DB, "bg_mad": 0.0}
+        # Imported here: scikit-image brings SciPy's ndimage (0.2 to 0.4 s of CPU), which a run's first call must not
+        # wait for (tests/test_startup.py), and which a run whose images are all unchanged never needs.
+        from skimage.metrics import structural_similarity
+
         _, ssim_map = structural_similarity(a @ LUMA, b @ LUMA, data_range=255.0, full=True)
         pa, pb = a[background], b[background]
         # skimage.metrics' mean_squared_error and peak_signal_noise_ratio, as they compute them (in float64):

@@ -26,6 +26,7 @@ example; :class:`faceedit_bench.testing.SectionContract` checks a section.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -274,18 +275,27 @@ def check_section(name: str, section: Any) -> None:
         raise ValueError(f"registered as report section {name!r} but it is {section!r}; register a "
                          f"ReportSection named {name!r}")
     if section.html is not None:
-        import jinja2
-
         html = section.html
         try:
             source = (resources.files(html.package) / html.folder / html.template).read_text(encoding="utf-8")
-            jinja2.Environment(autoescape=True).parse(source)
         except (ImportError, OSError) as exc:
             raise ValueError(f"report section {name}: its template {html.folder}/{html.template} in package "
                              f"{html.package} cannot be read ({type(exc).__name__}: {exc})") from exc
-        except jinja2.TemplateSyntaxError as exc:
-            raise ValueError(f"report section {name}: its template {html.folder}/{html.template} line "
-                             f"{exc.lineno}: {exc.message}") from exc
+        if (error := _syntax_error(source)) is not None:
+            raise ValueError(f"report section {name}: its template {html.folder}/{html.template} line {error}")
+
+
+@functools.lru_cache(maxsize=128)
+def _syntax_error(source: str) -> str | None:
+    """``line: message`` where a template's source does not parse, else None. Each source is parsed once per
+    process: every plugin set checks its sections (a test suite builds one per test; about 0.03 s a template)."""
+    import jinja2
+
+    try:
+        jinja2.Environment(autoescape=True).parse(source)
+    except jinja2.TemplateSyntaxError as exc:
+        return f"{exc.lineno}: {exc.message}"
+    return None
 
 
 class SectionError(FaceEditBenchError):

@@ -13,6 +13,8 @@ import importlib.util
 import io
 import json
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,6 +190,31 @@ def _decode(data: bytes) -> Image.Image | None:
         return None
 
 
+#: The last tiles drawn, by the sha256 of their image: a face's reference photo and I_0 are on each of its
+#: sessions' sheets, and an image an editor left unchanged on every step of one; decoding and shrinking an
+#: image is most of a sheet's CPU. Only the small tiles are kept, never the image bytes.
+_TILES: OrderedDict[bytes, Image.Image | None] = OrderedDict()
+_TILES_LOCK = threading.Lock()
+KEPT_TILES = 16
+
+
+def _tile(data: bytes) -> Image.Image | None:
+    """The image shrunk to fit a tile (never changed afterwards: tiles are shared), or None when unreadable."""
+    digest = hashlib.sha256(data).digest()
+    with _TILES_LOCK:
+        if digest in _TILES:
+            _TILES.move_to_end(digest)
+            return _TILES[digest]
+    im = _decode(data)
+    if im is not None:
+        im.thumbnail((TILE - 4, TILE - 4))
+    with _TILES_LOCK:
+        _TILES[digest] = im
+        while len(_TILES) > KEPT_TILES:
+            _TILES.popitem(last=False)
+    return im
+
+
 def render(title: str, tiles: list[tuple[bytes | None, str]], *, key: str | None = None) -> bytes:
     """A PNG with one tile per image; ``None`` (or unreadable) image bytes draw an empty, labelled tile.
     ``key``: kept in the PNG as a text chunk (:func:`drawn_sheet_key`)."""
@@ -201,9 +228,8 @@ def render(title: str, tiles: list[tuple[bytes | None, str]], *, key: str | None
     draw.text((PAD, PAD), title_lines[0] + (" …" if len(title_lines) > 1 else ""), fill="black", font=title_font)
     for i, (data, caption) in enumerate(tiles):
         x, y = i * TILE, title_h
-        im = _decode(data) if data is not None else None
+        im = _tile(data) if data is not None else None
         if im is not None:
-            im.thumbnail((TILE - 4, TILE - 4))
             sheet.paste(im, (x + (TILE - im.width) // 2, y + (TILE - im.height) // 2))
         else:
             draw.rectangle((x + 3, y + 2, x + TILE - 3, y + TILE - 2), outline="gray")

@@ -72,7 +72,7 @@ def plain_image(data: bytes, *, label: str = "image") -> bytes:
     orientation or read a 16-bit PNG otherwise."""
     try:
         with Image.open(io.BytesIO(data)) as im:
-            if pixels.is_plain(im):
+            if pixels.is_plain(im, data):
                 return data
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
         pass  # decode_rgb below says what is wrong

@@ -31,20 +31,44 @@ _PLAIN_MODES = frozenset({"RGB", "L", "1"})
 _PLAIN_FORMATS = frozenset({"PNG", "JPEG", "WEBP"})
 
 
-def orientation(im: Image.Image) -> int:
-    """The EXIF orientation tag (1 = upright, 2..8 = flipped and/or rotated)."""
+#: PNG chunks that can carry an orientation (EXIF, EXIF as text, XMP).
+_PNG_METADATA = frozenset({b"eXIf", b"tEXt", b"zTXt", b"iTXt"})
+
+
+def orientation(im: Image.Image, encoded: bytes | None = None) -> int:
+    """The EXIF orientation tag (1 = upright, 2..8 = flipped and/or rotated). ``encoded``: the file's bytes,
+    where at hand: Pillow decodes a whole PNG to look for metadata after its pixels, which these bytes can tell
+    it has none of."""
     try:
-        value = im.getexif().get(ExifTags.Base.Orientation, 1)
+        exif = (Image.Image.getexif(im) if encoded is not None and im.format == "PNG"
+                and not _png_metadata_after_pixels(encoded) else im.getexif())
+        value = exif.get(ExifTags.Base.Orientation, 1)
     except Exception:  # a corrupt EXIF block must not make the pixels unreadable
         return 1
     return value if isinstance(value, int) and 1 <= value <= 8 else 1
 
 
-def is_plain(im: Image.Image) -> bool:
+def _png_metadata_after_pixels(data: bytes) -> bool:
+    """Whether a PNG file has a chunk that may hold an orientation after its first IDAT chunk (Pillow reads
+    those only when it decodes the pixels), or cannot be walked to its end."""
+    pos, after_pixels = 8, False
+    while pos + 8 <= len(data):
+        length, kind = int.from_bytes(data[pos:pos + 4], "big"), data[pos + 4:pos + 8]
+        if kind == b"IEND":
+            return False
+        after_pixels = after_pixels or kind == b"IDAT"
+        if after_pixels and kind in _PNG_METADATA:
+            return True
+        pos += 12 + length
+    return True
+
+
+def is_plain(im: Image.Image, encoded: bytes | None = None) -> bool:
     """True when the encoded file already shows its pixels as :func:`to_rgb8` does, to any
-    reader: PNG, JPEG or WEBP, 8-bit RGB or gray, upright, without transparency."""
+    reader: PNG, JPEG or WEBP, 8-bit RGB or gray, upright, without transparency. ``encoded``:
+    the file's bytes, where at hand (:func:`orientation`)."""
     return (im.format in _PLAIN_FORMATS and im.mode in _PLAIN_MODES and "transparency" not in im.info
-            and orientation(im) == 1)
+            and orientation(im, encoded) == 1)
 
 
 def to_rgb8(im: Image.Image) -> tuple[np.ndarray, tuple[str, ...]]:

@@ -9,7 +9,7 @@ import zlib
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageFile
 
 from faceedit_bench.storage import pixels
 from faceedit_bench.storage.images import decode_image, decode_rgb, plain_image, read_image
@@ -162,3 +162,39 @@ def test_plain_image_keeps_plain_bytes_and_uprights_the_rest(tmp_path):
     path.write_bytes(encode(marked(), "JPEG", exif=exif))
     data, conversions = read_image(path)
     assert data == path.read_bytes() and conversions == ("exif_orientation",)  # stored bytes stay original
+
+
+def _chunks(data: bytes) -> list[bytes]:
+    out, pos = [], 8
+    while pos < len(data):
+        length = struct.unpack(">I", data[pos:pos + 4])[0]
+        out.append(data[pos:pos + 12 + length])
+        pos += 12 + length
+    return out
+
+
+def _chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
+@pytest.mark.parametrize("late", ["exif", "xmp"])
+def test_a_png_orientation_after_its_pixels_is_found_without_decoding_others(late, monkeypatch):
+    """plain_image reads a PNG's orientation from its chunks where no metadata follows the pixels, and decodes it
+    (as Pillow must, to read it) where some does: both are seen rotated, as decode_rgb sees them."""
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    before = encode(marked(), "PNG", exif=exif)  # Pillow writes eXIf before IDAT
+    chunks = _chunks(before)
+    (exif_chunk,) = [c for c in chunks if c[4:8] == b"eXIf"]
+    if late == "xmp":
+        exif_chunk = _chunk(b"iTXt", b"XML:com.adobe.xmp\0\0\0\0\0<x tiff:Orientation=\"6\"/>")
+    body = [c for c in chunks if c[4:8] not in (b"eXIf", b"IEND")]
+    after = b"\x89PNG\r\n\x1a\n" + b"".join(body) + exif_chunk + chunks[-1]
+    assert pixels._png_metadata_after_pixels(after) and not pixels._png_metadata_after_pixels(before)
+    for data in (before, after):
+        assert decode_image(data)[1] == ("exif_orientation",)
+        sent = plain_image(data)
+        assert sent != data and (decode_rgb(sent) == decode_rgb(data)).all()
+    plain = encode(marked(), "PNG")
+    monkeypatch.setattr(ImageFile.ImageFile, "load", lambda self: pytest.fail("decoded to read its orientation"))
+    assert plain_image(plain) is plain
