@@ -74,7 +74,7 @@ def calls(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-@pytest.mark.slow(seconds=36)
+@pytest.mark.slow(seconds=31)
 def test_four_submitit_shards_merge_into_the_unsharded_run(tmp_path, monkeypatch, capsys, new_mlflow_store):
     faces = [f"synthetic/{i}" for i in range(N_FACES)]
     assert len({shard_of(f, 4) for f in faces}) > 1  # the test splits the faces for real

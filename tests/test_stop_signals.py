@@ -45,7 +45,7 @@ def test_a_signal_the_run_was_started_to_ignore_stays_ignored():
         signal.signal(signal.SIGHUP, before)
 
 
-@pytest.mark.slow(seconds=14)
+@pytest.mark.slow(seconds=9)
 def test_sigterm_to_the_whole_job_stops_cleanly_marks_the_run_killed_and_a_rerun_resumes_it(tmp_path, monkeypatch,
                                                                                             new_mlflow_store):
     """What SLURM does on preemption: SIGTERM to every process of the job (the run and its workers)."""

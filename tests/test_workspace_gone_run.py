@@ -52,7 +52,7 @@ INJECT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.slow(seconds=30)
+@pytest.mark.slow(seconds=15)
 @pytest.mark.parametrize(("how", "at"), [("move", 4), ("delete", 4), ("erofs", 3), ("report", 0)])
 def test_a_workspace_moved_deleted_or_read_only_during_a_run_ends_it_with_one_message(tmp_path, monkeypatch, how, at):
     workspace = tmp_path / "ws"

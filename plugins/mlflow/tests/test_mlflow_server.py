@@ -143,7 +143,7 @@ def _runs(server: Server, experiment_id: str) -> list[dict]:
     return _rest(server, "runs/search", {"experiment_ids": [experiment_id]}).get("runs", [])
 
 
-@pytest.mark.slow(seconds=13)
+@pytest.mark.slow(seconds=9)
 def test_a_ctrl_c_run_is_killed_and_resumed_as_the_same_run_in_an_experiment_that_opens_on_its_runs(
         server, tmp_path, monkeypatch, capsys):
     """Through the real entry point against the real server, read back through its REST API."""
