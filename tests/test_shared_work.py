@@ -33,8 +33,8 @@ def overrides(tmp: Path, workspace: str, editor: Any, judge: Any, testset: str =
 def run_at_once(tmp: Path, runs: list[tuple[str, list[str]]]) -> list[dict[str, Any]]:
     """Start every run at the same moment; each one's report."""
     procs = []
-    for name, args in runs:
-        argv, env = command(tmp, name, *args)
+    # Every command made (each writes the same script) before any starts: a process must never read it half written.
+    for argv, env in [command(tmp, name, *args) for name, args in runs]:
         env["GEMINI_API_KEY"] = KEY
         procs.append(subprocess.Popen(argv, env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                       text=True))
@@ -44,11 +44,11 @@ def run_at_once(tmp: Path, runs: list[tuple[str, list[str]]]) -> list[dict[str, 
     return [json.loads((tmp / f"{name}.json").read_text()) for name, _ in runs]
 
 
-def run_alone(monkeypatch: pytest.MonkeyPatch, tmp: Path, workspace: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+def run_alone(monkeypatch: pytest.MonkeyPatch, tmp: Path, workspace: str, *args: Any) -> dict[str, Any]:
     """One run by itself, for reference, in this process (what is compared is its report and the calls it paid;
     the runs started at once are the real processes): its report as the runs' own ``<name>.json`` has it."""
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
-    return json.loads(json.dumps(run_here(tmp / workspace, *overrides(tmp, workspace, *args, **kwargs))))
+    return json.loads(json.dumps(run_here(tmp / workspace, *overrides(tmp, workspace, *args))))
 
 
 def paid(server: Any) -> tuple[int, int]:
