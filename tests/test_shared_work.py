@@ -57,7 +57,7 @@ def paid(server: Any) -> tuple[int, int]:
     return edits, len(server.gemini_calls) - edits
 
 
-@pytest.mark.slow(seconds=60)
+@pytest.mark.slow(seconds=45)
 @pytest.mark.timeout(1800)
 def test_identical_runs_started_at_once_pay_each_call_once_and_report_the_same(tmp_path, monkeypatch):
     with gemini_server(api_key=KEY, latency_s=0.05) as server:
@@ -74,7 +74,7 @@ def test_identical_runs_started_at_once_pay_each_call_once_and_report_the_same(t
             assert sum(r["run"]["computed"]["edit_calls"] for r in reports) == edits
 
 
-@pytest.mark.slow(seconds=26)
+@pytest.mark.slow(seconds=20)
 @pytest.mark.timeout(1800)
 def test_two_experiments_sharing_judge_anchors_ask_them_once(tmp_path, monkeypatch):
     with gemini_server(api_key=KEY) as hair, gemini_server(api_key=KEY) as pose, \

@@ -89,7 +89,7 @@ def assert_one_message(out: subprocess.CompletedProcess[str]) -> None:
 #: Where each fault stops the run (4 faces, 2 sessions; as measured): the ledger's 6th commit mid-edits (2 edits in),
 #: the 40th file at a contact sheet, after every edit. The ledger's 2nd commit and the 3rd file (a base image into
 #: the image store) stop it at admission, before any edit: those two run in `make test-stress`.
-@pytest.mark.slow(seconds=13)
+@pytest.mark.slow(seconds=15)
 @pytest.mark.parametrize(("kind", "at"), [
     ("ledger", 6), ("file", 40),
     pytest.param("ledger", 2, marks=pytest.mark.stress), pytest.param("file", 3, marks=pytest.mark.stress)])
