@@ -30,3 +30,13 @@ def composed(workspace: Path, *overrides: str) -> Any:
     with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
         return compose(config_name="config",
                        overrides=[f"run.workspace={workspace}", "run.progress=false", *overrides])
+
+
+def run_here(workspace: Path, *overrides: str) -> dict[str, Any]:
+    """The run ``python -m faceedit_bench <overrides>`` makes (with the test plugin), made in this process: its
+    report. For a rerun or a reference run whose process boundary is not what a test checks (a new interpreter
+    pays Python's, Hydra's and MLflow's start-up again, about 3 s of CPU)."""
+    from faceedit_bench.run.experiment import build_experiment, run_experiment
+
+    plugins = plugins_for_tests()
+    return run_experiment(build_experiment(composed(workspace, *overrides), plugins), plugins)

@@ -5,6 +5,7 @@ unfinished work, merging twice changes nothing, and a bad shard spec fails befor
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import subprocess
@@ -17,6 +18,8 @@ import pytest
 
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.keys import shard_of
+from faceedit_bench.plugin import manager
+from tests.module_runs import plugins_for_tests, run_here
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The real entry points (Hydra app, faceedit-bench CLI) with the test plugin added.
@@ -71,8 +74,8 @@ def calls(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-@pytest.mark.slow(seconds=36)
-def test_four_submitit_shards_merge_into_the_unsharded_run(tmp_path, new_mlflow_store):
+@pytest.mark.slow(seconds=31)
+def test_four_submitit_shards_merge_into_the_unsharded_run(tmp_path, monkeypatch, capsys, new_mlflow_store):
     faces = [f"synthetic/{i}" for i in range(N_FACES)]
     assert len({shard_of(f, 4) for f in faces}) > 1  # the test splits the faces for real
     common = [*EXPERIMENT, f"+dataset.params.root={tmp_path / 'faces'}"]
@@ -80,9 +83,8 @@ def test_four_submitit_shards_merge_into_the_unsharded_run(tmp_path, new_mlflow_
     # created is tested in test_first_time_kills.)
     new_mlflow_store(tmp_path / "alone")
     new_mlflow_store(tmp_path / "ws")
-    alone = bench(tmp_path, "hydra", *common, f"+editor.params.calls_file={tmp_path / 'alone.txt'}",
-                  workspace=tmp_path / "alone")
-    assert alone.returncode == 0, alone.stderr[-3000:]
+    # (In this process: the shards and the merge are the real processes.)
+    run_here(tmp_path / "alone", *common, f"+editor.params.calls_file={tmp_path / 'alone.txt'}")
     (alone_dir,) = (tmp_path / "alone" / "runs").iterdir()
     expected = json.loads((alone_dir / "report.json").read_text())
 
@@ -123,9 +125,15 @@ def test_four_submitit_shards_merge_into_the_unsharded_run(tmp_path, new_mlflow_
     # Merging again changes nothing: not the ledger, not the run's files.
     ledger_before = dump(ws / "ledger.sqlite")
     files_before = {p: p.stat().st_mtime_ns for p in (ws / "runs").rglob("*") if p.is_file()}
-    again = bench(tmp_path, "cli", "merge", str(ws), workspace=ws)
-    assert again.returncode == 0, again.stderr[-3000:]
-    assert "no shard changed" in again.stdout and "report up to date" in again.stdout
+    # (In this process, by the command's own function: the first merge was the real process.)
+    from faceedit_bench import cli
+
+    monkeypatch.setattr(manager, "get_plugins", plugins_for_tests)
+    monkeypatch.setattr(logging, "raiseExceptions", logging.raiseExceptions)  # main() sets it for its process
+    capsys.readouterr()
+    assert cli.main(["merge", str(ws)]) == 0
+    again = capsys.readouterr().out
+    assert "no shard changed" in again and "report up to date" in again
     assert dump(ws / "ledger.sqlite") == ledger_before
     assert {p: p.stat().st_mtime_ns for p in (ws / "runs").rglob("*") if p.is_file()} == files_before
 

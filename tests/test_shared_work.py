@@ -14,6 +14,7 @@ import pytest
 
 from faceedit_bench.api import results_digest
 from tests.fakes.gemini import gemini_server
+from tests.module_runs import run_here
 from tests.test_kill_resume import command
 
 KEY = "test-shared-work-key"
@@ -32,8 +33,8 @@ def overrides(tmp: Path, workspace: str, editor: Any, judge: Any, testset: str =
 def run_at_once(tmp: Path, runs: list[tuple[str, list[str]]]) -> list[dict[str, Any]]:
     """Start every run at the same moment; each one's report."""
     procs = []
-    for name, args in runs:
-        argv, env = command(tmp, name, *args)
+    # Every command made (each writes the same script) before any starts: a process must never read it half written.
+    for argv, env in [command(tmp, name, *args) for name, args in runs]:
         env["GEMINI_API_KEY"] = KEY
         procs.append(subprocess.Popen(argv, env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                       text=True))
@@ -43,17 +44,24 @@ def run_at_once(tmp: Path, runs: list[tuple[str, list[str]]]) -> list[dict[str, 
     return [json.loads((tmp / f"{name}.json").read_text()) for name, _ in runs]
 
 
+def run_alone(monkeypatch: pytest.MonkeyPatch, tmp: Path, workspace: str, *args: Any) -> dict[str, Any]:
+    """One run by itself, for reference, in this process (what is compared is its report and the calls it paid;
+    the runs started at once are the real processes): its report as the runs' own ``<name>.json`` has it."""
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    return json.loads(json.dumps(run_here(tmp / workspace, *overrides(tmp, workspace, *args))))
+
+
 def paid(server: Any) -> tuple[int, int]:
     """(edit calls, judge calls) the fake provider answered."""
     edits = sum(1 for call in server.gemini_calls if call.wants_image)
     return edits, len(server.gemini_calls) - edits
 
 
-@pytest.mark.slow(seconds=60)
+@pytest.mark.slow(seconds=45)
 @pytest.mark.timeout(1800)
-def test_identical_runs_started_at_once_pay_each_call_once_and_report_the_same(tmp_path):
+def test_identical_runs_started_at_once_pay_each_call_once_and_report_the_same(tmp_path, monkeypatch):
     with gemini_server(api_key=KEY, latency_s=0.05) as server:
-        (alone,) = run_at_once(tmp_path, [("alone", overrides(tmp_path, "ws1", server, server))])
+        alone = run_alone(monkeypatch, tmp_path, "ws1", server, server)
         one = paid(server)
         assert one[0] == 3 * 2 * 4 and one[1] > one[0]  # every step judged, and the anchors
         for n in (2, 4):
@@ -66,13 +74,13 @@ def test_identical_runs_started_at_once_pay_each_call_once_and_report_the_same(t
             assert sum(r["run"]["computed"]["edit_calls"] for r in reports) == edits
 
 
-@pytest.mark.slow(seconds=40)
+@pytest.mark.slow(seconds=20)
 @pytest.mark.timeout(1800)
-def test_two_experiments_sharing_judge_anchors_ask_them_once(tmp_path):
+def test_two_experiments_sharing_judge_anchors_ask_them_once(tmp_path, monkeypatch):
     with gemini_server(api_key=KEY) as hair, gemini_server(api_key=KEY) as pose, \
             gemini_server(api_key=KEY) as judge:
-        alone = run_at_once(tmp_path, [("hair", overrides(tmp_path, "solo-hair", hair, judge, "hair")),
-                                       ("pose", overrides(tmp_path, "solo-pose", pose, judge, "pose"))])
+        alone = [run_alone(monkeypatch, tmp_path, "solo-hair", hair, judge, "hair"),
+                 run_alone(monkeypatch, tmp_path, "solo-pose", pose, judge, "pose")]
         solo = paid(judge)[1]
         anchors = len(alone[0]["judge_reliability"]["anchors"])
         assert anchors == len(alone[1]["judge_reliability"]["anchors"]) > 0

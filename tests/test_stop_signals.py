@@ -4,15 +4,14 @@ stop, the resume hint, exit 128 + the signal, the MLflow run KILLED, and a rerun
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 
 import pytest
 
 from faceedit_bench.run.signals import RunStopped, exit_code, stopped_by, stopping_on_signals
-from tests.test_kill_resume import stop_mid_run, wait_for
+from tests.module_runs import run_here
+from tests.test_kill_resume import app_command, stop_mid_run, wait_for
 from tests.test_worker_orphans import alive, children
 
 
@@ -46,8 +45,8 @@ def test_a_signal_the_run_was_started_to_ignore_stays_ignored():
         signal.signal(signal.SIGHUP, before)
 
 
-@pytest.mark.slow(seconds=14)
-def test_sigterm_to_the_whole_job_stops_cleanly_marks_the_run_killed_and_a_rerun_resumes_it(tmp_path,
+@pytest.mark.slow(seconds=9)
+def test_sigterm_to_the_whole_job_stops_cleanly_marks_the_run_killed_and_a_rerun_resumes_it(tmp_path, monkeypatch,
                                                                                             new_mlflow_store):
     """What SLURM does on preemption: SIGTERM to every process of the job (the run and its workers)."""
     from mlflow import MlflowClient
@@ -62,11 +61,13 @@ def test_sigterm_to_the_whole_job_stops_cleanly_marks_the_run_killed_and_a_rerun
         # least 2 of them: with the 2 base images, 10 images to embed, past the pool's start (8) with 2 left
         # for it, so both workers start.
         release = server.hold_after(20)
-        env = {**os.environ, "FACEEDIT_BENCH_HOME": str(tmp_path / "ws"), "GEMINI_API_KEY": key}
+        overrides = ["dataset=synthetic", f"+dataset.params.root={tmp_path / 'faces'}", "embedder=pixel",
+                     "editor=nano_banana", f"editor.params.base_url={server.url}",
+                     "editor.params.limits.max_concurrency=2", "testset=pose", "run.max_faces=2",
+                     "run.max_sessions=3", "run.workers=2", "run.progress=false"]
+        args, env = app_command(tmp_path, *overrides)
+        env.update(FACEEDIT_BENCH_HOME=str(tmp_path / "ws"), GEMINI_API_KEY=key)
         env.pop("MLFLOW_TRACKING_URI", None)
-        args = [sys.executable, "-m", "faceedit_bench", "editor=nano_banana", f"editor.params.base_url={server.url}",
-                "editor.params.limits.max_concurrency=2", "testset=pose", "run.max_faces=2", "run.max_sessions=3",
-                "run.workers=2", "run.progress=false"]
         spawned: dict[int, str] = {}
 
         def busy_with_workers(proc: subprocess.Popen) -> bool:
@@ -89,8 +90,9 @@ def test_sigterm_to_the_whole_job_stops_cleanly_marks_the_run_killed_and_a_rerun
         assert stopped.info.status == "KILLED" and stopped.data.tags["faceedit.stopped_by"] == "SIGTERM"
         assert "faceedit.error" not in stopped.data.tags
 
-        rerun = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-        assert rerun.returncode == 0, rerun.stderr[-3000:]
+        monkeypatch.setenv("GEMINI_API_KEY", key)
+        monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+        run_here(tmp_path / "ws", *overrides)  # the rerun, in this process
         (report,) = [json.loads(p.read_text()) for p in (tmp_path / "ws" / "runs").glob("*/report.json")]
         assert report["counts"]["steps"] == {"ok": 24}
         (resumed,) = client.search_runs([e.experiment_id for e in client.search_experiments()])

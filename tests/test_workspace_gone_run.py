@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from tests.fakes.gemini import gemini_server
-from tests.test_storage_full import KEY, assert_one_message, command
+from tests.test_storage_full import KEY, assert_one_message, command, rerun_here
 
 #: At the ``AT``-th ledger commit the workspace ``WS`` is moved aside (``HOW=move``) or deleted (``HOW=delete``);
 #: ``HOW=erofs`` fails the ``AT``-th file moved into the workspace as a read-only remount does; ``HOW=report``
@@ -52,9 +52,9 @@ INJECT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.slow(seconds=30)
+@pytest.mark.slow(seconds=15)
 @pytest.mark.parametrize(("how", "at"), [("move", 4), ("delete", 4), ("erofs", 3), ("report", 0)])
-def test_a_workspace_moved_deleted_or_read_only_during_a_run_ends_it_with_one_message(tmp_path, how, at):
+def test_a_workspace_moved_deleted_or_read_only_during_a_run_ends_it_with_one_message(tmp_path, monkeypatch, how, at):
     workspace = tmp_path / "ws"
     with gemini_server(api_key=KEY) as server:
         args, env = command(tmp_path, server, workspace, INJECT)
@@ -71,5 +71,4 @@ def test_a_workspace_moved_deleted_or_read_only_during_a_run_ends_it_with_one_me
         if how in ("move", "report"):  # put back, it resumes
             shutil.rmtree(workspace, ignore_errors=True)
             os.rename(f"{workspace}.moved", workspace)
-        rerun = subprocess.run(args, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
-        assert rerun.returncode == 0, rerun.stderr[-3000:]
+        rerun_here(monkeypatch, args)
