@@ -19,6 +19,7 @@ import pytest
 from faceedit_bench.api import results_digest
 from faceedit_bench.execution.secrets import MissingSecretError
 from faceedit_bench.run.experiment import build_experiment, run_experiment
+from tests.cli_in_process import bench_in_process
 from tests.fakes.gemini import gemini_server
 from tests.fakes.openai import openai_server
 
@@ -283,7 +284,8 @@ def test_a_missing_labels_file_fails_before_any_work(plugins, compose, synthetic
 
 
 @pytest.mark.slow(seconds=13)
-def test_two_runs_sharing_the_cache_at_once_do_not_corrupt_it(tmp_path, monkeypatch):
+def test_two_runs_sharing_the_cache_at_once_do_not_corrupt_it(tmp_path, monkeypatch, capfd):
+    """Two processes at once; the rerun in this process (tests/cli_in_process.py: the same command code)."""
     import os
     import sqlite3
     import subprocess
@@ -306,8 +308,8 @@ def test_two_runs_sharing_the_cache_at_once_do_not_corrupt_it(tmp_path, monkeypa
         db.close()
         made = server.calls
         assert 12 <= made <= 24  # each run may have paid for a step the other was still making
-        rerun = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-        assert rerun.returncode == 0 and server.calls == made
+        rerun = bench_in_process(monkeypatch, capfd, tmp_path, *args[3:], env={"GEMINI_API_KEY": GEMINI_KEY})
+        assert rerun.returncode == 0 and server.calls == made, rerun.stderr[-3000:]
 
 
 @pytest.mark.slow(seconds=7)
