@@ -127,16 +127,19 @@ def test_paper_experiment_composes_the_papers_components(compose):
 
 @pytest.mark.slow
 def test_hosted_calls_do_not_log_a_line_each(tmp_path, monkeypatch):
+    """Both SDKs' editors in one process: a sweep over the editor, each SDK reaching its fake through its
+    endpoint variable."""
     from tests.fakes.gemini import gemini_server
     from tests.fakes.openai import openai_server
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-quiet")
     monkeypatch.setenv("GEMINI_API_KEY", "test-quiet")
     with openai_server(api_key="sk-test-quiet") as openai, gemini_server(api_key="test-quiet") as gemini:
-        for editor in (f"editor=gpt_image editor.params.base_url={openai.url}/v1",
-                       f"editor=nano_banana editor.params.base_url={gemini.url}"):
-            out = bench(tmp_path, *editor.split(), "testset=pose", *FAST)
-            assert out.returncode == 0, out.stderr[-3000:]
-            log = out.stdout + out.stderr
-            assert "HTTP Request" not in log and "AFC is enabled" not in log, log[-3000:]
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{openai.url}/v1")
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", gemini.url)
+        out = bench(tmp_path, "-m", "editor=gpt_image,nano_banana", "testset=pose", *FAST)
+        assert out.returncode == 0, out.stderr[-3000:]
+        log = out.stdout + out.stderr
+        assert "HTTP Request" not in log and "AFC is enabled" not in log, log[-3000:]
     assert openai.calls == 4 and gemini.calls == 4
+    assert sorted(r["components"]["editor"]["name"] for r in reports(tmp_path)) == ["gpt_image", "nano_banana"]
