@@ -5,6 +5,7 @@ subject is the process itself (its imports, signals, what the interpreter prints
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import subprocess
 import sys
@@ -30,22 +31,20 @@ def bench_in_process(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixtu
         patch.setattr(sys, "argv", [str(Path(faceedit_bench.__file__).parent / "__main__.py"), *args])
         patch.setattr(logging, "raiseExceptions", logging.raiseExceptions)  # main() sets it for its process
         root = logging.getLogger()
-        patch.setattr(root, "handlers", list(root.handlers))  # Hydra configures the root logger for its job
+        before = list(root.handlers)
+        patch.setattr(root, "handlers", list(before))  # Hydra configures the root logger for its job
         patch.setattr(root, "level", root.level)
         capfd.readouterr()
         code: int | str | None = 0
         try:
-            with using_plugins(plugins) if plugins is not None else _nothing():
+            with using_plugins(plugins) if plugins is not None else contextlib.nullcontext():
                 hydra_app.main()
         except SystemExit as exited:
             code = exited.code
+        finally:
+            for handler in root.handlers:
+                if handler not in before:  # the job's console and log file, closed as a process's end would
+                    handler.close()
         printed = capfd.readouterr()
     return subprocess.CompletedProcess(args, 0 if code is None else code, printed.out, printed.err)
 
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
