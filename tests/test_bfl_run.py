@@ -141,7 +141,7 @@ def test_kontext_max_and_flux2_editors_run_through_the_engine(plugins, compose, 
     assert [b.get("steps") for b in bfl.submissions[8:]] == [50] * 4  # flux-2-flex's
 
 
-@pytest.mark.slow(seconds=10)
+@pytest.mark.slow(seconds=7)
 def test_the_command_runs_the_fault_mix_with_no_crash_and_no_leak(tmp_path, new_mlflow_store, monkeypatch, capfd):
     """`python -m faceedit_bench editor=kontext_pro testset=pose` against the fake, as a user runs it; the rerun
     runs the command's entry function in this process (tests/cli_in_process.py: the same code and workspace)."""

@@ -34,7 +34,7 @@ def reports(tmp_path: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted((tmp_path / "ws" / "runs").glob("*/report.json"))]
 
 
-@pytest.mark.slow(seconds=7)
+@pytest.mark.slow
 def test_every_test_set_runs_in_one_multirun_sweep(run_here, tmp_path):
     out = run_here("-m", "editor=identity", "testset=hair,accessories,pose,multi_axis", *FAST)
     assert out.returncode == 0, out.stderr
@@ -125,7 +125,7 @@ def test_paper_experiment_composes_the_papers_components(compose):
     assert cfg.judge.params.model == "gemini-2.5-flash"
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=7)
 def test_hosted_calls_do_not_log_a_line_each(tmp_path, monkeypatch):
     """Both SDKs' editors in one process: a sweep over the editor, each SDK reaching its fake through its
     endpoint variable."""
