@@ -1,6 +1,6 @@
 """``python -m faceedit_bench *args`` run by its entry function in the test's process: its exit code and what it
 printed, as a :class:`subprocess.CompletedProcess`. The command's code (checks, Hydra, the run, the message of a
-fatal error) is the same as in a new interpreter, which costs 1.5-2.5 s of CPU per command to start; a test whose
+fatal error) is the same as in a new interpreter, which costs 1.5-3 s of CPU per command to start; a test whose
 subject is the process itself (its imports, signals, what the interpreter prints at exit) starts a real one."""
 
 from __future__ import annotations
