@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from faceedit_bench.run.experiment import build_experiment, run_experiment
+from tests.cli_in_process import bench_in_process
 from tests.fakes.bfl import bfl_server
 
 BFL_KEY = "bfl_PLANTED-key-3c9e1f7a2b"
@@ -140,9 +141,10 @@ def test_kontext_max_and_flux2_editors_run_through_the_engine(plugins, compose, 
     assert [b.get("steps") for b in bfl.submissions[8:]] == [50] * 4  # flux-2-flex's
 
 
-@pytest.mark.slow(seconds=10)
-def test_the_command_runs_the_fault_mix_with_no_crash_and_no_leak(tmp_path, new_mlflow_store):
-    """`python -m faceedit_bench editor=kontext_pro testset=pose` against the fake, as a user runs it."""
+@pytest.mark.slow(seconds=7)
+def test_the_command_runs_the_fault_mix_with_no_crash_and_no_leak(tmp_path, new_mlflow_store, monkeypatch, capfd):
+    """`python -m faceedit_bench editor=kontext_pro testset=pose` against the fake, as a user runs it; the rerun
+    runs the command's entry function in this process (tests/cli_in_process.py: the same code and workspace)."""
     new_mlflow_store(tmp_path / "ws")  # the default tracker's store, already made (test_first_time_kills makes one)
     with bfl_server(api_key=BFL_KEY, generation_s=0.05, retry_after=0.01, poll_latency_s=0.1) as server:
         server.script([
@@ -170,9 +172,10 @@ def test_the_command_runs_the_fault_mix_with_no_crash_and_no_leak(tmp_path, new_
         assert report["counts"]["steps"] == {"ok": 5, "refused": 2, "api_error": 3, "skipped": 10}
         assert "failed" not in report["counts"]["steps"], "no crash: every outcome is categorised"
         made = server.calls
-        rerun = subprocess.run([*args, "run.retry_outcomes=[]"], cwd=tmp_path, env=env, capture_output=True,
-                               text=True, timeout=300)
-        assert rerun.returncode == 0 and server.calls == made, "an immediate rerun makes zero provider calls"
+        rerun = bench_in_process(monkeypatch, capfd, tmp_path, *args[3:], "run.retry_outcomes=[]",
+                                 env={"BFL_API_KEY": BFL_KEY, "MLFLOW_DISABLE_TELEMETRY": "true"})
+        assert rerun.returncode == 0, rerun.stderr[-3000:]
+        assert server.calls == made, "an immediate rerun makes zero provider calls"
     leaks = [name for name, out in (("stdout", first.stdout + rerun.stdout), ("stderr", first.stderr + rerun.stderr))
              if BFL_KEY in out]
     leaks += [str(p) for p in tmp_path.rglob("*") if p.is_file() and BFL_KEY.encode() in p.read_bytes()]

@@ -186,24 +186,17 @@ def test_a_scoring_failure_ends_the_run_with_its_own_error_and_a_rerun_resumes(p
     assert report["counts"]["steps"] == {"ok": 32}
 
 
-def test_contact_sheets_show_the_reference_photo_then_every_step(plugins, compose, synthetic):
+def test_contact_sheets_show_the_reference_photo_then_every_step_and_a_rerun_draws_only_a_changed_one_again(
+        plugins, compose, synthetic):
     from PIL import Image
 
-    from faceedit_bench.report.contact_sheet import TILE
-
-    exp = build_experiment(compose(*synthetic, "testset=pose", "run.max_faces=1", "run.max_sessions=1"), plugins)
-    run_experiment(exp, plugins)
-    (sheet,) = (exp.info.output_dir / "contact_sheets").iterdir()
-    assert Image.open(sheet).width == 6 * TILE  # the reference photo, then I0..I4
-
-
-def test_a_rerun_keeps_the_sheets_of_unchanged_sessions_and_draws_a_changed_one_again(plugins, compose, synthetic):
-    from faceedit_bench.report.contact_sheet import drawn_sheet_key, render
+    from faceedit_bench.report.contact_sheet import TILE, drawn_sheet_key, render
 
     overrides = (*synthetic, "testset=pose", "run.max_faces=1", "run.max_sessions=1")
     exp = build_experiment(compose(*overrides), plugins)
     run_experiment(exp, plugins)
     (sheet,) = (exp.info.output_dir / "contact_sheets").iterdir()
+    assert Image.open(sheet).width == 6 * TILE  # the reference photo, then I0..I4
     drawn = sheet.stat().st_ino  # every write replaces the file (a new inode)
     rerun = build_experiment(compose(*overrides), plugins)
     run_experiment(rerun, plugins)

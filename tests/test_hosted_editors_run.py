@@ -17,6 +17,7 @@ import pytest
 
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.run.experiment import build_experiment, run_experiment
+from tests.cli_in_process import bench_in_process
 from tests.fakes.byteplus import ark_server
 from tests.fakes.replicate import KONTEXT_VERSION, replicate_server
 
@@ -137,12 +138,14 @@ def test_an_unpinned_replicate_model_stops_before_any_work(plugins, compose, syn
     assert replicate.calls == 0 and not (tmp_path / "ws" / "runs").exists()
 
 
-@pytest.mark.slow(seconds=9)
+@pytest.mark.slow(seconds=6)
 @pytest.mark.parametrize("editor", ["seededit", "replicate"])
-def test_the_command_line_runs_against_the_fakes_and_reruns_for_free(editor, tmp_path):
+def test_the_command_line_runs_against_the_fakes_and_reruns_for_free(editor, tmp_path, monkeypatch, capfd):
     """The headline command, ``python -m faceedit_bench editor=<editor> testset=pose``, as a user runs it, for
     each provider: Seedream's command is SeedEdit's (one ModelArk server, key and config path) with another
-    model, whose requests, faults, free rerun and unleaked key the in-process test above checks."""
+    model, whose requests, faults, free rerun and unleaked key the in-process test above checks. The rerun
+    runs the command's entry function in this process (tests/cli_in_process.py: the same code, from the same
+    workspace on disk); one session: the faults are met in its steps."""
     env = {**os.environ, "FACEEDIT_BENCH_HOME": str(tmp_path / "ws"), "ARK_API_KEY": ARK_KEY,
            "REPLICATE_API_TOKEN": REPLICATE_TOKEN}
     with ark_server(api_key=ARK_KEY, retry_after=0.01) as ark, \
@@ -156,16 +159,17 @@ def test_the_command_line_runs_against_the_fakes_and_reruns_for_free(editor, tmp
         server.script(["429", None, "500"])
         args = [sys.executable, "-m", "faceedit_bench", f"editor={editor}", "testset=pose", *extra,
                 "editor.params.limits.backoff_initial_s=0.01", "editor.params.limits.backoff_max_s=0.05",
-                "run.max_faces=1", "tracking=none", "run.workers=1", "run.progress=false"]
+                "run.max_faces=1", "run.max_sessions=1", "tracking=none", "run.workers=1", "run.progress=false"]
         first = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
         assert first.returncode == 0, first.stderr[-3000:]
         made = server.calls
-        rerun = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        rerun = bench_in_process(monkeypatch, capfd, tmp_path, *args[3:],
+                                 env={"ARK_API_KEY": ARK_KEY, "REPLICATE_API_TOKEN": REPLICATE_TOKEN})
         assert rerun.returncode == 0, rerun.stderr[-3000:]
         assert server.calls == made, "an immediate rerun must make zero provider calls"
     (report_file,) = (tmp_path / "ws" / "runs").glob("*/report.json")
     report = json.loads(report_file.read_text())
-    assert report["counts"]["steps"] == {"ok": 20}
+    assert report["counts"]["steps"] == {"ok": 4}
     for secret in (ARK_KEY, REPLICATE_TOKEN):
         assert secret not in first.stdout + first.stderr + rerun.stdout + rerun.stderr
         assert not [p for p in (tmp_path / "ws").rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]

@@ -19,6 +19,7 @@ import pytest
 from faceedit_bench.api import results_digest
 from faceedit_bench.execution.secrets import MissingSecretError
 from faceedit_bench.run.experiment import build_experiment, run_experiment
+from tests.cli_in_process import bench_in_process
 from tests.fakes.gemini import gemini_server
 from tests.fakes.openai import openai_server
 
@@ -282,18 +283,22 @@ def test_a_missing_labels_file_fails_before_any_work(plugins, compose, synthetic
                                  f"analysis.human_labels={tmp_path / 'nope.csv'}"), plugins)
 
 
-@pytest.mark.slow(seconds=13)
-def test_two_runs_sharing_the_cache_at_once_do_not_corrupt_it(tmp_path, monkeypatch):
+@pytest.mark.slow(seconds=8)
+def test_two_runs_sharing_the_cache_at_once_do_not_corrupt_it(tmp_path, monkeypatch, capfd, plugins):
+    """Two processes at once (the command with the test plugin's pixel embedder: the ledger, not dlib, is under
+    test); the rerun in this process (tests/cli_in_process.py: the same command code)."""
     import os
     import sqlite3
     import subprocess
     import sys
 
     with gemini_server(api_key=GEMINI_KEY, latency_s=0.05) as server:
-        env = {**os.environ, "FACEEDIT_BENCH_HOME": str(tmp_path / "ws"), "GEMINI_API_KEY": GEMINI_KEY}
-        args = [sys.executable, "-m", "faceedit_bench", "editor=nano_banana", f"editor.params.base_url={server.url}",
-                "testset=pose", "run.max_faces=1", "run.max_sessions=3", "tracking=none", "run.workers=1",
-                "run.progress=false"]
+        env = {**os.environ, "FACEEDIT_BENCH_HOME": str(tmp_path / "ws"), "GEMINI_API_KEY": GEMINI_KEY,
+               "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parent.parent),
+                                              os.environ.get("PYTHONPATH", "")])}
+        args = [sys.executable, "-m", "tests.bench_with_test_plugin", "editor=nano_banana",
+                f"editor.params.base_url={server.url}", "testset=pose", "run.max_faces=1", "run.max_sessions=3",
+                "embedder=pixel", "tracking=none", "run.workers=1", "run.progress=false"]
         procs = [subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True) for _ in range(2)]
         outs = [p.communicate(timeout=300) for p in procs]
@@ -306,8 +311,9 @@ def test_two_runs_sharing_the_cache_at_once_do_not_corrupt_it(tmp_path, monkeypa
         db.close()
         made = server.calls
         assert 12 <= made <= 24  # each run may have paid for a step the other was still making
-        rerun = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-        assert rerun.returncode == 0 and server.calls == made
+        rerun = bench_in_process(monkeypatch, capfd, tmp_path, *args[3:], env={"GEMINI_API_KEY": GEMINI_KEY},
+                                 plugins=plugins)
+        assert rerun.returncode == 0 and server.calls == made, rerun.stderr[-3000:]
 
 
 @pytest.mark.slow(seconds=7)

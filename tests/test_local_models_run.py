@@ -16,6 +16,18 @@ for _needed in ("diffusers", "faceedit_bench_transformers"):
 from faceedit_bench.run.experiment import build_experiment, run_experiment  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    """The tiny models on one CPU thread: the others only spin waiting for work (a third of these tests' CPU,
+    measured); how many threads a pipeline runs on is not under test."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.mark.slow
 def test_a_tiny_diffusers_editor_and_vlm_judge_run_end_to_end(plugins, compose, tmp_path, new_mlflow_store):
     new_mlflow_store(tmp_path / "ws")

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +16,7 @@ from omegaconf import OmegaConf
 
 from faceedit_bench.config import GROUP_KINDS
 from faceedit_bench.run.experiment import build_experiment, run_experiment
+from tests.cli_in_process import bench_in_process
 from tests.fakes.bfl import bfl_server
 from tests.fakes.byteplus import ark_server
 from tests.fakes.creval import answer_body
@@ -84,14 +82,10 @@ def _check_every_swap(compose: Any, options: dict[str, list[str]]) -> None:
     assert {"creval_gpt4o", "gemini", "openai", "paper_b_panel"} <= set(judges) and len(editors) > 10
 
 
-def bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "FACEEDIT_BENCH_HOME": str(tmp_path / "ws"), "GEMINI_API_KEY": GEMINI_KEY}
-    return subprocess.run([sys.executable, "-m", "faceedit_bench", *args], capture_output=True, text=True,
-                          cwd=tmp_path, env=env, timeout=600)
-
-
-def test_cfg_job_of_creval_with_gemini_shows_gemini_with_its_own_model_and_prices(tmp_path):
-    out = bench(tmp_path, "--cfg", "job", "experiment=creval", "judge=gemini")
+def test_cfg_job_of_creval_with_gemini_shows_gemini_with_its_own_model_and_prices(tmp_path, monkeypatch, capfd):
+    # The command's entry function in this process (tests/cli_in_process.py): Hydra's --cfg job as in a new one.
+    out = bench_in_process(monkeypatch, capfd, tmp_path, "--cfg", "job", "experiment=creval", "judge=gemini",
+                           env={"GEMINI_API_KEY": GEMINI_KEY})
     assert out.returncode == 0, out.stderr
     judge = yaml.safe_load(out.stdout)["judge"]
     assert (judge["name"], judge["params"]["model"], judge["params"]["prices"]) == ("gemini", "gemini-2.5-flash", None)

@@ -15,6 +15,7 @@ import pytest
 from faceedit_bench.config import AnalysisConf, ExperimentConfig, RunConf
 from faceedit_bench.errors import ConfigError, StorageError
 from faceedit_bench.storage.workspace import storage_error
+from tests.cli_in_process import bench_in_process
 
 FAST = ["run.max_faces=1", "run.max_sessions=1", "run.workers=1", "run.progress=false"]
 
@@ -157,12 +158,12 @@ def test_a_read_only_workspace_is_named_with_how_to_choose_another(tmp_path, rea
                       "run.workspace=", "FACEEDIT_BENCH_HOME")
 
 
-def test_a_workspace_that_is_a_file_or_lies_under_one_is_named(tmp_path):
+def test_a_workspace_that_is_a_file_or_lies_under_one_is_named(tmp_path, monkeypatch, capsys):
     afile = tmp_path / "results.txt"
     afile.write_text("not a folder")
-    out = bench(tmp_path, "tracking=none", *FAST, workspace=afile)
+    out = refused(monkeypatch, capsys, tmp_path, "tracking=none", *FAST, env={"FACEEDIT_BENCH_HOME": str(afile)})
     assert_user_error(out, f"The workspace {afile} is a file, not a directory", "run.workspace=")
-    out = bench(tmp_path, "tracking=none", *FAST, f"run.workspace={afile / 'ws'}")
+    out = refused(monkeypatch, capsys, tmp_path, "tracking=none", *FAST, f"run.workspace={afile / 'ws'}")
     assert_user_error(out, f"The workspace {afile / 'ws'} cannot be created: {afile} is a file, not a directory")
     assert afile.read_text() == "not a folder"
 
@@ -185,12 +186,14 @@ def tiny_runs_dir(tmp_path: Path) -> Iterator[Path]:
     subprocess.run(["umount", str(runs)], check=False)
 
 
-def test_a_full_disk_while_writing_the_run_files_says_what_and_loses_nothing(tmp_path, tiny_runs_dir):
+def test_a_full_disk_while_writing_the_run_files_says_what_and_loses_nothing(tmp_path, tiny_runs_dir, monkeypatch,
+                                                                             capfd):
     out = bench(tmp_path, "tracking=none", *FAST, "run.max_contact_sheets=10")
     assert_user_error(out, "could not be written (No space left on device)", "Nothing finished is lost",
                       "Free some disk space", "run the same command again")
     subprocess.run(["umount", str(tiny_runs_dir)], check=True)
-    rerun = bench(tmp_path, "tracking=none", *FAST, "run.max_contact_sheets=10")
+    # The rerun in this process (tests/cli_in_process.py): the same command code, from the same workspace.
+    rerun = bench_in_process(monkeypatch, capfd, tmp_path, "tracking=none", *FAST, "run.max_contact_sheets=10")
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     (report,) = [json.loads(p.read_text()) for p in tiny_runs_dir.glob("*/report.json")]
     assert report["run"]["computed"]["embeddings"] == 0  # everything scored before the disk filled was kept

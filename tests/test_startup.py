@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_in_process import bench_in_process
 from tests.fakes.gemini import gemini_server
 from tests.test_report_default_run import default_run_page  # noqa: F401 - the shared default run
 
@@ -116,16 +117,18 @@ def test_the_first_call_waits_for_no_tracking_store_and_mlflow_still_records_the
     assert loaded(modules, ("mlflow", "sqlalchemy", "alembic")) == []
 
 
-def test_a_tracking_store_that_cannot_be_opened_stops_the_run_with_a_clear_error(tmp_path):
+def test_a_tracking_store_that_cannot_be_opened_stops_the_run_with_a_clear_error(tmp_path, monkeypatch, capfd,
+                                                                                  plugins):
+    """Run in this process (tests/cli_in_process.py: the same command code; start-up is not its subject), with
+    the test plugin's pixel embedder."""
     notes = tmp_path / "notes.db"
     notes.write_text("my notes, not an MLflow store")
-    env = {**os.environ, "FACEEDIT_BENCH_HOME": str(tmp_path / "ws"), "GEMINI_API_KEY": KEY}
     with gemini_server(api_key=KEY) as server:
-        proc = subprocess.run(
-            [sys.executable, "-m", "faceedit_bench", "editor=nano_banana", f"editor.params.base_url={server.url}",
-             "testset=pose", "run.max_faces=1", "run.max_sessions=1", "tracking=mlflow",
-             f"tracking.params.tracking_uri=sqlite:///{notes}", "run.progress=false"],
-            capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+        proc = bench_in_process(
+            monkeypatch, capfd, tmp_path, "editor=nano_banana", f"editor.params.base_url={server.url}",
+            "testset=pose", "run.max_faces=1", "run.max_sessions=1", "embedder=pixel", "tracking=mlflow",
+            f"tracking.params.tracking_uri=sqlite:///{notes}", "run.progress=false", env={"GEMINI_API_KEY": KEY},
+            plugins=plugins)
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "Error: MLflow tracking could not open the store" in proc.stderr
     assert "tracking=none" in proc.stderr and "Traceback" not in proc.stderr
