@@ -4,7 +4,8 @@ each published layout (its grid selected on first use, 81 of 84 cells missing), 
 panel through the real google-genai and openai SDKs against their fake servers.
 
 Each test overrides only what a test must: the dataset root, the members' base URLs (API keys in the
-environment), a fast editor, the workspace, and where noted the tracker and the bootstrap size.
+environment), a fast editor, the workspace, one scoring process (each starts by loading the embedder's models), and
+where noted the tracker and the bootstrap size.
 
 The fake judges answer the rubric from the question (the source's race and the instruction), so the
 numbers below follow from the panel rule: GPT agrees with Gemini within one point except on race change
@@ -154,7 +155,7 @@ def run_preset(plugins, compose, tmp_path, monkeypatch, new_mlflow_store):
                           f"judge.params.members.gemini.params.base_url={g.url}",
                           f"judge.params.members.gpt.params.base_url={o.url}/v1",
                           *[f"judge.params.members.{m}.params.limits.{s}" for m in ("gemini", "gpt") for s in FAST],
-                          *overrides)
+                          "run.workers=1", *overrides)
             if not (Path(cfg.run.workspace) / "mlflow.db").exists():
                 new_mlflow_store(Path(cfg.run.workspace))  # a copy of one migrated store (the default tracker's)
             exp = build_run(cfg, plugins, preset=preset)  # as Hydra's runtime choice gives it
