@@ -178,6 +178,9 @@ def portrait_selection(folder: Path, root: str) -> Fresh:
     """``portraits select`` into a new folder; the rerun is the same command (refused with exit 2 when the
     folder is complete already: a selection is never overwritten without --force)."""
     _warm_detector()
+    # One selection beside the harness's folder (its writes are not counted): what the command loads on first use
+    # is loaded here once, not in every forked attempt, as the replacement scenario's approved selection does.
+    assert _portraits("select", "--root", root, "--out", str(folder.parent / f"{folder.name}-warm")) == 0
 
     def select(out: Path) -> dict[str, Any]:
         return {"code": _portraits("select", "--root", root, "--out", str(out))}

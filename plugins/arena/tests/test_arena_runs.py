@@ -106,19 +106,24 @@ def test_runs_on_different_test_sets_are_refused_before_any_call(tmp_path, serve
     assert server.calls == 0
 
 
-@pytest.mark.slow(seconds=8)
-def test_the_command_writes_the_arena_and_refuses_bad_input_with_exit_code_2(tmp_path, server, capsys):
+def test_the_command_writes_the_arena_and_refuses_bad_input_with_exit_code_2(tmp_path, server, capsys,
+                                                                             monkeypatch):
+    """In this process, through the console script's entry function; the real process's exit status and stderr
+    are the subject of the dead-endpoint test below."""
+    monkeypatch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")
+    monkeypatch.setenv("DO_NOT_TRACK", "true")
     ws = tmp_path / "ws"
     with JudgeSession.open(make_judge(server), "openai", ws) as wj:
         paths = write_runs(ws, wj.put_image, editors={"a": 100, "b": 160, "c": 220})
-    cmd = [sys.executable, "-m", "faceedit_bench.cli", "arena", "run", *map(str, paths), "--judge", "openai",
+    cmd = ["arena", "run", *map(str, paths), "--judge", "openai",
            "--judge-param", f"base_url={server.url}/v1", "--judge-param", f"api_key_env={KEY_ENV}",
            "--judge-param", "limits={requests_per_minute: null, tokens_per_minute: null}",
            "--budget", "120", "--batch", "30", "--resamples", "100", "--out", str(tmp_path / "out")]
-    env = {**__import__("os").environ, KEY_ENV: KEY, "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"}
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert "Stopped:" in done.stdout
+    capsys.readouterr()
+    code = run_cli(cmd)
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert "Stopped:" in printed.out
     part = json.loads((tmp_path / "out" / "arena.json").read_text())
     assert part["criteria"]["overall"]["ratings"]["order"] == ["c", "b", "a"]
     attached = json.loads((paths[1] / "report.json").read_text())["arena"]
@@ -126,8 +131,7 @@ def test_the_command_writes_the_arena_and_refuses_bad_input_with_exit_code_2(tmp
     assert 'id="arena"' in (paths[1] / "report.html").read_text()
     log = (tmp_path / "out" / "battles.jsonl").read_text().splitlines()
     assert len(log) == part["counts"]["judged"] + part["counts"]["one_sided"] == part["battle_log"]["entries"]
-    # verify and compare read the arena's files: they run in this process (the console script's entry function)
-    capsys.readouterr()
+    # verify and compare read the arena's files
     verified = run_cli(["arena", "verify", str(tmp_path / "out")])
     printed = capsys.readouterr()
     assert verified == 0 and "verified" in printed.out, printed.out + printed.err
@@ -145,9 +149,9 @@ def test_the_command_writes_the_arena_and_refuses_bad_input_with_exit_code_2(tmp
     assert [c["value"] for c in row["cells"]] == [ratings["a"], ratings["b"], ratings["c"]] and row["best"] == [2]
     tau = next(t for t in result["ranks"]["kendall"] if {t["a"], t["b"]} == {"arena_rating", "sc"})
     assert tau["tau"] == pytest.approx(1 / 3)  # one of three pairs swapped
-    bad = subprocess.run([*cmd[:-2], "--anchor", "nobody", "--out", str(tmp_path / "out2")],
-                         capture_output=True, text=True, env=env, timeout=300)
-    assert bad.returncode == 2 and "anchor 'nobody'" in bad.stderr and "Traceback" not in bad.stderr
+    bad = run_cli([*cmd[:-2], "--anchor", "nobody", "--out", str(tmp_path / "out2")])
+    printed = capsys.readouterr()
+    assert bad == 2 and "anchor 'nobody'" in printed.err and "Traceback" not in printed.err + printed.out
     assert not (tmp_path / "out2").exists()
 
 
@@ -161,7 +165,7 @@ def test_bad_settings_are_refused_with_what_to_change(change, message):
         ArenaSettings(**change).check(["identity", "good"])
 
 
-@pytest.mark.slow(seconds=20)
+@pytest.mark.slow(seconds=6)
 def test_a_dead_judge_endpoint_ends_with_one_message_and_no_traceback(tmp_path, server):
     """``arena run`` against a closed port gives up with the endpoint's message, exit 2, and shuts its event loop
     down cleanly: no "Event loop is closed", ContextVar or other traceback after the message."""
@@ -179,10 +183,11 @@ def test_a_dead_judge_endpoint_ends_with_one_message_and_no_traceback(tmp_path, 
            "backoff_max_s: 0.05}", "--budget", "120", "--batch", "30", "--out", str(tmp_path / "out")]
     env = {**__import__("os").environ, KEY_ENV: KEY, "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true",
            "PYTHONWARNINGS": "default"}
-    for _ in range(2):  # before the fix, 1 run in 3 printed 16 tracebacks, the others fewer
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
-        assert done.returncode == 2, done.stderr
-        assert f"Cannot connect to http://127.0.0.1:{port}/v1" in done.stderr
-        for noise in ("Traceback", "Event loop is closed", "ContextVar", "was created in a different Context",
-                      "Task was destroyed", "Exception ignored"):
-            assert noise not in done.stderr, done.stderr
+    # before the fix every run printed ContextVar and "Event loop is closed" errors after the message (1 run in 3
+    # printed 16 tracebacks, issue 41): one run shows it
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert f"Cannot connect to http://127.0.0.1:{port}/v1" in done.stderr
+    for noise in ("Traceback", "Event loop is closed", "ContextVar", "was created in a different Context",
+                  "Task was destroyed", "Exception ignored"):
+        assert noise not in done.stderr, done.stderr

@@ -6,14 +6,13 @@ a skipped reason reads as text, and the console stays clean."""
 from __future__ import annotations
 
 import pytest
-from test_audit_run import audit_report  # noqa: F401 - the fixture
 
 from tests.browser.support import assert_nothing_overflows, headline_above_the_fold, open_at_1280
 from tests.browser.support import severe_errors as _severe
 
 
 @pytest.mark.slow(seconds=7)
-def test_audit_section_renders_tables_plot_and_example_grid(browser, audit_report):  # noqa: F811
+def test_audit_section_renders_tables_plot_and_example_grid(browser, audit_report):
     from selenium.webdriver.common.by import By
 
     _, _, workspace = audit_report
@@ -43,7 +42,7 @@ def test_audit_section_renders_tables_plot_and_example_grid(browser, audit_repor
     assert _severe(browser) == []
 
 
-def test_a_paper_b_page_has_its_audit_rates_on_the_first_screen_and_fits_1280_px(browser, audit_report):  # noqa: F811
+def test_a_paper_b_page_has_its_audit_rates_on_the_first_screen_and_fits_1280_px(browser, audit_report):
     """The audit's per-group tables once ran to 2026 px: a reason in a number's cell ("n/a: no items; ...")
     could not wrap."""
     _, _, workspace = audit_report

@@ -93,9 +93,9 @@ def openai_answer(request: dict) -> str:
     return json.dumps(example_from_schema(SC_TEMPLATE.json_schema))
 
 
-@pytest.fixture(scope="module")
-def audit_report(tmp_path_factory, mlflow_store_template):
-    """One audited run for the module's tests, which only read it."""
+def audited_run(tmp_path_factory, mlflow_store_template):
+    """One audited run: (report, Gemini's rubric prompts, workspace). The ``audit_report`` fixture (conftest.py)
+    makes it once per session for this module's tests and test_audit_page.py's, which only read it."""
     tmp = tmp_path_factory.mktemp("audit-run")
     plugins = plugins_for_tests()
     workspace = tmp / "ws"

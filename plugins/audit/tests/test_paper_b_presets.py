@@ -4,7 +4,8 @@ each published layout (its grid selected on first use, 81 of 84 cells missing), 
 panel through the real google-genai and openai SDKs against their fake servers.
 
 Each test overrides only what a test must: the dataset root, the members' base URLs (API keys in the
-environment), a fast editor, the workspace, and where noted the tracker and the bootstrap size.
+environment), a fast editor, the workspace, one scoring process (each starts by loading the embedder's models), and
+where noted the tracker and the bootstrap size.
 
 The fake judges answer the rubric from the question (the source's race and the instruction), so the
 numbers below follow from the panel rule: GPT agrees with Gemini within one point except on race change
@@ -15,6 +16,7 @@ the Black source are not JSON (re-asked, then a failed secondary: Gemini alone).
 from __future__ import annotations
 
 import base64
+import csv
 import hashlib
 import json
 import re
@@ -153,7 +155,7 @@ def run_preset(plugins, compose, tmp_path, monkeypatch, new_mlflow_store):
                           f"judge.params.members.gemini.params.base_url={g.url}",
                           f"judge.params.members.gpt.params.base_url={o.url}/v1",
                           *[f"judge.params.members.{m}.params.limits.{s}" for m in ("gemini", "gpt") for s in FAST],
-                          *overrides)
+                          "run.workers=1", *overrides)
             if not (Path(cfg.run.workspace) / "mlflow.db").exists():
                 new_mlflow_store(Path(cfg.run.workspace))  # a copy of one migrated store (the default tracker's)
             exp = build_run(cfg, plugins, preset=preset)  # as Hydra's runtime choice gives it
@@ -165,19 +167,27 @@ def run_preset(plugins, compose, tmp_path, monkeypatch, new_mlflow_store):
     return run
 
 
-@pytest.mark.slow(seconds=14)
-@pytest.mark.parametrize("layout", ["csv", "hf"])
-def test_paper_b_fills_every_audit_table_and_reports_the_missing_cells(run_preset, make_real_fairface, layout,
-                                                                       tmp_path):
-    root = make_real_fairface(layout)
-    # The preset's tracker (MLflow, a sqlite store in the workspace) once; its start-up costs seconds.
-    tracking = [] if layout == "csv" else ["tracking=none"]
-    report, out, calls = run_preset("paper_b", root, "editor=noise", N_RESAMPLES, *tracking)
+def assert_grid_selected_with_missing_cells(root: Path, report: dict[str, Any], out: Path) -> None:
+    """The grid was selected into the FairFace root on first use; the run says which cells it lacks."""
     assert (root / "faceedit_grid" / "manifest.json").exists(), "the grid is selected into the root on first use"
-    assert report["counts"]["sessions"]["included"] == 3 * 20
     note = next(n for n in report["notes"] if "81 of 84 grid cells" in n)
     assert "the audit runs on the other 3 cells" in note
     assert "NOTE (fairface_grid): 81 of 84" in assert_summary_fits(report, out)
+    assert report["components"]["dataset"]["description"]["missing_cells"][:2] == ["White_Male_20s",
+                                                                                    "White_Male_30s"]
+    assert "81 of 84 grid cells have no usable portrait" in (out / "report.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow(seconds=14)
+def test_paper_b_fills_every_audit_table_and_reports_the_missing_cells(run_preset, make_real_fairface, tmp_path):
+    """On the CSV layout, with the preset's tracker (MLflow); the mitigation test below runs on the HF layout."""
+    root = make_real_fairface("csv")
+    report, out, calls = run_preset("paper_b", root, "editor=noise", N_RESAMPLES)
+    assert_grid_selected_with_missing_cells(root, report, out)
+    assert report["counts"]["sessions"]["included"] == 3 * 20
+    with open(out / "steps.csv", newline="", encoding="utf-8") as fh:
+        sessions = {r["session_id"] for r in csv.DictReader(fh)}
+    assert sessions == {f"O-{i:02d}" for i in range(1, 11)} | {f"V-{i:02d}" for i in range(1, 11)}
 
     audit = report["audit"]
     # 60 edits; GPT's Black V-05 answers fail, Gemini's stand alone
@@ -232,18 +242,17 @@ def test_paper_b_fills_every_audit_table_and_reports_the_missing_cells(run_prese
     assert sens["roundings"]["half_up"]["rates"] == sens["roundings"]["half_even"]["rates"]
     with sqlite3.connect(out.parent.parent / "ledger.sqlite") as db:
         assert db.execute("SELECT count(*) FROM judgments WHERE raw LIKE '%\"scores\"%'").fetchone()[0] == 2 * 60 - 1
-    if layout == "csv":
-        from mlflow.tracking import MlflowClient
+    from mlflow.tracking import MlflowClient
 
-        client = MlflowClient(tracking_uri=f"sqlite:///{out.parent.parent / 'mlflow.db'}")
-        (run,) = client.search_runs([client.get_experiment_by_name("faceedit/diagnostic").experiment_id])
-        assert run.data.metrics["audit_rate_race_change_rate"] == pytest.approx(20 / 60)
-        assert run.data.metrics["audit_panel_flags_race_change"] == 20
-        # calls by role, the endpoint a tag: a run through a gateway has the same metric names
-        assert run.data.metrics["calls_judge_gemini"] == 63 and run.data.metrics["calls_judge_gpt"] == 64
-        assert not [k for k in run.data.metrics if k.startswith("calls_") and "127_0_0_1" in k]
-        assert run.data.tags["calls.judge_gemini.endpoint"].startswith("http://127.0.0.1:")
-        assert run.data.tags["calls.judge_gpt.endpoint"].endswith("/v1")
+    client = MlflowClient(tracking_uri=f"sqlite:///{out.parent.parent / 'mlflow.db'}")
+    (run,) = client.search_runs([client.get_experiment_by_name("faceedit/diagnostic").experiment_id])
+    assert run.data.metrics["audit_rate_race_change_rate"] == pytest.approx(20 / 60)
+    assert run.data.metrics["audit_panel_flags_race_change"] == 20
+    # calls by role, the endpoint a tag: a run through a gateway has the same metric names
+    assert run.data.metrics["calls_judge_gemini"] == 63 and run.data.metrics["calls_judge_gpt"] == 64
+    assert not [k for k in run.data.metrics if k.startswith("calls_") and "127_0_0_1" in k]
+    assert run.data.tags["calls.judge_gemini.endpoint"].startswith("http://127.0.0.1:")
+    assert run.data.tags["calls.judge_gpt.endpoint"].endswith("/v1")
 
 
 def cell_race(face_id: str) -> str:
@@ -276,8 +285,6 @@ def test_paper_b_mitigation_runs_the_published_sample_with_the_released_codes_co
     """The preset's own sample is the paper's FLUX.2-dev rows (run.sample.model=flux; few fall in the fixture's 3
     grid cells); here every editor's rows (model=all, 18 items in those cells), so that each race has pairs
     enough for the paired tests."""
-    import csv
-
     from faceedit_bench_audit.testsets import mitigation_sample
     from scipy import stats
 
@@ -286,8 +293,10 @@ def test_paper_b_mitigation_runs_the_published_sample_with_the_released_codes_co
 
     plugins.add(sys.modules[test_conditions.__name__], name="condition_fakes")  # its prompt-dependent editor
     register_configs(plugins)
-    report, out, calls = run_preset("paper_b_mitigation", make_real_fairface("hf"), "editor=prompt_noise",
+    root = make_real_fairface("hf")
+    report, out, calls = run_preset("paper_b_mitigation", root, "editor=prompt_noise",
                                     "tracking=none", N_RESAMPLES, "run.sample.model=all", scores=scores_from_pixels)
+    assert_grid_selected_with_missing_cells(root, report, out)  # the HF layout, as the test above the CSV one
     section = report["conditions"]
     assert section["order"] == ["baseline", "features"]
     # the paper's published sample: only its items, those of the fixture's cells; the others counted as missing
@@ -365,9 +374,13 @@ def test_paper_b_winobias_with_a_two_image_and_a_one_image_editor(run_preset, ma
                                     "tracking=none", scores=winobias_answer)
     assert_summary_fits(report, out)
     assert report["counts"]["steps"] == steps  # the one male portrait of the grid x 50 sentences
+    with open(out / "steps.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {r["face_id"] for r in rows} == {"fairface_grid/Black_Male_40s/1"}
     overall = report["winobias"]["overall"]
     asked = [c for c in calls if "The target role is:" in c.text]
     if editor == "identity":
+        assert "this editor takes at most 1" in (out / "steps.csv").read_text(encoding="utf-8")
         assert not asked and (overall["unsupported"], overall["n"], overall["share"]) == (50, 0, None)
         return
     assert len(asked) == 50 and all(len(c.images) == 3 for c in asked)  # both inputs and the output

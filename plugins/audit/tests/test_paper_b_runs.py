@@ -1,5 +1,6 @@
-"""Runs on paper (b)'s portrait grid (real faces, a frozen selection with missing cells): the diagnostic set, and
-WinoBias with a two-image editor and a one-image editor."""
+"""Runs on paper (b)'s portrait grid (real faces, a frozen selection with missing cells): the repository's WinoBias
+pairs and a session bound to two named faces. The diagnostic set and WinoBias with a two-image and a one-image
+editor on the grid run as their presets in test_paper_b_presets.py (the same dataset, test sets and editors)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from faceedit_bench_audit.portraits.select import select_grid
 
 from faceedit_bench.api import registered
-from faceedit_bench.testing import build_run, run_built, summary_text
+from faceedit_bench.testing import build_run, run_built
 
 dlib_embedder = pytest.importorskip("faceedit_bench_dlib.embedder")
 
@@ -36,37 +37,6 @@ def _run(plugins, compose, grid_folder, *overrides):
 def _steps(tmp_path, editor):
     (path,) = (tmp_path / "ws" / "runs").glob(f"{editor}-*/steps.csv")
     return list(csv.DictReader(path.open()))
-
-
-def test_diagnostic_on_the_grid_reports_its_missing_cells(plugins, compose, grid_folder, tmp_path):
-    report = _run(plugins, compose, grid_folder, "testset=diagnostic", "editor=noise")
-    assert report["counts"]["sessions"]["included"] == 3 * 20  # 3 filled cells x 20 prompts
-    note = next(n for n in report["notes"] if "81 of 84 grid cells" in n)
-    assert "the audit runs on the other 3 cells" in note
-    assert report["components"]["dataset"]["description"]["missing_cells"][:2] == ["White_Male_20s",
-                                                                                    "White_Male_30s"]
-    assert "NOTE (fairface_grid): 81 of 84" in summary_text(report, tmp_path)
-    rows = _steps(tmp_path, "noise")
-    assert {r["session_id"] for r in rows} == {f"O-{i:02d}" for i in range(1, 11)} | {
-        f"V-{i:02d}" for i in range(1, 11)}
-    (page,) = (tmp_path / "ws" / "runs").glob("noise-*/report.html")
-    assert "81 of 84 grid cells have no usable portrait" in page.read_text()
-
-
-def test_winobias_pairs_a_male_base_face_with_a_female_of_another_race(plugins, compose, grid_folder, tmp_path):
-    report = _run(plugins, compose, grid_folder, "testset=winobias", "editor=two_image",
-                  "dataset.params.base_gender=male")
-    assert report["counts"]["steps"] == {"ok": 50}  # the one male portrait x 50 prompts
-    rows = _steps(tmp_path, "two_image")
-    assert {r["face_id"] for r in rows} == {"fairface_grid/Black_Male_40s/1"}
-
-
-def test_winobias_with_a_one_image_editor_is_unsupported(plugins, compose, grid_folder, tmp_path):
-    report = _run(plugins, compose, grid_folder, "testset=winobias", "editor=identity",
-                  "dataset.params.base_gender=male")
-    assert report["counts"]["steps"] == {"unsupported": 50}
-    (path,) = (tmp_path / "ws" / "runs").glob("identity-*/steps.csv")
-    assert "this editor takes at most 1" in path.read_text()
 
 
 def test_winobias_pairs_runs_the_repository_pairs_on_their_portraits(plugins, compose, grid_folder, tmp_path):

@@ -74,8 +74,8 @@ def winobias_run(plugins, compose, synthetic, tmp_path, monkeypatch, editor: str
     return report, server
 
 
-def test_winobias_end_to_end_with_a_two_image_editor(plugins, compose, synthetic, tmp_path, monkeypatch):
-    report, server = winobias_run(plugins, compose, synthetic, tmp_path, monkeypatch, "two_image")
+def assert_two_image_run(report: dict, server, tmp_path: Path) -> None:
+    """WinoBias end to end with a two-image editor (the run test_people_annotate_... then annotates)."""
     asked = [c for c in server.gemini_calls if "The target role is:" in c.text]
     assert len(asked) == 9 and all(len(c.images) == 3 for c in asked)  # 8 sessions + 1 retry; both inputs + output
     assert not any("stereotyp" in c.text for c in asked)  # the judge is never told the stereotype
@@ -180,11 +180,13 @@ def test_a_panel_decides_a_category_only_when_its_members_agree():
 
 def test_people_annotate_the_exported_sheet_and_the_run_gets_the_same_statistics(plugins, compose, synthetic,
                                                                                    tmp_path, monkeypatch, capsys):
+    """WinoBias end to end with a two-image editor, then people annotate the run's exported sheet."""
     import csv
 
     from faceedit_bench.testing import run_cli
 
     report, server = winobias_run(plugins, compose, synthetic, tmp_path, monkeypatch, "two_image")
+    assert_two_image_run(report, server, tmp_path)
     (run_dir,) = (tmp_path / "ws" / "runs").glob("two_image-*")
     items = report["winobias"]["items"]
     assert len(items) == 8 and all(len(i["images"]) == 3 for i in items)

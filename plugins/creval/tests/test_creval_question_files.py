@@ -180,8 +180,12 @@ def test_a_kill_while_writing_a_question_set_leaves_the_old_file(when, command, 
     old = out.read_bytes()
     argv = (["questions", "generate", "--testset", "multi_axis", "--taxonomy", "--out", str(out), "--force"]
             if command == "generate" else ["questions", "freeze", str(out)])
+    # the console script's entry function, as the installed command runs it (not faceedit_bench.testing, whose
+    # imports cost a fresh interpreter a second)
     code = ("import os, signal, sys\n" + KILL_AT[when] +
-            f"from faceedit_bench.testing import run_cli\nsys.exit(run_cli({argv!r}))\n")
+            "from importlib.metadata import entry_points\n"
+            "(script,) = entry_points(group='console_scripts', name='faceedit-bench')\n"
+            f"sys.exit(script.load()({argv!r}))\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == -signal.SIGKILL, done.stderr

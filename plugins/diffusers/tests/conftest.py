@@ -39,5 +39,14 @@ def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     # huggingface_hub reads its environment once, at import: set its constants too.
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
-    with testing.small_qwen_internal_size(64):
-        yield
+    import torch
+
+    # Tiny models: one intra-op thread does the work, more only spin waiting for each other, and the suite runs
+    # a test process per core already.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with testing.small_qwen_internal_size(64):
+            yield
+    finally:
+        torch.set_num_threads(threads)

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -62,13 +63,18 @@ def astronaut() -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def group_faces(group: np.ndarray) -> list[np.ndarray]:
-    """The 6 faces of t1.jpg, cropped with a margin, left to right (boxes from dlib, upsample 1)."""
+def group_boxes(group: np.ndarray) -> list[Any]:
+    """dlib's face boxes in t1.jpg (upsample 1), left to right: detected once for the module."""
     import dlib
 
-    boxes = sorted(dlib.get_frontal_face_detector()(group, 1), key=lambda r: r.left())
-    assert len(boxes) == 6
-    return [_crop(group, b.left(), b.top(), b.right(), b.bottom(), margin=60) for b in boxes]
+    return sorted(dlib.get_frontal_face_detector()(group, 1), key=lambda r: r.left())
+
+
+@pytest.fixture(scope="module")
+def group_faces(group: np.ndarray, group_boxes: list[Any]) -> list[np.ndarray]:
+    """The 6 faces of t1.jpg, cropped with a margin, left to right (boxes from dlib, upsample 1)."""
+    assert len(group_boxes) == 6
+    return [_crop(group, b.left(), b.top(), b.right(), b.bottom(), margin=60) for b in group_boxes]
 
 
 def _crop(img: np.ndarray, x0: int, y0: int, x1: int, y1: int, margin: int) -> np.ndarray:
@@ -147,14 +153,12 @@ def test_blank_image_has_no_face(embedder, blank):
     assert "no face" in result.reason
 
 
-def test_group_photo_finds_six_faces_and_embeds_the_largest(embedder, group, group_faces):
-    import dlib
-
+def test_group_photo_finds_six_faces_and_embeds_the_largest(embedder, group, group_boxes, group_faces):
     result = embedder.embed(group)
     assert result.n_faces == 6
     full = _ok(result)
 
-    boxes = list(dlib.get_frontal_face_detector()(group, 1))
+    boxes = group_boxes
     largest = max(boxes, key=lambda r: r.area())
     # Measured: with upsample 1 the largest box (130 px) is the man at the top centre.
     assert 820 < largest.left() < 920 and largest.top() < 120 and largest.width() >= 125

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -39,3 +39,20 @@ def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # huggingface_hub reads its environment once, at import: set its constants too.
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Tiny models: one intra-op thread does the work, more only spin waiting for each other, and the suite runs
+    a test process per core already. Only where a tiny model runs (importing torch costs seconds)."""
+    if "tiny_vlm" not in request.fixturenames:
+        yield
+        return
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
