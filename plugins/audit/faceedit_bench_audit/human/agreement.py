@@ -145,9 +145,9 @@ def vlm_vs_human(means: Mapping[str, Mapping[Unit, float]], vlm: VlmScores, edit
     for axis, values in means.items():
         matched = {u: (vlm[(*u, axis)], h) for u, h in values.items() if vlm.get((*u, axis)) is not None}
         pairs = np.asarray(list(matched.values()), dtype=float).reshape(-1, 2)
-        (comparison,) = paired_tests({axis: ({u: p[1] for u, p in matched.items()}, {u: p[0] for u, p in matched.items()})},
-                                     first_label="human", second_label="vlm", confidence=confidence,
-                                     bounds=bounds)["tests"]
+        human, judged = {u: p[1] for u, p in matched.items()}, {u: p[0] for u, p in matched.items()}
+        (comparison,) = paired_tests({axis: (human, judged)}, first_label="human", second_label="vlm",
+                                     confidence=confidence, bounds=bounds)["tests"]
         by_axis[axis] = {"n": len(matched), "unmatched": len(values) - len(matched),
                          "vlm": summarize(pairs[:, 0], confidence, bounds=bounds),
                          "human": summarize(pairs[:, 1], confidence, bounds=bounds),

@@ -66,7 +66,8 @@ def load_rated_runs(paths: Sequence[Path]) -> list[RatedRun]:
         if not table.is_file():
             raise RatingsError(f"{run_dir}: no {table.name}; the run's per-session values are needed to match "
                                "ratings (rerun the experiment to rewrite its tables)")
-        rows = tuple(csv.DictReader(io.StringIO(read_utf8(table, what="sessions table", error=RatingsError), newline="")))
+        text = read_utf8(table, what="sessions table", error=RatingsError)
+        rows = tuple(csv.DictReader(io.StringIO(text, newline="")))
         editor = str(((report.get("components") or {}).get("editor") or {}).get("name") or run_dir.name)
         runs.append(RatedRun(editor, run_dir, report, rows))
     labels = [r.label for r in runs]
