@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from faceedit_bench.errors import FaceEditBenchError
 from faceedit_bench.keys import fingerprint
@@ -77,7 +77,11 @@ class AttributeEntry(NamedTuple):
 
 @dataclass(frozen=True, eq=False)
 class Taxonomy:
-    """A loaded, validated taxonomy. ``content_hash`` identifies the exact file content."""
+    """A loaded, validated taxonomy. ``content_hash`` identifies the exact file content. :attr:`TESTSETS` names
+    the builtin test sets frozen from the builtin taxonomy (``load_testset(name)``), each bound to it."""
+
+    #: The builtin test sets, generated from the builtin taxonomy (:mod:`faceedit_bench.testsets.generator`).
+    TESTSETS: ClassVar[tuple[str, ...]] = ("hair", "accessories", "pose", "multi_axis")
 
     name: str
     version: str

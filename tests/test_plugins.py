@@ -560,14 +560,15 @@ def test_hook_faceedit_log_run_artifacts(tmp_path):
     plugins = load_plugins(entry_points=False)
     plugins.add(make_module("toy_tracker", faceedit_log_run_artifacts=log), name="toy_tracker",
                 distribution="faceedit-bench-tests")
-    from faceedit_bench.api.sections import log_to_run
+    from faceedit_bench.api.sections import FinishedRun
     from faceedit_bench.plugin.manager import using_plugins
 
-    with using_plugins(plugins):  # the test's own plugin set, the one log_to_run reaches
+    with using_plugins(plugins):  # the test's own plugin set, the one FinishedRun.log reaches
         report = tmp_path / "report.json"
-        assert log_to_run("toy://store", "k1", files={report: "", tmp_path / "a.json": "extra"}) == "toy-run-1"
+        run = FinishedRun({"run": {"key": "k1"}}, tmp_path)
+        assert run.log("toy://store", files={report: "", tmp_path / "a.json": "extra"}) == "toy-run-1"
         assert logged["k1"] == {str(report): "", str(tmp_path / "a.json"): "extra"}
-        assert log_to_run("unknown://store", "k1", files={report: ""}) is None
+        assert run.log("unknown://store", files={report: ""}) is None
 
 
 def test_a_section_template_that_does_not_parse_is_named_with_its_line(tmp_path, monkeypatch):

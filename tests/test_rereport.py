@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from faceedit_bench.api import results_digest
-from faceedit_bench.api.sections import attach_section
+from faceedit_bench.api.sections import FinishedRun
 from faceedit_bench.report.attached import did_work, keep_derived
 from faceedit_bench.run.experiment import build_experiment, run_experiment
 
@@ -24,7 +24,7 @@ def test_a_rerun_keeps_an_attached_section_and_the_working_launchs_provenance(pl
     assert did_work(first) and first["run"]["launches"] == [
         {"created_at": first["run"]["created_at"], "wall_time_s": first["run"]["wall_time_s"],
          "computed": first["run"]["computed"], "new_usd": first["cost"]["new_usd"]}]
-    attached = attach_section(run_dir, "people_notes", {"said": "kept"})
+    attached = FinishedRun.load(run_dir).attach("people_notes", {"said": "kept"})
     assert attached["attached"]["people_notes"]["attached_at"]
     assert results_digest(attached) == results_digest(first)  # attaching is no new result of the launch
 

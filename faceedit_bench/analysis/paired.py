@@ -18,7 +18,8 @@ return no p-value and say why.
 :func:`holm` corrects a family of p-values (e.g. the five axes of paper (b)) with Holm's
 step-down method (the arithmetic of ``statsmodels.stats.multitest.multipletests(method='holm')``, which
 also runs ``gc.collect()`` on every call: a tenth of a second and more per family in a full process);
-:func:`paired_family` applies it to a list of paired comparisons.
+:func:`paired_family` applies it to a list of paired comparisons; :func:`paired_tests` makes the comparisons and
+corrects them (the public form, :mod:`faceedit_bench.api.statistics`).
 """
 
 from __future__ import annotations
@@ -133,3 +134,15 @@ def paired_family(comparisons: Sequence[Mapping[str, Any]], *, alpha: float = 0.
         tests.append({**c, "p_holm": None if corrected is None else corrected["p_adjusted"],
                       "reject_holm": None if corrected is None else corrected["reject"], "holm_m": correction["m"]})
     return {"tests": tests, "holm": correction}
+
+
+def paired_tests(pairs: Mapping[str, tuple[Mapping[Hashable, float], Mapping[Hashable, float]]], *,
+                 first_label: str = "baseline", second_label: str = "treatment", higher_is_better: bool | None = None,
+                 confidence: float = 0.95, bounds: Any = None, alpha: float = 0.05) -> dict[str, Any]:
+    """:func:`paired_comparison` of each named pair of conditions (name -> (first, second)), Holm-corrected across
+    them (:func:`paired_family`): ``{"tests": [...], "holm": ...}``. One pair is a family of one (its ``p_holm``
+    is its p)."""
+    return paired_family([paired_comparison(first, second, name=name, first_label=first_label,
+                                            second_label=second_label, higher_is_better=higher_is_better,
+                                            confidence=confidence, bounds=bounds)
+                          for name, (first, second) in pairs.items()], alpha=alpha)

@@ -5,6 +5,7 @@ and the tolerance it must match within: the published printed precision (half a 
 digit: "53.54" matches within 0.005) unless the reproduction states another. :func:`report` prints the table,
 writes the same as JSON, and gives the exit code: 0 only when every published number is matched.
 :func:`read_expect` reads a user's own expected values (CSV ``name,value``), each with its printed precision.
+:class:`Reproduction` is the three as one object, for a plugin's reproduction (``faceedit_register_reproductions``).
 """
 
 from __future__ import annotations
@@ -128,3 +129,26 @@ def report(title: str, source: str, numbers: Sequence[Number], json_path: Path |
                                                 "matched": len(compared) - len(failed), "compared": len(compared),
                                                 "numbers": [n.as_dict() for n in numbers]}, indent=1) + "\n")
     return 1 if failed else 0
+
+
+class Reproduction:
+    """One reproduction of published numbers (``faceedit-bench reproduce <name>``): made with the user's
+    ``--expect`` CSV, which is read and checked at once, before any work (:func:`read_expect`);
+    :meth:`add` gives it each recomputed number beside the published one, and :meth:`report` prints the table
+    (published, ours, difference, tolerance), writes it as JSON and returns the exit code: 0 only when every
+    published number (or, with ``expect``, every expected value) is matched."""
+
+    def __init__(self, title: str, expect: Path | None = None) -> None:
+        self.title = title
+        self.expected = read_expect(expect) if expect is not None else None
+        self.numbers: list[Number] = []
+
+    def add(self, name: str, ours: float | None, published: float | None = None,
+            tolerance: float | None = None) -> None:
+        """A recomputed number (None: not reproduced), with the published value and the tolerance it must match
+        within (None for both: nothing to compare with)."""
+        self.numbers.append(Number(name, ours, published, tolerance))
+
+    def report(self, source: str, json_path: Path | None = None, notes: Sequence[str] = ()) -> int:
+        """The table printed and written to ``json_path``; 0 when every compared number matches, 1 otherwise."""
+        return report(self.title, source, self.numbers, json_path, notes, expected=self.expected)

@@ -1,6 +1,5 @@
 """The public functions that reach the installed plugins or the report code (served by the topic modules of
-:mod:`faceedit_bench.api`): a registered object or component by kind and name, a run's tracker, a package's
-template."""
+:mod:`faceedit_bench.api`): a registered object or component by kind and name, a package's template."""
 
 from __future__ import annotations
 
@@ -28,24 +27,6 @@ def create_registered(kind: str, name: str, params: Mapping[str, Any] | None = N
     given = dict(params or {})
     check_params(kind.removesuffix("s"), ComponentConf(name, given), factory)
     return factory(**given)
-
-
-def log_to_run(tracking_uri: str, run_key: str, *, metrics: Mapping[str, float] | None = None,
-               files: Mapping[str, str] | None = None) -> str | None:
-    """Add ``metrics`` and ``files`` (local path -> folder in the run's artifacts, "" for the top; a file of the
-    same name there is replaced) to the tracked run of ``run_key`` at ``tracking_uri`` (the
-    ``faceedit_log_run_metrics`` and ``faceedit_log_run_artifacts`` hooks): that run's id, or None when no
-    installed tracker reads the URI."""
-    from faceedit_bench.plugin.manager import current_plugins
-
-    hook = current_plugins().pm.hook
-    found = None
-    if metrics:
-        found = hook.faceedit_log_run_metrics(tracking_uri=tracking_uri, run_key=run_key, metrics=dict(metrics))
-    if files:
-        found = hook.faceedit_log_run_artifacts(tracking_uri=tracking_uri, run_key=run_key,
-                                                files={str(k): str(v) for k, v in files.items()}) or found
-    return found
 
 
 def render_template(package: str, template: str, folder: str = "templates", **context: Any) -> str:

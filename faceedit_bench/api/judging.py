@@ -8,9 +8,9 @@ conditions, a judge asked outside a run, judge panels, and the test sets and tax
   run's service, ledger cache and image store, in a workspace of a command's own;
 * :func:`panel_number`: a judge panel's rule for one number under each rounding, to recombine stored member
   answers;
-* test sets: :func:`load_testset`, :data:`TESTSET_NAMES` (the builtin ones), :func:`parse_testset` (a frozen test
-  set's JSON, validated), :class:`PublishedSample` (the items a paper ran, ``faceedit_register_samples``),
-  :class:`Taxonomy` (``Taxonomy.builtin()``: the edits' taxonomy the builtin test sets are bound to).
+* test sets: :func:`load_testset` (by name, by path, or a frozen test set's parsed JSON, validated),
+  :class:`PublishedSample` (the items a paper ran, ``faceedit_register_samples``), :class:`Taxonomy`
+  (``Taxonomy.builtin()``: the edits' taxonomy; ``Taxonomy.TESTSETS``: the builtin test sets bound to it).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from faceedit_bench.scoring.judge.outside_run import JudgeSession
 from faceedit_bench.scoring.judge.panel import tolerance_number as panel_number
 from faceedit_bench.scoring.judge.service import PromptTemplate
 from faceedit_bench.taxonomy import Taxonomy
-from faceedit_bench.testsets import TESTSET_NAMES, load_testset, parse_testset
+from faceedit_bench.testsets import load_testset
 
-__all__ = ["TESTSET_NAMES", "ConditionTemplate", "JudgeMetric", "JudgeSession", "JudgeValue",
+__all__ = ["ConditionTemplate", "JudgeMetric", "JudgeSession", "JudgeValue",
            "NotAsked", "PromptTemplate", "PublishedSample", "Question", "Taxonomy",
-           "load_testset", "panel_number", "parse_testset", "step_fields"]
+           "load_testset", "panel_number", "step_fields"]

@@ -41,7 +41,7 @@ __all__ = [
     "regenerate",
 ]
 
-TESTSET_NAMES = ("hair", "accessories", "pose", "multi_axis")
+TESTSET_NAMES = Taxonomy.TESTSETS
 #: Every frozen builtin test set (protocol packages register their own with ``faceedit_register_testsets``).
 BUILTIN_NAMES = TESTSET_NAMES
 
@@ -175,9 +175,12 @@ def _load_builtin(name: str) -> TestSet:
     return parse_testset(data, source)
 
 
-def load_testset(name_or_path: str | Path) -> TestSet:
-    """A builtin test set by name (cached), a plugin's frozen set by its registered name, or a user's test-set
-    JSON file by path."""
+def load_testset(name_or_path: str | Path | Mapping[str, Any], source: str = "<data>") -> TestSet:
+    """A builtin test set by name (cached; :attr:`Taxonomy.TESTSETS`), a plugin's frozen set by its registered
+    name, a user's test-set JSON file by path, or a test-set file's parsed content (a plugin's frozen JSON;
+    ``source`` names it in errors), validated against its format and the taxonomy (:func:`parse_testset`)."""
+    if isinstance(name_or_path, Mapping):
+        return parse_testset(name_or_path, source)
     if isinstance(name_or_path, str) and name_or_path in BUILTIN_NAMES:
         return _load_builtin(name_or_path)
     if isinstance(name_or_path, str) and (loader := _plugin_loader(name_or_path)) is not None:

@@ -108,6 +108,16 @@ FILTERS = {"num": fmt_num, "value": fmt_value, "ci": fmt_ci, "pct": fmt_pct, "us
 CORE = ("faceedit_bench.report", "templates")
 
 
+def fmt(value: Any, kind: str = "num", *args: Any) -> str:
+    """``value`` as the pages show it, in the format of the template filter named ``kind``: ``num`` (ints
+    exactly, floats to 4 significant digits, None as n/a), ``ci`` (a summary's ``mean [ci_low, ci_high]``, or why
+    there is none), ``p`` (a p-value to three decimals, ``< 0.001`` below), ``value`` (any JSON value), ``pct``
+    (``fmt(count, "pct", total)``), ``usd``, ``version``: for a console table or a page built in Python."""
+    if kind not in FILTERS:
+        raise ValueError(f"unknown format {kind!r}; the formats are {', '.join(FILTERS)}")
+    return FILTERS[kind](value, *args)
+
+
 @functools.cache
 def _compiled_templates() -> BytecodeCache | None:
     """Jinja's per-user cache of compiled templates (keyed by each template's source, written atomically):

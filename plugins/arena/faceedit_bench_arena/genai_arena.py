@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import FaceEditBenchError, csv_records, read_utf8
-from faceedit_bench.api.statistics import PublishedNumber
+from faceedit_bench.api.statistics import Reproduction
 from faceedit_bench_arena.human_votes import Vote, VotesError, votes_from_rows, votes_to_battles
 from faceedit_bench_arena.published_elo import rate_l2_logistic
 from faceedit_bench_arena.ratings import Ratings, rate
@@ -150,17 +150,15 @@ def recompute(log: BattleLog, method: str = "l2_logistic") -> dict[str, Ratings]
     return out
 
 
-def numbers(ratings: dict[str, Ratings],
-            leaderboard: dict[str, dict[str, tuple[float, str]]] | None) -> list[PublishedNumber]:
-    out = []
+def add_numbers(reproduction: Reproduction, ratings: dict[str, Ratings],
+                leaderboard: dict[str, dict[str, tuple[float, str]]] | None) -> None:
+    """Each subset's recomputed Elo beside the leaderboard's, and the leaderboard's models not rated here."""
     for subset in SUBSETS:
         r = ratings[subset]
         published = (leaderboard or {}).get(subset, {})
         for i in r.order():
             name = r.editors[i]
             value = published.get(name, (None, ""))[0]
-            out.append(PublishedNumber(f"{subset}/{name}", float(r.elo[i]), value,
-                                       TOLERANCE if value is not None else None))
+            reproduction.add(f"{subset}/{name}", float(r.elo[i]), value, TOLERANCE if value is not None else None)
         for name in sorted(set(published) - set(r.editors)):
-            out.append(PublishedNumber(f"{subset}/{name}", None, published[name][0], TOLERANCE))
-    return out
+            reproduction.add(f"{subset}/{name}", None, published[name][0], TOLERANCE)

@@ -23,7 +23,7 @@ from pathlib import Path
 from scipy.stats import kendalltau
 
 from faceedit_bench.api import FaceEditBenchError, csv_records, parse_json, read_utf8
-from faceedit_bench.api.sections import DEMOGRAPHIC_KEYS
+from faceedit_bench.api.sections import FinishedRun
 from faceedit_bench_arena.ratings import Battles
 
 #: Every accepted spelling of the four votes -> our label.
@@ -88,7 +88,7 @@ def votes_from_rows(path: Path, rows: Iterable[tuple[int, Mapping[str, str]]], v
             continue
         votes.append(Vote(line, a, b, VOTE_SPELLINGS[raw], voter, (row.get("input_id") or "").strip(),
                           (row.get("identity") or "").strip(),
-                          {k: row[k].strip() for k in DEMOGRAPHIC_KEYS if (row.get(k) or "").strip()}))
+                          {k: row[k].strip() for k in FinishedRun.DEMOGRAPHIC_KEYS if (row.get(k) or "").strip()}))
     if problems:
         shown = "\n  ".join(problems[:20])
         more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""

@@ -47,21 +47,20 @@ def add_genai_arena(sub: Any) -> None:
 
 
 def genai_arena_main(args: Any) -> int:
-    from faceedit_bench.api.statistics import read_expect, report_reproduction
+    from faceedit_bench.api.statistics import Reproduction
     from faceedit_bench_arena import genai_arena as ga
 
-    expected = read_expect(args.expect) if args.expect is not None else None  # checked before any work
+    reproduction = Reproduction(f"GenAI-Arena {args.task} leaderboard (Elo)", args.expect)  # before any work
     log_path = args.log or shipped("genai_arena", "clean_battle_20240220.json")
     published = args.log is None and args.task == "image_editing"  # the shipped leaderboard rates only these
     board_path = args.leaderboard or (shipped("genai_arena", "image_editing_leaderboard.csv") if published else None)
     board = ga.read_leaderboard(board_path) if board_path is not None else None
     log = ga.read_battle_log(log_path, args.task)
-    numbers = ga.numbers(ga.recompute(log, args.method), board)
+    ga.add_numbers(reproduction, ga.recompute(log, args.method), board)
     notes = [f"battles: {len(log.votes)} of this task ({len(log.anony)} anonymous), {log.other_task} of the other "
              f"task left out; method: {args.method}; tolerance 0.1 Elo (the published fit stops at L-BFGS tol 1e-4)"]
     source = ARENA_SOURCE if published and args.leaderboard is None else f"{log_path} vs {board_path or args.expect}"
-    return report_reproduction(f"GenAI-Arena {args.task} leaderboard (Elo)", source, numbers, args.json, notes,
-                               expected=expected)
+    return reproduction.report(source, args.json, notes)
 
 
 #: GenAI-Bench's README prints round(accuracy * 100, 2) (its show_results.py), trailing zeros dropped ("25.9").
@@ -82,11 +81,11 @@ def add_genai_bench(sub: Any) -> None:
 def genai_bench_main(args: Any) -> int:
     import csv
 
-    from faceedit_bench.api.statistics import PublishedNumber, read_expect, report_reproduction
+    from faceedit_bench.api.statistics import Reproduction
     from faceedit_bench_arena.genai_arena import PublishedFileError
     from faceedit_bench_arena.human_votes import VotesError, genai_bench_accuracy
 
-    expected = read_expect(args.expect) if args.expect is not None else None
+    reproduction = Reproduction("GenAI-Bench image editing: judge–human accuracy with ties (%)", args.expect)
     folder = args.results or shipped("genai_bench", "image_edition")
     files = sorted(Path(folder).glob("*/pairwise.jsonl"))
     if not files:
@@ -96,7 +95,7 @@ def genai_bench_main(args: Any) -> int:
     if args.results is None:
         with shipped("genai_bench", "readme_image_editing.csv").open(encoding="utf-8") as f:
             published = {row["judge"]: row["image_editing"] for row in csv.DictReader(f)}
-    numbers, notes = [], []
+    notes = []
     for path in files:
         try:
             result = genai_bench_accuracy(path)
@@ -106,12 +105,11 @@ def genai_bench_main(args: Any) -> int:
             raise PublishedFileError(f"{path}: cannot be read as GenAI-Bench results ({exc})") from None
         judge, accuracy = path.parent.name, result["accuracy_with_ties"]
         text = published.get(judge)
-        numbers.append(PublishedNumber(judge, None if accuracy is None else 100.0 * accuracy,
-                                       float(text) if text else None, README_TOLERANCE if text else None))
+        reproduction.add(judge, None if accuracy is None else 100.0 * accuracy, float(text) if text else None,
+                         README_TOLERANCE if text else None)
         notes.append(f"{judge}: {result['items']} items, {result['unparsed']} judge answers unparsed (count as wrong)")
-    return report_reproduction("GenAI-Bench image editing: judge–human accuracy with ties (%)",
-                               str(args.expect or (BENCH_SOURCE if args.results is None else folder)), numbers,
-                               args.json, notes, expected=expected)
+    return reproduction.report(str(args.expect or (BENCH_SOURCE if args.results is None else folder)), args.json,
+                               notes)
 
 
 #: MMRB2's README prints the example output of its sample predictions for the editing task: 55.50%. It is
@@ -138,22 +136,21 @@ def add_mmrb2(sub: Any) -> None:
 def mmrb2_main(args: Any) -> int:
     import hashlib
 
-    from faceedit_bench.api.statistics import PublishedNumber, read_expect, report_reproduction
+    from faceedit_bench.api.statistics import Reproduction
     from faceedit_bench_arena.mmrb2 import accuracy, read_answers, read_labels
 
-    expected = read_expect(args.expect) if args.expect is not None else None
+    reproduction = Reproduction("MMRB2 image editing: judge accuracy against expert labels (%)", args.expect)
     result = accuracy(read_labels(args.labels), read_answers(args.answers))
     sample = all(hashlib.sha256(Path(getattr(args, k)).read_bytes()).hexdigest() == MMRB2_SAMPLE[k]
                  for k in ("labels", "answers"))
     percent = lambda v: None if v is None else 100.0 * v  # noqa: E731
-    numbers = [PublishedNumber("edit/accuracy", percent(result["accuracy"]),
-                               float(MMRB2_SAMPLE["published"]) if sample else None, 0.005 if sample else None),
-               PublishedNumber("edit/consistent_accuracy", percent(result["consistent_accuracy"]))]
+    reproduction.add("edit/accuracy", percent(result["accuracy"]), float(MMRB2_SAMPLE["published"]) if sample else None,
+                     0.005 if sample else None)
+    reproduction.add("edit/consistent_accuracy", percent(result["consistent_accuracy"]))
     counted = [f"{k}: {v}" for k, v in sorted(result["counts"].items())]
     if result["answers_for_unknown_pairs"]:
         counted.append(f"answers for pairs not in the labels (ignored): {result['answers_for_unknown_pairs']}")
     notes = ["; ".join([f"{result['pairs']} labelled pairs, {result['trials']} judgements scored, "
                         f"{result['consistent_pairs']} pairs judged alike in both orders", *counted])]
     source = "facebookresearch/MMRB2 README (sample_task2_edit.json)" if sample else str(args.expect or args.answers)
-    return report_reproduction("MMRB2 image editing: judge accuracy against expert labels (%)", source, numbers,
-                               args.json, notes, expected=expected)
+    return reproduction.report(source, args.json, notes)

@@ -23,7 +23,7 @@ from itertools import combinations
 from pathlib import Path
 
 from faceedit_bench.api import FaceEditBenchError, fingerprint
-from faceedit_bench.api.sections import DEMOGRAPHIC_KEYS, SESSIONS_CSV, STEPS_CSV, load_run
+from faceedit_bench.api.sections import FinishedRun
 
 REFERENCE_CONDITIONS = ("", "baseline")
 #: What a dataset's description says about how many of its faces a run took, not which dataset it is.
@@ -66,13 +66,14 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
 
 def read_run(path: Path) -> StoredRun:
-    report, folder = load_run(Path(path))
+    finished = FinishedRun.load(Path(path))
+    report, folder = finished.report, finished.folder
     components = report.get("components", {})
     editor = (components.get("editor") or {}).get("name") or "?"
     run = StoredRun(folder, str(editor), str(report.get("run", {}).get("key", folder.name)),
                     str(((components.get("testset") or {}).get("description") or {}).get("content_hash") or ""),
                     dataset_hash(components.get("dataset")))
-    for row in _rows(folder / STEPS_CSV):
+    for row in _rows(finished.steps_csv):
         if row.get("condition", "") not in REFERENCE_CONDITIONS:
             continue
         face, session, k = row["face_id"], row["session_id"], int(row["k"])
@@ -82,9 +83,9 @@ def read_run(path: Path) -> StoredRun:
             continue
         run.outputs[(face, session, k)] = (row["outcome"], row.get("image_hash", ""))
         run.instructions[(session, k)] = row["instruction"]
-    for row in _rows(folder / SESSIONS_CSV):
+    for row in _rows(finished.sessions_csv):
         if row.get("condition", "") in REFERENCE_CONDITIONS:
-            run.labels[row["face_id"]] = {key: row[key] for key in DEMOGRAPHIC_KEYS if row.get(key)}
+            run.labels[row["face_id"]] = {key: row[key] for key in FinishedRun.DEMOGRAPHIC_KEYS if row.get(key)}
     return run
 
 

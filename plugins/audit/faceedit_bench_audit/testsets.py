@@ -29,7 +29,7 @@ from importlib import resources
 from typing import Any
 
 from faceedit_bench.api import TestSet
-from faceedit_bench.api.judging import PublishedSample, parse_testset
+from faceedit_bench.api.judging import PublishedSample, load_testset
 
 #: Where the published files come from (paper (b)'s repository, the snapshot read).
 SOURCE_REPO = "https://github.com/seochan99/refusal-t2i-i2i"
@@ -251,7 +251,7 @@ def _frozen_file(name: str) -> Any:
 @functools.cache
 def _load(name: str) -> TestSet:
     res = _frozen_file(name)
-    return parse_testset(json.loads(res.read_text(encoding="utf-8")), f"builtin test set {name!r} ({res})")
+    return load_testset(json.loads(res.read_text(encoding="utf-8")), f"builtin test set {name!r} ({res})")
 
 
 #: The registered loaders (``testset=diagnostic`` ...).

@@ -36,13 +36,13 @@ def _judge(name: str | None, params: list[str]) -> tuple[Any, str]:
 
 def _load_any(what: str) -> Any:
     """A question set from a file, a CREval-Bench folder, or a builtin test set (its taxonomy questions)."""
-    from faceedit_bench.api.judging import TESTSET_NAMES, load_testset
+    from faceedit_bench.api.judging import Taxonomy, load_testset
     from faceedit_bench_creval.bench import read_bench
     from faceedit_bench_creval.binding import resolve_entry
     from faceedit_bench_creval.face import face_question_set
     from faceedit_bench_creval.questions import load_question_set
 
-    if what in TESTSET_NAMES:
+    if what in Taxonomy.TESTSETS:
         return face_question_set(load_testset(what))
     loader, path = resolve_entry(what)
     return load_question_set(path) if loader == "file" else read_bench(path)[1]
@@ -131,15 +131,15 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from faceedit_bench.api.judging import TESTSET_NAMES, load_testset
+    from faceedit_bench.api.judging import Taxonomy, load_testset
     from faceedit_bench_creval.binding import resolve_entry
     from faceedit_bench_creval.face import face_question_set
 
     stale = 0
-    for what in args.what or list(TESTSET_NAMES):
+    for what in args.what or list(Taxonomy.TESTSETS):
         qset = _load_any(what)  # a file whose content no longer matches its hash fails to load
         source = qset.provenance.get("source_testset") or {}
-        if qset.provenance.get("generator") == "taxonomy" and source.get("name") in TESTSET_NAMES:
+        if qset.provenance.get("generator") == "taxonomy" and source.get("name") in Taxonomy.TESTSETS:
             fresh = face_question_set(load_testset(source["name"]))
             same = fresh.content_hash == qset.content_hash
             stale += not same

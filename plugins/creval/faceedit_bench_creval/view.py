@@ -11,7 +11,7 @@ from typing import Any
 
 from PIL import Image
 
-from faceedit_bench.api.sections import fmt_ci
+from faceedit_bench.api.sections import fmt
 
 COLUMNS = ("IF", "VC", "VQ", "overall")
 THUMBNAIL_PX = 256
@@ -32,7 +32,7 @@ def _thumbnail(store: Any, image_hash: str | None) -> str | None:
 
 def _group_rows(groups: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"label": label, "n": g.get("n"), "category": g.get("category"),
-             "cells": [fmt_ci(g.get(c)) for c in COLUMNS]} for label, g in groups.items()]
+             "cells": [fmt(g.get(c), "ci") for c in COLUMNS]} for label, g in groups.items()]
 
 
 def creval_view(name: str, section: Mapping[str, Any], store: Any = None) -> dict[str, Any]:
@@ -46,11 +46,11 @@ def creval_view(name: str, section: Mapping[str, Any], store: Any = None) -> dic
             "item_counts": section.get("items") or {}, "missing": section.get("missing_answers") or {},
             "out_of_choice": section.get("out_of_choice_answers") or {},
             "normalised": section.get("normalised_answers") or {},
-            "overall": [fmt_ci((section.get("overall") or {}).get(c)) for c in COLUMNS],
+            "overall": [fmt((section.get("overall") or {}).get(c), "ci") for c in COLUMNS],
             "overall_n": ((section.get("overall") or {}).get("overall") or {}).get("n"),
             "other": {"on_failure": other.get("on_failure"), "rule": other.get("rule"),
                       "n": ((other.get("overall") or {}).get("overall") or {}).get("n"),
-                      "cells": [fmt_ci((other.get("overall") or {}).get(c)) for c in COLUMNS]},
+                      "cells": [fmt((other.get("overall") or {}).get(c), "ci") for c in COLUMNS]},
             "categories": _group_rows(section.get("by_category") or {}),
             "dimensions": _group_rows(section.get("by_dimension") or {}),
             "table": section.get("table") or [], "most_failed": section.get("most_failed") or [],

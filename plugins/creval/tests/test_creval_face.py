@@ -8,7 +8,7 @@ import json
 import pytest
 from faceedit_bench_creval.face import face_question_set, step_questions
 
-from faceedit_bench.api.judging import TESTSET_NAMES, load_testset
+from faceedit_bench.api.judging import Taxonomy, load_testset
 from faceedit_bench.testing import build_run, run_built
 from tests.fakes.gemini import gemini_server
 
@@ -64,7 +64,7 @@ FACE_QUESTION_HASHES = {
 }
 
 
-@pytest.mark.parametrize("name", TESTSET_NAMES)
+@pytest.mark.parametrize("name", Taxonomy.TESTSETS)
 def test_face_question_sets_are_deterministic(name):
     qset = face_question_set(load_testset(name))
     assert qset.content_hash == FACE_QUESTION_HASHES[name]

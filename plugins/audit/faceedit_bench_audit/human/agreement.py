@@ -22,12 +22,11 @@ from typing import Any
 import numpy as np
 
 from faceedit_bench.api.statistics import (
+    compare_k_groups,
     fleiss_kappa,
     krippendorff_alpha,
-    kruskal_wallis,
     one_vs_rest,
-    paired_comparison,
-    paired_family,
+    paired_tests,
     summarize,
 )
 from faceedit_bench_audit.audit.tables import REGISTERED
@@ -102,16 +101,20 @@ def _group_tests(ratings: Ratings, means: Mapping[str, Mapping[Unit, float]], co
                 if c == condition and (editor, item) in races:
                     groups[races[(editor, item)]].append(v)
             groups = dict(sorted(groups.items()))
+            # people rate paper (b)'s axes: the registered axis of that name gives the direction (none: no best or
+            # worst group is named)
+            registered = REGISTERED.get(axis)
+            direction = getattr(registered, "higher_is_better", None)
+            # Kruskal–Wallis across every group with a value: the k-group test's (its disparity is not reported here)
+            k_groups = compare_k_groups(groups, name=f"{axis}_{condition}_race", higher_is_better=direction,
+                                        confidence=confidence, min_group_size=1, bounds=ratings.scale)
             row: dict[str, Any] = {"axis": axis, "condition": condition, "by": "race",
                                    "groups": {g: summarize(v, confidence, bounds=ratings.scale)
                                               for g, v in groups.items()},
-                                   "kruskal": kruskal_wallis({g: np.asarray(v) for g, v in groups.items()})}
+                                   "kruskal": k_groups["kruskal"]}
             if WHITE in groups:
-                # people rate paper (b)'s axes: the registered axis of that name gives the direction (none: no
-                # best or worst group is named)
-                registered = REGISTERED.get(axis)
                 row["white_vs_rest"] = one_vs_rest(groups, WHITE, name=f"{axis}_{condition}_white_vs_rest",
-                                                   higher_is_better=getattr(registered, "higher_is_better", None),
+                                                   higher_is_better=direction,
                                                    ideal=getattr(registered, "ideal", None), confidence=confidence,
                                                    bounds=ratings.scale)
             tests.append(row)
@@ -124,13 +127,11 @@ def _paired(ratings: Ratings, means: Mapping[str, Mapping[Unit, float]], confide
     if BASELINE not in ratings.conditions:
         return out  # nothing to pair the conditions with
     for condition in (c for c in ratings.conditions if c != BASELINE):
-        comparisons = []
-        for axis, values in means.items():
-            base = {(e, i): v for (e, i, c), v in values.items() if c == BASELINE}
-            other = {(e, i): v for (e, i, c), v in values.items() if c == condition}
-            comparisons.append(paired_comparison(base, other, name=axis, first_label=BASELINE,
-                                                 second_label=condition, confidence=confidence, bounds=ratings.scale))
-        family = paired_family(comparisons, alpha=alpha)
+        pairs = {axis: ({(e, i): v for (e, i, c), v in values.items() if c == BASELINE},
+                        {(e, i): v for (e, i, c), v in values.items() if c == condition})
+                 for axis, values in means.items()}
+        family = paired_tests(pairs, first_label=BASELINE, second_label=condition, confidence=confidence,
+                              bounds=ratings.scale, alpha=alpha)
         out.append({"baseline": BASELINE, "condition": condition, "tests": family["tests"], "holm": family["holm"]})
     return out
 
@@ -144,9 +145,9 @@ def vlm_vs_human(means: Mapping[str, Mapping[Unit, float]], vlm: VlmScores, edit
     for axis, values in means.items():
         matched = {u: (vlm[(*u, axis)], h) for u, h in values.items() if vlm.get((*u, axis)) is not None}
         pairs = np.asarray(list(matched.values()), dtype=float).reshape(-1, 2)
-        comparison = paired_comparison({u: p[1] for u, p in matched.items()}, {u: p[0] for u, p in matched.items()},
-                                       name=axis, first_label="human", second_label="vlm", confidence=confidence,
-                                       bounds=bounds)
+        human, judged = {u: p[1] for u, p in matched.items()}, {u: p[0] for u, p in matched.items()}
+        (comparison,) = paired_tests({axis: (human, judged)}, first_label="human", second_label="vlm",
+                                     confidence=confidence, bounds=bounds)["tests"]
         by_axis[axis] = {"n": len(matched), "unmatched": len(values) - len(matched),
                          "vlm": summarize(pairs[:, 0], confidence, bounds=bounds),
                          "human": summarize(pairs[:, 1], confidence, bounds=bounds),

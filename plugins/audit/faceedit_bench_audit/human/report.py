@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from faceedit_bench.api import redact
-from faceedit_bench.api.sections import fmt_num, fmt_p, render_template
+from faceedit_bench.api.sections import fmt, render_template
 from faceedit_bench.api.statistics import metric_agreement, rank_table
 from faceedit_bench_audit.audit.tables import REGISTERED
 from faceedit_bench_audit.human.agreement import human_agreement, unit_means
@@ -116,7 +116,7 @@ def _table(title: str, *columns: str) -> _Titled:
 
 
 def _value(block: Mapping[str, Any] | None) -> str:
-    return fmt_num((block or {}).get("value"))
+    return fmt((block or {}).get("value"))
 
 
 def format_human(section: Mapping[str, Any], width: int = 120) -> str:
@@ -129,31 +129,31 @@ def format_human(section: Mapping[str, Any], width: int = 120) -> str:
     vlm = (section.get("vlm_vs_human") or {}).get("by_axis") or {}
     for axis, a in section["axes"].items():
         diff = vlm.get(axis) or {}
-        axes.add_row(axis, str(a["outputs"]), fmt_num(a["human"]["mean"]), _value(a["fleiss_kappa"]),
-                     _value(a["krippendorff_alpha"]), fmt_num(diff.get("difference")), fmt_p(diff.get("p_value")))
+        axes.add_row(axis, str(a["outputs"]), fmt(a["human"]["mean"]), _value(a["fleiss_kappa"]),
+                     _value(a["krippendorff_alpha"]), fmt(diff.get("difference")), fmt(diff.get("p_value"), "p"))
     parts.append(axes)
     for family in section.get("paired") or []:
         paired = _table(f"{family['condition']} vs {family['baseline']} (paired Wilcoxon, Holm over axes)",
                         "axis", "pairs", "mean delta", "p", "p Holm")
         for t in family["tests"]:
-            paired.add_row(t["name"], str(t["n_pairs"]), fmt_num(t["mean_delta"]), fmt_p(t["p_value"]),
-                           fmt_p(t["p_holm"]))
+            paired.add_row(t["name"], str(t["n_pairs"]), fmt(t["mean_delta"]), fmt(t["p_value"], "p"),
+                           fmt(t["p_holm"], "p"))
         parts.append(paired)
     if section.get("group_tests"):
         races = _table("across races (Kruskal-Wallis; White vs non-White Mann-Whitney)", "axis", "condition", "H",
                        "p", "White vs rest p")
         for g in section["group_tests"]:
-            races.add_row(g["axis"], g["condition"], fmt_num(g["kruskal"]["h"]), fmt_p(g["kruskal"]["p_value"]),
-                          fmt_p((g.get("white_vs_rest") or {}).get("p_value")))
+            races.add_row(g["axis"], g["condition"], fmt(g["kruskal"]["h"]), fmt(g["kruskal"]["p_value"], "p"),
+                          fmt((g.get("white_vs_rest") or {}).get("p_value"), "p"))
         parts.append(races)
     if section.get("metric_agreement"):
         agree = _table("agreement with people (item and system level)", "metric", "against", "items",
                        "item rho", "item tau", "systems", "system rho", "system tau", "pairwise acc.")
         for m in section["metric_agreement"]:
             item, system, pair = m["item_level"], m["system_level"], m["pairwise"]
-            agree.add_row(m["metric"], m["against"], str(m["items"]), fmt_num(item.get("spearman")),
-                          fmt_num(item.get("kendall")), str(len(m["systems"])), fmt_num(system.get("spearman")),
-                          fmt_num(system.get("kendall")), fmt_num(pair.get("accuracy")))
+            agree.add_row(m["metric"], m["against"], str(m["items"]), fmt(item.get("spearman")),
+                          fmt(item.get("kendall")), str(len(m["systems"])), fmt(system.get("spearman")),
+                          fmt(system.get("kendall")), fmt(pair.get("accuracy")))
         parts.append(agree)
     ranks = section.get("rank_table")
     if ranks:
@@ -172,7 +172,7 @@ def format_human(section: Mapping[str, Any], width: int = 120) -> str:
 
 
 def _rank(cell: Mapping[str, Any] | None) -> str:
-    return "n/a" if not cell else f"{fmt_num(cell['rank'])} ({fmt_num(cell['value'])})"
+    return "n/a" if not cell else f"{fmt(cell['rank'])} ({fmt(cell['value'])})"
 
 
 def render_human_html(section: Mapping[str, Any]) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import read_utf8
-from faceedit_bench.api.sections import SESSIONS_CSV, load_run
+from faceedit_bench.api.sections import FinishedRun
 from faceedit_bench_audit.human.ratings import BASELINE, Ratings, RatingsError
 
 ITEM_SEPARATOR = "|"
@@ -33,6 +33,11 @@ class RatedRun:
         hib = (m or {}).get("higher_is_better")
         return hib if isinstance(hib, bool) else None  # None: not stated, or no better direction
 
+    @property
+    def table(self) -> Path:
+        """The run's sessions table."""
+        return FinishedRun(self.report, self.run_dir).sessions_csv
+
     def values(self, column: str) -> dict[tuple[str, str], float]:
         """(item, condition) -> the session's value in ``column``; empty cells (undefined) are left out."""
         out: dict[tuple[str, str], float] = {}
@@ -42,13 +47,13 @@ class RatedRun:
                 continue
             key = (f"{row['face_id']}{ITEM_SEPARATOR}{row['session_id']}", row.get("condition") or BASELINE)
             if key in out:  # several conditions in a table without the column: which value is which is unknown
-                raise RatingsError(f"{self.run_dir}: {SESSIONS_CSV} has several rows for item {key[0]!r} and no "
+                raise RatingsError(f"{self.table} has several rows for item {key[0]!r} and no "
                                    "condition column, so the ratings cannot be matched; rerun the experiment to "
                                    "rewrite its tables")
             try:
                 out[key] = float(cell)
             except ValueError:
-                raise RatingsError(f"{self.run_dir}: {SESSIONS_CSV} column {column!r} holds {cell!r}, not a number; "
+                raise RatingsError(f"{self.table}: column {column!r} holds {cell!r}, not a number; "
                                    "name a metric or judge value column") from None
         return out
 
@@ -56,12 +61,13 @@ class RatedRun:
 def load_rated_runs(paths: Sequence[Path]) -> list[RatedRun]:
     runs = []
     for path in paths:
-        report, run_dir = load_run(Path(path))
-        table = run_dir / SESSIONS_CSV
+        finished = FinishedRun.load(Path(path))
+        report, run_dir, table = finished.report, finished.folder, finished.sessions_csv
         if not table.is_file():
-            raise RatingsError(f"{run_dir}: no {SESSIONS_CSV}; the run's per-session values are needed to match "
+            raise RatingsError(f"{run_dir}: no {table.name}; the run's per-session values are needed to match "
                                "ratings (rerun the experiment to rewrite its tables)")
-        rows = tuple(csv.DictReader(io.StringIO(read_utf8(table, what=SESSIONS_CSV, error=RatingsError), newline="")))
+        text = read_utf8(table, what="sessions table", error=RatingsError)
+        rows = tuple(csv.DictReader(io.StringIO(text, newline="")))
         editor = str(((report.get("components") or {}).get("editor") or {}).get("name") or run_dir.name)
         runs.append(RatedRun(editor, run_dir, report, rows))
     labels = [r.label for r in runs]

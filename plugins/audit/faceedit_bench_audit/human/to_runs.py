@@ -3,13 +3,12 @@ its section in each run's report.json and report.html, and its numbers on each r
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import FaceEditBenchError
-from faceedit_bench.api.sections import attach_section, log_to_run, metric_key, run_config
+from faceedit_bench.api.sections import FinishedRun, metric_key
 from faceedit_bench_audit.human.runs import RatedRun
 
 SECTION = "human_agreement"
@@ -44,21 +43,10 @@ def tracking_metrics(section: Mapping[str, Any], editor: str | None = None) -> d
     return out
 
 
-def tracking_uri_of(run_dir: Path, given: str | None) -> str | None:
-    """Where the run was tracked: ``--tracking-uri``, else its config's tracker (None: not tracked)."""
-    if given:
-        return given
-    tracking = (run_config(run_dir) or {}).get("tracking") or {}
-    if tracking.get("name") in (None, "none"):
-        return None
-    uri = (tracking.get("params") or {}).get("tracking_uri") or os.environ.get("MLFLOW_TRACKING_URI")
-    return uri or f"sqlite:///{(run_dir.parent.parent.resolve() / 'mlflow.db').as_posix()}"
-
-
 def add_to_run(run: RatedRun, section: Mapping[str, Any], name: str = SECTION) -> None:
     """The section into the run's report.json (as ``name``) and report.html, under the run folder's lock; a later
     report of the run (a rerun, ``make run``) keeps it."""
-    attach_section(run.run_dir, name, section)
+    FinishedRun(run.report, run.run_dir).attach(name, section)
 
 
 def log_to_trackers(runs: Sequence[RatedRun], section: Mapping[str, Any], tracking_uri: str | None,
@@ -67,12 +55,12 @@ def log_to_trackers(runs: Sequence[RatedRun], section: Mapping[str, Any], tracki
     metrics = metrics or tracking_metrics
     lines = []
     for run in runs:
-        uri = tracking_uri_of(run.run_dir, tracking_uri)
-        key = (run.report.get("run") or {}).get("key")
-        if uri is None or not key:
+        finished = FinishedRun(run.report, run.run_dir)
+        uri = tracking_uri or finished.tracking_uri  # --tracking-uri, else where the run was tracked
+        if uri is None or not finished.key:
             lines.append(f"{run.label}: not tracked (tracking=none); metrics only in report.json")
             continue
-        run_id = log_to_run(uri, key, metrics=metrics(section, run.label))
+        run_id = finished.log(uri, metrics=metrics(section, run.label))
         if run_id is None:
             raise FaceEditBenchError(f"no installed tracker plugin reads {uri}; install faceedit-bench-mlflow "
                                      "or pass --no-tracking")

@@ -24,7 +24,7 @@ from typing import Any
 
 from faceedit_bench.api import atomic_open, write_text
 from faceedit_bench.api.images import RunImages, sniff_mime
-from faceedit_bench.api.sections import load_run, metric_key, study_csv
+from faceedit_bench.api.sections import FinishedRun, metric_key, study_csv
 from faceedit_bench_audit.human.ratings import RatingsError
 from faceedit_bench_audit.human.runs import load_rated_runs
 from faceedit_bench_audit.human.to_runs import add_to_run, log_to_trackers
@@ -37,7 +37,7 @@ _EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp"}
 
 def _items(run_dir: Path, report: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """The run's WinoBias items (its report's ``winobias.items``)."""
-    report = report if report is not None else load_run(run_dir)[0]
+    report = report if report is not None else FinishedRun.load(run_dir).report
     items = (report.get("winobias") or {}).get("items")
     if not items:
         raise RatingsError(f"{run_dir}: its report has no WinoBias items (winobias.items); run a WinoBias test set "
@@ -48,7 +48,7 @@ def _items(run_dir: Path, report: Mapping[str, Any] | None = None) -> list[dict[
 def export_sheet(run_dir: Path, out: Path) -> tuple[Path, int]:
     """The annotation sheet and its images; the run's stored images are copied byte for byte."""
     items = _items(run_dir)
-    store = RunImages.of_run(load_run(run_dir)[1])
+    store = RunImages.of_run(FinishedRun.load(run_dir).folder)
     if store is None:
         raise RatingsError(f"{run_dir}: the workspace's image store is missing, so the images cannot be exported")
     rows, written = [], {}
