@@ -7,11 +7,12 @@ boundaries, be hashed into keys and be written to the ledger unchanged.
 from __future__ import annotations
 
 import enum
-from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from faceedit_bench.face_labels import label_summary
 
 #: Chained edits per session in paper (a) and in the version-1 test-set format (METHODOLOGY §2.1).
 #: Test sets of format 2 have sessions of any length K >= 1.
@@ -36,22 +37,6 @@ class Outcome(enum.StrEnum):
 
 #: Outcomes worth another attempt when a run is resumed.
 TRANSIENT_OUTCOMES = frozenset({Outcome.API_ERROR, Outcome.FAILED})
-
-
-#: Labels a dataset check summarises, when its faces carry them.
-SUMMARY_LABELS = ("gender", "race", "age_bin", "age_group", "skin_tone", "category", "dimension")
-
-
-def label_summary(labels: Iterable[Mapping[str, Any]], shown: int = 12) -> list[str]:
-    """``gender: female 40, male 40`` per label the faces carry (what a dataset check prints), from each face's
-    ``demographics``."""
-    counts: dict[str, Counter[str]] = {key: Counter() for key in SUMMARY_LABELS}
-    for face in labels:
-        for key in SUMMARY_LABELS:
-            if face.get(key) is not None:
-                counts[key][str(face[key])] += 1
-    return [f"{key}: " + ", ".join(f"{v} {n}" for v, n in sorted(c.items())[:shown])
-            + (f" and {len(c) - shown} more" if len(c) > shown else "") for key, c in counts.items() if c]
 
 
 @dataclass(frozen=True)

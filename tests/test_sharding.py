@@ -225,6 +225,7 @@ def test_merge_rule_keeps_the_same_row_whatever_the_order(tmp_path):
         for key, outcome, when in rows:
             ledger.put_edit(key, editor_fp="fp", face_id="f", session_id="s", k=1, instruction="i", input_hash="h",
                             row=EditRow(key, outcome, "out" if outcome is Outcome.OK else None, name, {}, 1.0))
+            ledger.flush()  # the writer thread commits the row; the time is set on it once it is in the file
             ledger._db.execute("UPDATE edits SET created_at = ? WHERE edit_key = ?", (when, key))
         ledger.put_anchor("anchor", {"seen": anchor})
         ledger.close()
