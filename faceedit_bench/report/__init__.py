@@ -12,6 +12,7 @@
   ``contact_sheet``, ``html_sheet_redraw``, ``plots``, ``forest_svg``; its templates in ``templates/``.
 * The console: ``console`` (tables that fit the terminal), ``fit`` (text at the console width), ``summary`` and
   ``summary_tables``.
-* Reading finished runs: ``compared_runs``, ``paired_differences``, ``metric_ranks``, ``sources`` (MLflow), ``finished_run`` (a finished run as a plugin reads it: report, tables, config, tracker).
+* Reading finished runs: ``compared_runs``, ``paired_differences``, ``metric_ranks``, ``sources`` (MLflow),
+  ``finished_run`` (a finished run as a plugin reads it: report, tables, config, tracker).
 * ``attached`` (sections attached after the run), ``preliminary`` (the small-sample mark).
 """
