@@ -20,8 +20,8 @@ from faceedit_bench.leaderboard.build import build_leaderboard
 from faceedit_bench.leaderboard.submit import submit
 from tests.browser.support import severe_errors as _severe
 from tests.browser.support import visible_view as _visible
-from tests.test_leaderboard_support import rewrite_record, write_fake_run
 from tests.module_runs import plugins_for_tests
+from tests.test_leaderboard_support import rewrite_record, write_fake_run
 from tests.test_report_default_run import default_run_page  # noqa: F401 - the fixture
 
 HOSTILE = '<script>window.__pwned=1;alert(1)</script><img src=x onerror="window.__pwned=2">'

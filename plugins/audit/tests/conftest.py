@@ -13,7 +13,7 @@ from tests.mlflow_store import mlflow_store_template, new_mlflow_store  # noqa: 
 
 
 @pytest.fixture(scope="session")
-def audit_report(tmp_path_factory, mlflow_store_template):
+def audit_report(tmp_path_factory, mlflow_store_template):  # noqa: F811 - the fixture imported above
     """test_audit_run.py's audited run, made once for it and test_audit_page.py, which only read it."""
     from test_audit_run import audited_run
 

@@ -4,7 +4,6 @@ its section in each run's report.json and report.html, and its numbers on each r
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import FaceEditBenchError
