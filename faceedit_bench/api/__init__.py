@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from faceedit_bench import hookimpl
     from faceedit_bench.api._plugin_set import create_registered, registered
-    from faceedit_bench.builtin.datasets._common import check_dataset_params
     from faceedit_bench.errors import ConfigError, FaceEditBenchError, ImageError
     from faceedit_bench.execution.batching import MicroBatcher
     from faceedit_bench.execution.call_errors import RetryableError
@@ -82,8 +81,6 @@ _HOMES: dict[str, str] = {
     "ModelSource": "faceedit_bench.execution.local_models",
     "LazyModels": "faceedit_bench.scoring.embedding",
     "MicroBatcher": "faceedit_bench.execution.batching",
-    # datasets
-    "check_dataset_params": "faceedit_bench.builtin.datasets._common",
     # trackers
     **dict.fromkeys(("RunInfo", "StepRecord", "TrackedRun"), "faceedit_bench.plugin.payloads"),
     **dict.fromkeys(("metrics_for_tracking", "results_digest"), "faceedit_bench.report.run_report"),
@@ -109,7 +106,7 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-__all__ = ["AsyncEditor", "atomic_open", "built_beside", "CallLimits", "check_dataset_params", "ConfigError",
+__all__ = ["AsyncEditor", "atomic_open", "built_beside", "CallLimits", "ConfigError",
            "create_registered", "csv_records", "DetectedFace", "EditRequest", "EditResult", "Face",
            "FaceDetector", "FaceEditBenchError", "FaceEmbedder", "FaceEmbedding", "file_lock", "file_under",
            "fingerprint", "hookimpl", "HostedComponent", "HostedConnection", "HostedParams", "ImageError", "Judge",

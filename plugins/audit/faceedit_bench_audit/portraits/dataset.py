@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import faceedit_bench.api as c
 from faceedit_bench.api import ConfigError, Face, FaceEditBenchError, fingerprint, restore_replaced
 from faceedit_bench_audit.portraits import grid
 from faceedit_bench_audit.portraits.select import ensure_selection, fairface_reader, is_fairface_root
@@ -85,10 +84,9 @@ class FairFaceGridDataset:
             raise FaceEditBenchError(f"portrait grid {self.root} is not a folder. {GET}")
         self.base_gender = base_gender
         self.require_approval = bool(require_approval)
-        checked = c.check_dataset_params(limit=limit, max_references=max_references, min_base_fss=min_base_fss,
-                                         single_face_only=single_face_only)
-        self.limit, self.max_references = checked["limit"], checked["max_references"]
-        self.min_base_fss, self.single_face_only = checked["min_base_fss"], checked["single_face_only"]
+        # checked by the core before the dataset is made (limit, max_references, min_base_fss, single_face_only)
+        self.limit, self.max_references = limit, max_references
+        self.min_base_fss, self.single_face_only = min_base_fss, single_face_only
         self._load  # noqa: B018 - read and verify now, so a bad selection stops the run before any work
 
     @classmethod
