@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from faceedit_bench import hookimpl
     from faceedit_bench.api._plugin_set import create_registered, registered
-    from faceedit_bench.builtin.datasets._common import check_dataset_params
-    from faceedit_bench.errors import ConfigError, DatasetError, FaceEditBenchError, ImageError
+    from faceedit_bench.errors import ConfigError, FaceEditBenchError, ImageError
     from faceedit_bench.execution.batching import MicroBatcher
     from faceedit_bench.execution.call_errors import RetryableError
     from faceedit_bench.execution.hosted import HostedComponent, HostedConnection, HostedParams
@@ -51,7 +50,7 @@ if TYPE_CHECKING:
     )
     from faceedit_bench.report.run_report import metrics_for_tracking, results_digest
     from faceedit_bench.scoring.embedding import LazyModels
-    from faceedit_bench.storage.atomic import atomic_open, write_text
+    from faceedit_bench.storage.atomic import atomic_open
     from faceedit_bench.storage.first_time import built_beside, restore_replaced
     from faceedit_bench.storage.locks import file_lock
     from faceedit_bench.storage.user_files import csv_records, file_under, parse_json, read_utf8
@@ -71,7 +70,7 @@ _HOMES: dict[str, str] = {
                      "JudgeReply", "JudgeRequest", "Outcome", "Session", "SessionResult", "Step", "TestSet"),
                     "faceedit_bench.records"),
     # errors a user sees as one line (exit code 2)
-    **dict.fromkeys(("ConfigError", "DatasetError", "FaceEditBenchError", "ImageError"), "faceedit_bench.errors"),
+    **dict.fromkeys(("ConfigError", "FaceEditBenchError", "ImageError"), "faceedit_bench.errors"),
     # calls: limits, retries, secrets kept out of text
     "CallLimits": "faceedit_bench.execution.limits",
     "RetryableError": "faceedit_bench.execution.call_errors",
@@ -82,15 +81,12 @@ _HOMES: dict[str, str] = {
     "ModelSource": "faceedit_bench.execution.local_models",
     "LazyModels": "faceedit_bench.scoring.embedding",
     "MicroBatcher": "faceedit_bench.execution.batching",
-    # datasets
-    "check_dataset_params": "faceedit_bench.builtin.datasets._common",
     # trackers
     **dict.fromkeys(("RunInfo", "StepRecord", "TrackedRun"), "faceedit_bench.plugin.payloads"),
     **dict.fromkeys(("metrics_for_tracking", "results_digest"), "faceedit_bench.report.run_report"),
     # files: written atomically, locked, read with caps and one-line errors
     "fingerprint": "faceedit_bench.keys",
     "atomic_open": "faceedit_bench.storage.atomic",
-    "write_text": "faceedit_bench.storage.atomic",
     "built_beside": "faceedit_bench.storage.first_time",
     "restore_replaced": "faceedit_bench.storage.first_time",
     "file_lock": "faceedit_bench.storage.locks",
@@ -110,11 +106,11 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-__all__ = ["AsyncEditor", "atomic_open", "built_beside", "CallLimits", "check_dataset_params", "ConfigError",
-           "create_registered", "csv_records", "DatasetError", "DetectedFace", "EditRequest", "EditResult", "Face",
+__all__ = ["AsyncEditor", "atomic_open", "built_beside", "CallLimits", "ConfigError",
+           "create_registered", "csv_records", "DetectedFace", "EditRequest", "EditResult", "Face",
            "FaceDetector", "FaceEditBenchError", "FaceEmbedder", "FaceEmbedding", "file_lock", "file_under",
            "fingerprint", "hookimpl", "HostedComponent", "HostedConnection", "HostedParams", "ImageError", "Judge",
            "JudgeAnswer", "JudgeReply", "JudgeRequest", "LazyModels", "metrics_for_tracking", "MicroBatcher",
            "ModelSource", "Outcome", "parse_json", "read_utf8", "redact", "Register", "registered",
            "restore_replaced", "results_digest", "RetryableError", "RunInfo", "Session", "SessionResult", "Step",
-           "StepRecord", "TestSet", "TrackedRun", "write_text"]
+           "StepRecord", "TestSet", "TrackedRun"]

@@ -123,7 +123,7 @@ class Dataset(Protocol):
 
     Optional: a ``check(**params) -> list[str]`` classmethod on the dataset's class, which
     ``faceedit-bench data check <name> <root>`` calls instead of its default (construct the dataset and
-    read every face): the lines to print about what was found; a problem raises ``DatasetError``
+    read every face): the lines to print about what was found; a problem raises a ``FaceEditBenchError``
     saying what is missing or misnamed. Give one where reading every face is slow or has side
     effects (copying images, selecting portraits). It must write nothing. Optional attributes:
     :data:`DATASET_CAPABILITIES`."""

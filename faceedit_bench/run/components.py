@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from faceedit_bench.builtin.datasets._common import FACE_PARAMS, check_dataset_params
 from faceedit_bench.config import GROUP_KINDS, ComponentConf
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.execution.hosted import declared_params
@@ -136,9 +137,12 @@ def parameter_defaults(factory: Any) -> dict[str, Any]:
 
 def check_params(group: str, conf: ComponentConf, factory: Any, *, registration: Registration | None = None,
                  where: str | None = None) -> None:
-    """Reject unknown parameters (with the closest accepted name) and missing required ones,
-    before anything runs."""
+    """Reject unknown parameters (with the closest accepted name) and missing required ones, and a dataset's
+    common parameters (``limit``, ``max_references``, ``min_base_fss``, ``single_face_only``) of the wrong
+    kind, before anything runs."""
     where = where or f"{group}.params"
+    if group == "dataset":  # the parameters every dataset takes mean the same in each: checked here, for all
+        check_dataset_params(**{n: conf.params[n] for n in FACE_PARAMS if n in conf.params})
     known = accepted_params(factory, registration)
     if known is None:
         return

@@ -55,7 +55,7 @@ def schema() -> dict:
 def main(args: Any) -> int:
     import jsonschema
 
-    from faceedit_bench.api import write_text
+    from faceedit_bench.api import atomic_open
     from faceedit_bench.api.sections import key_values, study_csv
     from faceedit_bench_arena.arena import ArenaSettings, run_arena
     from faceedit_bench_arena.console import summary
@@ -79,8 +79,10 @@ def main(args: Any) -> int:
     part["battle_log"] = log_record(log_text)
     jsonschema.validate(part, schema())
     args.out.mkdir(parents=True, exist_ok=True)
-    write_text(args.out / LOG, log_text)
-    write_text(args.out / "arena.json", json.dumps(part, indent=1, sort_keys=True))
+    with atomic_open(args.out / LOG, "w", encoding="utf-8") as fh:
+        fh.write(log_text)
+    with atomic_open(args.out / "arena.json", "w", encoding="utf-8") as fh:
+        json.dump(part, fh, indent=1, sort_keys=True)
     print(summary(part))
     if not args.no_attach:
         from faceedit_bench_arena.attach import attach

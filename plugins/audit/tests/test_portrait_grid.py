@@ -14,7 +14,7 @@ from faceedit_bench_audit.portraits.dataset import FairFaceGridDataset
 from faceedit_bench_audit.portraits.select import select_grid
 from PIL import Image
 
-from faceedit_bench.api import ConfigError, DatasetError, registered
+from faceedit_bench.api import ConfigError, FaceEditBenchError, registered
 from faceedit_bench.api.testing import DatasetContract
 from faceedit_bench.testing import run_cli
 
@@ -109,11 +109,11 @@ def test_frozen_manifest_is_the_dataset_and_tampering_is_caught(make_real_fairfa
                                      "race": "Black", "age_bin": "40-49"}
     assert [f.identity for f in FairFaceGridDataset(root=out, base_gender="male").faces()] == ["Black_Male_40s/1"]
     assert len(list(FairFaceGridDataset(root=out, base_gender="male").partners())) == 3
-    with pytest.raises(DatasetError, match="not been approved"):
+    with pytest.raises(FaceEditBenchError, match="not been approved"):
         FairFaceGridDataset(root=out, require_approval=True)
     # an image replaced after freezing
     Image.new("RGB", (8, 8)).save(out / "Black_Male_40s.jpg")
-    with pytest.raises(DatasetError, match=r"Black_Male_40s\.jpg changed"):
+    with pytest.raises(FaceEditBenchError, match=r"Black_Male_40s\.jpg changed"):
         FairFaceGridDataset(root=out)
 
 
@@ -129,12 +129,12 @@ def test_hand_made_folder_with_the_papers_names(make_real_fairface, detector, tm
     assert d["selection"] == "hand-made" and d["cells_filled"] == 2 and "82 of 84" in d["notes"][0]
     assert d["content_hash"] == FairFaceGridDataset(root=hand).describe()["content_hash"]
     (hand / "portrait.jpg").write_bytes((out / "Black_Male_40s.jpg").read_bytes())
-    with pytest.raises(DatasetError, match=r"portrait\.jpg"):
+    with pytest.raises(FaceEditBenchError, match=r"portrait\.jpg"):
         FairFaceGridDataset(root=hand)
     (tmp_path / "empty").mkdir()
-    with pytest.raises(DatasetError, match="holds no portraits"):
+    with pytest.raises(FaceEditBenchError, match="holds no portraits"):
         FairFaceGridDataset(root=tmp_path / "empty")
-    with pytest.raises(DatasetError, match="dataset.params.root="):
+    with pytest.raises(FaceEditBenchError, match="dataset.params.root="):
         FairFaceGridDataset(root=tmp_path / "none")
 
 
@@ -166,7 +166,7 @@ def test_fairface_root_is_selected_on_first_use(make_real_fairface, tmp_path):
     assert ds.describe()["fairface_root"] == str(root) and ds.describe()["cells_filled"] == 3
     with pytest.raises(ConfigError, match="seed"):
         FairFaceGridDataset(root=root, seed=1)
-    with pytest.raises(DatasetError, match="portraits select"):
+    with pytest.raises(FaceEditBenchError, match="portraits select"):
         FairFaceGridDataset(root=make_real_fairface("csv"), auto_select=False)
 
 

@@ -7,11 +7,10 @@ has one row with that outcome. ``in_choices`` is false for an answer that is non
 from __future__ import annotations
 
 import csv
-import io
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import write_text
+from faceedit_bench.api import atomic_open
 from faceedit_bench_creval.questions import METRICS
 
 COLUMNS = ("session_id", "k", "item_id", "category", "dimension", "metric", "outcome", "question_id", "question",
@@ -40,9 +39,8 @@ def answer_rows(items: Any) -> list[dict[str, Any]]:
 
 
 def write_answer_table(path: Path, items: Any) -> Path:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS)
-    writer.writeheader()
-    writer.writerows(answer_rows(items))
-    write_text(path, buf.getvalue())
+    with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(answer_rows(items))
     return path

@@ -49,10 +49,11 @@ def _load_any(what: str) -> Any:
 
 
 def _write(qset: Any, out: Path, force: bool) -> None:
-    from faceedit_bench.api import write_text
+    from faceedit_bench.api import atomic_open
     if out.exists() and not force:
         raise FaceEditBenchError(f"{out} exists; a frozen question set is never overwritten (use --force)")
-    write_text(out, qset.to_json())
+    with atomic_open(out, "w", encoding="utf-8") as fh:
+        fh.write(qset.to_json())
     print(f"wrote {len(qset.items)} items ({len(qset.excluded)} excluded) to {out}; content hash "
           f"{qset.content_hash}")
 
@@ -152,19 +153,20 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _freeze(args: argparse.Namespace) -> int:
-    from faceedit_bench.api import write_text
+    from faceedit_bench.api import atomic_open
     from faceedit_bench_creval.questions import load_question_set
 
     qset = load_question_set(args.file, refreeze=True)  # every field but the old hash is still checked
     out = args.out or args.file
-    write_text(out, qset.to_json())
+    with atomic_open(out, "w", encoding="utf-8") as fh:
+        fh.write(qset.to_json())
     print(f"froze {len(qset.items)} items into {out}; content hash {qset.content_hash}. Runs that answer this set "
           "are new runs: its hash is part of the metric's identity.")
     return 0
 
 
 def _score(args: argparse.Namespace) -> int:
-    from faceedit_bench.api import write_text
+    from faceedit_bench.api import atomic_open
     from faceedit_bench_creval.answer_folder import answer_folder, table_text
     from faceedit_bench_creval.answers_table import write_answer_table
 
@@ -175,7 +177,8 @@ def _score(args: argparse.Namespace) -> int:
     print(table_text(section))
     if args.out:  # each file atomic; the section last, so a section on disk always has its answers beside
         answers = write_answer_table(args.out.with_name(f"{args.out.stem}_answers.csv"), items)
-        write_text(args.out, json.dumps(section, indent=1) + "\n")
+        with atomic_open(args.out, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(section, indent=1) + "\n")
         print(f"wrote {args.out} and {answers}")
     return 0
 

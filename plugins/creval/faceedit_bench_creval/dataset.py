@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import Face, Session, Step, TestSet, check_dataset_params, fingerprint
+from faceedit_bench.api import Face, Session, Step, TestSet, fingerprint
 from faceedit_bench_creval.bench import read_bench
 
 
@@ -23,7 +23,7 @@ class CrevalBenchDataset:
                                   "(docs/creval.md)", "/data/CREval")}
 
     def __init__(self, root: str, limit: int | None = None) -> None:
-        self.limit = check_dataset_params(limit=limit)["limit"]
+        self.limit = limit  # checked by the core before the dataset is made
         self.root = Path(root).expanduser()
         self.items, self.questions = read_bench(self.root)
         self.items = self.items[: self.limit]

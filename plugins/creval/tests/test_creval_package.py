@@ -12,7 +12,7 @@ from faceedit_bench_creval.dataset import CrevalBenchDataset
 from faceedit_bench_creval.metric import CREVAL_METRIC
 from faceedit_bench_creval.scoring import ItemResult, MetricScore
 
-from faceedit_bench.api import ConfigError, Outcome, registered
+from faceedit_bench.api import ConfigError, Outcome, create_registered, registered
 from faceedit_bench.testing import run_cli
 
 
@@ -53,7 +53,7 @@ def test_creval_bench_limit_is_checked_like_every_datasets():
     assert CrevalBenchDataset(str(FIXTURE), limit=0).describe()["n_faces"] == 0  # 0 is 0 items, not all of them
     assert CrevalBenchDataset(str(FIXTURE), limit=2).describe()["n_faces"] == 2
     with pytest.raises(ConfigError, match="dataset.params.limit must be a non-negative integer or null, got -1"):
-        CrevalBenchDataset(str(FIXTURE), limit=-1)
+        create_registered("datasets", "creval_bench", {"root": str(FIXTURE), "limit": -1})  # checked by the core
 
 
 def test_a_data_check_of_creval_bench_reads_the_layout_and_writes_nothing(capsys):

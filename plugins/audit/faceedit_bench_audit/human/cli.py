@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import FaceEditBenchError, write_text
+from faceedit_bench.api import FaceEditBenchError, atomic_open
 from faceedit_bench.api.sections import study_csv
 from faceedit_bench_audit.human.ratings import read_ratings
 from faceedit_bench_audit.human.report import format_human, human_section, render_human_html
@@ -46,8 +46,10 @@ def _command(args: argparse.Namespace) -> int:
                             confidence=args.confidence, alpha=args.alpha)
     out = args.out or (runs[0].run_dir if runs else Path.cwd())
     out.mkdir(parents=True, exist_ok=True)
-    write_text(out / f"{SECTION}.json", json.dumps(section, indent=2, default=str))
-    write_text(out / f"{SECTION}.html", render_human_html(section))
+    with atomic_open(out / f"{SECTION}.json", "w", encoding="utf-8") as fh:
+        json.dump(section, fh, indent=2, default=str)
+    with atomic_open(out / f"{SECTION}.html", "w", encoding="utf-8") as fh:
+        fh.write(render_human_html(section))
     for run in runs:
         add_to_run(run, section)
     notes = log_to_trackers(runs, section, args.tracking_uri) if runs and not args.no_tracking else []

@@ -7,8 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import faceedit_bench.api as c
-from faceedit_bench.api import ConfigError, DatasetError, Face, fingerprint, restore_replaced
+from faceedit_bench.api import ConfigError, Face, FaceEditBenchError, fingerprint, restore_replaced
 from faceedit_bench_audit.portraits import grid
 from faceedit_bench_audit.portraits.select import ensure_selection, fairface_reader, is_fairface_root
 
@@ -18,11 +17,11 @@ GET = ("Make a selection with `faceedit-bench portraits select --root /data/fair
 
 
 def _existing(root: str | Path) -> Path:
-    """The grid folder (or FairFace root) the config names; a DatasetError saying how to make one when it is absent."""
+    """The grid folder (or FairFace root) the config names; an error saying how to make one when it is absent."""
     path = Path(root).expanduser()
     if not path.exists():
-        raise DatasetError(f"portrait grid folder not found: {path}. {GET} Then point the config at it, e.g. "
-                           "dataset.params.root=/data/grid")
+        raise FaceEditBenchError(f"portrait grid folder not found: {path}. {GET} Then point the config at it, e.g. "
+                                 "dataset.params.root=/data/grid")
     return path
 
 
@@ -82,13 +81,12 @@ class FairFaceGridDataset:
                                     auto_select=bool(auto_select))
         self.root = root
         if not self.root.is_dir():
-            raise DatasetError(f"portrait grid {self.root} is not a folder. {GET}")
+            raise FaceEditBenchError(f"portrait grid {self.root} is not a folder. {GET}")
         self.base_gender = base_gender
         self.require_approval = bool(require_approval)
-        checked = c.check_dataset_params(limit=limit, max_references=max_references, min_base_fss=min_base_fss,
-                                         single_face_only=single_face_only)
-        self.limit, self.max_references = checked["limit"], checked["max_references"]
-        self.min_base_fss, self.single_face_only = checked["min_base_fss"], checked["single_face_only"]
+        # checked by the core before the dataset is made (limit, max_references, min_base_fss, single_face_only)
+        self.limit, self.max_references = limit, max_references
+        self.min_base_fss, self.single_face_only = min_base_fss, single_face_only
         self._load  # noqa: B018 - read and verify now, so a bad selection stops the run before any work
 
     @classmethod
@@ -168,9 +166,9 @@ class FairFaceGridDataset:
             manifest = grid.read_manifest(self.root)
             approval = manifest.get("approval") or {}
             if self.require_approval and not approval:
-                raise DatasetError(f"{self.root / grid.MANIFEST} has not been approved; look at the contact sheet and "
-                                   f"run `faceedit-bench portraits approve {self.root} --by <name>`, or set "
-                                   "dataset.params.require_approval=false")
+                raise FaceEditBenchError(f"{self.root / grid.MANIFEST} has not been approved; look at the contact "
+                                         f"sheet and run `faceedit-bench portraits approve {self.root} --by <name>`, "
+                                         "or set dataset.params.require_approval=false")
             entries = [(cell, n, self.root / p["file"]) for cell in manifest["cells"]
                        for n, p in enumerate(cell.get("portraits") or [], start=1)]
             extra = {"content_hash": manifest["content_hash"], "manifest_version": manifest.get("version"),
@@ -178,23 +176,23 @@ class FairFaceGridDataset:
             return "manifest", [self._face(*e) for e in entries], extra
         named, stray = grid.scan_folder(self.root)
         if stray:
-            raise DatasetError(f"{self.root}: image file(s) not named {{Race}}_{{Gender}}_{{Age}}.jpg: "
-                               f"{', '.join(stray[:10])}. Rename them (Race in {', '.join(grid.RACES.values())}; "
-                               f"Age in {', '.join(grid.AGES.values())}) or move them out.")
+            raise FaceEditBenchError(f"{self.root}: image file(s) not named {{Race}}_{{Gender}}_{{Age}}.jpg: "
+                                     f"{', '.join(stray[:10])}. Rename them (Race in {', '.join(grid.RACES.values())}; "
+                                     f"Age in {', '.join(grid.AGES.values())}) or move them out.")
         if not named:
-            raise DatasetError(f"{self.root} holds no portraits and no {grid.MANIFEST}. {GET}")
+            raise FaceEditBenchError(f"{self.root} holds no portraits and no {grid.MANIFEST}. {GET}")
         order = {cell["cell"]: i for i, cell in enumerate(grid.cells())}
         named.sort(key=lambda e: (order[e[0]["cell"]], e[1]))
         seen = [(e[0]["cell"], e[1]) for e in named]
         dupes = sorted({f"{cell}_{n}" for cell, n in seen if seen.count((cell, n)) > 1})
         if dupes:
-            raise DatasetError(f"{self.root}: more than one file for {', '.join(dupes)} (e.g. .jpg and .png)")
+            raise FaceEditBenchError(f"{self.root}: more than one file for {', '.join(dupes)} (e.g. .jpg and .png)")
         files = {f"{e[0]['cell']}/{e[1]}": grid.sha256_file(e[2]) for e in named}
         return "hand-made", [self._face(*e) for e in named], {"content_hash": fingerprint(files)}
 
     def _face(self, cell: dict[str, Any], n: int, image: Path) -> Face:
         if not image.is_file():
-            raise DatasetError(f"portrait {image} is missing")
+            raise FaceEditBenchError(f"portrait {image} is missing")
         age_groups = fairface_reader().AGE_GROUPS
         labels = {"gender": cell["gender"], "skin_tone": None, "age_group": age_groups.get(cell["age_bin"]),
                   "age": None, "race": cell["race"], "age_bin": cell["age_bin"]}  # Face.demographics' keys

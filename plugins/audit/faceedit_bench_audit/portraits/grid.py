@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import DatasetError, file_under, fingerprint, parse_json, read_utf8
+from faceedit_bench.api import FaceEditBenchError, file_under, fingerprint, parse_json, read_utf8
 
 FORMAT = "faceedit_bench.portrait_grid"
 FORMAT_VERSION = 1
@@ -81,17 +81,18 @@ def read_manifest(folder: Path, *, verify: bool = True) -> dict[str, Any]:
     """The manifest of a frozen selection; with ``verify``, its hash and every image's sha256 are checked."""
     path = folder / MANIFEST
     what = "portrait manifest"
-    data = parse_json(read_utf8(path, what=what, error=DatasetError), str(path), what=what, error=DatasetError)
+    data = parse_json(read_utf8(path, what=what), str(path), what=what)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise DatasetError(f"{path}: not a portrait-grid manifest (format {FORMAT!r})")
+        raise FaceEditBenchError(f"{path}: not a portrait-grid manifest (format {FORMAT!r})")
     if data.get("format_version") != FORMAT_VERSION:
-        raise DatasetError(f"{path}: format_version {data.get('format_version')!r}; this version reads "
-                           f"{FORMAT_VERSION}")
+        raise FaceEditBenchError(f"{path}: format_version {data.get('format_version')!r}; this version reads "
+                                 f"{FORMAT_VERSION}")
     if verify:
         problems = verify_manifest(folder, data)
         if problems:
-            raise DatasetError(f"{path}: the frozen selection does not match its manifest: {'; '.join(problems)}. "
-                               "Restore the files, or select again (faceedit-bench portraits select).")
+            raise FaceEditBenchError(f"{path}: the frozen selection does not match its manifest: "
+                                     f"{'; '.join(problems)}. Restore the files, or select again "
+                                     "(faceedit-bench portraits select).")
     return data
 
 
@@ -103,7 +104,7 @@ def verify_manifest(folder: Path, data: Mapping[str, Any]) -> list[str]:
                         f"({content_hash(data)}): the manifest was edited")
     for cell in data.get("cells") or []:
         for p in cell.get("portraits") or []:
-            image = file_under(folder, p["file"], str(folder / MANIFEST), what="portrait", error=DatasetError)
+            image = file_under(folder, p["file"], str(folder / MANIFEST), what="portrait")
             if not image.is_file():
                 problems.append(f"{p['file']} is missing")
             elif sha256_file(image) != p["sha256"]:

@@ -27,15 +27,14 @@ from typing import Any
 
 from faceedit_bench.api import (
     ConfigError,
-    DatasetError,
     FaceDetector,
+    FaceEditBenchError,
     ImageError,
     atomic_open,
     built_beside,
     file_lock,
     registered,
     restore_replaced,
-    write_text,
 )
 from faceedit_bench.api.images import decode_rgb
 from faceedit_bench_audit.portraits import grid
@@ -116,7 +115,8 @@ def select_grid(dataset: Any, detector: FaceDetector, out: Path, *, seed: int = 
 def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
     import json
 
-    write_text(out / grid.MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    with atomic_open(out / grid.MANIFEST, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
 
 
 def _select_cell(dataset: Any, detector: FaceDetector, criteria: Criteria, spec: dict[str, str],
@@ -192,7 +192,7 @@ def check_replaceable(folder: Path, *, force: bool) -> None:
         raise ConfigError(f"{folder} is not empty; a frozen selection is never overwritten (use --force)")
     try:
         manifest = grid.read_manifest(folder, verify=False)
-    except DatasetError as exc:
+    except FaceEditBenchError as exc:
         raise ConfigError(f"--out {folder} is not empty and is not a portrait selection ({exc}); it is never "
                           "replaced, even with --force. Choose another --out, or empty it yourself.") from None
     listed = (p["file"] for cell in manifest.get("cells") or [] for p in cell.get("portraits") or [])
@@ -232,11 +232,11 @@ def _ensure_selection(root: Path, folder: Path, *, split: str, padding: float, s
                               "dataset.params.selection=<another folder> or the parameters it was made with")
         return folder
     if not auto_select:
-        raise DatasetError(f"no portrait selection at {folder}. Make one: faceedit-bench portraits select --root {root} "
-                           f"--out {folder}, or set dataset.params.auto_select=true")
+        raise FaceEditBenchError(f"no portrait selection at {folder}. Make one: faceedit-bench portraits select "
+                                 f"--root {root} --out {folder}, or set dataset.params.auto_select=true")
     if folder.exists() and any(folder.iterdir()):
-        raise DatasetError(f"{folder} holds files but no {grid.MANIFEST}, so it is not a selection; it is left as it "
-                           "is. Move it away, or set dataset.params.selection=<another folder>.")
+        raise FaceEditBenchError(f"{folder} holds files but no {grid.MANIFEST}, so it is not a selection; it is left "
+                                 "as it is. Move it away, or set dataset.params.selection=<another folder>.")
     from faceedit_bench_audit.portraits.sheet import draw_sheet
 
     dataset = fairface_reader()(root=root, split=split, padding=padding)
@@ -254,5 +254,5 @@ def _ensure_selection(root: Path, folder: Path, *, split: str, padding: float, s
 def require_selection(folder: Path) -> None:
     restore_replaced(folder)
     if not folder.is_dir():
-        raise DatasetError(f"no portrait selection at {folder}; make one with faceedit-bench portraits select "
-                           "--root /data/fairface --out <folder>, or put {Race}_{Gender}_{Age}.jpg files there")
+        raise FaceEditBenchError(f"no portrait selection at {folder}; make one with faceedit-bench portraits select "
+                                 "--root /data/fairface --out <folder>, or put {Race}_{Gender}_{Age}.jpg files there")

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import io
 import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from faceedit_bench.api import atomic_open, write_text
+from faceedit_bench.api import atomic_open
 from faceedit_bench.api.images import RunImages, sniff_mime
 from faceedit_bench.api.sections import FinishedRun, metric_key, study_csv
 from faceedit_bench_audit.human.ratings import RatingsError
@@ -69,11 +68,11 @@ def export_sheet(run_dir: Path, out: Path) -> tuple[Path, int]:
         inputs, output = files[:-1], files[-1]
         rows.append([item["item"], "", item.get("target_occupation") or "", item.get("instruction") or "",
                      inputs[0] if inputs else "", inputs[1] if len(inputs) > 1 else "", output, "", ""])
-    buffer = io.StringIO(newline="")
-    writer = csv.writer(buffer)
-    writer.writerow(["item", "rater", *SHEET, "target_person", "target_gender"])
-    writer.writerows(rows)
-    sheet = write_text(out / SHEET_FILE, buffer.getvalue(), newline="")
+    sheet = out / SHEET_FILE
+    with atomic_open(sheet, "w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["item", "rater", *SHEET, "target_person", "target_gender"])
+        writer.writerows(rows)
     return sheet, len(rows)
 
 
@@ -133,7 +132,8 @@ def _import(args: argparse.Namespace) -> int:
                                      source=str(args.annotations), confidence=args.confidence)
     out = args.out or run.run_dir
     out.mkdir(parents=True, exist_ok=True)
-    write_text(out / f"{SECTION}.json", json.dumps(section, indent=2, default=str))
+    with atomic_open(out / f"{SECTION}.json", "w", encoding="utf-8") as fh:
+        json.dump(section, fh, indent=2, default=str)
     add_to_run(run, section, name=SECTION)
     notes = [] if args.no_tracking else log_to_trackers([run], section, args.tracking_uri, metrics=tracking_metrics)
     print(json.dumps(section, indent=2, default=str) if args.json else format_section(section))
