@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from faceedit_bench.api import results_digest
 from faceedit_bench.execution.secrets import MissingSecretError
+from faceedit_bench.report.run_report import results_digest
 from faceedit_bench.run.experiment import build_experiment, run_experiment
 from tests.cli_in_process import bench_in_process
 from tests.fakes.gemini import gemini_server

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from faceedit_bench.api import results_digest
 from faceedit_bench.api.sections import FinishedRun
 from faceedit_bench.report.attached import did_work, keep_derived
+from faceedit_bench.report.run_report import results_digest
 from faceedit_bench.run.experiment import build_experiment, run_experiment
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from faceedit_bench.api import results_digest
+from faceedit_bench.report.run_report import results_digest
 from tests.fakes.gemini import gemini_server
 from tests.module_runs import run_here
 from tests.test_kill_resume import command

@@ -48,7 +48,6 @@ if TYPE_CHECKING:
         Step,
         TestSet,
     )
-    from faceedit_bench.report.run_report import metrics_for_tracking, results_digest
     from faceedit_bench.scoring.embedding import LazyModels
     from faceedit_bench.storage.atomic import atomic_open
     from faceedit_bench.storage.first_time import built_beside, restore_replaced
@@ -83,7 +82,6 @@ _HOMES: dict[str, str] = {
     "MicroBatcher": "faceedit_bench.execution.batching",
     # trackers
     **dict.fromkeys(("RunInfo", "StepRecord", "TrackedRun"), "faceedit_bench.plugin.payloads"),
-    **dict.fromkeys(("metrics_for_tracking", "results_digest"), "faceedit_bench.report.run_report"),
     # files: written atomically, locked, read with caps and one-line errors
     "fingerprint": "faceedit_bench.keys",
     "atomic_open": "faceedit_bench.storage.atomic",
@@ -110,7 +108,7 @@ __all__ = ["AsyncEditor", "atomic_open", "built_beside", "CallLimits", "ConfigEr
            "create_registered", "csv_records", "DetectedFace", "EditRequest", "EditResult", "Face",
            "FaceDetector", "FaceEditBenchError", "FaceEmbedder", "FaceEmbedding", "file_lock", "file_under",
            "fingerprint", "hookimpl", "HostedComponent", "HostedConnection", "HostedParams", "ImageError", "Judge",
-           "JudgeAnswer", "JudgeReply", "JudgeRequest", "LazyModels", "metrics_for_tracking", "MicroBatcher",
+           "JudgeAnswer", "JudgeReply", "JudgeRequest", "LazyModels", "MicroBatcher",
            "ModelSource", "Outcome", "parse_json", "read_utf8", "redact", "Register", "registered",
-           "restore_replaced", "results_digest", "RetryableError", "RunInfo", "Session", "SessionResult", "Step",
+           "restore_replaced", "RetryableError", "RunInfo", "Session", "SessionResult", "Step",
            "StepRecord", "TestSet", "TrackedRun"]

@@ -162,9 +162,12 @@ def faceedit_step_done(run: RunInfo, step: StepRecord) -> None:
 
 
 @hookspec
-def faceedit_run_end(run: RunInfo, report: dict[str, Any], artifacts: dict[str, str]) -> None:
-    """Called once after aggregation with the run report (see ``schemas/run_report``)
-    and the artifact files written for the run (name -> absolute path)."""
+def faceedit_run_end(run: RunInfo, report: dict[str, Any], artifacts: dict[str, str], metrics: dict[str, float],
+                     results_digest: str) -> None:
+    """Called once after aggregation with the run report (see ``schemas/run_report``), the artifact files
+    written for the run (name -> absolute path), the report flattened into numeric ``metrics`` (each report
+    section's part by its own ``tracking``) and ``results_digest``, the same for two launches with the same
+    results (a tracker that holds them may skip logging them again)."""
 
 
 @hookspec

@@ -32,7 +32,7 @@ from faceedit_bench.plugin.protocols import capability
 from faceedit_bench.plugin.sections import collector_files
 from faceedit_bench.records import Outcome, TestSet
 from faceedit_bench.report.artifacts import ArtifactWriter, write_artifacts
-from faceedit_bench.report.run_report import build_report
+from faceedit_bench.report.run_report import build_report, metrics_for_tracking, results_digest
 from faceedit_bench.report.summary import format_summary
 from faceedit_bench.report.tables import run_identifiers
 from faceedit_bench.run import condition_plan
@@ -307,7 +307,8 @@ def _run_experiment(exp: Experiment, plugins: Plugins) -> dict[str, Any]:
             artifacts = write_artifacts(info, report, store, tables_from=writer)
             artifacts.update({p.name: str(p) for c in aggregator.collectors.values()  # the sections' own tables
                               for p in collector_files(c, info.output_dir)})
-        pm.hook.faceedit_run_end(run=info, report=report, artifacts=artifacts)
+        pm.hook.faceedit_run_end(run=info, report=report, artifacts=artifacts, metrics=metrics_for_tracking(report),
+                                 results_digest=results_digest(report))
     except BaseException as exc:
         pm.hook.faceedit_run_error(run=info, error=exc)
         raise

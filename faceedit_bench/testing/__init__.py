@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from faceedit_bench.report.console import render as render_console
     from faceedit_bench.report.html_file import write_html_report
     from faceedit_bench.report.report_schema import run_report_schema
+    from faceedit_bench.report.run_report import metrics_for_tracking, results_digest
     from faceedit_bench.scoring.judge.declared import MetricJudgment
     from faceedit_bench.scoring.judge.service import ParseFailure, parse_answer
     from faceedit_bench.testing.components import (
@@ -96,7 +97,7 @@ if TYPE_CHECKING:
         worst_groups,
     )
     from faceedit_bench.testing.sections import SectionContract
-    from faceedit_bench.testing.tracking import TrackerContract
+    from faceedit_bench.testing.tracking import TrackerContract, end_run
 
 #: Each name and the module that holds it. A name is imported on first use: a process that loads the test
 #: plugin (tests/fake_plugin.py) imports only what it touches, not pytest, SciPy and the leaderboard with it.
@@ -107,6 +108,7 @@ _HOMES: dict[str, str] = {
     "ComponentInfo": "faceedit_bench.plugin.payloads",
     "write_html_report": "faceedit_bench.report.html_file",
     "run_report_schema": "faceedit_bench.report.report_schema",
+    **dict.fromkeys(("metrics_for_tracking", "results_digest"), "faceedit_bench.report.run_report"),
     "MetricJudgment": "faceedit_bench.scoring.judge.declared",
     **dict.fromkeys(("ParseFailure", "parse_answer"), "faceedit_bench.scoring.judge.service"),
     **dict.fromkeys(
@@ -169,7 +171,7 @@ _HOMES: dict[str, str] = {
         "faceedit_bench.testing.pipeline",
     ),
     "SectionContract": "faceedit_bench.testing.sections",
-    "TrackerContract": "faceedit_bench.testing.tracking",
+    **dict.fromkeys(("TrackerContract", "end_run"), "faceedit_bench.testing.tracking"),
 }
 #: Names served under another name than their home module's.
 _RENAMED: dict[str, tuple[str, str]] = {"render_console": ("faceedit_bench.report.console", "render")}
@@ -223,6 +225,9 @@ __all__ = [
     "TestSetError",
     "TestSetLoaderContract",
     "TrackerContract",
+    "end_run",
+    "metrics_for_tracking",
+    "results_digest",
     "build_conditions",
     "build_run",
     "build_views",

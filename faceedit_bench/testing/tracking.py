@@ -16,6 +16,7 @@ import pytest
 
 from faceedit_bench.plugin.payloads import ComponentInfo, RunInfo, StepRecord
 from faceedit_bench.plugin.protocols import Tracker
+from faceedit_bench.report.run_report import metrics_for_tracking, results_digest
 from faceedit_bench.testing.harness import hook_manager
 from faceedit_bench.testing.helpers import json_description
 
@@ -78,7 +79,7 @@ class TrackerContract:
         pm.hook.faceedit_run_start(run=run_info)
         for k, outcome in enumerate(("ok", "refused", "ok"), start=1):
             pm.hook.faceedit_step_done(run=run_info, step=contract_step(k, outcome))
-        pm.hook.faceedit_run_end(run=run_info, report=run_report, artifacts={})
+        end_run(pm, run_info, run_report)
         if recorded is not None:
             assert recorded(run_info.run_key), "the finished run is not in the tracker's store"
 
@@ -96,4 +97,13 @@ class TrackerContract:
         pm = hook_manager(tracker)
         for _ in range(2):  # a resumed run calls the lifecycle again with the same run key
             pm.hook.faceedit_run_start(run=run_info)
-            pm.hook.faceedit_run_end(run=run_info, report=run_report, artifacts={})
+            end_run(pm, run_info, run_report)
+
+
+def end_run(pm: Any, run: RunInfo, report: dict[str, Any], artifacts: dict[str, str] | None = None,
+            metrics: dict[str, float] | None = None) -> None:
+    """``faceedit_run_end`` as a run calls it: with the report's metrics (``metrics``: given instead, for a
+    tracker's tests on reports of a few fields) and its results digest."""
+    pm.hook.faceedit_run_end(run=run, report=report, artifacts=artifacts or {},
+                             metrics=metrics_for_tracking(report) if metrics is None else metrics,
+                             results_digest=results_digest(report))

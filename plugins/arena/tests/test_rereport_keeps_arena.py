@@ -12,8 +12,8 @@ from faceedit_bench_arena.arena import ArenaSettings, run_arena
 from faceedit_bench_arena.attach import attach
 from faceedit_bench_arena.stored_runs import build_pool
 
-from faceedit_bench.api import registered, results_digest
-from faceedit_bench.testing import run_config
+from faceedit_bench.api import registered
+from faceedit_bench.testing import results_digest, run_config
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_arena_runs import FAST, KEY, KEY_ENV, brighter_wins  # noqa: E402

@@ -16,8 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from test_paper_b_presets import answer_for
 
-from faceedit_bench.api import results_digest
-from faceedit_bench.testing import build_run, run_built, run_cli
+from faceedit_bench.testing import build_run, results_digest, run_built, run_cli
 from tests.datasets.conftest import CELEBA_ATTRIBUTES, CELEBA_ROWS, write_image
 from tests.fakes.answers import example_from_schema
 from tests.fakes.creval import answer_body

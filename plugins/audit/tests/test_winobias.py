@@ -96,7 +96,7 @@ def assert_two_image_run(report: dict, server, tmp_path: Path) -> None:
     # The run's metric is the same share: undecided and unparsable sessions are undefined, not 0 or 1.
     metric = report["metrics"]["stereotype_adherence"]
     assert (metric["n"], metric["mean"], metric["undefined_sessions"]) == (5, pytest.approx(0.8), 3)
-    from faceedit_bench.api import metrics_for_tracking
+    from faceedit_bench.testing import metrics_for_tracking
 
     tracked = metrics_for_tracking(report)
     assert tracked["winobias_share"] == pytest.approx(0.8) and tracked["winobias_male_answers_parse_error"] == 1

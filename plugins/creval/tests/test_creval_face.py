@@ -74,7 +74,7 @@ def test_face_question_sets_are_deterministic(name):
 
 
 def test_the_face_section_renders_in_report_html_and_is_tracked(plugins, compose, synthetic, monkeypatch, tmp_path):
-    from faceedit_bench.api import metrics_for_tracking
+    from faceedit_bench.testing import metrics_for_tracking
     from tests.fakes.creval import answer_body
 
     monkeypatch.setenv("GEMINI_API_KEY", KEY)

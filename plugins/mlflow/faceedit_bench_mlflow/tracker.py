@@ -29,7 +29,7 @@ from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, Any
 
-from faceedit_bench.api import FaceEditBenchError, file_lock, fingerprint, hookimpl, results_digest
+from faceedit_bench.api import FaceEditBenchError, file_lock, fingerprint, hookimpl
 from faceedit_bench_mlflow import _limits as lim  # noqa: E402
 from faceedit_bench_mlflow.experiments import (  # noqa: E402,F401 - the error is public here too
     REMOTE,
@@ -180,7 +180,8 @@ class MlflowTracker:
             raise failure
 
     @hookimpl
-    def faceedit_run_end(self, run: RunInfo, report: dict[str, Any], artifacts: dict[str, str]) -> None:
+    def faceedit_run_end(self, run: RunInfo, report: dict[str, Any], artifacts: dict[str, str],
+                         metrics: dict[str, float], results_digest: str) -> None:
         """Log metrics (one timestamp, batched) and artifacts, then mark the run FINISHED.
         On a failure the run is marked FAILED (KILLED when a signal stopped it) and the error propagates."""
         with self._lock:
@@ -190,13 +191,12 @@ class MlflowTracker:
             log.warning("MLflow: run_end for run key %s that was never started; nothing logged", run.run_key)
             return
         uri = self._uri_for(run)
-        digest = self._digest(uri, run, report, outcomes, artifacts)
+        digest = self._digest(uri, run, results_digest, outcomes, artifacts)
         if self._already_logged(uri, run, digest, opening, artifacts):
             return
         active = opening.result()  # a store that could not be opened fails the run here
         try:
-            metrics = _metrics(report, outcomes)
-            _log_batches(active.client, active.run_id, metrics=metrics, series=_series(report))
+            _log_batches(active.client, active.run_id, metrics=_metrics(metrics, outcomes), series=_series(report))
             cost = report.get("cost") or {}
             if cost.get("prices"):  # the price table the cost metrics were estimated with
                 active.client.log_dict(active.run_id, cost["prices"], "cost/prices.json")
@@ -239,11 +239,11 @@ class MlflowTracker:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _digest(self, uri: str, run: RunInfo, report: dict[str, Any], outcomes: Counter[str],
+    def _digest(self, uri: str, run: RunInfo, results: str, outcomes: Counter[str],
                 artifacts: Mapping[str, str]) -> str:
         """A digest of everything :meth:`faceedit_run_end` logs for this launch, its timings and calls aside."""
         logged = {
-            "results": results_digest(report), "outcomes": sorted(outcomes.items()), "tags": _tags(run),
+            "results": results, "outcomes": sorted(outcomes.items()), "tags": _tags(run),
             "params": _params(run.params, {})[0], "artifacts": sorted(artifacts.items()),
             "components": {kind: [c.name, c.provider, c.provider_version, c.description]
                            for kind, c in sorted(run.components.items())},
@@ -395,14 +395,14 @@ def _params(
     return new, tags
 
 
-def _metrics(report: dict[str, Any], outcomes: Counter[str]) -> list[tuple[str, float]]:
+def _metrics(reported: Mapping[str, Any], outcomes: Counter[str]) -> list[tuple[str, float]]:
     """``steps_<outcome>`` counts (every known outcome, zeros included, so a resumed run
     shows no stale count) and the report's metrics, which win on a clash."""
-    from faceedit_bench.api import Outcome, metrics_for_tracking
+    from faceedit_bench.api import Outcome
 
     values: dict[str, Any] = {f"steps_{o}": outcomes.get(o, 0) for o in [o.value for o in Outcome]}
     values.update({f"steps_{o}": n for o, n in outcomes.items()})
-    values.update(metrics_for_tracking(report))
+    values.update(reported)
     keys = lim.unique_keys(values, lim.metric_key)
     metrics: list[tuple[str, float]] = []
     for key, value in values.items():

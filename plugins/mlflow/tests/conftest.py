@@ -21,21 +21,6 @@ def _no_tracking_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
 
 
-@pytest.fixture(autouse=True)
-def metrics_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """The tracker gets metrics only from ``faceedit_bench.api.metrics_for_tracking``. Tests
-    replace it with a function returning ``report["metrics"]``, and see every report it was given."""
-    import faceedit_bench.api as module
-    calls: list[dict[str, Any]] = []
-
-    def stand_in(report: dict[str, Any]) -> dict[str, Any]:
-        calls.append(report)
-        return dict(report.get("metrics", {}))
-
-    monkeypatch.setattr(module, "metrics_for_tracking", stand_in, raising=False)
-    return calls
-
-
 @pytest.fixture(scope="session")
 def store_uri(tmp_path_factory: pytest.TempPathFactory) -> str:
     return f"sqlite:///{(tmp_path_factory.mktemp('mlflow') / 'store.db').resolve().as_posix()}"

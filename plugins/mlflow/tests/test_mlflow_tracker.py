@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from faceedit_bench_mlflow.tracker import MlflowTracker, MlflowTrackerError
 from mlflow import MlflowClient
-from mlflow_helpers import lifecycle, make_pm, only_run, step
+from mlflow_helpers import lifecycle, make_pm, only_run, run_end, step
 
 from faceedit_bench.api import Outcome
 from faceedit_bench.api.testing import TrackerContract
@@ -30,9 +30,7 @@ def _artifact_paths(client: Any, run_id: str, path: str | None = None) -> set[st
     return found
 
 
-def test_run_recorded_with_tags_params_metrics_artifacts(
-    tracker, make_run, client, experiment, tmp_path, metrics_calls
-):
+def test_run_recorded_with_tags_params_metrics_artifacts(tracker, make_run, client, experiment, tmp_path):
     (tmp_path / "report.json").write_text('{"ok": true}')
     sheets = tmp_path / "sheets"
     (sheets / "by_axis").mkdir(parents=True)
@@ -65,7 +63,6 @@ def test_run_recorded_with_tags_params_metrics_artifacts(
     metrics = mlrun.data.metrics
     assert metrics["fss_mean"] == pytest.approx(0.8) and metrics["edit_success_rate"] == 0.5
     assert (metrics["steps_ok"], metrics["steps_refused"], metrics["steps_api_error"]) == (3, 1, 0)
-    assert metrics_calls == [{"metrics": {"fss_mean": 0.8, "edit_success_rate": 0.5}}]
     stamps = {client.get_metric_history(mlrun.info.run_id, k)[0].timestamp for k in metrics}
     assert len(stamps) == 1, "all metrics of one run_end share one timestamp"
 
@@ -90,7 +87,7 @@ def test_rerun_of_same_key_reports_into_same_run(tracker, make_run, client, expe
     assert resumed.info.status == "RUNNING"
     for outcome in ["ok", "ok"]:
         pm.hook.faceedit_step_done(run=run, step=step(outcome))
-    pm.hook.faceedit_run_end(run=run, report={"metrics": {"fss_mean": 0.75}}, artifacts={})
+    run_end(pm, run=run, report={"metrics": {"fss_mean": 0.75}}, artifacts={})
 
     final = only_run(client, experiment)
     assert final.info.run_id == first.info.run_id and final.info.status == "FINISHED"
@@ -219,15 +216,15 @@ def test_run_error_never_raises_even_if_mlflow_fails(tracker, make_run, client, 
 
 
 def test_run_end_failure_marks_failed_and_raises(tracker, make_run, client, experiment, monkeypatch):
-    def failing(report):
+    def failing(*args, **kwargs):
         raise KeyError("missing aggregate")
 
-    monkeypatch.setattr(importlib.import_module("faceedit_bench.api"), "metrics_for_tracking", failing)
+    monkeypatch.setattr(importlib.import_module("faceedit_bench_mlflow.tracker"), "_series", failing)
     pm = make_pm(tracker)
     run = make_run()
     pm.hook.faceedit_run_start(run=run)
     with pytest.raises(KeyError):
-        pm.hook.faceedit_run_end(run=run, report={}, artifacts={})
+        run_end(pm, run=run, report={}, artifacts={})
     mlrun = only_run(client, experiment)
     assert mlrun.info.status == "FAILED"
     assert mlrun.data.tags["faceedit.error"] == "KeyError: 'missing aggregate'"
@@ -339,7 +336,7 @@ def test_run_start_leaves_mlflow_to_a_thread_that_waits_for_the_first_step(track
     assert not tracker._opening[run.run_key]._go.is_set(), "a replayed step opened MLflow"
     pm.hook.faceedit_step_done(run=run, step=step("ok", k=2))  # ...the first new step does
     assert tracker.opened(run).run_id == only_run(client, experiment).info.run_id
-    pm.hook.faceedit_run_end(run=run, report={"metrics": {}}, artifacts={})
+    run_end(pm, run=run, report={"metrics": {}}, artifacts={})
     assert only_run(client, experiment).data.metrics["steps_ok"] == 2
 
 
@@ -357,7 +354,7 @@ def test_a_store_that_cannot_be_opened_stops_the_run_at_its_next_hook(make_run, 
     with pytest.raises(MlflowTrackerError, match="could not open the store"):
         pm.hook.faceedit_step_done(run=run, step=step("ok"))
     with pytest.raises(MlflowTrackerError, match="could not open the store"):
-        pm.hook.faceedit_run_end(run=run, report={"metrics": {}}, artifacts={})
+        run_end(pm, run=run, report={"metrics": {}}, artifacts={})
     pm.hook.faceedit_run_error(run=run, error=RuntimeError("after"))  # nothing opened: nothing to mark, no raise
     assert db.read_text() == "my notes, not a database"
 
@@ -397,7 +394,7 @@ def test_fss_trajectory_is_one_metric_with_a_step_per_edit(tracker, make_run, cl
               "groups": {"gender": {"female": {"trajectory": {"fss": _trajectory([0.9, 0.85, 0.8, 0.75, 0.7])}}}}}
     pm, run = make_pm(tracker), make_run()
     pm.hook.faceedit_run_start(run=run)
-    pm.hook.faceedit_run_end(run=run, report=report, artifacts={})
+    run_end(pm, run=run, report=report, artifacts={})
     mlrun = only_run(client, experiment)
 
     def history(key: str) -> list[tuple[int, float]]:
@@ -460,7 +457,7 @@ def test_a_trajectory_never_overwrites_the_session_metric_of_the_same_name(track
                                                        "sc": _trajectory([70.0, 60.0, 50.0, 40.0])[:4]}}
     pm, run = make_pm(tracker), make_run()
     pm.hook.faceedit_run_start(run=run)
-    pm.hook.faceedit_run_end(run=run, report=report, artifacts={})
+    run_end(pm, run=run, report=report, artifacts={})
     mlrun = only_run(client, experiment)
     assert mlrun.data.metrics["sc"] == 61.0
     assert [m.value for m in client.get_metric_history(mlrun.info.run_id, "sc")] == [61.0]
@@ -473,10 +470,6 @@ class TestMlflowTrackerContract(TrackerContract):
     @pytest.fixture
     def run_info(self, make_run):
         return make_run("contract-run")
-
-    @pytest.fixture
-    def run_report(self):
-        return {"metrics": {"fss_mean": 0.8}}  # what conftest's stand-in for metrics_for_tracking passes on
 
     @pytest.fixture
     def recorded(self, client, experiment):
@@ -494,7 +487,7 @@ def _relaunch(tracker: MlflowTracker, run: Any, outcomes: list[str], report: dic
     pm.hook.faceedit_run_start(run=run)
     for k, outcome in enumerate(outcomes):
         pm.hook.faceedit_step_done(run=run, step=dataclasses.replace(step(outcome, k), resumed=resumed))
-    pm.hook.faceedit_run_end(run=run, report=report, artifacts=artifacts or {})
+    run_end(pm, run=run, report=report, artifacts=artifacts or {})
 
 
 def test_a_launch_with_the_results_its_run_holds_logs_nothing_and_any_change_is_logged(
@@ -559,5 +552,5 @@ def test_a_preliminary_run_is_tagged_so(tracker, make_run, client, experiment):
     pm, run = make_pm(tracker), make_run()
     pm.hook.faceedit_run_start(run=run)
     report = {"metrics": {}, "sample_size": {"sessions": 10, "identities": 2, "preliminary": True}}
-    pm.hook.faceedit_run_end(run=run, report=report, artifacts={})
+    run_end(pm, run=run, report=report, artifacts={})
     assert only_run(client, experiment).data.tags["faceedit.preliminary"] == "true"
