@@ -23,10 +23,9 @@ import numpy as np
 
 from faceedit_bench.api.statistics import (
     compare_k_groups,
-    fleiss_kappa,
-    krippendorff_alpha,
     one_vs_rest,
     paired_tests,
+    reliability,
     summarize,
 )
 from faceedit_bench_audit.audit.tables import REGISTERED
@@ -85,7 +84,8 @@ def _axis(ratings: Ratings, axis: str, means: Mapping[Unit, float], confidence: 
             "by_condition": {c: summarize(by[("condition", c)], confidence, bounds=ratings.scale)
                              for c in ratings.conditions},
             "by_editor": {e: summarize(by[("editor", e)], confidence, bounds=ratings.scale) for e in ratings.editors},
-            "fleiss_kappa": fleiss_kappa(units), "krippendorff_alpha": krippendorff_alpha(units)}
+            "fleiss_kappa": reliability(units, "fleiss_kappa"),
+            "krippendorff_alpha": reliability(units, "krippendorff_alpha")}
 
 
 def _group_tests(ratings: Ratings, means: Mapping[str, Mapping[Unit, float]], confidence: float,
