@@ -72,11 +72,14 @@ def image_bytes(fig: Any, fmt: str = "png") -> bytes:
 
 def drawn_png(width: float, height: float, draw: Callable[[Any], None]) -> bytes | None:
     """A plot as PNG bytes (:func:`png_bytes`): ``draw(fig)`` draws on a figure of ``width`` x ``height``
-    inches, with labels as given (a ``$`` is not LaTeX math); None where matplotlib is missing."""
+    inches, with labels as given (a ``$`` is not LaTeX math) and the report's colours as matplotlib's colour
+    cycle (``"C0"``, ``"C1"``, ...: the core plots' :data:`PALETTE`); None where matplotlib is missing."""
     fig = figure(width, height)
     if fig is None:
         return None
-    with no_mathtext():
+    from matplotlib import cycler, rc_context
+
+    with no_mathtext(), rc_context({"axes.prop_cycle": cycler(color=PALETTE)}):
         draw(fig)
         return png_bytes(fig)
 

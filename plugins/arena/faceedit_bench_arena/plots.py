@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from faceedit_bench.api.sections import PALETTE, plot_png
+from faceedit_bench.api.sections import plot_png
 
 
 def _rated(ratings: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -27,7 +27,7 @@ def ratings_png(ratings: Mapping[str, Any]) -> bytes | None:
         y = np.arange(len(rows))
         mid = np.array([r["rating"] for r in rows])
         low, high = mid - [r["ci_low"] for r in rows], np.array([r["ci_high"] for r in rows]) - mid
-        ax.errorbar(mid, y, xerr=[low, high], fmt="o", color=PALETTE[0], capsize=3)
+        ax.errorbar(mid, y, xerr=[low, high], fmt="o", color="C0", capsize=3)
         ax.set_yticks(y, [r["editor"] for r in rows])
         ax.axvline(1000, color="0.7", linewidth=0.8, zorder=0)
         ax.set_xlabel(f"{_scale_label(ratings)}, {int(ratings['confidence'] * 100)}% interval")
@@ -83,7 +83,7 @@ def _draw_per_group(fig: Any, rated: Mapping[str, Any], editors: list[str], key:
         es = [by[e] for e in editors if e in by]
         mid = np.array([e["rating"] for e in es])
         ax.errorbar(mid, ys, xerr=[mid - [e["ci_low"] for e in es], np.array([e["ci_high"] for e in es]) - mid],
-                    fmt="o", capsize=2, color=PALETTE[n % len(PALETTE)], label=value)
+                    fmt="o", capsize=2, color=f"C{n}", label=value)
     ax.set_yticks(range(len(editors)), [e for e in editors])
     ax.invert_yaxis()  # the first editor on top
     ax.axvline(1000, color="0.7", linewidth=0.8, zorder=0)
