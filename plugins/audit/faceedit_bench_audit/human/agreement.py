@@ -23,7 +23,6 @@ import numpy as np
 
 from faceedit_bench.api.statistics import (
     compare_k_groups,
-    one_vs_rest,
     paired_tests,
     reliability,
     summarize,
@@ -107,16 +106,15 @@ def _group_tests(ratings: Ratings, means: Mapping[str, Mapping[Unit, float]], co
             direction = getattr(registered, "higher_is_better", None)
             # Kruskal–Wallis across every group with a value: the k-group test's (its disparity is not reported here)
             k_groups = compare_k_groups(groups, name=f"{axis}_{condition}_race", higher_is_better=direction,
-                                        confidence=confidence, min_group_size=1, bounds=ratings.scale)
+                                        confidence=confidence, min_group_size=1, bounds=ratings.scale,
+                                        ideal=getattr(registered, "ideal", None),
+                                        focus=WHITE if WHITE in groups else None)
             row: dict[str, Any] = {"axis": axis, "condition": condition, "by": "race",
                                    "groups": {g: summarize(v, confidence, bounds=ratings.scale)
                                               for g, v in groups.items()},
                                    "kruskal": k_groups["kruskal"]}
             if WHITE in groups:
-                row["white_vs_rest"] = one_vs_rest(groups, WHITE, name=f"{axis}_{condition}_white_vs_rest",
-                                                   higher_is_better=direction,
-                                                   ideal=getattr(registered, "ideal", None), confidence=confidence,
-                                                   bounds=ratings.scale)
+                row["white_vs_rest"] = k_groups["vs_rest"]
             tests.append(row)
     return tests
 
