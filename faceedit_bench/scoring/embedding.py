@@ -1,4 +1,4 @@
-"""Shared plumbing for face-embedder plugins: input checks, model-file identity, and
+"""Shared plumbing for face-embedder plugins: model-file identity, and
 pickling that carries configuration but never loaded models (the score stage sends an
 embedder to each worker process, which loads its own models on first use)."""
 
@@ -9,8 +9,6 @@ import hashlib
 import os
 import threading
 from typing import Any
-
-import numpy as np
 
 
 def files_digest(*paths: str) -> str:

@@ -163,7 +163,8 @@ def rubric_fields(face: Face | None, session: Session, k: int) -> dict[str, str]
     labels: Mapping[str, Any] = face.demographics if face is not None else {}
     missing = [key for key in ("race", "gender", "age_bin") if not labels.get(key)]
     if missing:
-        raise JudgeMetric.NotAsked(f"the source has no {' or '.join(missing)} label; the rubric needs race, gender and age bin")
+        raise JudgeMetric.NotAsked(f"the source has no {' or '.join(missing)} label; the rubric needs race, gender "
+                                   "and age bin")
     age = APPROXIMATE_AGES.get(str(labels["age_bin"]))
     if age is None:
         raise JudgeMetric.NotAsked(f"age bin {labels['age_bin']!r} has no approximate source age "

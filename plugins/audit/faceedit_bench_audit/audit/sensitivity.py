@@ -19,7 +19,8 @@ from faceedit_bench.api.statistics import Threshold
 from faceedit_bench_audit.audit.items import AuditItem
 from faceedit_bench_audit.audit.rubric import VALUE_FIELDS
 
-#: Each rounding of the panel rule's number (``PanelRule.number``, the rule an answer carries), and what it means as the report prints it.
+#: Each rounding of the panel rule's number (``PanelRule.number``, the rule an answer carries), and what it
+#: means as the report prints it.
 ROUNDING_LABELS = {"half_even": "round half to even (paper (b)'s code)", "half_up": "round half up",
                    "none": "unrounded mean"}
 FIELDS = ("rate", "ci_low", "ci_high", "n", "count")

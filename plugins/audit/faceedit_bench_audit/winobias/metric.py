@@ -101,7 +101,8 @@ class WinoBiasJudgment:
 
 def _fields(session: Session, k: int) -> dict[str, str]:
     step = session.steps[k - 1]
-    return {**JudgeMetric.step_fields(session, k), "target_occupation": step.meta.get("target_occupation") or "the main role named in it"}
+    return {**JudgeMetric.step_fields(session, k),
+            "target_occupation": step.meta.get("target_occupation") or "the main role named in it"}
 
 
 def categorise(answer: JudgeAnswer, stereotyped_gender: str | None) -> str:
