@@ -14,10 +14,9 @@ from faceedit_bench.records import TRANSIENT_OUTCOMES, Outcome
 from faceedit_bench.setting_checks import (
     check_conditions,
     check_flag,
-    check_fraction,
+    check_number,
     check_positive,
     check_sample,
-    check_whole,
     parse_shard,
     reject,
 )
@@ -96,13 +95,14 @@ class RunConf:
         key = "run"
         if not isinstance(self.workspace, str) or not self.workspace.strip():
             reject(f"{key}.workspace", self.workspace, "a directory path (e.g. run.workspace=~/faceedit_ws)")
-        check_whole(f"{key}.max_faces", self.max_faces, 1, none="every face of the dataset")
-        check_whole(f"{key}.max_sessions", self.max_sessions, 1, none="every session of the test set")
-        check_whole(f"{key}.seed", self.seed, 0)
-        check_whole(f"{key}.workers", self.workers, 0, zero="one process per CPU core")
-        check_whole(f"{key}.max_contact_sheets", self.max_contact_sheets, 0)
-        check_whole(f"{key}.judge_parse_attempts", self.judge_parse_attempts, 1)
-        check_fraction(f"{key}.confidence", self.confidence, "e.g. 0.95 for 95% intervals")
+        check_number(f"{key}.max_faces", self.max_faces, whole=True, at_least=1, none="every face of the dataset")
+        check_number(f"{key}.max_sessions", self.max_sessions, whole=True, at_least=1,
+                     none="every session of the test set")
+        check_number(f"{key}.seed", self.seed, whole=True, at_least=0)
+        check_number(f"{key}.workers", self.workers, whole=True, at_least=0, zero="one process per CPU core")
+        check_number(f"{key}.max_contact_sheets", self.max_contact_sheets, whole=True, at_least=0)
+        check_number(f"{key}.judge_parse_attempts", self.judge_parse_attempts, whole=True, at_least=1)
+        check_number(f"{key}.confidence", self.confidence, above=0, below=1, example="e.g. 0.95 for 95% intervals")
         check_flag(f"{key}.progress", self.progress)
         check_flag(f"{key}.one_gpu_per_shard", self.one_gpu_per_shard)
         check_flag(f"{key}.allow_partial", self.allow_partial)
@@ -169,9 +169,9 @@ class AnalysisConf:
                     isinstance(g, str) and g.strip() for g in labels):
                 reject(f"{key}.contrasts.{attribute}", groups,
                         f"exactly two different group labels, e.g. {key}.contrasts.gender=[male,female]")
-        check_whole(f"{key}.n_resamples", self.n_resamples, 1)
-        check_whole(f"{key}.seed", self.seed, 0)
-        check_fraction(f"{key}.alpha", self.alpha, "the significance level, e.g. 0.05")
+        check_number(f"{key}.n_resamples", self.n_resamples, whole=True, at_least=1)
+        check_number(f"{key}.seed", self.seed, whole=True, at_least=0)
+        check_number(f"{key}.alpha", self.alpha, above=0, below=1, example="the significance level, e.g. 0.05")
         if isinstance(self.wd_threshold, bool) or not isinstance(self.wd_threshold, (int, float)) or not (
                 math.isfinite(self.wd_threshold) and self.wd_threshold >= 0):
             reject(f"{key}.wd_threshold", self.wd_threshold, "a finite number >= 0, in the metric's units")

@@ -34,24 +34,30 @@ def reject(key: str, value: Any, allowed: str) -> None:
     raise ConfigError(f"{key}={_show(value)} is not allowed: it must be {allowed}.")
 
 
-def check_whole(key: str, value: Any, minimum: int, *, none: str | None = None, zero: str | None = None) -> None:
-    """Refuse ``key=value`` (:func:`reject`) unless it is a whole number >= ``minimum``; ``none`` and ``zero`` say
-    what None (then allowed) and 0 mean."""
+def check_number(key: str, value: Any, *, whole: bool = False, at_least: float | None = None,
+                 above: float | None = None, below: float | None = None, none: str | None = None,
+                 zero: str | None = None, example: str | None = None) -> None:
+    """Refuse ``key=value`` (:func:`reject`) unless it is a number (``whole``: a whole number) >= ``at_least``,
+    > ``above`` and < ``below`` (each where given); ``none`` and ``zero`` say what None (then allowed) and 0
+    mean, ``example`` shows one (a fraction: ``above=0, below=1, example="0.95 for 95% intervals"``)."""
     if value is None and none is not None:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        allowed = f"a whole number >= {minimum}"
-        if zero:
-            allowed += f" (0: {zero})"
-        if none:
-            allowed += f", or null for {none}"
-        reject(key, value, allowed)
-
-
-def check_fraction(key: str, value: Any, example: str) -> None:
-    """Refuse ``key=value`` (:func:`reject`) unless it is a number strictly between 0 and 1; ``example`` shows one."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-        reject(key, value, f"a number strictly between 0 and 1 ({example})")
+    kinds = int if whole else (int, float)
+    if (not isinstance(value, bool) and isinstance(value, kinds) and (at_least is None or value >= at_least)
+            and (above is None or value > above) and (below is None or value < below)):
+        return
+    allowed = "a whole number" if whole else "a number"
+    if above is not None and below is not None:
+        allowed += f" strictly between {above} and {below}"
+    else:
+        allowed += "".join(f" {sign} {bound}" for sign, bound in ((">=", at_least), (">", above), ("<", below))
+                           if bound is not None)
+    for note in (example, zero and f"0: {zero}"):
+        if note:
+            allowed += f" ({note})"
+    if none:
+        allowed += f", or null for {none}"
+    reject(key, value, allowed)
 
 
 def check_positive(key: str, value: Any, unit: str) -> None:
@@ -159,8 +165,8 @@ def check_sample(raw: Any) -> dict[str, Any]:
         raise ConfigError(f"run.sample does not take {', '.join(unknown)}; it takes per_prompt, by, seed ({example}).")
     sample = {"per_prompt": raw["per_prompt"], "by": list(raw.get("by", ["race", "gender", "age_bin"])),
               "seed": raw.get("seed", 0)}
-    check_whole("run.sample.per_prompt", sample["per_prompt"], 1)
-    check_whole("run.sample.seed", sample["seed"], 0)
+    check_number("run.sample.per_prompt", sample["per_prompt"], whole=True, at_least=1)
+    check_number("run.sample.seed", sample["seed"], whole=True, at_least=0)
     if not all(isinstance(b, str) and b.strip() for b in sample["by"]):
         reject("run.sample.by", sample["by"], "a list of demographic attributes, e.g. [race, gender, age_bin]")
     return sample

@@ -17,7 +17,7 @@ from faceedit_bench.api.sections import (
     SectionRun,
     ValueSpec,
     ViewSpec,
-    check_whole,
+    check_number,
     fitted_tables,
     metric_key,
     mostly_missing_warning,
@@ -47,7 +47,7 @@ class TallySettings:
     per_row: int = 4
 
     def __post_init__(self) -> None:
-        check_whole("analysis.tally.per_row", self.per_row, 1)
+        check_number("analysis.tally.per_row", self.per_row, whole=True, at_least=1)
 
 
 class TallyCollector:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -110,6 +111,22 @@ def test_every_setting_is_checked_by_the_schema(cls, key, value, allowed):
     with pytest.raises(ConfigError, match=rf"^{section}\.{key}.*=") as caught:
         cls(**{key: value})
     assert allowed in str(caught.value)
+
+
+def test_check_number_says_what_each_range_allows():
+    from faceedit_bench.api.sections import check_number
+
+    cases = [(dict(whole=True, at_least=1, none="all"), 1.5, "x=1.5 is not allowed: it must be a whole number >= 1, "
+              "or null for all."),
+             (dict(whole=True, at_least=0, zero="auto"), -1, "a whole number >= 0 (0: auto)."),
+             (dict(above=0, below=1, example="0.5"), 1, "a number strictly between 0 and 1 (0.5)."),
+             (dict(above=0), True, "a number > 0.")]
+    for bounds, value, says in cases:
+        with pytest.raises(ConfigError, match=re.escape(says)):
+            check_number("x", value, **bounds)
+    for bounds, value in [(dict(whole=True, at_least=1, none="all"), None), (dict(above=0, below=1), 0.5),
+                          (dict(whole=True, at_least=0), 0)]:
+        check_number("x", value, **bounds)
 
 
 def test_the_defaults_and_the_edges_of_every_range_are_accepted(tmp_path):

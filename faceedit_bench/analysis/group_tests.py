@@ -58,8 +58,11 @@ def bootstrap_batch(n_values: int) -> int:
 def compare_k_groups(groups: Mapping[str, Sequence[float]], *, name: str, higher_is_better: bool | None,
                      confidence: float = 0.95, n_resamples: int = 9999, seed: int = 0,
                      ci_method: str = "percentile", min_group_size: int = 2, bounds: Any = None,
-                     ideal: float | None = None) -> dict[str, Any]:
-    """Means per group, the max − min disparity with a bootstrap CI, and Kruskal–Wallis across groups.
+                     ideal: float | None = None, focus: str | None = None,
+                     rest_label: str | None = None) -> dict[str, Any]:
+    """Means per group, the max − min disparity with a bootstrap CI, and Kruskal–Wallis across groups; with
+    ``focus``, also that group against all the others pooled (``vs_rest``: :func:`one_vs_rest`, named
+    ``<name>/<focus>``, every group taking part whatever its size).
 
     ``groups`` maps each group name to its per-item values (sessions, edits), in the order the
     report lists them. Groups with fewer than ``min_group_size`` values are summarised but left
@@ -93,6 +96,9 @@ def compare_k_groups(groups: Mapping[str, Sequence[float]], *, name: str, higher
                                 n_resamples=n_resamples, seed=seed, ci_method=ci_method, ideal=ideal),
         "kruskal": kruskal_wallis(used),
     }
+    if focus is not None:
+        result["vs_rest"] = one_vs_rest(groups, focus, name=f"{name}/{focus}", higher_is_better=higher_is_better,
+                                        confidence=confidence, rest_label=rest_label, bounds=bounds, ideal=ideal)
     return result
 
 

@@ -67,3 +67,22 @@ def krippendorff_alpha(units: UnitScores, raters: Sequence[Hashable] | None = No
 
     value = float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
     return {**out, "value": value if math.isfinite(value) else None}
+
+
+#: The coefficients :func:`reliability` computes, by name.
+COEFFICIENTS = ("fleiss_kappa", "krippendorff_alpha")
+
+
+def reliability(units: UnitScores, coefficient: str, *, raters: Sequence[Hashable] | None = None,
+                level: str = "interval") -> dict[str, Any]:
+    """Inter-rater reliability of one ratings table (unit -> rater -> score) by ``coefficient``:
+    ``fleiss_kappa`` (:func:`fleiss_kappa`; whole-point scores as categories) or ``krippendorff_alpha``
+    (:func:`krippendorff_alpha`, with its ``raters`` and ``level``). ``value`` is None with a ``reason`` where
+    the coefficient is undefined."""
+    if coefficient == "fleiss_kappa":
+        if raters is not None or level != "interval":
+            raise ValueError("fleiss_kappa takes no raters or level (they are Krippendorff's alpha's)")
+        return fleiss_kappa(units)
+    if coefficient == "krippendorff_alpha":
+        return krippendorff_alpha(units, raters, level)
+    raise ValueError(f"coefficient={coefficient!r}; choose one of {', '.join(COEFFICIENTS)}")

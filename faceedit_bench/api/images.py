@@ -1,7 +1,8 @@
 """The public API, topic **images**: pixels from bytes and back, the run's images as a section reads them, and
 image metrics (a plugin kind of their own, ``faceedit_register_image_metrics``; docs/metrics.md).
 
-* :func:`decode_rgb` (upright 8-bit RGB pixels of encoded bytes), :func:`as_rgb_uint8`, :func:`encode_png`,
+* :func:`decode_rgb` (upright 8-bit RGB pixels of encoded bytes, or of an array: grey and RGBA converted),
+  :func:`encode_png`,
   :func:`sniff_mime` (PNG, JPEG, WEBP or GIF from the signature), :func:`content_hash` (an image's identity);
 * :class:`RunImages`: the run's image store, read-only, with the run's face geometry;
 * :class:`ImageMetric`, :class:`ImageValue`, :class:`StepImages`: an image metric, the values it declares and
@@ -10,10 +11,9 @@ image metrics (a plugin kind of their own, ``faceedit_register_image_metrics``; 
 
 from __future__ import annotations
 
-from faceedit_bench.scoring.embedding import as_rgb_uint8
 from faceedit_bench.scoring.image_metric import ImageMetric, ImageValue, StepImages
 from faceedit_bench.storage.images import content_hash, decode_rgb, encode_png, sniff_mime
 from faceedit_bench.storage.run_images import RunImages
 
-__all__ = ["ImageMetric", "ImageValue", "RunImages", "StepImages", "as_rgb_uint8", "content_hash", "decode_rgb",
+__all__ = ["ImageMetric", "ImageValue", "RunImages", "StepImages", "content_hash", "decode_rgb",
            "encode_png", "sniff_mime"]

@@ -6,11 +6,13 @@ finished run.
 * a section: :class:`ReportSection`, :class:`SectionRun` (what its collector sees, the run's images and
   components included), :class:`SectionHtml`, :class:`ViewSpec`, :class:`ValueSpec`,
   :class:`Needs` (what it needs of the faces, checked before the first paid call), :func:`load_schema`;
-* its settings dataclass checked: :func:`reject`, :func:`check_whole`, :func:`check_fraction`; a command's ``-p key=value`` options:
+* its settings dataclass checked: :func:`reject`, :func:`check_number` (a whole number from a minimum, a fraction,
+  ...); a command's ``-p key=value`` options:
   :func:`key_values`;
 * its parts: :func:`metric_key` (MLflow-safe names), :func:`mostly_missing_warning`, :func:`fmt` (a number,
   interval or p-value in the pages' formats), console tables (:class:`Column`, :func:`fitted_tables`),
-  plots (:func:`plot_png`, a drawing as PNG bytes; :func:`plot_uri`, as a data URI for a page; :data:`PALETTE`),
+  plots (:func:`plot_png`, a drawing as PNG bytes in the report's colours, ``C0``, ``C1``, ..., kept by what it
+  shows; a page's template shows them with ``{{ png | data_uri }}``),
   :func:`render_template` (a package's own page);
 * a finished run: :class:`FinishedRun` (``FinishedRun.load(run_dir)``: its report, tables, config and tracker;
   ``attach`` a section into its report.json and report.html, kept by every later report of the run; ``log``
@@ -33,15 +35,13 @@ from faceedit_bench.plugin.sections import (
 )
 from faceedit_bench.report.console import Column, fitted_tables
 from faceedit_bench.report.finished_run import FinishedRun
-from faceedit_bench.report.html_plots import plot_uri
-from faceedit_bench.report.plots import PALETTE
 from faceedit_bench.report.plots import drawn_png as plot_png
 from faceedit_bench.report.read_first import warning as mostly_missing_warning
 from faceedit_bench.report.run_report import metric_key
 from faceedit_bench.report.templates import fmt
-from faceedit_bench.setting_checks import check_fraction, check_whole, key_values, reject
+from faceedit_bench.setting_checks import check_number, key_values, reject
 from faceedit_bench.studies.export import study_csv
 
-__all__ = ["PALETTE", "Column", "FinishedRun", "Needs", "ReportSection", "SectionHtml", "SectionRun", "ValueSpec",
-           "ViewSpec", "check_fraction", "check_whole", "fitted_tables", "fmt", "key_values", "load_schema",
-           "metric_key", "mostly_missing_warning", "plot_png", "plot_uri", "reject", "render_template", "study_csv"]
+__all__ = ["Column", "FinishedRun", "Needs", "ReportSection", "SectionHtml", "SectionRun", "ValueSpec",
+           "ViewSpec", "check_number", "fitted_tables", "fmt", "key_values", "load_schema",
+           "metric_key", "mostly_missing_warning", "plot_png", "reject", "render_template", "study_csv"]

@@ -124,9 +124,10 @@ class SectionHtml:
     """A section's part of report.html: a Jinja2 template shipped in a package, and its variables.
 
     The template is rendered with autoescape on and the page's filters (``num``, ``ci``, ``p``, ``pct``,
-    ``value``, ``usd``, ``version``) and globals (``kv(mapping)``, ``display(name)``, ``ci_label``,
-    ``plot_error``, ``report``). ``context(report, store)`` gives its own variables (``store``: the run's
-    image store, or None), or None to show nothing; without it the template gets ``section = report[name]``.
+    ``value``, ``usd``, ``version``; ``data_uri``: PNG bytes, a ``plot_png``, as an ``<img>``'s ``src``) and
+    globals (``kv(mapping)``, ``display(name)``, ``ci_label``, ``plot_error``, ``report``).
+    ``context(report, store)`` gives its own variables (``store``: the run's image store, or None), or None to
+    show nothing; without it the template gets ``section = report[name]``.
     """
 
     template: str  # file name inside ``package``'s ``folder``

@@ -9,6 +9,7 @@ difference between two groups into a cliff.
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import io
 import math
@@ -70,14 +71,37 @@ def image_bytes(fig: Any, fmt: str = "png") -> bytes:
     return buf.getvalue()
 
 
-def drawn_png(width: float, height: float, draw: Callable[[Any], None]) -> bytes | None:
-    """A plot as PNG bytes (:func:`png_bytes`): ``draw(fig)`` draws on a figure of ``width`` x ``height``
-    inches, with labels as given (a ``$`` is not LaTeX math); None where matplotlib is missing."""
+def drawn_png(width: float, height: float, draw: Callable[..., None], *args: Any) -> bytes | None:
+    """A plot as PNG bytes (:func:`png_bytes`): ``draw(fig, *args)`` draws on a figure of ``width`` x ``height``
+    inches, with labels as given (a ``$`` is not LaTeX math) and the report's colours as matplotlib's colour
+    cycle (``"C0"``, ``"C1"``, ...: the core plots' :data:`PALETTE`); None where matplotlib is missing.
+
+    A module-level ``draw`` is kept by what it shows, as statistics are (its name, the size and ``args``): an
+    unchanged report's plots are not drawn again. A lambda or closure (what it draws is not all in ``args``) is
+    drawn each time. A page shows the bytes with the ``data_uri`` filter."""
+    if not available():
+        return None  # asked first: a missing matplotlib is never kept as "no plot"
+    if "<" in draw.__qualname__:
+        return _drawn_png(width, height, draw, args)
+    from faceedit_bench.analysis.cached import lookup_or_compute
+
+    def encoded() -> str | None:
+        data = _drawn_png(width, height, draw, args)
+        return None if data is None else base64.b64encode(data).decode("ascii")
+
+    kept = lookup_or_compute(f"plot:{draw.__module__}.{draw.__qualname__}",
+                             {"size": [width, height], "args": list(args)}, encoded)
+    return None if kept is None else base64.b64decode(kept)
+
+
+def _drawn_png(width: float, height: float, draw: Callable[..., None], args: Sequence[Any]) -> bytes | None:
     fig = figure(width, height)
     if fig is None:
         return None
-    with no_mathtext():
-        draw(fig)
+    from matplotlib import cycler, rc_context
+
+    with no_mathtext(), rc_context({"axes.prop_cycle": cycler(color=PALETTE)}):
+        draw(fig, *args)
         return png_bytes(fig)
 
 

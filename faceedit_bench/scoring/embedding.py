@@ -1,4 +1,4 @@
-"""Shared plumbing for face-embedder plugins: input checks, model-file identity, and
+"""Shared plumbing for face-embedder plugins: model-file identity, and
 pickling that carries configuration but never loaded models (the score stage sends an
 embedder to each worker process, which loads its own models on first use)."""
 
@@ -9,22 +9,6 @@ import hashlib
 import os
 import threading
 from typing import Any
-
-import numpy as np
-
-
-def as_rgb_uint8(image: Any) -> np.ndarray:
-    """A contiguous (H, W, 3) uint8 array; grey and RGBA input are converted."""
-    image = np.asarray(image)
-    if image.dtype != np.uint8:
-        raise ValueError(f"expected a uint8 RGB image, got dtype {image.dtype}")
-    if image.ndim == 2:
-        image = np.stack([image] * 3, axis=-1)
-    elif image.ndim == 3 and image.shape[2] == 4:
-        image = image[:, :, :3]
-    elif image.ndim != 3 or image.shape[2] != 3:
-        raise ValueError(f"expected an RGB image of shape (H, W, 3), got shape {image.shape}")
-    return np.ascontiguousarray(image)
 
 
 def files_digest(*paths: str) -> str:

@@ -60,9 +60,22 @@ def decode_image(data: bytes, *, label: str = "image") -> tuple[np.ndarray, tupl
         raise ImageError(f"{label} is not a readable image ({exc}). Replace or remove the file.") from exc
 
 
-def decode_rgb(data: bytes, *, label: str = "image") -> np.ndarray:
-    """The upright 8-bit RGB pixels of encoded image bytes (:func:`decode_image`)."""
-    return decode_image(data, label=label)[0]
+def decode_rgb(data: bytes | np.ndarray, *, label: str = "image") -> np.ndarray:
+    """The upright 8-bit RGB pixels, a contiguous (H, W, 3) uint8 array, of encoded image bytes
+    (:func:`decode_image`) or of pixels already decoded (grey and RGBA converted; another dtype or shape is
+    a ``ValueError``): what an embedder or detector is given either way."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return decode_image(bytes(data), label=label)[0]
+    image = np.asarray(data)
+    if image.dtype != np.uint8:
+        raise ValueError(f"expected a uint8 RGB image, got dtype {image.dtype}")
+    if image.ndim == 2:
+        image = np.stack([image] * 3, axis=-1)
+    elif image.ndim == 3 and image.shape[2] == 4:
+        image = image[:, :, :3]
+    elif image.ndim != 3 or image.shape[2] != 3:
+        raise ValueError(f"expected an RGB image of shape (H, W, 3), got shape {image.shape}")
+    return np.ascontiguousarray(image)
 
 
 def plain_image(data: bytes, *, label: str = "image") -> bytes:

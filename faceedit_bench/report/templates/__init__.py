@@ -6,6 +6,7 @@ users and providers, so no string reaches the page unescaped.
 
 from __future__ import annotations
 
+import base64
 import functools
 import math
 from collections.abc import Mapping
@@ -118,6 +119,11 @@ def fmt(value: Any, kind: str = "num", *args: Any) -> str:
     return FILTERS[kind](value, *args)
 
 
+def png_data_uri(data: bytes | None) -> str | None:
+    """PNG bytes (a section's plot, ``plot_png``) as the ``src`` of an ``<img>``; None stays None."""
+    return None if data is None else "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+
+
 @functools.cache
 def _compiled_templates() -> BytecodeCache | None:
     """Jinja's per-user cache of compiled templates (keyed by each template's source, written atomically):
@@ -133,6 +139,7 @@ def _environment(loader: BaseLoader) -> Environment:
     env = Environment(loader=loader, autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                       keep_trailing_newline=True, bytecode_cache=_compiled_templates())
     env.filters.update(FILTERS)
+    env.filters["data_uri"] = png_data_uri
     env.globals["kv"] = fmt_counts
     return env
 

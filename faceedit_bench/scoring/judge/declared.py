@@ -153,6 +153,17 @@ FacetFields = Callable[[Session, int, str, Sequence[str]], Mapping[str, str] | N
 UnjudgedValues = Callable[[Session, str, str | None], Mapping[str, float | None] | None]
 
 
+def step_fields(session: Session, k: int) -> dict[str, str]:
+    """The default placeholder values of position k: step k's instruction and taxonomy binding
+    (empty for I_0), its number and the session's earlier instructions."""
+    step = session.steps[k - 1] if 1 <= k <= len(session.steps) else None
+    previous = "\n".join(f"P{i}: {s.instruction}" for i, s in enumerate(session.steps[:max(k - 1, 0)], start=1))
+    return {"instruction": step.instruction if step else "", "attribute": step.attribute if step else "",
+            "category": step.category if step else "", "sub_axis": step.sub_axis if step else "",
+            "axis": step.axis if step else "", "k": str(k), "session_id": session.session_id,
+            "previous": previous or "none"}
+
+
 @dataclass(frozen=True)
 class JudgeMetric:
     name: str
@@ -184,6 +195,12 @@ class JudgeMetric:
     #: What it needs of the faces to be asked at all (labels its ``face_fields`` read, ...): checked before the
     #: run's first paid call (:class:`~faceedit_bench.plugin.needs.Needs`; its image roles add their own).
     needs: Needs = NO_NEEDS
+
+    # What a declaration is written with, kept on it (not dataclass fields): the questions it asks (what its
+    # ``reduce_questions`` receives), the exception its ``face_fields`` raises, and its ``fields``' default.
+    Question = Question
+    NotAsked = NotAsked
+    step_fields = staticmethod(step_fields)
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -324,14 +341,3 @@ class JudgeMetric:
         return {v.name: (float(p) if (p := v.point(answer.value)) is not None else None)
                 if v.point and (v.applies is None or v.applies(fields)) else None
                 for v in self.values}
-
-
-def step_fields(session: Session, k: int) -> dict[str, str]:
-    """The default placeholder values of position k: step k's instruction and taxonomy binding
-    (empty for I_0), its number and the session's earlier instructions."""
-    step = session.steps[k - 1] if 1 <= k <= len(session.steps) else None
-    previous = "\n".join(f"P{i}: {s.instruction}" for i, s in enumerate(session.steps[:max(k - 1, 0)], start=1))
-    return {"instruction": step.instruction if step else "", "attribute": step.attribute if step else "",
-            "category": step.category if step else "", "sub_axis": step.sub_axis if step else "",
-            "axis": step.axis if step else "", "k": str(k), "session_id": session.session_id,
-            "previous": previous or "none"}

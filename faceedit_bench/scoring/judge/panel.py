@@ -88,20 +88,21 @@ class PanelRule:
             out["categorical"] = self.categorical
         return out
 
-
-def tolerance_number(values: Sequence[float], tolerance: float, rounding: str = "half_even") -> tuple[float, bool]:
-    """Paper (b)'s rule for one number, the primary's first: (the combined number, whether the members
-    agreed). Within ``tolerance``: the mean, rounded as ``rounding`` says (``half_even`` is Python's
-    round, as the authors' code: 2.5 -> 2, 3.5 -> 4; ``half_up``: 2.5 -> 3; ``none``: the unrounded mean);
-    otherwise the primary's number."""
-    if max(values) - min(values) > tolerance:
-        return values[0], False
-    mean = sum(values) / len(values)
-    if rounding == "half_even":
-        return round(mean), True
-    if rounding == "half_up":
-        return math.floor(mean + 0.5), True
-    return mean, True
+    def number(self, values: Sequence[float], rounding: str | None = None) -> tuple[float, bool]:
+        """Paper (b)'s rule for one number, the primary's first: (the combined number, whether the members
+        agreed). Within ``tolerance``: the mean, rounded as ``rounding`` says (default: the rule's own;
+        ``half_even`` is Python's round, as the authors' code: 2.5 -> 2, 3.5 -> 4; ``half_up``: 2.5 -> 3;
+        ``none``: the unrounded mean); otherwise the primary's number. A rule read from stored answers
+        recombines them under another rounding with it."""
+        rounding = self.rounding if rounding is None else rounding
+        if max(values) - min(values) > self.tolerance:
+            return values[0], False
+        mean = sum(values) / len(values)
+        if rounding == "half_even":
+            return round(mean), True
+        if rounding == "half_up":
+            return math.floor(mean + 0.5), True
+        return mean, True
 
 
 @dataclass(frozen=True)
@@ -194,7 +195,7 @@ class _Combiner:
         spread = max(values) - min(values)
         rule = self.rule.rule
         if rule == "tolerance":
-            number, agreed = tolerance_number(values, self.rule.tolerance, self.rule.rounding)
+            number, agreed = self.rule.number(values)
             if not agreed:
                 self.flags.append(path)
             return number

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from faceedit_bench.api.sections import PALETTE, plot_png
+from faceedit_bench.api.sections import plot_png
 
 
 def _rated(ratings: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -21,25 +21,25 @@ def _scale_label(ratings: Mapping[str, Any]) -> str:
 
 def ratings_png(ratings: Mapping[str, Any]) -> bytes | None:
     rows = [r for r in _rated(ratings) if r["rating"] is not None]  # an unrated editor has nothing to draw
+    return plot_png(6.4, 0.45 * len(rows) + 1.2, _draw_ratings, ratings, rows)
 
-    def draw(fig: Any) -> None:
-        ax = fig.add_subplot(1, 1, 1)
-        y = np.arange(len(rows))
-        mid = np.array([r["rating"] for r in rows])
-        low, high = mid - [r["ci_low"] for r in rows], np.array([r["ci_high"] for r in rows]) - mid
-        ax.errorbar(mid, y, xerr=[low, high], fmt="o", color=PALETTE[0], capsize=3)
-        ax.set_yticks(y, [r["editor"] for r in rows])
-        ax.axvline(1000, color="0.7", linewidth=0.8, zorder=0)
-        ax.set_xlabel(f"{_scale_label(ratings)}, {int(ratings['confidence'] * 100)}% interval")
-        fig.tight_layout()
 
-    return plot_png(6.4, 0.45 * len(rows) + 1.2, draw)
+def _draw_ratings(fig: Any, ratings: Mapping[str, Any], rows: list[Mapping[str, Any]]) -> None:
+    ax = fig.add_subplot(1, 1, 1)
+    y = np.arange(len(rows))
+    mid = np.array([r["rating"] for r in rows])
+    low, high = mid - [r["ci_low"] for r in rows], np.array([r["ci_high"] for r in rows]) - mid
+    ax.errorbar(mid, y, xerr=[low, high], fmt="o", color="C0", capsize=3)
+    ax.set_yticks(y, [r["editor"] for r in rows])
+    ax.axvline(1000, color="0.7", linewidth=0.8, zorder=0)
+    ax.set_xlabel(f"{_scale_label(ratings)}, {int(ratings['confidence'] * 100)}% interval")
+    fig.tight_layout()
 
 
 def win_rate_png(ratings: Mapping[str, Any]) -> bytes | None:
     names = ratings["order"]
     # tall enough for the y label beside even two editors' rows
-    return plot_png(1.0 * len(names) + 2.4, max(3.6, 0.8 * len(names) + 1.4), lambda fig: _draw_win_rate(fig, ratings))
+    return plot_png(1.0 * len(names) + 2.4, max(3.6, 0.8 * len(names) + 1.4), _draw_win_rate, ratings)
 
 
 def _draw_win_rate(fig: Any, ratings: Mapping[str, Any]) -> None:
@@ -71,7 +71,7 @@ def per_group_png(groups: Mapping[str, Any], key: str, order: list[str] | None =
         return None
     found = {e["editor"] for part in rated.values() for e in part["editors"]}
     editors = [e for e in order or [] if e in found] + sorted(found - set(order or []))
-    return plot_png(6.4, 0.5 * len(editors) + 1.4, lambda fig: _draw_per_group(fig, rated, editors, key))
+    return plot_png(6.4, 0.5 * len(editors) + 1.4, _draw_per_group, rated, editors, key)
 
 
 def _draw_per_group(fig: Any, rated: Mapping[str, Any], editors: list[str], key: str) -> None:
@@ -83,7 +83,7 @@ def _draw_per_group(fig: Any, rated: Mapping[str, Any], editors: list[str], key:
         es = [by[e] for e in editors if e in by]
         mid = np.array([e["rating"] for e in es])
         ax.errorbar(mid, ys, xerr=[mid - [e["ci_low"] for e in es], np.array([e["ci_high"] for e in es]) - mid],
-                    fmt="o", capsize=2, color=PALETTE[n % len(PALETTE)], label=value)
+                    fmt="o", capsize=2, color=f"C{n}", label=value)
     ax.set_yticks(range(len(editors)), [e for e in editors])
     ax.invert_yaxis()  # the first editor on top
     ax.axvline(1000, color="0.7", linewidth=0.8, zorder=0)

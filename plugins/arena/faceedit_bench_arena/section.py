@@ -15,7 +15,6 @@ from faceedit_bench.api.sections import (
     ViewSpec,
     load_schema,
     metric_key,
-    plot_uri,
 )
 from faceedit_bench_arena import plots
 from faceedit_bench_arena.console import rank_text
@@ -78,9 +77,9 @@ def html_context(report: Mapping[str, Any], store: Any) -> Mapping[str, Any] | N
     ratings = a["criteria"]["overall"]["ratings"]
     other = {e["editor"]: e["rating"] for e in a["criteria"]["overall"]["ratings_other_policy"]["editors"]}
     return {"a": a, "me": _me(a), "other": other, "rank_text": rank_text, "other_policy": "exclude" if a["policy"] == "loss" else "loss",
-            "plots": {"ratings": plot_uri(plots.ratings_png, ratings),
-                      "win_rate": plot_uri(plots.win_rate_png, ratings),
-                      "groups": {k: plot_uri(plots.per_group_png, g, k, [e["editor"] for e in ratings["editors"]])
+            "plots": {"ratings": plots.ratings_png(ratings),
+                      "win_rate": plots.win_rate_png(ratings),
+                      "groups": {k: plots.per_group_png(g, k, [e["editor"] for e in ratings["editors"]])
                                  for k, g in a["per_group"].items()}}}
 
 

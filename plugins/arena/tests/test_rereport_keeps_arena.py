@@ -42,6 +42,8 @@ def test_rerunning_a_run_keeps_the_arena_attached_to_it(plugins, compose, synthe
     stored = json.loads((noise_dir / "report.json").read_text())
     assert stored["arena"]["editor"] == again["arena"]["editor"] == "noise"
     assert stored["arena"]["criteria"] == part["criteria"] and "arena" in stored["attached"]
-    assert 'id="arena"' in (noise_dir / "report.html").read_text()
+    page = (noise_dir / "report.html").read_text()
+    assert 'id="arena"' in page
+    assert 'alt="Arena ratings with intervals" src="data:image/png;base64,iVBOR' in page  # plot_png's bytes, shown
     assert results_digest(again) == results_digest(reports["noise"])  # a tracker has nothing new to log
     assert again["run"]["wall_time_s"] == reports["noise"]["run"]["wall_time_s"]

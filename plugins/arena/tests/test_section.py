@@ -55,9 +55,9 @@ def _drawn(monkeypatch, draw, *args):
 
     figures = []
 
-    def drawn(width, height, paint):
+    def drawn(width, height, paint, *args):
         fig = Figure(figsize=(width, height), dpi=100)
-        paint(fig)
+        paint(fig, *args)
         figures.append(fig)
         return b"png"
 

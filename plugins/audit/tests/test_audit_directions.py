@@ -16,7 +16,6 @@ from faceedit_bench.api.statistics import (
     SessionMetric,
     Threshold,
     compare_k_groups,
-    one_vs_rest,
     rank_table,
 )
 from faceedit_bench.testing import build_views, collect_submissions, metric_ranks, submit_run, worst_groups
@@ -86,7 +85,7 @@ def test_no_caller_can_inherit_a_direction():
     with pytest.raises(TypeError, match="higher_is_better"):
         compare_k_groups({"a": [1.0, 2.0], "b": [2.0, 3.0]}, name="t")  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="higher_is_better"):
-        one_vs_rest({"a": [1.0, 2.0], "b": [2.0, 3.0]}, "a", name="t")  # type: ignore[call-arg]
+        compare_k_groups({"a": [1.0, 2.0], "b": [2.0, 3.0]}, name="t", focus="a")  # type: ignore[call-arg]
     assert worst_groups({"a": {"mean": 1.0, "n": 2}, "b": {"mean": 2.0, "n": 2}}, higher_is_better=None)["groups"] == []
 
 

@@ -17,7 +17,7 @@ from faceedit_bench_audit.human.runs import RatedRun
 from scipy import stats
 from statsmodels.stats import inter_rater
 
-from faceedit_bench.api.statistics import fleiss_kappa, krippendorff_alpha, metric_agreement, rank_table
+from faceedit_bench.api.statistics import metric_agreement, rank_table, reliability
 from faceedit_bench.testing import pairwise_accuracy
 
 HEADER = "item,rater,axis,score,condition\n"
@@ -80,8 +80,8 @@ def test_kappa_and_alpha_by_hand():
     # kappa = (2/3 - 1/2) / (1 - 1/2) = 1/3. Krippendorff (interval): D_o = 2/6 (unit 3's two ordered pairs),
     # D_e = 18/30 (three 1s and three 2s), alpha = 1 - (1/3)/(3/5) = 4/9.
     units = {"u1": {"a": 1, "b": 1}, "u2": {"a": 2, "b": 2}, "u3": {"a": 1, "b": 2}}
-    assert fleiss_kappa(units)["value"] == pytest.approx(1 / 3)
-    assert krippendorff_alpha(units)["value"] == pytest.approx(4 / 9)
+    assert reliability(units, "fleiss_kappa")["value"] == pytest.approx(1 / 3)
+    assert reliability(units, "krippendorff_alpha")["value"] == pytest.approx(4 / 9)
 
 
 def test_kappa_and_alpha_agree_with_the_reference_packages():
@@ -93,7 +93,7 @@ def test_kappa_and_alpha_agree_with_the_reference_packages():
         chosen = rng.choice(6, size=3, replace=False)
         units[f"u{u}"] = {raters[r]: int(np.clip(truth + rng.integers(-1, 2), 1, 5)) for r in chosen}
     units["u40"] = {"r0": 3, "r1": 4}  # two raters only: left out of kappa, kept in alpha
-    kappa = fleiss_kappa(units)
+    kappa = reliability(units, "fleiss_kappa")
     table, _ = inter_rater.aggregate_raters(np.array([sorted(units[f"u{u}"].values()) for u in range(40)]))
     assert kappa["value"] == pytest.approx(inter_rater.fleiss_kappa(table, method="fleiss"))
     assert (kappa["units"], kappa["raters_per_unit"], kappa["units_left_out"]) == (40, 3, 1)
@@ -102,13 +102,16 @@ def test_kappa_and_alpha_agree_with_the_reference_packages():
         for rater, score in unit.items():
             matrix[raters.index(rater), j] = score
     expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement="interval")
-    assert krippendorff_alpha(units, raters)["value"] == pytest.approx(expected)
+    assert reliability(units, "krippendorff_alpha", raters=raters)["value"] == pytest.approx(expected)
 
 
 def test_undefined_reliability_says_why():
-    assert "no unit has two" in fleiss_kappa({"u": {"a": 3}})["reason"]
-    assert "same score" in krippendorff_alpha({"u": {"a": 3, "b": 3}, "v": {"a": 3, "b": 3}})["reason"]
-    assert "whole points" in fleiss_kappa({"u": {"a": 3.5, "b": 3}})["reason"]
+    assert "no unit has two" in reliability({"u": {"a": 3}}, "fleiss_kappa")["reason"]
+    same = {"u": {"a": 3, "b": 3}, "v": {"a": 3, "b": 3}}
+    assert "same score" in reliability(same, "krippendorff_alpha")["reason"]
+    assert "whole points" in reliability({"u": {"a": 3.5, "b": 3}}, "fleiss_kappa")["reason"]
+    with pytest.raises(ValueError, match="choose one of fleiss_kappa, krippendorff_alpha"):
+        reliability(same, "cohen_kappa")
 
 
 # -- the human section ---------------------------------------------------------------------------

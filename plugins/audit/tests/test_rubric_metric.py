@@ -15,7 +15,7 @@ from faceedit_bench_audit.audit.settings import PAPER_B_THRESHOLDS, AuditConf
 from faceedit_bench_audit.audit.tables import audit_rules
 
 from faceedit_bench.api import ConfigError, Face, JudgeAnswer, JudgeReply, Outcome, Session, Step
-from faceedit_bench.api.judging import NotAsked
+from faceedit_bench.api.judging import JudgeMetric
 from faceedit_bench.api.statistics import Threshold
 from faceedit_bench.api.testing import gradient_image
 from faceedit_bench.testing import Executors, ImageStore, JudgeService, Ledger, PanelRule, combine_panel
@@ -69,7 +69,7 @@ def test_the_images_are_labelled_as_paper_b_labels_them_and_the_prompt_follows_t
 @pytest.mark.parametrize("labels, why", [({"race": None}, "no race label"), ({"gender": None, "age_bin": None},
                                          "no gender or age_bin label"), ({"age_bin": "10-19"}, "'10-19' has no")])
 def test_a_face_without_the_labels_is_not_asked_and_says_why(labels, why):
-    with pytest.raises(NotAsked, match=why):
+    with pytest.raises(JudgeMetric.NotAsked, match=why):
         rubric_fields(face(**labels), session("O-01"), 1)
     (question,) = RUBRIC_METRIC.questions(["src", "out"], session("O-01"), face=face(**labels))
     assert why in question.skip_reason and question.images == ("src", "out")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from faceedit_bench.api import JudgeAnswer, Session
-from faceedit_bench.api.judging import JudgeMetric, JudgeValue, Question
+from faceedit_bench.api.judging import JudgeMetric, JudgeValue
 from faceedit_bench_creval import policy
 from faceedit_bench_creval.face import face_item
 from faceedit_bench_creval.protocol import questions_block
@@ -81,7 +81,7 @@ def _where(item: QuestionItem | None, session: Session, k: int) -> tuple[str, st
 
 
 def _reducer(lookup: Lookup, name: str, rule: str) -> Callable[..., tuple[dict[str, float | None], Any]]:
-    def reduce(questions: Sequence[Question], answers: Sequence[JudgeAnswer],
+    def reduce(questions: Sequence[JudgeMetric.Question], answers: Sequence[JudgeAnswer],
                session: Session) -> tuple[dict[str, float | None], Any]:
         by_k: dict[int, dict[str, MetricScore]] = {}
         images: dict[int, tuple[str, ...]] = {}

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from faceedit_bench.api import ConfigError, DetectedFace, FaceEmbedding, LazyModels, Outcome, built_beside
-from faceedit_bench.api.images import as_rgb_uint8
+from faceedit_bench.api.images import decode_rgb
 
 #: Model files read from the model directory, by role.
 PREDICTOR_FILE = "shape_predictor_5_face_landmarks.dat"
@@ -127,7 +127,7 @@ class DlibEmbedder(LazyModels):
 
     def embed(self, rgb: np.ndarray) -> FaceEmbedding:
         """Embed the largest face of an RGB uint8 image of shape (H, W, 3)."""
-        image = as_rgb_uint8(rgb)
+        image = decode_rgb(rgb)
         detector, predictor, recognizer = self._load()
         with self._lock:
             boxes, scores = _hog(detector, image, self.upsample)
@@ -147,7 +147,7 @@ class DlibEmbedder(LazyModels):
         eye centres, nose tip, mouth corners, the face contour at eye height and every point (``ibug68_NN``)
         from the 68-point model when its file is in the model directory, else eye centres and nose base from
         the 5-point model."""
-        image = as_rgb_uint8(rgb)
+        image = decode_rgb(rgb)
         detector, predictor, _ = self._load()
         dense = self._landmarks_68()
         with self._lock:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from faceedit_bench.api import ConfigError, DetectedFace, FaceEmbedding, LazyModels, Outcome
-from faceedit_bench.api.images import as_rgb_uint8
+from faceedit_bench.api.images import decode_rgb
 
 DEFAULT_MODEL_DIR = "~/.insightface/models/buffalo_l"
 DETECTOR_FILE = "det_10g.onnx"
@@ -106,7 +106,7 @@ class InsightFaceEmbedder(LazyModels):
         """Embed the largest face of an RGB uint8 image of shape (H, W, 3)."""
         from insightface.utils import face_align
 
-        bgr = as_rgb_uint8(rgb)[:, :, ::-1].copy()  # insightface expects BGR
+        bgr = decode_rgb(rgb)[:, :, ::-1].copy()  # insightface expects BGR
         detector, recognizer = self._load()
         with self._lock:
             boxes, keypoints = detector.detect(bgr, max_num=0)
@@ -132,7 +132,7 @@ class InsightFaceEmbedder(LazyModels):
     def detect(self, rgb: np.ndarray) -> tuple[DetectedFace, ...]:
         """Every SCRFD detection, largest first, with its 5 keypoints named (FaceDetector protocol): the
         eye centres, nose tip and mouth corners, in the image's left-right order as SCRFD reports them."""
-        bgr = as_rgb_uint8(rgb)[:, :, ::-1].copy()
+        bgr = decode_rgb(rgb)[:, :, ::-1].copy()
         detector, _ = self._load()
         with self._lock:
             boxes, keypoints = detector.detect(bgr, max_num=0)

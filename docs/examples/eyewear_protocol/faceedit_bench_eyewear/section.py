@@ -15,7 +15,7 @@ from faceedit_bench.api.sections import (
     SectionHtml,
     ValueSpec,
     ViewSpec,
-    check_fraction,
+    check_number,
     fitted_tables,
     metric_key,
     mostly_missing_warning,
@@ -54,7 +54,7 @@ class EyewearSettings:
     min_share: float = 0.5
 
     def __post_init__(self):
-        check_fraction("analysis.eyewear.min_share", self.min_share, "0.5: half of the steps")
+        check_number("analysis.eyewear.min_share", self.min_share, above=0, below=1, example="0.5: half of the steps")
 
 
 #: How many sessions with glasses get their eyes cut out into the run folder (eyewear/<face>_<session>.png).

@@ -8,7 +8,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from faceedit_bench.api.sections import PALETTE, plot_png
+from faceedit_bench.api.sections import plot_png
 
 #: The rates drawn per race (paper (b) Fig. 4): skin lightening and race change.
 PLOTTED_RATES = ("skin_lightening_rate", "race_change_rate")
@@ -67,7 +67,7 @@ def plot_rates_by_group(audit: Mapping[str, Any], names: Sequence[str], attribut
 
     def draw(fig: Any) -> None:
         axes = fig.subplots(1, len(shown), squeeze=False)[0]
-        for ax, name, color in zip(axes, shown, PALETTE):
+        for n, (ax, name) in enumerate(zip(axes, shown)):
             groups = [(label, (g.get("rates") or {}).get(name) or {}) for label, g in labels.items()]
             groups = [(label, r) for label, r in groups if r.get("rate") is not None]
             x = range(len(groups))
@@ -75,7 +75,7 @@ def plot_rates_by_group(audit: Mapping[str, Any], names: Sequence[str], attribut
             # max(0, ...): the Wilson bound equals the rate at 0 % and 100 % up to rounding
             low = [max(0.0, 100 * (r["rate"] - r["ci_low"])) for _, r in groups]
             high = [max(0.0, 100 * (r["ci_high"] - r["rate"])) for _, r in groups]
-            ax.bar(x, values, color=color, yerr=[low, high], capsize=3)
+            ax.bar(x, values, color=f"C{n}", yerr=[low, high], capsize=3)
             ax.set_xticks(list(x), [label.replace("_", " ") for label, _ in groups], rotation=45, ha="right", fontsize=8)
             ax.set_ylim(0, 100)
             rule = ((audit.get("thresholds") or {}).get(name) or {})

@@ -34,7 +34,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from faceedit_bench.api import Face, Session
-from faceedit_bench.api.judging import JudgeMetric, JudgeValue, NotAsked, PromptTemplate
+from faceedit_bench.api.judging import JudgeMetric, JudgeValue, PromptTemplate
 from faceedit_bench.api.sections import Needs
 
 #: The aging instruction, by its arXiv id (METHODOLOGY §4.2); its target age is source + AGING_YEARS.
@@ -158,15 +158,16 @@ def is_aging(session: Session, k: int) -> bool:
 
 
 def rubric_fields(face: Face | None, session: Session, k: int) -> dict[str, str]:
-    """The question's placeholders: the instruction and the source's labels (``NotAsked`` when
+    """The question's placeholders: the instruction and the source's labels (``JudgeMetric.NotAsked`` when
     one is missing: recorded as skipped, never guessed)."""
     labels: Mapping[str, Any] = face.demographics if face is not None else {}
     missing = [key for key in ("race", "gender", "age_bin") if not labels.get(key)]
     if missing:
-        raise NotAsked(f"the source has no {' or '.join(missing)} label; the rubric needs race, gender and age bin")
+        raise JudgeMetric.NotAsked(f"the source has no {' or '.join(missing)} label; the rubric needs race, gender "
+                                   "and age bin")
     age = APPROXIMATE_AGES.get(str(labels["age_bin"]))
     if age is None:
-        raise NotAsked(f"age bin {labels['age_bin']!r} has no approximate source age "
+        raise JudgeMetric.NotAsked(f"age bin {labels['age_bin']!r} has no approximate source age "
                        f"(paper (b) gives ages for {', '.join(APPROXIMATE_AGES)})")
     aging = is_aging(session, k)
     race = str(labels["race"])

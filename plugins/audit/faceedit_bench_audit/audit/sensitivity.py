@@ -15,12 +15,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from faceedit_bench.api.judging import panel_number
 from faceedit_bench.api.statistics import Threshold
 from faceedit_bench_audit.audit.items import AuditItem
 from faceedit_bench_audit.audit.rubric import VALUE_FIELDS
 
-#: Each rounding of panel_number, and what it means as the report prints it.
+#: Each rounding of the panel rule's number (``PanelRule.number``, the rule an answer carries), and what it
+#: means as the report prints it.
 ROUNDING_LABELS = {"half_even": "round half to even (paper (b)'s code)", "half_up": "round half up",
                    "none": "unrounded mean"}
 FIELDS = ("rate", "ci_low", "ci_high", "n", "count")
@@ -35,7 +35,7 @@ def recombined(item: AuditItem, rounding: str) -> dict[str, float | None]:
         members = [m.get(field) for m in item.member_scores]
         if current is None or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in members):
             continue
-        scores[value] = float(panel_number(members, rule.tolerance, rounding)[0])
+        scores[value] = float(rule.number(members, rounding)[0])
     return scores
 
 

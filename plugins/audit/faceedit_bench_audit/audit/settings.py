@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from faceedit_bench.api.sections import check_whole, reject
+from faceedit_bench.api.sections import check_number, reject
 
 #: Paper (b)'s rates (METHODOLOGY §4.3): rate name -> "<rubric axis> <op> <threshold>".
 PAPER_B_THRESHOLDS = {
@@ -46,7 +46,7 @@ class AuditConf:
             reject(f"{key}.focus", self.focus, "a mapping of attribute -> group, e.g. {race: White}")
         if not isinstance(self.disparity_by, str) or self.disparity_by not in self.attributes:
             reject(f"{key}.disparity_by", self.disparity_by, f"one of {key}.attributes ({self.attributes})")
-        check_whole(f"{key}.examples_per_group", self.examples_per_group, 0)
+        check_number(f"{key}.examples_per_group", self.examples_per_group, whole=True, at_least=0)
 
 
 def audit_rule(rule: str) -> tuple[str, str, float]:

@@ -36,7 +36,6 @@ from faceedit_bench.api import ConfigError, Outcome
 from faceedit_bench.api.statistics import (
     Threshold,
     compare_k_groups,
-    one_vs_rest,
     summarize,
 )
 from faceedit_bench_audit.audit.items import AuditCollector, AuditItem
@@ -105,7 +104,9 @@ def audit_section(collector: AuditCollector, conf: AuditConf, *, confidence: flo
     items = collector.items
     scored = collector.judged_ok
     boot = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed}
-    groups = {attribute: _group_tables(scored, collector, attribute, rules, boot, values)
+    tests = {attribute: _k_group_tests(scored, attribute, conf.focus.get(attribute), boot, values)
+             for attribute in dict.fromkeys([*conf.attributes, *conf.focus])}
+    groups = {attribute: _group_tables(scored, collector, attribute, rules, boot, values, tests[attribute])
               for attribute in conf.attributes}
     headline = groups.get(conf.disparity_by, {}).get("disparity", {})
     return {
@@ -120,7 +121,7 @@ def audit_section(collector: AuditCollector, conf: AuditConf, *, confidence: flo
         "rates": rates(scored, rules, confidence, values),
         "groups": groups,
         "disparity": headline,
-        "one_vs_rest": {f"{a}={focus}": _versus(scored, a, focus, confidence, values)
+        "one_vs_rest": {f"{a}={focus}": _versus(scored, a, focus, tests[a])
                         for a, focus in conf.focus.items()},
         "prompts": _prompt_tables(scored, collector, rules, confidence, values),
         "aging": _aging(scored, confidence, values),
@@ -142,7 +143,7 @@ def _labelled(items: Sequence[AuditItem], attribute: str) -> dict[str, list[Audi
 
 def _group_tables(scored: Sequence[AuditItem], collector: AuditCollector, attribute: str,
                   rules: Mapping[str, tuple[str, Threshold]], boot: Mapping[str, Any],
-                  values: Mapping[str, Any]) -> dict[str, Any]:
+                  values: Mapping[str, Any], tests: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     by = _labelled(scored, attribute)
     edits = collector.edits.get(attribute, {})
     confidence = boot["confidence"]
@@ -158,10 +159,6 @@ def _group_tables(scored: Sequence[AuditItem], collector: AuditCollector, attrib
                          "rates": rates(group, rules, confidence, values), "edits": outcomes,
                          "hard_refusal_rate": {**{k: refused[k] for k in RATE_FIELDS}, "higher_is_better": False}}
     disparity = {name: _rate_disparity(by, attribute, name, axis, t, boot, values) for name, (axis, t) in rules.items()}
-    tests = {axis: compare_k_groups({g: [float(v) for i in items if (v := i.scores.get(axis)) is not None]
-                                     for g, items in by.items()},
-                                    name=f"audit/{axis}/{attribute}", **_reading(values, axis), **boot)
-             for axis in AXES}
     return {"labels": labels, "disparity": disparity,
             "tests": {axis: {"kruskal": t["kruskal"], "mean_disparity": t["disparity"], "left_out": t["left_out"]}
                       for axis, t in tests.items()},
@@ -189,15 +186,23 @@ def _rate_disparity(by: Mapping[str, Sequence[AuditItem]], attribute: str, name:
             "reason": d["reason"], "ci_reason": d["ci_reason"]}
 
 
-def _versus(scored: Sequence[AuditItem], attribute: str, focus: str, confidence: float,
-            values: Mapping[str, Any]) -> dict[str, Any]:
+def _k_group_tests(scored: Sequence[AuditItem], attribute: str, focus: str | None, boot: Mapping[str, Any],
+                   values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per axis, the groups of ``attribute`` compared (compare_k_groups), each with ``focus`` against the rest
+    where a scored edit has it: one comparison serves the group tables and the one-vs-rest tests."""
+    by = _labelled(scored, attribute)
+    return {axis: compare_k_groups({g: [float(v) for i in items if (v := i.scores.get(axis)) is not None]
+                                    for g, items in by.items()}, name=f"audit/{axis}/{attribute}",
+                                   focus=focus if focus in by else None, **_reading(values, axis), **boot)
+            for axis in AXES}
+
+
+def _versus(scored: Sequence[AuditItem], attribute: str, focus: str,
+            tests: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     by = _labelled(scored, attribute)
     if focus not in by:
         return {"reason": f"no scored edit has {attribute}={focus}"}
-    return {axis: one_vs_rest({g: [float(v) for i in items if (v := i.scores.get(axis)) is not None]
-                               for g, items in by.items()}, focus, name=f"audit/{axis}/{attribute}/{focus}",
-                              confidence=confidence, **_reading(values, axis))
-            for axis in AXES if any(i.scores.get(axis) is not None for i in by[focus])}
+    return {axis: tests[axis]["vs_rest"] for axis in AXES if any(i.scores.get(axis) is not None for i in by[focus])}
 
 
 def _prompt_tables(scored: Sequence[AuditItem], collector: AuditCollector, rules: Mapping[str, tuple[str, Threshold]],

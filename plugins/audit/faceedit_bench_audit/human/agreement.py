@@ -23,10 +23,8 @@ import numpy as np
 
 from faceedit_bench.api.statistics import (
     compare_k_groups,
-    fleiss_kappa,
-    krippendorff_alpha,
-    one_vs_rest,
     paired_tests,
+    reliability,
     summarize,
 )
 from faceedit_bench_audit.audit.tables import REGISTERED
@@ -85,7 +83,8 @@ def _axis(ratings: Ratings, axis: str, means: Mapping[Unit, float], confidence: 
             "by_condition": {c: summarize(by[("condition", c)], confidence, bounds=ratings.scale)
                              for c in ratings.conditions},
             "by_editor": {e: summarize(by[("editor", e)], confidence, bounds=ratings.scale) for e in ratings.editors},
-            "fleiss_kappa": fleiss_kappa(units), "krippendorff_alpha": krippendorff_alpha(units)}
+            "fleiss_kappa": reliability(units, "fleiss_kappa"),
+            "krippendorff_alpha": reliability(units, "krippendorff_alpha")}
 
 
 def _group_tests(ratings: Ratings, means: Mapping[str, Mapping[Unit, float]], confidence: float,
@@ -107,16 +106,15 @@ def _group_tests(ratings: Ratings, means: Mapping[str, Mapping[Unit, float]], co
             direction = getattr(registered, "higher_is_better", None)
             # Kruskal–Wallis across every group with a value: the k-group test's (its disparity is not reported here)
             k_groups = compare_k_groups(groups, name=f"{axis}_{condition}_race", higher_is_better=direction,
-                                        confidence=confidence, min_group_size=1, bounds=ratings.scale)
+                                        confidence=confidence, min_group_size=1, bounds=ratings.scale,
+                                        ideal=getattr(registered, "ideal", None),
+                                        focus=WHITE if WHITE in groups else None)
             row: dict[str, Any] = {"axis": axis, "condition": condition, "by": "race",
                                    "groups": {g: summarize(v, confidence, bounds=ratings.scale)
                                               for g, v in groups.items()},
                                    "kruskal": k_groups["kruskal"]}
             if WHITE in groups:
-                row["white_vs_rest"] = one_vs_rest(groups, WHITE, name=f"{axis}_{condition}_white_vs_rest",
-                                                   higher_is_better=direction,
-                                                   ideal=getattr(registered, "ideal", None), confidence=confidence,
-                                                   bounds=ratings.scale)
+                row["white_vs_rest"] = k_groups["vs_rest"]
             tests.append(row)
     return tests
 

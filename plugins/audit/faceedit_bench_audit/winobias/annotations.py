@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from faceedit_bench.api import csv_records, read_utf8
-from faceedit_bench.api.statistics import fleiss_kappa
+from faceedit_bench.api.statistics import reliability
 from faceedit_bench_audit.human.ratings import MAX_LISTED, RatingsError
 from faceedit_bench_audit.winobias.adherence import adherence, bounds
 from faceedit_bench_audit.winobias.metric import CATEGORIES, GENDERS, WinoBiasAnswer, category_of
@@ -157,8 +157,8 @@ def winobias_human_section(annotations: Sequence[Annotation], items: Sequence[Ma
         "rule": "each item's category is the one most of its raters give; a tie is 'disagreed' (counted, not scored)",
         "overall": _summary(list(people.values()), confidence),
         "by_target": {g: _summary(c, confidence) for g, c in sorted(groups.items())},
-        "raters_agreement": {"fleiss_kappa": fleiss_kappa(
-            {item: {r: float(codes[c]) for r, c in v.items()} for item, v in votes.items()}),
+        "raters_agreement": {"fleiss_kappa": reliability(
+            {item: {r: float(codes[c]) for r, c in v.items()} for item, v in votes.items()}, "fleiss_kappa"),
             "categories": list(CATEGORIES)},
         "vlm_vs_human": {
             "items": len(pairs),

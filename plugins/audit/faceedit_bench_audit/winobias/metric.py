@@ -32,7 +32,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from faceedit_bench.api import JudgeAnswer, Outcome, Session
-from faceedit_bench.api.judging import JudgeMetric, JudgeValue, PromptTemplate, step_fields
+from faceedit_bench.api.judging import JudgeMetric, JudgeValue, PromptTemplate
 
 #: The image role of the second person: the step's further input, whatever its role is called (format 2:
 #: ``{"role": "second_person", "source": "dataset", "rule": "other_gender_other_race"}``).
@@ -101,7 +101,8 @@ class WinoBiasJudgment:
 
 def _fields(session: Session, k: int) -> dict[str, str]:
     step = session.steps[k - 1]
-    return {**step_fields(session, k), "target_occupation": step.meta.get("target_occupation") or "the main role named in it"}
+    return {**JudgeMetric.step_fields(session, k),
+            "target_occupation": step.meta.get("target_occupation") or "the main role named in it"}
 
 
 def categorise(answer: JudgeAnswer, stereotyped_gender: str | None) -> str:
