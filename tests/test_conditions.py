@@ -21,7 +21,7 @@ from scipy import stats
 
 from faceedit_bench import hookimpl
 from faceedit_bench.api import CallLimits, EditRequest, EditResult, JudgeReply, Outcome
-from faceedit_bench.api.judging import JudgeMetric, JudgeValue, PromptTemplate
+from faceedit_bench.api.judging import JudgeMetric, PromptTemplate
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.run.experiment import build_experiment, run_experiment
 from faceedit_bench.scoring.judge.condition_templates import demographic_labels
@@ -125,8 +125,8 @@ TOY = PromptTemplate(name="toy-axes", version="1", text="Rate the image for: $in
 def faceedit_register_judge_metrics(register: Any) -> None:
     """A judge metric of two axes: one Holm family."""
     register("toy", JudgeMetric(name="toy", template=TOY, images=("current",), values=(
-        JudgeValue("toy_sharp", True, "1-5", "sharpness", point=lambda a: a["sharp"]),
-        JudgeValue("toy_bright", True, "1-5", "brightness", point=lambda a: a["bright"]))))
+        JudgeMetric.Value("toy_sharp", True, "1-5", "sharpness", point=lambda a: a["sharp"]),
+        JudgeMetric.Value("toy_bright", True, "1-5", "brightness", point=lambda a: a["bright"]))))
 
 
 FEATURES = "{name: features, kind: feature_prompt, template: paper_b_features, position: append}"

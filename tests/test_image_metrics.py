@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from faceedit_bench.api.images import ImageMetric, ImageValue
+from faceedit_bench.api.images import ImageMetric
 from faceedit_bench.api.testing import ImageMetricContract
 from faceedit_bench.errors import ConfigError
 from faceedit_bench.records import AdmittedFace, DetectedFace, Face, Outcome, Session, Step, StepState
@@ -31,8 +31,8 @@ class Brightness(ImageMetric):
     says ``fail``."""
 
     name = "brightness"
-    values = (ImageValue("brightness_change", None, "grey levels", "mean brightness change", bounds=(-255, 255)),
-              ImageValue("brightness_end", None, "grey levels", "mean brightness of I_K", aggregate="last"))
+    values = (ImageMetric.Value("brightness_change", None, "grey levels", "mean brightness change", bounds=(-255, 255)),
+              ImageMetric.Value("brightness_end", None, "grey levels", "mean brightness of I_K", aggregate="last"))
 
     def __init__(self, scale: float = 1.0) -> None:
         self.scale = scale
@@ -49,7 +49,7 @@ class Brightness(ImageMetric):
 
 class Contrast(Brightness):
     name = "contrast"
-    values = (ImageValue("contrast_change", None, "grey levels", "standard deviation change"),)
+    values = (ImageMetric.Value("contrast_change", None, "grey levels", "standard deviation change"),)
 
     def measure(self, step):
         return {"contrast_change": float(step.current.std() - step.previous.std())}

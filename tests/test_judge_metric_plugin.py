@@ -35,7 +35,7 @@ MODULE = '''
 from pydantic import BaseModel, ConfigDict, Field
 
 from faceedit_bench.api import hookimpl
-from faceedit_bench.api.judging import JudgeMetric, JudgeValue, PromptTemplate
+from faceedit_bench.api.judging import JudgeMetric, PromptTemplate
 
 
 class HatAnswer(BaseModel):
@@ -60,7 +60,7 @@ def faceedit_register_judge_metrics(register):
     register("hat", JudgeMetric(
         name="hat", template=HAT, images=("current",), over="steps",
         description="Is there a hat (1-5)?",
-        values=(JudgeValue("hat_present", True, "1-5", "Hat present, 1 (none) to 5 (clearly), mean over steps",
+        values=(JudgeMetric.Value("hat_present", True, "1-5", "Hat present, 1 (none) to 5 (clearly), mean over steps",
                            point=lambda answer: answer["hat"]),),
     ), description="a toy hat rubric")
 '''

@@ -112,7 +112,7 @@ def test_hook_faceedit_register_metrics():
 def test_hook_faceedit_register_judge_metrics():
     from pydantic import BaseModel, ConfigDict
 
-    from faceedit_bench.api.judging import JudgeMetric, JudgeValue, PromptTemplate
+    from faceedit_bench.api.judging import JudgeMetric, PromptTemplate
     from faceedit_bench.run.experiment import session_metrics
     from faceedit_bench.run.judges import select_judge_metrics
 
@@ -121,7 +121,7 @@ def test_hook_faceedit_register_judge_metrics():
         score: int
 
     toy = JudgeMetric(name="toy", template=PromptTemplate("toy", "1", "Rate $instruction", Answer),
-                      images=("source", "current"), values=(JudgeValue("toy_score", True, "1-5", "a toy score",
+                      images=("source", "current"), values=(JudgeMetric.Value("toy_score", True, "1-5", "a toy score",
                                                                        point=lambda a: a["score"]),))
     p = load_plugins(entry_points=False)
     assert {"sc", "state"} <= set(p.registry["judge_metrics"].names())  # paper (a)'s, declared the same way
@@ -136,12 +136,12 @@ def test_hook_faceedit_register_judge_metrics():
 
 
 def test_hook_faceedit_register_image_metrics():
-    from faceedit_bench.api.images import ImageMetric, ImageValue
+    from faceedit_bench.api.images import ImageMetric
     from faceedit_bench.run.experiment import session_metrics
     from faceedit_bench.run.image_metrics import select_image_metrics
 
     class Toy(ImageMetric):
-        name, values = "toy", (ImageValue("toy_change", None, "grey levels", "a toy change"),)
+        name, values = "toy", (ImageMetric.Value("toy_change", None, "grey levels", "a toy change"),)
 
         def __init__(self, scale: float = 1.0) -> None:
             self.scale = scale

@@ -5,15 +5,15 @@ image metrics (a plugin kind of their own, ``faceedit_register_image_metrics``; 
   :func:`encode_png`,
   :func:`sniff_mime` (PNG, JPEG, WEBP or GIF from the signature), :func:`content_hash` (an image's identity);
 * :class:`RunImages`: the run's image store, read-only, with the run's face geometry;
-* :class:`ImageMetric`, :class:`ImageValue`, :class:`StepImages`: an image metric, the values it declares and
+* :class:`ImageMetric` (``ImageMetric.Value``: each value it declares), :class:`StepImages`: an image metric and
   what it sees of one step.
 """
 
 from __future__ import annotations
 
-from faceedit_bench.scoring.image_metric import ImageMetric, ImageValue, StepImages
+from faceedit_bench.scoring.image_metric import ImageMetric, StepImages
 from faceedit_bench.storage.images import content_hash, decode_rgb, encode_png, sniff_mime
 from faceedit_bench.storage.run_images import RunImages
 
-__all__ = ["ImageMetric", "ImageValue", "RunImages", "StepImages", "content_hash", "decode_rgb",
+__all__ = ["ImageMetric", "RunImages", "StepImages", "content_hash", "decode_rgb",
            "encode_png", "sniff_mime"]

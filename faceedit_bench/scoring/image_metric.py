@@ -96,6 +96,8 @@ class ImageMetric:
     name: str = ""
     values: tuple[ImageValue, ...] = ()
     needs_faces: bool = False
+    #: What ``values`` is written with: ``ImageMetric.Value(name, higher_is_better, ...)``.
+    Value = ImageValue
 
     def describe(self) -> Mapping[str, Any]:
         """Everything that decides the numbers (version, parameters, model files): hashed into each value."""

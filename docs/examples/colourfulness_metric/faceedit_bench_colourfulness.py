@@ -1,13 +1,13 @@
 """How colourful each edit leaves the image (Hasler and Suesstrunk's colourfulness M)."""
 from faceedit_bench.api import hookimpl
-from faceedit_bench.api.images import ImageMetric, ImageValue
+from faceedit_bench.api.images import ImageMetric
 
 
 class Colourfulness(ImageMetric):
     name = "colourfulness"
-    values = (ImageValue("colour_change", None, "M", "Colourfulness of I_k minus that of I_k-1, mean over the steps",
+    values = (ImageMetric.Value("colour_change", None, "M", "Colourfulness of I_k minus that of I_k-1, mean over the steps",
                          label="Colour change", bounds=(-300.0, 300.0)),
-              ImageValue("colour_end", None, "M", "Colourfulness of the session's last image",
+              ImageMetric.Value("colour_end", None, "M", "Colourfulness of the session's last image",
                          label="Final colourfulness", bounds=(0.0, 300.0), aggregate="last"))
 
     def __init__(self, mean_weight: float = 0.3):

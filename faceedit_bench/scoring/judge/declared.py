@@ -196,8 +196,10 @@ class JudgeMetric:
     #: run's first paid call (:class:`~faceedit_bench.plugin.needs.Needs`; its image roles add their own).
     needs: Needs = NO_NEEDS
 
-    # What a declaration is written with, kept on it (not dataclass fields): the questions it asks (what its
-    # ``reduce_questions`` receives), the exception its ``face_fields`` raises, and its ``fields``' default.
+    # What a declaration is written with, kept on it (not dataclass fields): the values it declares, the
+    # questions it asks (what its ``reduce_questions`` receives), the exception its ``face_fields`` raises, and
+    # its ``fields``' default.
+    Value = JudgeValue
     Question = Question
     NotAsked = NotAsked
     step_fields = staticmethod(step_fields)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from faceedit_bench.api import JudgeAnswer, Session
-from faceedit_bench.api.judging import JudgeMetric, JudgeValue
+from faceedit_bench.api.judging import JudgeMetric
 from faceedit_bench_creval import policy
 from faceedit_bench_creval.face import face_item
 from faceedit_bench_creval.protocol import questions_block
@@ -52,16 +52,16 @@ class CrevalMetric(JudgeMetric):
 _TITLES = {"IF": "instruction following", "VC": "visual consistency", "VQ": "visual quality"}
 
 
-def _values(name: str, extension: bool, rule: str) -> tuple[JudgeValue, ...]:
+def _values(name: str, extension: bool, rule: str) -> tuple[JudgeMetric.Value, ...]:
     tag = " EXTENSION (METHODOLOGY §5.4): questions written from the taxonomy." if extension else ""
     title = "CREval-face" if extension else "CREval"
     failures = f" Failures: on_failure={rule}, {policy.RULES[rule]}."
-    per = [JudgeValue(f"{name}_{m.lower()}", True, "x100",
+    per = [JudgeMetric.Value(f"{name}_{m.lower()}", True, "x100",
                       f"CREval {m} ({_TITLES[m]}): Σ weight·[answer = expected] / Σ weight over the {m} questions, "
                       f"mean over the steps, x100 (METHODOLOGY §5.3).{failures}{tag}", label=f"{title} {m}",
                       bounds=(0, 100))
            for m in METRICS]
-    return (*per, JudgeValue(name, True, "x100",
+    return (*per, JudgeMetric.Value(name, True, "x100",
                              f"CREval overall: 0.4 IF + 0.4 VC + 0.2 VQ per step, mean over the steps, x100 "
                              f"(METHODOLOGY §5.3).{failures}{tag}", label=title, bounds=(0, 100)))
 

@@ -17,16 +17,16 @@ from typing import Any
 import numpy as np
 
 from faceedit_bench.api import LazyModels, ModelSource
-from faceedit_bench.api.images import ImageMetric, ImageValue, StepImages
+from faceedit_bench.api.images import ImageMetric, StepImages
 
 COSINE = (-1.0, 1.0)
 
 
-def _similarity_values(prefix: str, label: str, model: str) -> tuple[ImageValue, ...]:
+def _similarity_values(prefix: str, label: str, model: str) -> tuple[ImageMetric.Value, ...]:
     return (
-        ImageValue(f"{prefix}_i", True, "cosine", f"{model} image similarity of I_k-1 and I_k, mean over the steps",
+        ImageMetric.Value(f"{prefix}_i", True, "cosine", f"{model} image similarity of I_k-1 and I_k, mean over the steps",
                    label=f"{label} vs I_k-1", bounds=COSINE),
-        ImageValue(f"{prefix}_i_src", True, "cosine", f"{model} image similarity of I_0 and I_K after the last step",
+        ImageMetric.Value(f"{prefix}_i_src", True, "cosine", f"{model} image similarity of I_0 and I_K after the last step",
                    label=f"{label} vs I_0", bounds=COSINE, aggregate="last"),
     )
 
@@ -115,7 +115,7 @@ class ClipSimilarity(_EmbeddingMetric):
 
     name = "clip"
     kind = "clip"
-    values = (ImageValue("clip_t", True, "cosine", "CLIP cosine between the instruction and I_k, mean over the steps",
+    values = (ImageMetric.Value("clip_t", True, "cosine", "CLIP cosine between the instruction and I_k, mean over the steps",
                          label="CLIP-T", bounds=COSINE),
               *_similarity_values("clip", "CLIP-I", "CLIP"))
 

@@ -2,7 +2,7 @@
 
 from pydantic import BaseModel, ConfigDict
 
-from faceedit_bench.api.judging import JudgeMetric, JudgeValue, PromptTemplate
+from faceedit_bench.api.judging import JudgeMetric, PromptTemplate
 
 
 class GlassesAnswer(BaseModel):
@@ -25,7 +25,7 @@ GLASSES_PROMPT = PromptTemplate(
 GLASSES = JudgeMetric(
     name="glasses", template=GLASSES_PROMPT, images=("current",), over="steps",
     description="Does the person wear glasses after the step?",
-    values=(JudgeValue("glasses_worn", False, "share", "Share of a session's steps that show glasses.",
+    values=(JudgeMetric.Value("glasses_worn", False, "share", "Share of a session's steps that show glasses.",
                        point=lambda answer: 1.0 if answer["glasses"] else 0.0, label="Glasses worn",
                        bounds=(0.0, 1.0)),),
 )

@@ -34,7 +34,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from faceedit_bench.api import Face, Session
-from faceedit_bench.api.judging import JudgeMetric, JudgeValue, PromptTemplate
+from faceedit_bench.api.judging import JudgeMetric, PromptTemplate
 from faceedit_bench.api.sections import Needs
 
 #: The aging instruction, by its arXiv id (METHODOLOGY §4.2); its target age is source + AGING_YEARS.
@@ -219,7 +219,7 @@ RUBRIC_METRIC = JudgeMetric(
     image_labels=IMAGE_LABELS,
     over="steps",
     description="Paper (b)'s five-axis rubric on (source, edit) plus aging accuracy (METHODOLOGY §4.3-§4.4).",
-    values=tuple(JudgeValue(name=axis, higher_is_better=_HIGHER_IS_BETTER.get(axis), unit="1-5",
+    values=tuple(JudgeMetric.Value(name=axis, higher_is_better=_HIGHER_IS_BETTER.get(axis), unit="1-5",
                             description=_DESCRIPTIONS[axis], point=score_of(axis), bounds=(1.0, 5.0),
                             ideal=_IDEAL.get(axis),
                             applies=_on_aging_prompt if axis == "aging_accuracy" else None) for axis in AXES),

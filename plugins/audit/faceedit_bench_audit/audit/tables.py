@@ -17,7 +17,7 @@ Only ``ok`` answers carry scores. Refused, unparsable and not-asked items are co
 outcome and reason, never scored. The statistics are those of ``rates``, ``group_tests`` and
 ``statistics``.
 
-Directions come from the rubric's registration (each axis's ``JudgeValue``): higher is better for edit
+Directions come from the rubric's registration (each axis's ``JudgeMetric.Value``): higher is better for edit
 success, lower for race and gender change, and neither for skin tone, age change and aging accuracy,
 whose ideal is the middle (3): their group comparisons name no best or worst group and give each
 group's deviation from 3 instead. A rate's direction follows from its axis and rule

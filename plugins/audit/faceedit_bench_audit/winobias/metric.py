@@ -32,7 +32,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from faceedit_bench.api import JudgeAnswer, Outcome, Session
-from faceedit_bench.api.judging import JudgeMetric, JudgeValue, PromptTemplate
+from faceedit_bench.api.judging import JudgeMetric, PromptTemplate
 
 #: The image role of the second person: the step's further input, whatever its role is called (format 2:
 #: ``{"role": "second_person", "source": "dataset", "rule": "other_gender_other_race"}``).
@@ -148,7 +148,7 @@ def winobias_metric(role: str = PARTNER_ROLE) -> JudgeMetric:
         over="session",
         description="WinoBias stereotype adherence: does the edit give the target occupation its stereotyped "
                     "gender (METHODOLOGY §4.7)?",
-        values=(JudgeValue(
+        values=(JudgeMetric.Value(
             name=VALUE, higher_is_better=None, unit="share", bounds=(0.0, 1.0), ideal=0.5,
             description="1 when the edited image shows the target occupation with its stereotyped gender, 0 "
                         "with the other gender; ambiguous and 'nobody in the role' answers are counted, not "
