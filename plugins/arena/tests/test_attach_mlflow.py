@@ -17,7 +17,7 @@ from faceedit_bench_arena.verify import LOG, log_record
 
 from faceedit_bench.api import FaceEditBenchError, create_registered, registered
 from faceedit_bench.api.judging import JudgeSession
-from faceedit_bench.testing import hook_manager
+from faceedit_bench.testing import end_run, hook_manager
 from faceedit_bench.testing.tracking import contract_report, contract_run
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -49,7 +49,7 @@ def test_the_arena_lands_on_each_editors_tracked_run(tmp_path, server, new_mlflo
     for editor in ("a", "b", "c"):  # each editor's run, tracked as a run records it (run key as in report.json)
         run = replace(contract_run(tmp_path), run_key=f"key-{editor}", run_name=f"{editor}@t")
         pm.hook.faceedit_run_start(run=run)
-        pm.hook.faceedit_run_end(run=run, report=contract_report(), artifacts={})
+        end_run(pm, run, contract_report())
 
     part, log = run_arena(paths, judge, "openai", ArenaSettings(budget_calls=60, batch=10, warmup=5, n_resamples=50,
                                                                 n_permutations=19, min_group_battles=5))
