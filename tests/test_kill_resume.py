@@ -14,11 +14,11 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.module_runs import run_here
-from tests.test_sharding import WRAPPER
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,13 +50,20 @@ def command(tmp: Path, name: str, *overrides: str) -> tuple[list[str], dict[str,
     return [sys.executable, str(script), str(tmp / f"{name}.json"), *overrides], env
 
 
-def app_command(tmp: Path, *overrides: str) -> tuple[list[str], dict[str, str]]:
-    """``python -m faceedit_bench <overrides>`` with the test plugin added (its synthetic faces and pixel
-    embedder, for runs where dlib and the sample photos are not what a test checks), and its environment."""
-    script = tmp / "app.py"
-    script.write_text("if __name__ == '__main__':\n" + textwrap.indent(WRAPPER, "    "))  # spawned workers import it
+def gemini_overrides(tmp: Path, server: Any, *extra: str) -> list[str]:
+    """A run of 3 pose sessions of 2 synthetic faces (the test plugin's, with its pixel embedder: for runs where
+    dlib and the sample photos are not what a test checks) edited through the fake Gemini ``server``, two calls
+    at a time."""
+    return ["dataset=synthetic", f"+dataset.params.root={tmp / 'faces'}", "embedder=pixel", "editor=nano_banana",
+            f"editor.params.base_url={server.url}", "editor.params.limits.max_concurrency=2", "testset=pose",
+            "run.max_faces=2", "run.max_sessions=3", "run.progress=false", *extra]
+
+
+def app_command(*overrides: str) -> tuple[list[str], dict[str, str]]:
+    """``python -m faceedit_bench <overrides>`` with the test plugin added (tests/bench_with_test_plugin.py),
+    and its environment."""
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    return [sys.executable, str(script), "hydra", *overrides], env
+    return [sys.executable, "-m", "tests.bench_with_test_plugin", *overrides], env
 
 
 def run(tmp: Path, name: str, *overrides: str) -> subprocess.CompletedProcess[str]:
@@ -119,11 +126,8 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path, monkeypatch):
         # 6 edits are answered, then the next 2 (both concurrency slots) are held: the run is certainly
         # busy, however loaded the machine, until the signal has been delivered.
         release = server.hold_after(6)
-        overrides = ["dataset=synthetic", f"+dataset.params.root={tmp_path / 'faces'}", "embedder=pixel",
-                     "editor=nano_banana", f"editor.params.base_url={server.url}",
-                     "editor.params.limits.max_concurrency=2", "testset=pose", "run.max_faces=2",
-                     "run.max_sessions=3", "tracking=none", "run.progress=false"]
-        args, env = app_command(tmp_path, *overrides)
+        overrides = gemini_overrides(tmp_path, server, "tracking=none")
+        args, env = app_command(*overrides)
         env.update(FACEEDIT_BENCH_HOME=str(tmp_path / "ws"), GEMINI_API_KEY=key)
         stopped = stop_mid_run(args, env, tmp_path, lambda _: server.calls >= 8, release, signal.SIGINT)
         err = stopped.stderr

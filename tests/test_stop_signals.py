@@ -11,7 +11,7 @@ import pytest
 
 from faceedit_bench.run.signals import RunStopped, exit_code, stopped_by, stopping_on_signals
 from tests.module_runs import run_here
-from tests.test_kill_resume import app_command, stop_mid_run, wait_for
+from tests.test_kill_resume import app_command, gemini_overrides, stop_mid_run, wait_for
 from tests.test_worker_orphans import alive, children
 
 
@@ -61,11 +61,8 @@ def test_sigterm_to_the_whole_job_stops_cleanly_marks_the_run_killed_and_a_rerun
         # least 2 of them: with the 2 base images, 10 images to embed, past the pool's start (8) with 2 left
         # for it, so both workers start.
         release = server.hold_after(20)
-        overrides = ["dataset=synthetic", f"+dataset.params.root={tmp_path / 'faces'}", "embedder=pixel",
-                     "editor=nano_banana", f"editor.params.base_url={server.url}",
-                     "editor.params.limits.max_concurrency=2", "testset=pose", "run.max_faces=2",
-                     "run.max_sessions=3", "run.workers=2", "run.progress=false"]
-        args, env = app_command(tmp_path, *overrides)
+        overrides = gemini_overrides(tmp_path, server, "run.workers=2")
+        args, env = app_command(*overrides)
         env.update(FACEEDIT_BENCH_HOME=str(tmp_path / "ws"), GEMINI_API_KEY=key)
         env.pop("MLFLOW_TRACKING_URI", None)
         spawned: dict[int, str] = {}
