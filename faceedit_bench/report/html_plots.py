@@ -8,7 +8,6 @@ import importlib.util
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from faceedit_bench.analysis.cached import lookup_or_compute
 from faceedit_bench.report import plots
 from faceedit_bench.report.measures import FSS, Measures, bounds_of, label_of
 
@@ -28,14 +27,8 @@ def plot_uri(draw: Callable[..., bytes | None], *args: Any) -> str | None:
     if plot_unavailable():
         return None
 
-    def drawn() -> str | None:
-        data = draw(*args)
-        return None if data is None else "data:image/png;base64," + base64.b64encode(data).decode("ascii")
-
-    if "<" in draw.__qualname__:  # a lambda or a closure: what it draws is not all in its arguments
-        return drawn()
-    # kept by what it shows, as statistics are: an unchanged report's plots are not drawn again
-    return lookup_or_compute(f"plot:{draw.__module__}.{draw.__qualname__}", {"args": list(args)}, drawn)
+    data = plots.kept_png(draw, {"args": list(args)}, lambda: draw(*args))
+    return None if data is None else "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
 def axis_label(name: str, measures: Measures) -> str:

@@ -81,16 +81,22 @@ def drawn_png(width: float, height: float, draw: Callable[..., None], *args: Any
     drawn each time. A page shows the bytes with the ``data_uri`` filter."""
     if not available():
         return None  # asked first: a missing matplotlib is never kept as "no plot"
+    return kept_png(draw, {"size": [width, height], "args": list(args)}, lambda: _drawn_png(width, height, draw, args))
+
+
+def kept_png(draw: Callable[..., Any], arguments: Mapping[str, Any], make: Callable[[], bytes | None]) -> bytes | None:
+    """``make()``'s PNG, kept by what it shows, as statistics are (the module-level function ``draw`` and the
+    ``arguments`` it draws from): an unchanged report's plots are not drawn again. A lambda or a closure (what it
+    draws is not all in its arguments) is drawn each time."""
     if "<" in draw.__qualname__:
-        return _drawn_png(width, height, draw, args)
+        return make()
     from faceedit_bench.analysis.cached import lookup_or_compute
 
     def encoded() -> str | None:
-        data = _drawn_png(width, height, draw, args)
+        data = make()
         return None if data is None else base64.b64encode(data).decode("ascii")
 
-    kept = lookup_or_compute(f"plot:{draw.__module__}.{draw.__qualname__}",
-                             {"size": [width, height], "args": list(args)}, encoded)
+    kept = lookup_or_compute(f"png:{draw.__module__}.{draw.__qualname__}", arguments, encoded)
     return None if kept is None else base64.b64decode(kept)
 
 
