@@ -49,8 +49,8 @@ run: $(STAMP)
 
 # Three workers on two cores: about a sixth of the suite's time waits (for the runs it starts, fake servers'
 # latency, kill loops' polls), and a third worker fills it (measured on 2 cores: 7 min 05 s with -n 2, 6 min
-# 52 s with -n 3, 2026-12-04; on 2026-12-08's tests, idle machine: 6 min 48 s and 6 min 56 s with -n 3, 7 min
-# 05 s with -n 4; docs/install.md).
+# 52 s with -n 3, 2026-12-04; on 2026-12-08's tests, idle machine: 6 min 48 s to 7 min 05 s with -n 3 over
+# three runs, 7 min 05 s with -n 4; docs/install.md).
 PYTEST_ARGS ?= -n 3
 # Python writes its bytecode caches for the tests even where the environment says not to
 # (PYTHONDONTWRITEBYTECODE): the suite starts hundreds of Python processes (workers, CLI runs, kill
